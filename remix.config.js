@@ -1,0 +1,10 @@
+/** @type {import('@remix-run/dev').AppConfig} */
+export default {
+  ignoredRouteFiles: ["**/.*", "**/*.test.*"],
+  serverModuleFormat: "esm",
+  serverPlatform: "node",
+  // better-sqlite3 is a native addon: keep it (and its ORM) out of the bundle.
+  serverDependenciesToBundle: [],
+  watchPaths: ["./db/**/*.ts"],
+  future: {},
+};
