@@ -6,5 +6,10 @@ export default {
   // better-sqlite3 is a native addon: keep it (and its ORM) out of the bundle.
   serverDependenciesToBundle: [],
   watchPaths: ["./db/**/*.ts"],
-  future: {},
+  future: {
+    v3_fetcherPersist: true,
+    v3_relativeSplatPath: true,
+    v3_throwAbortReason: true,
+    v3_lazyRouteDiscovery: true,
+  },
 };

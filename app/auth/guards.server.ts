@@ -1,0 +1,108 @@
+/**
+ * Guards. Every loader and action that reads or writes project data calls one.
+ * They throw Responses: a redirect to /login, a 403, or a 404 for projects the
+ * user is not a member of (so their existence is not revealed).
+ */
+import { redirect } from "@remix-run/node";
+import { and, eq } from "drizzle-orm";
+import { getDb, schema } from "~/db.server";
+import type { Role } from "../../db/schema";
+import { lookupSession, type SessionUser } from "./session.server";
+
+const RANK: Record<Role, number> = { annotator: 1, researcher: 2, admin: 3 };
+
+export function forbidden(message = "You do not have access to this page."): never {
+  throw new Response(message, { status: 403, statusText: "Forbidden" });
+}
+
+export function notFound(message = "Not found."): never {
+  throw new Response(message, { status: 404, statusText: "Not Found" });
+}
+
+/**
+ * Rejects state-changing requests whose Origin header names another site.
+ * (SameSite=Lax already keeps the session cookie off cross-site POSTs; this is the second lock.)
+ */
+export function assertSameOrigin(request: Request): void {
+  if (request.method === "GET" || request.method === "HEAD") return;
+  const origin = request.headers.get("Origin");
+  if (!origin || origin === "null") return;
+  const host = request.headers.get("X-Forwarded-Host") ?? request.headers.get("Host") ?? new URL(request.url).host;
+  let originHost: string;
+  try {
+    originHost = new URL(origin).host;
+  } catch {
+    forbidden("Cross-origin request refused.");
+  }
+  if (originHost !== host) forbidden("Cross-origin request refused.");
+}
+
+export async function getOptionalUser(request: Request): Promise<SessionUser | null> {
+  const s = await lookupSession(request);
+  return s.state === "ok" ? s.user : null;
+}
+
+export async function requireUser(request: Request): Promise<SessionUser> {
+  assertSameOrigin(request);
+  const s = await lookupSession(request);
+  if (s.state === "ok") return s.user;
+  const url = new URL(request.url);
+  const params = new URLSearchParams({ redirectTo: url.pathname + url.search });
+  if (s.state === "expired") params.set("reason", "expired");
+  throw redirect(`/login?${params}`);
+}
+
+export async function requireSiteAdmin(request: Request): Promise<SessionUser> {
+  const user = await requireUser(request);
+  if (!user.isSiteAdmin) forbidden("Only site admins can manage users.");
+  return user;
+}
+
+export type ProjectAccess = {
+  user: SessionUser;
+  project: { id: number; slug: string; name: string; description: string };
+  role: Role;
+};
+
+/**
+ * The user's role in the project named by slug, at least `minRole`.
+ * Not a member (or no such project): 404. A lower role: 403.
+ * Site admins act as project admins everywhere.
+ */
+export async function requireProjectRole(
+  request: Request,
+  slug: string | undefined,
+  minRole: Role,
+): Promise<ProjectAccess> {
+  const user = await requireUser(request);
+  const db = getDb();
+  const project = slug
+    ? db
+        .select({
+          id: schema.projects.id,
+          slug: schema.projects.slug,
+          name: schema.projects.name,
+          description: schema.projects.description,
+        })
+        .from(schema.projects)
+        .where(eq(schema.projects.slug, slug))
+        .get()
+    : undefined;
+  if (!project) notFound("Project not found.");
+  let role: Role | undefined;
+  if (user.isSiteAdmin) role = "admin";
+  else {
+    role = db
+      .select({ role: schema.memberships.role })
+      .from(schema.memberships)
+      .where(and(eq(schema.memberships.projectId, project.id), eq(schema.memberships.userId, user.id)))
+      .get()?.role;
+  }
+  if (!role) notFound("Project not found.");
+  if (RANK[role] < RANK[minRole]) forbidden(`This page needs the ${minRole} role in ${project.name}.`);
+  return { user, project, role };
+}
+
+export function hasRole(role: Role, atLeast: Role): boolean {
+  return RANK[role] >= RANK[atLeast];
+}

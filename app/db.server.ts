@@ -1,0 +1,2 @@
+export { getDb, closeDb, schema } from "../db/client";
+export type { Db } from "../db/client";

@@ -1,0 +1,180 @@
+import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
+import { json } from "@remix-run/node";
+import { Form, useActionData, useLoaderData } from "@remix-run/react";
+import { asc, eq } from "drizzle-orm";
+import { z } from "zod";
+import {
+  createUser,
+  EmailSchema,
+  listUsers,
+  PasswordSchema,
+  setMembership,
+  setPassword,
+} from "~/auth/accounts.server";
+import { requireSiteAdmin } from "~/auth/guards.server";
+import { getDb, schema } from "~/db.server";
+import { ROLES } from "../../db/schema";
+
+export const meta: MetaFunction = () => [{ title: "Users · Concord" }];
+
+export async function loader({ request }: LoaderFunctionArgs) {
+  await requireSiteAdmin(request);
+  const db = getDb();
+  const projects = db
+    .select({ id: schema.projects.id, name: schema.projects.name })
+    .from(schema.projects)
+    .orderBy(asc(schema.projects.name))
+    .all();
+  const memberships = db
+    .select({ userId: schema.memberships.userId, project: schema.projects.name, role: schema.memberships.role })
+    .from(schema.memberships)
+    .innerJoin(schema.projects, eq(schema.projects.id, schema.memberships.projectId))
+    .all();
+  const users = listUsers().map((u) => ({
+    ...u,
+    memberships: memberships.filter((m) => m.userId === u.id).map((m) => `${m.project} (${m.role})`),
+  }));
+  return json({ users, projects });
+}
+
+const optionalId = z.preprocess((v) => (v === "" || v == null ? undefined : v), z.coerce.number().int().positive().optional());
+
+const UserAction = z.discriminatedUnion("intent", [
+  z.object({
+    intent: z.literal("create"),
+    email: EmailSchema,
+    name: z.string().trim().min(1, "Enter a name.").max(120),
+    password: PasswordSchema,
+    isSiteAdmin: z.literal("on").optional(),
+    projectId: optionalId,
+    role: z.enum(ROLES).default("annotator"),
+  }),
+  z.object({ intent: z.literal("reset-password"), userId: z.coerce.number().int().positive(), password: PasswordSchema }),
+  z.object({ intent: z.literal("set-disabled"), userId: z.coerce.number().int().positive(), disabled: z.enum(["0", "1"]) }),
+]);
+
+export async function action({ request }: ActionFunctionArgs) {
+  const admin = await requireSiteAdmin(request);
+  const parsed = UserAction.safeParse(Object.fromEntries(await request.formData()));
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    return json({ error: `${issue.path.join(".") || "form"}: ${issue.message}` }, { status: 400 });
+  }
+  const db = getDb();
+  const input = parsed.data;
+  if (input.intent === "create") {
+    if (db.select({ id: schema.users.id }).from(schema.users).where(eq(schema.users.email, input.email)).get()) {
+      return json({ error: `email: ${input.email} already has an account.` }, { status: 409 });
+    }
+    if (input.projectId && !db.select({ id: schema.projects.id }).from(schema.projects).where(eq(schema.projects.id, input.projectId)).get()) {
+      return json({ error: "projectId: no such project." }, { status: 400 });
+    }
+    const user = await createUser({ email: input.email, name: input.name, password: input.password, isSiteAdmin: input.isSiteAdmin === "on" });
+    if (input.projectId) setMembership(input.projectId, user.id, input.role);
+    return json({ ok: `Created ${input.email}.` });
+  }
+  if (input.intent === "reset-password") {
+    await setPassword(input.userId, input.password);
+    return json({ ok: "Password changed; the user was signed out everywhere." });
+  }
+  if (input.userId === admin.id) return json({ error: "You cannot disable your own account." }, { status: 400 });
+  db.update(schema.users).set({ disabled: input.disabled === "1" }).where(eq(schema.users.id, input.userId)).run();
+  if (input.disabled === "1") db.delete(schema.sessions).where(eq(schema.sessions.userId, input.userId)).run();
+  return json({ ok: input.disabled === "1" ? "User disabled." : "User enabled." });
+}
+
+export default function Users() {
+  const { users, projects } = useLoaderData<typeof loader>();
+  const data = useActionData<typeof action>();
+  return (
+    <div>
+      <h1>Users</h1>
+      {data && "error" in data ? <div className="alert error" role="alert">{data.error}</div> : null}
+      {data && "ok" in data ? <div className="alert ok" role="status">{data.ok}</div> : null}
+      <table>
+        <thead>
+          <tr>
+            <th>Name</th>
+            <th>Email</th>
+            <th>Projects</th>
+            <th>Status</th>
+            <th>Password</th>
+          </tr>
+        </thead>
+        <tbody>
+          {users.map((u) => (
+            <tr key={u.id}>
+              <td>
+                {u.name} {u.isSiteAdmin ? <span className="badge">site admin</span> : null}
+              </td>
+              <td>{u.email}</td>
+              <td className="small">{u.memberships.join(", ") || <span className="muted">none</span>}</td>
+              <td>
+                <Form method="post" className="inline">
+                  <input type="hidden" name="intent" value="set-disabled" />
+                  <input type="hidden" name="userId" value={u.id} />
+                  <input type="hidden" name="disabled" value={u.disabled ? "0" : "1"} />
+                  {u.disabled ? <span className="badge no">disabled</span> : <span className="badge yes">active</span>}
+                  <button type="submit" className="secondary">
+                    {u.disabled ? "Enable" : "Disable"}
+                  </button>
+                </Form>
+              </td>
+              <td>
+                <Form method="post" className="inline">
+                  <input type="hidden" name="intent" value="reset-password" />
+                  <input type="hidden" name="userId" value={u.id} />
+                  <input type="password" name="password" placeholder="New password" minLength={10} aria-label={`New password for ${u.email}`} autoComplete="new-password" />
+                  <button type="submit" className="secondary">
+                    Set
+                  </button>
+                </Form>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <div className="panel" style={{ marginTop: "1rem" }}>
+        <h2>Create a user</h2>
+        <Form method="post" className="stack">
+          <input type="hidden" name="intent" value="create" />
+          <label>
+            Name
+            <input name="name" required />
+          </label>
+          <label>
+            Email
+            <input name="email" type="email" required />
+          </label>
+          <label>
+            Initial password (10+ characters)
+            <input name="password" type="password" minLength={10} required autoComplete="new-password" />
+          </label>
+          <label style={{ display: "flex", gap: "0.5rem" }}>
+            <input type="checkbox" name="isSiteAdmin" /> Site admin
+          </label>
+          <label>
+            Add to project
+            <select name="projectId" defaultValue="">
+              <option value="">— none —</option>
+              {projects.map((p) => (
+                <option key={p.id} value={p.id}>
+                  {p.name}
+                </option>
+              ))}
+            </select>
+          </label>
+          <label>
+            Role in that project
+            <select name="role" defaultValue="annotator">
+              {ROLES.map((r) => (
+                <option key={r}>{r}</option>
+              ))}
+            </select>
+          </label>
+          <button type="submit">Create user</button>
+        </Form>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,103 @@
+import type { LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
+import { json } from "@remix-run/node";
+import { Form, Link, useLoaderData, useNavigation, useSearchParams } from "@remix-run/react";
+import { notFound, requireProjectRole } from "~/auth/guards.server";
+import { browseItems, BrowseQuerySchema, findDataset } from "~/benchmark/browse.server";
+
+export const meta: MetaFunction<typeof loader> = ({ data }) => [
+  { title: `${data?.dataset.name ?? "Dataset"} · Concord` },
+];
+
+export async function loader({ request, params }: LoaderFunctionArgs) {
+  const { project } = await requireProjectRole(request, params.slug, "researcher");
+  const datasetId = Number(params.datasetId);
+  const dataset = Number.isInteger(datasetId) ? findDataset(project.id, datasetId) : undefined;
+  if (!dataset) notFound("Dataset not found.");
+  const url = new URL(request.url);
+  const query = BrowseQuerySchema.parse(Object.fromEntries(url.searchParams));
+  const result = browseItems(dataset.id, query);
+  return json({
+    dataset: { id: dataset.id, name: dataset.name, version: dataset.version, source: dataset.source },
+    query,
+    ...result,
+  });
+}
+
+export default function DatasetBrowser() {
+  const { dataset, query, total, rows, domains, pages } = useLoaderData<typeof loader>();
+  const [params] = useSearchParams();
+  const navigation = useNavigation();
+  const pageLink = (page: number) => {
+    const next = new URLSearchParams(params);
+    next.set("page", String(page));
+    return `?${next}`;
+  };
+  return (
+    <div>
+      <h1>
+        {dataset.name} <span className="muted">v{dataset.version}</span>
+      </h1>
+      <Form method="get" className="toolbar" role="search">
+        <label>
+          Search text
+          <input type="search" name="q" defaultValue={query.q} placeholder="Prompt, passage or checklist text" />
+        </label>
+        <label>
+          Domain
+          <select name="domain" defaultValue={query.domain}>
+            <option value="">All domains</option>
+            {domains.map((d) => (
+              <option key={d.domain} value={d.domain}>
+                {d.domain} ({d.n})
+              </option>
+            ))}
+          </select>
+        </label>
+        <button type="submit">Apply</button>
+        {query.q || query.domain ? <Link to="?">Clear</Link> : null}
+      </Form>
+      <p className="muted" data-testid="result-count" aria-live="polite">
+        {navigation.state === "loading" ? "Loading…" : `${total} item${total === 1 ? "" : "s"}`}
+      </p>
+      <table>
+        <thead>
+          <tr>
+            <th>ID</th>
+            <th>Prompt</th>
+            <th>Domain</th>
+            <th>Task type</th>
+            <th className="num">Checklist</th>
+            <th className="num">Responses</th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((r) => (
+            <tr key={r.id}>
+              <td>
+                <Link to={`items/${r.id}`}>{r.sourceId}</Link>
+              </td>
+              <td>{r.query.length > 180 ? `${r.query.slice(0, 180)}…` : r.query}</td>
+              <td>
+                {r.domain}
+                {r.subject ? <div className="muted small">{r.subject}</div> : null}
+              </td>
+              <td>{r.taskType}</td>
+              <td className="num">{r.checklistCount}</td>
+              <td className="num">{r.responseCount}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {rows.length === 0 ? <p className="muted">No items match.</p> : null}
+      {pages > 1 ? (
+        <div className="pager">
+          {query.page > 1 ? <Link to={pageLink(query.page - 1)}>← Previous</Link> : null}
+          <span className="muted">
+            Page {query.page} of {pages}
+          </span>
+          {query.page < pages ? <Link to={pageLink(query.page + 1)}>Next →</Link> : null}
+        </div>
+      ) : null}
+    </div>
+  );
+}

@@ -1,0 +1,148 @@
+import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
+import { json } from "@remix-run/node";
+import { Form, useActionData, useLoaderData } from "@remix-run/react";
+import { and, asc, eq } from "drizzle-orm";
+import { z } from "zod";
+import { removeMembership, setMembership } from "~/auth/accounts.server";
+import { requireProjectRole } from "~/auth/guards.server";
+import { getDb, schema } from "~/db.server";
+import { ROLES } from "../../db/schema";
+
+export const meta: MetaFunction = () => [{ title: "Members · Concord" }];
+
+export async function loader({ request, params }: LoaderFunctionArgs) {
+  const { project } = await requireProjectRole(request, params.slug, "admin");
+  const db = getDb();
+  const members = db
+    .select({
+      userId: schema.users.id,
+      name: schema.users.name,
+      email: schema.users.email,
+      role: schema.memberships.role,
+    })
+    .from(schema.memberships)
+    .innerJoin(schema.users, eq(schema.users.id, schema.memberships.userId))
+    .where(eq(schema.memberships.projectId, project.id))
+    .orderBy(asc(schema.users.name))
+    .all();
+  const memberIds = new Set(members.map((m) => m.userId));
+  const others = db
+    .select({ id: schema.users.id, name: schema.users.name, email: schema.users.email })
+    .from(schema.users)
+    .where(eq(schema.users.disabled, false))
+    .orderBy(asc(schema.users.email))
+    .all()
+    .filter((u) => !memberIds.has(u.id));
+  return json({ project: { name: project.name }, members, others });
+}
+
+const MemberAction = z.discriminatedUnion("intent", [
+  z.object({ intent: z.literal("set-role"), userId: z.coerce.number().int().positive(), role: z.enum(ROLES) }),
+  z.object({ intent: z.literal("remove"), userId: z.coerce.number().int().positive() }),
+]);
+
+export async function action({ request, params }: ActionFunctionArgs) {
+  const { project, user } = await requireProjectRole(request, params.slug, "admin");
+  const parsed = MemberAction.safeParse(Object.fromEntries(await request.formData()));
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    return json({ error: `${issue.path.join(".") || "form"}: ${issue.message}` }, { status: 400 });
+  }
+  const db = getDb();
+  const target = db.select({ id: schema.users.id }).from(schema.users).where(eq(schema.users.id, parsed.data.userId)).get();
+  if (!target) return json({ error: "userId: no such user." }, { status: 400 });
+  if (parsed.data.intent === "set-role") {
+    if (target.id === user.id && parsed.data.role !== "admin" && !user.isSiteAdmin) {
+      return json({ error: "You cannot lower your own role; ask another admin." }, { status: 400 });
+    }
+    setMembership(project.id, target.id, parsed.data.role);
+    return json({ ok: "Role saved." });
+  }
+  if (target.id === user.id && !user.isSiteAdmin) {
+    return json({ error: "You cannot remove yourself; ask another admin." }, { status: 400 });
+  }
+  const exists = db
+    .select({ id: schema.memberships.id })
+    .from(schema.memberships)
+    .where(and(eq(schema.memberships.projectId, project.id), eq(schema.memberships.userId, target.id)))
+    .get();
+  if (!exists) return json({ error: "userId: not a member of this project." }, { status: 400 });
+  removeMembership(project.id, target.id);
+  return json({ ok: "Member removed." });
+}
+
+export default function Members() {
+  const { project, members, others } = useLoaderData<typeof loader>();
+  const data = useActionData<typeof action>();
+  return (
+    <div>
+      <h1>Members of {project.name}</h1>
+      {data && "error" in data ? <div className="alert error">{data.error}</div> : null}
+      {data && "ok" in data ? <div className="alert ok">{data.ok}</div> : null}
+      <table>
+        <thead>
+          <tr>
+            <th>Name</th>
+            <th>Email</th>
+            <th>Role</th>
+            <th></th>
+          </tr>
+        </thead>
+        <tbody>
+          {members.map((m) => (
+            <tr key={m.userId}>
+              <td>{m.name}</td>
+              <td>{m.email}</td>
+              <td>
+                <Form method="post" className="inline">
+                  <input type="hidden" name="intent" value="set-role" />
+                  <input type="hidden" name="userId" value={m.userId} />
+                  <select name="role" defaultValue={m.role} aria-label={`Role of ${m.name}`}>
+                    {ROLES.map((r) => (
+                      <option key={r}>{r}</option>
+                    ))}
+                  </select>
+                  <button type="submit" className="secondary">
+                    Save
+                  </button>
+                </Form>
+              </td>
+              <td>
+                <Form method="post" className="inline">
+                  <input type="hidden" name="intent" value="remove" />
+                  <input type="hidden" name="userId" value={m.userId} />
+                  <button type="submit" className="danger">
+                    Remove
+                  </button>
+                </Form>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <div className="panel" style={{ marginTop: "1rem" }}>
+        <h2>Add a member</h2>
+        {others.length === 0 ? (
+          <p className="muted">Every user is already a member. A site admin can create more users.</p>
+        ) : (
+          <Form method="post" className="inline">
+            <input type="hidden" name="intent" value="set-role" />
+            <select name="userId" aria-label="User">
+              {others.map((u) => (
+                <option key={u.id} value={u.id}>
+                  {u.name} ({u.email})
+                </option>
+              ))}
+            </select>
+            <select name="role" defaultValue="annotator" aria-label="Role">
+              {ROLES.map((r) => (
+                <option key={r}>{r}</option>
+              ))}
+            </select>
+            <button type="submit">Add</button>
+          </Form>
+        )}
+      </div>
+    </div>
+  );
+}

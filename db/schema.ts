@@ -1,0 +1,466 @@
+/**
+ * Concord's one data model. Every later feature (annotation, runs, reports,
+ * curation) adds behaviour on these tables rather than a second model.
+ *
+ * Conventions: camelCase keys map to snake_case columns; timestamps are unix
+ * seconds set by SQLite's `unixepoch()`; JSON columns hold free metadata.
+ */
+import { sql } from "drizzle-orm";
+import {
+  index,
+  integer,
+  real,
+  sqliteTable,
+  text,
+  uniqueIndex,
+  type AnySQLiteColumn,
+} from "drizzle-orm/sqlite-core";
+
+const createdAt = () =>
+  integer("created_at", { mode: "number" }).notNull().default(sql`(unixepoch())`);
+
+export const ROLES = ["admin", "researcher", "annotator"] as const;
+export type Role = (typeof ROLES)[number];
+
+// ─── Accounts ────────────────────────────────────────────────────────────────
+
+export const users = sqliteTable(
+  "users",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    email: text("email").notNull(),
+    name: text("name").notNull(),
+    passwordHash: text("password_hash").notNull(),
+    isSiteAdmin: integer("is_site_admin", { mode: "boolean" }).notNull().default(false),
+    disabled: integer("disabled", { mode: "boolean" }).notNull().default(false),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex("users_email_unique").on(t.email)],
+);
+
+export const sessions = sqliteTable(
+  "sessions",
+  {
+    /** Random 256-bit token, hex. Only its SHA-256 is stored. */
+    idHash: text("id_hash").primaryKey(),
+    userId: integer("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    expiresAt: integer("expires_at").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index("sessions_user_idx").on(t.userId)],
+);
+
+/**
+ * Failed sign-ins per submitted email, known account or not, so throttling
+ * cannot be used to discover which accounts exist.
+ */
+export const loginThrottle = sqliteTable("login_throttle", {
+  email: text("email").primaryKey(),
+  failures: integer("failures").notNull().default(0),
+  lockedUntil: integer("locked_until"),
+  updatedAt: integer("updated_at").notNull().default(sql`(unixepoch())`),
+});
+
+export const projects = sqliteTable(
+  "projects",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    slug: text("slug").notNull(),
+    name: text("name").notNull(),
+    description: text("description").notNull().default(""),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex("projects_slug_unique").on(t.slug)],
+);
+
+export const memberships = sqliteTable(
+  "memberships",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    projectId: integer("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    userId: integer("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    role: text("role", { enum: ROLES }).notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    uniqueIndex("memberships_project_user_unique").on(t.projectId, t.userId),
+    index("memberships_user_idx").on(t.userId),
+  ],
+);
+
+// ─── Benchmark data ──────────────────────────────────────────────────────────
+
+export const datasets = sqliteTable(
+  "datasets",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    projectId: integer("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    version: integer("version").notNull().default(1),
+    source: text("source").notNull().default(""),
+    licenseNote: text("license_note").notNull().default(""),
+    /** Hash of the imported content, so re-importing the same file changes nothing. */
+    contentHash: text("content_hash"),
+    /** Set when a version is frozen as a release; frozen versions are read-only. */
+    frozenAt: integer("frozen_at"),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex("datasets_project_name_version_unique").on(t.projectId, t.name, t.version)],
+);
+
+export const items = sqliteTable(
+  "items",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    datasetId: integer("dataset_id")
+      .notNull()
+      .references(() => datasets.id, { onDelete: "cascade" }),
+    /** The item's identifier in its source file; stable across re-imports. */
+    sourceId: text("source_id").notNull(),
+    query: text("query").notNull(),
+    /** Optional passage or grounding (context, outline, draft). */
+    passage: text("passage"),
+    domain: text("domain"),
+    subject: text("subject"),
+    taskType: text("task_type"),
+    language: text("language"),
+    metadata: text("metadata", { mode: "json" }).$type<Record<string, unknown>>().notNull().default({}),
+    version: integer("version").notNull().default(1),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    uniqueIndex("items_dataset_source_unique").on(t.datasetId, t.sourceId),
+    index("items_domain_idx").on(t.datasetId, t.domain),
+  ],
+);
+
+export const checklistItems = sqliteTable(
+  "checklist_items",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    itemId: integer("item_id")
+      .notNull()
+      .references(() => items.id, { onDelete: "cascade" }),
+    text: text("text").notNull(),
+    /** Optional weight (FB-Bench style weighted checklists); weights of an item sum to 1. */
+    weight: real("weight"),
+    position: integer("position").notNull(),
+    version: integer("version").notNull().default(1),
+    /** The version this one replaces, when edited in curation. */
+    previousId: integer("previous_id").references((): AnySQLiteColumn => checklistItems.id),
+    retiredAt: integer("retired_at"),
+    createdAt: createdAt(),
+  },
+  (t) => [index("checklist_items_item_idx").on(t.itemId, t.position)],
+);
+
+export const references = sqliteTable(
+  "references",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    itemId: integer("item_id")
+      .notNull()
+      .references(() => items.id, { onDelete: "cascade" }),
+    text: text("text").notNull(),
+    version: integer("version").notNull().default(1),
+    isCurrent: integer("is_current", { mode: "boolean" }).notNull().default(true),
+    /** Where this reference came from: "import", "seed", "promoted", "edited". */
+    provenance: text("provenance").notNull().default("import"),
+    /** Free-text why (curation); the response it was promoted from, if any. */
+    reason: text("reason"),
+    promotedFromResponseId: integer("promoted_from_response_id").references(
+      (): AnySQLiteColumn => responses.id,
+    ),
+    createdBy: integer("created_by").references(() => users.id),
+    createdAt: createdAt(),
+  },
+  (t) => [index("references_item_idx").on(t.itemId, t.version)],
+);
+
+export const RUN_STATUSES = ["draft", "queued", "running", "paused", "cancelled", "completed", "failed"] as const;
+
+export const providers = sqliteTable(
+  "providers",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    projectId: integer("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    /** "openai-compatible" or "replay" (recorded outputs, used by the demo). */
+    kind: text("kind", { enum: ["openai-compatible", "replay"] }).notNull(),
+    baseUrl: text("base_url"),
+    /** Secret. Never rendered, logged or exported. */
+    apiKey: text("api_key"),
+    model: text("model").notNull(),
+    settings: text("settings", { mode: "json" }).$type<Record<string, unknown>>().notNull().default({}),
+    concurrency: integer("concurrency").notNull().default(4),
+    requestsPerMinute: integer("requests_per_minute"),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex("providers_project_name_unique").on(t.projectId, t.name)],
+);
+
+export const runs = sqliteTable(
+  "runs",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    projectId: integer("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    datasetId: integer("dataset_id").references(() => datasets.id),
+    name: text("name").notNull(),
+    /** "refinebench", "self-correction", "fb-bench", "c3ebench", or "import". */
+    protocol: text("protocol").notNull(),
+    protocolVersion: text("protocol_version").notNull().default("1"),
+    config: text("config", { mode: "json" }).$type<Record<string, unknown>>().notNull().default({}),
+    status: text("status", { enum: RUN_STATUSES }).notNull().default("draft"),
+    createdBy: integer("created_by").references(() => users.id),
+    createdAt: createdAt(),
+    finishedAt: integer("finished_at"),
+  },
+  (t) => [index("runs_project_idx").on(t.projectId)],
+);
+
+export const responses = sqliteTable(
+  "responses",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    itemId: integer("item_id")
+      .notNull()
+      .references(() => items.id, { onDelete: "cascade" }),
+    /** The model that wrote it. Never shown to annotators. */
+    model: text("model").notNull(),
+    turn: integer("turn").notNull().default(1),
+    text: text("text").notNull(),
+    /** "import", "run" or "seed". */
+    origin: text("origin", { enum: ["import", "run", "seed"] }).notNull(),
+    runId: integer("run_id").references(() => runs.id, { onDelete: "set null" }),
+    /** Identifier from the source file or run, stable across re-imports. */
+    sourceKey: text("source_key").notNull(),
+    metadata: text("metadata", { mode: "json" }).$type<Record<string, unknown>>().notNull().default({}),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    uniqueIndex("responses_item_source_unique").on(t.itemId, t.sourceKey),
+    index("responses_item_model_turn_idx").on(t.itemId, t.model, t.turn),
+  ],
+);
+
+export const judges = sqliteTable(
+  "judges",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    projectId: integer("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    provider: text("provider").notNull(),
+    model: text("model").notNull(),
+    promptVersion: text("prompt_version").notNull().default("1"),
+    settings: text("settings", { mode: "json" }).$type<Record<string, unknown>>().notNull().default({}),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex("judges_project_name_unique").on(t.projectId, t.name)],
+);
+
+export const PARSE_STATUSES = ["ok", "partial", "failed"] as const;
+
+export const verdicts = sqliteTable(
+  "verdicts",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    judgeId: integer("judge_id")
+      .notNull()
+      .references(() => judges.id, { onDelete: "cascade" }),
+    responseId: integer("response_id")
+      .notNull()
+      .references(() => responses.id, { onDelete: "cascade" }),
+    /** Null when the verdict is on the whole response (a 1–10 score, a pairwise pick). */
+    checklistItemId: integer("checklist_item_id").references(() => checklistItems.id, {
+      onDelete: "cascade",
+    }),
+    /** Normalised value: "Yes"/"No" for checklist items, a number as text for scores. */
+    value: text("value"),
+    score: real("score"),
+    rawOutput: text("raw_output"),
+    parseStatus: text("parse_status", { enum: PARSE_STATUSES }).notNull().default("ok"),
+    runId: integer("run_id").references(() => runs.id, { onDelete: "set null" }),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    index("verdicts_response_idx").on(t.responseId),
+    index("verdicts_judge_idx").on(t.judgeId),
+    uniqueIndex("verdicts_judge_response_item_unique").on(t.judgeId, t.responseId, t.checklistItemId),
+  ],
+);
+
+// ─── Annotation ──────────────────────────────────────────────────────────────
+
+export const TASK_KINDS = [
+  "checklist-appropriateness",
+  "response-satisfaction",
+  "writing-quality",
+  "best-of-n",
+] as const;
+export type TaskKind = (typeof TASK_KINDS)[number];
+
+export const tasks = sqliteTable(
+  "tasks",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    projectId: integer("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    datasetId: integer("dataset_id")
+      .notNull()
+      .references(() => datasets.id),
+    kind: text("kind", { enum: TASK_KINDS }).notNull(),
+    name: text("name").notNull(),
+    guidelines: text("guidelines").notNull().default(""),
+    /** k: how many distinct annotators label each unit. */
+    overlap: integer("overlap").notNull().default(2),
+    seed: integer("seed").notNull().default(1),
+    /** Kind-specific settings: sampling plan, models, show reference, penalty reasons, ties, gold rate. */
+    config: text("config", { mode: "json" }).$type<Record<string, unknown>>().notNull().default({}),
+    status: text("status", { enum: ["open", "closed"] }).notNull().default("open"),
+    createdBy: integer("created_by").references(() => users.id),
+    createdAt: createdAt(),
+  },
+  (t) => [index("tasks_project_idx").on(t.projectId)],
+);
+
+export const units = sqliteTable(
+  "units",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    taskId: integer("task_id")
+      .notNull()
+      .references(() => tasks.id, { onDelete: "cascade" }),
+    itemId: integer("item_id")
+      .notNull()
+      .references(() => items.id),
+    checklistItemId: integer("checklist_item_id").references(() => checklistItems.id),
+    /** The single response judged (response satisfaction). */
+    responseId: integer("response_id").references(() => responses.id),
+    /** Several responses compared or scored (writing quality, best-of-N); may include "reference". */
+    responseIds: text("response_ids", { mode: "json" }).$type<(number | "reference")[]>(),
+    position: integer("position").notNull().default(0),
+    isGold: integer("is_gold", { mode: "boolean" }).notNull().default(false),
+    /** The known answer of a gold unit. Never sent to annotators. */
+    goldLabel: text("gold_label"),
+    createdAt: createdAt(),
+  },
+  (t) => [index("units_task_idx").on(t.taskId, t.position)],
+);
+
+export const ASSIGNMENT_STATUSES = ["pending", "draft", "submitted", "skipped"] as const;
+
+export const assignments = sqliteTable(
+  "assignments",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    unitId: integer("unit_id")
+      .notNull()
+      .references(() => units.id, { onDelete: "cascade" }),
+    annotatorId: integer("annotator_id")
+      .notNull()
+      .references(() => users.id),
+    status: text("status", { enum: ASSIGNMENT_STATUSES }).notNull().default("pending"),
+    /** Shuffled display order of compared responses, seeded per assignment. */
+    shownOrder: text("shown_order", { mode: "json" }).$type<(number | "reference")[]>(),
+    skipReason: text("skip_reason"),
+    startedAt: integer("started_at"),
+    submittedAt: integer("submitted_at"),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    uniqueIndex("assignments_unit_annotator_unique").on(t.unitId, t.annotatorId),
+    index("assignments_annotator_idx").on(t.annotatorId, t.status),
+  ],
+);
+
+export const annotations = sqliteTable(
+  "annotations",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    assignmentId: integer("assignment_id")
+      .notNull()
+      .references(() => assignments.id, { onDelete: "cascade" }),
+    /** Revision number; every revision is kept, the highest is current. */
+    revision: integer("revision").notNull().default(1),
+    /**
+     * The label. Yes/No tasks: "Yes" | "No". Writing quality: {scores: {responseId: 1..5}}.
+     * Best-of-N: {best: responseId | "tie"}. Stored as JSON.
+     */
+    label: text("label", { mode: "json" }).$type<unknown>().notNull(),
+    penaltyReasons: text("penalty_reasons", { mode: "json" }).$type<Record<string, string[]>>(),
+    notes: text("notes", { mode: "json" }).$type<Record<string, string> | string>(),
+    shownOrder: text("shown_order", { mode: "json" }).$type<(number | "reference")[]>(),
+    status: text("status", { enum: ["draft", "submitted"] }).notNull(),
+    /** Idempotency key from the form, so a retry or a double click stores one annotation. */
+    clientToken: text("client_token"),
+    /** Milliseconds the annotator spent on the unit before saving. */
+    durationMs: integer("duration_ms"),
+    /** Set when the labelled content (item, checklist item, reference) got a newer version. */
+    staleAt: integer("stale_at"),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    uniqueIndex("annotations_assignment_revision_unique").on(t.assignmentId, t.revision),
+    uniqueIndex("annotations_client_token_unique").on(t.clientToken),
+  ],
+);
+
+// ─── Runs: durable jobs and the log of every provider call ───────────────────
+
+export const jobs = sqliteTable(
+  "jobs",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    runId: integer("run_id")
+      .notNull()
+      .references(() => runs.id, { onDelete: "cascade" }),
+    /** Deterministic key (item, model, turn, step) so a resumed run never redoes a finished job. */
+    key: text("key").notNull(),
+    payload: text("payload", { mode: "json" }).$type<Record<string, unknown>>().notNull().default({}),
+    status: text("status", { enum: ["queued", "leased", "done", "failed"] }).notNull().default("queued"),
+    attempts: integer("attempts").notNull().default(0),
+    leaseOwner: text("lease_owner"),
+    leaseExpiresAt: integer("lease_expires_at"),
+    result: text("result", { mode: "json" }).$type<unknown>(),
+    error: text("error"),
+    createdAt: createdAt(),
+    finishedAt: integer("finished_at"),
+  },
+  (t) => [
+    uniqueIndex("jobs_run_key_unique").on(t.runId, t.key),
+    index("jobs_status_idx").on(t.runId, t.status),
+  ],
+);
+
+export const providerCalls = sqliteTable(
+  "provider_calls",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    providerId: integer("provider_id").references(() => providers.id, { onDelete: "set null" }),
+    jobId: integer("job_id").references(() => jobs.id, { onDelete: "set null" }),
+    request: text("request", { mode: "json" }).$type<unknown>().notNull(),
+    reply: text("reply", { mode: "json" }).$type<unknown>(),
+    status: integer("status"),
+    latencyMs: integer("latency_ms"),
+    promptTokens: integer("prompt_tokens"),
+    completionTokens: integer("completion_tokens"),
+    error: text("error"),
+    createdAt: createdAt(),
+  },
+  (t) => [index("provider_calls_job_idx").on(t.jobId)],
+);
