@@ -1,0 +1,94 @@
+import { agreementWeights } from "./agreementWeights";
+import { unitCategoryCounts } from "./unitCategoryCounts";
+import type { Label, ReliabilityData, WeightScheme } from "./types";
+
+/** Result of {@link gwetAC2} and {@link gwetAC1}. */
+export interface GwetResult {
+  /** The coefficient (AC2, or AC1 with identity weights); NaN when undefined. */
+  value: number;
+  /** Observed (weighted) agreement pa over units with ≥ 2 ratings. */
+  pa: number;
+  /** Chance agreement pe. */
+  pe: number;
+  /** Units with at least one rating. */
+  n: number;
+  /** Categories in code order (weights use these positions). */
+  categories: Label[];
+}
+
+/**
+ * The common engine of Gwet's AC1 and AC2 (see {@link gwetAC1}, {@link gwetAC2}):
+ * computes pa, pe and (pa - pe)/(1 - pe) with agreement weights `weights`
+ * (identity weights give AC1).
+ *
+ * Reference: K. L. Gwet (2014) Handbook of Inter-Rater Reliability, 4th ed.;
+ * irrCAC `gwet.ac1.raw`.
+ *
+ * Preconditions: as for {@link gwetAC2}; `fn` names the caller in errors.
+ *
+ * @throws {Error} "<fn>: ..." for ragged rows, invalid values or bad weights
+ * @example
+ * gwetCoefficient("gwetAC1", [["y", "y"], ["y", "y"], ["y", "n"], ["n", "n"]], "none").value; // => 0.5294117647058824
+ */
+export function gwetCoefficient(
+  fn: string,
+  data: ReliabilityData,
+  weights: WeightScheme | readonly (readonly number[])[],
+  categoriesIn?: readonly Label[],
+): GwetResult {
+  const { counts, ratingsPerUnit, units, q, categories } = unitCategoryCounts(fn, data, categoriesIn);
+  let w: Float64Array;
+  if (typeof weights === "string") {
+    if (weights !== "none" && weights !== "linear" && weights !== "quadratic") throw new Error(`${fn}: unknown weights "${weights}"`);
+    w = agreementWeights(Math.max(q, 1), weights);
+  } else {
+    if (!Array.isArray(weights) || weights.length !== q || weights.some((row) => !Array.isArray(row) || row.length !== q)) {
+      throw new Error(`${fn}: a weight matrix must be ${q}×${q}`);
+    }
+    w = new Float64Array(q * q);
+    for (let k = 0; k < q; k++) {
+      for (let l = 0; l < q; l++) {
+        const v = weights[k][l];
+        if (typeof v !== "number" || !(v >= 0 && v <= 1)) throw new Error(`${fn}: weights must be numbers in [0, 1] (w[${k}][${l}] = ${String(v)})`);
+        w[k * q + l] = v;
+      }
+    }
+  }
+  let sumPa = 0;
+  let n2 = 0;
+  let n1 = 0;
+  const pi = new Float64Array(q);
+  const rStar = new Float64Array(q);
+  for (let u = 0; u < units; u++) {
+    const r = ratingsPerUnit[u];
+    if (r === 0) continue;
+    n1++;
+    const base = u * q;
+    for (let k = 0; k < q; k++) pi[k] += counts[base + k] / r;
+    if (r >= 2) {
+      let s = 0;
+      for (let k = 0; k < q; k++) {
+        const c = counts[base + k];
+        if (c === 0) continue;
+        let star = 0;
+        for (let l = 0; l < q; l++) star += w[k * q + l] * counts[base + l];
+        rStar[k] = star;
+        s += c * (star - 1);
+      }
+      sumPa += s / (r * (r - 1));
+      n2++;
+    }
+  }
+  const pa = n2 === 0 ? NaN : sumPa / n2;
+  if (q < 2 || n1 === 0) return { value: NaN, pa, pe: NaN, n: n1, categories };
+  let sumW = 0;
+  for (let k = 0; k < q * q; k++) sumW += w[k];
+  let s = 0;
+  for (let k = 0; k < q; k++) {
+    const p = pi[k] / n1;
+    s += p * (1 - p);
+  }
+  const pe = (sumW * s) / (q * (q - 1));
+  const value = 1 - pe <= 1e-15 ? NaN : (pa - pe) / (1 - pe);
+  return { value, pa, pe, n: n1, categories };
+}
