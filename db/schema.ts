@@ -306,6 +306,8 @@ export const verdicts = sqliteTable(
 // ─── Annotation ──────────────────────────────────────────────────────────────
 
 export const TASK_KINDS = [
+  // Labels imported from another tool (labels-long / labels-wide presets).
+  "imported-labels",
   "checklist-appropriateness",
   "response-satisfaction",
   "writing-quality",

@@ -1,0 +1,33 @@
+/**
+ * Builds the Remix app once per test run, when the build is missing or older
+ * than the sources, so browser tests drive the same production build users get.
+ */
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+
+const root = path.resolve(__dirname, "../..");
+
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestMtime(p) : fs.statSync(p).mtimeMs);
+  }
+  return newest;
+}
+
+export default function setup() {
+  const stamp = path.join(root, "build", "index.js");
+  const built = fs.existsSync(stamp) ? fs.statSync(stamp).mtimeMs : 0;
+  const sources = Math.max(
+    newestMtime(path.join(root, "app")),
+    newestMtime(path.join(root, "db")),
+    fs.statSync(path.join(root, "remix.config.js")).mtimeMs,
+  );
+  if (built > sources) return;
+  execFileSync(process.execPath, [path.join(root, "node_modules/@remix-run/dev/dist/cli.js"), "build"], {
+    cwd: root,
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+}
