@@ -1,0 +1,39 @@
+/**
+ * Agreement and judge meta-evaluation statistics (see SPEC.md §5).
+ * One function per file, after simple-statistics; import from "~/stats".
+ */
+export type * from "./types";
+export { seededRandom } from "./seededRandom";
+export { normalQuantile } from "./normalQuantile";
+export { quantileSorted } from "./quantileSorted";
+export { encodeLabels, type EncodedLabels } from "./encodeLabels";
+export { unitCategoryCounts, type UnitCategoryCounts } from "./unitCategoryCounts";
+export { agreementWeights } from "./agreementWeights";
+export { pairedNumbers } from "./pairedNumbers";
+export { rankAverage } from "./rankAverage";
+
+export { percentAgreement } from "./percentAgreement";
+export { cohenKappaFromTable, type CohenKappaResult } from "./cohenKappaFromTable";
+export { cohenKappa, type CohenKappaOptions } from "./cohenKappa";
+export { fleissKappa, type FleissKappaResult } from "./fleissKappa";
+export { krippendorffAlpha, type KrippendorffAlphaResult, type MeasurementLevel } from "./krippendorffAlpha";
+export { gwetCoefficient, type GwetResult } from "./gwetCoefficient";
+export { gwetAC1 } from "./gwetAC1";
+export { gwetAC2 } from "./gwetAC2";
+export { pabak } from "./pabak";
+
+export { pearson } from "./pearson";
+export { spearman } from "./spearman";
+export { kendallTauB } from "./kendallTauB";
+
+export { accuracy } from "./accuracy";
+export { confusionMatrix, type ConfusionMatrixResult } from "./confusionMatrix";
+export { perLabelMetrics, type LabelMetrics } from "./perLabelMetrics";
+export { rates, type RatesResult } from "./rates";
+export { yesRateDifference, type YesRateDifferenceResult } from "./yesRateDifference";
+export { pairwiseOrderingConsistency, type PairwiseOrderingResult, type ScoredResponse } from "./pairwiseOrderingConsistency";
+
+export { meanCI, type MeanCIResult } from "./meanCI";
+export { blindSpot, type BlindSpotInput, type BlindSpotResult } from "./blindSpot";
+export { bootstrapCI, type BootstrapOptions, type BootstrapResult } from "./bootstrapCI";
+export { ppiMean, type PpiMeanInput, type PpiMeanResult } from "./ppiMean";
