@@ -1,0 +1,68 @@
+/**
+ * The replay provider: serves recorded outputs from a JSON file instead of a
+ * live model (the demo has no network). Every reply it gives is marked
+ * `recorded`, and the UI labels such providers "recorded outputs".
+ *
+ * File shape (seeds/recorded/*.json):
+ *   { "recorded": true, "description": "...", "entries": [ { "key": "<sha256>", "text": "...", "model"?: "...", "note"?: "..." } ] }
+ * The key is requestKey(request): a hash of the request kind and messages, so
+ * the same prompt always finds the same recorded output.
+ */
+import crypto from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import { z } from "zod";
+import { ProviderError, type CallRecord, type LlmProvider, type LlmReply, type LlmRequest } from "./types";
+
+export const ReplayFileSchema = z.object({
+  recorded: z.literal(true),
+  description: z.string().default(""),
+  entries: z.array(z.object({ key: z.string(), text: z.string(), model: z.string().optional(), note: z.string().optional() })),
+});
+export type ReplayFile = z.infer<typeof ReplayFileSchema>;
+
+export function requestKey(req: LlmRequest): string {
+  const canonical = JSON.stringify({ kind: req.kind, messages: req.messages.map((m) => [m.role, m.content]) });
+  return crypto.createHash("sha256").update(canonical).digest("hex");
+}
+
+const cache = new Map<string, { mtimeMs: number; byKey: Map<string, string> }>();
+
+/** Resolves a replay file path: absolute, or relative to the working directory. */
+export function resolveReplayPath(file: string): string {
+  return path.isAbsolute(file) ? file : path.resolve(process.cwd(), file);
+}
+
+export function loadReplay(file: string): Map<string, string> {
+  const full = resolveReplayPath(file);
+  const stat = fs.statSync(full);
+  const hit = cache.get(full);
+  if (hit && hit.mtimeMs === stat.mtimeMs) return hit.byKey;
+  const parsed = ReplayFileSchema.safeParse(JSON.parse(fs.readFileSync(full, "utf8")));
+  if (!parsed.success) throw new Error(`replay file ${file}: ${parsed.error.issues[0].path.join(".")}: ${parsed.error.issues[0].message}`);
+  const byKey = new Map(parsed.data.entries.map((e) => [e.key, e.text]));
+  cache.set(full, { mtimeMs: stat.mtimeMs, byKey });
+  return byKey;
+}
+
+export class ReplayProvider implements LlmProvider {
+  readonly label: string;
+  constructor(
+    private readonly file: string,
+    private readonly model: string,
+  ) {
+    this.label = `${model} (recorded)`;
+  }
+  async call(req: LlmRequest, opts: { onCall?: (c: CallRecord) => void } = {}): Promise<LlmReply> {
+    const t0 = Date.now();
+    const key = requestKey(req);
+    const text = loadReplay(this.file).get(key);
+    const request = { replay: true, model: this.model, key, kind: req.kind, messages: req.messages };
+    if (text === undefined) {
+      opts.onCall?.({ request, reply: null, status: 404, latencyMs: 0, promptTokens: null, completionTokens: null, error: "no recorded output for this request" });
+      throw new ProviderError(`no recorded output for this request (key ${key.slice(0, 12)}) in ${this.file}`, false, 404);
+    }
+    opts.onCall?.({ request, reply: { recorded: true, text }, status: 200, latencyMs: Date.now() - t0, promptTokens: null, completionTokens: null, error: null });
+    return { text, promptTokens: null, completionTokens: null, latencyMs: Date.now() - t0, attempts: 1, recorded: true };
+  }
+}
