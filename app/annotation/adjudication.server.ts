@@ -1,0 +1,134 @@
+/**
+ * Adjudication: the units where annotators disagree, everyone's labels side by
+ * side, and the final label with a reason (stored in tasks.config.adjudications,
+ * keyed by unit id, same label shapes as annotations).
+ *
+ * Who: researchers, and annotators the task names as adjudicators — the latter
+ * only for units they were not assigned themselves, so adjudication never
+ * shows an annotator other people's labels for a unit they label.
+ */
+import { and, eq } from "drizzle-orm";
+import { hasRole } from "~/auth/guards.server";
+import { getDb, schema, type Db } from "~/db.server";
+import type { Role } from "../../db/schema";
+import { blindUnit } from "./annotate.server";
+import { isAnnotatable, penaltyReasonsOf, readConfig, type AnnotatableKind } from "./config";
+import { labelsDisagree, parseLabel, type FormLike, type ResponseKey } from "./labels";
+import { letter } from "./random";
+import { currentAnnotations, findTask } from "./tasks.server";
+
+type Task = typeof schema.tasks.$inferSelect;
+
+export function canAdjudicate(task: Task, userId: number, role: Role): boolean {
+  if (hasRole(role, "researcher")) return true;
+  return (readConfig(task.config).adjudicators ?? []).includes(userId);
+}
+
+/** Units the user may not adjudicate (their own assignments, for annotator-adjudicators). */
+function ownUnits(task: Task, userId: number, role: Role, rows: { unitId: number; annotatorId: number }[]): Set<number> {
+  if (hasRole(role, "researcher")) return new Set();
+  return new Set(rows.filter((r) => r.annotatorId === userId).map((r) => r.unitId));
+}
+
+export function disagreements(task: Task, userId: number, role: Role, db: Db = getDb()) {
+  if (!isAnnotatable(task.kind)) return [];
+  const kind = task.kind;
+  const rows = currentAnnotations(task.id, db);
+  const excluded = ownUnits(task, userId, role, rows);
+  const adjudications = readConfig(task.config).adjudications ?? {};
+  const byUnit = new Map<number, typeof rows>();
+  for (const r of rows) {
+    if (r.status !== "submitted") continue;
+    if (!byUnit.has(r.unitId)) byUnit.set(r.unitId, []);
+    byUnit.get(r.unitId)!.push(r);
+  }
+  const out: { unitId: number; labels: number; adjudicated: boolean }[] = [];
+  for (const [unitId, labels] of [...byUnit.entries()].sort((a, b) => a[0] - b[0])) {
+    if (excluded.has(unitId) || labels.length < 2) continue;
+    const split = labels.some((x, i) => labels.slice(i + 1).some((y) => labelsDisagree(kind, x.label, y.label)));
+    if (split) out.push({ unitId, labels: labels.length, adjudicated: String(unitId) in adjudications });
+  }
+  return out;
+}
+
+/** One disputed unit: content in canonical order ("Response 1..n"), and each annotator's label and notes. */
+export function adjudicationView(task: Task, unitId: number, userId: number, role: Role, db: Db = getDb()) {
+  if (!isAnnotatable(task.kind)) return null;
+  const rows = currentAnnotations(task.id, db).filter((r) => r.unitId === unitId);
+  if (rows.length === 0 || ownUnits(task, userId, role, rows).has(unitId)) return null;
+  const unitRow = db
+    .select({ responseIds: schema.units.responseIds, responseId: schema.units.responseId })
+    .from(schema.units)
+    .where(and(eq(schema.units.id, unitId), eq(schema.units.taskId, task.id)))
+    .get();
+  if (!unitRow) return null;
+  const canonical: ResponseKey[] | null = unitRow.responseIds ?? null;
+  const content = blindUnit(task, { unitId, shownOrder: canonical }, db);
+  const names = new Map(db.select({ id: schema.users.id, name: schema.users.name }).from(schema.users).all().map((u) => [u.id, u.name]));
+  const nameOf = (key: unknown) => {
+    const i = canonical?.findIndex((k) => String(k) === String(key)) ?? -1;
+    return i >= 0 ? `Response ${letter(i)}` : String(key);
+  };
+  const describe = (label: unknown, penalties: Record<string, string[]> | null, notes: unknown) => {
+    const lines: string[] = [];
+    if (typeof label === "string") lines.push(label || "(no answer)");
+    else if (label && typeof label === "object" && "scores" in label) {
+      for (const [k, v] of Object.entries((label as { scores: Record<string, number> }).scores))
+        lines.push(`${nameOf(k)}: ${v}${penalties?.[k]?.length ? ` (${penalties[k].join(", ")})` : ""}`);
+    } else if (label && typeof label === "object" && "best" in label) {
+      const best = (label as { best: unknown }).best;
+      lines.push(best === "tie" ? "Tie" : `Best: ${nameOf(best)}`);
+    }
+    const noteLines =
+      typeof notes === "string" ? [notes] : notes && typeof notes === "object" ? Object.entries(notes as Record<string, string>).map(([k, v]) => `${nameOf(k)}: ${v}`) : [];
+    return { summary: lines, notes: noteLines };
+  };
+  const adjudication = readConfig(task.config).adjudications?.[String(unitId)] ?? null;
+  return {
+    unit: content,
+    labels: rows.map((r) => ({
+      annotator: names.get(r.annotatorId) ?? `#${r.annotatorId}`,
+      status: r.assignmentStatus,
+      skipReason: r.skipReason,
+      ...(r.status === "submitted" ? describe(r.label, r.penaltyReasons ?? null, r.notes) : { summary: [] as string[], notes: [] as string[] }),
+    })),
+    final: adjudication ? { ...describe(adjudication.label, adjudication.penaltyReasons ?? null, null), reason: adjudication.reason, by: names.get(adjudication.by) ?? "" } : null,
+  };
+}
+
+export function adjudicate(
+  args: { projectId: number; taskId: number; unitId: number; userId: number; role: Role; form: FormLike },
+  db: Db = getDb(),
+): { ok: true } | { ok: false; fieldErrors: Record<string, string> } {
+  return db.transaction(
+    (tx) => {
+      const task = findTask(args.projectId, args.taskId, tx as unknown as Db);
+      if (!task || !isAnnotatable(task.kind)) return { ok: false as const, fieldErrors: { form: "No such task." } };
+      if (!canAdjudicate(task, args.userId, args.role)) return { ok: false as const, fieldErrors: { form: "You are not an adjudicator of this task." } };
+      const view = adjudicationView(task, args.unitId, args.userId, args.role, tx as unknown as Db);
+      if (!view) return { ok: false as const, fieldErrors: { unitId: "No such unit to adjudicate." } };
+      const reason = String(args.form.get("reason") ?? "").trim();
+      const config = readConfig(task.config);
+      const unit = tx.select({ responseIds: schema.units.responseIds }).from(schema.units).where(eq(schema.units.id, args.unitId)).get();
+      const parsed = parseLabel(
+        { kind: task.kind as AnnotatableKind, penaltyReasons: penaltyReasonsOf(config), allowTies: true, shownOrder: unit?.responseIds ?? null },
+        args.form,
+        "submit",
+      );
+      const errors = parsed.ok ? {} : { ...parsed.fieldErrors };
+      if (!reason) (errors as Record<string, string>).reason = "Give the reason for the final label.";
+      if (!parsed.ok || Object.keys(errors).length) return { ok: false as const, fieldErrors: errors };
+      const adjudications = { ...(config.adjudications ?? {}) };
+      adjudications[String(args.unitId)] = {
+        label: parsed.value.label,
+        penaltyReasons: parsed.value.penaltyReasons,
+        reason: reason.slice(0, 5000),
+        by: args.userId,
+        at: Math.floor(Date.now() / 1000),
+      };
+      tx.update(schema.tasks).set({ config: { ...config, adjudications } }).where(eq(schema.tasks.id, task.id)).run();
+      return { ok: true as const };
+    },
+    { behavior: "immediate" },
+  );
+}

@@ -1,0 +1,67 @@
+/**
+ * Task configuration (tasks.config JSON): kind-specific settings, the pool,
+ * adjudicators and adjudications. Pure; shared by server and tests.
+ */
+import { z } from "zod";
+
+export const DEFAULT_PENALTY_REASONS = ["consistency", "accuracy", "fluency", "safety"] as const;
+
+export const PLANS = {
+  "checklist-appropriateness": ["all-items"],
+  "response-satisfaction": ["paper", "all-items-of-sampled-responses", "stratified"],
+  "writing-quality": ["all-responses"],
+  "best-of-n": ["sample-n"],
+} as const;
+export type AnnotatableKind = keyof typeof PLANS;
+export const ANNOTATABLE_KINDS = Object.keys(PLANS) as AnnotatableKind[];
+
+export const KIND_TITLES: Record<AnnotatableKind, string> = {
+  "checklist-appropriateness": "Checklist appropriateness",
+  "response-satisfaction": "Response satisfaction",
+  "writing-quality": "Writing quality",
+  "best-of-n": "Best-of-N / pairwise",
+};
+
+export const AdjudicationSchema = z.object({
+  label: z.unknown(),
+  penaltyReasons: z.record(z.string(), z.array(z.string())).nullable().optional(),
+  reason: z.string(),
+  by: z.number().int(),
+  at: z.number().int(),
+});
+export type Adjudication = z.infer<typeof AdjudicationSchema>;
+
+export const TaskConfigSchema = z
+  .object({
+    plan: z.string().optional(),
+    models: z.array(z.string()).optional(),
+    turn: z.number().int().optional(),
+    itemLimit: z.number().int().positive().optional(),
+    responsesPerItem: z.number().int().positive().optional(),
+    strata: z.enum(["model", "domain", "turn"]).optional(),
+    perStratum: z.number().int().positive().optional(),
+    showReference: z.boolean().optional(),
+    penaltyReasons: z.array(z.string()).optional(),
+    allowTies: z.boolean().optional(),
+    includeReference: z.boolean().optional(),
+    n: z.number().int().min(2).max(4).optional(),
+    goldRate: z.number().min(0).max(1).optional(),
+    pool: z.array(z.number().int()).optional(),
+    adjudicators: z.array(z.number().int()).optional(),
+    adjudications: z.record(z.string(), AdjudicationSchema).optional(),
+  })
+  .passthrough();
+export type TaskConfig = z.infer<typeof TaskConfigSchema>;
+
+export function readConfig(raw: unknown): TaskConfig {
+  const parsed = TaskConfigSchema.safeParse(raw ?? {});
+  return parsed.success ? parsed.data : {};
+}
+
+export function penaltyReasonsOf(config: TaskConfig): string[] {
+  return config.penaltyReasons && config.penaltyReasons.length > 0 ? config.penaltyReasons : [...DEFAULT_PENALTY_REASONS];
+}
+
+export function isAnnotatable(kind: string): kind is AnnotatableKind {
+  return kind in PLANS;
+}
