@@ -1,0 +1,27 @@
+/**
+ * Problems found while importing a file. Every problem names where it is
+ * (`row`: the spreadsheet row with the header as row 1 for CSV, the line
+ * number for JSONL, the record number for a JSON array), the field, and why.
+ */
+export type Problem = {
+  /** Spreadsheet row (CSV, header = 1), line (JSONL) or record number (JSON); 0 = the whole file. */
+  row: number;
+  field?: string;
+  message: string;
+};
+
+/** A file the importer refuses outright (empty, binary, not UTF-8, unparseable). */
+export class ImportRefusal extends Error {
+  constructor(
+    message: string,
+    readonly problem: Problem = { row: 0, message },
+  ) {
+    super(message);
+    this.name = "ImportRefusal";
+  }
+}
+
+export function formatProblem(p: Problem): string {
+  const where = p.row > 0 ? `row ${p.row}` : "file";
+  return p.field ? `${where}, field "${p.field}": ${p.message}` : `${where}: ${p.message}`;
+}

@@ -1,0 +1,248 @@
+/**
+ * Reading import files without holding them in memory: the bytes stream
+ * through a fatal UTF-8 decoder (a BOM is dropped, any other encoding is
+ * refused with the byte offset and line), then through papaparse (CSV, quoted
+ * newlines and CRLF included) or a line splitter (JSONL). Row numbers are the
+ * ones a person sees: CSV rows as a spreadsheet numbers them with the header
+ * as row 1, JSONL line numbers, JSON record numbers.
+ */
+import fs from "node:fs";
+import { Readable } from "node:stream";
+import Papa from "papaparse";
+import { ImportRefusal, type Problem } from "./problems";
+
+export type FileFormat = "csv" | "jsonl" | "json";
+export type SourceRecord = Record<string, unknown>;
+
+export function formatFromName(name: string): FileFormat | undefined {
+  const lower = name.toLowerCase();
+  if (/\.(csv|tsv|txt)$/.test(lower)) return "csv";
+  if (/\.(jsonl|ndjson)$/.test(lower)) return "jsonl";
+  if (/\.json$/.test(lower)) return "json";
+  return undefined;
+}
+
+const MAGIC: [number[], string][] = [
+  [[0x50, 0x4b, 0x03, 0x04], "a ZIP archive (an .xlsx workbook?); export it as CSV (UTF-8) first"],
+  [[0xd0, 0xcf, 0x11, 0xe0], "an old Excel/Office file; export it as CSV (UTF-8) first"],
+  [[0x25, 0x50, 0x44, 0x46], "a PDF"],
+  [[0x1f, 0x8b], "a gzip archive; decompress it first"],
+  [[0x53, 0x51, 0x4c, 0x69, 0x74, 0x65], "a SQLite database"],
+];
+
+/**
+ * Refuses files that cannot be text we read: empty, binary, UTF-16/32.
+ * Returns the size in bytes.
+ */
+export function sniffFile(file: string): number {
+  let size: number;
+  try {
+    size = fs.statSync(file).size;
+  } catch {
+    throw new ImportRefusal(`Cannot read the file ${file}.`);
+  }
+  if (size === 0) throw new ImportRefusal("The file is empty (0 bytes).");
+  const fd = fs.openSync(file, "r");
+  const head = Buffer.alloc(Math.min(size, 65536));
+  try {
+    fs.readSync(fd, head, 0, head.length, 0);
+  } finally {
+    fs.closeSync(fd);
+  }
+  if ((head[0] === 0xff && head[1] === 0xfe) || (head[0] === 0xfe && head[1] === 0xff)) {
+    throw new ImportRefusal("The file is UTF-16 text; save it as UTF-8 and import it again.");
+  }
+  for (const [bytes, what] of MAGIC) {
+    if (bytes.every((b, i) => head[i] === b)) throw new ImportRefusal(`This is not a text file: it looks like ${what}.`);
+  }
+  const nul = head.indexOf(0);
+  if (nul >= 0) throw new ImportRefusal(`This is not a text file: it contains binary data (a zero byte at byte ${nul + 1}).`);
+  if (/^\s*$/.test(head.toString("utf8")) && size <= head.length) {
+    throw new ImportRefusal("The file is empty (it holds only blank space).");
+  }
+  return size;
+}
+
+/** Index of the first byte that breaks UTF-8 in buf (or -1). */
+function firstInvalidUtf8(buf: Buffer): number {
+  let i = 0;
+  while (i < buf.length) {
+    const b = buf[i];
+    let n = 0;
+    if (b < 0x80) n = 0;
+    else if (b >= 0xc2 && b <= 0xdf) n = 1;
+    else if (b >= 0xe0 && b <= 0xef) n = 2;
+    else if (b >= 0xf0 && b <= 0xf4) n = 3;
+    else return i;
+    if (i + n >= buf.length) return n > 0 && i + n >= buf.length ? i : -1;
+    for (let k = 1; k <= n; k++) if ((buf[i + k] & 0xc0) !== 0x80) return i;
+    i += n + 1;
+  }
+  return -1;
+}
+
+/** The file as UTF-8 text chunks; a bad byte ends it with an ImportRefusal naming the place. */
+export async function* decodedChunks(file: string, onBytes?: (chunk: Buffer) => void): AsyncGenerator<string> {
+  const decoder = new TextDecoder("utf-8", { fatal: true });
+  let offset = 0;
+  let lines = 1;
+  for await (const chunk of fs.createReadStream(file, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) {
+    onBytes?.(chunk);
+    let text: string;
+    try {
+      text = decoder.decode(chunk, { stream: true });
+    } catch {
+      const at = Math.max(0, firstInvalidUtf8(chunk));
+      const before = chunk.subarray(0, at).toString("utf8");
+      const line = lines + (before.match(/\n/g)?.length ?? 0);
+      throw new ImportRefusal(
+        `The file is not UTF-8 text (byte 0x${chunk[at]?.toString(16).toUpperCase().padStart(2, "0")} at byte ${offset + at + 1}, line ${line}). ` +
+          "Save it as UTF-8 (spreadsheet programs: CSV UTF-8) and import it again.",
+        { row: line, message: "not UTF-8 text" },
+      );
+    }
+    offset += chunk.length;
+    for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) lines++;
+    if (text) yield text;
+  }
+  try {
+    const rest = decoder.decode();
+    if (rest) yield rest;
+  } catch {
+    throw new ImportRefusal(`The file is not UTF-8 text (it ends inside a multi-byte character, byte ${offset}).`);
+  }
+}
+
+export type RowHandlers = {
+  /** CSV: the header's column names, before the first row. */
+  header?: (fields: string[]) => void;
+  row: (record: SourceRecord, row: number) => void;
+  problem: (p: Problem) => void;
+  bytes?: (chunk: Buffer) => void;
+};
+
+/** Streams a CSV file through papaparse, one object per data row. Resolves with the number of data rows. */
+export function readCsv(file: string, h: RowHandlers): Promise<number> {
+  return new Promise((resolve, reject) => {
+    let count = 0;
+    let headerSeen = false;
+    let failed: unknown;
+    const input = Readable.from(decodedChunks(file, h.bytes));
+    input.on("error", (err) => {
+      failed = err;
+      reject(err);
+    });
+    Papa.parse<Record<string, string>>(input as unknown as typeof Papa.NODE_STREAM_INPUT, {
+      header: true,
+      skipEmptyLines: true,
+      transformHeader: (name: string) => name.trim(),
+      step(results, parser) {
+        if (failed) return parser.abort();
+        if (!headerSeen) {
+          headerSeen = true;
+          h.header?.(results.meta.fields ?? []);
+        }
+        const row = count + 2;
+        count++;
+        for (const e of results.errors) {
+          if (e.code === "UndetectableDelimiter") continue;
+          h.problem({ row, message: csvError(e) });
+        }
+        if (results.errors.some((e) => e.code === "MissingQuotes" || e.code === "InvalidQuotes")) return;
+        const record = results.data as Record<string, unknown>;
+        if ("__parsed_extra" in record) delete record.__parsed_extra;
+        h.row(record, row);
+      },
+      complete() {
+        if (failed) return;
+        resolve(count);
+      },
+      error(err: Error) {
+        reject(err);
+      },
+    } as Papa.ParseConfig<Record<string, string>> & { step: NonNullable<Papa.ParseConfig<Record<string, string>>["step"]> });
+  });
+}
+
+function csvError(e: Papa.ParseError): string {
+  switch (e.code) {
+    case "MissingQuotes":
+      return "a quoted field is never closed (unbalanced quote); every opening \" needs a closing \"";
+    case "InvalidQuotes":
+      return "a quote inside a quoted field is not doubled (write \"\" for a literal quote)";
+    case "TooFewFields":
+    case "TooManyFields":
+      return `${e.message.replace(/\.$/, "")} than the header has`;
+    default:
+      return e.message;
+  }
+}
+
+/** Reads just the header of a CSV file (for header-only files and mapping forms). */
+export async function readCsvHeader(file: string): Promise<string[]> {
+  for await (const chunk of decodedChunks(file)) {
+    const firstLine = chunk.split(/\r?\n/)[0];
+    const parsed = Papa.parse<string[]>(firstLine, { header: false });
+    return (parsed.data[0] ?? []).map((f) => String(f).trim());
+  }
+  return [];
+}
+
+/** Streams a JSONL file, one object per non-blank line. Resolves with the number of records. */
+export async function readJsonl(file: string, h: RowHandlers): Promise<number> {
+  let buf = "";
+  let line = 0;
+  let count = 0;
+  const handle = (text: string, isLast: boolean) => {
+    line++;
+    const t = text.endsWith("\r") ? text.slice(0, -1) : text;
+    if (!t.trim()) return;
+    let value: unknown;
+    try {
+      value = JSON.parse(t);
+    } catch (err) {
+      const msg = (err as Error).message;
+      const truncated = /end of (JSON|data) input|Unterminated string/i.test(msg);
+      h.problem({
+        row: line,
+        message: truncated
+          ? `the JSON on this line is cut off before it ends (truncated line${isLast ? " at the end of the file" : ""})`
+          : `not valid JSON: ${msg}`,
+      });
+      return;
+    }
+    count++;
+    if (value === null || typeof value !== "object" || Array.isArray(value)) {
+      h.problem({ row: line, message: "each line must hold one JSON object ({...})" });
+      return;
+    }
+    h.row(value as SourceRecord, line);
+  };
+  for await (const chunk of decodedChunks(file, h.bytes)) {
+    buf += chunk;
+    let nl: number;
+    while ((nl = buf.indexOf("\n")) >= 0) {
+      handle(buf.slice(0, nl), false);
+      buf = buf.slice(nl + 1);
+    }
+  }
+  if (buf.length) handle(buf, true);
+  return count;
+}
+
+/** Reads a whole JSON document (the public benchmark files are a few MB). */
+export async function readJson(file: string, onBytes?: (chunk: Buffer) => void): Promise<unknown> {
+  let text = "";
+  for await (const chunk of decodedChunks(file, onBytes)) text += chunk;
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    const msg = (err as Error).message;
+    const pos = Number(/position (\d+)/.exec(msg)?.[1]);
+    const line = Number.isFinite(pos) ? text.slice(0, pos).split("\n").length : 0;
+    throw new ImportRefusal(`The file is not valid JSON${line ? ` (line ${line})` : ""}: ${msg}`, {
+      row: line,
+      message: `not valid JSON: ${msg}`,
+    });
+  }
+}

@@ -1,0 +1,461 @@
+/**
+ * The import sink: presets hand it normalised records, it checks what only the
+ * whole file can tell (duplicate IDs, unknown items, weight sums), writes with
+ * prepared statements inside the caller's transaction, and counts.
+ *
+ * Stability: a benchmark file becomes a dataset version whose contentHash is
+ * the SHA-256 of the normalised records. When an existing version of the same
+ * name has the same hash, the import is redone against that version ("reuse"
+ * mode) and changes nothing that is already there; a changed file gets a new
+ * version, so what was labelled on the old one stays as it was.
+ */
+import { createHash } from "node:crypto";
+import type Database from "better-sqlite3";
+import { inferLevel, placeholderEmail, type LabelLevel, type LabelValue } from "./labels";
+import type { Problem } from "./problems";
+
+export type ChecklistEntry = { text: string; weight: number | null };
+
+export type ItemRecord = {
+  sourceId: string;
+  query: string;
+  passage?: string | null;
+  domain?: string | null;
+  subject?: string | null;
+  taskType?: string | null;
+  language?: string | null;
+  metadata?: Record<string, unknown>;
+  checklist?: ChecklistEntry[];
+  references?: string[];
+};
+
+export type ResponseRecord = {
+  item: string;
+  model: string;
+  turn: number;
+  text: string;
+  /** Stable key of the response within its item; default `model#turn`. */
+  key?: string;
+  metadata?: Record<string, unknown>;
+};
+
+/** Which checklist item a verdict is about: 1-based position or its text; null = the whole response. */
+export type ChecklistRef = { position: number } | { text: string; position?: number } | null;
+
+export type VerdictRecord = {
+  judge: string;
+  judgeModel?: string;
+  item: string;
+  /** Response key (or the model name when the item has one response of that model). */
+  response: string;
+  checklist: ChecklistRef;
+  value: string | null;
+  score?: number | null;
+  raw?: string | null;
+  parseStatus?: "ok" | "partial" | "failed";
+};
+
+export type LabelRecord = { unit: string; annotator: string; label: LabelValue; text?: string };
+
+export type Counts = {
+  items: number;
+  checklistItems: number;
+  references: number;
+  responses: number;
+  verdicts: number;
+  annotations: number;
+};
+
+export type WriterOptions = {
+  projectId: number;
+  /** Set for presets that create a dataset (benchmarks, labels). */
+  dataset?: { name: string; source: string; reuseId?: number };
+  /** Restrict item look-ups to the latest version of this dataset name. */
+  lookupDataset?: string;
+  level?: LabelLevel;
+  taskName?: string;
+  /** Benchmarks whose checklist weights must sum to 1 (warn otherwise). */
+  weightsSumToOne?: boolean;
+};
+
+const MAX_PROBLEMS = 1000;
+
+export class ImportWriter {
+  readonly counts: Counts = { items: 0, checklistItems: 0, references: 0, responses: 0, verdicts: 0, annotations: 0 };
+  readonly errors: Problem[] = [];
+  readonly warnings: Problem[] = [];
+  errorCount = 0;
+  warningCount = 0;
+  datasetId: number | undefined;
+  datasetVersion: number | undefined;
+  readonly hash = createHash("sha256");
+  private readonly reuse: boolean;
+  private readonly seen = new Map<string, { id: number; row: number; sig: string; checklist: Set<string>; weight: number; weighted: boolean }>();
+  private projectItems: Map<string, number | "ambiguous"> | undefined;
+  private readonly checklists = new Map<number, { id: number; text: string; position: number }[]>();
+  private readonly responseIds = new Map<string, number>();
+  private readonly judgeIds = new Map<string, number>();
+  private readonly labels: (LabelRecord & { row: number })[] = [];
+  private readonly labelKeys = new Map<string, number>();
+  private readonly verdictKeys = new Map<string, number>();
+  private readonly reportedUnknown = new Set<string>();
+  private readonly s: Record<string, Database.Statement>;
+
+  constructor(
+    private readonly conn: Database.Database,
+    private readonly opts: WriterOptions,
+  ) {
+    const c = conn;
+    this.s = {
+      item: c.prepare(
+        "insert into items (dataset_id, source_id, query, passage, domain, subject, task_type, language, metadata) values (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      ),
+      checklist: c.prepare("insert into checklist_items (item_id, text, weight, position) values (?, ?, ?, ?)"),
+      reference: c.prepare("insert into \"references\" (item_id, text, provenance) values (?, ?, 'import')"),
+      response: c.prepare(
+        "insert into responses (item_id, model, turn, text, origin, source_key, metadata) values (?, ?, ?, ?, 'import', ?, ?) on conflict (item_id, source_key) do nothing",
+      ),
+      responseId: c.prepare("select id from responses where item_id = ? and source_key = ?"),
+      responseByModel: c.prepare("select id from responses where item_id = ? and model = ?"),
+      judge: c.prepare(
+        "insert into judges (project_id, name, provider, model) values (?, ?, 'import', ?) on conflict (project_id, name) do nothing",
+      ),
+      judgeId: c.prepare("select id from judges where project_id = ? and name = ?"),
+      verdict: c.prepare(
+        "insert into verdicts (judge_id, response_id, checklist_item_id, value, score, raw_output, parse_status) values (?, ?, ?, ?, ?, ?, ?) on conflict do nothing",
+      ),
+      verdictWhole: c.prepare("select id from verdicts where judge_id = ? and response_id = ? and checklist_item_id is null"),
+      checklistOf: c.prepare(
+        "select id, text, position from checklist_items where item_id = ? and retired_at is null order by position, id",
+      ),
+    };
+    if (opts.dataset) {
+      if (opts.dataset.reuseId) {
+        this.reuse = true;
+        this.datasetId = opts.dataset.reuseId;
+        const d = c.prepare("select version from datasets where id = ?").get(this.datasetId) as { version: number };
+        this.datasetVersion = d.version;
+        for (const r of c.prepare("select id, source_id from items where dataset_id = ?").all(this.datasetId) as {
+          id: number;
+          source_id: string;
+        }[]) {
+          this.seen.set(r.source_id, { id: r.id, row: 0, sig: "", checklist: new Set(), weight: 0, weighted: false });
+        }
+      } else {
+        this.reuse = false;
+        const max = c
+          .prepare("select max(version) as v from datasets where project_id = ? and name = ?")
+          .get(opts.projectId, opts.dataset.name) as { v: number | null };
+        this.datasetVersion = (max.v ?? 0) + 1;
+        this.datasetId = Number(
+          c
+            .prepare("insert into datasets (project_id, name, version, source) values (?, ?, ?, ?)")
+            .run(opts.projectId, opts.dataset.name, this.datasetVersion, opts.dataset.source).lastInsertRowid,
+        );
+      }
+    } else this.reuse = false;
+  }
+
+  get failed(): boolean {
+    return this.errorCount > 0;
+  }
+
+  error(p: Problem): void {
+    this.errorCount++;
+    if (this.errors.length < MAX_PROBLEMS) this.errors.push(p);
+  }
+
+  warn(p: Problem): void {
+    this.warningCount++;
+    if (this.warnings.length < MAX_PROBLEMS) this.warnings.push(p);
+  }
+
+  /**
+   * An item (with its checklist and references). With `merge`, a repeated ID
+   * adds its checklist entries to the item (long-form CSV) as long as the
+   * item's own fields agree; without, a repeated ID is an error.
+   */
+  item(rec: ItemRecord, row: number, merge = false): void {
+    this.hash.update(JSON.stringify(rec));
+    this.hash.update("\n");
+    const sig = merge ? JSON.stringify([rec.query, rec.passage ?? null, rec.domain ?? null, rec.references ?? []]) : "";
+    let entry = this.seen.get(rec.sourceId);
+    if (entry && entry.row > 0) {
+      if (!merge) {
+        this.error({ row, field: "id", message: `duplicate ID "${rec.sourceId}" (first seen at row ${entry.row})` });
+        return;
+      }
+      if (entry.sig !== sig) {
+        this.error({
+          row,
+          message: `item "${rec.sourceId}" appears again with a different prompt, reference or domain than at row ${entry.row}`,
+        });
+        return;
+      }
+    } else if (!entry || entry.row === 0) {
+      this.counts.items++;
+      this.counts.references += rec.references?.length ?? 0;
+      let id = entry?.id ?? 0;
+      if (!this.reuse && !this.failed) {
+        id = Number(
+          this.s.item.run(
+            this.datasetId,
+            rec.sourceId,
+            rec.query,
+            rec.passage ?? null,
+            rec.domain ?? null,
+            rec.subject ?? null,
+            rec.taskType ?? null,
+            rec.language ?? null,
+            JSON.stringify(rec.metadata ?? {}),
+          ).lastInsertRowid,
+        );
+        for (const r of rec.references ?? []) this.s.reference.run(id, r);
+      }
+      entry = { id, row, sig, checklist: new Set(), weight: 0, weighted: false };
+      this.seen.set(rec.sourceId, entry);
+    }
+    for (const c of rec.checklist ?? []) {
+      if (entry.checklist.has(c.text)) {
+        this.error({ row, field: "checklist", message: `duplicate checklist item for "${rec.sourceId}": "${clip(c.text)}"` });
+        continue;
+      }
+      entry.checklist.add(c.text);
+      if (c.weight !== null) {
+        entry.weighted = true;
+        entry.weight += c.weight;
+      }
+      this.counts.checklistItems++;
+      if (!this.reuse && !this.failed) this.s.checklist.run(entry.id, c.text, c.weight, entry.checklist.size - 1);
+    }
+  }
+
+  private itemId(sourceId: string, row: number, field = "item"): number | undefined {
+    const own = this.seen.get(sourceId);
+    if (own) return own.id;
+    if (!this.projectItems) this.projectItems = this.loadProjectItems();
+    const id = this.projectItems.get(sourceId);
+    if (id === "ambiguous") {
+      this.error({ row, field, message: `item "${sourceId}" exists in more than one dataset; name one with --dataset` });
+      return undefined;
+    }
+    if (id === undefined) {
+      const once = `${row}\u0000${sourceId}`;
+      if (this.reportedUnknown.has(once)) return undefined;
+      this.reportedUnknown.add(once);
+      const where = this.opts.lookupDataset ? `dataset "${this.opts.lookupDataset}"` : "this project";
+      this.error({ row, field, message: `unknown item "${clip(sourceId)}": it is not in ${where}; import the benchmark first` });
+    }
+    return id;
+  }
+
+  /** source ID → item ID over the latest version of each dataset in the project. */
+  private loadProjectItems(): Map<string, number | "ambiguous"> {
+    const rows = this.conn
+      .prepare(
+        `select i.id, i.source_id from items i join datasets d on d.id = i.dataset_id
+         where d.project_id = ? and (? is null or d.name = ?)
+           and d.version = (select max(d2.version) from datasets d2 where d2.project_id = d.project_id and d2.name = d.name)`,
+      )
+      .all(this.opts.projectId, this.opts.lookupDataset ?? null, this.opts.lookupDataset ?? null) as {
+      id: number;
+      source_id: string;
+    }[];
+    const map = new Map<string, number | "ambiguous">();
+    for (const r of rows) map.set(r.source_id, map.has(r.source_id) ? "ambiguous" : r.id);
+    return map;
+  }
+
+  response(rec: ResponseRecord, row: number): void {
+    const key = rec.key ?? `${rec.model}#${rec.turn}`;
+    const itemId = this.itemId(rec.item, row);
+    if (itemId === undefined) return;
+    const k = `${itemId}\u0000${key}`;
+    if (this.responseIds.has(k)) {
+      this.error({ row, message: `duplicate response "${key}" for item "${rec.item}"` });
+      return;
+    }
+    this.counts.responses++;
+    if (this.failed) {
+      this.responseIds.set(k, 0);
+      return;
+    }
+    const res = this.s.response.run(itemId, rec.model, rec.turn, rec.text, key, JSON.stringify(rec.metadata ?? {}));
+    const id = res.changes ? Number(res.lastInsertRowid) : (this.s.responseId.get(itemId, key) as { id: number }).id;
+    this.responseIds.set(k, id);
+  }
+
+  private judgeId(name: string, model: string): number {
+    let id = this.judgeIds.get(name);
+    if (id === undefined) {
+      this.s.judge.run(this.opts.projectId, name, model);
+      id = (this.s.judgeId.get(this.opts.projectId, name) as { id: number }).id;
+      this.judgeIds.set(name, id);
+    }
+    return id;
+  }
+
+  verdict(rec: VerdictRecord, row: number): void {
+    const itemId = this.itemId(rec.item, row);
+    if (itemId === undefined) return;
+    let responseId = this.responseIds.get(`${itemId}\u0000${rec.response}`);
+    if (responseId === undefined) {
+      const byKey = this.s.responseId.get(itemId, rec.response) as { id: number } | undefined;
+      const byModel = byKey ? [] : (this.s.responseByModel.all(itemId, rec.response) as { id: number }[]);
+      responseId = byKey?.id ?? (byModel.length === 1 ? byModel[0].id : undefined);
+      if (responseId === undefined) {
+        this.error({
+          row,
+          field: "response",
+          message:
+            byModel.length > 1
+              ? `item "${rec.item}" has ${byModel.length} responses of model "${rec.response}"; give the response key`
+              : `unknown response "${clip(rec.response)}" for item "${rec.item}"; import the responses first`,
+        });
+        return;
+      }
+    }
+    let checklistItemId: number | null = null;
+    if (rec.checklist) {
+      const list = this.checklistOf(itemId);
+      const ref = rec.checklist;
+      let hit = "text" in ref ? list.find((c) => c.text === ref.text) : undefined;
+      if (!hit && ref.position !== undefined) hit = list[ref.position - 1];
+      if (!hit) {
+        this.error({
+          row,
+          field: "checklist_item",
+          message:
+            "text" in ref
+              ? `item "${rec.item}" has no checklist item "${clip(ref.text)}"`
+              : `item "${rec.item}" has no checklist item number ${ref.position} (it has ${list.length})`,
+        });
+        return;
+      }
+      checklistItemId = hit.id;
+    }
+    const key = `${rec.judge}\u0000${responseId}\u0000${checklistItemId}`;
+    if (this.verdictKeys.has(key)) {
+      this.error({ row, message: `duplicate verdict of judge "${rec.judge}" (first at row ${this.verdictKeys.get(key)})` });
+      return;
+    }
+    this.verdictKeys.set(key, row);
+    this.counts.verdicts++;
+    if (this.failed || responseId === 0) return;
+    const judgeId = this.judgeId(rec.judge, rec.judgeModel ?? rec.judge);
+    if (checklistItemId === null && this.s.verdictWhole.get(judgeId, responseId)) return;
+    this.s.verdict.run(judgeId, responseId, checklistItemId, rec.value, rec.score ?? null, rec.raw ?? null, rec.parseStatus ?? "ok");
+  }
+
+  private checklistOf(itemId: number) {
+    let list = this.checklists.get(itemId);
+    if (!list) {
+      list = this.s.checklistOf.all(itemId) as { id: number; text: string; position: number }[];
+      this.checklists.set(itemId, list);
+    }
+    return list;
+  }
+
+  label(rec: LabelRecord, row: number): void {
+    this.hash.update(JSON.stringify([rec.unit, rec.annotator, rec.label, rec.text ?? null]));
+    this.hash.update("\n");
+    const key = `${rec.unit}\u0000${rec.annotator}`;
+    const first = this.labelKeys.get(key);
+    if (first !== undefined) {
+      this.error({ row, message: `duplicate label: annotator "${rec.annotator}" already labelled unit "${rec.unit}" at row ${first}` });
+      return;
+    }
+    this.labelKeys.set(key, row);
+    this.labels.push({ ...rec, row });
+    this.counts.annotations++;
+  }
+
+  get contentHash(): string {
+    return this.hash.copy().digest("hex");
+  }
+
+  /** Checks that need the whole file; returns the ID of an identical existing version, if any. */
+  finish(): { identicalDatasetId?: number } {
+    for (const [sourceId, e] of this.seen) {
+      if (e.row === 0 || !e.weighted) continue;
+      if (this.opts.weightsSumToOne !== false && Math.abs(e.weight - 1) > 1e-6) {
+        this.warn({
+          row: e.row,
+          field: "weight",
+          message: `checklist weights of item "${sourceId}" sum to ${round(e.weight)}, not 1`,
+        });
+      }
+    }
+    if (this.labels.length) this.counts.items = this.labelUnits();
+    if (this.labels.length === 0 && this.opts.dataset && this.counts.annotations === 0 && this.counts.items === 0 && !this.failed) {
+      this.error({ row: 0, message: "the file has no records to import" });
+    }
+    if (!this.opts.dataset || this.reuse || this.failed) return {};
+    const hash = this.contentHash;
+    const same = this.conn
+      .prepare("select id from datasets where project_id = ? and name = ? and content_hash = ? order by version desc limit 1")
+      .get(this.opts.projectId, this.opts.dataset.name, hash) as { id: number } | undefined;
+    if (same) return { identicalDatasetId: same.id };
+    this.conn.prepare("update datasets set content_hash = ? where id = ?").run(hash, this.datasetId);
+    if (this.labels.length) this.writeLabels();
+    return {};
+  }
+
+  /** Labels from another tool: one item and unit per unit ID, placeholder annotators, submitted annotations. */
+  private writeLabels(): void {
+    const c = this.conn;
+    const level = this.opts.level ?? inferLevel(this.labels.map((l) => l.label));
+    const perUnit = new Map<string, number>();
+    for (const l of this.labels) perUnit.set(l.unit, (perUnit.get(l.unit) ?? 0) + 1);
+    const overlap = Math.max(...perUnit.values());
+    const taskId = Number(
+      c
+        .prepare("insert into tasks (project_id, dataset_id, kind, name, overlap, config, status) values (?, ?, 'imported-labels', ?, ?, ?, 'closed')")
+        .run(
+          this.opts.projectId,
+          this.datasetId,
+          this.opts.taskName ?? this.opts.dataset!.name,
+          overlap,
+          JSON.stringify({ level, levelSource: this.opts.level ? "given" : "inferred", source: this.opts.dataset!.source }),
+        ).lastInsertRowid,
+    );
+    const insItem = c.prepare("insert into items (dataset_id, source_id, query) values (?, ?, ?)");
+    const insUnit = c.prepare("insert into units (task_id, item_id, position) values (?, ?, ?)");
+    const findUser = c.prepare("select id from users where email = ?");
+    const insUser = c.prepare("insert into users (email, name, password_hash, disabled) values (?, ?, '!', 1)");
+    const insAssign = c.prepare(
+      "insert into assignments (unit_id, annotator_id, status, started_at, submitted_at) values (?, ?, 'submitted', unixepoch(), unixepoch())",
+    );
+    const insAnn = c.prepare("insert into annotations (assignment_id, revision, label, status) values (?, 1, ?, 'submitted')");
+    const unitIds = new Map<string, number>();
+    const users = new Map<string, number>();
+    for (const l of this.labels) {
+      let unitId = unitIds.get(l.unit);
+      if (unitId === undefined) {
+        const itemId = Number(insItem.run(this.datasetId, l.unit, l.text ?? l.unit).lastInsertRowid);
+        unitId = Number(insUnit.run(taskId, itemId, unitIds.size).lastInsertRowid);
+        unitIds.set(l.unit, unitId);
+      }
+      let userId = users.get(l.annotator);
+      if (userId === undefined) {
+        const email = placeholderEmail(l.annotator);
+        userId = (findUser.get(email) as { id: number } | undefined)?.id ?? Number(insUser.run(email, l.annotator).lastInsertRowid);
+        users.set(l.annotator, userId);
+      }
+      const assignmentId = Number(insAssign.run(unitId, userId).lastInsertRowid);
+      insAnn.run(assignmentId, JSON.stringify(l.label));
+    }
+  }
+
+  labelUnits(): number {
+    return new Set(this.labels.map((l) => l.unit)).size;
+  }
+}
+
+function clip(s: string, n = 80): string {
+  return s.length > n ? `${s.slice(0, n)}…` : s;
+}
+
+function round(x: number): number {
+  return Math.round(x * 1e6) / 1e6;
+}

@@ -1,0 +1,102 @@
+/**
+ * npm run import -- --preset NAME --project SLUG [--dry-run] [--format json]
+ *                   [--dataset NAME] [--map field=column ...] [--level nominal|ordinal|interval] FILE
+ *
+ * Imports FILE into the database DATABASE_URL names (the project is created
+ * if it does not exist), all or nothing. Exit codes: 0 imported (or a valid
+ * dry run), 1 the file has problems (nothing written), 2 bad command line.
+ */
+import { parseArgs } from "node:util";
+import { databasePathFromEnv, DatabaseOpenError } from "../db/client";
+import { describeSummary, ImportUsageError, runImport } from "../app/formats/import.server";
+import type { LabelLevel } from "../app/formats/labels";
+import { PRESETS } from "../app/formats/presets.server";
+
+const USAGE =
+  "usage: npm run import -- --preset NAME --project SLUG [--dry-run] [--format json] [--dataset NAME] [--map field=column] [--level LEVEL] FILE";
+
+function fail(message: string, code = 2): never {
+  console.error(`import: ${message}`);
+  process.exit(code);
+}
+
+let parsed;
+try {
+  parsed = parseArgs({
+    allowPositionals: true,
+    options: {
+      preset: { type: "string" },
+      project: { type: "string" },
+      "dry-run": { type: "boolean", default: false },
+      format: { type: "string", default: "text" },
+      dataset: { type: "string" },
+      map: { type: "string", multiple: true, default: [] },
+      level: { type: "string" },
+      help: { type: "boolean", default: false },
+    },
+  });
+} catch (err) {
+  fail(`${(err as Error).message}\n${USAGE}`);
+}
+const { values, positionals } = parsed;
+if (values.help) {
+  console.log(USAGE);
+  console.log("\npresets:");
+  for (const p of Object.values(PRESETS)) console.log(`  ${p.name.padEnd(20)} ${p.summary}`);
+  process.exit(0);
+}
+if (!values.preset) fail(`--preset is required (one of ${Object.keys(PRESETS).join(", ")}).\n${USAGE}`);
+if (!values.project) fail(`--project is required.\n${USAGE}`);
+if (positionals.length !== 1) fail(positionals.length ? `give exactly one FILE (got ${positionals.length}).` : `no FILE given.\n${USAGE}`);
+if (values.format !== "text" && values.format !== "json") fail(`--format must be "json" or "text", not "${values.format}".`);
+const mapping: Record<string, string> = {};
+for (const m of values.map ?? []) {
+  const eq = m.indexOf("=");
+  if (eq <= 0 || eq === m.length - 1) fail(`--map takes field=column, not "${m}".`);
+  mapping[m.slice(0, eq).trim()] = m.slice(eq + 1).trim();
+}
+
+try {
+  const summary = await runImport({
+    databaseFile: databasePathFromEnv(),
+    projectSlug: values.project,
+    preset: values.preset,
+    file: positionals[0],
+    dryRun: values["dry-run"],
+    mapping,
+    datasetName: values.dataset,
+    level: values.level as LabelLevel | undefined,
+  });
+  if (values.format === "json") {
+    const { items, checklistItems, references, responses, verdicts, annotations, warnings, errors } = summary;
+    const limit = summary.dryRun ? 20 : 1000;
+    console.log(
+      JSON.stringify(
+        {
+          items,
+          checklistItems,
+          references,
+          responses,
+          verdicts,
+          annotations,
+          warnings: warnings.slice(0, limit),
+          errors: errors.slice(0, limit),
+          warningCount: summary.warningCount,
+          errorCount: summary.errorCount,
+          dryRun: summary.dryRun,
+          unchanged: summary.unchanged,
+          committed: summary.committed,
+          dataset: summary.dataset,
+        },
+        null,
+        2,
+      ),
+    );
+  } else {
+    (summary.errorCount ? console.error : console.log)(describeSummary(summary));
+  }
+  process.exit(summary.errorCount ? 1 : 0);
+} catch (err) {
+  if (err instanceof ImportUsageError || err instanceof DatabaseOpenError) fail(err.message);
+  throw err;
+}
