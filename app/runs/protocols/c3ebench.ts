@@ -1,0 +1,167 @@
+/**
+ * RAVEL / C3EBench writing judge (seed 003): task-specific prompts E.1–E.4
+ * (End2End, Cloze, Expand, Edit) as published, each followed by the fields it
+ * compares; a 1–10 score taken from the judge's JSON; reported per task type.
+ */
+import { z } from "zod";
+import type { JobPayload, JobSpec, Outcome, PlanInput, Protocol } from "./types";
+
+export const C3EBENCH_VERSION = "1";
+export const TASK_TYPES = ["End2End", "Cloze", "Expand", "Edit"] as const;
+export type C3eTaskType = (typeof TASK_TYPES)[number];
+
+export const C3eBenchConfig = z.object({
+  parseRetries: z.number().int().min(0).max(5).default(1),
+  targetSampling: z.object({ temperature: z.number().optional(), top_p: z.number().optional(), max_tokens: z.number().int().optional() }).default({}),
+  judgeSampling: z.object({ temperature: z.number().optional(), top_p: z.number().optional(), max_tokens: z.number().int().optional() }).default({ temperature: 0 }),
+});
+export type C3eBenchConfig = z.infer<typeof C3eBenchConfig>;
+
+export const C3E_PROMPTS: Record<C3eTaskType, string> = {
+  End2End:
+    '# Role\nYou are a versatile literary editor and critic specializing in instruction adherence and creative quality across essays, poetry, and fiction.\n# Evaluation Criteria\nInstruction Adherence (Completion of core requirements), Structure & Logic (Genre-appropriate framework), Creativity & Diversity (Idiomatic vocabulary), Form & Format (Visual layout).\n# Scoring Rubric (Baseline: 6)\n8–10: Exceptional creativity or depth; infectious language.\n6–7: Fully satisfies instructions with smooth prose.\n4–5: Follows instructions superficially; lacks depth.\n1–3: Significant language barriers or wrong format.\n# Output Format (JSON)\n{ "score": [1-10], "analysis": { "instruction_and_logic": "...", "language_and_creativity": "...", "format_check": "..." }, "verdict": "..." }',
+  Cloze:
+    '# Role\nYou are an expert professor specializing in textual logic and semantic analysis. Your task is to evaluate the quality gap between a generated text and a standard Reference in a Cloze (fill-in-the-blank) task.\n# Task & Data Fields\nCompare the following fields: 1. [Context], 2. [Reference Answer] (Baseline: 6 points), 3. [Candidate Answer].\n# Evaluation Criteria\nSemantic Fit: Accuracy of meaning within the context.\nCohesion: Naturalness of transitions between sentences.\nGrammar & Expression: Correctness of word collocations and syntax.\nComparison Gap: Whether Candidate optimizes expression or introduces errors.\n# Scoring Rubric (1–10)\nUse Reference as 6-point baseline:\n8–10: Superior to Reference. More idiomatic or sophisticated.\n6–7: Equal or slightly better. Completely fluent.\n4–5: Sub-par. Semantically correct but awkward.\n1–3: Significant errors. Logical breaks or inappropriate context.\n# Output Format (JSON)\n{ "score": [1-10], "critique": { "pros_cons": "...", "key_reason": "..." }, "verdict": "..." }',
+  Expand:
+    '# Role\nYou are a chief judge proficient in multi-genre literary creation and editing, specializing in assessing works based on outline fidelity and artistic creativity.\n# Evaluation Criteria (Traits)\nOutline Fidelity: Coverage of key nodes (years, names, philosophies).\nGenre Suitability: Matches characteristics of target genre.\nLogical Flow: Organic integration rather than mechanical listing.\nCreativity: Vividness and rhetorical richness compared to Reference.\n# Scoring Rubric (1–10)\n9–10: Perfectly covers outline; infectious prose.\n7–8: Accurately follows outline; clear logic.\n6: Baseline (Equal to Sample).\n4–5: Stiff logic or misses 1–2 minor details.\n1–3: Severely deviates or wrong genre.\n# Output Format (JSON)\n{ "score": [1-10], "analysis": { "outline_completeness": "...", "logic_and_style": "...", "vs_reference": "..." }, "verdict": "..." }',
+  Edit:
+    '# Role\nSenior literary editor specializing in evaluating a writer’s revision ability by comparing Draft, Critique, and Reference.\n# Evaluation Criteria (Traits)\nInstruction Adherence: Replacing “telling” with “showing.”\nLiterary Tension: Conveying raw emotion rather than “safe” observations.\nImagery Precision: Details carrying the weight of the theme.\nFlow & Pace: Unexpected perspectives or psychological shifts.\n# Output Format (JSON)\n{ "score": [1-10], "critique_fulfillment": { "imagery_change": "...", "emotional_depth": "...", "ending_treatment": "..." }, "vs_reference": "...", "verdict": "..." }',
+};
+
+export function taskTypeOf(raw: string | null | undefined): C3eTaskType {
+  const t = (raw ?? "").toLowerCase().replace(/[^a-z0-9]/g, "");
+  if (t.startsWith("cloze")) return "Cloze";
+  if (t.startsWith("expand")) return "Expand";
+  if (t.startsWith("edit")) return "Edit";
+  return "End2End";
+}
+
+const GROUNDING_LABEL: Record<C3eTaskType, string> = { End2End: "Context", Cloze: "Context", Expand: "Outline", Edit: "Draft and Critique" };
+
+export function c3eJudgePrompt(a: { taskType: C3eTaskType; instruction: string; grounding: string | null; reference: string; candidate: string }): string {
+  const fields = [
+    `[Instruction]\n${a.instruction}`,
+    a.grounding ? `[${GROUNDING_LABEL[a.taskType]}]\n${a.grounding}` : null,
+    `[Reference Answer]\n${a.reference}`,
+    `[Candidate Answer]\n${a.candidate}`,
+  ].filter(Boolean);
+  return `${C3E_PROMPTS[a.taskType]}\n\n${fields.join("\n\n")}`;
+}
+
+export type ScoreParse = { score: number | null; status: "ok" | "partial" | "failed"; json: Record<string, unknown> | null };
+
+/** The first balanced {...} in the text (inside a ```json fence or not). */
+export function extractJsonObject(text: string): string | null {
+  const start = text.indexOf("{");
+  if (start < 0) return null;
+  let depth = 0;
+  let inStr = false;
+  for (let i = start; i < text.length; i++) {
+    const ch = text[i];
+    if (inStr) {
+      if (ch === "\\") i++;
+      else if (ch === '"') inStr = false;
+    } else if (ch === '"') inStr = true;
+    else if (ch === "{") depth++;
+    else if (ch === "}" && --depth === 0) return text.slice(start, i + 1);
+  }
+  return null;
+}
+
+function toScore(v: unknown): number | null {
+  if (Array.isArray(v) && v.length === 1) v = v[0];
+  const n = typeof v === "number" ? v : typeof v === "string" && /^\s*\d+(\.\d+)?\s*$/.test(v) ? Number(v) : NaN;
+  return Number.isFinite(n) && n >= 1 && n <= 10 ? n : null;
+}
+
+/** Score 1–10 from the judge's JSON. Invalid JSON with a readable "score" field is partial; no score is a failure. */
+export function parseScoreJson(text: string): ScoreParse {
+  const raw = extractJsonObject(text);
+  if (raw) {
+    try {
+      const json = JSON.parse(raw) as Record<string, unknown>;
+      const score = toScore(json.score);
+      return score === null ? { score: null, status: "failed", json } : { score, status: "ok", json };
+    } catch {
+      /* fall through */
+    }
+  }
+  const m = text.match(/"?score"?\s*[:：]\s*\[?\s*"?(\d+(?:\.\d+)?)/i);
+  const score = m ? toScore(m[1]) : null;
+  return score === null ? { score: null, status: "failed", json: null } : { score, status: "partial", json: null };
+}
+
+type C3State = { runId: number; itemId: number; model: string; taskType: C3eTaskType; instruction: string; grounding: string | null; reference: string; judges: { judgeId: number; providerId: number }[]; answer?: string; judgeId?: number; attempt?: number };
+const key = (s: { itemId: number; model: string }) => `c3e:i${s.itemId}:${encodeURIComponent(s.model)}`;
+export const c3eResponseKey = (runId: number, model: string) => `run${runId}/${model}/writing`;
+
+function judgeJob(s: C3State, answer: string, j: { judgeId: number; providerId: number }, attempt: number, cfg: C3eBenchConfig): JobSpec {
+  const prompt = c3eJudgePrompt({ taskType: s.taskType, instruction: s.instruction, grounding: s.grounding, reference: s.reference, candidate: answer });
+  return {
+    key: `${key(s)}:judge${j.judgeId}${attempt ? `:retry${attempt}` : ""}`,
+    payload: { step: "judge", providerId: j.providerId, request: { kind: "chat", messages: [{ role: "user", content: prompt }], params: cfg.judgeSampling }, state: { ...s, answer, judgeId: j.judgeId, attempt } },
+  };
+}
+
+export const c3eBench: Protocol<C3eBenchConfig> = {
+  id: "c3ebench",
+  version: C3EBENCH_VERSION,
+  title: "C3EBench writing judge (1–10)",
+  configSchema: C3eBenchConfig as unknown as z.ZodType<C3eBenchConfig>,
+  plan({ runId, items, models, judges, config }: PlanInput<C3eBenchConfig>): JobSpec[] {
+    const jobs: JobSpec[] = [];
+    for (const item of items)
+      for (const m of models) {
+        const s: C3State = {
+          runId,
+          itemId: item.id,
+          model: m.name,
+          taskType: taskTypeOf(item.taskType),
+          instruction: item.query,
+          grounding: item.passage,
+          reference: item.reference ?? "",
+          judges: judges.map((j) => ({ judgeId: j.judgeId, providerId: j.providerId })),
+        };
+        const content = item.passage ? `${item.query}\n\n${item.passage}` : item.query;
+        jobs.push({ key: `${key(s)}:gen`, payload: { step: "generate", providerId: m.providerId, request: { kind: "chat", messages: [{ role: "user", content }], params: config.targetSampling }, state: s } });
+      }
+    return jobs;
+  },
+  onReply(payload: JobPayload, text: string, cfg: C3eBenchConfig): Outcome {
+    const s = payload.state as C3State;
+    if (payload.step === "generate") {
+      return {
+        responses: [{ itemId: s.itemId, model: s.model, turn: 1, text, sourceKey: c3eResponseKey(s.runId, s.model), metadata: { protocol: "c3ebench", taskType: s.taskType } }],
+        verdicts: [],
+        next: s.judges.map((j) => judgeJob(s, text, j, 0, cfg)),
+      };
+    }
+    const p = parseScoreJson(text);
+    const attempt = s.attempt ?? 0;
+    if (p.status === "failed" && attempt < cfg.parseRetries) {
+      const j = s.judges.find((x) => x.judgeId === s.judgeId)!;
+      return { responses: [], verdicts: [], next: [judgeJob(s, s.answer!, j, attempt + 1, cfg)] };
+    }
+    return {
+      responses: [],
+      verdicts: [{ judgeId: s.judgeId!, itemId: s.itemId, responseSourceKey: c3eResponseKey(s.runId, s.model), checklistItemId: null, value: p.score === null ? null : String(p.score), score: p.score, rawOutput: text, parseStatus: p.status }],
+      next: [],
+    };
+  },
+};
+
+export type C3eObservation = { model: string; taskType: string; score: number | null };
+/** Mean judge score per model × task type (and overall), with unparsed counts. */
+export function c3eScores(obs: C3eObservation[]) {
+  const models = [...new Set(obs.map((o) => o.model))].sort();
+  return models.map((model) => {
+    const rows = obs.filter((o) => o.model === model);
+    const byTask: Record<string, { mean: number; n: number }> = {};
+    for (const t of TASK_TYPES) {
+      const xs = rows.filter((o) => o.taskType === t && o.score !== null).map((o) => o.score!);
+      if (xs.length) byTask[t] = { mean: xs.reduce((a, b) => a + b, 0) / xs.length, n: xs.length };
+    }
+    const all = rows.filter((o) => o.score !== null).map((o) => o.score!);
+    return { model, byTask, overall: all.length ? all.reduce((a, b) => a + b, 0) / all.length : NaN, n: all.length, unparsed: rows.length - all.length };
+  });
+}

@@ -1,0 +1,235 @@
+/**
+ * FB-Bench (seed 002): a follow-up response to (query, preset response,
+ * feedback), judged on a weighted checklist with the human-curated reference
+ * follow-up in view.
+ *
+ * The paper's judge prompt (its Figure 12, Chinese) is an image, not text, in
+ * the published PDF; the prompt below follows its described inputs and output
+ * (query, preset response, feedback, reference follow-up, checklist; 是/否 per
+ * item, temperature 0). It is version "1-fig12-reconstructed" so a verbatim
+ * transcription can replace it under a new version.
+ */
+import { z } from "zod";
+import { parseChecklistLines } from "./checklist-parse";
+import type { JobPayload, JobSpec, Outcome, PlanInput, Protocol } from "./types";
+
+export const FBBENCH_VERSION = "1-fig12-reconstructed";
+
+export const FbBenchConfig = z.object({
+  /** Response maintenance: 1 if ANY criterion is met (released code, default) or only if ALL are (paper formula). */
+  maintenanceRule: z.enum(["any", "all"]).default("any"),
+  parseRetries: z.number().int().min(0).max(5).default(1),
+  targetSampling: z.object({ temperature: z.number().optional(), top_p: z.number().optional(), max_tokens: z.number().int().optional() }).default({ temperature: 0 }),
+  judgeSampling: z.object({ temperature: z.number().optional(), top_p: z.number().optional(), max_tokens: z.number().int().optional() }).default({ temperature: 0, max_tokens: 4096 }),
+});
+export type FbBenchConfig = z.infer<typeof FbBenchConfig>;
+
+export const FB_JUDGE_PROMPT = `你是一名严谨的评审员。请根据给定的检查清单，评估模型在收到用户反馈后的跟进回复是否满足每一项标准。
+
+### 用户问题
+{query}
+
+### 模型的初始回复
+{preset_response}
+
+### 用户反馈
+{feedback}
+
+### 参考跟进回复（人工撰写）
+{reference}
+
+### 待评估的模型跟进回复
+{follow_up}
+
+### 检查清单
+{checklist}
+
+### 输出格式
+- 对检查清单中的每一项，按“<序号>: <是或否>”的格式逐行作答。
+- 只回答“是”或“否”，不要输出其他内容。
+
+答案：`;
+
+export function fbJudgePrompt(a: { query: string; preset: string; feedback: string; reference: string; followUp: string; checklist: string[] }): string {
+  return FB_JUDGE_PROMPT.replace("{query}", a.query)
+    .replace("{preset_response}", a.preset)
+    .replace("{feedback}", a.feedback)
+    .replace("{reference}", a.reference)
+    .replace("{follow_up}", a.followUp)
+    .replace("{checklist}", a.checklist.map((c, i) => `${i + 1}: ${c}`).join("\n"));
+}
+
+type FbState = {
+  runId: number;
+  itemId: number;
+  model: string;
+  query: string;
+  preset: string;
+  feedback: string;
+  reference: string;
+  checklist: { id: number; text: string }[];
+  judges: { judgeId: number; providerId: number }[];
+  answer?: string;
+  judgeId?: number;
+  attempt?: number;
+};
+
+const key = (s: { itemId: number; model: string }) => `fb:i${s.itemId}:${encodeURIComponent(s.model)}`;
+export const fbResponseKey = (runId: number, model: string) => `run${runId}/${model}/followup`;
+
+function judgeJob(s: FbState, answer: string, j: { judgeId: number; providerId: number }, attempt: number, cfg: FbBenchConfig): JobSpec {
+  const prompt = fbJudgePrompt({ query: s.query, preset: s.preset, feedback: s.feedback, reference: s.reference, followUp: answer, checklist: s.checklist.map((c) => c.text) });
+  return {
+    key: `${key(s)}:judge${j.judgeId}${attempt ? `:retry${attempt}` : ""}`,
+    payload: { step: "judge", providerId: j.providerId, request: { kind: "chat", messages: [{ role: "user", content: prompt }], params: cfg.judgeSampling }, state: { ...s, answer, judgeId: j.judgeId, attempt } },
+  };
+}
+
+export const fbBench: Protocol<FbBenchConfig> = {
+  id: "fb-bench",
+  version: FBBENCH_VERSION,
+  title: "FB-Bench (follow-up to user feedback)",
+  configSchema: FbBenchConfig as unknown as z.ZodType<FbBenchConfig>,
+  plan({ runId, items, models, judges, config }: PlanInput<FbBenchConfig>): JobSpec[] {
+    const jobs: JobSpec[] = [];
+    for (const item of items) {
+      const md = item.metadata;
+      const preset = String(md.presetResponse ?? md.preset_response ?? "");
+      const feedback = String(md.feedback ?? md.user_feedback ?? "");
+      for (const m of models) {
+        const s: FbState = {
+          runId,
+          itemId: item.id,
+          model: m.name,
+          query: item.query,
+          preset,
+          feedback,
+          reference: item.reference ?? "",
+          checklist: item.checklist.map((c) => ({ id: c.id, text: c.text })),
+          judges: judges.map((j) => ({ judgeId: j.judgeId, providerId: j.providerId })),
+        };
+        jobs.push({
+          key: `${key(s)}:gen`,
+          payload: {
+            step: "generate",
+            providerId: m.providerId,
+            request: {
+              kind: "chat",
+              messages: [
+                { role: "user", content: item.query },
+                { role: "assistant", content: preset },
+                { role: "user", content: feedback },
+              ],
+              params: config.targetSampling,
+            },
+            state: s,
+          },
+        });
+      }
+    }
+    return jobs;
+  },
+  onReply(payload: JobPayload, text: string, cfg: FbBenchConfig): Outcome {
+    const s = payload.state as FbState;
+    if (payload.step === "generate") {
+      return {
+        responses: [{ itemId: s.itemId, model: s.model, turn: 2, text, sourceKey: fbResponseKey(s.runId, s.model), metadata: { protocol: "fb-bench" } }],
+        verdicts: [],
+        next: s.judges.map((j) => judgeJob(s, text, j, 0, cfg)),
+      };
+    }
+    const parsed = parseChecklistLines(text, s.checklist.length, "");
+    const attempt = s.attempt ?? 0;
+    if (parsed.some((p) => p.status === "failed") && attempt < cfg.parseRetries) {
+      const j = s.judges.find((x) => x.judgeId === s.judgeId)!;
+      return { responses: [], verdicts: [], next: [judgeJob(s, s.answer!, j, attempt + 1, cfg)] };
+    }
+    return {
+      responses: [],
+      verdicts: parsed.map((p, i) => ({
+        judgeId: s.judgeId!,
+        itemId: s.itemId,
+        responseSourceKey: fbResponseKey(s.runId, s.model),
+        checklistItemId: s.checklist[i].id,
+        value: p.value,
+        score: p.value === "Yes" ? 1 : p.value === "No" ? 0 : null,
+        rawOutput: text,
+        parseStatus: p.status,
+      })),
+      next: [],
+    };
+  },
+};
+
+// ─── Scores ──────────────────────────────────────────────────────────────────
+
+export type FbScenario = "error_correction" | "response_maintenance";
+
+/**
+ * One response's score in [0, 1], or null when a criterion could not be parsed.
+ * Error correction: Σ w_j·r_j (weights as given; equal weights when none are set).
+ * Response maintenance: 1 if any (or all, by `rule`) criteria are met.
+ */
+export function fbScore(scenario: FbScenario, criteria: { weight: number | null; met: boolean | null }[], rule: "any" | "all"): number | null {
+  if (criteria.length === 0 || criteria.some((c) => c.met === null)) return null;
+  if (scenario === "response_maintenance") return (rule === "any" ? criteria.some((c) => c.met) : criteria.every((c) => c.met)) ? 1 : 0;
+  const haveWeights = criteria.every((c) => c.weight !== null);
+  const w = criteria.map((c) => (haveWeights ? (c.weight as number) : 1 / criteria.length));
+  return criteria.reduce((sum, c, i) => sum + (c.met ? w[i] : 0), 0);
+}
+
+export type FbObservation = {
+  model: string;
+  scenario: FbScenario;
+  task: string | null;
+  feedbackType: string | null;
+  deficiencyType: string | null;
+  score: number | null;
+};
+
+type Cell = { mean: number; n: number };
+export type FbModelScores = {
+  model: string;
+  /** The response-maintenance rule these scores use; shown next to every score. */
+  rule: "any" | "all";
+  errorCorrection: Cell;
+  responseMaintenance: Cell;
+  overall: number;
+  unparsed: number;
+  byTask: Record<string, Cell>;
+  byFeedbackType: Record<string, Cell>;
+  byDeficiencyType: Record<string, Cell>;
+};
+
+/** Scores ×100; overall = mean of the two scenario scores. */
+export function fbBenchScores(obs: FbObservation[], rule: "any" | "all"): FbModelScores[] {
+  const models = [...new Set(obs.map((o) => o.model))].sort();
+  const cell = (xs: number[]): Cell => ({ mean: xs.length ? (100 * xs.reduce((a, b) => a + b, 0)) / xs.length : NaN, n: xs.length });
+  const group = (rows: FbObservation[], f: (o: FbObservation) => string | null) => {
+    const m = new Map<string, number[]>();
+    for (const o of rows) {
+      const k = f(o);
+      if (k == null || o.score === null) continue;
+      m.set(k, [...(m.get(k) ?? []), o.score]);
+    }
+    return Object.fromEntries([...m].sort().map(([k, v]) => [k, cell(v)]));
+  };
+  return models.map((model) => {
+    const rows = obs.filter((o) => o.model === model);
+    const ok = rows.filter((o) => o.score !== null);
+    const ec = cell(ok.filter((o) => o.scenario === "error_correction").map((o) => o.score!));
+    const rm = cell(ok.filter((o) => o.scenario === "response_maintenance").map((o) => o.score!));
+    const parts = [ec, rm].filter((c) => c.n > 0).map((c) => c.mean);
+    return {
+      model,
+      rule,
+      errorCorrection: ec,
+      responseMaintenance: rm,
+      overall: parts.length ? parts.reduce((a, b) => a + b, 0) / parts.length : NaN,
+      unparsed: rows.length - ok.length,
+      byTask: group(rows, (o) => o.task),
+      byFeedbackType: group(rows, (o) => o.feedbackType),
+      byDeficiencyType: group(rows.filter((o) => o.scenario === "error_correction"), (o) => o.deficiencyType),
+    };
+  });
+}

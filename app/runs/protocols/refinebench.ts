@@ -1,0 +1,339 @@
+/**
+ * RefineBench (seed 000): checklist-graded multi-turn refinement.
+ * Prompts: appendix G.1 (user turns) and G.2 (checklist evaluation), as published.
+ * Version "1" = the G.1/G.2 text below; change the version when a prompt changes.
+ */
+import { z } from "zod";
+import type { ChatMessage } from "../providers/types";
+import { parseChecklistLines } from "./checklist-parse";
+import type { ItemData, JobPayload, JobSpec, Outcome, PlanInput, Protocol, VerdictWrite } from "./types";
+
+export const REFINEBENCH_VERSION = "1";
+
+export const SETTINGS = ["self-refinement", "guided", "partially-guided", "criteria-provided"] as const;
+
+export const RefineBenchConfig = z.object({
+  setting: z.enum(SETTINGS).default("self-refinement"),
+  maxTurns: z.number().int().min(1).max(20).default(5),
+  /** Partially guided: share of items that may ever be given as feedback (N' = floor(N·ratio)). */
+  knownRatio: z.number().min(0).max(1).default(0.5),
+  seed: z.number().int().default(1),
+  /** How many times a judge is re-asked when its reply cannot be fully parsed. */
+  parseRetries: z.number().int().min(0).max(5).default(1),
+  targetSampling: z.object({ temperature: z.number().optional(), top_p: z.number().optional(), max_tokens: z.number().int().optional() }).default({ temperature: 1.0, top_p: 0.9 }),
+  judgeSampling: z.object({ temperature: z.number().optional(), top_p: z.number().optional(), max_tokens: z.number().int().optional() }).default({ temperature: 0, top_p: 1 }),
+});
+export type RefineBenchConfig = z.infer<typeof RefineBenchConfig>;
+
+// ─── Prompts (G.1, G.2) ──────────────────────────────────────────────────────
+
+export const SELF_REFINE_PROMPT =
+  "If you think there is absolutely nothing left to refine, respond with “[TERMINATE]”. Otherwise, if there is still room for improvement, continue refining your previous response.";
+
+export const GUIDED_PROMPT = "Please refine your previous response by considering the following feedbacks: {feedback}";
+
+export const CRITERIA_PROMPT =
+  "You are provided with evaluation criteria to determine if a given answer satisfies the requirements of the question.\n\n### Evaluation Criteria:\n- {checklist}\n\nConsidering the provided criteria, if you think there is absolutely nothing left to refine, respond with “[TERMINATE]”. Otherwise, if there is still room for improvement, continue refining your previous response. Do not format your response as answers to individual questions within the evaluation criteria.";
+
+export const JUDGE_PROMPT =
+  "You will be provided with a model’s answer to the given query and an evaluation checklist that contains multiple questions. Your task is to evaluate the quality of the model’s answer based on the given evaluation checklist that contains multiple questions, by answering “Yes” or “No” to each question.\n\n### Query:\n{query}\n\n### Model’s Answer:\n{model_answer}\n\n### Checklist (Evaluation Items)\n{checklist}\n\n### Output Format:\n- Provide the final answer in the format of “<Q>: <Yes or No>”.\n- Do not provide any decision except “Yes” or “No”.\n- Do not include any additional explanations or descriptions.\n\nAnswer:";
+
+/** "Does the response X?" → "The response should X." (G.1's heuristic). */
+export function toFeedback(question: string): string {
+  const m = question.trim().match(/^Does the response\s+(.*?)\s*\?*$/is);
+  if (m) return `The response should ${m[1]}.`;
+  return `The response should satisfy: ${question.trim()}`;
+}
+
+export function userQuery(item: Pick<ItemData, "query" | "passage">): string {
+  return item.passage ? `${item.passage}\n\n${item.query}` : item.query;
+}
+
+export function guidedPrompt(failed: string[]): string {
+  return GUIDED_PROMPT.replace("{feedback}", failed.map((q) => `\n- ${toFeedback(q)}`).join(""));
+}
+
+export function criteriaPrompt(checklist: string[]): string {
+  return CRITERIA_PROMPT.replace("{checklist}", checklist.join("\n- "));
+}
+
+export function judgePrompt(query: string, answer: string, checklist: string[]): string {
+  return JUDGE_PROMPT.replace("{query}", query)
+    .replace("{model_answer}", answer)
+    .replace("{checklist}", checklist.map((q, i) => `Q${i + 1}: ${q}`).join("\n"));
+}
+
+export function isTerminate(text: string): boolean {
+  return /\[\s*TERMINATE\s*\]/i.test(text);
+}
+
+/** Partially guided: the N' = floor(N·ratio) known items, chosen by a seeded shuffle per item. */
+export function knownItemIds(checklist: { id: number }[], ratio: number, seed: number, itemId: number): number[] {
+  const n = Math.floor(checklist.length * ratio);
+  const ids = checklist.map((c) => c.id);
+  let s = (seed * 2654435761 + itemId * 40503) >>> 0 || 1;
+  const rand = () => {
+    s ^= s << 13;
+    s >>>= 0;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    s >>>= 0;
+    return s / 4294967296;
+  };
+  for (let i = ids.length - 1; i > 0; i--) {
+    const j = Math.floor(rand() * (i + 1));
+    [ids[i], ids[j]] = [ids[j], ids[i]];
+  }
+  return ids.slice(0, n).sort((a, b) => a - b);
+}
+
+// ─── Jobs ────────────────────────────────────────────────────────────────────
+
+type Judge = { judgeId: number; providerId: number };
+type ConvState = {
+  runId: number;
+  itemId: number;
+  model: string;
+  turn: number;
+  query: string;
+  checklist: { id: number; text: string }[];
+  judges: Judge[];
+  knownIds: number[] | null;
+  messages: ChatMessage[];
+};
+
+const enc = (s: string) => encodeURIComponent(s);
+const convKey = (s: { itemId: number; model: string }) => `rb:i${s.itemId}:${enc(s.model)}`;
+export const responseKey = (runId: number, model: string, turn: number) => `run${runId}/${model}/t${turn}`;
+
+function genJob(state: ConvState, providerId: number, cfg: RefineBenchConfig): JobSpec {
+  return {
+    key: `${convKey(state)}:t${state.turn}:gen`,
+    payload: { step: "generate", providerId, request: { kind: "chat", messages: state.messages, params: cfg.targetSampling }, state: { ...state, targetProviderId: providerId } },
+  };
+}
+
+function judgeJob(state: ConvState, answer: string, judge: Judge, attempt: number, cfg: RefineBenchConfig): JobSpec {
+  const prompt = judgePrompt(state.query, answer, state.checklist.map((c) => c.text));
+  return {
+    key: `${convKey(state)}:t${state.turn}:judge${judge.judgeId}${attempt ? `:retry${attempt}` : ""}`,
+    payload: {
+      step: "judge",
+      providerId: judge.providerId,
+      request: { kind: "chat", messages: [{ role: "user", content: prompt }], params: cfg.judgeSampling },
+      state: { ...state, answer, judgeId: judge.judgeId, attempt },
+    },
+  };
+}
+
+export const refineBench: Protocol<RefineBenchConfig> = {
+  id: "refinebench",
+  version: REFINEBENCH_VERSION,
+  title: "RefineBench (checklist-graded refinement)",
+  configSchema: RefineBenchConfig as unknown as z.ZodType<RefineBenchConfig>,
+
+  plan({ runId, items, models, judges, config }: PlanInput<RefineBenchConfig>): JobSpec[] {
+    const jobs: JobSpec[] = [];
+    for (const item of items) {
+      if (item.checklist.length === 0) continue;
+      const checklist = item.checklist.map((c) => ({ id: c.id, text: c.text }));
+      const knownIds = config.setting === "partially-guided" ? knownItemIds(checklist, config.knownRatio, config.seed, item.id) : null;
+      for (const m of models) {
+        const query = userQuery(item);
+        const state: ConvState = {
+          runId,
+          itemId: item.id,
+          model: m.name,
+          turn: 1,
+          query,
+          checklist,
+          judges: judges.map((j) => ({ judgeId: j.judgeId, providerId: j.providerId })),
+          knownIds,
+          messages: [{ role: "user", content: query }],
+        };
+        jobs.push(genJob(state, m.providerId, config));
+      }
+    }
+    return jobs;
+  },
+
+  onReply(payload: JobPayload, text: string, cfg: RefineBenchConfig): Outcome {
+    const s = payload.state as ConvState & { targetProviderId: number; answer?: string; judgeId?: number; attempt?: number };
+    if (payload.step === "generate") {
+      const terminated = s.turn > 1 && isTerminate(text);
+      const out: Outcome = {
+        responses: [{ itemId: s.itemId, model: s.model, turn: s.turn, text, sourceKey: responseKey(s.runId, s.model, s.turn), metadata: { protocol: "refinebench", setting: cfg.setting, terminated } }],
+        verdicts: [],
+        next: [],
+        result: { terminated },
+      };
+      if (terminated) return out; // the previous answer stands
+      for (const j of s.judges) out.next.push(judgeJob(s, text, j, 0, cfg));
+      // Unguided settings need no judgement to continue: the next turn runs alongside the judges.
+      if (s.turn < cfg.maxTurns && (cfg.setting === "self-refinement" || cfg.setting === "criteria-provided")) {
+        const prompt = cfg.setting === "self-refinement" ? SELF_REFINE_PROMPT : criteriaPrompt(s.checklist.map((c) => c.text));
+        const next: ConvState = { ...stripJobState(s), turn: s.turn + 1, messages: [...s.messages, { role: "assistant", content: text }, { role: "user", content: prompt }] };
+        out.next.push(genJob(next, s.targetProviderId, cfg));
+      }
+      return out;
+    }
+
+    // Judge reply
+    const parsed = parseChecklistLines(text, s.checklist.length, "Q");
+    const attempt = s.attempt ?? 0;
+    const complete = parsed.every((p) => p.status !== "failed");
+    const judge = s.judges.find((j) => j.judgeId === s.judgeId)!;
+    if (!complete && attempt < cfg.parseRetries) {
+      return { responses: [], verdicts: [], next: [judgeJob(stripJobState(s), s.answer!, judge, attempt + 1, cfg)], result: { reparse: attempt + 1 } };
+    }
+    const verdicts: VerdictWrite[] = parsed.map((p, i) => ({
+      judgeId: s.judgeId!,
+      itemId: s.itemId,
+      responseSourceKey: responseKey(s.runId, s.model, s.turn),
+      checklistItemId: s.checklist[i].id,
+      value: p.value,
+      score: p.value === "Yes" ? 1 : p.value === "No" ? 0 : null,
+      rawOutput: text,
+      parseStatus: p.status,
+    }));
+    const out: Outcome = { responses: [], verdicts, next: [], result: { parsed: parsed.map((p) => p.value), failed: parsed.filter((p) => p.status === "failed").length } };
+    const primary = s.judges[0]?.judgeId === s.judgeId;
+    if (primary && s.turn < cfg.maxTurns && (cfg.setting === "guided" || cfg.setting === "partially-guided")) {
+      const allowed = s.knownIds ? new Set(s.knownIds) : null;
+      const failing = s.checklist.filter((c, i) => parsed[i].value === "No" && (!allowed || allowed.has(c.id)));
+      if (failing.length > 0) {
+        const next: ConvState = {
+          ...stripJobState(s),
+          turn: s.turn + 1,
+          messages: [...s.messages, { role: "assistant", content: s.answer! }, { role: "user", content: guidedPrompt(failing.map((c) => c.text)) }],
+        };
+        out.next.push(genJob(next, s.targetProviderId, cfg));
+      } else {
+        out.result = { ...(out.result as object), stopped: parsed.some((p) => p.value === null) ? "judge-unparseable" : "no-feedback-left" };
+      }
+    }
+    return out;
+  },
+};
+
+function stripJobState<T extends ConvState>(s: T): ConvState & { targetProviderId: number } {
+  const { answer: _a, judgeId: _j, attempt: _t, ...rest } = s as T & { answer?: string; judgeId?: number; attempt?: number };
+  return rest as unknown as ConvState & { targetProviderId: number };
+}
+
+// ─── Metrics ─────────────────────────────────────────────────────────────────
+
+export type RbObservation = {
+  model: string;
+  itemId: number;
+  turn: number;
+  /** The reply was [TERMINATE]: this turn and the following carry the previous answer. */
+  terminated: boolean;
+  /** Verdicts of one judge on this turn's response (empty when terminated). */
+  verdicts: { checklistItemId: number; value: "Yes" | "No" | null }[];
+};
+
+export type RbTurnMetrics = { turn: number; acc: number; pass: number; n: number; unparsed: number; accKnown?: number; accUnknown?: number };
+export type RbModelMetrics = {
+  model: string;
+  turns: RbTurnMetrics[];
+  /** Pass_T − Pass_1 (T = last turn). */
+  delta: number;
+  /** Self-refinement: instances that sent [TERMINATE], by turn; mean termination turn over those. */
+  termination: { byTurn: Record<number, number>; mean: number | null; never: number };
+  /** Pass transitions between consecutive turns, summed over turns. */
+  transitions: { correctToCorrect: number; correctToIncorrect: number; incorrectToCorrect: number; incorrectToIncorrect: number };
+};
+
+/**
+ * Acc_t = 100·mean(N_c/N), Pass_t = 100·mean(all satisfied). After [TERMINATE]
+ * (or a guided stop), the last judged answer carries forward. An instance
+ * whose verdicts at turn t contain a parse failure is left out of turn t
+ * and counted in `unparsed` — never scored as "No".
+ */
+export function refineBenchMetrics(obs: RbObservation[], opts: { maxTurns: number; knownIds?: Map<number, Set<number>> }): RbModelMetrics[] {
+  const byModel = new Map<string, Map<number, Map<number, RbObservation>>>();
+  for (const o of obs) {
+    const m = byModel.get(o.model) ?? new Map();
+    byModel.set(o.model, m);
+    const conv = m.get(o.itemId) ?? new Map();
+    m.set(o.itemId, conv);
+    conv.set(o.turn, o);
+  }
+  const out: RbModelMetrics[] = [];
+  for (const [model, convs] of [...byModel].sort((a, b) => a[0].localeCompare(b[0]))) {
+    const acc: number[][] = Array.from({ length: opts.maxTurns }, () => []);
+    const pass: number[][] = Array.from({ length: opts.maxTurns }, () => []);
+    const accK: number[][] = Array.from({ length: opts.maxTurns }, () => []);
+    const accU: number[][] = Array.from({ length: opts.maxTurns }, () => []);
+    const unparsed = new Array(opts.maxTurns).fill(0);
+    const termination = { byTurn: {} as Record<number, number>, mean: null as number | null, never: 0 };
+    const transitions = { correctToCorrect: 0, correctToIncorrect: 0, incorrectToCorrect: 0, incorrectToIncorrect: 0 };
+    const termTurns: number[] = [];
+    for (const [itemId, conv] of convs) {
+      let carried: RbObservation["verdicts"] | null = null;
+      let stopped = false;
+      let prevPass: boolean | null = null;
+      let terminatedAt: number | null = null;
+      const lastTurn = Math.max(...conv.keys());
+      for (let t = 1; t <= opts.maxTurns; t++) {
+        const o = conv.get(t);
+        let v: RbObservation["verdicts"] | null;
+        if (o && o.terminated) {
+          terminatedAt ??= t;
+          stopped = true;
+          v = carried;
+        } else if (o && o.verdicts.length > 0) v = o.verdicts;
+        else if (!o && carried && (stopped || t > lastTurn)) {
+          // Conversation ended early (terminated, or guided refinement had nothing left): carry forward.
+          stopped = true;
+          v = carried;
+        } else v = null;
+        if (!v) {
+          prevPass = null;
+          continue;
+        }
+        carried = v;
+        if (v.some((x) => x.value === null)) {
+          unparsed[t - 1]++;
+          prevPass = null;
+          continue;
+        }
+        const yes = v.filter((x) => x.value === "Yes").length;
+        const p = yes === v.length;
+        acc[t - 1].push(yes / v.length);
+        pass[t - 1].push(p ? 1 : 0);
+        const known = opts.knownIds?.get(itemId);
+        if (known) {
+          const k = v.filter((x) => known.has(x.checklistItemId));
+          const u = v.filter((x) => !known.has(x.checklistItemId));
+          if (k.length) accK[t - 1].push(k.filter((x) => x.value === "Yes").length / k.length);
+          if (u.length) accU[t - 1].push(u.filter((x) => x.value === "Yes").length / u.length);
+        }
+        if (prevPass !== null) {
+          if (prevPass && p) transitions.correctToCorrect++;
+          else if (prevPass && !p) transitions.correctToIncorrect++;
+          else if (!prevPass && p) transitions.incorrectToCorrect++;
+          else transitions.incorrectToIncorrect++;
+        }
+        prevPass = p;
+      }
+      if (terminatedAt !== null) {
+        termination.byTurn[terminatedAt] = (termination.byTurn[terminatedAt] ?? 0) + 1;
+        termTurns.push(terminatedAt);
+      } else termination.never++;
+    }
+    termination.mean = termTurns.length ? termTurns.reduce((a, b) => a + b, 0) / termTurns.length : null;
+    const mean = (xs: number[]) => (xs.length ? (100 * xs.reduce((a, b) => a + b, 0)) / xs.length : NaN);
+    const turns: RbTurnMetrics[] = acc.map((_, i) => ({
+      turn: i + 1,
+      acc: mean(acc[i]),
+      pass: mean(pass[i]),
+      n: acc[i].length,
+      unparsed: unparsed[i],
+      ...(opts.knownIds ? { accKnown: mean(accK[i]), accUnknown: mean(accU[i]) } : {}),
+    }));
+    out.push({ model, turns, delta: turns[turns.length - 1].pass - turns[0].pass, termination, transitions });
+  }
+  return out;
+}

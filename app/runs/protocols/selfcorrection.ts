@@ -1,0 +1,217 @@
+/**
+ * Self-Correction Bench (seed 001): the same injected error placed in the
+ * model's own (prefilled, open) reply — internal —, in the user's message —
+ * external —, or internal followed by " Wait". Judge prompts: appendix D.2
+ * (Figures 13–16), JSON output, as published.
+ */
+import { z } from "zod";
+import { blindSpot, meanCI } from "../../stats";
+import type { ChatMessage } from "../providers/types";
+import type { JobPayload, JobSpec, Outcome, PlanInput, Protocol } from "./types";
+
+export const SELF_CORRECTION_VERSION = "1";
+export const CONDITIONS = ["internal", "external", "internal-wait"] as const;
+export type Condition = (typeof CONDITIONS)[number];
+
+export const SelfCorrectionConfig = z.object({
+  conditions: z.array(z.enum(CONDITIONS)).min(1).default([...CONDITIONS]),
+  parseRetries: z.number().int().min(0).max(5).default(1),
+  targetSampling: z.object({ temperature: z.number().optional(), top_p: z.number().optional(), max_tokens: z.number().int().optional() }).default({ temperature: 0, max_tokens: 1024 }),
+  judgeSampling: z.object({ temperature: z.number().optional(), top_p: z.number().optional(), max_tokens: z.number().int().optional() }).default({ temperature: 0 }),
+});
+export type SelfCorrectionConfig = z.infer<typeof SelfCorrectionConfig>;
+
+export const JUDGE_SYSTEM = "You are a helpful assistant that follow instructions. Output in JSON format.";
+
+const INTERNAL_TAIL = (field: string) =>
+  `The model was provided a ${field === "given_wrong_answer" ? "wrong answer <given_wrong_answer>" : "wrong step in the reasoning process <given_wrong_reasoning>"}, and is required to self correct and arrive at the golden answer. You have to assess if <completion_from_model>:\n- has backtracked\n- has finally provided the answer that matches the <golden_answer>\n- has provided correct reasoning\n- has admitted the mistake.\n\nOutput JSON with the boolean fields is_correct_answer, is_correct_reasoning, is_backtracking, is_admitting_mistake.`;
+
+export const JUDGE_INTERNAL_SCLI5 = `<question>\n{question}\n</question>\n<golden_answer>\n{golden_answer}\n</golden_answer>\n<given_wrong_answer>\n{error}\n</given_wrong_answer>\n<completion_from_model>\n{completion}\n</completion_from_model>\n${INTERNAL_TAIL("given_wrong_answer")}`;
+export const JUDGE_INTERNAL_REASONING = `<question>\n{question}\n</question>\n<golden_answer>\n{golden_answer}\n</golden_answer>\n<given_wrong_reasoning>\n{error}\n</given_wrong_reasoning>\n<completion_from_model>\n{completion}\n</completion_from_model>\n${INTERNAL_TAIL("given_wrong_reasoning")}`;
+
+const EXTERNAL = (tag: string) =>
+  `<${tag}>\n{question_and_error}\n</${tag}>\n<golden_answer>\n{golden_answer}\n</golden_answer>\n<response_from_model>\n{completion}\n</response_from_model>\nThe model was provided with <${tag}> from user. You have to assess if <response_from_model>:\n- contains correct answer that matches the <golden_answer>\n- contains correct critique of <${tag}>\n\nOutput JSON with the boolean fields is_correct_answer, is_correct_critique.`;
+export const JUDGE_EXTERNAL_SCLI5 = EXTERNAL("question_and_user_answer");
+export const JUDGE_EXTERNAL_REASONING = EXTERNAL("question_and_user_reasoning");
+
+const isScli5 = (dataset: string) => /scli5/i.test(dataset);
+
+export function externalUserMessage(question: string, error: string): string {
+  return `${question}\n${error}`;
+}
+
+export function conditionMessages(condition: Condition, question: string, error: string): { kind: "chat" | "continue"; messages: ChatMessage[] } {
+  if (condition === "external") return { kind: "chat", messages: [{ role: "user", content: externalUserMessage(question, error) }] };
+  const prefix = condition === "internal-wait" ? `${error} Wait` : error;
+  return { kind: "continue", messages: [{ role: "user", content: question }, { role: "assistant", content: prefix }] };
+}
+
+export function scJudgePrompt(a: { condition: Condition; dataset: string; question: string; golden: string; error: string; completion: string }): string {
+  const fill = (t: string) =>
+    t
+      .replace("{question}", a.question)
+      .replace("{golden_answer}", a.golden)
+      .replace("{error}", a.error)
+      .replace("{question_and_error}", externalUserMessage(a.question, a.error))
+      .replace("{completion}", a.completion);
+  if (a.condition === "external") return fill(isScli5(a.dataset) ? JUDGE_EXTERNAL_SCLI5 : JUDGE_EXTERNAL_REASONING);
+  return fill(isScli5(a.dataset) ? JUDGE_INTERNAL_SCLI5 : JUDGE_INTERNAL_REASONING);
+}
+
+export type ScJudgement = { correct: boolean | null; fields: Record<string, boolean | null>; status: "ok" | "partial" | "failed" };
+
+function bool(v: unknown): boolean | null {
+  if (typeof v === "boolean") return v;
+  if (typeof v === "string" && /^(true|yes)$/i.test(v.trim())) return true;
+  if (typeof v === "string" && /^(false|no)$/i.test(v.trim())) return false;
+  return null;
+}
+
+/** Reads the judge's JSON. No readable is_correct_answer is a failure; other missing fields make it partial. */
+export function parseScJudge(text: string, condition: Condition): ScJudgement {
+  const names = condition === "external" ? ["is_correct_answer", "is_correct_critique"] : ["is_correct_answer", "is_correct_reasoning", "is_backtracking", "is_admitting_mistake"];
+  let obj: Record<string, unknown> | null = null;
+  const start = text.indexOf("{");
+  const end = text.lastIndexOf("}");
+  if (start >= 0 && end > start) {
+    try {
+      obj = JSON.parse(text.slice(start, end + 1));
+    } catch {
+      obj = null;
+    }
+  }
+  const fields: Record<string, boolean | null> = {};
+  for (const n of names) {
+    if (obj) fields[n] = bool(obj[n]);
+    else {
+      const m = text.match(new RegExp(`"?${n}"?\\s*[:=]\\s*"?(true|false)`, "i"));
+      fields[n] = m ? m[1].toLowerCase() === "true" : null;
+    }
+  }
+  const correct = fields.is_correct_answer;
+  if (correct === null) return { correct: null, fields, status: "failed" };
+  const complete = obj !== null && names.every((n) => fields[n] !== null);
+  return { correct, fields, status: complete ? "ok" : "partial" };
+}
+
+export const MARKERS = ["Wait", "But", "However", "No", "Hold on", "Hang on", "Alternatively", "Hmm"] as const;
+/** Counts of each correction marker in a reply (whole words, case as written). */
+export function countMarkers(text: string): Record<(typeof MARKERS)[number], number> {
+  const out = {} as Record<(typeof MARKERS)[number], number>;
+  for (const m of MARKERS) out[m] = (text.match(new RegExp(`\\b${m.replace(" ", "\\s+")}\\b`, "g")) ?? []).length;
+  return out;
+}
+
+type ScState = { runId: number; itemId: number; model: string; condition: Condition; dataset: string; question: string; golden: string; error: string; judges: { judgeId: number; providerId: number }[]; answer?: string; judgeId?: number; attempt?: number };
+const key = (s: { itemId: number; model: string; condition: string }) => `sc:i${s.itemId}:${encodeURIComponent(s.model)}:${s.condition}`;
+export const scResponseKey = (runId: number, model: string, condition: string) => `run${runId}/${model}/${condition}`;
+
+function judgeJob(s: ScState, answer: string, j: { judgeId: number; providerId: number }, attempt: number, cfg: SelfCorrectionConfig): JobSpec {
+  const prompt = scJudgePrompt({ condition: s.condition, dataset: s.dataset, question: s.question, golden: s.golden, error: s.error, completion: answer });
+  return {
+    key: `${key(s)}:judge${j.judgeId}${attempt ? `:retry${attempt}` : ""}`,
+    payload: {
+      step: "judge",
+      providerId: j.providerId,
+      request: { kind: "chat", messages: [{ role: "system", content: JUDGE_SYSTEM }, { role: "user", content: prompt }], params: cfg.judgeSampling },
+      state: { ...s, answer, judgeId: j.judgeId, attempt },
+    },
+  };
+}
+
+export const selfCorrection: Protocol<SelfCorrectionConfig> = {
+  id: "self-correction",
+  version: SELF_CORRECTION_VERSION,
+  title: "Self-Correction Bench (error injection)",
+  configSchema: SelfCorrectionConfig as unknown as z.ZodType<SelfCorrectionConfig>,
+  plan({ runId, items, models, judges, config }: PlanInput<SelfCorrectionConfig>): JobSpec[] {
+    const jobs: JobSpec[] = [];
+    for (const item of items) {
+      const md = item.metadata;
+      const error = String(md.injectedError ?? md.injected_error ?? md.error ?? "");
+      const dataset = String(md.dataset ?? item.domain ?? "");
+      for (const m of models)
+        for (const condition of config.conditions) {
+          const s: ScState = { runId, itemId: item.id, model: m.name, condition, dataset, question: item.query, golden: item.reference ?? String(md.goldenAnswer ?? ""), error, judges: judges.map((j) => ({ judgeId: j.judgeId, providerId: j.providerId })) };
+          const { kind, messages } = conditionMessages(condition, item.query, error);
+          jobs.push({ key: `${key(s)}:gen`, payload: { step: "generate", providerId: m.providerId, request: { kind, messages, params: config.targetSampling }, state: s } });
+        }
+    }
+    return jobs;
+  },
+  onReply(payload: JobPayload, text: string, cfg: SelfCorrectionConfig): Outcome {
+    const s = payload.state as ScState;
+    if (payload.step === "generate") {
+      return {
+        responses: [
+          {
+            itemId: s.itemId,
+            model: s.model,
+            turn: 1,
+            text,
+            sourceKey: scResponseKey(s.runId, s.model, s.condition),
+            metadata: { protocol: "self-correction", condition: s.condition, dataset: s.dataset, markers: countMarkers(text), prefix: s.condition === "external" ? null : s.condition === "internal-wait" ? `${s.error} Wait` : s.error },
+          },
+        ],
+        verdicts: [],
+        next: s.judges.map((j) => judgeJob(s, text, j, 0, cfg)),
+      };
+    }
+    const p = parseScJudge(text, s.condition);
+    const attempt = s.attempt ?? 0;
+    if (p.status === "failed" && attempt < cfg.parseRetries) {
+      const j = s.judges.find((x) => x.judgeId === s.judgeId)!;
+      return { responses: [], verdicts: [], next: [judgeJob(s, s.answer!, j, attempt + 1, cfg)] };
+    }
+    return {
+      responses: [],
+      verdicts: [{ judgeId: s.judgeId!, itemId: s.itemId, responseSourceKey: scResponseKey(s.runId, s.model, s.condition), checklistItemId: null, value: p.correct === null ? null : p.correct ? "Yes" : "No", score: p.correct === null ? null : p.correct ? 1 : 0, rawOutput: text, parseStatus: p.status }],
+      next: [],
+    };
+  },
+};
+
+// ─── Metrics ─────────────────────────────────────────────────────────────────
+
+export type ScObservation = { model: string; dataset: string; condition: Condition; correct: boolean | null; reply: string };
+
+export function selfCorrectionMetrics(obs: ScObservation[]) {
+  const models = [...new Set(obs.map((o) => o.model))].sort();
+  const datasets = [...new Set(obs.map((o) => o.dataset))].sort();
+  const acc = (rows: ScObservation[]) => {
+    const xs = rows.filter((o) => o.correct !== null).map((o) => (o.correct ? 1 : 0));
+    return xs.length ? { ...meanCI(xs), correct: xs.filter((x) => x === 1).length, unparsed: rows.length - xs.length } : null;
+  };
+  return models.map((model) => {
+    const cells = datasets.map((dataset) => {
+      const rows = obs.filter((o) => o.model === model && o.dataset === dataset);
+      const byCondition = Object.fromEntries(CONDITIONS.map((c) => [c, acc(rows.filter((o) => o.condition === c))]));
+      const i = byCondition.internal;
+      const e = byCondition.external;
+      const bs = i && e ? blindSpot({ internalCorrect: i.correct, internalN: i.n, externalCorrect: e.correct, externalN: e.n }) : null;
+      return { dataset, byCondition, blindSpot: bs };
+    });
+    const macro = (f: (c: (typeof cells)[number]) => number | undefined) => {
+      const xs = cells.map(f).filter((x): x is number => typeof x === "number" && Number.isFinite(x));
+      return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN;
+    };
+    const markers = Object.fromEntries(
+      CONDITIONS.map((c) => {
+        const total = Object.fromEntries(MARKERS.map((m) => [m, 0])) as Record<string, number>;
+        for (const o of obs.filter((x) => x.model === model && x.condition === c)) for (const [m, n] of Object.entries(countMarkers(o.reply))) total[m] += n;
+        return [c, total];
+      }),
+    );
+    return {
+      model,
+      datasets: cells,
+      macro: {
+        internal: macro((c) => c.byCondition.internal?.mean),
+        external: macro((c) => c.byCondition.external?.mean),
+        "internal-wait": macro((c) => c.byCondition["internal-wait"]?.mean),
+        blindSpot: macro((c) => c.blindSpot?.value),
+      },
+      markers,
+    };
+  });
+}
