@@ -16,7 +16,10 @@ import {
 import styles from "~/styles.css";
 import { getOptionalUser } from "~/auth/guards.server";
 
-export const links: LinksFunction = () => [{ rel: "stylesheet", href: styles }];
+export const links: LinksFunction = () => [
+  { rel: "stylesheet", href: styles },
+  { rel: "icon", href: "/favicon.svg", type: "image/svg+xml" },
+];
 
 export const meta: MetaFunction = () => [{ title: "Concord" }];
 

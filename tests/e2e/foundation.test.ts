@@ -44,17 +44,17 @@ describe("signing in and browsing a dataset", () => {
     await signInAs(page, app.url, researcher.email, researcher.password);
     expect(new URL(page.url()).pathname).toBe("/projects");
     await page.getByRole("link", { name: /Concord Demo/ }).click();
-    await page.waitForURL(/\/p\/demo$/);
+    await page.waitForURL(/\/p\/demo$/, { waitUntil: "commit" });
     await expect.poll(() => page.getByRole("heading", { level: 1 }).textContent()).toBe("Concord Demo");
 
     await page.getByRole("link", { name: "Concord Demo Bench" }).click();
-    await page.waitForURL(/\/p\/demo\/datasets\/\d+$/);
+    await page.waitForURL(/\/p\/demo\/datasets\/\d+$/, { waitUntil: "commit" });
     await expect.poll(() => page.getByTestId("result-count").textContent()).toBe("12 items");
 
     // Filter by domain.
     await page.getByLabel("Domain").selectOption({ value: "Chemistry" });
     await page.getByRole("button", { name: "Apply" }).click();
-    await page.waitForURL(/domain=Chemistry/);
+    await page.waitForURL(/domain=Chemistry/, { waitUntil: "commit" });
     const chemistryCount = Number((await page.getByTestId("result-count").textContent())!.split(" ")[0]);
     expect(chemistryCount).toBeGreaterThanOrEqual(2);
     const domains = await page.locator("tbody tr td:nth-child(3)").allTextContents();
@@ -65,12 +65,12 @@ describe("signing in and browsing a dataset", () => {
     const word = firstPrompt.split(/\W+/).filter((w) => w.length > 7)[0];
     await page.getByLabel("Search text").fill(word);
     await page.getByRole("button", { name: "Apply" }).click();
-    await page.waitForURL(new RegExp(`q=${word}`));
+    await page.waitForURL(new RegExp(`q=${word}`), { waitUntil: "commit" });
     expect(await page.locator("tbody tr").count()).toBeGreaterThanOrEqual(1);
 
     // Open the item: checklist, reference and responses with judge verdicts.
     await page.locator("tbody tr td:first-child a").first().click();
-    await page.waitForURL(/\/items\/\d+$/);
+    await page.waitForURL(/\/items\/\d+$/, { waitUntil: "commit" });
     await expect.poll(() => page.getByRole("heading", { name: /^Checklist \(\d+\)$/ }).count()).toBe(1);
     expect(await page.getByTestId("response").count()).toBe(9);
     expect(await page.getByRole("heading", { name: "Reference" }).count()).toBe(1);
@@ -78,7 +78,7 @@ describe("signing in and browsing a dataset", () => {
 
     // Sign out ends the session.
     await page.getByRole("button", { name: "Sign out" }).click();
-    await page.waitForURL(/\/login$/);
+    await page.waitForURL(/\/login$/, { waitUntil: "commit" });
     await page.goto(`${app.url}/projects`);
     expect(new URL(page.url()).pathname).toBe("/login");
   });

@@ -48,5 +48,7 @@ export async function signInAs(page: Page, baseUrl: string, email: string, passw
   await page.goto(`${baseUrl}/login`);
   await page.getByLabel("Email").fill(email);
   await page.getByLabel("Password").fill(password);
-  await Promise.all([page.waitForURL((u) => !u.pathname.startsWith("/login")), page.getByRole("button", { name: "Sign in" }).click()]);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  // Remix navigates client-side after sign-in, so wait for the URL, not a page load.
+  await page.waitForURL((u) => !u.pathname.startsWith("/login"), { waitUntil: "commit" });
 }

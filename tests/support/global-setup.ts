@@ -28,6 +28,8 @@ export default function setup() {
   if (built > sources) return;
   execFileSync(process.execPath, [path.join(root, "node_modules/@remix-run/dev/dist/cli.js"), "build"], {
     cwd: root,
+    // vitest sets NODE_ENV=test; the server runs the production build.
+    env: { ...process.env, NODE_ENV: "production" },
     stdio: ["ignore", "ignore", "inherit"],
   });
 }
