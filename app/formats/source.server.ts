@@ -132,7 +132,8 @@ export function readCsv(file: string, h: RowHandlers): Promise<number> {
       failed = err;
       reject(err);
     });
-    Papa.parse<Record<string, string>>(input as unknown as typeof Papa.NODE_STREAM_INPUT, {
+    const parseStream = Papa.parse as unknown as (input: Readable, config: Papa.ParseConfig<Record<string, string>> & { error?: (err: Error) => void }) => void;
+    parseStream(input, {
       header: true,
       skipEmptyLines: true,
       transformHeader: (name: string) => name.trim(),
@@ -160,7 +161,7 @@ export function readCsv(file: string, h: RowHandlers): Promise<number> {
       error(err: Error) {
         reject(err);
       },
-    } as Papa.ParseConfig<Record<string, string>> & { step: NonNullable<Papa.ParseConfig<Record<string, string>>["step"]> });
+    });
   });
 }
 
