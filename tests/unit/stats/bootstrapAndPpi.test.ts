@@ -19,13 +19,15 @@ describe("bootstrapCI", () => {
     expect(bootstrapCI({ data: [1, 2, 3, 4, 5, 6, 7, 8], statistic: mean, seed: 1 }).ci).toEqual([2.875, 6.125]);
   });
 
-  it("the interval is the type-7 percentile of the resample statistics (numpy.percentile semantics)", () => {
+  it("the interval is the (B+1)α-th order statistic of the resample statistics (numpy.percentile(method='weibull'))", () => {
     const seen: number[] = [];
     const r = bootstrapCI({ data, statistic: (s) => { const m = mean(s); seen.push(m); return m; }, seed: 3, resamples: 999, level: 0.9 });
     const reps = seen.slice(1).sort((x, y) => x - y); // the first call is the estimate on the original data
     expect(reps).toHaveLength(999);
-    expect(r.ci[0]).toBe(quantileSorted(reps, 0.05));
-    expect(r.ci[1]).toBe(quantileSorted(reps, 0.95));
+    // B = 999, level 0.9: (B+1)·0.05 = 50 and (B+1)·0.95 = 950 are whole order statistics.
+    expect(r.ci[0]).toBe(reps[49]);
+    expect(r.ci[1]).toBe(reps[949]);
+    expect(r.ci[0]).toBe(quantileSorted(reps, 0.05, 6));
   });
 
   it("bootstrap SE of a mean ≈ the plug-in SE sd₀/√n (Efron & Tibshirani 1993, §5.2)", () => {

@@ -48,6 +48,11 @@ describe("quantileSorted", () => {
     expect(quantileSorted([1, 2, 3, 4], 0.025)).toBeCloseTo(1.075, 14);
     expect(quantileSorted([1, 2, 3, 4], 0.975)).toBeCloseTo(3.925, 14);
     expect(quantileSorted([7], 0.3)).toBe(7);
+    // numpy.percentile([1, 2, 3, 4], [25, 2.5, 97.5], method='weibull') -> [1.25, 1.0, 4.0]
+    expect(quantileSorted([1, 2, 3, 4], 0.25, 6)).toBe(1.25);
+    expect(quantileSorted([1, 2, 3, 4], 0.025, 6)).toBe(1);
+    expect(quantileSorted([1, 2, 3, 4], 0.975, 6)).toBe(4);
+    expect(() => quantileSorted([1], 0.5, 5 as never)).toThrow(/^quantileSorted: type must be 6 or 7/);
     expect(() => quantileSorted([], 0.5)).toThrow(/^quantileSorted: the sample is empty/);
   });
 });
