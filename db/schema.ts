@@ -179,6 +179,8 @@ export const references = sqliteTable(
     promotedFromResponseId: integer("promoted_from_response_id").references(
       (): AnySQLiteColumn => responses.id,
     ),
+    /** Annotation ids whose labels justified this version (reference optimisation). */
+    justification: text("justification", { mode: "json" }).$type<number[]>(),
     createdBy: integer("created_by").references(() => users.id),
     createdAt: createdAt(),
   },
@@ -294,6 +296,8 @@ export const verdicts = sqliteTable(
     rawOutput: text("raw_output"),
     parseStatus: text("parse_status", { enum: PARSE_STATUSES }).notNull().default("ok"),
     runId: integer("run_id").references(() => runs.id, { onDelete: "set null" }),
+    /** Set when what it judged (item, checklist item, reference) got a newer version. */
+    staleAt: integer("stale_at"),
     createdAt: createdAt(),
   },
   (t) => [
@@ -465,4 +469,34 @@ export const providerCalls = sqliteTable(
     createdAt: createdAt(),
   },
   (t) => [index("provider_calls_job_idx").on(t.jobId)],
+);
+
+// ─── Curation: the changelog of every benchmark edit ─────────────────────────
+
+export const CURATION_ENTITIES = ["item", "checklist-item", "reference", "dataset"] as const;
+
+/**
+ * One row per curation change: what changed (before/after), who, when and why.
+ * A dataset release's changelog is built from these rows.
+ */
+export const curationEvents = sqliteTable(
+  "curation_events",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    datasetId: integer("dataset_id")
+      .notNull()
+      .references(() => datasets.id, { onDelete: "cascade" }),
+    itemId: integer("item_id").references(() => items.id, { onDelete: "cascade" }),
+    entity: text("entity", { enum: CURATION_ENTITIES }).notNull(),
+    /** The row changed (for checklist items and references: the new version's id). */
+    entityId: integer("entity_id"),
+    /** "edit", "reorder", "reweight", "retire", "restore", "add", "promote", "freeze", "new-version". */
+    action: text("action").notNull(),
+    before: text("before", { mode: "json" }).$type<unknown>(),
+    after: text("after", { mode: "json" }).$type<unknown>(),
+    reason: text("reason").notNull().default(""),
+    userId: integer("user_id").references(() => users.id),
+    createdAt: createdAt(),
+  },
+  (t) => [index("curation_events_dataset_idx").on(t.datasetId, t.createdAt)],
 );
