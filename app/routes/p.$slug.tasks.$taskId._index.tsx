@@ -1,0 +1,236 @@
+/**
+ * Researcher view of one task: progress per annotator, gold accuracy, the
+ * pool (adding annotators rebalances unstarted work), adjudicators, gold
+ * answers, and closing or reopening the task.
+ */
+import type { ActionFunctionArgs, LinksFunction, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
+import { json } from "@remix-run/node";
+import { Form, Link, useActionData, useLoaderData } from "@remix-run/react";
+import { and, asc, eq } from "drizzle-orm";
+import { z } from "zod";
+import { isAnnotatable, KIND_TITLES, readConfig } from "~/annotation/config";
+import { addToPool, findTask, poolOf, projectMembers, setAdjudicators, setGoldLabel, setTaskStatus, taskProgress, TaskError } from "~/annotation/tasks.server";
+import { notFound, requireProjectRole } from "~/auth/guards.server";
+import { ProgressBar } from "~/components/ProgressBar";
+import styles from "~/components/annotation.css";
+import { getDb, schema } from "~/db.server";
+
+export const links: LinksFunction = () => [{ rel: "stylesheet", href: styles }];
+export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: `${data?.task.name ?? "Task"} · Concord` }];
+
+export async function loader({ request, params }: LoaderFunctionArgs) {
+  const { project } = await requireProjectRole(request, params.slug, "researcher");
+  const task = findTask(project.id, Number(params.taskId));
+  if (!task) notFound("Task not found.");
+  const config = readConfig(task.config);
+  const pool = poolOf(task);
+  const members = projectMembers(project.id);
+  const gold = getDb()
+    .select({ id: schema.units.id, position: schema.units.position, goldLabel: schema.units.goldLabel })
+    .from(schema.units)
+    .where(and(eq(schema.units.taskId, task.id), eq(schema.units.isGold, true)))
+    .orderBy(asc(schema.units.position))
+    .all();
+  return json({
+    task: {
+      id: task.id,
+      name: task.name,
+      kind: task.kind,
+      kindTitle: isAnnotatable(task.kind) ? KIND_TITLES[task.kind] : task.kind,
+      status: task.status,
+      overlap: task.overlap,
+      seed: task.seed,
+      plan: config.plan ?? null,
+      models: config.models ?? null,
+      goldRate: config.goldRate ?? 0,
+    },
+    progress: taskProgress(task),
+    pool,
+    adjudicators: config.adjudicators ?? [],
+    members,
+    gold,
+  });
+}
+
+const ids = (form: FormData) => form.getAll("userId").map(Number).filter((n) => Number.isInteger(n) && n > 0);
+
+const StatusSchema = z.enum(["close", "reopen"]);
+
+export async function action({ request, params }: ActionFunctionArgs) {
+  const { project } = await requireProjectRole(request, params.slug, "researcher");
+  const task = findTask(project.id, Number(params.taskId));
+  if (!task) notFound("Task not found.");
+  const form = await request.formData();
+  const intent = String(form.get("intent") ?? "");
+  try {
+    if (StatusSchema.safeParse(intent).success) {
+      setTaskStatus(project.id, task.id, intent === "close" ? "closed" : "open");
+      return json({ ok: intent === "close" ? "Task closed: labels are frozen." : "Task reopened." });
+    }
+    if (intent === "add-annotators") {
+      const add = ids(form);
+      if (add.length === 0) return json({ error: "userId: choose at least one member to add." }, { status: 400 });
+      const { moved } = addToPool(project.id, task.id, add);
+      return json({ ok: `Pool updated; ${moved} unstarted assignment(s) moved to rebalance.` });
+    }
+    if (intent === "set-adjudicators") {
+      setAdjudicators(project.id, task.id, ids(form));
+      return json({ ok: "Adjudicators saved." });
+    }
+    if (intent === "gold") {
+      const unitId = Number(form.get("unitId"));
+      const raw = String(form.get("label") ?? "").trim();
+      if (!raw) return json({ error: "label: give the known answer." }, { status: 400 });
+      let label: unknown = raw;
+      if (raw.startsWith("{")) {
+        try {
+          label = JSON.parse(raw);
+        } catch {
+          return json({ error: "label: not valid JSON." }, { status: 400 });
+        }
+      } else if (raw !== "Yes" && raw !== "No") return json({ error: 'label: "Yes", "No" or a JSON label.' }, { status: 400 });
+      setGoldLabel(task.id, unitId, label);
+      return json({ ok: "Gold answer saved." });
+    }
+  } catch (err) {
+    if (err instanceof TaskError) return json({ error: `${err.field}: ${err.message}` }, { status: 400 });
+    throw err;
+  }
+  return json({ error: `Unknown intent "${intent.slice(0, 20)}".` }, { status: 400 });
+}
+
+export default function TaskOverview() {
+  const { task, progress, pool, adjudicators, members, gold } = useLoaderData<typeof loader>();
+  const data = useActionData<typeof action>();
+  const outside = members.filter((m) => !pool.includes(m.id));
+  const yesNo = task.kind === "checklist-appropriateness" || task.kind === "response-satisfaction";
+  return (
+    <div>
+      <div className="annotate-head">
+        <h1>{task.name}</h1>
+        <span className="muted">
+          {task.kindTitle} · k = {task.overlap} · seed {task.seed}
+          {task.plan ? ` · plan ${task.plan}` : ""} · <Link to="queue">My queue</Link> · <Link to="adjudicate">Adjudicate</Link>
+        </span>
+      </div>
+      {data && "error" in data ? <div className="alert error">{data.error}</div> : null}
+      {data && "ok" in data ? <div className="alert ok">{data.ok}</div> : null}
+      <div className="panel">
+        <ProgressBar label="Overall" done={progress.done} total={progress.total} testId="progress-overall" />
+        <Form method="post" className="inline">
+          <span>
+            Status: <strong data-testid="task-status">{task.status}</strong>
+          </span>
+          {task.status === "open" ? (
+            <button type="submit" name="intent" value="close" className="danger">
+              Close task
+            </button>
+          ) : (
+            <button type="submit" name="intent" value="reopen" className="secondary">
+              Reopen task
+            </button>
+          )}
+        </Form>
+      </div>
+      <h2>Progress per annotator</h2>
+      <table data-testid="per-annotator">
+        <thead>
+          <tr>
+            <th>Annotator</th>
+            <th className="num">Assigned</th>
+            <th className="num">Submitted</th>
+            <th className="num">Drafts</th>
+            <th className="num">Skipped</th>
+            <th className="num">Pending</th>
+            <th className="num">Median time</th>
+            <th className="num">Gold accuracy</th>
+          </tr>
+        </thead>
+        <tbody>
+          {progress.annotators.map((a) => (
+            <tr key={a.annotatorId}>
+              <td>{a.name}</td>
+              <td className="num">{a.total}</td>
+              <td className="num">{a.submitted}</td>
+              <td className="num">{a.draft}</td>
+              <td className="num">{a.skipped}</td>
+              <td className="num">{a.pending}</td>
+              <td className="num">{a.medianMs != null ? `${(a.medianMs / 1000).toFixed(1)} s` : "—"}</td>
+              <td className="num">{a.gold.scored > 0 ? `${a.gold.correct}/${a.gold.scored} (${Math.round((100 * a.gold.correct) / a.gold.scored)}%)` : "—"}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+
+      <div className="side-by-side" style={{ marginTop: "1rem" }}>
+        <div className="panel">
+          <h2 style={{ marginTop: 0 }}>Add annotators</h2>
+          <p className="small muted">New annotators take over work nobody has started; started work never moves.</p>
+          {outside.length === 0 ? (
+            <p className="muted">Every member is already in the pool.</p>
+          ) : (
+            <Form method="post" className="stack">
+              {outside.map((m) => (
+                <label key={m.id} className="choice">
+                  <input type="checkbox" name="userId" value={m.id} /> {m.name} <span className="muted small">({m.role})</span>
+                </label>
+              ))}
+              <button type="submit" name="intent" value="add-annotators">
+                Add to pool
+              </button>
+            </Form>
+          )}
+        </div>
+        <div className="panel">
+          <h2 style={{ marginTop: 0 }}>Adjudicators</h2>
+          <p className="small muted">Researchers can always adjudicate. Annotators named here adjudicate units they did not label.</p>
+          <Form method="post" className="stack">
+            {members
+              .filter((m) => m.role === "annotator")
+              .map((m) => (
+                <label key={m.id} className="choice">
+                  <input type="checkbox" name="userId" value={m.id} defaultChecked={adjudicators.includes(m.id)} /> {m.name}
+                </label>
+              ))}
+            <button type="submit" name="intent" value="set-adjudicators">
+              Save adjudicators
+            </button>
+          </Form>
+        </div>
+      </div>
+
+      {gold.length > 0 ? (
+        <>
+          <h2>Gold units ({gold.length})</h2>
+          <p className="small muted">Hidden among every annotator's units. Record the known answer to score their accuracy.</p>
+          <table>
+            <tbody>
+              {gold.map((g) => (
+                <tr key={g.id}>
+                  <td>Unit {g.position + 1} (#{g.id})</td>
+                  <td>
+                    <Form method="post" className="inline">
+                      <input type="hidden" name="unitId" value={g.id} />
+                      {yesNo ? (
+                        <select name="label" defaultValue={g.goldLabel ? JSON.parse(g.goldLabel) : ""} aria-label={`Known answer of unit ${g.id}`}>
+                          <option value="">—</option>
+                          <option>Yes</option>
+                          <option>No</option>
+                        </select>
+                      ) : (
+                        <input name="label" defaultValue={g.goldLabel ?? ""} placeholder='{"best": 12}' aria-label={`Known answer of unit ${g.id}`} />
+                      )}
+                      <button type="submit" name="intent" value="gold" className="secondary">
+                        Save
+                      </button>
+                    </Form>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </>
+      ) : null}
+    </div>
+  );
+}

@@ -1,0 +1,116 @@
+/**
+ * Labelling one unit. GET ?unit=<id> opens one of the user's own units (404
+ * for any other); without it, the next unlabelled one. POST saves a draft,
+ * submits or skips. Loader data is blind: texts, shown letters, own labels.
+ */
+import { randomUUID } from "node:crypto";
+import type { ActionFunctionArgs, LinksFunction, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
+import { json, redirect } from "@remix-run/node";
+import { Link, useActionData, useLoaderData, type ShouldRevalidateFunction } from "@remix-run/react";
+import { annotatePageData, nextUnitId, progress, saveAnnotation, type SaveIntent } from "~/annotation/annotate.server";
+import { isAnnotatable, KIND_TITLES } from "~/annotation/config";
+import { findTask } from "~/annotation/tasks.server";
+import { notFound, requireProjectRole } from "~/auth/guards.server";
+import { AnnotateForm } from "~/components/AnnotateForm";
+import { ProgressBar } from "~/components/ProgressBar";
+import styles from "~/components/annotation.css";
+
+export const links: LinksFunction = () => [{ rel: "stylesheet", href: styles }];
+export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: `${data?.task.name ?? "Annotate"} · Concord` }];
+
+async function context(request: Request, params: { slug?: string; taskId?: string }) {
+  const access = await requireProjectRole(request, params.slug, "annotator");
+  const task = findTask(access.project.id, Number(params.taskId));
+  if (!task || !isAnnotatable(task.kind)) notFound("Task not found.");
+  return { ...access, task };
+}
+
+export async function loader({ request, params }: LoaderFunctionArgs) {
+  const { user, task } = await context(request, params);
+  const url = new URL(request.url);
+  const requested = url.searchParams.get("unit");
+  const unitId = requested != null ? Number(requested) : nextUnitId(task.id, user.id);
+  const base = {
+    task: { name: task.name, kind: task.kind, kindTitle: KIND_TITLES[task.kind as keyof typeof KIND_TITLES], guidelines: task.guidelines, closed: task.status !== "open" },
+    progress: progress(task.id, user.id),
+  };
+  if (unitId == null) return json({ ...base, page: null });
+  const page = annotatePageData(task, unitId, user.id);
+  // Another annotator's unit, an unknown unit, or a unit of another task: not found.
+  if (!page) notFound("This unit is not in your queue.");
+  return json({ ...base, page, clientToken: randomUUID(), openedAt: Date.now() });
+}
+
+const INTENTS = new Set<SaveIntent>(["draft", "submit", "skip"]);
+
+export async function action({ request, params }: ActionFunctionArgs) {
+  const { user, task } = await context(request, params);
+  const form = await request.formData();
+  const intent = String(form.get("intent") ?? "submit") as SaveIntent;
+  if (!INTENTS.has(intent)) return json({ ok: false, fieldErrors: { form: `Unknown intent "${String(intent).slice(0, 20)}".` }, values: {} }, { status: 400 });
+  const unitId = Number(form.get("unitId") ?? new URL(request.url).searchParams.get("unit"));
+  const result = saveAnnotation({ task, userId: user.id, unitId, intent, form });
+  if (!result.ok) {
+    const values: Record<string, string> = {};
+    for (const [k, v] of form.entries()) if (typeof v === "string" && (/^(answer|comment|best|skipReason)$/.test(k) || /^(score|reason|note)\.[A-Z]$/.test(k))) values[k] = v;
+    return json({ ok: false, fieldErrors: result.fieldErrors, values }, { status: result.httpStatus });
+  }
+  if (intent === "draft" && request.headers.get("Accept")?.includes("text/html") !== true) {
+    return json({ ok: true, fieldErrors: {} as Record<string, string>, values: {} as Record<string, string> });
+  }
+  if (intent === "draft") return redirect(`${new URL(request.url).pathname}?unit=${unitId}`);
+  const next = nextUnitId(task.id, user.id, unitId);
+  return redirect(next != null ? `${new URL(request.url).pathname}?unit=${next}` : new URL(request.url).pathname);
+}
+
+export const shouldRevalidate: ShouldRevalidateFunction = ({ formData, defaultShouldRevalidate }) => {
+  if (formData?.get("intent") === "draft") return false;
+  return defaultShouldRevalidate;
+};
+
+export default function Annotate() {
+  const data = useLoaderData<typeof loader>();
+  const actionData = useActionData<typeof action>();
+  const { task, progress } = data;
+  return (
+    <div>
+      <div className="annotate-head">
+        <h1>{task.name}</h1>
+        <span className="muted">
+          {task.kindTitle} · <Link to="../queue">Queue</Link>
+        </span>
+      </div>
+      <ProgressBar label="Your progress" done={progress.mine.done} total={progress.mine.total} testId="progress-mine" />
+      {"page" in data && data.page ? (
+        <>
+          <p className="small muted">
+            Unit {data.page.position.index} of {data.page.position.total}
+            {data.page.status !== "pending" ? ` · ${data.page.status}` : ""}
+            {data.page.revision > 1 ? ` · revision ${data.page.revision}` : ""} · press <kbd>?</kbd> for shortcuts, <kbd>G</kbd> for guidelines
+          </p>
+          <AnnotateForm
+            key={`${data.page.unit.unitId}-${data.clientToken}`}
+            unit={data.page.unit}
+            initialValues={actionData && !actionData.ok ? actionData.values : data.page.values}
+            fieldErrors={actionData && !actionData.ok ? actionData.fieldErrors : {}}
+            rules={data.page.rules}
+            status={data.page.status}
+            skipReason={data.page.skipReason}
+            clientToken={data.clientToken!}
+            openedAt={data.openedAt!}
+            baseDurationMs={data.page.baseDurationMs}
+            guidelines={task.guidelines}
+            closed={task.closed}
+            prevHref={data.page.position.prev != null ? `?unit=${data.page.position.prev}` : null}
+            nextHref={data.page.position.next != null ? `?unit=${data.page.position.next}` : null}
+          />
+        </>
+      ) : (
+        <div className="panel" data-testid="queue-done">
+          <h2>Nothing left to label</h2>
+          <p>Every unit in your queue is submitted or skipped. You can revise your labels from the <Link to="../queue">queue</Link>.</p>
+        </div>
+      )}
+    </div>
+  );
+}

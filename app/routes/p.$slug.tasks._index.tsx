@@ -1,0 +1,61 @@
+/** The project's annotation tasks: researchers see all, annotators their own. */
+import type { LinksFunction, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
+import { json } from "@remix-run/node";
+import { Link, useLoaderData } from "@remix-run/react";
+import { isAnnotatable, KIND_TITLES } from "~/annotation/config";
+import { listTasks } from "~/annotation/tasks.server";
+import { hasRole, requireProjectRole } from "~/auth/guards.server";
+import { ProgressBar } from "~/components/ProgressBar";
+import styles from "~/components/annotation.css";
+
+export const links: LinksFunction = () => [{ rel: "stylesheet", href: styles }];
+export const meta: MetaFunction = () => [{ title: "Tasks · Concord" }];
+
+export async function loader({ request, params }: LoaderFunctionArgs) {
+  const { user, project, role } = await requireProjectRole(request, params.slug, "annotator");
+  const researcher = hasRole(role, "researcher");
+  const tasks = listTasks(project.id, user.id, researcher).map((t) => ({
+    id: t.id,
+    name: t.name,
+    kind: isAnnotatable(t.kind) ? KIND_TITLES[t.kind] : t.kind,
+    annotatable: isAnnotatable(t.kind),
+    status: t.status,
+    overlap: t.overlap,
+    mine: { done: t.mineDone, total: t.mine },
+    overall: { done: t.done, total: t.total },
+  }));
+  return json({ researcher, tasks });
+}
+
+export default function Tasks() {
+  const { researcher, tasks } = useLoaderData<typeof loader>();
+  return (
+    <div>
+      <div className="annotate-head">
+        <h1>Annotation tasks</h1>
+        {researcher ? (
+          <Link className="button" to="new">
+            New task
+          </Link>
+        ) : null}
+      </div>
+      {tasks.length === 0 ? <p className="muted">{researcher ? "No tasks yet." : "No tasks are assigned to you yet."}</p> : null}
+      <div className="grid">
+        {tasks.map((t) => (
+          <div className="panel" key={t.id} data-testid={`task-${t.id}`}>
+            <h2 style={{ marginTop: 0 }}>{t.name}</h2>
+            <p className="muted small">
+              {t.kind} · k = {t.overlap} · {t.status}
+            </p>
+            {t.mine.total > 0 ? <ProgressBar label="Yours" done={t.mine.done} total={t.mine.total} /> : null}
+            <ProgressBar label="Overall" done={t.overall.done} total={t.overall.total} />
+            <p className="actions">
+              {t.annotatable && t.mine.total > 0 ? <Link to={`${t.id}/queue`}>Open queue</Link> : null}
+              {researcher ? <Link to={String(t.id)}>Overview</Link> : null}
+            </p>
+          </div>
+        ))}
+      </div>
+    </div>
+  );
+}
