@@ -1,0 +1,565 @@
+/**
+ * Inter-annotator agreement, per-annotator figures, breakdowns, checklist
+ * appropriateness, annotator bias checks and the sample-size planner.
+ * Pure: every statistic comes from app/stats.
+ */
+import {
+  bootstrapCI,
+  cohenKappa,
+  fleissKappa,
+  gwetAC1,
+  krippendorffAlpha,
+  meanCI,
+  pabak,
+  pearson,
+  percentAgreement,
+  quantileSorted,
+  spearman,
+  type Interval,
+  type Label,
+  type Rating,
+} from "~/stats";
+import { finalLabels, majority, ratingsBySubject } from "./finalLabels";
+import { normalTwoSidedP } from "./pvalue";
+import type { Estimate, FinalLabels, FinalRule, TaskData } from "./types";
+
+export const Z95 = 1.96;
+/** Groups smaller than this are flagged as small n. */
+export const SMALL_N = 30;
+
+/** Bootstrap resamples: 1000 up to 2,000 resampled rows, then fewer (never below 200) so large tasks stay fast. */
+export function resamplesFor(rows: number): number {
+  if (rows <= 2000) return 1000;
+  return Math.max(200, Math.floor(2_000_000 / rows));
+}
+
+const finite = (x: number) => Number.isFinite(x);
+
+/** meanCI as an Estimate (NaN when empty). */
+export function meanEstimate(values: number[]): Estimate {
+  if (values.length === 0) return { value: NaN, ci: null, n: 0, method: "mean ± 1.96·SEM" };
+  const m = meanCI(values);
+  return { value: m.mean, ci: values.length > 1 ? m.ci : null, n: values.length, method: "mean ± 1.96·SEM", se: m.sem };
+}
+
+/** Reliability matrix: rows = subjects with ≥ 1 rating, columns = annotators. */
+export interface Matrix {
+  rows: Rating[][];
+  /** Subject index of each row. */
+  subjectOf: number[];
+  /** Item id of each row (bootstrap clusters). */
+  clusterOf: number[];
+  annotators: number[];
+}
+
+export function reliabilityMatrix(data: TaskData, numeric: boolean): Matrix {
+  const annotators = data.annotators.map((a) => a.id);
+  const col = new Map(annotators.map((a, i) => [a, i]));
+  const rowOf = new Int32Array(data.subjects.length).fill(-1);
+  const rows: Rating[][] = [];
+  const subjectOf: number[] = [];
+  const clusterOf: number[] = [];
+  for (const r of data.ratings) {
+    let row = rowOf[r.s];
+    if (row < 0) {
+      row = rowOf[r.s] = rows.length;
+      rows.push(new Array<Rating>(annotators.length).fill(null));
+      subjectOf.push(r.s);
+      clusterOf.push(data.subjects[r.s].itemId);
+    }
+    rows[row][col.get(r.annotator)!] = numeric ? Number(r.value) : r.value;
+  }
+  return { rows, subjectOf, clusterOf, annotators };
+}
+
+function bootstrapEstimate(m: Matrix, seed: number, stat: (rows: Rating[][]) => number, clusters: "item" | "row" = "item"): Estimate {
+  const value = stat(m.rows);
+  if (!finite(value) || m.rows.length < 2) return { value, ci: null, n: m.rows.length, method: "bootstrap" };
+  const B = resamplesFor(m.rows.length);
+  const res = bootstrapCI({
+    data: m.rows,
+    statistic: (sample) => stat(sample),
+    seed,
+    resamples: B,
+    cluster: clusters === "item" ? (_row, i) => m.clusterOf[i] : undefined,
+  });
+  return {
+    value,
+    ci: finite(res.ci[0]) ? res.ci : null,
+    n: m.rows.length,
+    se: res.se,
+    method: `percentile bootstrap (B=${B}${clusters === "item" ? `, ${res.clusters} item clusters` : ""}, seed ${seed})`,
+  };
+}
+
+/** Every unordered pair of ratings within a subject, ordered by annotator id (pooled pairs). */
+export function pooledPairs(m: Matrix): { a: Rating[]; b: Rating[]; rowOf: number[] } {
+  const a: Rating[] = [];
+  const b: Rating[] = [];
+  const rowOf: number[] = [];
+  const order = m.annotators.map((id, i) => [id, i] as const).sort((x, y) => x[0] - y[0]);
+  m.rows.forEach((row, ri) => {
+    const present = order.filter(([, c]) => row[c] != null).map(([, c]) => row[c]);
+    for (let i = 0; i < present.length; i++)
+      for (let j = i + 1; j < present.length; j++) {
+        a.push(present[i]);
+        b.push(present[j]);
+        rowOf.push(ri);
+      }
+  });
+  return { a, b, rowOf };
+}
+
+export interface PairRow {
+  a: number;
+  b: number;
+  aName: string;
+  bName: string;
+  n: number;
+  percentAgreement: number;
+  kappa: Estimate;
+  pabak: number | null;
+  pearson: Estimate | null;
+}
+
+export interface IaaReport {
+  labelKind: TaskData["labelKind"];
+  subjectsRated: number;
+  subjectsMultiplyRated: number;
+  ratings: number;
+  annotators: number;
+  /** The main table: statistic name → estimate. */
+  statistics: { key: string; label: string; estimate: Estimate; note?: string }[];
+  pairs: PairRow[];
+  /** "pooled" when there are more than two annotators (k-of-pool rotation), "two" otherwise. */
+  design: "two" | "pooled";
+  designNote: string;
+  /** The kappa paradox warning, when raw agreement is high but kappa low because one label dominates. */
+  paradox: string | null;
+  dominantShare: number;
+  dominantLabel: Label | null;
+  /** Kappa's standard error (for the planner): [estimate, se, n]. */
+  kappaForPlanner: { label: string; value: number; se: number; n: number } | null;
+}
+
+function kappaEstimate(k: { kappa: number; se: number; ci: Interval; n: number }, label = "asymptotic SE (Fleiss, Cohen & Everitt 1969)"): Estimate {
+  return { value: k.kappa, ci: finite(k.kappa) && finite(k.se) ? k.ci : null, n: k.n, se: k.se, method: label };
+}
+
+export function interAnnotatorAgreement(data: TaskData): IaaReport {
+  const numeric = data.labelKind === "ordinal" || data.labelKind === "interval";
+  const m = reliabilityMatrix(data, numeric);
+  const seed = data.task.seed;
+  const categories = numeric ? data.categories.map(Number) : data.categories;
+  const multi = m.rows.filter((r) => r.filter((v) => v != null).length >= 2);
+  const names = new Map(data.annotators.map((a) => [a.id, a.name]));
+  const stats: IaaReport["statistics"] = [];
+
+  // Percent agreement, with the CI of the mean of per-unit agreement (its definition is that mean).
+  const perRowPA = multi.map((r) => percentAgreement([r], { categories }));
+  const pa = percentAgreement(m.rows, { categories });
+  stats.push({ key: "percentAgreement", label: "Percent agreement", estimate: { ...meanEstimate(perRowPA), value: pa } });
+
+  const pp = pooledPairs(m);
+  const design: IaaReport["design"] = m.annotators.length > 2 ? "pooled" : "two";
+  const designNote =
+    design === "pooled"
+      ? `${m.annotators.length} annotators share the units (k = ${data.task.overlap} per unit, rotating across the pool), so Cohen's kappa is reported per annotator pair below; the pooled-pairs kappa treats every two labels of a unit as one pair, ordered by annotator id. Fleiss' kappa, Krippendorff's alpha and Gwet's AC1 handle the pool directly.`
+      : "Two annotators labelled the units; Cohen's kappa compares them directly.";
+  let kappaForPlanner: IaaReport["kappaForPlanner"] = null;
+
+  if (!numeric) {
+    const ck = cohenKappa(pp.a, pp.b, { categories });
+    stats.push({ key: "cohenKappa", label: design === "pooled" ? "Cohen's kappa (pooled pairs)" : "Cohen's kappa", estimate: kappaEstimate(ck) });
+    if (finite(ck.kappa) && finite(ck.se)) kappaForPlanner = { label: stats[stats.length - 1].label, value: ck.kappa, se: ck.se, n: ck.n };
+    stats.push({ key: "fleissKappa", label: "Fleiss' kappa", estimate: bootstrapEstimate(m, seed, (rows) => fleissKappa(rows, { categories }).kappa) });
+    stats.push({ key: "krippendorffAlpha", label: "Krippendorff's alpha (nominal)", estimate: bootstrapEstimate(m, seed, (rows) => krippendorffAlpha(rows, { level: "nominal", categories }).alpha) });
+    stats.push({ key: "gwetAC1", label: "Gwet's AC1", estimate: bootstrapEstimate(m, seed, (rows) => gwetAC1(rows, { categories }).value) });
+    if (categories.length <= 2 && pp.a.length > 0) {
+      // PABAK = 2·po − 1 on the pooled pairs; its CI follows from the CI of po (mean of agreement indicators).
+      const value = pabak(pp.a, pp.b, { categories });
+      const po = meanEstimate(pp.a.map((x, i) => (x === pp.b[i] ? 1 : 0)));
+      stats.push({
+        key: "pabak",
+        label: design === "pooled" ? "PABAK (pooled pairs)" : "PABAK",
+        estimate: { value, ci: po.ci ? [2 * po.ci[0] - 1, 2 * po.ci[1] - 1] : null, n: pp.a.length, method: "2·po − 1, po ± 1.96·SEM" },
+      });
+    }
+  } else {
+    const quad = cohenKappa(pp.a, pp.b, { categories, weights: "quadratic" });
+    const lin = cohenKappa(pp.a, pp.b, { categories, weights: "linear" });
+    const pre = design === "pooled" ? " (pooled pairs)" : "";
+    stats.push({ key: "weightedKappaQuadratic", label: `Weighted kappa, quadratic${pre}`, estimate: kappaEstimate(quad) });
+    stats.push({ key: "weightedKappaLinear", label: `Weighted kappa, linear${pre}`, estimate: kappaEstimate(lin) });
+    if (finite(quad.kappa) && finite(quad.se)) kappaForPlanner = { label: stats[stats.length - 2].label, value: quad.kappa, se: quad.se, n: quad.n };
+    stats.push({ key: "krippendorffAlphaOrdinal", label: "Krippendorff's alpha (ordinal)", estimate: bootstrapEstimate(m, seed, (rows) => krippendorffAlpha(rows, { level: "ordinal", categories }).alpha) });
+    stats.push({ key: "krippendorffAlphaInterval", label: "Krippendorff's alpha (interval)", estimate: bootstrapEstimate(m, seed, (rows) => krippendorffAlpha(rows, { level: "interval" }).alpha) });
+    const xa = pp.a as number[];
+    const xb = pp.b as number[];
+    if (xa.length >= 3) {
+      const r = pearson(xa, xb);
+      stats.push({ key: "pearson", label: `Pearson r${pre}`, estimate: { value: r.r, ci: finite(r.r) ? r.ci : null, n: r.n, method: "Fisher z" } });
+      const rho = spearman(xa, xb).rho;
+      const pairIdx = xa.map((_, i) => i);
+      const boot = finite(rho)
+        ? bootstrapCI({ data: pairIdx, statistic: (_s, ix) => spearman(Array.from(ix, (i) => xa[i]), Array.from(ix, (i) => xb[i])).rho, seed, resamples: resamplesFor(xa.length), cluster: (i) => m.clusterOf[pp.rowOf[i]] })
+        : null;
+      stats.push({
+        key: "spearman",
+        label: `Spearman rho${pre}`,
+        estimate: { value: rho, ci: boot && finite(boot.ci[0]) ? boot.ci : null, n: xa.length, method: boot ? `percentile bootstrap (B=${boot.resamples}, clustered by item)` : "" },
+      });
+    }
+  }
+
+  // Pairwise table.
+  const pairs: PairRow[] = [];
+  for (let i = 0; i < m.annotators.length; i++)
+    for (let j = i + 1; j < m.annotators.length; j++) {
+      const a: Rating[] = [];
+      const b: Rating[] = [];
+      for (const row of m.rows) if (row[i] != null && row[j] != null) (a.push(row[i]), b.push(row[j]));
+      if (a.length === 0) continue;
+      const k = cohenKappa(a, b, { categories, weights: numeric ? "quadratic" : "none" });
+      const r = numeric && a.length >= 3 ? pearson(a as number[], b as number[]) : null;
+      pairs.push({
+        a: m.annotators[i],
+        b: m.annotators[j],
+        aName: names.get(m.annotators[i]) ?? String(m.annotators[i]),
+        bName: names.get(m.annotators[j]) ?? String(m.annotators[j]),
+        n: a.length,
+        percentAgreement: percentAgreement(a.map((x, t) => [x, b[t]]), { categories }),
+        kappa: kappaEstimate(k),
+        pabak: !numeric && categories.length <= 2 ? pabak(a, b, { categories }) : null,
+        pearson: r ? { value: r.r, ci: finite(r.r) ? r.ci : null, n: r.n, method: "Fisher z" } : null,
+      });
+    }
+
+  // Kappa paradox: one label dominates, raw agreement high, kappa low.
+  const counts = new Map<Label, number>();
+  for (const r of data.ratings) counts.set(r.value, (counts.get(r.value) ?? 0) + 1);
+  let dominantLabel: Label | null = null;
+  let dominantN = 0;
+  for (const [v, n] of counts) if (n > dominantN) (dominantLabel = v), (dominantN = n);
+  const dominantShare = data.ratings.length ? dominantN / data.ratings.length : NaN;
+  const kappaStat = stats.find((s) => s.key === "fleissKappa" || s.key === "weightedKappaQuadratic");
+  let paradox: string | null = null;
+  if (!numeric && kappaStat && pa >= 0.8 && dominantShare >= 0.8 && finite(kappaStat.estimate.value) && kappaStat.estimate.value < 0.6) {
+    const ac1 = stats.find((s) => s.key === "gwetAC1")?.estimate.value;
+    const pb = stats.find((s) => s.key === "pabak")?.estimate.value;
+    paradox =
+      `Raw agreement is high (${(pa * 100).toFixed(1)}%) but kappa is low (${kappaStat.estimate.value.toFixed(3)}) because one label dominates ` +
+      `("${String(dominantLabel)}" is ${(dominantShare * 100).toFixed(1)}% of all labels), so chance agreement is high — the kappa paradox. ` +
+      `Gwet's AC1 (${ac1 !== undefined ? ac1.toFixed(3) : "n/a"})${pb !== undefined ? ` and PABAK (${pb.toFixed(3)})` : ""} do not collapse under skewed prevalence; report them beside kappa.`;
+  }
+
+  return {
+    labelKind: data.labelKind,
+    subjectsRated: m.rows.length,
+    subjectsMultiplyRated: multi.length,
+    ratings: data.ratings.length,
+    annotators: m.annotators.length,
+    statistics: stats,
+    pairs,
+    design,
+    designNote,
+    paradox,
+    dominantShare,
+    dominantLabel,
+    kappaForPlanner,
+  };
+}
+
+// ─── Per annotator ───────────────────────────────────────────────────────────
+
+export interface AnnotatorRow {
+  id: number;
+  name: string;
+  ratings: number;
+  annotations: number;
+  /** Agreement with the majority of the other annotators (leave-one-out); ties among the others excluded. */
+  looAgreement: Estimate;
+  gold: Estimate;
+  medianMs: number | null;
+  meanMs: Estimate;
+  distribution: Record<string, number>;
+}
+
+export function perAnnotator(data: TaskData): AnnotatorRow[] {
+  const { start, idx } = ratingsBySubject(data);
+  const byAnnotator = new Map<number, { loo: number[]; ratings: number; dist: Record<string, number> }>();
+  for (const a of data.annotators) byAnnotator.set(a.id, { loo: [], ratings: 0, dist: Object.fromEntries(data.categories.map((c) => [String(c), 0])) });
+  for (let s = 0; s < data.subjects.length; s++) {
+    for (let k = start[s]; k < start[s + 1]; k++) {
+      const r = data.ratings[idx[k]];
+      const entry = byAnnotator.get(r.annotator)!;
+      entry.ratings++;
+      entry.dist[String(r.value)] = (entry.dist[String(r.value)] ?? 0) + 1;
+      const others: Label[] = [];
+      for (let t = start[s]; t < start[s + 1]; t++) if (t !== k) others.push(data.ratings[idx[t]].value);
+      const maj = majority(others);
+      if (maj !== null) entry.loo.push(maj === r.value ? 1 : 0);
+    }
+  }
+  const durations = new Map<number, number[]>();
+  const gold = new Map<number, number[]>();
+  const annCount = new Map<number, number>();
+  for (const a of data.annotations) {
+    annCount.set(a.annotator, (annCount.get(a.annotator) ?? 0) + 1);
+    if (a.durationMs != null) (durations.get(a.annotator) ?? durations.set(a.annotator, []).get(a.annotator)!).push(a.durationMs);
+    if (a.goldCorrect != null) (gold.get(a.annotator) ?? gold.set(a.annotator, []).get(a.annotator)!).push(a.goldCorrect ? 1 : 0);
+  }
+  return data.annotators.map((a) => {
+    const e = byAnnotator.get(a.id)!;
+    const d = (durations.get(a.id) ?? []).slice().sort((x, y) => x - y);
+    return {
+      id: a.id,
+      name: a.name,
+      ratings: e.ratings,
+      annotations: annCount.get(a.id) ?? 0,
+      looAgreement: meanEstimate(e.loo),
+      gold: meanEstimate(gold.get(a.id) ?? []),
+      medianMs: d.length ? quantileSorted(d, 0.5) : null,
+      meanMs: meanEstimate(d),
+      distribution: e.dist,
+    };
+  });
+}
+
+// ─── Breakdowns ──────────────────────────────────────────────────────────────
+
+export const DIMENSIONS = ["domain", "subject", "taskType", "model", "turn"] as const;
+export type Dimension = (typeof DIMENSIONS)[number];
+export const DIMENSION_LABELS: Record<Dimension, string> = { domain: "Domain", subject: "Subject", taskType: "Task type", model: "Model", turn: "Turn" };
+
+export interface BreakdownRow {
+  dimension: Dimension;
+  value: string;
+  n: number;
+  /** Binary: share of the positive label; numeric: mean final score; nominal: share of the modal label. */
+  summary: Estimate;
+  agreement: Estimate;
+  small: boolean;
+}
+
+export function breakdowns(data: TaskData, final: FinalLabels): BreakdownRow[] {
+  const numeric = data.labelKind === "ordinal" || data.labelKind === "interval";
+  const m = reliabilityMatrix(data, numeric);
+  const categories = numeric ? data.categories.map(Number) : data.categories;
+  const rowAgreement = new Map<number, number>();
+  m.rows.forEach((row, i) => {
+    if (row.filter((v) => v != null).length >= 2) rowAgreement.set(m.subjectOf[i], percentAgreement([row], { categories }));
+  });
+  const out: BreakdownRow[] = [];
+  for (const dim of DIMENSIONS) {
+    const groups = new Map<string, number[]>();
+    data.subjects.forEach((s, i) => {
+      const v = s[dim];
+      if (v == null || final.values[i] == null) return;
+      const key = String(v);
+      (groups.get(key) ?? groups.set(key, []).get(key)!).push(i);
+    });
+    if (groups.size === 0) continue;
+    for (const [value, members] of [...groups].sort((x, y) => (x[0] < y[0] ? -1 : 1))) {
+      const finals = members.map((i) => final.values[i]!);
+      let summary: Estimate;
+      if (numeric) summary = meanEstimate(finals.map(Number));
+      else {
+        const target = data.positive ?? majority(finals) ?? finals[0];
+        summary = meanEstimate(finals.map((f) => (f === target ? 1 : 0)));
+      }
+      const ag = members.map((i) => rowAgreement.get(i)).filter((x): x is number => x !== undefined);
+      out.push({ dimension: dim, value, n: members.length, summary, agreement: meanEstimate(ag), small: members.length < SMALL_N });
+    }
+  }
+  return out;
+}
+
+// ─── Checklist appropriateness ───────────────────────────────────────────────
+
+export interface ChecklistReport {
+  overall: { yes: number; n: number; share: Estimate };
+  perDomain: { domain: string; yes: number; n: number; share: Estimate; small: boolean }[];
+  /** Subjects judged inappropriate (final label "No"). */
+  inappropriate: { s: number; itemId: number; checklistItemId: number; domain: string | null; yesVotes: number; noVotes: number }[];
+  undecided: number;
+}
+
+export function checklistAppropriateness(data: TaskData, final: FinalLabels): ChecklistReport {
+  const { start, idx } = ratingsBySubject(data);
+  const yesFlags: number[] = [];
+  const byDomain = new Map<string, number[]>();
+  const inappropriate: ChecklistReport["inappropriate"] = [];
+  let undecided = 0;
+  data.subjects.forEach((s, i) => {
+    const f = final.values[i];
+    if (start[i + 1] === start[i] && f == null) return;
+    if (f == null) {
+      undecided++;
+      return;
+    }
+    const y = f === "Yes" ? 1 : 0;
+    yesFlags.push(y);
+    const d = s.domain ?? "(none)";
+    (byDomain.get(d) ?? byDomain.set(d, []).get(d)!).push(y);
+    if (!y && s.checklistItemId != null) {
+      let yesVotes = 0;
+      let noVotes = 0;
+      for (let k = start[i]; k < start[i + 1]; k++) (data.ratings[idx[k]].value === "Yes" ? yesVotes++ : noVotes++);
+      inappropriate.push({ s: i, itemId: s.itemId, checklistItemId: s.checklistItemId, domain: s.domain, yesVotes, noVotes });
+    }
+  });
+  const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+  return {
+    overall: { yes: sum(yesFlags), n: yesFlags.length, share: meanEstimate(yesFlags) },
+    perDomain: [...byDomain]
+      .sort((a, b) => (a[0] < b[0] ? -1 : 1))
+      .map(([domain, ys]) => ({ domain, yes: sum(ys), n: ys.length, share: meanEstimate(ys), small: ys.length < SMALL_N })),
+    inappropriate,
+    undecided,
+  };
+}
+
+/** "821 of 854 (96.1%)" */
+export function paperShare(yes: number, n: number): string {
+  return n === 0 ? "0 of 0 (n/a)" : `${yes} of ${n} (${((100 * yes) / n).toFixed(1)}%)`;
+}
+
+// ─── Annotator bias ──────────────────────────────────────────────────────────
+
+export interface BiasRow {
+  annotator: number;
+  name: string;
+  check: "position" | "length";
+  description: string;
+  n: number;
+  /** The effect: Spearman rho, or the observed share of picks. */
+  effect: number;
+  /** The expected value under no bias (0 for rho, 1/m for picks). */
+  expected: number;
+  statistic: number;
+  statisticName: string;
+  p: number;
+}
+
+/**
+ * Position and length bias per annotator.
+ * - Scores (writing quality, numeric labels with shown order): Spearman rho
+ *   between the shown position (or response length) and the annotator's score
+ *   minus the mean of the other annotators' scores for the same response, so
+ *   response quality cancels out; z = rho·√(n − 1), two-sided normal p.
+ * - Best-of-N picks: share of picks at the first shown position (and of picks
+ *   that were the longest response) against 1/m; binomial z-test.
+ * - Yes/No on one response: Spearman rho between response length and Yes (1/0)
+ *   minus the others' mean.
+ */
+export function biasChecks(data: TaskData): BiasRow[] {
+  const names = new Map(data.annotators.map((a) => [a.id, a.name]));
+  const out: BiasRow[] = [];
+  const zRho = (rho: number, n: number) => rho * Math.sqrt(n - 1);
+  if (data.task.kind === "best-of-n") {
+    for (const a of data.annotators) {
+      const mine = data.annotations.filter((x) => x.annotator === a.id && x.pickPosition != null && x.shownCount);
+      for (const check of ["position", "length"] as const) {
+        const rows = check === "position" ? mine : mine.filter((x) => x.pickedLongest != null);
+        const n = rows.length;
+        if (n < 3) continue;
+        const hits = rows.filter((x) => (check === "position" ? x.pickPosition === 0 : x.pickedLongest)).length;
+        const p0 = rows.reduce((s, x) => s + 1 / x.shownCount!, 0) / n;
+        const z = (hits - n * p0) / Math.sqrt(n * p0 * (1 - p0));
+        out.push({
+          annotator: a.id,
+          name: names.get(a.id)!,
+          check,
+          description: check === "position" ? "Picks the first shown response" : "Picks the longest response",
+          n,
+          effect: hits / n,
+          expected: p0,
+          statistic: z,
+          statisticName: "z (binomial)",
+          p: normalTwoSidedP(z),
+        });
+      }
+    }
+    return out;
+  }
+  const numeric = data.labelKind === "ordinal" || data.labelKind === "interval";
+  const binary = data.labelKind === "binary";
+  if (!numeric && !binary) return out;
+  const { start, idx } = ratingsBySubject(data);
+  const toNum = (v: Label) => (binary ? (v === data.positive ? 1 : 0) : Number(v));
+  const rel = new Map<number, { pos: number[]; posY: number[]; len: number[]; lenY: number[] }>();
+  for (const a of data.annotators) rel.set(a.id, { pos: [], posY: [], len: [], lenY: [] });
+  for (let s = 0; s < data.subjects.length; s++) {
+    const n = start[s + 1] - start[s];
+    if (n < 2) continue;
+    let total = 0;
+    for (let k = start[s]; k < start[s + 1]; k++) total += toNum(data.ratings[idx[k]].value);
+    for (let k = start[s]; k < start[s + 1]; k++) {
+      const r = data.ratings[idx[k]];
+      const own = toNum(r.value);
+      const centred = own - (total - own) / (n - 1);
+      const e = rel.get(r.annotator)!;
+      if (r.position != null) (e.pos.push(r.position), e.posY.push(centred));
+      const len = data.subjects[s].length;
+      if (len != null) (e.len.push(len), e.lenY.push(centred));
+    }
+  }
+  for (const a of data.annotators) {
+    const e = rel.get(a.id)!;
+    for (const check of ["position", "length"] as const) {
+      const x = check === "position" ? e.pos : e.len;
+      const y = check === "position" ? e.posY : e.lenY;
+      if (x.length < 3) continue;
+      const rho = spearman(x, y).rho;
+      if (!finite(rho)) continue;
+      const z = zRho(rho, x.length);
+      out.push({
+        annotator: a.id,
+        name: names.get(a.id)!,
+        check,
+        description:
+          check === "position"
+            ? "Scores later-shown responses higher (rho > 0) or earlier ones (rho < 0), relative to the other annotators"
+            : `${binary ? "Says Yes more" : "Scores higher"} for longer responses (rho > 0), relative to the other annotators`,
+        n: x.length,
+        effect: rho,
+        expected: 0,
+        statistic: z,
+        statisticName: "z = rho·√(n−1)",
+        p: normalTwoSidedP(z),
+      });
+    }
+  }
+  return out;
+}
+
+// ─── Sample-size planner ─────────────────────────────────────────────────────
+
+export interface PlanRow {
+  target: string;
+  current: number;
+  n: number;
+  halfWidth: number;
+  delta: number;
+  needed: number;
+  more: number;
+  basis: string;
+}
+
+/** Units needed so that the 95% CI half-width of kappa is at most δ, scaling its SE as 1/√n. */
+export function planKappa(label: string, value: number, se: number, n: number, delta: number): PlanRow {
+  const needed = Math.ceil(n * ((Z95 * se) / delta) ** 2);
+  return { target: label, current: value, n, halfWidth: Z95 * se, delta, needed, more: Math.max(0, needed - n), basis: "SE scales as 1/√n from the current estimate" };
+}
+
+/** Units needed so that the 95% CI half-width of an accuracy p is at most δ: 1.96²·p(1−p)/δ². */
+export function planAccuracy(label: string, p: number, n: number, delta: number): PlanRow {
+  const needed = Math.ceil((Z95 ** 2 * p * (1 - p)) / delta ** 2);
+  const halfWidth = n > 0 ? Z95 * Math.sqrt((p * (1 - p)) / n) : NaN;
+  return { target: label, current: p, n, halfWidth, delta, needed, more: Math.max(0, needed - n), basis: "binomial variance p(1−p) at the current accuracy" };
+}
+
+export function computeFinal(data: TaskData, rule: FinalRule): FinalLabels {
+  return finalLabels(data, rule);
+}

@@ -1,0 +1,266 @@
+/**
+ * Judge–human agreement (RefineBench Table 9, RAVEL Table 3, MT-Bench §4.2).
+ * Pure: every statistic comes from app/stats.
+ *
+ * A subject's verdict is the judge's verdict with the same responseId and
+ * checklistItemId. Verdicts with parseStatus "failed" (or no value) are counted
+ * as unparsed and left out of every figure — never treated as "No".
+ */
+import {
+  accuracy,
+  bootstrapCI,
+  cohenKappa,
+  confusionMatrix,
+  gwetAC1,
+  kendallTauB,
+  pairwiseOrderingConsistency,
+  pearson,
+  rates,
+  spearman,
+  yesRateDifference,
+  type ConfusionMatrixResult,
+  type Label,
+  type PairwiseOrderingResult,
+} from "~/stats";
+import { DIMENSIONS, SMALL_N, meanEstimate, resamplesFor, type Dimension } from "./agreement";
+import type { Estimate, FinalLabels, TaskData } from "./types";
+
+export interface JudgeInfo {
+  id: number;
+  name: string;
+  model: string;
+  promptVersion: string;
+  settings: Record<string, unknown>;
+}
+
+export interface VerdictRow {
+  judgeId: number;
+  responseId: number;
+  checklistItemId: number | null;
+  value: string | null;
+  score: number | null;
+  parseStatus: string;
+}
+
+export const verdictKey = (responseId: number | null, checklistItemId: number | null) => `${responseId ?? ""}:${checklistItemId ?? ""}`;
+
+/** Per judge: the verdict of each subject (undefined = none, null = unparsed). */
+export function verdictsBySubject(data: TaskData, verdicts: VerdictRow[], numeric: boolean): Map<number, (Label | null | undefined)[]> {
+  const subjectOf = new Map<string, number[]>();
+  data.subjects.forEach((s, i) => {
+    if (s.responseId == null) return;
+    const k = verdictKey(s.responseId, s.checklistItemId);
+    (subjectOf.get(k) ?? subjectOf.set(k, []).get(k)!).push(i);
+  });
+  const out = new Map<number, (Label | null | undefined)[]>();
+  for (const v of verdicts) {
+    const subs = subjectOf.get(verdictKey(v.responseId, v.checklistItemId));
+    if (!subs) continue;
+    let arr = out.get(v.judgeId);
+    if (!arr) out.set(v.judgeId, (arr = new Array(data.subjects.length).fill(undefined)));
+    let value: Label | null = null;
+    if (v.parseStatus !== "failed") {
+      if (numeric) {
+        const x = v.score ?? (v.value != null && v.value.trim() !== "" ? Number(v.value) : NaN);
+        value = Number.isFinite(x) ? x : null;
+      } else value = v.value != null && v.value !== "" ? v.value : null;
+    }
+    for (const s of subs) arr[s] = value;
+  }
+  return out;
+}
+
+export interface JudgeBreakdownRow {
+  judgeId: number;
+  dimension: Dimension;
+  value: string;
+  n: number;
+  accuracy: Estimate | null;
+  /** Judge Yes rate − human Yes rate (binary). */
+  yesRateDiff: number | null;
+  pearson: Estimate | null;
+  small: boolean;
+  /** The judged model shares the judge's model family (first word of the model name). */
+  ownFamily: boolean;
+}
+
+export interface JudgeRow {
+  judge: JudgeInfo;
+  /** Subjects with a final human label and a parsed verdict. */
+  n: number;
+  unparsed: number;
+  missing: number;
+  // Categorical
+  accuracy: Estimate | null;
+  kappa: Estimate | null;
+  ac1: Estimate | null;
+  tpr: Estimate | null;
+  tnr: Estimate | null;
+  yesRateDiff: number | null;
+  confusion: ConfusionMatrixResult | null;
+  // Scores
+  pearson: Estimate | null;
+  spearman: number | null;
+  kendall: number | null;
+  ordering: PairwiseOrderingResult | null;
+  orderingByTaskType: { taskType: string; result: PairwiseOrderingResult }[];
+  breakdowns: JudgeBreakdownRow[];
+  /** Paired arrays used for every figure (for CSV of the rows behind the figure). */
+  human: Label[];
+  verdict: Label[];
+  subjects: number[];
+}
+
+export const family = (model: string | null | undefined) => (model ?? "").trim().split(/[\s\-_/:.]+/)[0]?.toLowerCase() ?? "";
+
+export function judgeReport(data: TaskData, final: FinalLabels, judges: JudgeInfo[], verdicts: VerdictRow[]): JudgeRow[] {
+  const numeric = data.labelKind === "ordinal" || data.labelKind === "interval";
+  const by = verdictsBySubject(data, verdicts, numeric);
+  const out: JudgeRow[] = [];
+  const seed = data.task.seed;
+  for (const judge of judges) {
+    const arr = by.get(judge.id);
+    if (!arr) continue;
+    const human: Label[] = [];
+    const verdict: Label[] = [];
+    const subjects: number[] = [];
+    let unparsed = 0;
+    let missing = 0;
+    data.subjects.forEach((_, i) => {
+      const f = final.values[i];
+      if (f == null) return;
+      const v = arr[i];
+      if (v === undefined) return void missing++;
+      if (v === null) return void unparsed++;
+      human.push(f);
+      verdict.push(v);
+      subjects.push(i);
+    });
+    if (human.length + unparsed === 0) continue;
+    const row: JudgeRow = {
+      judge,
+      n: human.length,
+      unparsed,
+      missing,
+      accuracy: null,
+      kappa: null,
+      ac1: null,
+      tpr: null,
+      tnr: null,
+      yesRateDiff: null,
+      confusion: null,
+      pearson: null,
+      spearman: null,
+      kendall: null,
+      ordering: null,
+      orderingByTaskType: [],
+      breakdowns: [],
+      human,
+      verdict,
+      subjects,
+    };
+    if (human.length > 0 && !numeric) {
+      const labels = data.categories;
+      const acc = accuracy(human, verdict);
+      row.accuracy = { ...meanEstimate(human.map((h, i) => (h === verdict[i] ? 1 : 0))), value: acc };
+      const k = cohenKappa(human, verdict, { categories: labels });
+      row.kappa = { value: k.kappa, ci: Number.isFinite(k.kappa) && Number.isFinite(k.se) ? k.ci : null, n: k.n, se: k.se, method: "asymptotic SE" };
+      const pairs = human.map((h, i) => [h, verdict[i]]);
+      const ac1v = gwetAC1(pairs, { categories: labels }).value;
+      if (Number.isFinite(ac1v) && pairs.length > 1) {
+        const B = resamplesFor(pairs.length);
+        const b = bootstrapCI({ data: pairs, statistic: (s) => gwetAC1(s, { categories: labels }).value, seed, resamples: B, cluster: (_r, i) => data.subjects[subjects[i]].itemId });
+        row.ac1 = { value: ac1v, ci: Number.isFinite(b.ci[0]) ? b.ci : null, n: pairs.length, se: b.se, method: `percentile bootstrap (B=${B}, clustered by item)` };
+      } else row.ac1 = { value: ac1v, ci: null, n: pairs.length, method: "" };
+      row.confusion = confusionMatrix(human, verdict, labels.some((l) => !verdict.includes(l) && !human.includes(l)) ? undefined : labels);
+      if (data.positive != null) {
+        const rt = rates(human, verdict, data.positive);
+        const pos = human.map((h, i) => (h === data.positive ? (verdict[i] === data.positive ? 1 : 0) : -1)).filter((x) => x >= 0);
+        const neg = human.map((h, i) => (h !== data.positive ? (verdict[i] !== data.positive ? 1 : 0) : -1)).filter((x) => x >= 0);
+        row.tpr = { ...meanEstimate(pos), value: rt.tpr };
+        row.tnr = { ...meanEstimate(neg), value: rt.tnr };
+        row.yesRateDiff = yesRateDifference(human, verdict, data.positive).difference;
+      }
+    }
+    if (human.length > 0 && numeric) {
+      const h = human.map(Number);
+      const v = verdict.map(Number);
+      if (h.length >= 3) {
+        const r = pearson(v, h);
+        row.pearson = { value: r.r, ci: Number.isFinite(r.r) ? r.ci : null, n: r.n, method: "Fisher z" };
+        row.spearman = spearman(v, h).rho;
+        row.kendall = kendallTauB(v, h).tau;
+      }
+      const scored = subjects.map((s, i) => ({ itemId: data.subjects[s].itemId, human: h[i], judge: v[i], taskType: data.subjects[s].taskType ?? "(none)" }));
+      row.ordering = pairwiseOrderingConsistency(scored);
+      const types = [...new Set(scored.map((x) => x.taskType))].sort();
+      row.orderingByTaskType = types.map((t) => ({ taskType: t, result: pairwiseOrderingConsistency(scored.filter((x) => x.taskType === t)) }));
+    }
+    // Breakdowns per domain and judged model (and the other dimensions).
+    const fam = family(judge.model);
+    for (const dim of DIMENSIONS) {
+      const groups = new Map<string, number[]>();
+      subjects.forEach((s, i) => {
+        const val = data.subjects[s][dim];
+        if (val == null) return;
+        const key = String(val);
+        (groups.get(key) ?? groups.set(key, []).get(key)!).push(i);
+      });
+      for (const [value, idx] of [...groups].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
+        const hh = idx.map((i) => human[i]);
+        const vv = idx.map((i) => verdict[i]);
+        let acc: Estimate | null = null;
+        let yrd: number | null = null;
+        let pr: Estimate | null = null;
+        if (!numeric) {
+          acc = { ...meanEstimate(hh.map((x, i) => (x === vv[i] ? 1 : 0))), value: accuracy(hh, vv) };
+          if (data.positive != null) yrd = yesRateDifference(hh, vv, data.positive).difference;
+        } else if (idx.length >= 3) {
+          const r = pearson(vv.map(Number), hh.map(Number));
+          pr = { value: r.r, ci: Number.isFinite(r.r) ? r.ci : null, n: r.n, method: "Fisher z" };
+        }
+        row.breakdowns.push({
+          judgeId: judge.id,
+          dimension: dim,
+          value,
+          n: idx.length,
+          accuracy: acc,
+          yesRateDiff: yrd,
+          pearson: pr,
+          small: idx.length < SMALL_N,
+          ownFamily: dim === "model" && fam !== "" && family(value) === fam,
+        });
+      }
+    }
+    out.push(row);
+  }
+  // Rank: accuracy (categorical) or Pearson (scores), best first.
+  const key = (r: JudgeRow) => (numeric ? r.pearson?.value : r.accuracy?.value) ?? -Infinity;
+  return out.sort((a, b) => key(b) - key(a) || a.judge.name.localeCompare(b.judge.name));
+}
+
+/** Base judge name and variant label of a judge, from settings.variantOf / settings.variant (else promptVersion). */
+export function variantOf(j: JudgeInfo): { base: string; variant: string } {
+  const s = j.settings ?? {};
+  const base = typeof s.variantOf === "string" ? s.variantOf : typeof s.baseJudge === "string" ? s.baseJudge : j.name;
+  const variant = typeof s.variant === "string" ? s.variant : typeof s.ablation === "string" ? s.ablation : base === j.name ? "full (base)" : `prompt ${j.promptVersion}`;
+  return { base, variant };
+}
+
+/** Judges grouped by base judge, only groups with at least one variant. */
+export function ablationGroups(rows: JudgeRow[]): { base: string; rows: { variant: string; row: JudgeRow }[] }[] {
+  const groups = new Map<string, { variant: string; row: JudgeRow }[]>();
+  for (const row of rows) {
+    const { base, variant } = variantOf(row.judge);
+    (groups.get(base) ?? groups.set(base, []).get(base)!).push({ variant, row });
+  }
+  return [...groups]
+    .filter(([, rs]) => rs.length > 1)
+    .map(([base, rs]) => ({ base, rows: rs.sort((a, b) => (a.row.judge.name === base ? -1 : b.row.judge.name === base ? 1 : a.variant.localeCompare(b.variant))) }));
+}
+
+/** Disagreement of a judge with the humans on one subject. Scores: |judge·scale − human| ≥ threshold. */
+export function disagrees(human: Label, verdict: Label, numeric: boolean, scale: number, threshold: number): boolean {
+  if (!numeric) return human !== verdict;
+  return Math.abs(Number(verdict) * scale - Number(human)) >= threshold;
+}

@@ -1,0 +1,320 @@
+/**
+ * The report engine's entry points for routes, CSV and scripts:
+ *
+ *   taskReport(projectId, taskId, { rule, delta, slug })   → agreement page figures + tables
+ *   judgeReportFor(projectId, taskId, { rule, delta })     → judge–human figures + tables
+ *   disagreementsFor(projectId, taskId, filters)           → rows where judge and humans differ
+ *
+ * Results are memoised per (task, data version, options): the version changes
+ * with every submitted or revised label and every adjudication, so a cached
+ * figure is never stale.
+ */
+import {
+  biasChecks,
+  breakdowns,
+  checklistAppropriateness,
+  interAnnotatorAgreement,
+  perAnnotator,
+  planAccuracy,
+  planKappa,
+  type PlanRow,
+} from "./agreement";
+import { finalLabels } from "./finalLabels";
+import { disagrees, judgeReport, type JudgeRow } from "./judges";
+import { findTask, loadJudges, loadTaskData, loadTexts, loadVerdicts, taskVersion, type TaskRow } from "./load.server";
+import {
+  ablationTable,
+  annotatorsTable,
+  biasTable,
+  breakdownTable,
+  checklistTable,
+  confusionTable,
+  finalTable,
+  iaaTable,
+  inappropriateTable,
+  judgeBreakdownTable,
+  judgesTable,
+  matrixTable,
+  orderingTable,
+  pairsTable,
+  planTable,
+} from "./tables";
+import type { FinalRule, ReportTable, TaskData } from "./types";
+import { FINAL_RULES } from "./types";
+
+export { FINAL_RULES };
+
+const CACHE_LIMIT = 32;
+const cache = new Map<string, unknown>();
+function memo<T>(key: string, make: () => T): T {
+  if (cache.has(key)) {
+    const v = cache.get(key) as T;
+    cache.delete(key);
+    cache.set(key, v);
+    return v;
+  }
+  const v = make();
+  cache.set(key, v);
+  if (cache.size > CACHE_LIMIT) cache.delete(cache.keys().next().value!);
+  return v;
+}
+/** For benchmarks and tests: forget every memoised report. */
+export function clearReportCache() {
+  cache.clear();
+}
+
+export function parseRule(raw: string | null | undefined): FinalRule {
+  return (FINAL_RULES as readonly string[]).includes(raw ?? "") ? (raw as FinalRule) : "majority";
+}
+export function parseDelta(raw: string | null | undefined): number {
+  const d = Number(raw);
+  return Number.isFinite(d) && d > 0 && d < 1 ? d : 0.05;
+}
+
+function taskData(task: TaskRow, version: string): TaskData {
+  return memo(`data:${task.id}:${version}`, () => loadTaskData(task));
+}
+
+export interface TaskReport {
+  task: { id: number; name: string; kind: string; datasetId: number; overlap: number };
+  labelKind: TaskData["labelKind"];
+  rule: FinalRule;
+  delta: number;
+  counts: { subjects: number; rated: number; ratings: number; annotations: number; annotators: number };
+  paradox: string | null;
+  designNote: string;
+  tables: Record<string, ReportTable>;
+  charts: {
+    matrix: { names: string[]; values: (number | null)[][] };
+    domainBars: { label: string; value: number; ci: [number, number] | null; n: number }[];
+    domainMeasure: string;
+    histogram: { label: string; n: number }[];
+  };
+}
+
+export function taskReport(projectId: number, taskId: number, opts: { rule: FinalRule; delta: number; slug: string }): TaskReport | null {
+  const task = findTask(projectId, taskId);
+  if (!task) return null;
+  const version = taskVersion(task);
+  return memo(`task:${task.id}:${version}:${opts.rule}:${opts.delta}:${opts.slug}`, () => {
+    const data = taskData(task, version);
+    const final = finalLabels(data, opts.rule);
+    const iaa = memo(`iaa:${task.id}:${version}`, () => interAnnotatorAgreement(data));
+    const annotators = perAnnotator(data);
+    const bd = breakdowns(data, final);
+    const tables: Record<string, ReportTable> = {};
+    const add = (t: ReportTable) => (tables[t.id] = t);
+    add(iaaTable(iaa));
+    add(pairsTable(iaa));
+    add(matrixTable(iaa, data));
+    add(annotatorsTable(annotators, data));
+    add(finalTable(final, data));
+    add(breakdownTable(bd, data));
+    if (task.kind === "checklist-appropriateness") {
+      const cl = checklistAppropriateness(data, final);
+      add(checklistTable(cl));
+      const texts = loadTexts(
+        cl.inappropriate.map((x) => x.itemId),
+        cl.inappropriate.map((x) => x.checklistItemId),
+        [],
+      );
+      add(inappropriateTable(cl, texts, opts.slug, task.datasetId));
+    }
+    add(biasTable(biasChecks(data)));
+    const plans: PlanRow[] = [];
+    if (iaa.kappaForPlanner) plans.push(planKappa(iaa.kappaForPlanner.label, iaa.kappaForPlanner.value, iaa.kappaForPlanner.se, iaa.kappaForPlanner.n, opts.delta));
+    for (const s of iaa.statistics)
+      if (s.estimate.method.startsWith("percentile bootstrap") && s.estimate.se != null && Number.isFinite(s.estimate.se))
+        plans.push(planKappa(s.label, s.estimate.value, s.estimate.se, s.estimate.n, opts.delta));
+    add(planTable(plans));
+
+    const numeric = data.labelKind === "ordinal" || data.labelKind === "interval";
+    const matrix = tables.matrix;
+    const names = data.annotators.map((a) => a.name);
+    return {
+      task: { id: task.id, name: task.name, kind: task.kind, datasetId: task.datasetId, overlap: task.overlap },
+      labelKind: data.labelKind,
+      rule: opts.rule,
+      delta: opts.delta,
+      counts: {
+        subjects: data.subjects.length,
+        rated: iaa.subjectsRated,
+        ratings: data.ratings.length,
+        annotations: data.annotations.length,
+        annotators: data.annotators.length,
+      },
+      paradox: iaa.paradox,
+      designNote: iaa.designNote,
+      tables,
+      charts: {
+        matrix: { names, values: matrix.rows.map((r) => names.map((n) => r[n] as number | null)) },
+        domainBars: bd
+          .filter((b) => b.dimension === "domain")
+          .map((b) => ({ label: b.value, value: b.summary.value, ci: b.summary.ci ? [b.summary.ci[0], b.summary.ci[1]] : null, n: b.n })),
+        domainMeasure: numeric ? "Mean final score" : data.positive != null ? `Share “${String(data.positive)}”` : "Share of modal label",
+        histogram: tables.final.rows.map((r) => ({ label: String(r.label), n: Number(r.n) })),
+      },
+    };
+  });
+}
+
+export interface JudgePageReport {
+  task: { id: number; name: string; kind: string };
+  labelKind: TaskData["labelKind"];
+  rule: FinalRule;
+  judges: { id: number; name: string; model: string }[];
+  tables: Record<string, ReportTable>;
+  confusions: { judgeId: number; judge: string; labels: string[]; matrix: number[][] }[];
+  domainBars: { judge: string; bars: { label: string; value: number; ci: [number, number] | null; n: number }[] }[];
+  histograms: { title: string; bins: { label: string; n: number }[] }[];
+}
+
+function judgeRows(task: TaskRow, version: string, rule: FinalRule, projectId: number): { data: TaskData; rows: JudgeRow[] } {
+  return memo(`judgerows:${task.id}:${version}:${rule}`, () => {
+    const data = taskData(task, version);
+    const final = finalLabels(data, rule);
+    return { data, rows: judgeReport(data, final, loadJudges(projectId), loadVerdicts(projectId, task.id)) };
+  });
+}
+
+export function judgeReportFor(projectId: number, taskId: number, opts: { rule: FinalRule; delta: number }): JudgePageReport | null {
+  const task = findTask(projectId, taskId);
+  if (!task) return null;
+  const version = taskVersion(task);
+  return memo(`judges:${task.id}:${version}:${opts.rule}:${opts.delta}`, () => {
+    const { data, rows } = judgeRows(task, version, opts.rule, projectId);
+    const numeric = data.labelKind === "ordinal" || data.labelKind === "interval";
+    const tables: Record<string, ReportTable> = {};
+    const add = (t: ReportTable) => (tables[t.id] = t);
+    add(judgesTable(rows, data));
+    for (const r of rows) {
+      const t = confusionTable(r);
+      if (t) add(t);
+    }
+    add(judgeBreakdownTable(rows, data));
+    if (numeric) add(orderingTable(rows));
+    add(ablationTable(rows, data));
+    if (!numeric) add(planTable(rows.filter((r) => r.accuracy && r.n > 0).map((r) => planAccuracy(`${r.judge.name} accuracy`, r.accuracy!.value, r.n, opts.delta))));
+    const histograms: JudgePageReport["histograms"] = [];
+    if (numeric) {
+      const bin = (xs: number[]) => {
+        const m = new Map<number, number>();
+        for (const x of xs) m.set(Math.round(x), (m.get(Math.round(x)) ?? 0) + 1);
+        return [...m].sort((a, b) => a[0] - b[0]).map(([k, n]) => ({ label: String(k), n }));
+      };
+      if (rows[0]) histograms.push({ title: "Final human scores", bins: bin(rows[0].human.map(Number)) });
+      for (const r of rows) histograms.push({ title: `${r.judge.name} scores`, bins: bin(r.verdict.map(Number)) });
+      for (const h of histograms) {
+        const id = `histogram-${histograms.indexOf(h)}`;
+        add({ id, title: `Score histogram: ${h.title}`, columns: [{ key: "score", label: "Score", kind: "text" }, { key: "n", label: "n", kind: "int" }], rows: h.bins.map((b) => ({ score: b.label, n: b.n })) });
+      }
+    }
+    return {
+      task: { id: task.id, name: task.name, kind: task.kind },
+      labelKind: data.labelKind,
+      rule: opts.rule,
+      judges: rows.map((r) => ({ id: r.judge.id, name: r.judge.name, model: r.judge.model })),
+      tables,
+      confusions: rows.filter((r) => r.confusion).map((r) => ({ judgeId: r.judge.id, judge: r.judge.name, labels: r.confusion!.labels.map(String), matrix: r.confusion!.matrix })),
+      domainBars: rows.map((r) => ({
+        judge: r.judge.name,
+        bars: r.breakdowns
+          .filter((b) => b.dimension === "domain")
+          .map((b) => {
+            const e = numeric ? b.pearson : b.accuracy;
+            return { label: b.value, value: e?.value ?? NaN, ci: e?.ci ? [e.ci[0], e.ci[1]] as [number, number] : null, n: b.n };
+          }),
+      })),
+      histograms,
+    };
+  });
+}
+
+export interface DisagreementFilters {
+  rule: FinalRule;
+  judgeId: number | null;
+  domain: string | null;
+  model: string | null;
+  /** "disagree" (default) or "unparsed". */
+  show: "disagree" | "unparsed";
+  page: number;
+  pageSize: number;
+  /** Scores: judge·scale compared with the human score on its scale; disagreement when |diff| ≥ threshold. */
+  scale: number;
+  threshold: number;
+}
+
+export interface DisagreementRow {
+  unitId: number;
+  itemId: number;
+  itemSourceId: string;
+  domain: string | null;
+  model: string | null;
+  turn: number | null;
+  judge: string;
+  human: string;
+  verdict: string;
+  query: string;
+  checklistItem: string | null;
+  response: string | null;
+}
+
+export function disagreementsFor(projectId: number, taskId: number, f: DisagreementFilters, opts: { fullText?: boolean } = {}) {
+  const task = findTask(projectId, taskId);
+  if (!task) return null;
+  const version = taskVersion(task);
+  const { data, rows } = judgeRows(task, version, f.rule, projectId);
+  const numeric = data.labelKind === "ordinal" || data.labelKind === "interval";
+  const selected = rows.filter((r) => f.judgeId == null || r.judge.id === f.judgeId);
+  const hits: { s: number; judge: string; human: string; verdict: string }[] = [];
+  for (const r of selected) {
+    if (f.show === "unparsed") continue;
+    r.subjects.forEach((s, i) => {
+      const sub = data.subjects[s];
+      if (f.domain && sub.domain !== f.domain) return;
+      if (f.model && sub.model !== f.model) return;
+      if (disagrees(r.human[i], r.verdict[i], numeric, f.scale, f.threshold))
+        hits.push({ s, judge: r.judge.name, human: numeric ? Number(r.human[i]).toFixed(2) : String(r.human[i]), verdict: String(r.verdict[i]) });
+    });
+  }
+  if (f.show === "unparsed") {
+    // Unparsed verdicts are not in JudgeRow's pairs; report them from the counts only.
+  }
+  const total = hits.length;
+  const pageRows = opts.fullText ? hits : hits.slice((f.page - 1) * f.pageSize, f.page * f.pageSize);
+  const subs = pageRows.map((h) => data.subjects[h.s]);
+  const texts = loadTexts(
+    subs.map((s) => s.itemId),
+    subs.map((s) => s.checklistItemId).filter((x): x is number => x != null),
+    subs.map((s) => s.responseId).filter((x): x is number => x != null),
+  );
+  const cut = (t: string | null | undefined, n: number) => (t == null ? null : opts.fullText || t.length <= n ? t : `${t.slice(0, n)}…`);
+  const out: DisagreementRow[] = pageRows.map((h) => {
+    const s = data.subjects[h.s];
+    return {
+      unitId: s.unitId,
+      itemId: s.itemId,
+      itemSourceId: texts.items.get(s.itemId)?.sourceId ?? String(s.itemId),
+      domain: s.domain,
+      model: s.model,
+      turn: s.turn,
+      judge: h.judge,
+      human: h.human,
+      verdict: h.verdict,
+      query: cut(texts.items.get(s.itemId)?.query, 400) ?? "",
+      checklistItem: s.checklistItemId != null ? texts.checklist.get(s.checklistItemId) ?? null : null,
+      response: cut(s.responseId != null ? texts.responses.get(s.responseId) : null, 800),
+    };
+  });
+  const domains = [...new Set(data.subjects.map((s) => s.domain).filter((x): x is string => !!x))].sort();
+  const models = [...new Set(data.subjects.map((s) => s.model).filter((x): x is string => !!x))].sort();
+  return {
+    task: { id: task.id, name: task.name, kind: task.kind, datasetId: task.datasetId },
+    numeric,
+    judges: rows.map((r) => ({ id: r.judge.id, name: r.judge.name, unparsed: r.unparsed, n: r.n })),
+    domains,
+    models,
+    total,
+    rows: out,
+  };
+}

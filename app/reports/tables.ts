@@ -1,0 +1,357 @@
+/**
+ * Report tables: the one definition of every figure's row, shared by the pages
+ * (rendered at fixed precision) and the CSV downloads (full precision).
+ */
+import {
+  DIMENSION_LABELS,
+  paperShare,
+  type AnnotatorRow,
+  type BiasRow,
+  type BreakdownRow,
+  type ChecklistReport,
+  type IaaReport,
+  type PlanRow,
+} from "./agreement";
+import { ablationGroups, type JudgeRow } from "./judges";
+import type { Column, Estimate, FinalLabels, ReportTable, Row, TaskData } from "./types";
+
+const c = (key: string, label: string, kind: Column["kind"]): Column => ({ key, label, kind });
+const ci = (e: Estimate | null | undefined): [number, number] | null => (e?.ci ? [e.ci[0], e.ci[1]] : null);
+
+export function iaaTable(iaa: IaaReport): ReportTable {
+  return {
+    id: "iaa",
+    title: "Inter-annotator agreement",
+    note: iaa.designNote,
+    columns: [c("statistic", "Statistic", "text"), c("value", "Value", "coef"), c("ci", "95% CI", "ci"), c("n", "n", "int"), c("method", "CI method", "text")],
+    rows: iaa.statistics.map((s) => ({ statistic: s.label, value: s.estimate.value, ci: ci(s.estimate), n: s.estimate.n, method: s.estimate.method })),
+  };
+}
+
+export function pairsTable(iaa: IaaReport): ReportTable {
+  const numeric = iaa.labelKind === "ordinal" || iaa.labelKind === "interval";
+  const cols = [c("a", "Annotator A", "text"), c("b", "Annotator B", "text"), c("n", "n (shared)", "int"), c("percentAgreement", "Agreement", "pct"), c("kappa", numeric ? "Weighted kappa (quadratic)" : "Cohen's kappa", "coef"), c("kappaCi", "95% CI", "ci")];
+  if (!numeric && iaa.pairs.some((p) => p.pabak !== null)) cols.push(c("pabak", "PABAK", "coef"));
+  if (numeric) cols.push(c("pearson", "Pearson r", "coef"), c("pearsonCi", "95% CI", "ci"));
+  return {
+    id: "pairs",
+    title: "Pairwise agreement between annotators",
+    columns: cols,
+    rows: iaa.pairs.map((p) => ({
+      a: p.aName,
+      b: p.bName,
+      n: p.n,
+      percentAgreement: p.percentAgreement,
+      kappa: p.kappa.value,
+      kappaCi: ci(p.kappa),
+      pabak: p.pabak,
+      pearson: p.pearson?.value ?? null,
+      pearsonCi: ci(p.pearson),
+    })),
+  };
+}
+
+/** The annotator × annotator matrix (kappa), symmetric, 1 on the diagonal. */
+export function matrixTable(iaa: IaaReport, data: TaskData): ReportTable {
+  const names = data.annotators.map((a) => a.name);
+  const rows: Row[] = data.annotators.map((a) => {
+    const row: Row = { annotator: a.name };
+    for (const b of data.annotators) {
+      if (a.id === b.id) row[b.name] = 1;
+      else {
+        const p = iaa.pairs.find((x) => (x.a === a.id && x.b === b.id) || (x.a === b.id && x.b === a.id));
+        row[b.name] = p ? p.kappa.value : null;
+      }
+    }
+    return row;
+  });
+  return { id: "matrix", title: "Annotator agreement matrix (kappa)", columns: [c("annotator", "Annotator", "text"), ...names.map((n) => c(n, n, "coef"))], rows };
+}
+
+export function annotatorsTable(rows: AnnotatorRow[], data: TaskData): ReportTable {
+  const cats = data.categories.map(String);
+  return {
+    id: "annotators",
+    title: "Per annotator",
+    note: "Leave-one-out: agreement with the majority of the other annotators on the same unit (units where the others tie are left out).",
+    columns: [
+      c("annotator", "Annotator", "text"),
+      c("annotations", "Annotations", "int"),
+      c("ratings", "Ratings", "int"),
+      c("loo", "Agrees with others' majority", "pct"),
+      c("looCi", "95% CI", "ci"),
+      c("looN", "n", "int"),
+      c("gold", "Gold accuracy", "pct"),
+      c("goldCi", "95% CI", "ci"),
+      c("goldN", "Gold n", "int"),
+      c("medianMs", "Median time", "ms"),
+      c("meanMs", "Mean time", "ms"),
+      ...cats.map((k) => c(`dist:${k}`, `“${k}”`, "int")),
+    ],
+    rows: rows.map((r) => ({
+      annotator: r.name,
+      annotations: r.annotations,
+      ratings: r.ratings,
+      loo: r.looAgreement.value,
+      looCi: ci(r.looAgreement),
+      looN: r.looAgreement.n,
+      gold: r.gold.n ? r.gold.value : null,
+      goldCi: ci(r.gold),
+      goldN: r.gold.n,
+      medianMs: r.medianMs,
+      meanMs: r.meanMs.n ? r.meanMs.value : null,
+      ...Object.fromEntries(cats.map((k) => [`dist:${k}`, r.distribution[k] ?? 0])),
+    })),
+  };
+}
+
+export function breakdownTable(rows: BreakdownRow[], data: TaskData): ReportTable {
+  const numeric = data.labelKind === "ordinal" || data.labelKind === "interval";
+  const summaryLabel = numeric ? "Mean final score" : data.positive != null ? `Share “${String(data.positive)}”` : "Share of modal label";
+  return {
+    id: "breakdowns",
+    title: "Breakdowns",
+    note: "Small n (< 30) is flagged; its CI is wide.",
+    columns: [
+      c("dimension", "By", "text"),
+      c("value", "Group", "text"),
+      c("n", "n", "int"),
+      c("summary", summaryLabel, numeric ? "num" : "pct"),
+      c("summaryCi", "95% CI", "ci"),
+      c("agreement", "Agreement", "pct"),
+      c("agreementCi", "95% CI", "ci"),
+      c("agreementN", "n (2+ labels)", "int"),
+      c("small", "Small n", "flag"),
+    ],
+    rows: rows.map((r) => ({
+      dimension: DIMENSION_LABELS[r.dimension],
+      value: r.value,
+      n: r.n,
+      summary: r.summary.value,
+      summaryCi: ci(r.summary),
+      agreement: r.agreement.n ? r.agreement.value : null,
+      agreementCi: ci(r.agreement),
+      agreementN: r.agreement.n,
+      small: r.small,
+    })),
+  };
+}
+
+export function finalTable(final: FinalLabels, data: TaskData): ReportTable {
+  const numeric = data.labelKind === "ordinal" || data.labelKind === "interval";
+  const counts = new Map<string, number>();
+  for (const v of final.values) if (v != null) {
+    const k = numeric ? String(Math.round(Number(v) * 2) / 2) : String(v);
+    counts.set(k, (counts.get(k) ?? 0) + 1);
+  }
+  const keys = [...counts.keys()].sort((a, b) => (numeric ? Number(a) - Number(b) : a.localeCompare(b)));
+  const total = [...counts.values()].reduce((a, b) => a + b, 0);
+  return {
+    id: "final",
+    title: `Final labels (${final.rule})`,
+    note: [final.note, final.ties ? `${final.ties} subject(s) tie under majority and have no final label.` : null, final.adjudicated ? `${final.adjudicated} adjudicated.` : null].filter(Boolean).join(" ") || undefined,
+    columns: [c("label", numeric ? "Final score" : "Final label", "text"), c("n", "n", "int"), c("share", "Share", "pct")],
+    rows: keys.map((k) => ({ label: k, n: counts.get(k)!, share: counts.get(k)! / total })),
+  };
+}
+
+export function checklistTable(r: ChecklistReport): ReportTable {
+  return {
+    id: "checklist",
+    title: "Checklist appropriateness",
+    note: r.undecided ? `${r.undecided} checklist item(s) tie and are left out.` : undefined,
+    columns: [c("group", "Group", "text"), c("paper", "Appropriate", "text"), c("yes", "Appropriate (n)", "int"), c("n", "n", "int"), c("share", "Share", "pct"), c("ci", "95% CI", "ci"), c("small", "Small n", "flag")],
+    rows: [
+      { group: "Overall", paper: paperShare(r.overall.yes, r.overall.n), yes: r.overall.yes, n: r.overall.n, share: r.overall.share.value, ci: ci(r.overall.share), small: r.overall.n < 30 },
+      ...r.perDomain.map((d) => ({ group: d.domain, paper: paperShare(d.yes, d.n), yes: d.yes, n: d.n, share: d.share.value, ci: ci(d.share), small: d.small })),
+    ],
+  };
+}
+
+export function inappropriateTable(r: ChecklistReport, texts: { checklist: Map<number, string>; items: Map<number, { sourceId: string }> }, slug: string, datasetId: number): ReportTable {
+  return {
+    id: "inappropriate",
+    title: "Checklist items judged inappropriate",
+    columns: [c("item", "Item", "text"), c("domain", "Domain", "text"), c("text", "Checklist item", "text"), c("votes", "Yes / No votes", "text"), c("link", "Fix", "link")],
+    rows: r.inappropriate.map((x) => ({
+      item: texts.items.get(x.itemId)?.sourceId ?? String(x.itemId),
+      domain: x.domain,
+      text: texts.checklist.get(x.checklistItemId) ?? "",
+      votes: `${x.yesVotes} / ${x.noVotes}`,
+      link: `/p/${slug}/datasets/${datasetId}/items/${x.itemId}`,
+    })),
+  };
+}
+
+export function biasTable(rows: BiasRow[]): ReportTable {
+  return {
+    id: "bias",
+    title: "Annotator bias checks",
+    note: "Two-sided p-values, not corrected for multiple comparisons.",
+    columns: [c("annotator", "Annotator", "text"), c("check", "Check", "text"), c("description", "What is tested", "text"), c("n", "n", "int"), c("effect", "Effect", "coef"), c("expected", "Expected if unbiased", "coef"), c("statistic", "Statistic", "coef"), c("statisticName", "Test", "text"), c("p", "p", "p")],
+    rows: rows.map((r) => ({ annotator: r.name, check: r.check, description: r.description, n: r.n, effect: r.effect, expected: r.expected, statistic: r.statistic, statisticName: r.statisticName, p: r.p })),
+  };
+}
+
+export function planTable(rows: PlanRow[]): ReportTable {
+  return {
+    id: "planner",
+    title: "Sample-size planner",
+    columns: [c("target", "Figure", "text"), c("current", "Current", "coef"), c("n", "n now", "int"), c("halfWidth", "CI half-width now", "coef"), c("delta", "Target ±δ", "coef"), c("needed", "n needed", "int"), c("more", "More to label", "int"), c("basis", "Basis", "text")],
+    rows: rows.map((r) => ({ ...r })),
+  };
+}
+
+// ─── Judges ──────────────────────────────────────────────────────────────────
+
+export function judgesTable(rows: JudgeRow[], data: TaskData): ReportTable {
+  const numeric = data.labelKind === "ordinal" || data.labelKind === "interval";
+  if (numeric) {
+    return {
+      id: "judges",
+      title: "Judges ranked by Pearson r with the final human score",
+      columns: [c("rank", "#", "int"), c("judge", "Judge", "text"), c("model", "Model", "text"), c("n", "n", "int"), c("unparsed", "Unparsed", "int"), c("pearson", "Pearson r", "coef"), c("pearsonCi", "95% CI", "ci"), c("spearman", "Spearman rho", "coef"), c("kendall", "Kendall tau-b", "coef"), c("withTies", "Pairwise consistency (ties counted)", "pct"), c("withoutTies", "Pairwise consistency (ties excluded)", "pct"), c("pairs", "Pairs", "int"), c("pairsWithoutTies", "Pairs w/o ties", "int")],
+      rows: rows.map((r, i) => ({
+        rank: i + 1,
+        judge: r.judge.name,
+        model: r.judge.model,
+        n: r.n,
+        unparsed: r.unparsed,
+        pearson: r.pearson?.value ?? null,
+        pearsonCi: ci(r.pearson),
+        spearman: r.spearman,
+        kendall: r.kendall,
+        withTies: r.ordering?.withTies ?? null,
+        withoutTies: r.ordering?.withoutTies ?? null,
+        pairs: r.ordering?.pairs ?? 0,
+        pairsWithoutTies: r.ordering?.pairsWithoutTies ?? 0,
+      })),
+    };
+  }
+  return {
+    id: "judges",
+    title: "Judges ranked by accuracy against the final human label",
+    note: "Unparsed verdicts (parse failures) are counted here and left out of every figure; they are never treated as “No”.",
+    columns: [
+      c("rank", "#", "int"),
+      c("judge", "Judge", "text"),
+      c("model", "Model", "text"),
+      c("n", "n", "int"),
+      c("unparsed", "Unparsed", "int"),
+      c("accuracy", "Accuracy", "pct"),
+      c("accuracyCi", "95% CI", "ci"),
+      c("kappa", "Cohen's kappa", "coef"),
+      c("kappaCi", "95% CI", "ci"),
+      c("ac1", "Gwet's AC1", "coef"),
+      c("ac1Ci", "95% CI", "ci"),
+      c("tpr", "TPR", "pct"),
+      c("tprCi", "95% CI", "ci"),
+      c("tnr", "TNR", "pct"),
+      c("tnrCi", "95% CI", "ci"),
+      c("yesRateDiff", "Yes-rate diff (judge − human)", "coef"),
+    ],
+    rows: rows.map((r, i) => ({
+      rank: i + 1,
+      judge: r.judge.name,
+      model: r.judge.model,
+      n: r.n,
+      unparsed: r.unparsed,
+      accuracy: r.accuracy?.value ?? null,
+      accuracyCi: ci(r.accuracy),
+      kappa: r.kappa?.value ?? null,
+      kappaCi: ci(r.kappa),
+      ac1: r.ac1?.value ?? null,
+      ac1Ci: ci(r.ac1),
+      tpr: r.tpr?.value ?? null,
+      tprCi: ci(r.tpr),
+      tnr: r.tnr?.value ?? null,
+      tnrCi: ci(r.tnr),
+      yesRateDiff: r.yesRateDiff,
+    })),
+  };
+}
+
+export function confusionTable(r: JudgeRow): ReportTable | null {
+  if (!r.confusion) return null;
+  const labels = r.confusion.labels.map(String);
+  return {
+    id: `confusion-${r.judge.id}`,
+    title: `Confusion matrix: ${r.judge.name} (rows human, columns judge)`,
+    columns: [c("human", "Human \\ Judge", "text"), ...labels.map((l) => c(`judge:${l}`, l, "int")), c("total", "Total", "int")],
+    rows: r.confusion.matrix.map((row, i) => ({ human: labels[i], ...Object.fromEntries(row.map((v, j) => [`judge:${labels[j]}`, v])), total: row.reduce((a, b) => a + b, 0) })),
+  };
+}
+
+export function judgeBreakdownTable(rows: JudgeRow[], data: TaskData, dims: string[] = ["domain", "model"]): ReportTable {
+  const numeric = data.labelKind === "ordinal" || data.labelKind === "interval";
+  const cols = [c("judge", "Judge", "text"), c("dimension", "By", "text"), c("value", "Group", "text"), c("n", "n", "int")];
+  if (numeric) cols.push(c("pearson", "Pearson r", "coef"), c("pearsonCi", "95% CI", "ci"));
+  else cols.push(c("accuracy", "Accuracy", "pct"), c("accuracyCi", "95% CI", "ci"), c("yesRateDiff", "Yes-rate diff", "coef"));
+  cols.push(c("ownFamily", "Judge's own family", "flag"), c("small", "Small n", "flag"));
+  return {
+    id: "judge-breakdowns",
+    title: "Judge agreement by domain and by judged model",
+    note: "A judge that favours its own model family shows a higher Yes-rate difference (or accuracy gap) on rows flagged as its own family.",
+    columns: cols,
+    rows: rows.flatMap((r) =>
+      r.breakdowns
+        .filter((b) => dims.includes(b.dimension))
+        .map((b) => ({
+          judge: r.judge.name,
+          dimension: DIMENSION_LABELS[b.dimension],
+          value: b.value,
+          n: b.n,
+          accuracy: b.accuracy?.value ?? null,
+          accuracyCi: ci(b.accuracy),
+          yesRateDiff: b.yesRateDiff,
+          pearson: b.pearson?.value ?? null,
+          pearsonCi: ci(b.pearson),
+          ownFamily: b.ownFamily,
+          small: b.small,
+        })),
+    ),
+  };
+}
+
+export function orderingTable(rows: JudgeRow[]): ReportTable {
+  return {
+    id: "ordering",
+    title: "Pairwise ordering consistency per task type",
+    note: "Pairs of responses to the same item: consistent when the judge orders them as the humans do. With ties counted, a tie is a third outcome; with ties excluded, only pairs where neither side ties (MT-Bench).",
+    columns: [c("judge", "Judge", "text"), c("taskType", "Task type", "text"), c("withTies", "Consistency (ties counted)", "pct"), c("pairs", "Pairs", "int"), c("withoutTies", "Consistency (ties excluded)", "pct"), c("pairsWithoutTies", "Pairs w/o ties", "int"), c("humanTies", "Human ties", "int"), c("judgeTies", "Judge ties", "int")],
+    rows: rows.flatMap((r) =>
+      r.orderingByTaskType.map((o) => ({ judge: r.judge.name, taskType: o.taskType, withTies: o.result.withTies, pairs: o.result.pairs, withoutTies: o.result.withoutTies, pairsWithoutTies: o.result.pairsWithoutTies, humanTies: o.result.humanTies, judgeTies: o.result.judgeTies })),
+    ),
+  };
+}
+
+export function ablationTable(rows: JudgeRow[], data: TaskData): ReportTable {
+  const numeric = data.labelKind === "ordinal" || data.labelKind === "interval";
+  const groups = ablationGroups(rows);
+  return {
+    id: "ablation",
+    title: "Judge variants (ablation)",
+    note: groups.length
+      ? undefined
+      : "No judge is marked as a variant of another. Mark a variant with settings.variantOf = \"<base judge name>\" and settings.variant = \"without rubric\" (or similar).",
+    columns: numeric
+      ? [c("base", "Base judge", "text"), c("variant", "Variant", "text"), c("judge", "Judge", "text"), c("n", "n", "int"), c("pearson", "Pearson r", "coef"), c("pearsonCi", "95% CI", "ci"), c("withTies", "Consistency (ties counted)", "pct"), c("withoutTies", "Consistency (ties excluded)", "pct")]
+      : [c("base", "Base judge", "text"), c("variant", "Variant", "text"), c("judge", "Judge", "text"), c("n", "n", "int"), c("accuracy", "Accuracy", "pct"), c("accuracyCi", "95% CI", "ci"), c("kappa", "Cohen's kappa", "coef"), c("ac1", "Gwet's AC1", "coef")],
+    rows: groups.flatMap((g) =>
+      g.rows.map(({ variant, row }) => ({
+        base: g.base,
+        variant,
+        judge: row.judge.name,
+        n: row.n,
+        pearson: row.pearson?.value ?? null,
+        pearsonCi: ci(row.pearson),
+        withTies: row.ordering?.withTies ?? null,
+        withoutTies: row.ordering?.withoutTies ?? null,
+        accuracy: row.accuracy?.value ?? null,
+        accuracyCi: ci(row.accuracy),
+        kappa: row.kappa?.value ?? null,
+        ac1: row.ac1?.value ?? null,
+      })),
+    ),
+  };
+}
