@@ -1,0 +1,143 @@
+/** The durable runner end to end, in-process, against the fake OpenAI-compatible server. */
+import { and, eq } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { schema } from "../../db/client";
+import { claimJobs, completeJob, controlRun, createRun, runProgress, Worker } from "../../app/runs/runner.server";
+import { useTempDatabase } from "../support/db";
+import { startFakeLlm, type FakeLlm } from "../support/fake-llm";
+import { makeRunsFixture, refineScript } from "../unit/runs/fixtures";
+
+const { db } = useTempDatabase();
+let fake: FakeLlm;
+beforeAll(async () => {
+  fake = await startFakeLlm(refineScript());
+});
+afterAll(() => fake.close());
+
+const until = (w: Worker) => w.start().done;
+
+describe("runner", () => {
+  it("runs RefineBench self-refinement to completion: every turn generated and judged once, calls logged without keys", async () => {
+    fake.setScript(refineScript());
+    fake.requests.length = 0;
+    const fx = makeRunsFixture(db(), { baseUrl: fake.baseUrl, items: 3, checklist: 2 });
+    const run = createRun(db(), fx.project.id, {
+      name: "rb",
+      protocol: "refinebench",
+      datasetId: fx.dataset.id,
+      models: [{ provider: "target" }],
+      judges: [{ provider: "judge" }],
+      settings: { setting: "self-refinement", maxTurns: 3 },
+    });
+    expect(run.jobs).toBe(3);
+    await until(new Worker(db(), { concurrency: 4, pollMs: 10, untilIdle: true, runId: run.id }));
+    const r = db().select().from(schema.runs).where(eq(schema.runs.id, run.id)).get()!;
+    expect(r.status).toBe("completed");
+    const responses = db().select().from(schema.responses).where(eq(schema.responses.runId, run.id)).all();
+    expect(responses).toHaveLength(9); // 3 items × 3 turns
+    expect(responses.every((x) => x.origin === "run" && x.model === "tiny-model")).toBe(true);
+    const verdicts = db().select().from(schema.verdicts).where(eq(schema.verdicts.runId, run.id)).all();
+    expect(verdicts).toHaveLength(18);
+    expect(fake.requests).toHaveLength(18);
+    const calls = db().select().from(schema.providerCalls).all();
+    expect(calls.length).toBe(18);
+    expect(calls.every((c) => c.latencyMs !== null && c.promptTokens === 10)).toBe(true);
+    expect(JSON.stringify(calls)).not.toMatch(/SECRET/);
+    const p = runProgress(db(), run.id)!;
+    expect(p).toMatchObject({ done: 18, failed: 0, remaining: 0, total: 18, status: "completed" });
+    expect(p.cost).toBeGreaterThan(0);
+  });
+
+  it("a judge that leaves out checklist lines is re-asked, then stored as failed verdicts, never as No", async () => {
+    const fx = makeRunsFixture(db(), { baseUrl: fake.baseUrl, items: 2, checklist: 3 });
+    fake.setScript(refineScript(() => "Q1: Yes\nQ3: No"));
+    const run = createRun(db(), fx.project.id, {
+      name: "gaps",
+      protocol: "refinebench",
+      datasetId: fx.dataset.id,
+      models: [{ provider: "target" }],
+      judges: [{ provider: "judge" }],
+      settings: { setting: "guided", maxTurns: 2, parseRetries: 1 },
+    });
+    await until(new Worker(db(), { concurrency: 4, pollMs: 10, untilIdle: true, runId: run.id }));
+    const verdicts = db().select().from(schema.verdicts).where(eq(schema.verdicts.runId, run.id)).all();
+    const failed = verdicts.filter((v) => v.parseStatus === "failed");
+    expect(failed.length).toBeGreaterThan(0);
+    expect(failed.every((v) => v.value === null && v.score === null && v.rawOutput === "Q1: Yes\nQ3: No")).toBe(true);
+    // Q3 was a real "No", so guided feedback asked for turn 2
+    expect(db().select().from(schema.responses).where(and(eq(schema.responses.runId, run.id), eq(schema.responses.turn, 2))).all()).toHaveLength(2);
+  });
+
+  it("retries flaky endpoints (429 with Retry-After, 500, malformed JSON) and records a failed job when a call never succeeds", async () => {
+    const fx = makeRunsFixture(db(), { baseUrl: fake.baseUrl, items: 2, checklist: 1, providerSettings: { maxRetries: 2 } });
+    let n = 0;
+    const base = refineScript();
+    fake.setScript((req) => {
+      const last = JSON.stringify(req.body.messages);
+      if (last.includes("Problem 1?") && !last.includes("Checklist")) return { status: 500 }; // item 1's generation always fails
+      if (last.includes("Problem 0?") && !last.includes("Checklist")) n++;
+      if (n === 1) return { status: 429, headers: { "Retry-After": "0.05" } };
+      if (n === 2) {
+        n++;
+        return { raw: "{oops" };
+      }
+      return base(req);
+    });
+    const run = createRun(db(), fx.project.id, {
+      name: "flaky",
+      protocol: "refinebench",
+      datasetId: fx.dataset.id,
+      models: [{ provider: "target" }],
+      judges: [{ provider: "judge" }],
+      settings: { setting: "self-refinement", maxTurns: 1 },
+    });
+    await until(new Worker(db(), { concurrency: 2, pollMs: 10, untilIdle: true, runId: run.id }));
+    const jobs = db().select().from(schema.jobs).where(eq(schema.jobs.runId, run.id)).all();
+    expect(jobs.filter((j) => j.status === "failed")).toHaveLength(1);
+    expect(jobs.find((j) => j.status === "failed")!.error).toMatch(/HTTP 500.*after 3 attempts/);
+    expect(jobs.filter((j) => j.status === "done")).toHaveLength(2);
+    const calls = db().select().from(schema.providerCalls).all().filter((c) => jobs.some((j) => j.id === c.jobId));
+    expect(calls.map((c) => c.status)).toContain(429);
+    expect(calls.some((c) => /malformed/.test(c.error ?? ""))).toBe(true);
+    expect(runProgress(db(), run.id)).toMatchObject({ status: "completed", failed: 1, done: 2 });
+    // Requeue the failure: with the endpoint healthy it completes.
+    fake.setScript(base);
+    expect(controlRun(db(), run.id, "retry-failed")).toBe("queued");
+    await until(new Worker(db(), { concurrency: 2, pollMs: 10, untilIdle: true, runId: run.id }));
+    expect(runProgress(db(), run.id)).toMatchObject({ status: "completed", failed: 0, done: 4 });
+  });
+
+  it("a lost lease writes nothing, and a repeated completion cannot duplicate results", async () => {
+    fake.setScript(refineScript());
+    const fx = makeRunsFixture(db(), { baseUrl: fake.baseUrl, items: 1, checklist: 1 });
+    const run = createRun(db(), fx.project.id, { name: "lease", protocol: "c3ebench", datasetId: fx.dataset.id, models: [{ provider: "target" }], judges: [{ provider: "judge" }] });
+    const [job] = claimJobs(db(), "A", 1, 10, Date.now()).filter((j) => j.runId === run.id);
+    expect(job).toBeDefined();
+    // A's lease expires; B claims the same job.
+    const [again] = claimJobs(db(), "B", 10, 60_000, Date.now() + 1_000).filter((j) => j.runId === run.id);
+    expect(again.id).toBe(job.id);
+    const outcome = { responses: [{ itemId: fx.items[0].id, model: "m", turn: 1, text: "t", sourceKey: "k", metadata: {} }], verdicts: [], next: [] };
+    expect(completeJob(db(), "A", job, outcome)).toBe(false);
+    expect(completeJob(db(), "B", again, outcome)).toBe(true);
+    expect(completeJob(db(), "B", again, outcome)).toBe(false);
+    expect(db().select().from(schema.responses).where(eq(schema.responses.runId, run.id)).all()).toHaveLength(1);
+  });
+
+  it("pause stops claiming, resume continues, cancel stops; bad definitions are refused with the field named", async () => {
+    fake.setScript(refineScript());
+    const fx = makeRunsFixture(db(), { baseUrl: fake.baseUrl, items: 2, checklist: 1 });
+    const run = createRun(db(), fx.project.id, { name: "ctl", protocol: "fb-bench", datasetId: fx.dataset.id, models: [{ provider: "target" }], judges: [{ provider: "judge" }] });
+    expect(controlRun(db(), run.id, "pause")).toBe("paused");
+    expect(claimJobs(db(), "X", 10, 1000).filter((j) => j.runId === run.id)).toEqual([]);
+    expect(controlRun(db(), run.id, "resume")).toBe("queued");
+    expect(controlRun(db(), run.id, "cancel")).toBe("cancelled");
+    expect(claimJobs(db(), "X", 10, 1000).filter((j) => j.runId === run.id)).toEqual([]);
+    expect(() => controlRun(db(), run.id, "resume")).toThrow(/cannot resume a cancelled run/);
+    expect(() =>
+      createRun(db(), fx.project.id, { name: "x", protocol: "refinebench", datasetId: fx.dataset.id, models: [{ provider: "nope" }], judges: [{ provider: "judge" }] }),
+    ).toThrow(/models\[0\]\.provider: no provider named "nope"/);
+    expect(() =>
+      createRun(db(), fx.project.id, { name: "x", protocol: "refinebench", datasetId: fx.dataset.id, models: [{ provider: "target" }], judges: [{ provider: "judge" }], settings: { maxTurns: 0 } }),
+    ).toThrow(/settings\.maxTurns/);
+  });
+});
