@@ -1,0 +1,175 @@
+/**
+ * Curation keeps history: edits create versions, what was judged keeps
+ * pointing at its version and is marked stale, weights are re-normalised,
+ * frozen releases are read-only, and the release carries a changelog.
+ */
+import { beforeAll, describe, expect, it } from "vitest";
+import { and, eq, isNotNull, isNull } from "drizzle-orm";
+import { useTempDatabase } from "../support/db";
+import { seedDemo } from "../../seeds/demo";
+import { schema } from "../../db/client";
+import {
+  addChecklistItem,
+  CurationError,
+  editChecklistItem,
+  editItem,
+  freezeDataset,
+  promoteResponse,
+  reorderChecklist,
+  reweightChecklist,
+  setChecklistItemRetired,
+  setReference,
+  startNextVersion,
+} from "../../app/curation/versions.server";
+import { releaseChangelog, releaseLines } from "../../app/curation/release.server";
+
+const { db } = useTempDatabase();
+let maintainer: number;
+let benchId: number;
+
+const item = (sourceId: string) =>
+  db().select().from(schema.items).where(and(eq(schema.items.sourceId, sourceId), eq(schema.items.datasetId, benchId))).get()!;
+const activeChecklist = (itemId: number) =>
+  db()
+    .select()
+    .from(schema.checklistItems)
+    .where(and(eq(schema.checklistItems.itemId, itemId), isNull(schema.checklistItems.retiredAt)))
+    .orderBy(schema.checklistItems.position)
+    .all();
+
+beforeAll(async () => {
+  await seedDemo(db());
+  maintainer = db().select().from(schema.users).where(eq(schema.users.email, "rhea@concord.test")).get()!.id;
+  benchId = db().select().from(schema.datasets).where(eq(schema.datasets.name, "Concord Demo Bench")).get()!.id;
+});
+
+describe("checklist item edits", () => {
+  it("create a new version; labels and verdicts keep the old one and are marked stale", () => {
+    const it1 = item("cdb-001");
+    const old = activeChecklist(it1.id)[0];
+    const unitIds = db().select({ id: schema.units.id }).from(schema.units).where(eq(schema.units.checklistItemId, old.id)).all().map((u) => u.id);
+    expect(unitIds.length).toBeGreaterThan(0);
+    const verdictsBefore = db().select().from(schema.verdicts).where(eq(schema.verdicts.checklistItemId, old.id)).all();
+
+    const { id, stale } = editChecklistItem(old.id, { text: old.text.replace("?", " under the Restatement?") }, { userId: maintainer, reason: "Name the legal source" });
+
+    const fresh = db().select().from(schema.checklistItems).where(eq(schema.checklistItems.id, id)).get()!;
+    expect(fresh).toMatchObject({ version: 2, previousId: old.id, position: old.position, retiredAt: null });
+    expect(db().select().from(schema.checklistItems).where(eq(schema.checklistItems.id, old.id)).get()!.retiredAt).not.toBeNull();
+    // Verdicts still point at the version they judged, and every one is stale.
+    const verdictsAfter = db().select().from(schema.verdicts).where(eq(schema.verdicts.checklistItemId, old.id)).all();
+    expect(verdictsAfter).toHaveLength(verdictsBefore.length);
+    expect(verdictsAfter.every((v) => v.staleAt !== null)).toBe(true);
+    expect(stale.verdicts).toBe(verdictsBefore.length);
+    // Annotations on units of the old version are stale; the units still name the old version.
+    const staleAnnotations = db()
+      .select({ id: schema.annotations.id, checklistItemId: schema.units.checklistItemId })
+      .from(schema.annotations)
+      .innerJoin(schema.assignments, eq(schema.assignments.id, schema.annotations.assignmentId))
+      .innerJoin(schema.units, eq(schema.units.id, schema.assignments.unitId))
+      .where(isNotNull(schema.annotations.staleAt))
+      .all();
+    expect(staleAnnotations.length).toBe(stale.annotations);
+    expect(stale.annotations).toBeGreaterThan(0);
+    expect(new Set(staleAnnotations.map((a) => a.checklistItemId))).toEqual(new Set([old.id]));
+    // Nothing else went stale.
+    const otherStale = db().select().from(schema.verdicts).where(and(isNotNull(schema.verdicts.staleAt), eq(schema.verdicts.checklistItemId, activeChecklist(it1.id)[1].id))).all();
+    expect(otherStale).toHaveLength(0);
+  });
+
+  it("need a reason, and refuse a no-op edit", () => {
+    const c = activeChecklist(item("cdb-002").id)[0];
+    expect(() => editChecklistItem(c.id, { text: "Does the response x?" }, { userId: maintainer, reason: "  " })).toThrow(/Say why/);
+    expect(() => editChecklistItem(c.id, { text: c.text }, { userId: maintainer, reason: "none" })).toThrow("Nothing changed.");
+  });
+
+  it("retire, reorder, add and reweight; weights re-normalise to 1", () => {
+    const it3 = item("cdb-003");
+    const list = activeChecklist(it3.id);
+    setChecklistItemRetired(list[0].id, true, { userId: maintainer, reason: "Judged inappropriate by annotators" });
+    expect(activeChecklist(it3.id)).toHaveLength(list.length - 1);
+    const reversed = activeChecklist(it3.id).map((c) => c.id).reverse();
+    reorderChecklist(it3.id, reversed, { userId: maintainer, reason: "Most important first" });
+    expect(activeChecklist(it3.id).map((c) => c.id)).toEqual(reversed);
+    expect(() => reorderChecklist(it3.id, reversed.slice(1), { userId: maintainer, reason: "x" })).toThrow(/exactly once/);
+
+    const weights = Object.fromEntries(reversed.map((id, i) => [id, i + 1]));
+    const stored = reweightChecklist(it3.id, weights, { userId: maintainer, reason: "Weight by importance" });
+    const total = reversed.reduce((s, _, i) => s + i + 1, 0);
+    reversed.forEach((id, i) => expect(stored[id]).toBeCloseTo((i + 1) / total, 12));
+    expect(Object.values(stored).reduce((s, w) => s + w, 0)).toBeCloseTo(1, 12);
+
+    // Adding a weighted item re-normalises again; retiring one does too.
+    addChecklistItem(it3.id, { text: "Does the response mention the store's inspection log?", weight: 0.5 }, { userId: maintainer, reason: "Missing criterion" });
+    const sum = activeChecklist(it3.id).reduce((s, c) => s + (c.weight ?? 0), 0);
+    expect(sum).toBeCloseTo(1, 12);
+    setChecklistItemRetired(reversed[0], true, { userId: maintainer, reason: "Duplicate" });
+    expect(activeChecklist(it3.id).reduce((s, c) => s + (c.weight ?? 0), 0)).toBeCloseTo(1, 12);
+    expect(() => reweightChecklist(it3.id, {}, { userId: maintainer, reason: "x" })).toThrow(/weight of 0 or more/);
+  });
+});
+
+describe("items and references", () => {
+  it("editing an item's prompt bumps its version and makes its labels and verdicts stale", () => {
+    const it4 = item("cdb-004");
+    const { version, stale } = editItem(it4.id, { query: it4.query + " Give the answer to two decimal places." }, { userId: maintainer, reason: "State the precision" });
+    expect(version).toBe(2);
+    expect(stale.verdicts).toBeGreaterThan(0);
+    expect(item("cdb-004").version).toBe(2);
+    // Changing only the subject is not a change to what was judged.
+    expect(editItem(it4.id, { subject: "Buffers" }, { userId: maintainer, reason: "Finer subject" }).stale).toEqual({ annotations: 0, verdicts: 0 });
+  });
+
+  it("promoting a response keeps the reference history with who, why and the justifying annotations", () => {
+    const it5 = item("cdb-005");
+    const response = db().select().from(schema.responses).where(eq(schema.responses.itemId, it5.id)).all()[0];
+    const before = db().select().from(schema.references).where(eq(schema.references.itemId, it5.id)).all();
+    const { version } = promoteResponse(response.id, { userId: maintainer, reason: "Annotators preferred it 3 to 0", justification: [11, 12, 13] });
+    const history = db().select().from(schema.references).where(eq(schema.references.itemId, it5.id)).orderBy(schema.references.version).all();
+    expect(history).toHaveLength(before.length + 1);
+    expect(history.filter((r) => r.isCurrent)).toHaveLength(1);
+    expect(history.at(-1)).toMatchObject({
+      version,
+      text: response.text,
+      isCurrent: true,
+      provenance: "promoted",
+      promotedFromResponseId: response.id,
+      createdBy: maintainer,
+      reason: "Annotators preferred it 3 to 0",
+      justification: [11, 12, 13],
+    });
+    expect(history[0]).toMatchObject({ isCurrent: false, provenance: "seed" });
+    expect(() => setReference(it5.id, response.text, { userId: maintainer, reason: "again" })).toThrow(/already the current reference/);
+  });
+});
+
+describe("releases", () => {
+  it("a frozen version is read-only; the next version copies the current benchmark", () => {
+    freezeDataset(benchId, { userId: maintainer, reason: "v1 release for the paper" });
+    const it6 = item("cdb-006");
+    const c = activeChecklist(it6.id)[0];
+    expect(() => editChecklistItem(c.id, { text: "Does the response do X?" }, { userId: maintainer, reason: "x" })).toThrow(CurationError);
+    expect(() => editChecklistItem(c.id, { text: "Does the response do X?" }, { userId: maintainer, reason: "x" })).toThrow(/frozen as a release/);
+
+    const next = startNextVersion(benchId, { userId: maintainer, reason: "Start v2" });
+    expect(next.version).toBe(2);
+    const v1 = releaseLines(benchId);
+    const v2 = releaseLines(next.id);
+    expect(v2).toEqual(v1);
+    expect(() => startNextVersion(benchId, { userId: maintainer, reason: "again" })).toThrow(/Version 2 already exists/);
+  });
+
+  it("the release JSONL has the current checklist and reference; the changelog says what changed and why", () => {
+    const lines = releaseLines(benchId);
+    const l3 = lines.find((l) => l.id === "cdb-003")!;
+    expect(l3.checklist.reduce((s, c) => s + (c.weight ?? 0), 0)).toBeCloseTo(1, 12);
+    expect(lines.find((l) => l.id === "cdb-004")!.item_version).toBe(3);
+    const log = releaseChangelog(benchId);
+    expect(log).toMatch(/^# Concord Demo Bench — version 1\n/);
+    expect(log).toContain("Released ");
+    expect(log).toContain("· cdb-001 · Checklist item edited (v1 → v2)");
+    expect(log).toContain("Rhea Researcher: Name the legal source");
+    expect(log).toContain("· cdb-005 · A model response was promoted to reference (v2), justified by 3 annotation(s): 11, 12, 13");
+    expect(log).toContain("Version 1 frozen as a release — Rhea Researcher: v1 release for the paper");
+  });
+});
