@@ -1,0 +1,62 @@
+/**
+ * npm run export -- --project SLUG --what annotations|agreement|judge-agreement|runs
+ *                   [--format csv|jsonl] [--out FILE]
+ *
+ * Writes the export to FILE (or stdout). Columns are documented in
+ * app/formats/export.server.ts. Exit codes: 0 written, 2 bad command line or
+ * unknown project.
+ */
+import fs from "node:fs";
+import { parseArgs } from "node:util";
+import { databasePathFromEnv, DatabaseOpenError, openDatabase } from "../db/client";
+import { EXPORT_FORMATS, EXPORT_KINDS, exportRows, writeExport, type ExportFormat, type ExportKind } from "../app/formats/export.server";
+
+const USAGE = `usage: npm run export -- --project SLUG --what ${EXPORT_KINDS.join("|")} [--format csv|jsonl] [--out FILE]`;
+
+function fail(message: string): never {
+  console.error(`export: ${message}`);
+  process.exit(2);
+}
+
+let values;
+try {
+  ({ values } = parseArgs({
+    options: {
+      project: { type: "string" },
+      what: { type: "string" },
+      format: { type: "string", default: "csv" },
+      out: { type: "string" },
+      help: { type: "boolean", default: false },
+    },
+  }));
+} catch (err) {
+  fail(`${(err as Error).message}\n${USAGE}`);
+}
+if (values.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
+if (!values.project) fail(`--project is required.\n${USAGE}`);
+if (!values.what || !EXPORT_KINDS.includes(values.what as ExportKind)) fail(`--what must be one of ${EXPORT_KINDS.join(", ")}.`);
+if (!EXPORT_FORMATS.includes(values.format as ExportFormat)) fail(`--format must be csv or jsonl, not "${values.format}".`);
+
+let db;
+try {
+  db = openDatabase(databasePathFromEnv());
+} catch (err) {
+  if (err instanceof DatabaseOpenError) fail(err.message);
+  throw err;
+}
+const project = db.$client.prepare("select id from projects where slug = ?").get(values.project) as { id: number } | undefined;
+if (!project) fail(`no project "${values.project}" in ${databasePathFromEnv()}.`);
+const rows = exportRows(db.$client, project.id, values.what as ExportKind);
+if (values.out) {
+  const fd = fs.openSync(values.out, "w");
+  writeExport(rows, values.what as ExportKind, values.format as ExportFormat, (c) => fs.writeSync(fd, c));
+  fs.closeSync(fd);
+  console.error(`export: wrote ${rows.length} rows to ${values.out}`);
+} else {
+  process.stdout.on("error", (err: NodeJS.ErrnoException) => process.exit(err.code === "EPIPE" ? 0 : 1));
+  writeExport(rows, values.what as ExportKind, values.format as ExportFormat, (c) => process.stdout.write(c));
+}
+db.$client.close();
