@@ -39,6 +39,7 @@ import {
   pairsTable,
   planTable,
 } from "./tables";
+import { labelKindOf } from "./subjects";
 import type { FinalRule, ReportTable, TaskData } from "./types";
 import { FINAL_RULES } from "./types";
 
@@ -63,8 +64,15 @@ export function clearReportCache() {
   cache.clear();
 }
 
-export function parseRule(raw: string | null | undefined): FinalRule {
-  return (FINAL_RULES as readonly string[]).includes(raw ?? "") ? (raw as FinalRule) : "majority";
+/** The rule named in the query, or null (then the task's default applies). */
+export function parseRule(raw: string | null | undefined): FinalRule | null {
+  return (FINAL_RULES as readonly string[]).includes(raw ?? "") ? (raw as FinalRule) : null;
+}
+
+/** Default rule: the mean for numeric scores (as RAVEL), majority otherwise. */
+export function defaultRule(task: { kind: string; config: Record<string, unknown> }): FinalRule {
+  const k = labelKindOf(task.kind, task.config);
+  return k === "ordinal" || k === "interval" ? "mean" : "majority";
 }
 export function parseDelta(raw: string | null | undefined): number {
   const d = Number(raw);
@@ -92,9 +100,10 @@ export interface TaskReport {
   };
 }
 
-export function taskReport(projectId: number, taskId: number, opts: { rule: FinalRule; delta: number; slug: string }): TaskReport | null {
+export function taskReport(projectId: number, taskId: number, options: { rule: FinalRule | null; delta: number; slug: string }): TaskReport | null {
   const task = findTask(projectId, taskId);
   if (!task) return null;
+  const opts = { ...options, rule: options.rule ?? defaultRule(task) };
   const version = taskVersion(task);
   return memo(`task:${task.id}:${version}:${opts.rule}:${opts.delta}:${opts.slug}`, () => {
     const data = taskData(task, version);
@@ -177,9 +186,10 @@ function judgeRows(task: TaskRow, version: string, rule: FinalRule, projectId: n
   });
 }
 
-export function judgeReportFor(projectId: number, taskId: number, opts: { rule: FinalRule; delta: number }): JudgePageReport | null {
+export function judgeReportFor(projectId: number, taskId: number, options: { rule: FinalRule | null; delta: number }): JudgePageReport | null {
   const task = findTask(projectId, taskId);
   if (!task) return null;
+  const opts = { ...options, rule: options.rule ?? defaultRule(task) };
   const version = taskVersion(task);
   return memo(`judges:${task.id}:${version}:${opts.rule}:${opts.delta}`, () => {
     const { data, rows } = judgeRows(task, version, opts.rule, projectId);
@@ -231,7 +241,7 @@ export function judgeReportFor(projectId: number, taskId: number, opts: { rule: 
 }
 
 export interface DisagreementFilters {
-  rule: FinalRule;
+  rule: FinalRule | null;
   judgeId: number | null;
   domain: string | null;
   model: string | null;
@@ -263,7 +273,7 @@ export function disagreementsFor(projectId: number, taskId: number, f: Disagreem
   const task = findTask(projectId, taskId);
   if (!task) return null;
   const version = taskVersion(task);
-  const { data, rows } = judgeRows(task, version, f.rule, projectId);
+  const { data, rows } = judgeRows(task, version, f.rule ?? defaultRule(task), projectId);
   const numeric = data.labelKind === "ordinal" || data.labelKind === "interval";
   const selected = rows.filter((r) => f.judgeId == null || r.judge.id === f.judgeId);
   const hits: { s: number; judge: string; human: string; verdict: string }[] = [];

@@ -1,0 +1,69 @@
+/**
+ * Fixed display precision for report figures (pages), and the CSV form of a
+ * report table (full precision, CIs as two columns).
+ */
+import Papa from "papaparse";
+import type { Column, ColumnKind, ReportTable, Row } from "./types";
+
+const num = (v: unknown): number | null => (typeof v === "number" ? v : null);
+
+export function formatNumber(kind: ColumnKind, v: number): string {
+  if (!Number.isFinite(v)) return "n/a";
+  switch (kind) {
+    case "int":
+      return String(Math.round(v));
+    case "pct":
+      return `${(100 * v).toFixed(1)}%`;
+    case "num":
+      return v.toFixed(2);
+    case "ms":
+      return `${(v / 1000).toFixed(1)} s`;
+    case "p":
+      return v < 0.001 ? "<0.001" : v.toFixed(3);
+    default:
+      return v.toFixed(3);
+  }
+}
+
+/** The kind a CI column is shown in: that of the figure it belongs to (the column before it). */
+export function ciKind(columns: Column[], index: number): ColumnKind {
+  for (let i = index - 1; i >= 0; i--) if (columns[i].kind !== "ci") return columns[i].kind === "int" ? "coef" : columns[i].kind;
+  return "coef";
+}
+
+export function formatCell(columns: Column[], index: number, row: Row): string {
+  const col = columns[index];
+  const v = row[col.key];
+  if (v === null || v === undefined) return "—";
+  if (col.kind === "ci") {
+    if (!Array.isArray(v)) return "—";
+    const k = ciKind(columns, index);
+    return `[${formatNumber(k, v[0])}, ${formatNumber(k, v[1])}]`;
+  }
+  if (col.kind === "flag") return v === true ? (col.key === "small" ? "small n" : "yes") : "";
+  if (col.kind === "text" || col.kind === "link") return String(v);
+  const n = num(v);
+  return n === null ? String(v) : formatNumber(col.kind, n);
+}
+
+export function tableToCsv(table: ReportTable): string {
+  const header: string[] = [];
+  for (const c of table.columns) {
+    if (c.kind === "ci") header.push(`${c.label} low`, `${c.label} high`);
+    else header.push(c.label);
+  }
+  const rows = table.rows.map((row) => {
+    const out: (string | number | boolean | null)[] = [];
+    for (const c of table.columns) {
+      const v = row[c.key];
+      if (c.kind === "ci") {
+        if (Array.isArray(v)) out.push(v[0], v[1]);
+        else out.push(null, null);
+      } else if (Array.isArray(v)) out.push(v.join(" "));
+      else if (typeof v === "number" && !Number.isFinite(v)) out.push("NaN");
+      else out.push(v ?? null);
+    }
+    return out;
+  });
+  return Papa.unparse({ fields: header, data: rows });
+}

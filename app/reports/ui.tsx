@@ -1,0 +1,76 @@
+/** Shared report UI: a figure table with its CSV link, and the report tabs. */
+import { Link, NavLink } from "@remix-run/react";
+import type { ReactNode } from "react";
+import { formatCell } from "./format";
+import type { ReportTable } from "./types";
+
+export function csvHref(slug: string, taskId: number, table: string, extra: Record<string, string> = {}) {
+  return `/p/${slug}/reports/${taskId}/csv?${new URLSearchParams({ table, ...extra })}`;
+}
+
+export function FigureTable({ table, csv, caption }: { table: ReportTable | undefined; csv?: string; caption?: ReactNode }) {
+  if (!table) return null;
+  return (
+    <div className="figure-table" data-table={table.id}>
+      <h3>
+        {table.title} {csv ? <a href={csv} className="small" download>CSV</a> : null}
+      </h3>
+      {caption}
+      {table.note ? <p className="muted small">{table.note}</p> : null}
+      {table.rows.length === 0 ? (
+        <p className="muted">No rows.</p>
+      ) : (
+        <table>
+          <thead>
+            <tr>
+              {table.columns.map((c) => (
+                <th key={c.key} className={c.kind === "text" || c.kind === "link" ? undefined : "num"}>
+                  {c.label}
+                </th>
+              ))}
+            </tr>
+          </thead>
+          <tbody>
+            {table.rows.map((row, i) => (
+              <tr key={i}>
+                {table.columns.map((c, j) => (
+                  <td key={c.key} className={c.kind === "text" || c.kind === "link" ? undefined : "num"} data-col={c.key}>
+                    {c.kind === "link" && typeof row[c.key] === "string" ? <Link to={String(row[c.key])}>Fix item</Link> : formatCell(table.columns, j, row)}
+                  </td>
+                ))}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </div>
+  );
+}
+
+/** A chart with its numbers beside it. */
+export function Figure({ chart, table, csv }: { chart: ReactNode; table: ReportTable | undefined; csv?: string }) {
+  return (
+    <div className="figure" style={{ display: "flex", gap: "1.5rem", flexWrap: "wrap", alignItems: "flex-start" }}>
+      <div>{chart}</div>
+      <div style={{ flex: "1 1 320px", minWidth: 0 }}>
+        <FigureTable table={table} csv={csv} />
+      </div>
+    </div>
+  );
+}
+
+export function ReportTabs({ slug, taskId, query }: { slug: string; taskId: number; query: string }) {
+  const q = query ? `?${query}` : "";
+  return (
+    <nav className="toolbar" aria-label="Report pages">
+      <NavLink to={`/p/${slug}/reports`} end>
+        All tasks
+      </NavLink>
+      <NavLink to={`/p/${slug}/reports/${taskId}${q}`} end>
+        Annotator agreement
+      </NavLink>
+      <NavLink to={`/p/${slug}/reports/${taskId}/judges${q}`}>Judge–human agreement</NavLink>
+      <NavLink to={`/p/${slug}/reports/${taskId}/disagreements${q}`}>Disagreements</NavLink>
+    </nav>
+  );
+}

@@ -1,0 +1,48 @@
+/**
+ * CSV downloads of every report table: /p/:slug/reports/:taskId/csv?table=<id>&rule=<rule>.
+ * The rows are the ones the page shows, at full precision (CIs as low/high columns).
+ */
+import type { LoaderFunctionArgs } from "@remix-run/node";
+import Papa from "papaparse";
+import { notFound, requireProjectRole } from "~/auth/guards.server";
+import { DisagreementQuerySchema, disagreementFilters } from "~/reports/disagreements";
+import { tableToCsv } from "~/reports/format";
+import { disagreementsFor, judgeReportFor, parseDelta, parseRule, taskReport } from "~/reports/report.server";
+
+export async function loader({ request, params }: LoaderFunctionArgs) {
+  const { project } = await requireProjectRole(request, params.slug, "researcher");
+  const taskId = Number(params.taskId);
+  if (!Number.isInteger(taskId)) notFound("Task not found.");
+  const url = new URL(request.url);
+  const name = url.searchParams.get("table") ?? "iaa";
+  const rule = parseRule(url.searchParams.get("rule"));
+  const delta = parseDelta(url.searchParams.get("delta"));
+  let body: string | null = null;
+  if (name === "disagreements") {
+    const q = DisagreementQuerySchema.parse(Object.fromEntries(url.searchParams));
+    const result = disagreementsFor(project.id, taskId, disagreementFilters(q), { fullText: true });
+    if (!result) notFound("Task not found.");
+    body = Papa.unparse(result.rows.map((r) => ({ ...r })));
+  } else {
+    const judgeTable = name === "judges" || name === "judge-breakdowns" || name === "ordering" || name === "ablation" || name === "judge-planner" || name.startsWith("confusion-") || name.startsWith("histogram-");
+    if (judgeTable) {
+      const report = judgeReportFor(project.id, taskId, { rule, delta });
+      if (!report) notFound("Task not found.");
+      const t = report.tables[name === "judge-planner" ? "planner" : name];
+      if (t) body = tableToCsv(t);
+    } else {
+      const report = taskReport(project.id, taskId, { rule, delta, slug: project.slug });
+      if (!report) notFound("Task not found.");
+      const t = report.tables[name];
+      if (t) body = tableToCsv(t);
+    }
+  }
+  if (body === null) notFound(`No table named "${name}".`);
+  return new Response(body, {
+    status: 200,
+    headers: {
+      "Content-Type": "text/csv; charset=utf-8",
+      "Content-Disposition": `attachment; filename="task-${taskId}-${name.replace(/[^a-z0-9-]/gi, "_")}.csv"`,
+    },
+  });
+}

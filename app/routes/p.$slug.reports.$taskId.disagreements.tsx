@@ -1,0 +1,133 @@
+import type { LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
+import { json } from "@remix-run/node";
+import { Form, Link, useLoaderData, useSearchParams } from "@remix-run/react";
+import { notFound, requireProjectRole } from "~/auth/guards.server";
+import { DisagreementQuerySchema, disagreementFilters } from "~/reports/disagreements";
+import { disagreementsFor } from "~/reports/report.server";
+import { ReportTabs } from "~/reports/ui";
+
+export const meta: MetaFunction = () => [{ title: "Disagreements · Concord" }];
+
+export async function loader({ request, params }: LoaderFunctionArgs) {
+  const { project } = await requireProjectRole(request, params.slug, "researcher");
+  const taskId = Number(params.taskId);
+  const url = new URL(request.url);
+  const query = DisagreementQuerySchema.parse(Object.fromEntries(url.searchParams));
+  const result = Number.isInteger(taskId) ? disagreementsFor(project.id, taskId, disagreementFilters(query)) : null;
+  if (!result) notFound("Task not found.");
+  return json({ slug: project.slug, query, ...result });
+}
+
+export default function Disagreements() {
+  const { slug, query, task, judges, domains, models, total, rows, numeric } = useLoaderData<typeof loader>();
+  const [params] = useSearchParams();
+  const pages = Math.max(1, Math.ceil(total / 50));
+  const pageLink = (p: number) => {
+    const next = new URLSearchParams(params);
+    next.set("page", String(p));
+    return `?${next}`;
+  };
+  const csv = new URLSearchParams(params);
+  csv.set("table", "disagreements");
+  csv.delete("page");
+  return (
+    <div>
+      <h1>{task.name}: where judges and humans differ</h1>
+      <ReportTabs slug={slug} taskId={task.id} query={query.rule ? `rule=${query.rule}` : ""} />
+      <Form method="get" className="toolbar">
+        <label>
+          Judge
+          <select name="judge" defaultValue={query.judge ?? ""}>
+            <option value="">All judges</option>
+            {judges.map((j) => (
+              <option key={j.id} value={j.id}>
+                {j.name} ({j.unparsed} unparsed)
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Domain
+          <select name="domain" defaultValue={query.domain ?? ""}>
+            <option value="">All domains</option>
+            {domains.map((d) => (
+              <option key={d} value={d}>
+                {d}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Model
+          <select name="model" defaultValue={query.model ?? ""}>
+            <option value="">All models</option>
+            {models.map((m) => (
+              <option key={m} value={m}>
+                {m}
+              </option>
+            ))}
+          </select>
+        </label>
+        {query.rule ? <input type="hidden" name="rule" value={query.rule} /> : null}
+        <button type="submit">Apply</button>
+        <a href={`/p/${slug}/reports/${task.id}/csv?${csv}`} download>
+          Export CSV
+        </a>
+      </Form>
+      <p className="muted" data-testid="disagreement-count">
+        {total} disagreement{total === 1 ? "" : "s"}
+        {numeric ? " (judge score × 0.5 differs from the final human score by 1 point or more)" : ""}
+      </p>
+      <table>
+        <thead>
+          <tr>
+            <th>Item</th>
+            <th>Judge</th>
+            <th>Human</th>
+            <th>Judge says</th>
+            <th>Texts</th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((r, i) => (
+            <tr key={`${r.unitId}-${r.judge}-${i}`}>
+              <td>
+                <Link to={`/p/${slug}/datasets/${task.datasetId}/items/${r.itemId}`}>{r.itemSourceId}</Link>
+                <div className="muted small">
+                  {r.domain} {r.model ? `· ${r.model}` : ""} {r.turn != null ? `· turn ${r.turn}` : ""}
+                </div>
+              </td>
+              <td>{r.judge}</td>
+              <td>{r.human}</td>
+              <td>{r.verdict}</td>
+              <td>
+                <div className="small">
+                  <strong>Query:</strong> {r.query}
+                </div>
+                {r.checklistItem ? (
+                  <div className="small">
+                    <strong>Checklist item:</strong> {r.checklistItem}
+                  </div>
+                ) : null}
+                {r.response ? (
+                  <div className="small">
+                    <strong>Response:</strong> {r.response}
+                  </div>
+                ) : null}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {pages > 1 ? (
+        <div className="pager">
+          {query.page > 1 ? <Link to={pageLink(query.page - 1)}>← Previous</Link> : null}
+          <span className="muted">
+            Page {query.page} of {pages}
+          </span>
+          {query.page < pages ? <Link to={pageLink(query.page + 1)}>Next →</Link> : null}
+        </div>
+      ) : null}
+    </div>
+  );
+}

@@ -1,0 +1,109 @@
+import type { LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
+import { json } from "@remix-run/node";
+import { Form, useLoaderData } from "@remix-run/react";
+import { notFound, requireProjectRole } from "~/auth/guards.server";
+import { BarsWithCI, Heatmap, Histogram } from "~/reports/charts";
+import { judgeReportFor, parseDelta, parseRule } from "~/reports/report.server";
+import { FINAL_RULES } from "~/reports/types";
+import { csvHref, Figure, FigureTable, ReportTabs } from "~/reports/ui";
+
+export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: `Judges: ${data?.report.task.name ?? "Task"} · Concord` }];
+
+export async function loader({ request, params }: LoaderFunctionArgs) {
+  const { project } = await requireProjectRole(request, params.slug, "researcher");
+  const taskId = Number(params.taskId);
+  const url = new URL(request.url);
+  const report = Number.isInteger(taskId)
+    ? judgeReportFor(project.id, taskId, { rule: parseRule(url.searchParams.get("rule")), delta: parseDelta(url.searchParams.get("delta")) })
+    : null;
+  if (!report) notFound("Task not found.");
+  return json({ slug: project.slug, report });
+}
+
+export default function JudgeAgreementReport() {
+  const { slug, report } = useLoaderData<typeof loader>();
+  const { task, tables } = report;
+  const q = { rule: report.rule };
+  const csv = (t: string) => csvHref(slug, task.id, t, q);
+  const numeric = report.labelKind === "ordinal" || report.labelKind === "interval";
+  return (
+    <div>
+      <h1>{task.name}: judges against humans</h1>
+      <ReportTabs slug={slug} taskId={task.id} query={new URLSearchParams(q).toString()} />
+      <Form method="get" className="toolbar">
+        <label>
+          Final label rule
+          <select name="rule" defaultValue={report.rule}>
+            {FINAL_RULES.map((r) => (
+              <option key={r} value={r}>
+                {r}
+              </option>
+            ))}
+          </select>
+        </label>
+        <button type="submit">Apply</button>
+      </Form>
+      {report.judges.length === 0 ? <p className="muted">No judge has verdicts on the labelled units of this task.</p> : null}
+      <FigureTable table={tables.judges} csv={csv("judges")} />
+
+      {report.confusions.length ? <h2>Confusion matrices</h2> : null}
+      {report.confusions.map((c) => (
+        <Figure
+          key={c.judgeId}
+          chart={
+            <Heatmap
+              title={`${c.judge}: human (rows) × judge (columns)`}
+              rowLabels={c.labels}
+              colLabels={c.labels}
+              values={c.matrix}
+              min={0}
+              max={Math.max(1, ...c.matrix.flat())}
+              format={(v) => String(v)}
+              rowTitle="rows: final human label"
+              colTitle="columns: judge verdict"
+            />
+          }
+          table={tables[`confusion-${c.judgeId}`]}
+          csv={csv(`confusion-${c.judgeId}`)}
+        />
+      ))}
+
+      <h2>By domain and judged model</h2>
+      {report.domainBars.map((d) => (
+        <BarsWithCI
+          key={d.judge}
+          title={`${d.judge}: ${numeric ? "Pearson r" : "accuracy"} by domain, 95% CI`}
+          bars={d.bars}
+          percent={!numeric}
+          domain={numeric ? [-1, 1] : [0, 1]}
+        />
+      ))}
+      <FigureTable table={tables["judge-breakdowns"]} csv={csv("judge-breakdowns")} />
+
+      {numeric ? (
+        <>
+          <h2>Score distributions</h2>
+          <div style={{ display: "flex", flexWrap: "wrap", gap: "1rem" }}>
+            {report.histograms.map((h, i) => (
+              <div key={h.title}>
+                <Histogram title={h.title} bins={h.bins} />
+                <FigureTable table={tables[`histogram-${i}`]} csv={csv(`histogram-${i}`)} />
+              </div>
+            ))}
+          </div>
+          <FigureTable table={tables.ordering} csv={csv("ordering")} />
+        </>
+      ) : null}
+
+      <h2>Judge variants</h2>
+      <FigureTable table={tables.ablation} csv={csv("ablation")} />
+
+      {tables.planner ? (
+        <>
+          <h2>Sample-size planner</h2>
+          <FigureTable table={tables.planner} csv={csv("judge-planner")} />
+        </>
+      ) : null}
+    </div>
+  );
+}
