@@ -37,52 +37,53 @@ export function encodeLabels(
   columns: readonly ArrayLike<Rating>[],
   categories?: readonly Label[],
 ): EncodedLabels {
+  // One pass over the data. Codes are first assigned in order of first
+  // appearance (or of `categories`), looked up by a linear scan while there are
+  // few categories (faster than hashing for the usual 2-10 labels) and by a Map
+  // beyond that; then, without `categories`, renumbered into sorted order.
+  const known: Label[] = [];
   const index = new Map<Label, number>();
-  let cats: Label[];
-  if (categories !== undefined) {
-    cats = [];
+  const fixed = categories !== undefined;
+  if (fixed) {
     for (const c of categories) {
-      checkLabel(fn, c, "categories");
       if (c === null || c === undefined) throw new Error(`${fn}: categories must not contain null or undefined`);
+      checkLabel(fn, c, "categories");
       if (index.has(c)) throw new Error(`${fn}: duplicate category ${JSON.stringify(c)}`);
-      index.set(c, cats.length);
-      cats.push(c);
+      index.set(c, known.length);
+      known.push(c);
     }
-  } else {
-    const seen = new Set<Label>();
-    for (let k = 0; k < columns.length; k++) {
-      const col = columns[k];
-      let last: unknown = undefined;
-      for (let i = 0; i < col.length; i++) {
-        const v = col[i];
-        if (v === last) continue;
-        if (v === null || v === undefined) continue;
-        checkLabel(fn, v, `column ${k}, index ${i}`);
-        seen.add(v);
-        last = v;
-      }
-    }
-    cats = sortLabels([...seen]);
-    cats.forEach((c, i) => index.set(c, i));
   }
+  const SCAN = 16;
   const codes = columns.map((col, k) => {
     const out = new Int32Array(col.length);
     let lastValue: unknown = undefined;
     let lastCode = -1;
     for (let i = 0; i < col.length; i++) {
       const v = col[i];
-      if (v === null || v === undefined) {
-        out[i] = -1;
-        continue;
-      }
       if (v === lastValue) {
         out[i] = lastCode;
         continue;
       }
-      const code = index.get(v);
-      if (code === undefined) {
+      if (v === null || v === undefined) {
+        out[i] = -1;
+        continue;
+      }
+      let code = -1;
+      const m = known.length;
+      if (m <= SCAN) {
+        for (let c = 0; c < m; c++) {
+          if (known[c] === v) {
+            code = c;
+            break;
+          }
+        }
+      } else code = index.get(v) ?? -1;
+      if (code < 0) {
         checkLabel(fn, v, `column ${k}, index ${i}`);
-        throw new Error(`${fn}: value ${JSON.stringify(v)} at column ${k}, index ${i} is not one of the given categories`);
+        if (fixed) throw new Error(`${fn}: value ${JSON.stringify(v)} at column ${k}, index ${i} is not one of the given categories`);
+        code = known.length;
+        known.push(v);
+        index.set(v, code);
       }
       out[i] = code;
       lastValue = v;
@@ -90,7 +91,21 @@ export function encodeLabels(
     }
     return out;
   });
-  return { codes, categories: cats };
+  if (fixed) return { codes, categories: known };
+  const sorted = sortLabels(known.slice());
+  const remap = new Int32Array(known.length);
+  sorted.forEach((c, i) => (remap[index.get(c)!] = i));
+  let identity = true;
+  for (let c = 0; c < remap.length; c++) if (remap[c] !== c) identity = false;
+  if (!identity) {
+    for (const out of codes) {
+      for (let i = 0; i < out.length; i++) {
+        const c = out[i];
+        if (c >= 0) out[i] = remap[c];
+      }
+    }
+  }
+  return { codes, categories: sorted };
 }
 
 function checkLabel(fn: string, v: unknown, where: string): void {
