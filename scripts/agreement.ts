@@ -26,7 +26,7 @@ import {
   type Interval,
   type MeasurementLevel,
   type Rating,
-} from "../app/stats/index.ts";
+} from "../app/stats/index.js";
 
 class InputError extends Error {}
 

@@ -16,7 +16,7 @@
 import { performance } from "node:perf_hooks";
 import v8 from "node:v8";
 import vm from "node:vm";
-import { bootstrapCI, cohenKappa, cohenKappaFromTable, encodeLabels, krippendorffAlpha, seededRandom } from "../app/stats/index.ts";
+import { bootstrapCI, cohenKappa, cohenKappaFromTable, encodeLabels, krippendorffAlpha, seededRandom } from "../app/stats/index.js";
 
 v8.setFlagsFromString("--expose_gc");
 const gc = vm.runInNewContext("gc") as () => void;
