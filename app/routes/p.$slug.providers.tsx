@@ -1,0 +1,168 @@
+import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
+import { json } from "@remix-run/node";
+import { Form, useActionData, useLoaderData } from "@remix-run/react";
+import { and, asc, eq } from "drizzle-orm";
+import { z } from "zod";
+import { requireProjectRole } from "~/auth/guards.server";
+import { getDb, schema } from "~/db.server";
+
+export const meta: MetaFunction = () => [{ title: "Providers · Concord" }];
+
+export async function loader({ request, params }: LoaderFunctionArgs) {
+  const { project } = await requireProjectRole(request, params.slug, "researcher");
+  // Never select the API key: only whether one is set.
+  const providers = getDb()
+    .select({
+      id: schema.providers.id,
+      name: schema.providers.name,
+      kind: schema.providers.kind,
+      baseUrl: schema.providers.baseUrl,
+      model: schema.providers.model,
+      settings: schema.providers.settings,
+      concurrency: schema.providers.concurrency,
+      requestsPerMinute: schema.providers.requestsPerMinute,
+      apiKey: schema.providers.apiKey,
+    })
+    .from(schema.providers)
+    .where(eq(schema.providers.projectId, project.id))
+    .orderBy(asc(schema.providers.name))
+    .all()
+    .map(({ apiKey, ...p }) => ({ ...p, hasKey: Boolean(apiKey) }));
+  return json({ project: { slug: project.slug, name: project.name }, providers });
+}
+
+const SettingsJson = z.string().transform((s, ctx) => {
+  if (!s.trim()) return {};
+  try {
+    const v = JSON.parse(s);
+    if (v && typeof v === "object" && !Array.isArray(v)) return v as Record<string, unknown>;
+  } catch {
+    /* below */
+  }
+  ctx.addIssue({ code: "custom", message: "must be a JSON object" });
+  return z.NEVER;
+});
+
+const ProviderForm = z.discriminatedUnion("intent", [
+  z.object({
+    intent: z.literal("create"),
+    name: z.string().trim().min(1).max(100),
+    kind: z.enum(["openai-compatible", "replay"]),
+    baseUrl: z.string().trim().max(500).default(""),
+    apiKey: z.string().max(500).default(""),
+    model: z.string().trim().min(1).max(200),
+    concurrency: z.coerce.number().int().min(1).max(512).default(4),
+    requestsPerMinute: z.string().default("").transform((s) => (s.trim() ? Number(s) : null)).pipe(z.number().int().positive().nullable()),
+    settings: SettingsJson.default({}),
+  }),
+  z.object({ intent: z.literal("delete"), providerId: z.coerce.number().int().positive() }),
+]);
+
+export async function action({ request, params }: ActionFunctionArgs) {
+  const { project } = await requireProjectRole(request, params.slug, "researcher");
+  const parsed = ProviderForm.safeParse(Object.fromEntries(await request.formData()));
+  if (!parsed.success) {
+    const i = parsed.error.issues[0];
+    return json({ error: `${i.path.join(".") || "form"}: ${i.message}` }, { status: 400 });
+  }
+  const db = getDb();
+  const d = parsed.data;
+  if (d.intent === "delete") {
+    const n = db.delete(schema.providers).where(and(eq(schema.providers.id, d.providerId), eq(schema.providers.projectId, project.id))).run().changes;
+    return json(n ? { ok: "Provider removed." } : { error: "providerId: no such provider." }, { status: n ? 200 : 400 });
+  }
+  if (d.kind === "openai-compatible" && !/^https?:\/\//.test(d.baseUrl)) return json({ error: "baseUrl: an http(s) URL is required" }, { status: 400 });
+  if (d.kind === "replay" && !d.settings.file && !d.baseUrl) return json({ error: "settings.file: the recorded-outputs file is required for a replay provider" }, { status: 400 });
+  const exists = db.select({ id: schema.providers.id }).from(schema.providers).where(and(eq(schema.providers.projectId, project.id), eq(schema.providers.name, d.name))).get();
+  if (exists) return json({ error: `name: a provider named "${d.name}" exists` }, { status: 400 });
+  db.insert(schema.providers)
+    .values({ projectId: project.id, name: d.name, kind: d.kind, baseUrl: d.baseUrl || null, apiKey: d.apiKey || null, model: d.model, concurrency: d.concurrency, requestsPerMinute: d.requestsPerMinute, settings: d.settings })
+    .run();
+  return json({ ok: `Provider ${d.name} added.` });
+}
+
+export default function Providers() {
+  const { project, providers } = useLoaderData<typeof loader>();
+  const result = useActionData<typeof action>() as { ok?: string; error?: string } | undefined;
+  return (
+    <div>
+      <h1>Providers</h1>
+      <p className="muted">
+        OpenAI-compatible endpoints (vLLM, OpenRouter, LiteLLM, OpenAI) or recorded outputs. API keys stay on the server and are never shown again.
+      </p>
+      {result?.error ? <div className="alert">{result.error}</div> : null}
+      {result?.ok ? <div className="panel">{result.ok}</div> : null}
+      <table>
+        <thead>
+          <tr>
+            <th>Name</th>
+            <th>Kind</th>
+            <th>Model</th>
+            <th>Endpoint</th>
+            <th className="num">Concurrency</th>
+            <th className="num">RPM</th>
+            <th>Key</th>
+            <th />
+          </tr>
+        </thead>
+        <tbody>
+          {providers.map((p) => (
+            <tr key={p.id}>
+              <td>{p.name}</td>
+              <td>{p.kind === "replay" ? <span className="badge">recorded outputs</span> : p.kind}</td>
+              <td>{p.model}</td>
+              <td className="small">{p.kind === "replay" ? String((p.settings as Record<string, unknown>).file ?? p.baseUrl ?? "") : p.baseUrl}</td>
+              <td className="num">{p.concurrency}</td>
+              <td className="num">{p.requestsPerMinute ?? "—"}</td>
+              <td>{p.hasKey ? "set" : "—"}</td>
+              <td>
+                <Form method="post">
+                  <input type="hidden" name="intent" value="delete" />
+                  <input type="hidden" name="providerId" value={p.id} />
+                  <button type="submit" className="link-button">Remove</button>
+                </Form>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <h2>Add a provider</h2>
+      <Form method="post" className="panel">
+        <input type="hidden" name="intent" value="create" />
+        <label>
+          Name <input name="name" required />
+        </label>{" "}
+        <label>
+          Kind{" "}
+          <select name="kind" defaultValue="openai-compatible">
+            <option value="openai-compatible">OpenAI-compatible</option>
+            <option value="replay">Recorded outputs (replay)</option>
+          </select>
+        </label>{" "}
+        <label>
+          Base URL <input name="baseUrl" placeholder="http://localhost:8000/v1" />
+        </label>{" "}
+        <label>
+          API key <input name="apiKey" type="password" autoComplete="off" />
+        </label>{" "}
+        <label>
+          Model <input name="model" required />
+        </label>{" "}
+        <label>
+          Concurrency <input name="concurrency" type="number" defaultValue={4} min={1} />
+        </label>{" "}
+        <label>
+          Requests/minute <input name="requestsPerMinute" type="number" min={1} />
+        </label>
+        <div>
+          <label>
+            Settings (JSON: temperature, top_p, max_tokens, timeoutMs, maxRetries, continueMode "vllm"|"template", chatTemplate, pricePerMillionInput/Output, file for replay)
+            <textarea name="settings" rows={3} cols={80} defaultValue="{}" />
+          </label>
+        </div>
+        <button type="submit">Add provider</button>
+      </Form>
+      <p className="small muted">Project: {project.name}</p>
+    </div>
+  );
+}

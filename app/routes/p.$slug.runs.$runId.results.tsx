@@ -1,0 +1,332 @@
+import type { LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
+import { json } from "@remix-run/node";
+import { Link, useLoaderData } from "@remix-run/react";
+import { notFound, requireProjectRole } from "~/auth/guards.server";
+import { getDb } from "~/db.server";
+import { turnCurvesSvg } from "~/runs/chart.server";
+import { conversation, conversationList, runResults, runRow } from "~/runs/results.server";
+
+export const meta: MetaFunction = () => [{ title: "Run results · Concord" }];
+
+export async function loader({ request, params }: LoaderFunctionArgs) {
+  const { project } = await requireProjectRole(request, params.slug, "researcher");
+  const db = getDb();
+  const run = runRow(db, project.id, Number(params.runId));
+  if (!run) notFound("Run not found.");
+  const url = new URL(request.url);
+  const results = runResults(db, run);
+  let chart: string | null = null;
+  if (results.protocol === "refinebench" && results.metrics) {
+    const m = results.metrics as { model: string; turns: { turn: number; pass: number }[] }[];
+    chart = turnCurvesSvg(m.map((x) => ({ name: x.model, points: x.turns.map((t) => ({ x: t.turn, y: t.pass })) })), { title: "Pass_t by turn", yMax: 100 });
+  }
+  const itemId = Number(url.searchParams.get("item"));
+  const model = url.searchParams.get("model");
+  return json({
+    project: { slug: project.slug },
+    run: { id: run.id, name: run.name, protocol: run.protocol, status: run.status },
+    results,
+    chart,
+    conversations: conversationList(db, run.id),
+    detail: Number.isInteger(itemId) && itemId > 0 && model ? conversation(db, run.id, itemId, model) : null,
+    selected: { itemId, model },
+  });
+}
+
+const f1 = (x: number) => (Number.isFinite(x) ? x.toFixed(1) : "—");
+const f3 = (x: number | undefined | null) => (typeof x === "number" && Number.isFinite(x) ? x.toFixed(3) : "—");
+
+function RefineTables({ r }: { r: any }) {
+  return (
+    <>
+      <p className="muted">
+        Setting: {r.setting}; judge: {r.judge}. Instances with an unparseable verdict at a turn are left out of that turn and counted.
+      </p>
+      <table>
+        <thead>
+          <tr>
+            <th>Model</th>
+            {r.metrics[0]?.turns.map((t: any) => (
+              <th key={t.turn} className="num">
+                Acc_{t.turn} / Pass_{t.turn}
+              </th>
+            ))}
+            <th className="num">Δ</th>
+            <th className="num">Mean termination turn</th>
+          </tr>
+        </thead>
+        <tbody>
+          {r.metrics.map((m: any) => (
+            <tr key={m.model}>
+              <td>{m.model}</td>
+              {m.turns.map((t: any) => (
+                <td key={t.turn} className="num">
+                  {f1(t.acc)} / {f1(t.pass)} <span className="small muted">n={t.n}{t.unparsed ? `, ${t.unparsed} unparsed` : ""}</span>
+                  {t.accKnown !== undefined ? <div className="small">known {f1(t.accKnown)} · unknown {f1(t.accUnknown)}</div> : null}
+                </td>
+              ))}
+              <td className="num">{f1(m.delta)}</td>
+              <td className="num">{m.termination.mean == null ? "—" : m.termination.mean.toFixed(2)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <h3>Turn-to-turn transitions (Pass)</h3>
+      <table>
+        <thead>
+          <tr>
+            <th>Model</th>
+            <th className="num">correct→correct</th>
+            <th className="num">correct→incorrect</th>
+            <th className="num">incorrect→correct</th>
+            <th className="num">incorrect→incorrect</th>
+          </tr>
+        </thead>
+        <tbody>
+          {r.metrics.map((m: any) => (
+            <tr key={m.model}>
+              <td>{m.model}</td>
+              <td className="num">{m.transitions.correctToCorrect}</td>
+              <td className="num">{m.transitions.correctToIncorrect}</td>
+              <td className="num">{m.transitions.incorrectToCorrect}</td>
+              <td className="num">{m.transitions.incorrectToIncorrect}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </>
+  );
+}
+
+function OtherTables({ r }: { r: any }) {
+  if (r.protocol === "self-correction")
+    return (
+      <table>
+        <thead>
+          <tr>
+            <th>Model</th>
+            <th>Dataset</th>
+            <th className="num">Internal</th>
+            <th className="num">External</th>
+            <th className="num">Internal + Wait</th>
+            <th className="num">Blind spot [95% CI]</th>
+          </tr>
+        </thead>
+        <tbody>
+          {r.metrics.flatMap((m: any) => [
+            ...m.datasets.map((d: any) => (
+              <tr key={m.model + d.dataset}>
+                <td>{m.model}</td>
+                <td>{d.dataset}</td>
+                {["internal", "external", "internal-wait"].map((c) => (
+                  <td key={c} className="num">
+                    {d.byCondition[c] ? `${f3(d.byCondition[c].mean)} [${f3(d.byCondition[c].ci[0])}, ${f3(d.byCondition[c].ci[1])}]` : "—"}
+                  </td>
+                ))}
+                <td className="num">{d.blindSpot ? `${f3(d.blindSpot.value)} [${f3(d.blindSpot.ci[0])}, ${f3(d.blindSpot.ci[1])}]` : "—"}</td>
+              </tr>
+            )),
+            <tr key={m.model + "macro"}>
+              <td>{m.model}</td>
+              <td>
+                <b>macro average</b>
+              </td>
+              <td className="num">{f3(m.macro.internal)}</td>
+              <td className="num">{f3(m.macro.external)}</td>
+              <td className="num">{f3(m.macro["internal-wait"])}</td>
+              <td className="num">{f3(m.macro.blindSpot)}</td>
+            </tr>,
+            <tr key={m.model + "markers"}>
+              <td colSpan={6} className="small">
+                Correction markers — {Object.entries(m.markers).map(([c, counts]: any) => `${c}: ${Object.entries(counts).filter(([, n]: any) => n > 0).map(([k, n]) => `${k} ${n}`).join(", ") || "none"}`).join(" · ")}
+              </td>
+            </tr>,
+          ])}
+        </tbody>
+      </table>
+    );
+  if (r.protocol === "fb-bench")
+    return (
+      <>
+        <table>
+          <thead>
+            <tr>
+              <th>Model</th>
+              <th className="num">Error correction</th>
+              <th className="num">Response maintenance (rule: {r.rule})</th>
+              <th className="num">Overall (rule: {r.rule})</th>
+            </tr>
+          </thead>
+          <tbody>
+            {r.metrics.map((m: any) => (
+              <tr key={m.model}>
+                <td>{m.model}</td>
+                <td className="num">{f1(m.errorCorrection.mean)}</td>
+                <td className="num">
+                  {f1(m.responseMaintenance.mean)} <span className="small">(rule: {m.rule})</span>
+                </td>
+                <td className="num">
+                  {f1(m.overall)} <span className="small">(rule: {m.rule})</span>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+        {(["byTask", "byFeedbackType", "byDeficiencyType"] as const).map((k) => (
+          <div key={k}>
+            <h3>{k === "byTask" ? "By task" : k === "byFeedbackType" ? "By feedback type" : "By deficiency type (error correction)"} (rule: {r.rule})</h3>
+            <table>
+              <tbody>
+                {r.metrics.flatMap((m: any) =>
+                  Object.entries(m[k]).map(([g, c]: any) => (
+                    <tr key={m.model + g}>
+                      <td>{m.model}</td>
+                      <td>{g}</td>
+                      <td className="num">{f1(c.mean)}</td>
+                      <td className="num small">n={c.n}</td>
+                    </tr>
+                  )),
+                )}
+              </tbody>
+            </table>
+          </div>
+        ))}
+      </>
+    );
+  if (r.protocol === "c3ebench")
+    return (
+      <table>
+        <thead>
+          <tr>
+            <th>Model</th>
+            {["Cloze", "Edit", "Expand", "End2End"].map((t) => (
+              <th key={t} className="num">
+                {t}
+              </th>
+            ))}
+            <th className="num">Overall</th>
+            <th className="num">Unparsed</th>
+          </tr>
+        </thead>
+        <tbody>
+          {r.metrics.map((m: any) => (
+            <tr key={m.model}>
+              <td>{m.model}</td>
+              {["Cloze", "Edit", "Expand", "End2End"].map((t) => (
+                <td key={t} className="num">
+                  {m.byTask[t] ? `${m.byTask[t].mean.toFixed(2)} (n=${m.byTask[t].n})` : "—"}
+                </td>
+              ))}
+              <td className="num">{Number.isFinite(m.overall) ? m.overall.toFixed(2) : "—"}</td>
+              <td className="num">{m.unparsed}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    );
+  return <p className="muted">No tables for this protocol.</p>;
+}
+
+export default function RunResults() {
+  const { project, run, results, chart, conversations, detail, selected } = useLoaderData<typeof loader>();
+  const r = results as any;
+  return (
+    <div>
+      <h1>Results: {run.name}</h1>
+      <p>
+        <Link to={`/p/${project.slug}/runs/${run.id}`}>Back to the run</Link> · <span className="badge">{run.status}</span> · judge verdicts parsed: {r.parse.ok} ok, {r.parse.partial} partial, {r.parse.failed} failed
+      </p>
+      {r.protocol === "refinebench" && r.metrics ? (
+        <div className="grid">
+          {chart ? <div className="panel" dangerouslySetInnerHTML={{ __html: chart }} /> : null}
+          <div className="panel">
+            <table>
+              <thead>
+                <tr>
+                  <th>Model</th>
+                  {r.metrics[0]?.turns.map((t: any) => (
+                    <th key={t.turn} className="num">
+                      Pass_{t.turn}
+                    </th>
+                  ))}
+                </tr>
+              </thead>
+              <tbody>
+                {r.metrics.map((m: any) => (
+                  <tr key={m.model}>
+                    <td>{m.model}</td>
+                    {m.turns.map((t: any) => (
+                      <td key={t.turn} className="num">
+                        {f1(t.pass)}
+                      </td>
+                    ))}
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        </div>
+      ) : null}
+      {r.metrics ? r.protocol === "refinebench" ? <RefineTables r={r} /> : <OtherTables r={r} /> : null}
+      <h2>Conversations</h2>
+      <table>
+        <thead>
+          <tr>
+            <th>Item</th>
+            <th>Model</th>
+            <th className="num">Turns</th>
+            <th className="num">Unparsed verdicts</th>
+          </tr>
+        </thead>
+        <tbody>
+          {conversations.map((c) => (
+            <tr key={`${c.itemId}/${c.model}`}>
+              <td>
+                <Link to={`?item=${c.itemId}&model=${encodeURIComponent(c.model)}`}>{c.sourceId}</Link>
+              </td>
+              <td>{c.model}</td>
+              <td className="num">{c.turns}</td>
+              <td className="num">{c.failed}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {detail ? (
+        <div className="panel" id="conversation">
+          <h2>
+            {detail.item?.sourceId} · {selected.model}
+          </h2>
+          <p className="prewrap">{detail.item?.query}</p>
+          {detail.turns.map((t) => (
+            <div key={t.id} className="response">
+              <h3>
+                Turn {t.turn} {(t.metadata as any).terminated ? <span className="badge">[TERMINATE]</span> : null} {(t.metadata as any).recorded ? <span className="badge">recorded</span> : null}
+              </h3>
+              <div className="prewrap">{t.text}</div>
+              <table>
+                <tbody>
+                  {t.verdicts.map((v) => (
+                    <tr key={v.id}>
+                      <td className="small">{v.judge}</td>
+                      <td>{v.checklist ?? "whole response"}</td>
+                      <td>{v.value ?? "—"}</td>
+                      <td>
+                        <span className="badge">{v.parseStatus}</span>
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+              {t.verdicts[0]?.rawOutput ? (
+                <details>
+                  <summary className="small">Judge's raw output</summary>
+                  <pre className="prewrap small">{t.verdicts[0].rawOutput}</pre>
+                </details>
+              ) : null}
+            </div>
+          ))}
+        </div>
+      ) : null}
+    </div>
+  );
+}

@@ -1,0 +1,74 @@
+/**
+ * Runs from the command line, on the database named by DATABASE_URL.
+ *
+ *   npm run runs -- start --project SLUG --config FILE [--detach]
+ *   npm run runs -- status RUN_ID
+ *   npm run runs -- pause|resume|cancel|retry-failed RUN_ID
+ *
+ * `start` runs the jobs in this process until the run finishes (progress on
+ * stderr); with --detach it only queues them for `npm run worker` or the server.
+ * The config file is JSON: see RunDefinition in app/runs/runner.server.ts.
+ */
+import fs from "node:fs";
+import { eq } from "drizzle-orm";
+import { databasePathFromEnv, openDatabase, schema } from "../db/client";
+import { controlRun, createRun, runProgress, Worker, type RunControl } from "../app/runs/runner.server";
+
+const [cmd, ...rest] = process.argv.slice(2);
+const flag = (name: string) => {
+  const i = rest.indexOf(`--${name}`);
+  return i >= 0 ? rest[i + 1] : undefined;
+};
+const fail = (msg: string): never => {
+  console.error(`runs: ${msg}`);
+  process.exit(1);
+};
+
+const db = openDatabase(databasePathFromEnv());
+
+function show(runId: number) {
+  const p = runProgress(db, runId) ?? fail(`run ${runId} not found`);
+  const eta = p.etaSeconds == null ? "?" : `${p.etaSeconds}s`;
+  return `run ${runId} ${p.status}: ${p.done} done, ${p.failed} failed, ${p.remaining} remaining of ~${p.total}; ${p.throughput.toFixed(1)} jobs/s, ETA ${eta}; tokens ${p.promptTokens}+${p.completionTokens}${p.cost != null ? `, cost ${p.cost.toFixed(4)}` : ""}`;
+}
+
+async function main() {
+  if (cmd === "start") {
+    const slug = flag("project") ?? fail("--project SLUG is required");
+    const file = flag("config") ?? fail("--config FILE is required");
+    const project = db.select().from(schema.projects).where(eq(schema.projects.slug, slug)).get() ?? fail(`no project "${slug}"`);
+    let def: unknown;
+    try {
+      def = JSON.parse(fs.readFileSync(file, "utf8"));
+    } catch (err) {
+      fail(`cannot read ${file}: ${(err as Error).message}`);
+    }
+    let run;
+    try {
+      run = createRun(db, project.id, def as never);
+    } catch (err) {
+      const e = err as { issues?: { path: PropertyKey[]; message: string }[]; message: string };
+      fail(`${file}: ${e.issues ? `${e.issues[0].path.join(".")}: ${e.issues[0].message}` : e.message}`);
+    }
+    console.log(`run ${run!.id} created with ${run!.jobs} initial jobs`);
+    if (rest.includes("--detach")) return;
+    const worker = new Worker(db, { concurrency: Number(process.env.WORKER_CONCURRENCY ?? 16), pollMs: 100, untilIdle: true, runId: run!.id }).start();
+    const timer = setInterval(() => console.error(show(run!.id)), 2000);
+    await worker.done;
+    clearInterval(timer);
+    console.log(show(run!.id));
+    return;
+  }
+  const id = Number(rest[0]);
+  if (!Number.isInteger(id)) fail(`usage: runs start --project SLUG --config FILE | runs status|pause|resume|cancel|retry-failed RUN_ID`);
+  if (cmd === "status") console.log(show(id));
+  else if (["pause", "resume", "cancel", "retry-failed"].includes(cmd)) {
+    try {
+      console.log(`run ${id}: ${controlRun(db, id, cmd as RunControl)}`);
+    } catch (err) {
+      fail((err as Error).message);
+    }
+  } else fail(`unknown command "${cmd ?? ""}"`);
+}
+
+main().then(() => process.exit(0));
