@@ -50,3 +50,49 @@ export function makeSyntheticDataset(
     return { datasetId: dataset.id };
   });
 }
+
+/**
+ * A ready-to-label scenario on a given database: a project, annotators,
+ * a researcher, a synthetic dataset and one task per kind (k = overlap).
+ * Used by the browser tests and the annotation benchmark.
+ */
+export async function seedAnnotationScenario(
+  db: Db,
+  opts: { annotators: number; items: number; overlap?: number; password: string; kinds?: ("checklist-appropriateness" | "response-satisfaction" | "writing-quality" | "best-of-n")[] },
+) {
+  const { createUser } = await import("~/auth/accounts.server");
+  const { createTask } = await import("./tasks.server");
+  const project = db.insert(schema.projects).values({ slug: "lab", name: "Annotation Lab" }).returning({ id: schema.projects.id }).get();
+  const researcher = await createUser({ email: "researcher@lab.test", name: "Rae Researcher", password: opts.password }, db);
+  db.insert(schema.memberships).values({ projectId: project.id, userId: researcher.id, role: "researcher" }).run();
+  const annotators: { id: number; email: string }[] = [];
+  for (let i = 0; i < opts.annotators; i++) {
+    const email = `annotator${i + 1}@lab.test`;
+    const u = await createUser({ email, name: `Annotator ${i + 1}`, password: opts.password }, db);
+    db.insert(schema.memberships).values({ projectId: project.id, userId: u.id, role: "annotator" }).run();
+    annotators.push({ id: u.id, email });
+  }
+  const { datasetId } = makeSyntheticDataset(project.id, { items: opts.items, checklist: 1 }, db);
+  const kinds = opts.kinds ?? ["checklist-appropriateness", "response-satisfaction", "writing-quality", "best-of-n"];
+  const tasks: Record<string, number> = {};
+  for (const kind of kinds) {
+    tasks[kind] = createTask(
+      project.id,
+      researcher.id,
+      {
+        name: `${kind} task`,
+        datasetId,
+        kind,
+        overlap: opts.overlap ?? 2,
+        pool: annotators.map((a) => a.id),
+        showReference: true,
+        guidelines: `# Guidelines for ${kind}\n\nBe **careful**. Score against the reference.`,
+        allowTies: kind === "best-of-n",
+        includeReference: kind === "best-of-n",
+        n: kind === "best-of-n" ? 4 : undefined,
+      },
+      db,
+    ).taskId;
+  }
+  return { projectId: project.id, slug: "lab", researcher, annotators, tasks };
+}

@@ -48,6 +48,8 @@ export function AnnotateForm(p: Props) {
   const [showGuidelines, setShowGuidelines] = useState(false);
   const [skipping, setSkipping] = useState(p.fieldErrors.skipReason != null);
   const [saveState, setSaveState] = useState<"idle" | "pending" | "saved" | "error">("idle");
+  const [ready, setReady] = useState(false);
+  useEffect(() => setReady(true), []);
   const formRef = useRef<HTMLFormElement>(null);
   const mounted = useRef(Date.now());
   const dirty = useRef(false);
@@ -147,7 +149,7 @@ export function AnnotateForm(p: Props) {
     ) : null;
 
   return (
-    <div className="annotate-grid">
+    <div className="annotate-grid" data-ready={ready ? "true" : "false"}>
       {showGuidelines ? (
         <div className="panel guidelines-panel" data-testid="guidelines">
           <h2>Guidelines</h2>

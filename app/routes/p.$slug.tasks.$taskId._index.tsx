@@ -5,7 +5,7 @@
  */
 import type { ActionFunctionArgs, LinksFunction, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { json } from "@remix-run/node";
-import { Form, Link, useActionData, useLoaderData } from "@remix-run/react";
+import { Form, Link, useActionData, useLoaderData, useParams } from "@remix-run/react";
 import { and, asc, eq } from "drizzle-orm";
 import { z } from "zod";
 import { isAnnotatable, KIND_TITLES, readConfig } from "~/annotation/config";
@@ -102,6 +102,7 @@ export async function action({ request, params }: ActionFunctionArgs) {
 export default function TaskOverview() {
   const { task, progress, pool, adjudicators, members, gold } = useLoaderData<typeof loader>();
   const data = useActionData<typeof action>();
+  const { slug } = useParams();
   const outside = members.filter((m) => !pool.includes(m.id));
   const yesNo = task.kind === "checklist-appropriateness" || task.kind === "response-satisfaction";
   return (
@@ -110,7 +111,7 @@ export default function TaskOverview() {
         <h1>{task.name}</h1>
         <span className="muted">
           {task.kindTitle} · k = {task.overlap} · seed {task.seed}
-          {task.plan ? ` · plan ${task.plan}` : ""} · <Link to="queue">My queue</Link> · <Link to="adjudicate">Adjudicate</Link>
+          {task.plan ? ` · plan ${task.plan}` : ""} · <Link to={`/p/${slug}/tasks/${task.id}/queue`}>My queue</Link> · <Link to={`/p/${slug}/tasks/${task.id}/adjudicate`}>Adjudicate</Link>
         </span>
       </div>
       {data && "error" in data ? <div className="alert error">{data.error}</div> : null}

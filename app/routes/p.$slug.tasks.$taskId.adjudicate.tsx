@@ -5,7 +5,7 @@
  */
 import type { ActionFunctionArgs, LinksFunction, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { json } from "@remix-run/node";
-import { Form, Link, useActionData, useLoaderData } from "@remix-run/react";
+import { Form, Link, useActionData, useLoaderData, useParams } from "@remix-run/react";
 import { adjudicate, adjudicationView, canAdjudicate, disagreements } from "~/annotation/adjudication.server";
 import { isAnnotatable, penaltyReasonsOf, readConfig } from "~/annotation/config";
 import { findTask } from "~/annotation/tasks.server";
@@ -53,13 +53,15 @@ export async function action({ request, params }: ActionFunctionArgs) {
 export default function Adjudicate() {
   const { task, list, unitId, view, rules } = useLoaderData<typeof loader>();
   const data = useActionData<typeof action>();
+  const { slug, taskId } = useParams();
+  const base = `/p/${slug}/tasks/${taskId}`;
   const e = (n: string) => (data?.fieldErrors?.[n] ? <div className="field-error">{data.fieldErrors[n]}</div> : null);
   const yesNo = task.kind === "checklist-appropriateness" || task.kind === "response-satisfaction";
   return (
     <div>
       <div className="annotate-head">
         <h1>Adjudicate: {task.name}</h1>
-        <Link to="../queue">Back to the queue</Link>
+        <Link to={`${base}/queue`}>Back to the queue</Link>
       </div>
       <p className="muted">
         {list.length} disputed unit(s), {list.filter((d) => d.adjudicated).length} adjudicated.
@@ -67,7 +69,7 @@ export default function Adjudicate() {
       <ul className="queue-list" style={{ marginBottom: "1rem" }}>
         {list.map((d) => (
           <li key={d.unitId}>
-            <Link to={`?unit=${d.unitId}`}>Unit #{d.unitId}</Link>
+            <Link to={`${base}/adjudicate?unit=${d.unitId}`}>Unit #{d.unitId}</Link>
             <span className={d.adjudicated ? "status-submitted" : "status-draft"}>{d.adjudicated ? "adjudicated" : `${d.labels} labels disagree`}</span>
           </li>
         ))}

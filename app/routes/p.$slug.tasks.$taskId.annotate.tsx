@@ -6,7 +6,7 @@
 import { randomUUID } from "node:crypto";
 import type { ActionFunctionArgs, LinksFunction, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { json, redirect } from "@remix-run/node";
-import { Link, useActionData, useLoaderData, type ShouldRevalidateFunction } from "@remix-run/react";
+import { Link, useActionData, useLoaderData, useParams, type ShouldRevalidateFunction } from "@remix-run/react";
 import { annotatePageData, nextUnitId, progress, saveAnnotation, type SaveIntent } from "~/annotation/annotate.server";
 import { isAnnotatable, KIND_TITLES } from "~/annotation/config";
 import { findTask } from "~/annotation/tasks.server";
@@ -72,12 +72,14 @@ export default function Annotate() {
   const data = useLoaderData<typeof loader>();
   const actionData = useActionData<typeof action>();
   const { task, progress } = data;
+  const { slug, taskId } = useParams();
+  const base = `/p/${slug}/tasks/${taskId}`;
   return (
     <div>
       <div className="annotate-head">
         <h1>{task.name}</h1>
         <span className="muted">
-          {task.kindTitle} · <Link to="../queue">Queue</Link>
+          {task.kindTitle} · <Link to={`${base}/queue`}>Queue</Link>
         </span>
       </div>
       <ProgressBar label="Your progress" done={progress.mine.done} total={progress.mine.total} testId="progress-mine" />
@@ -101,14 +103,14 @@ export default function Annotate() {
             baseDurationMs={data.page.baseDurationMs}
             guidelines={task.guidelines}
             closed={task.closed}
-            prevHref={data.page.position.prev != null ? `?unit=${data.page.position.prev}` : null}
-            nextHref={data.page.position.next != null ? `?unit=${data.page.position.next}` : null}
+            prevHref={data.page.position.prev != null ? `${base}/annotate?unit=${data.page.position.prev}` : null}
+            nextHref={data.page.position.next != null ? `${base}/annotate?unit=${data.page.position.next}` : null}
           />
         </>
       ) : (
         <div className="panel" data-testid="queue-done">
           <h2>Nothing left to label</h2>
-          <p>Every unit in your queue is submitted or skipped. You can revise your labels from the <Link to="../queue">queue</Link>.</p>
+          <p>Every unit in your queue is submitted or skipped. You can revise your labels from the <Link to={`${base}/queue`}>queue</Link>.</p>
         </div>
       )}
     </div>

@@ -1,7 +1,7 @@
 /** An annotator's own queue for one task: progress bars, statuses, "Next". */
 import type { LinksFunction, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { json } from "@remix-run/node";
-import { Link, useLoaderData, useNavigate } from "@remix-run/react";
+import { Link, useLoaderData, useNavigate, useParams } from "@remix-run/react";
 import { useEffect } from "react";
 import { myQueue, nextUnitId, progress } from "~/annotation/annotate.server";
 import { isAnnotatable, KIND_TITLES, readConfig } from "~/annotation/config";
@@ -32,18 +32,20 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
 export default function Queue() {
   const { task, queue, next, progress, researcher, adjudicator } = useLoaderData<typeof loader>();
   const navigate = useNavigate();
+  const { slug, taskId } = useParams();
+  const base = `/p/${slug}/tasks/${taskId}`;
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
       const t = e.target as HTMLElement;
       if (e.ctrlKey || e.metaKey || e.altKey || t.tagName === "INPUT" || t.tagName === "TEXTAREA") return;
       if ((e.key === "Enter" || e.key === "n" || e.key === "N" || e.key === "ArrowRight") && next != null) {
         e.preventDefault();
-        navigate(`../annotate?unit=${next}`);
+        navigate(`${base}/annotate?unit=${next}`);
       }
     };
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
-  }, [next, navigate]);
+  }, [next, navigate, base]);
   return (
     <div>
       <div className="annotate-head">
@@ -54,13 +56,13 @@ export default function Queue() {
           {researcher ? (
             <>
               {" · "}
-              <Link to="..">Task overview</Link>
+              <Link to={base}>Task overview</Link>
             </>
           ) : null}
           {adjudicator ? (
             <>
               {" · "}
-              <Link to="../adjudicate">Adjudicate</Link>
+              <Link to={`${base}/adjudicate`}>Adjudicate</Link>
             </>
           ) : null}
         </span>
@@ -69,7 +71,7 @@ export default function Queue() {
       <ProgressBar label="Whole task" done={progress.overall.done} total={progress.overall.total} testId="progress-overall" />
       <p>
         {next != null ? (
-          <Link className="button" to={`../annotate?unit=${next}`} data-testid="next">
+          <Link className="button" to={`${base}/annotate?unit=${next}`} data-testid="next">
             Next unit <kbd>Enter</kbd>
           </Link>
         ) : (
@@ -87,7 +89,7 @@ export default function Queue() {
         <ul className="queue-list">
           {queue.map((q) => (
             <li key={q.unitId}>
-              <Link to={`../annotate?unit=${q.unitId}`}>Unit {q.n}</Link>
+              <Link to={`${base}/annotate?unit=${q.unitId}`}>Unit {q.n}</Link>
               <span className={`status-${q.status}`}>{q.status}</span>
             </li>
           ))}

@@ -1,7 +1,7 @@
 /** The project's annotation tasks: researchers see all, annotators their own. */
 import type { LinksFunction, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { json } from "@remix-run/node";
-import { Link, useLoaderData } from "@remix-run/react";
+import { Link, useLoaderData, useParams } from "@remix-run/react";
 import { isAnnotatable, KIND_TITLES } from "~/annotation/config";
 import { listTasks } from "~/annotation/tasks.server";
 import { hasRole, requireProjectRole } from "~/auth/guards.server";
@@ -29,12 +29,13 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
 
 export default function Tasks() {
   const { researcher, tasks } = useLoaderData<typeof loader>();
+  const { slug } = useParams();
   return (
     <div>
       <div className="annotate-head">
         <h1>Annotation tasks</h1>
         {researcher ? (
-          <Link className="button" to="new">
+          <Link className="button" to={`/p/${slug}/tasks/new`}>
             New task
           </Link>
         ) : null}
@@ -50,8 +51,8 @@ export default function Tasks() {
             {t.mine.total > 0 ? <ProgressBar label="Yours" done={t.mine.done} total={t.mine.total} /> : null}
             <ProgressBar label="Overall" done={t.overall.done} total={t.overall.total} />
             <p className="actions">
-              {t.annotatable && t.mine.total > 0 ? <Link to={`${t.id}/queue`}>Open queue</Link> : null}
-              {researcher ? <Link to={String(t.id)}>Overview</Link> : null}
+              {t.annotatable && t.mine.total > 0 ? <Link to={`/p/${slug}/tasks/${t.id}/queue`}>Open queue</Link> : null}
+              {researcher ? <Link to={`/p/${slug}/tasks/${t.id}`}>Overview</Link> : null}
             </p>
           </div>
         ))}

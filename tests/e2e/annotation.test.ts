@@ -1,0 +1,183 @@
+/**
+ * The annotation workspace in real Chromium against the production server:
+ * an annotator labels ten units of each kind with the keyboard alone, reloads
+ * midway without losing a draft, never sees a model name or another
+ * annotator's label, and the basic form works without JavaScript.
+ */
+import { chromium, type Browser, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { nextUnitId, saveAnnotation } from "../../app/annotation/annotate.server";
+import { seedAnnotationScenario, SYNTHETIC_MODELS } from "../../app/annotation/synthetic.server";
+import { findTask } from "../../app/annotation/tasks.server";
+import { openDatabase } from "../../db/client";
+import { startApp, type RunningApp } from "../support/app-server";
+import { CHROMIUM, CHROMIUM_ARGS } from "../support/browser";
+
+const PASSWORD = "annotate-e2e-2026";
+const SECRET = "BEN-SECRET-NOTE";
+let app: RunningApp;
+let browser: Browser;
+let scenario: Awaited<ReturnType<typeof seedAnnotationScenario>>;
+
+beforeAll(async () => {
+  app = await startApp(async (file) => {
+    const db = openDatabase(file);
+    scenario = await seedAnnotationScenario(db, { annotators: 2, items: 10, overlap: 2, password: PASSWORD });
+    // The second annotator labels every checklist unit first, with a note.
+    const ben = scenario.annotators[1].id;
+    const taskId = scenario.tasks["checklist-appropriateness"];
+    const task = findTask(scenario.projectId, taskId, db)!;
+    for (let u = nextUnitId(taskId, ben, undefined, db); u != null; u = nextUnitId(taskId, ben, undefined, db)) {
+      saveAnnotation({ task, userId: ben, unitId: u, intent: "submit", form: new URLSearchParams({ answer: "No", comment: SECRET }) }, db);
+    }
+    db.$client.close();
+  });
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await app?.stop();
+});
+
+async function signIn(page: Page, email: string) {
+  await page.goto(`${app.url}/login`);
+  await page.getByLabel("Email").fill(email);
+  await page.getByLabel("Password").fill(PASSWORD);
+  await Promise.all([page.waitForURL((u) => !u.pathname.startsWith("/login")), page.getByRole("button", { name: "Sign in" }).click()]);
+}
+
+async function assertBlind(page: Page) {
+  const html = await page.content();
+  for (const m of SYNTHETIC_MODELS) expect(html, `model name ${m} in HTML`).not.toContain(m);
+  expect(html).not.toContain(SECRET);
+  expect(html).not.toMatch(/:\\?"reference\\?"|\\?"reference\\?"[,\]]/);
+}
+
+/** Waits until unit `n` of 10 is shown and its keyboard handler is live. */
+async function atUnit(page: Page, n: number) {
+  if (process.env.E2E_TRACE) process.stdout.write(`[unit ${n} ${page.url()}]`);
+  await page.getByText(`Unit ${n} of 10`).waitFor();
+  await page.locator('.annotate-grid[data-ready="true"]').waitFor();
+}
+
+async function openQueue(page: Page, kind: string) {
+  await page.goto(`${app.url}/p/${scenario.slug}/tasks/${scenario.tasks[kind]}/queue`);
+  await page.getByTestId("next").waitFor();
+  await page.waitForLoadState("networkidle");
+  await page.keyboard.press("Enter");
+  await atUnit(page, 1);
+}
+
+async function finish(page: Page, n: number) {
+  await page.keyboard.press("Enter");
+  if (n < 10) await atUnit(page, n + 1);
+  else await page.getByTestId("queue-done").waitFor();
+}
+
+describe("annotation workspace in Chromium", () => {
+  it("labels ten units of each kind with the keyboard alone, blind, surviving a reload", async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    await signIn(page, scenario.annotators[0].email);
+
+    // 1. Checklist appropriateness: Y/N, a comment via C, shortcut sheet and guidelines.
+    await openQueue(page, "checklist-appropriateness");
+    await page.keyboard.press("?");
+    await page.getByRole("dialog", { name: "Keyboard shortcuts" }).waitFor();
+    await page.keyboard.press("Escape");
+    await page.keyboard.press("g");
+    await page.getByTestId("guidelines").getByText("careful").waitFor();
+    await page.keyboard.press("g");
+    for (let n = 1; n <= 10; n++) {
+      await assertBlind(page);
+      await page.keyboard.press(n % 3 === 0 ? "n" : "y");
+      if (n === 2) {
+        await page.keyboard.press("c");
+        await page.keyboard.type("Criterion is vague.");
+        await page.keyboard.press("Escape");
+      }
+      await finish(page, n);
+    }
+
+    // 2. Response satisfaction.
+    await openQueue(page, "response-satisfaction");
+    for (let n = 1; n <= 10; n++) {
+      await assertBlind(page);
+      await page.keyboard.press(n % 2 ? "y" : "n");
+      await finish(page, n);
+    }
+
+    // 3. Writing quality: 1–5 per response, J to move, P for a penalty reason; reload midway.
+    await openQueue(page, "writing-quality");
+    for (let n = 1; n <= 10; n++) {
+      await assertBlind(page);
+      const count = await page.locator(".response-card").count();
+      for (let r = 0; r < count; r++) {
+        if (r > 0) await page.keyboard.press("j");
+        if (n === 3 && r === 0) {
+          await page.keyboard.press("2");
+          await page.keyboard.press("p"); // consistency
+        } else await page.keyboard.press(String(3 + ((n + r) % 3)));
+      }
+      if (n === 5) {
+        await page.getByTestId("save-state").getByText("Draft saved.").waitFor();
+        await page.reload();
+        await atUnit(page, 5);
+        await expect(page.getByTestId("progress-mine").textContent()).resolves.toContain("4 / 10");
+        for (let r = 0; r < count; r++) {
+          const L = String.fromCharCode(65 + r);
+          expect(await page.locator(`input[name="score.${L}"]:checked`).getAttribute("value")).toBe(String(3 + ((n + r) % 3)));
+        }
+      }
+      await finish(page, n);
+    }
+
+    // 4. Best-of-N with the reference hidden among four responses; ties allowed.
+    await openQueue(page, "best-of-n");
+    for (let n = 1; n <= 10; n++) {
+      await assertBlind(page);
+      expect(await page.locator(".response-card").count()).toBe(4);
+      await page.keyboard.press(n === 4 ? "t" : String(1 + (n % 4)));
+      await finish(page, n);
+    }
+
+    // The queue shows everything submitted; the shortcut Enter opens nothing more.
+    await page.goto(`${app.url}/p/${scenario.slug}/tasks/${scenario.tasks["best-of-n"]}/queue`);
+    await expect(page.getByTestId("progress-mine").textContent()).resolves.toContain("10 / 10");
+    await assertBlind(page);
+    await context.close();
+
+    // What was stored: 40 submitted annotations by this annotator, with durations and shown orders.
+    const db = openDatabase(app.databaseFile);
+    const rows = db.$client
+      .prepare(
+        `select t.kind, an.label, an.penalty_reasons as p, an.shown_order as so, an.duration_ms as d, an.status from annotations an
+         join assignments a on a.id = an.assignment_id join units u on u.id = a.unit_id join tasks t on t.id = u.task_id where a.annotator_id = ?`,
+      )
+      .all(scenario.annotators[0].id) as { kind: string; label: string; p: string | null; so: string | null; d: number | null; status: string }[];
+    db.$client.close();
+    expect(rows.filter((r) => r.status === "submitted")).toHaveLength(40);
+    expect(rows.every((r) => r.d != null && r.d >= 0)).toBe(true);
+    expect(rows.filter((r) => r.kind === "writing-quality" && r.p && r.p.includes("consistency"))).toHaveLength(1);
+    expect(rows.filter((r) => r.kind === "best-of-n").every((r) => JSON.parse(r.so!).length === 4)).toBe(true);
+    expect(rows.filter((r) => r.kind === "best-of-n" && JSON.parse(r.label).best === "tie")).toHaveLength(1);
+  }, 240_000);
+
+  it("the basic form submits without JavaScript and shows errors next to the field", async () => {
+    const context = await browser.newContext({ javaScriptEnabled: false });
+    const page = await context.newPage();
+    await signIn(page, scenario.annotators[1].email);
+    await page.goto(`${app.url}/p/${scenario.slug}/tasks/${scenario.tasks["response-satisfaction"]}/annotate`);
+    await page.getByText("Unit 1 of 10").waitFor();
+    await page.getByRole("button", { name: /^Submit/ }).click();
+    await page.getByText("Choose Yes or No.").waitFor();
+    await page.getByLabel("Yes").check();
+    await page.getByRole("button", { name: /^Submit/ }).click();
+    await page.getByText("Unit 2 of 10").waitFor();
+    // Their own earlier labels are theirs: the checklist task shows their note when revising.
+    const html = await page.content();
+    for (const m of SYNTHETIC_MODELS) expect(html).not.toContain(m);
+    await context.close();
+  });
+});
