@@ -48,10 +48,12 @@ export function formatCell(columns: Column[], index: number, row: Row): string {
 
 export function tableToCsv(table: ReportTable): string {
   const header: string[] = [];
-  for (const c of table.columns) {
-    if (c.kind === "ci") header.push(`${c.label} low`, `${c.label} high`);
-    else header.push(c.label);
-  }
+  table.columns.forEach((c, i) => {
+    if (c.kind !== "ci") return void header.push(c.label);
+    // Name the CI after the figure it belongs to (the column before it), so headers are unique.
+    const of = i > 0 && table.columns[i - 1].kind !== "ci" ? `${table.columns[i - 1].label} ` : "";
+    header.push(`${of}${c.label} low`, `${of}${c.label} high`);
+  });
   const rows = table.rows.map((row) => {
     const out: (string | number | boolean | null)[] = [];
     for (const c of table.columns) {
