@@ -1,0 +1,98 @@
+/**
+ * Real Chromium on the production build with the demo seeded: every report
+ * page of every demo task renders its charts as SVG in the server HTML and in
+ * the browser, with no console errors; the CSV links download.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openDatabase } from "../../db/client";
+import { DEMO_ACCOUNTS, seedDemo } from "../../seeds/demo";
+import { startApp, type RunningApp } from "../support/app-server";
+import { launchBrowser, signInAs, type Browser } from "../support/browser";
+
+let app: RunningApp;
+let browser: Browser;
+const errors: string[] = [];
+const researcher = DEMO_ACCOUNTS.find((a) => a.role === "researcher")!;
+const annotator = DEMO_ACCOUNTS.find((a) => a.role === "annotator")!;
+
+beforeAll(async () => {
+  app = await startApp(async (file) => {
+    const db = openDatabase(file);
+    await seedDemo(db);
+    db.$client.close();
+  });
+  browser = await launchBrowser();
+  browser.page.on("console", (m) => {
+    if (m.type() === "error") errors.push(m.text());
+  });
+  browser.page.on("pageerror", (e) => errors.push(String(e)));
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await app?.stop();
+});
+
+describe("report pages in the browser", () => {
+  it("a researcher opens every report page of every demo task and sees its charts", async () => {
+    const { page } = browser;
+    await signInAs(page, app.url, researcher.email, researcher.password);
+    await page.goto(`${app.url}/p/demo/reports`);
+    await expect.poll(() => page.getByRole("heading", { level: 1 }).textContent()).toBe("Reports");
+    const taskLinks = await page.locator("tbody tr td:first-child a").evaluateAll((as) => as.map((a) => (a as HTMLAnchorElement).getAttribute("href")!));
+    expect(taskLinks.length).toBe(3);
+    let judgeless = 0;
+    for (const href of taskLinks) {
+      const base = new URL(href, `${app.url}/p/demo/reports/`).pathname;
+      for (const sub of ["", "/judges", "/disagreements"]) {
+        const url = `${app.url}${base}${sub}`;
+        // The server HTML already carries the SVG charts.
+        const html = await (await page.request.get(url)).text();
+        // (Checklist appropriateness has no judge verdicts: its judges page says so instead of drawing charts.)
+        const charts = sub !== "/disagreements" && !html.includes("No judge has verdicts");
+        if (charts) expect(html, url).toMatch(/<svg[^>]*class="recharts-surface/);
+        else if (sub === "/judges") judgeless++;
+        await page.goto(url);
+        await expect.poll(() => page.getByRole("heading", { level: 1 }).count()).toBe(1);
+        if (charts) {
+          expect(await page.locator("svg.recharts-surface").count(), url).toBeGreaterThan(0);
+          expect(await page.locator("svg.recharts-surface path.recharts-rectangle").count(), url).toBeGreaterThan(0);
+        } else if (sub === "/disagreements") expect(await page.getByTestId("disagreement-count").textContent()).toMatch(/^\d+ disagreements?/);
+      }
+    }
+    expect(judgeless).toBe(1);
+    expect(errors).toEqual([]);
+  });
+
+  it("the checklist task shows the paper's form, the kappa paradox note and links to fix items", async () => {
+    const { page } = browser;
+    await page.goto(`${app.url}/p/demo/reports`);
+    await page.getByRole("link", { name: "Are these checklist items valid criteria?" }).click();
+    await page.waitForURL(/\/p\/demo\/reports\/\d+$/);
+    await expect.poll(() => page.getByTestId("checklist-overall").textContent()).toMatch(/\d+ of \d+ \(\d+\.\d%\)/);
+    expect(await page.getByTestId("kappa-paradox").count()).toBe(1);
+    const fix = page.getByRole("link", { name: "Fix item" }).first();
+    const href = await fix.getAttribute("href");
+    expect(href).toMatch(/^\/p\/demo\/datasets\/\d+\/items\/\d+$/);
+    // Switching the final-label rule reloads the figures.
+    await page.getByLabel("Final label rule").selectOption("adjudication");
+    await page.getByRole("button", { name: "Apply" }).click();
+    await page.waitForURL(/rule=adjudication/);
+    await expect.poll(() => page.locator('[data-table="final"] .muted').first().textContent()).toMatch(/majority/);
+    // A CSV link downloads the table behind the figure.
+    const csvHref = await page.locator('[data-table="iaa"] a[download]').getAttribute("href");
+    const res = await page.request.get(`${app.url}${csvHref}`);
+    expect(res.headers()["content-type"]).toMatch(/text\/csv/);
+    expect(await res.text()).toMatch(/^Statistic,Value,Value 95% CI low/);
+    expect(errors).toEqual([]);
+  });
+
+  it("an annotator is refused", async () => {
+    const { page } = browser;
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await signInAs(page, app.url, annotator.email, annotator.password);
+    const res = await page.request.get(`${app.url}/p/demo/reports`);
+    expect(res.status()).toBe(403);
+    errors.length = 0;
+  });
+});
