@@ -1,0 +1,206 @@
+/**
+ * What needs a maintainer's attention in a dataset version:
+ * - checklist items the appropriateness task judged invalid (final label "No",
+ *   by the task's adjudications where present, else the majority);
+ * - near-duplicate items within one checklist (ROUGE-L F ≥ threshold, RefineBench D.3);
+ * - items the back-check judge answered "No" on the reference answer.
+ * Plus the candidates of reference optimisation: best-of-N units where the
+ * annotators preferred a model output over the hidden reference.
+ */
+import { and, asc, desc, eq, inArray, isNull } from "drizzle-orm";
+import { getDb, schema, type Db } from "~/db.server";
+import { readConfig } from "~/annotation/config";
+import { currentAnnotations } from "~/annotation/tasks.server";
+import { checklistAppropriateness, computeFinal } from "~/reports/agreement";
+import { findTask, loadTaskData } from "~/reports/load.server";
+import { nearDuplicates } from "./nearDuplicates";
+
+export const DEFAULT_DUPLICATE_THRESHOLD = 0.7;
+
+export type Flag =
+  | { kind: "inappropriate"; checklistItemId: number; itemId: number; taskId: number; yesVotes: number; noVotes: number }
+  | { kind: "duplicate"; checklistItemId: number; itemId: number; otherId: number; f: number }
+  | { kind: "back-check"; checklistItemId: number; itemId: number; answer: string; judge: string; eventId: number };
+
+export function activeChecklists(datasetId: number, db: Db = getDb()) {
+  return db
+    .select({
+      id: schema.checklistItems.id,
+      itemId: schema.checklistItems.itemId,
+      text: schema.checklistItems.text,
+      weight: schema.checklistItems.weight,
+      position: schema.checklistItems.position,
+      version: schema.checklistItems.version,
+    })
+    .from(schema.checklistItems)
+    .innerJoin(schema.items, eq(schema.items.id, schema.checklistItems.itemId))
+    .where(and(eq(schema.items.datasetId, datasetId), isNull(schema.checklistItems.retiredAt)))
+    .orderBy(asc(schema.checklistItems.itemId), asc(schema.checklistItems.position))
+    .all();
+}
+
+export function inappropriateFlags(projectId: number, datasetId: number, db: Db = getDb()): Flag[] {
+  const tasks = db
+    .select({ id: schema.tasks.id })
+    .from(schema.tasks)
+    .where(and(eq(schema.tasks.datasetId, datasetId), eq(schema.tasks.kind, "checklist-appropriateness")))
+    .all();
+  const out: Flag[] = [];
+  for (const t of tasks) {
+    const task = findTask(projectId, t.id);
+    if (!task) continue;
+    const data = loadTaskData(task);
+    const hasAdjudications = Object.keys(readConfig(task.config).adjudications ?? {}).length > 0;
+    const report = checklistAppropriateness(data, computeFinal(data, hasAdjudications ? "adjudication" : "majority"));
+    for (const r of report.inappropriate) {
+      out.push({ kind: "inappropriate", checklistItemId: r.checklistItemId, itemId: r.itemId, taskId: t.id, yesVotes: r.yesVotes, noVotes: r.noVotes });
+    }
+  }
+  return out;
+}
+
+export function duplicateFlags(
+  checklists: { id: number; itemId: number; text: string }[],
+  threshold = DEFAULT_DUPLICATE_THRESHOLD,
+): Flag[] {
+  const byItem = new Map<number, { id: number; text: string }[]>();
+  for (const c of checklists) (byItem.get(c.itemId) ?? byItem.set(c.itemId, []).get(c.itemId)!).push(c);
+  const out: Flag[] = [];
+  for (const [itemId, list] of byItem) {
+    for (const p of nearDuplicates(list, threshold)) {
+      out.push({ kind: "duplicate", checklistItemId: p.b, itemId, otherId: p.a, f: p.f });
+    }
+  }
+  return out;
+}
+
+/** Back-check results are curation events (entity "checklist-item", action "back-check"); the latest per item counts. */
+export type BackCheckResult = {
+  judge: string;
+  referenceVersion: number | null;
+  answers: Record<string, "Yes" | "No" | "unparsed">;
+  rawOutput: string;
+};
+
+export function backCheckFlags(datasetId: number, activeIds: Set<number>, db: Db = getDb()): Flag[] {
+  const events = db
+    .select({ id: schema.curationEvents.id, itemId: schema.curationEvents.itemId, after: schema.curationEvents.after })
+    .from(schema.curationEvents)
+    .where(and(eq(schema.curationEvents.datasetId, datasetId), eq(schema.curationEvents.action, "back-check")))
+    .orderBy(desc(schema.curationEvents.id))
+    .all();
+  const seen = new Set<number>();
+  const out: Flag[] = [];
+  for (const e of events) {
+    if (e.itemId == null || seen.has(e.itemId)) continue;
+    seen.add(e.itemId);
+    const r = e.after as BackCheckResult;
+    for (const [id, answer] of Object.entries(r.answers ?? {})) {
+      if (answer !== "Yes" && activeIds.has(Number(id))) {
+        out.push({ kind: "back-check", checklistItemId: Number(id), itemId: e.itemId, answer, judge: r.judge, eventId: e.id });
+      }
+    }
+  }
+  return out;
+}
+
+export function allFlags(projectId: number, datasetId: number, threshold = DEFAULT_DUPLICATE_THRESHOLD, db: Db = getDb()) {
+  const checklists = activeChecklists(datasetId, db);
+  const active = new Set(checklists.map((c) => c.id));
+  const flags = [
+    ...inappropriateFlags(projectId, datasetId, db).filter((f) => active.has(f.checklistItemId)),
+    ...duplicateFlags(checklists, threshold),
+    ...backCheckFlags(datasetId, active, db),
+  ];
+  return { checklists, flags };
+}
+
+export type PromotionCandidate = {
+  taskId: number;
+  unitId: number;
+  itemId: number;
+  responseId: number;
+  /** Votes for this response, for the reference, for other responses, and ties. */
+  votes: { response: number; reference: number; others: number; ties: number };
+  annotationIds: number[];
+  promoted: boolean;
+};
+
+/**
+ * Best-of-N units with the reference hidden among the responses where the
+ * annotators' majority (strictly more than any other choice, the reference
+ * included) picked one model response.
+ */
+export function promotionCandidates(datasetId: number, db: Db = getDb()): PromotionCandidate[] {
+  const tasks = db
+    .select({ id: schema.tasks.id, config: schema.tasks.config })
+    .from(schema.tasks)
+    .where(and(eq(schema.tasks.datasetId, datasetId), eq(schema.tasks.kind, "best-of-n")))
+    .all()
+    .filter((t) => readConfig(t.config).includeReference === true);
+  const out: PromotionCandidate[] = [];
+  for (const t of tasks) {
+    const units = new Map(
+      db
+        .select({ id: schema.units.id, itemId: schema.units.itemId, responseIds: schema.units.responseIds })
+        .from(schema.units)
+        .where(eq(schema.units.taskId, t.id))
+        .all()
+        .filter((u) => u.responseIds?.includes("reference"))
+        .map((u) => [u.id, u]),
+    );
+    const byUnit = new Map<number, { best: unknown; assignmentId: number }[]>();
+    for (const a of currentAnnotations(t.id, db)) {
+      if (a.status !== "submitted" || !units.has(a.unitId)) continue;
+      const best = (a.label as { best?: unknown } | null)?.best;
+      (byUnit.get(a.unitId) ?? byUnit.set(a.unitId, []).get(a.unitId)!).push({ best, assignmentId: a.assignmentId });
+    }
+    for (const [unitId, votes] of byUnit) {
+      const tally = new Map<string, number>();
+      for (const v of votes) tally.set(String(v.best), (tally.get(String(v.best)) ?? 0) + 1);
+      const ranked = [...tally].sort((a, b) => b[1] - a[1]);
+      const [top, second] = ranked;
+      if (!top || top[0] === "reference" || top[0] === "tie" || top[0] === "undefined") continue;
+      if (second && second[1] === top[1]) continue;
+      const responseId = Number(top[0]);
+      if (!Number.isInteger(responseId)) continue;
+      const unit = units.get(unitId)!;
+      out.push({
+        taskId: t.id,
+        unitId,
+        itemId: unit.itemId,
+        responseId,
+        votes: {
+          response: top[1],
+          reference: tally.get("reference") ?? 0,
+          ties: tally.get("tie") ?? 0,
+          others: votes.length - top[1] - (tally.get("reference") ?? 0) - (tally.get("tie") ?? 0),
+        },
+        annotationIds: [],
+        promoted: false,
+      });
+      const assignmentIds = votes.filter((v) => String(v.best) === top[0]).map((v) => v.assignmentId);
+      out[out.length - 1].annotationIds = db
+        .select({ id: schema.annotations.id, assignmentId: schema.annotations.assignmentId, revision: schema.annotations.revision })
+        .from(schema.annotations)
+        .where(inArray(schema.annotations.assignmentId, assignmentIds))
+        .orderBy(desc(schema.annotations.revision))
+        .all()
+        .filter((row, i, all) => all.findIndex((r) => r.assignmentId === row.assignmentId) === i)
+        .map((r) => r.id)
+        .sort((a, b) => a - b);
+    }
+  }
+  if (out.length > 0) {
+    const promoted = new Set(
+      db
+        .select({ responseId: schema.references.promotedFromResponseId })
+        .from(schema.references)
+        .where(inArray(schema.references.itemId, [...new Set(out.map((c) => c.itemId))]))
+        .all()
+        .map((r) => r.responseId),
+    );
+    for (const c of out) c.promoted = promoted.has(c.responseId);
+  }
+  return out;
+}

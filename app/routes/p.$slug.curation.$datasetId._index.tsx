@@ -1,0 +1,382 @@
+import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
+import { json, redirect } from "@remix-run/node";
+import { Form, Link, useActionData, useLoaderData, useNavigation } from "@remix-run/react";
+import { and, asc, eq, inArray } from "drizzle-orm";
+import { z } from "zod";
+import { notFound, requireProjectRole } from "~/auth/guards.server";
+import { findDataset } from "~/benchmark/browse.server";
+import { allFlags, DEFAULT_DUPLICATE_THRESHOLD, promotionCandidates, type Flag } from "~/curation/flags.server";
+import { CurationError, freezeDataset, promoteResponse, startNextVersion } from "~/curation/versions.server";
+import { createTask, projectMembers, TaskError } from "~/annotation/tasks.server";
+import { getDb, schema } from "~/db.server";
+
+export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: `Curate ${data?.dataset.name ?? "dataset"} · Concord` }];
+
+function loadDataset(projectId: number, raw: string | undefined) {
+  const dataset = findDataset(projectId, Number(raw));
+  if (!dataset) notFound("Dataset not found.");
+  return dataset;
+}
+
+export async function loader({ request, params }: LoaderFunctionArgs) {
+  const { project } = await requireProjectRole(request, params.slug, "researcher");
+  const dataset = loadDataset(project.id, params.datasetId);
+  const url = new URL(request.url);
+  const t = Number(url.searchParams.get("threshold"));
+  const threshold = t > 0 && t <= 1 ? t : DEFAULT_DUPLICATE_THRESHOLD;
+  const db = getDb();
+  const { checklists, flags } = allFlags(project.id, dataset.id, threshold);
+  const items = db
+    .select({ id: schema.items.id, sourceId: schema.items.sourceId, domain: schema.items.domain })
+    .from(schema.items)
+    .where(eq(schema.items.datasetId, dataset.id))
+    .orderBy(asc(schema.items.sourceId))
+    .all();
+  const text = new Map(checklists.map((c) => [c.id, c.text]));
+  const candidates = promotionCandidates(dataset.id);
+  const candidateTexts = new Map(
+    candidates.length
+      ? db
+          .select({ id: schema.responses.id, model: schema.responses.model, text: schema.responses.text, turn: schema.responses.turn })
+          .from(schema.responses)
+          .where(inArray(schema.responses.id, candidates.map((c) => c.responseId)))
+          .all()
+          .map((r) => [r.id, r])
+      : [],
+  );
+  const models = db
+    .selectDistinct({ model: schema.responses.model })
+    .from(schema.responses)
+    .innerJoin(schema.items, eq(schema.items.id, schema.responses.itemId))
+    .where(eq(schema.items.datasetId, dataset.id))
+    .orderBy(asc(schema.responses.model))
+    .all()
+    .map((m) => m.model);
+  const versions = db
+    .select({ id: schema.datasets.id, version: schema.datasets.version, frozenAt: schema.datasets.frozenAt })
+    .from(schema.datasets)
+    .where(and(eq(schema.datasets.projectId, project.id), eq(schema.datasets.name, dataset.name)))
+    .orderBy(asc(schema.datasets.version))
+    .all();
+  const itemById = new Map(items.map((i) => [i.id, i]));
+  return json({
+    dataset: { id: dataset.id, name: dataset.name, version: dataset.version, frozenAt: dataset.frozenAt },
+    versions,
+    threshold,
+    checklistCount: checklists.length,
+    flags: flags.map((f) => ({
+      ...f,
+      sourceId: itemById.get(f.itemId)?.sourceId ?? "",
+      text: text.get(f.checklistItemId) ?? "",
+      otherText: f.kind === "duplicate" ? text.get(f.otherId) ?? "" : null,
+    })),
+    candidates: candidates.map((c) => ({
+      ...c,
+      sourceId: itemById.get(c.itemId)?.sourceId ?? "",
+      model: candidateTexts.get(c.responseId)?.model ?? "",
+      turn: candidateTexts.get(c.responseId)?.turn ?? null,
+      text: candidateTexts.get(c.responseId)?.text ?? "",
+    })),
+    models,
+    annotators: projectMembers(project.id).filter((m) => m.role === "annotator"),
+  });
+}
+
+const Reason = z.string().trim().min(1, "Say why; it goes into the changelog.").max(2000);
+const CurationAction = z.discriminatedUnion("intent", [
+  z.object({ intent: z.literal("freeze"), reason: Reason }),
+  z.object({ intent: z.literal("next-version"), reason: Reason }),
+  z.object({
+    intent: z.literal("promote"),
+    responseId: z.coerce.number().int().positive(),
+    annotationIds: z.string().regex(/^\d+(,\d+)*$/).optional(),
+    reason: Reason,
+  }),
+]);
+
+export async function action({ request, params }: ActionFunctionArgs) {
+  const { project, user } = await requireProjectRole(request, params.slug, "researcher");
+  const dataset = loadDataset(project.id, params.datasetId);
+  const form = await request.formData();
+  if (form.get("intent") === "reference-task") return referenceTask(project.id, user.id, dataset.id, form);
+  const parsed = CurationAction.safeParse(Object.fromEntries(form));
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    return json({ error: `${issue.path.join(".") || "form"}: ${issue.message}`, field: String(issue.path[0] ?? "") }, { status: 400 });
+  }
+  const actor = { userId: user.id, reason: parsed.data.reason };
+  try {
+    switch (parsed.data.intent) {
+      case "freeze":
+        freezeDataset(dataset.id, actor);
+        return json({ ok: `Version ${dataset.version} is frozen. Download the release below.` });
+      case "next-version": {
+        const next = startNextVersion(dataset.id, actor);
+        return redirect(`/p/${project.slug}/curation/${next.id}`);
+      }
+      case "promote": {
+        const response = getDb().select({ itemId: schema.responses.itemId }).from(schema.responses).where(eq(schema.responses.id, parsed.data.responseId)).get();
+        const item = response && getDb().select({ datasetId: schema.items.datasetId }).from(schema.items).where(eq(schema.items.id, response.itemId)).get();
+        if (!item || item.datasetId !== dataset.id) return json({ error: "responseId: not a response of this dataset.", field: "responseId" }, { status: 400 });
+        const justification = parsed.data.annotationIds?.split(",").map(Number) ?? [];
+        const r = promoteResponse(parsed.data.responseId, { ...actor, justification });
+        return json({ ok: `Promoted to reference version ${r.version}; ${r.stale.annotations} label(s) and ${r.stale.verdicts} verdict(s) that used the old reference are marked stale.` });
+      }
+    }
+  } catch (err) {
+    if (err instanceof CurationError) return json({ error: err.message, field: err.field ?? "" }, { status: 400 });
+    throw err;
+  }
+}
+
+function referenceTask(projectId: number, userId: number, datasetId: number, form: FormData) {
+  const n = Number(form.get("n") ?? 2);
+  try {
+    const { taskId, units } = createTask(projectId, userId, {
+      name: String(form.get("name") || "Reference optimisation: pick the best"),
+      datasetId,
+      kind: "best-of-n",
+      plan: "sample-n",
+      overlap: Number(form.get("overlap") ?? 2),
+      seed: Number(form.get("seed") ?? 1),
+      guidelines:
+        "Read the instruction and every response, then pick the **best** one. One of them may be the benchmark's current reference; judge only the text.",
+      pool: form.getAll("pool").map(Number),
+      models: form.getAll("models").map(String),
+      turn: form.get("turn") ? Number(form.get("turn")) : undefined,
+      includeReference: true,
+      allowTies: form.get("allowTies") === "on",
+      n,
+    });
+    return json({ ok: `Created task ${taskId} with ${units} blind comparisons.`, taskId });
+  } catch (err) {
+    if (err instanceof TaskError) return json({ error: `${err.field}: ${err.message}`, field: err.field }, { status: 400 });
+    if (err instanceof z.ZodError) {
+      const issue = err.issues[0];
+      return json({ error: `${issue.path.join(".")}: ${issue.message}`, field: String(issue.path[0] ?? "") }, { status: 400 });
+    }
+    throw err;
+  }
+}
+
+const FLAG_LABEL: Record<Flag["kind"], string> = {
+  inappropriate: "judged invalid",
+  duplicate: "near-duplicate",
+  "back-check": "reference fails it",
+};
+
+export default function CurateDataset() {
+  const { dataset, versions, threshold, checklistCount, flags, candidates, models, annotators } = useLoaderData<typeof loader>();
+  const data = useActionData<typeof action>();
+  const navigation = useNavigation();
+  const busy = navigation.state === "submitting";
+  return (
+    <div>
+      <h1>
+        Curate {dataset.name} <span className="muted">v{dataset.version}</span>{" "}
+        {dataset.frozenAt ? <span className="badge">frozen release</span> : <span className="badge">draft</span>}
+      </h1>
+      <p className="muted small">
+        Versions:{" "}
+        {versions.map((v, i) => (
+          <span key={v.id}>
+            {i > 0 ? " · " : ""}
+            <Link to={`../curation/${v.id}`} relative="path">
+              v{v.version}
+            </Link>
+            {v.frozenAt ? " (released)" : ""}
+          </span>
+        ))}
+      </p>
+      {data && "error" in data ? <div className="alert error" role="alert">{data.error}</div> : null}
+      {data && "ok" in data ? <div className="alert ok" role="status">{data.ok}</div> : null}
+
+      <h2>Flags ({flags.length})</h2>
+      <p className="muted small">
+        {checklistCount} active checklist items. Near-duplicates: ROUGE-L F ≥ {threshold} within one checklist.{" "}
+        <Form method="get" className="inline">
+          <label className="inline">
+            Threshold <input name="threshold" type="number" step="0.05" min="0.05" max="1" defaultValue={threshold} style={{ width: "5rem" }} />
+          </label>
+          <button type="submit" className="secondary">
+            Apply
+          </button>
+        </Form>
+      </p>
+      {flags.length === 0 ? (
+        <p className="muted">Nothing flagged.</p>
+      ) : (
+        <table data-testid="flags">
+          <thead>
+            <tr>
+              <th>Item</th>
+              <th>Checklist item</th>
+              <th>Flag</th>
+              <th>Why</th>
+              <th></th>
+            </tr>
+          </thead>
+          <tbody>
+            {flags.map((f, i) => (
+              <tr key={`${f.kind}-${f.checklistItemId}-${i}`}>
+                <td>{f.sourceId}</td>
+                <td>{f.text}</td>
+                <td>
+                  <span className="badge no">{FLAG_LABEL[f.kind]}</span>
+                </td>
+                <td className="small">
+                  {f.kind === "inappropriate" ? `${f.noVotes} No vs ${f.yesVotes} Yes (task ${f.taskId})` : null}
+                  {f.kind === "duplicate" ? `ROUGE-L F = ${f.f.toFixed(2)} with "${f.otherText}"` : null}
+                  {f.kind === "back-check" ? `${f.judge} answered ${f.answer} on the reference` : null}
+                </td>
+                <td>
+                  <Link to={`items/${f.itemId}#c${f.checklistItemId}`}>Fix</Link>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+
+      <h2>Reference optimisation</h2>
+      <p className="muted small">
+        Blind best-of-N comparisons that hide the current reference among strong model outputs (RAVEL §4.2). Where annotators prefer a
+        model output, promote it in one action; the old reference stays in the history.
+      </p>
+      {candidates.length === 0 ? (
+        <p className="muted">No model output has beaten a reference yet.</p>
+      ) : (
+        <table data-testid="candidates">
+          <thead>
+            <tr>
+              <th>Item</th>
+              <th>Preferred response</th>
+              <th className="num">Votes</th>
+              <th></th>
+            </tr>
+          </thead>
+          <tbody>
+            {candidates.map((c) => (
+              <tr key={`${c.taskId}-${c.unitId}`}>
+                <td>
+                  <Link to={`items/${c.itemId}`}>{c.sourceId}</Link>
+                </td>
+                <td className="small">
+                  <strong>
+                    {c.model} · turn {c.turn}
+                  </strong>
+                  <div className="prewrap">{c.text.length > 400 ? `${c.text.slice(0, 400)}…` : c.text}</div>
+                </td>
+                <td className="num small">
+                  {c.votes.response} for it · {c.votes.reference} for the reference
+                  {c.votes.others ? ` · ${c.votes.others} other` : ""}
+                  {c.votes.ties ? ` · ${c.votes.ties} tie` : ""}
+                </td>
+                <td>
+                  {c.promoted ? (
+                    <span className="badge yes">promoted</span>
+                  ) : (
+                    <Form method="post" className="stack" style={{ minWidth: "14rem" }}>
+                      <input type="hidden" name="intent" value="promote" />
+                      <input type="hidden" name="responseId" value={c.responseId} />
+                      <input type="hidden" name="annotationIds" value={c.annotationIds.join(",")} />
+                      <label>
+                        Reason
+                        <input
+                          name="reason"
+                          required
+                          defaultValue={`Annotators preferred it ${c.votes.response} to ${c.votes.reference} over the reference (task ${c.taskId})`}
+                        />
+                      </label>
+                      <button type="submit" disabled={busy || Boolean(dataset.frozenAt)}>
+                        Promote to reference
+                      </button>
+                    </Form>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {!dataset.frozenAt ? (
+        <details className="panel" style={{ marginTop: "1rem" }}>
+          <summary>Create a reference-optimisation task</summary>
+          <Form method="post" className="stack">
+            <input type="hidden" name="intent" value="reference-task" />
+            <label>
+              Name
+              <input name="name" defaultValue="Reference optimisation: pick the best" />
+            </label>
+            <fieldset>
+              <legend>Strong models to compare with the reference</legend>
+              {models.map((m) => (
+                <label key={m} style={{ display: "flex", gap: "0.4rem" }}>
+                  <input type="checkbox" name="models" value={m} defaultChecked /> {m}
+                </label>
+              ))}
+            </fieldset>
+            <label>
+              Turn (blank: any)
+              <input name="turn" type="number" min="1" />
+            </label>
+            <label>
+              Responses per comparison, reference included (2 = pairwise)
+              <select name="n" defaultValue="2">
+                {[2, 3, 4].map((n) => (
+                  <option key={n}>{n}</option>
+                ))}
+              </select>
+            </label>
+            <label>
+              Annotators per comparison
+              <input name="overlap" type="number" min="1" defaultValue={Math.min(2, annotators.length) || 1} />
+            </label>
+            <fieldset>
+              <legend>Annotators</legend>
+              {annotators.map((a) => (
+                <label key={a.id} style={{ display: "flex", gap: "0.4rem" }}>
+                  <input type="checkbox" name="pool" value={a.id} defaultChecked /> {a.name}
+                </label>
+              ))}
+            </fieldset>
+            <label style={{ display: "flex", gap: "0.4rem" }}>
+              <input type="checkbox" name="allowTies" /> Allow ties
+            </label>
+            <button type="submit" disabled={busy}>
+              Create task
+            </button>
+          </Form>
+        </details>
+      ) : null}
+
+      <h2>Release</h2>
+      <p>
+        <a href={`release?file=jsonl`} download>
+          Download {dataset.name} v{dataset.version} (JSONL)
+        </a>
+        {" · "}
+        <a href={`release?file=changelog`} download>
+          Changelog (markdown)
+        </a>
+      </p>
+      {dataset.frozenAt ? (
+        <Form method="post" className="inline">
+          <input type="hidden" name="intent" value="next-version" />
+          <input name="reason" required placeholder="Why a new version?" aria-label="Reason for the next version" />
+          <button type="submit" disabled={busy}>
+            Start version {dataset.version + 1}
+          </button>
+        </Form>
+      ) : (
+        <Form method="post" className="inline">
+          <input type="hidden" name="intent" value="freeze" />
+          <input name="reason" required placeholder="Release note" aria-label="Release note" />
+          <button type="submit" disabled={busy}>
+            Freeze v{dataset.version} as a release
+          </button>
+        </Form>
+      )}
+    </div>
+  );
+}

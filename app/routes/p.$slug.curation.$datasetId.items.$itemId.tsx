@@ -1,0 +1,395 @@
+import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
+import { json } from "@remix-run/node";
+import { Form, Link, useActionData, useLoaderData, useNavigation } from "@remix-run/react";
+import { and, asc, desc, eq } from "drizzle-orm";
+import { z } from "zod";
+import { notFound, requireProjectRole } from "~/auth/guards.server";
+import { findDataset } from "~/benchmark/browse.server";
+import { allFlags } from "~/curation/flags.server";
+import {
+  addChecklistItem,
+  CurationError,
+  editChecklistItem,
+  editItem,
+  reorderChecklist,
+  reweightChecklist,
+  setChecklistItemRetired,
+  setReference,
+} from "~/curation/versions.server";
+import { getDb, schema } from "~/db.server";
+
+export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: `Curate ${data?.item.sourceId ?? "item"} · Concord` }];
+
+function load(projectId: number, params: Record<string, string | undefined>) {
+  const dataset = findDataset(projectId, Number(params.datasetId));
+  if (!dataset) notFound("Dataset not found.");
+  const item = getDb()
+    .select()
+    .from(schema.items)
+    .where(and(eq(schema.items.id, Number(params.itemId)), eq(schema.items.datasetId, dataset.id)))
+    .get();
+  if (!item) notFound("Item not found.");
+  return { dataset, item };
+}
+
+export async function loader({ request, params }: LoaderFunctionArgs) {
+  const { project } = await requireProjectRole(request, params.slug, "researcher");
+  const { dataset, item } = load(project.id, params);
+  const db = getDb();
+  const checklist = db
+    .select()
+    .from(schema.checklistItems)
+    .where(eq(schema.checklistItems.itemId, item.id))
+    .orderBy(asc(schema.checklistItems.position), desc(schema.checklistItems.version))
+    .all();
+  const replaced = new Set(checklist.map((c) => c.previousId).filter((id): id is number => id != null));
+  const flags = allFlags(project.id, dataset.id).flags.filter((f) => f.itemId === item.id);
+  const references = db
+    .select({
+      id: schema.references.id,
+      text: schema.references.text,
+      version: schema.references.version,
+      isCurrent: schema.references.isCurrent,
+      provenance: schema.references.provenance,
+      reason: schema.references.reason,
+      justification: schema.references.justification,
+      promotedFromResponseId: schema.references.promotedFromResponseId,
+      createdAt: schema.references.createdAt,
+      by: schema.users.name,
+    })
+    .from(schema.references)
+    .leftJoin(schema.users, eq(schema.users.id, schema.references.createdBy))
+    .where(eq(schema.references.itemId, item.id))
+    .orderBy(desc(schema.references.version))
+    .all();
+  const history = db
+    .select({
+      id: schema.curationEvents.id,
+      entity: schema.curationEvents.entity,
+      action: schema.curationEvents.action,
+      reason: schema.curationEvents.reason,
+      createdAt: schema.curationEvents.createdAt,
+      by: schema.users.name,
+    })
+    .from(schema.curationEvents)
+    .leftJoin(schema.users, eq(schema.users.id, schema.curationEvents.userId))
+    .where(eq(schema.curationEvents.itemId, item.id))
+    .orderBy(desc(schema.curationEvents.id))
+    .all();
+  return json({
+    dataset: { id: dataset.id, name: dataset.name, version: dataset.version, frozen: Boolean(dataset.frozenAt) },
+    item: { id: item.id, sourceId: item.sourceId, query: item.query, passage: item.passage, domain: item.domain, subject: item.subject, version: item.version },
+    active: checklist.filter((c) => !c.retiredAt),
+    retired: checklist.filter((c) => c.retiredAt && !replaced.has(c.id)),
+    weighted: checklist.some((c) => !c.retiredAt && c.weight != null),
+    flags,
+    references,
+    history,
+  });
+}
+
+const Reason = z.string().trim().min(1, "Say why; it goes into the changelog.").max(2000);
+const Id = z.coerce.number().int().positive();
+const OptionalWeight = z.preprocess((v) => (v === "" || v == null ? undefined : v), z.coerce.number().min(0).optional());
+
+const ItemAction = z.discriminatedUnion("intent", [
+  z.object({ intent: z.literal("edit-item"), query: z.string().trim().min(1, "The prompt cannot be empty."), passage: z.string().default(""), domain: z.string().trim().default(""), subject: z.string().trim().default(""), reason: Reason }),
+  z.object({ intent: z.literal("edit-checklist"), checklistItemId: Id, text: z.string().trim().min(1, "A checklist item needs text."), weight: OptionalWeight, reason: Reason }),
+  z.object({ intent: z.literal("add-checklist"), text: z.string().trim().min(1, "A checklist item needs text."), weight: OptionalWeight, reason: Reason }),
+  z.object({ intent: z.literal("retire"), checklistItemId: Id, reason: Reason }),
+  z.object({ intent: z.literal("restore"), checklistItemId: Id, reason: Reason }),
+  z.object({ intent: z.literal("move"), checklistItemId: Id, direction: z.enum(["up", "down"]), reason: Reason.default("Reordered") }),
+  z.object({ intent: z.literal("reweight"), reason: Reason }).passthrough(),
+  z.object({ intent: z.literal("edit-reference"), text: z.string().trim().min(1, "A reference needs text."), reason: Reason }),
+]);
+
+export async function action({ request, params }: ActionFunctionArgs) {
+  const { project, user } = await requireProjectRole(request, params.slug, "researcher");
+  const { item } = load(project.id, params);
+  const parsed = ItemAction.safeParse(Object.fromEntries(await request.formData()));
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    return json({ error: `${issue.path.join(".") || "form"}: ${issue.message}`, field: String(issue.path[0] ?? "") }, { status: 400 });
+  }
+  const input = parsed.data;
+  const actor = { userId: user.id, reason: input.reason };
+  const ownsChecklistItem = (id: number) =>
+    getDb().select({ id: schema.checklistItems.id }).from(schema.checklistItems).where(and(eq(schema.checklistItems.id, id), eq(schema.checklistItems.itemId, item.id))).get();
+  try {
+    switch (input.intent) {
+      case "edit-item": {
+        const r = editItem(item.id, { query: input.query, passage: input.passage.trim() ? input.passage : null, domain: input.domain || null, subject: input.subject || null }, actor);
+        return json({ ok: `Item is now version ${r.version}; ${r.stale.annotations} label(s) and ${r.stale.verdicts} verdict(s) marked stale.` });
+      }
+      case "edit-checklist": {
+        if (!ownsChecklistItem(input.checklistItemId)) return json({ error: "checklistItemId: not a checklist item of this item.", field: "checklistItemId" }, { status: 400 });
+        const r = editChecklistItem(input.checklistItemId, { text: input.text, ...(input.weight !== undefined ? { weight: input.weight } : {}) }, actor);
+        return json({ ok: `Saved as a new version; ${r.stale.annotations} label(s) and ${r.stale.verdicts} verdict(s) of the old version marked stale.` });
+      }
+      case "add-checklist":
+        addChecklistItem(item.id, { text: input.text, weight: input.weight ?? null }, actor);
+        return json({ ok: "Checklist item added." });
+      case "retire":
+      case "restore":
+        if (!ownsChecklistItem(input.checklistItemId)) return json({ error: "checklistItemId: not a checklist item of this item.", field: "checklistItemId" }, { status: 400 });
+        setChecklistItemRetired(input.checklistItemId, input.intent === "retire", actor);
+        return json({ ok: input.intent === "retire" ? "Checklist item retired." : "Checklist item restored." });
+      case "move": {
+        const ids = getDb()
+          .select({ id: schema.checklistItems.id, retiredAt: schema.checklistItems.retiredAt })
+          .from(schema.checklistItems)
+          .where(eq(schema.checklistItems.itemId, item.id))
+          .orderBy(asc(schema.checklistItems.position))
+          .all()
+          .filter((c) => !c.retiredAt)
+          .map((c) => c.id);
+        const i = ids.indexOf(input.checklistItemId);
+        const j = input.direction === "up" ? i - 1 : i + 1;
+        if (i < 0 || j < 0 || j >= ids.length) return json({ error: "Cannot move that item further.", field: "direction" }, { status: 400 });
+        [ids[i], ids[j]] = [ids[j], ids[i]];
+        reorderChecklist(item.id, ids, actor);
+        return json({ ok: "Checklist reordered." });
+      }
+      case "reweight": {
+        const weights: Record<number, number> = {};
+        for (const [k, v] of Object.entries(input)) {
+          const m = k.match(/^weight-(\d+)$/);
+          if (m) weights[Number(m[1])] = v === "" ? NaN : Number(v);
+        }
+        reweightChecklist(item.id, weights, actor);
+        return json({ ok: "Weights saved and re-normalised to sum to 1." });
+      }
+      case "edit-reference": {
+        const r = setReference(item.id, input.text, { ...actor, provenance: "edited" });
+        return json({ ok: `Reference is now version ${r.version}; ${r.stale.annotations} label(s) and ${r.stale.verdicts} score(s) that used the old one marked stale.` });
+      }
+    }
+  } catch (err) {
+    if (err instanceof CurationError) return json({ error: err.message, field: err.field ?? "" }, { status: 400 });
+    throw err;
+  }
+}
+
+const FLAG_TEXT = { inappropriate: "judged invalid", duplicate: "near-duplicate", "back-check": "reference fails it" } as const;
+
+export default function CurateItem() {
+  const { dataset, item, active, retired, weighted, flags, references, history } = useLoaderData<typeof loader>();
+  const data = useActionData<typeof action>();
+  const busy = useNavigation().state === "submitting";
+  const frozen = dataset.frozen;
+  const current = references.find((r) => r.isCurrent);
+  return (
+    <div>
+      <div className="breadcrumbs">
+        <Link to="../..">Curate {dataset.name} v{dataset.version}</Link> / {item.sourceId}
+      </div>
+      <h1>
+        {item.sourceId} <span className="muted">item v{item.version}</span>
+      </h1>
+      {frozen ? <div className="alert info">This version is a frozen release and read-only. Start the next version to edit.</div> : null}
+      {data && "error" in data ? <div className="alert error" role="alert">{data.error}</div> : null}
+      {data && "ok" in data ? <div className="alert ok" role="status">{data.ok}</div> : null}
+
+      <div className="panel">
+        <h2>Checklist ({active.length})</h2>
+        <fieldset disabled={frozen || busy} style={{ border: 0, padding: 0, margin: 0 }}>
+          <table>
+            <thead>
+              <tr>
+                <th>#</th>
+                <th>Text</th>
+                {weighted ? <th className="num">Weight</th> : null}
+                <th>Flags</th>
+                <th></th>
+              </tr>
+            </thead>
+            <tbody>
+              {active.map((c, i) => (
+                <tr key={c.id} id={`c${c.id}`}>
+                  <td>
+                    {i + 1}
+                    <div className="muted small">v{c.version}</div>
+                  </td>
+                  <td>
+                    <Form method="post" className="stack" style={{ maxWidth: "none" }}>
+                      <input type="hidden" name="intent" value="edit-checklist" />
+                      <input type="hidden" name="checklistItemId" value={c.id} />
+                      <textarea name="text" defaultValue={c.text} rows={2} aria-label={`Text of checklist item ${i + 1}`} />
+                      <div className="inline">
+                        <input name="reason" placeholder="Why this edit?" aria-label={`Reason for editing item ${i + 1}`} />
+                        <button type="submit" className="secondary">
+                          Save as new version
+                        </button>
+                      </div>
+                    </Form>
+                  </td>
+                  {weighted ? <td className="num">{c.weight?.toFixed(3)}</td> : null}
+                  <td>
+                    {flags
+                      .filter((f) => f.checklistItemId === c.id)
+                      .map((f, k) => (
+                        <span key={k} className="badge no">
+                          {FLAG_TEXT[f.kind]}
+                        </span>
+                      ))}
+                  </td>
+                  <td>
+                    {(["up", "down"] as const).map((direction) => (
+                      <Form key={direction} method="post" className="inline" style={{ marginRight: "0.25rem" }}>
+                        <input type="hidden" name="intent" value="move" />
+                        <input type="hidden" name="checklistItemId" value={c.id} />
+                        <input type="hidden" name="direction" value={direction} />
+                        <button
+                          type="submit"
+                          className="secondary"
+                          aria-label={`Move item ${i + 1} ${direction}`}
+                          disabled={direction === "up" ? i === 0 : i === active.length - 1}
+                        >
+                          {direction === "up" ? "↑" : "↓"}
+                        </button>
+                      </Form>
+                    ))}
+                    <Form method="post" className="inline" style={{ marginTop: "0.3rem" }}>
+                      <input type="hidden" name="intent" value="retire" />
+                      <input type="hidden" name="checklistItemId" value={c.id} />
+                      <input name="reason" placeholder="Why retire?" required aria-label={`Reason for retiring item ${i + 1}`} style={{ width: "9rem" }} />
+                      <button type="submit" className="danger">
+                        Retire
+                      </button>
+                    </Form>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          {weighted ? (
+            <Form method="post" className="inline" style={{ marginTop: "0.75rem", flexWrap: "wrap" }}>
+              <input type="hidden" name="intent" value="reweight" />
+              {active.map((c, i) => (
+                <label key={c.id} className="inline small">
+                  #{i + 1} <input name={`weight-${c.id}`} type="number" step="any" min="0" defaultValue={c.weight ?? 0} style={{ width: "6rem" }} />
+                </label>
+              ))}
+              <input name="reason" required placeholder="Why re-weight?" aria-label="Reason for re-weighting" />
+              <button type="submit">Save weights (re-normalised to 1)</button>
+            </Form>
+          ) : null}
+          <Form method="post" className="inline" style={{ marginTop: "0.75rem" }}>
+            <input type="hidden" name="intent" value="add-checklist" />
+            <input name="text" required placeholder="Does the response …?" aria-label="New checklist item" style={{ minWidth: "24rem" }} />
+            {weighted ? <input name="weight" type="number" step="any" min="0" placeholder="weight" aria-label="Weight" style={{ width: "6rem" }} /> : null}
+            <input name="reason" required placeholder="Why add it?" aria-label="Reason for adding" />
+            <button type="submit">Add</button>
+          </Form>
+        </fieldset>
+        {retired.length > 0 ? (
+          <>
+            <h3>Retired</h3>
+            <ul>
+              {retired.map((c) => (
+                <li key={c.id} className="muted">
+                  {c.text}{" "}
+                  {!frozen ? (
+                    <Form method="post" className="inline">
+                      <input type="hidden" name="intent" value="restore" />
+                      <input type="hidden" name="checklistItemId" value={c.id} />
+                      <input type="hidden" name="reason" value="Restored" />
+                      <button type="submit" className="link-button">
+                        Restore
+                      </button>
+                    </Form>
+                  ) : null}
+                </li>
+              ))}
+            </ul>
+          </>
+        ) : null}
+      </div>
+
+      <div className="panel">
+        <h2>Reference</h2>
+        <Form method="post" className="stack" style={{ maxWidth: "none" }}>
+          <input type="hidden" name="intent" value="edit-reference" />
+          <textarea name="text" rows={8} defaultValue={current?.text ?? ""} aria-label="Reference text" disabled={frozen} />
+          <div className="inline">
+            <input name="reason" required placeholder="Why change the reference?" aria-label="Reason for the reference change" disabled={frozen} />
+            <button type="submit" disabled={frozen || busy}>
+              Save as new reference version
+            </button>
+          </div>
+        </Form>
+        <h3>History</h3>
+        <table className="small">
+          <thead>
+            <tr>
+              <th>Version</th>
+              <th>Source</th>
+              <th>Who</th>
+              <th>When</th>
+              <th>Why</th>
+            </tr>
+          </thead>
+          <tbody>
+            {references.map((r) => (
+              <tr key={r.id}>
+                <td>
+                  v{r.version} {r.isCurrent ? <span className="badge yes">current</span> : null}
+                </td>
+                <td>
+                  {r.provenance}
+                  {r.promotedFromResponseId ? ` (response ${r.promotedFromResponseId})` : ""}
+                </td>
+                <td>{r.by ?? "—"}</td>
+                <td>{new Date(r.createdAt * 1000).toISOString().slice(0, 16).replace("T", " ")}</td>
+                <td>
+                  {r.reason ?? ""}
+                  {r.justification?.length ? <div className="muted">annotations {r.justification.join(", ")}</div> : null}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+
+      <div className="panel">
+        <h2>Item</h2>
+        <Form method="post" className="stack" style={{ maxWidth: "none" }}>
+          <input type="hidden" name="intent" value="edit-item" />
+          <fieldset disabled={frozen || busy} style={{ border: 0, padding: 0, margin: 0, display: "grid", gap: "0.75rem" }}>
+            <label>
+              Prompt
+              <textarea name="query" rows={5} defaultValue={item.query} />
+            </label>
+            <label>
+              Passage or grounding
+              <textarea name="passage" rows={4} defaultValue={item.passage ?? ""} />
+            </label>
+            <div className="inline">
+              <label>
+                Domain <input name="domain" defaultValue={item.domain ?? ""} />
+              </label>
+              <label>
+                Subject <input name="subject" defaultValue={item.subject ?? ""} />
+              </label>
+            </div>
+            <div className="inline">
+              <input name="reason" required placeholder="Why edit the item?" aria-label="Reason for the item edit" />
+              <button type="submit">Save as new item version</button>
+            </div>
+          </fieldset>
+        </Form>
+      </div>
+
+      <div className="panel">
+        <h2>Changes ({history.length})</h2>
+        <ul className="small">
+          {history.map((h) => (
+            <li key={h.id}>
+              {new Date(h.createdAt * 1000).toISOString().slice(0, 16).replace("T", " ")} · {h.entity} {h.action} · {h.by ?? "—"}: {h.reason}
+            </li>
+          ))}
+        </ul>
+      </div>
+    </div>
+  );
+}
