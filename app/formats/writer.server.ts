@@ -176,9 +176,8 @@ export class ImportWriter {
    * item's own fields agree; without, a repeated ID is an error.
    */
   item(rec: ItemRecord, row: number, merge = false): void {
-    this.hash.update(JSON.stringify(rec));
-    this.hash.update("\n");
-    const sig = merge ? JSON.stringify([rec.query, rec.passage ?? null, rec.domain ?? null, rec.references ?? []]) : "";
+    const refs = rec.references ?? [];
+    const sig = merge ? `${rec.query}\u0001${rec.passage ?? ""}\u0001${rec.domain ?? ""}\u0001${refs.join("\u0001")}` : "";
     let entry = this.seen.get(rec.sourceId);
     if (entry && entry.row > 0) {
       if (!merge) {
@@ -192,9 +191,12 @@ export class ImportWriter {
         });
         return;
       }
-    } else if (!entry || entry.row === 0) {
+    } else {
+      const { checklist: _c, ...fields } = rec;
+      this.hash.update(JSON.stringify(fields));
+      this.hash.update("\n");
       this.counts.items++;
-      this.counts.references += rec.references?.length ?? 0;
+      this.counts.references += refs.length;
       let id = entry?.id ?? 0;
       if (!this.reuse && !this.failed) {
         id = Number(
@@ -207,20 +209,24 @@ export class ImportWriter {
             rec.subject ?? null,
             rec.taskType ?? null,
             rec.language ?? null,
-            JSON.stringify(rec.metadata ?? {}),
+            rec.metadata && Object.keys(rec.metadata).length ? JSON.stringify(rec.metadata) : "{}",
           ).lastInsertRowid,
         );
-        for (const r of rec.references ?? []) this.s.reference.run(id, r);
+        for (const r of refs) this.s.reference.run(id, r);
       }
       entry = { id, row, sig, checklist: new Set(), weight: 0, weighted: false };
       this.seen.set(rec.sourceId, entry);
     }
-    for (const c of rec.checklist ?? []) {
+    const list = rec.checklist;
+    if (!list) return;
+    for (let i = 0; i < list.length; i++) {
+      const c = list[i];
       if (entry.checklist.has(c.text)) {
         this.error({ row, field: "checklist", message: `duplicate checklist item for "${rec.sourceId}": "${clip(c.text)}"` });
         continue;
       }
       entry.checklist.add(c.text);
+      this.hash.update(`\u0002${c.text}\u0002${c.weight ?? ""}\n`);
       if (c.weight !== null) {
         entry.weighted = true;
         entry.weight += c.weight;
