@@ -472,3 +472,11 @@ export function startNextVersion(datasetId: number, actor: Actor, db: Db = getDb
     return { id: next.id, version: ds.version + 1 };
   });
 }
+
+/** Adds several checklist items at once (an edited draft), all or nothing. */
+export function addChecklistItems(itemId: number, texts: string[], actor: Actor, db: Db = getDb()): { ids: number[] } {
+  const clean = texts.map((t) => t.replace(/\s+/g, " ").trim()).filter(Boolean);
+  if (clean.length === 0) throw new CurationError("The draft has no items left to add.", "items");
+  if (clean.length > 50) throw new CurationError("Add at most 50 items at once.", "items");
+  return db.transaction((tx) => ({ ids: clean.map((text) => addChecklistItem(itemId, { text }, actor, tx as unknown as Db).id) }));
+}

@@ -7,6 +7,7 @@ import { notFound, requireProjectRole } from "~/auth/guards.server";
 import { findDataset } from "~/benchmark/browse.server";
 import { allFlags, DEFAULT_DUPLICATE_THRESHOLD, promotionCandidates, type Flag } from "~/curation/flags.server";
 import { CurationError, freezeDataset, promoteResponse, startNextVersion } from "~/curation/versions.server";
+import { runBackCheck } from "~/curation/assist.server";
 import { createTask, projectMembers, TaskError } from "~/annotation/tasks.server";
 import { getDb, schema } from "~/db.server";
 
@@ -79,6 +80,12 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
     })),
     models,
     annotators: projectMembers(project.id).filter((m) => m.role === "annotator"),
+    providers: db
+      .select({ id: schema.providers.id, name: schema.providers.name, model: schema.providers.model, kind: schema.providers.kind })
+      .from(schema.providers)
+      .where(eq(schema.providers.projectId, project.id))
+      .orderBy(asc(schema.providers.name))
+      .all(),
   });
 }
 
@@ -99,6 +106,18 @@ export async function action({ request, params }: ActionFunctionArgs) {
   const dataset = loadDataset(project.id, params.datasetId);
   const form = await request.formData();
   if (form.get("intent") === "reference-task") return referenceTask(project.id, user.id, dataset.id, form);
+  if (form.get("intent") === "back-check") {
+    const providerId = Number(form.get("providerId"));
+    if (!Number.isInteger(providerId) || providerId <= 0) return json({ error: "providerId: choose a provider.", field: "providerId" }, { status: 400 });
+    try {
+      const s = await runBackCheck({ projectId: project.id, datasetId: dataset.id, providerId, userId: user.id });
+      const failed = s.failedCalls.length ? ` ${s.failedCalls.length} call(s) failed (first: ${s.failedCalls[0].sourceId}: ${s.failedCalls[0].error}).` : "";
+      return json({ ok: `Back-check ran on ${s.checked} of ${s.items} items: ${s.flagged} checklist item(s) answered No on the reference, ${s.unparsed} unparsed.${failed}` });
+    } catch (err) {
+      if (err instanceof CurationError) return json({ error: err.message, field: err.field ?? "" }, { status: 400 });
+      throw err;
+    }
+  }
   const parsed = CurationAction.safeParse(Object.fromEntries(form));
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -166,7 +185,7 @@ const FLAG_LABEL: Record<Flag["kind"], string> = {
 };
 
 export default function CurateDataset() {
-  const { dataset, versions, threshold, checklistCount, flags, candidates, models, annotators } = useLoaderData<typeof loader>();
+  const { dataset, versions, threshold, checklistCount, flags, candidates, models, annotators, providers } = useLoaderData<typeof loader>();
   const data = useActionData<typeof action>();
   const navigation = useNavigation();
   const busy = navigation.state === "submitting";
@@ -237,6 +256,33 @@ export default function CurateDataset() {
           </tbody>
         </table>
       )}
+
+      {!dataset.frozenAt ? (
+        <div className="panel">
+          <h3 style={{ marginTop: 0 }}>Back-check the references</h3>
+          <p className="muted small">
+            The checklist judge (RefineBench G.2 prompt, temperature 0) answers every checklist item on the current reference answer; items
+            it answers No, or leaves unparsed, are flagged above.
+          </p>
+          {providers.length === 0 ? (
+            <p className="muted small">Add a provider to this project first.</p>
+          ) : (
+            <Form method="post" className="inline">
+              <input type="hidden" name="intent" value="back-check" />
+              <select name="providerId" aria-label="Judge provider">
+                {providers.map((p) => (
+                  <option key={p.id} value={p.id}>
+                    {p.name} ({p.model}){p.kind === "replay" ? " · recorded" : ""}
+                  </option>
+                ))}
+              </select>
+              <button type="submit" disabled={busy}>
+                {busy ? "Running…" : "Run back-check"}
+              </button>
+            </Form>
+          )}
+        </div>
+      ) : null}
 
       <h2>Reference optimisation</h2>
       <p className="muted small">

@@ -6,8 +6,10 @@ import { z } from "zod";
 import { notFound, requireProjectRole } from "~/auth/guards.server";
 import { findDataset } from "~/benchmark/browse.server";
 import { allFlags } from "~/curation/flags.server";
+import { draftChecklist } from "~/curation/assist.server";
 import {
   addChecklistItem,
+  addChecklistItems,
   CurationError,
   editChecklistItem,
   editItem,
@@ -85,6 +87,12 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
     flags,
     references,
     history,
+    providers: db
+      .select({ id: schema.providers.id, name: schema.providers.name, model: schema.providers.model })
+      .from(schema.providers)
+      .where(eq(schema.providers.projectId, project.id))
+      .orderBy(asc(schema.providers.name))
+      .all(),
   });
 }
 
@@ -101,6 +109,8 @@ const ItemAction = z.discriminatedUnion("intent", [
   z.object({ intent: z.literal("move"), checklistItemId: Id, direction: z.enum(["up", "down"]), reason: Reason.default("Reordered") }),
   z.object({ intent: z.literal("reweight"), reason: Reason }).passthrough(),
   z.object({ intent: z.literal("edit-reference"), text: z.string().trim().min(1, "A reference needs text."), reason: Reason }),
+  z.object({ intent: z.literal("draft"), providerId: Id }),
+  z.object({ intent: z.literal("add-draft"), items: z.string().trim().min(1, "The draft has no items left to add."), reason: Reason }),
 ]);
 
 export async function action({ request, params }: ActionFunctionArgs) {
@@ -112,6 +122,16 @@ export async function action({ request, params }: ActionFunctionArgs) {
     return json({ error: `${issue.path.join(".") || "form"}: ${issue.message}`, field: String(issue.path[0] ?? "") }, { status: 400 });
   }
   const input = parsed.data;
+  if (input.intent === "draft") {
+    try {
+      const draft = await draftChecklist({ projectId: project.id, itemId: item.id, providerId: input.providerId });
+      if (!draft.ok) return json({ error: `The model's reply could not be read: ${draft.error}`, field: "providerId", raw: draft.raw }, { status: 422 });
+      return json({ draft: { items: draft.items, warnings: draft.warnings, promptVersion: draft.promptVersion } });
+    } catch (err) {
+      if (err instanceof CurationError) return json({ error: err.message, field: err.field ?? "" }, { status: 400 });
+      return json({ error: `The provider failed: ${(err as Error).message}`, field: "providerId" }, { status: 502 });
+    }
+  }
   const actor = { userId: user.id, reason: input.reason };
   const ownsChecklistItem = (id: number) =>
     getDb().select({ id: schema.checklistItems.id }).from(schema.checklistItems).where(and(eq(schema.checklistItems.id, id), eq(schema.checklistItems.itemId, item.id))).get();
@@ -159,6 +179,10 @@ export async function action({ request, params }: ActionFunctionArgs) {
         reweightChecklist(item.id, weights, actor);
         return json({ ok: "Weights saved and re-normalised to sum to 1." });
       }
+      case "add-draft": {
+        const { ids } = addChecklistItems(item.id, input.items.split(/\r?\n/), actor);
+        return json({ ok: `Added ${ids.length} drafted checklist item(s).` });
+      }
       case "edit-reference": {
         const r = setReference(item.id, input.text, { ...actor, provenance: "edited" });
         return json({ ok: `Reference is now version ${r.version}; ${r.stale.annotations} label(s) and ${r.stale.verdicts} score(s) that used the old one marked stale.` });
@@ -173,7 +197,7 @@ export async function action({ request, params }: ActionFunctionArgs) {
 const FLAG_TEXT = { inappropriate: "judged invalid", duplicate: "near-duplicate", "back-check": "reference fails it" } as const;
 
 export default function CurateItem() {
-  const { dataset, item, active, retired, weighted, flags, references, history } = useLoaderData<typeof loader>();
+  const { dataset, item, active, retired, weighted, flags, references, history, providers } = useLoaderData<typeof loader>();
   const data = useActionData<typeof action>();
   const busy = useNavigation().state === "submitting";
   const frozen = dataset.frozen;
@@ -305,6 +329,50 @@ export default function CurateItem() {
           </>
         ) : null}
       </div>
+
+      {!frozen ? (
+        <div className="panel">
+          <h2>Draft checklist items with a model</h2>
+          <p className="muted small">RefineBench G.3 prompt from the question and the current reference. Nothing is added until you edit and confirm.</p>
+          {providers.length === 0 ? (
+            <p className="muted small">Add a provider to this project first.</p>
+          ) : (
+            <Form method="post" className="inline">
+              <input type="hidden" name="intent" value="draft" />
+              <select name="providerId" aria-label="Drafting provider">
+                {providers.map((p) => (
+                  <option key={p.id} value={p.id}>
+                    {p.name} ({p.model})
+                  </option>
+                ))}
+              </select>
+              <button type="submit" className="secondary" disabled={busy}>
+                Draft
+              </button>
+            </Form>
+          )}
+          {data && "draft" in data ? (
+            <Form method="post" className="stack" style={{ maxWidth: "none", marginTop: "0.75rem" }}>
+              <input type="hidden" name="intent" value="add-draft" />
+              {data.draft.warnings.length ? (
+                <ul className="small muted">
+                  {data.draft.warnings.map((w, i) => (
+                    <li key={i}>{w}</li>
+                  ))}
+                </ul>
+              ) : null}
+              <label>
+                Draft (one item per line; edit before adding)
+                <textarea name="items" rows={Math.min(14, data.draft.items.length + 2)} defaultValue={data.draft.items.join("\n")} />
+              </label>
+              <div className="inline">
+                <input name="reason" required defaultValue={`Drafted with the G.3 prompt (${data.draft.promptVersion}), edited by the maintainer`} aria-label="Reason for adding the draft" style={{ minWidth: "24rem" }} />
+                <button type="submit">Add to checklist</button>
+              </div>
+            </Form>
+          ) : null}
+        </div>
+      ) : null}
 
       <div className="panel">
         <h2>Reference</h2>

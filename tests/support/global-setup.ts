@@ -18,6 +18,8 @@ function newestMtime(dir: string): number {
 }
 
 export default function setup() {
+  // For quick unit/integration iterations while app code is mid-edit.
+  if (process.env.CONCORD_SKIP_BUILD === "1") return;
   const stamp = path.join(root, "build", "index.js");
   const built = fs.existsSync(stamp) ? fs.statSync(stamp).mtimeMs : 0;
   const sources = Math.max(
