@@ -11,6 +11,7 @@ import fs from "node:fs";
 import os from "node:os";
 import { openDatabase } from "../db/client";
 import { createRun, Worker } from "../app/runs/runner.server";
+import { spawn } from "node:child_process";
 import { startFakeLlm } from "../tests/support/fake-llm";
 import { makeRunsFixture, refineScript } from "../tests/unit/runs/fixtures";
 
@@ -24,10 +25,18 @@ const TURNS = num("turns", 5);
 const LATENCY = num("latency", 50);
 const CONCURRENCY = num("concurrency", 32);
 
+async function serverProcess(): Promise<{ baseUrl: string; close: () => Promise<void> }> {
+  const code = `import { startFakeLlm } from "./tests/support/fake-llm.ts"; import { refineScript } from "./tests/unit/runs/fixtures.ts"; const f = await startFakeLlm(refineScript(), { latencyMs: ${LATENCY}, log: false }); console.log(f.baseUrl);`;
+  const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", code], { cwd: path.resolve(import.meta.dirname, ".."), stdio: ["ignore", "pipe", "inherit"] });
+  const baseUrl = await new Promise<string>((ok) => child.stdout!.once("data", (d) => ok(String(d).trim())));
+  return { baseUrl, close: async () => void child.kill("SIGTERM") };
+}
+
 async function main() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "concord-bench-runs-"));
   const db = openDatabase(path.join(dir, "bench.db"));
-  const fake = await startFakeLlm(refineScript(), { latencyMs: LATENCY, log: false });
+  // The fake server runs in its own process (the other core), so the bench measures the runner, not the server.
+  const fake = argv.includes("--same-process") ? await startFakeLlm(refineScript(), { latencyMs: LATENCY, log: false }) : await serverProcess();
   const fx = makeRunsFixture(db, { baseUrl: fake.baseUrl, items: ITEMS, checklist: 5, concurrency: CONCURRENCY, providerSettings: { timeoutMs: 30_000 } });
   const run = createRun(db, fx.project.id, {
     name: "bench",
