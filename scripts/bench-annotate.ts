@@ -1,0 +1,169 @@
+/**
+ * npm run bench:annotate — starts the production server on a temporary
+ * database seeded with 50 annotators and three tasks, then drives 50
+ * concurrent annotators over loopback: each signs in, opens its next unit and
+ * submits a label, again and again, with one in five submits retried with the
+ * same idempotency token (a double click). Bounded in count (units per
+ * annotator) and time (BENCH_SECONDS, default 60). Reports submit latency
+ * (p50, p95) and throughput, then counts rows to prove that nothing was lost
+ * or duplicated. Options: BENCH_ANNOTATORS (50), BENCH_ITEMS (200), BENCH_THINK_MS
+ * (1000: each annotator pauses 0.5–1.5 s on a unit before submitting, as people
+ * do; 0 turns the bench into a closed-loop saturation test).
+ */
+import { spawn, execFileSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { seedAnnotationScenario } from "../app/annotation/synthetic.server";
+import { openDatabase } from "../db/client";
+
+const root = path.resolve(import.meta.dirname, "..");
+const ANNOTATORS = Number(process.env.BENCH_ANNOTATORS ?? 50);
+const ITEMS = Number(process.env.BENCH_ITEMS ?? 200);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 60);
+/** Mean pause between opening a unit and submitting it (a person reading); 0 = closed loop, saturation. */
+const THINK_MS = Number(process.env.BENCH_THINK_MS ?? 1000);
+const PASSWORD = "bench-annotate-2026";
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const ROUTE = "routes/p.$slug.tasks.$taskId.annotate";
+
+function quantile(sorted: number[], q: number) {
+  if (sorted.length === 0) return NaN;
+  const i = (sorted.length - 1) * q;
+  const lo = Math.floor(i);
+  return sorted[lo] + (sorted[Math.min(lo + 1, sorted.length - 1)] - sorted[lo]) * (i - lo);
+}
+
+async function main() {
+  if (!fs.existsSync(path.join(root, "build", "index.js"))) {
+    console.log("Building the app…");
+    execFileSync(process.execPath, [path.join(root, "node_modules/@remix-run/dev/dist/cli.js"), "build"], { cwd: root, stdio: "inherit" });
+  }
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "concord-bench-annotate-"));
+  const file = path.join(dir, "bench.db");
+  const db = openDatabase(file);
+  console.log(`Seeding ${ANNOTATORS} annotators, ${ITEMS} items, three tasks (k = 2)…`);
+  const scenario = await seedAnnotationScenario(db, {
+    annotators: ANNOTATORS,
+    items: ITEMS,
+    overlap: 2,
+    password: PASSWORD,
+    kinds: ["checklist-appropriateness", "writing-quality", "best-of-n"],
+  });
+  db.$client.close();
+
+  const child = spawn(process.execPath, ["--import", "tsx", "scripts/server.ts"], {
+    cwd: root,
+    env: { ...process.env, DATABASE_URL: file, PORT: "0", NODE_ENV: "production" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  child.stdout!.on("data", (d) => (out += d));
+  child.stderr!.on("data", (d) => (out += d));
+  const base = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 30_000);
+    child.stdout!.on("data", () => {
+      const m = out.match(/running at (http:\/\/localhost:\d+)/);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1].replace("localhost", "127.0.0.1"));
+      }
+    });
+    child.on("exit", (code) => reject(new Error(`server exited with ${code}:\n${out}`)));
+  });
+  const host = new URL(base).host;
+
+  const latencies: number[] = [];
+  let submits = 0;
+  let retries = 0;
+  let failures = 0;
+  const deadline = Date.now() + SECONDS * 1000;
+
+  async function signIn(email: string) {
+    const login = await fetch(`${base}/login`, {
+      method: "POST",
+      redirect: "manual",
+      headers: { "Content-Type": "application/x-www-form-urlencoded", Origin: base, Host: host },
+      body: new URLSearchParams({ email, password: PASSWORD }),
+    });
+    const cookie = login.headers.get("set-cookie")?.split(";")[0];
+    if (login.status !== 302 || !cookie) throw new Error(`sign-in failed for ${email}: ${login.status}`);
+    return cookie;
+  }
+
+  async function annotator(cookie: string, index: number) {
+    // People do not all arrive in the same millisecond: starts are spread over the first two seconds.
+    if (THINK_MS > 0) await sleep((2000 * index) / ANNOTATORS);
+    let n = 0;
+    for (const [kind, taskId] of Object.entries(scenario.tasks)) {
+      const pathName = `/p/${scenario.slug}/tasks/${taskId}/annotate`;
+      while (Date.now() < deadline) {
+        const res = await fetch(`${base}${pathName}?_data=${encodeURIComponent(ROUTE)}`, { headers: { Cookie: cookie } });
+        if (res.status !== 200) throw new Error(`GET ${pathName}: ${res.status}`);
+        const data = (await res.json()) as { page: null | { unit: { unitId: number; responses: { letter: string }[] } }; clientToken: string; openedAt: number };
+        if (!data.page) break;
+        const form = new URLSearchParams({ intent: "submit", unitId: String(data.page.unit.unitId), clientToken: data.clientToken, durationMs: String(1000 + n) });
+        if (kind === "checklist-appropriateness") form.set("answer", n % 3 ? "Yes" : "No");
+        else if (kind === "writing-quality") data.page.unit.responses.forEach((r, i) => form.set(`score.${r.letter}`, String(3 + ((i + n) % 3))));
+        else form.set("best", data.page.unit.responses[n % data.page.unit.responses.length].letter);
+        if (THINK_MS > 0) await sleep(THINK_MS * (0.5 + Math.random()));
+        const send = async () => {
+          const t0 = performance.now();
+          const r = await fetch(`${base}${pathName}`, {
+            method: "POST",
+            redirect: "manual",
+            headers: { "Content-Type": "application/x-www-form-urlencoded", Origin: base, Host: host, Cookie: cookie },
+            body: form,
+          });
+          await r.arrayBuffer();
+          latencies.push(performance.now() - t0);
+          if (r.status !== 302) failures++;
+          return r.status;
+        };
+        if (n % 5 === index % 5) {
+          // A double click: the same form twice at once.
+          await Promise.all([send(), send()]);
+          retries++;
+        } else await send();
+        submits++;
+        n++;
+      }
+    }
+  }
+
+  // Sign-in (scrypt) is not what is measured: everyone signs in first.
+  const cookies = await Promise.all(scenario.annotators.map((a) => signIn(a.email)));
+  const t0 = performance.now();
+  const results = await Promise.allSettled(cookies.map((c, i) => annotator(c, i)));
+  const seconds = (performance.now() - t0) / 1000;
+  child.kill("SIGTERM");
+  await new Promise((r) => child.once("exit", r));
+  const errors = results.filter((r) => r.status === "rejected") as PromiseRejectedResult[];
+
+  const check = openDatabase(file);
+  const q = (sql: string) => (check.$client.prepare(sql).get() as { n: number }).n;
+  const annotations = q("select count(*) as n from annotations where status = 'submitted'");
+  const submittedAssignments = q("select count(*) as n from assignments where status = 'submitted'");
+  const duplicates = q("select count(*) as n from (select assignment_id from annotations group by assignment_id having count(*) > 1)");
+  const orphans = q("select count(*) as n from assignments a where a.status = 'submitted' and not exists (select 1 from annotations an where an.assignment_id = a.id and an.status = 'submitted')");
+  check.$client.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+
+  const sorted = latencies.sort((a, b) => a - b);
+  const p50 = quantile(sorted, 0.5);
+  const p95 = quantile(sorted, 0.95);
+  console.log(`\n${ANNOTATORS} concurrent annotators, think time ${THINK_MS} ms mean, ${seconds.toFixed(1)} s`);
+  console.log(`submits: ${submits} labels (${retries} sent twice as double clicks), ${latencies.length} POSTs, ${failures} non-redirect answers`);
+  console.log(`submit latency: p50 ${p50.toFixed(1)} ms, p95 ${p95.toFixed(1)} ms (target p95 < 50 ms: ${p95 < 50 ? "met" : "MISSED"})`);
+  console.log(`throughput: ${(submits / seconds).toFixed(1)} labels/s (${(latencies.length / seconds).toFixed(1)} POST/s)`);
+  console.log(`rows: ${annotations} submitted annotations, ${submittedAssignments} submitted assignments, ${duplicates} duplicated, ${orphans} lost`);
+  const ok = errors.length === 0 && failures === 0 && annotations === submits && submittedAssignments === submits && duplicates === 0 && orphans === 0;
+  if (errors.length) console.log(`errors: ${errors.length}; first: ${errors[0].reason}`);
+  console.log(ok ? "Nothing lost, nothing duplicated." : "CHECK FAILED");
+  process.exit(ok ? 0 : 1);
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
