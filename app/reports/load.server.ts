@@ -67,14 +67,19 @@ export function loadTaskData(task: TaskRow): TaskData {
   const responses = db.all<{ id: number; model: string; turn: number; len: number }>(sql`
     SELECT r.id, r.model, r.turn, length(r.text) AS len FROM responses r
     WHERE r.item_id IN (SELECT DISTINCT u.item_id FROM units u WHERE u.task_id = ${task.id})`);
-  // The current submitted label of each assignment: its highest submitted revision.
-  const anns = db.all<{ unit_id: number; annotator_id: number; label: string; duration_ms: number | null; shown_order: string | null; a_shown: string | null }>(sql`
-    SELECT a.unit_id, a.annotator_id, an.label, an.duration_ms, an.shown_order, a.shown_order AS a_shown
-    FROM annotations an
-    JOIN assignments a ON a.id = an.assignment_id
-    JOIN units u ON u.id = a.unit_id
-    WHERE u.task_id = ${task.id} AND an.status = 'submitted'
-      AND an.revision = (SELECT MAX(x.revision) FROM annotations x WHERE x.assignment_id = an.assignment_id AND x.status = 'submitted')`);
+  // The current submitted label of each assignment: its highest submitted revision
+  const all = db.all<{ assignment_id: number; revision: number; unit_id: number; annotator_id: number; label: string; duration_ms: number | null; shown_order: string | null; a_shown: string | null }>(sql`
+    SELECT an.assignment_id, an.revision, a.unit_id, a.annotator_id, an.label, an.duration_ms, an.shown_order, a.shown_order AS a_shown
+    FROM units u
+    JOIN assignments a ON a.unit_id = u.id
+    JOIN annotations an ON an.assignment_id = a.id
+    WHERE u.task_id = ${task.id} AND an.status = 'submitted'`);
+  const latest = new Map<number, (typeof all)[number]>();
+  for (const row of all) {
+    const seen = latest.get(row.assignment_id);
+    if (!seen || seen.revision < row.revision) latest.set(row.assignment_id, row);
+  }
+  const anns = [...latest.values()];
   const annotatorIds = [...new Set(anns.map((a) => a.annotator_id))].sort((a, b) => a - b);
   const names = annotatorIds.length
     ? db.all<{ id: number; name: string }>(sql`SELECT id, name FROM users WHERE id IN (${sql.join(annotatorIds.map((i) => sql`${i}`), sql`, `)})`)

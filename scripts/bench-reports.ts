@@ -1,0 +1,207 @@
+/**
+ * npm run bench:reports — server time of the report pages for a task with
+ * 50,000 annotations (25,000 Yes/No units, k = 2 rotating over a pool of
+ * three annotators, two judges with a verdict on every unit).
+ *
+ * Builds a temporary database, starts the real production server on it
+ * (Remix build in build/; built first if missing) and times each page over
+ * HTTP on localhost: the first request after start (cold: nothing memoised)
+ * and the median of further requests (warm: the memoised report, valid until
+ * a label or adjudication changes). The target is < 500 ms.
+ *
+ * Options: --annotations N (default 50000), --runs N (default 5).
+ */
+import { execFileSync, spawn } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { createUser, setMembership } from "../app/auth/accounts.server";
+import { openDatabase } from "../db/client";
+import * as schema from "../db/schema";
+
+const root = path.resolve(import.meta.dirname, "..");
+const arg = (name: string, dflt: number) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : dflt;
+};
+const ANNOTATIONS = arg("annotations", 50_000);
+const RUNS = arg("runs", 5);
+const TARGET_MS = 500;
+
+function rng(seed: number) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+async function buildDatabase(file: string) {
+  const db = openDatabase(file);
+  const rand = rng(42);
+  const password = "bench password 123";
+  const researcher = await createUser({ email: "bench@example.test", name: "Bench Researcher", password }, db);
+  const project = db.insert(schema.projects).values({ slug: "bench", name: "Bench" }).returning().get();
+  setMembership(project.id, researcher.id, "researcher", db);
+  const annotators: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const u = await createUser({ email: `ann${i}@example.test`, name: `Annotator ${i}`, password }, db);
+    setMembership(project.id, u.id, "annotator", db);
+    annotators.push(u.id);
+  }
+  const c = db.$client;
+  const units = Math.ceil(ANNOTATIONS / 2);
+  const domains = ["Math", "Law", "Chemistry", "Engineering", "CS/AI", "Humanities"];
+  const models = ["Alpha-7B", "Beta-13B", "Gamma-70B", "Delta-8B"];
+  c.transaction(() => {
+    const ds = c.prepare("INSERT INTO datasets (project_id, name) VALUES (?, ?)").run(project.id, "Bench set").lastInsertRowid as number;
+    const j1 = c.prepare("INSERT INTO judges (project_id, name, provider, model) VALUES (?, ?, ?, ?)").run(project.id, "judge-alpha", "replay", "Alpha-70B").lastInsertRowid;
+    const j2 = c.prepare("INSERT INTO judges (project_id, name, provider, model) VALUES (?, ?, ?, ?)").run(project.id, "judge-beta", "replay", "Beta-34B").lastInsertRowid;
+    const task = c.prepare("INSERT INTO tasks (project_id, dataset_id, kind, name, overlap, seed) VALUES (?, ?, 'response-satisfaction', 'Bench satisfaction', 2, 3)").run(project.id, ds).lastInsertRowid;
+    const insItem = c.prepare("INSERT INTO items (dataset_id, source_id, query, domain, subject, task_type) VALUES (?, ?, ?, ?, ?, ?)");
+    const insCk = c.prepare("INSERT INTO checklist_items (item_id, text, position) VALUES (?, ?, ?)");
+    const insResp = c.prepare("INSERT INTO responses (item_id, model, turn, text, origin, source_key) VALUES (?, ?, ?, ?, 'import', ?)");
+    const insUnit = c.prepare("INSERT INTO units (task_id, item_id, checklist_item_id, response_id, position, is_gold, gold_label) VALUES (?, ?, ?, ?, ?, ?, ?)");
+    const insAsg = c.prepare("INSERT INTO assignments (unit_id, annotator_id, status) VALUES (?, ?, 'submitted')");
+    const insAnn = c.prepare("INSERT INTO annotations (assignment_id, revision, label, status, duration_ms) VALUES (?, 1, ?, 'submitted', ?)");
+    const insVer = c.prepare("INSERT INTO verdicts (judge_id, response_id, checklist_item_id, value, parse_status) VALUES (?, ?, ?, ?, ?)");
+    const PER_ITEM = 10; // checklist items per item; 2 responses per item
+    let item = 0;
+    let ckIds: number[] = [];
+    let respIds: number[] = [];
+    for (let u = 0; u < units; u++) {
+      const slot = u % (PER_ITEM * 2);
+      if (slot === 0) {
+        const domain = domains[item % domains.length];
+        item = insItem.run(ds, `b-${u}`, `Bench question ${u}: ${"lorem ipsum ".repeat(20)}`, domain, `${domain} sub ${item % 3}`, item % 2 ? "free-form" : "exact-match").lastInsertRowid as number;
+        ckIds = Array.from({ length: PER_ITEM }, (_, k) => insCk.run(item, `Does the response satisfy criterion ${k}?`, k).lastInsertRowid as number);
+        respIds = [0, 1].map((k) => insResp.run(item, models[(u / 20 + k) % models.length | 0], 1 + k, `Response text ${u}/${k} `.repeat(30), `m${k}`).lastInsertRowid as number);
+      }
+      const ck = ckIds[slot % PER_ITEM];
+      const resp = respIds[slot < PER_ITEM ? 0 : 1];
+      const truth = rand() < 0.8;
+      const isGold = u % 200 === 0;
+      const unit = insUnit.run(task, item, ck, resp, u, isGold ? 1 : 0, isGold ? JSON.stringify(truth ? "Yes" : "No") : null).lastInsertRowid;
+      const first = u % 3;
+      for (const a of [first, (first + 1) % 3]) {
+        if (u * 2 + (a === first ? 0 : 1) >= ANNOTATIONS) continue;
+        const asg = insAsg.run(unit, annotators[a]).lastInsertRowid;
+        const label = rand() < [0.04, 0.07, 0.12][a] ? !truth : truth;
+        insAnn.run(asg, JSON.stringify(label ? "Yes" : "No"), Math.round(3000 + rand() * 40000));
+      }
+      for (const [j, err, fail] of [[j1, 0.08, 0], [j2, 0.15, 0.01]] as const) {
+        const failed = rand() < fail;
+        const v = rand() < err ? !truth : truth;
+        insVer.run(j, resp, ck, failed ? null : v ? "Yes" : "No", failed ? "failed" : "ok");
+      }
+    }
+  })();
+  const taskId = (c.prepare("SELECT id FROM tasks WHERE name = 'Bench satisfaction'").get() as { id: number }).id;
+  const n = (c.prepare("SELECT COUNT(*) AS n FROM annotations").get() as { n: number }).n;
+  c.close();
+  return { taskId, password, annotations: n, units };
+}
+
+async function startServer(file: string): Promise<{ url: string; stop: () => void }> {
+  const child = spawn(process.execPath, ["--import", "tsx", "scripts/server.ts"], {
+    cwd: root,
+    env: { ...process.env, DATABASE_URL: file, PORT: "0", NODE_ENV: "production" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  child.stderr!.on("data", (d) => (out += d));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 30_000);
+    child.stdout!.on("data", (d) => {
+      out += d;
+      const m = out.match(/running at (http:\/\/localhost:\d+)/);
+      if (m) (clearTimeout(timer), resolve(m[1]));
+    });
+    child.on("exit", (code) => reject(new Error(`server exited with ${code}:\n${out}`)));
+  });
+  return { url, stop: () => child.kill("SIGTERM") };
+}
+
+async function main() {
+  if (!fs.existsSync(path.join(root, "build", "index.js"))) {
+    console.log("Building the Remix app…");
+    execFileSync(process.execPath, [path.join(root, "node_modules/@remix-run/dev/dist/cli.js"), "build"], { cwd: root, stdio: "inherit" });
+  }
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "concord-bench-reports-"));
+  const file = path.join(dir, "bench.db");
+  let t = performance.now();
+  const { taskId, password, annotations, units } = await buildDatabase(file);
+  console.log(`Database: ${annotations} annotations on ${units} units, 3 annotators, 2 judges × ${units} verdicts (${((performance.now() - t) / 1000).toFixed(1)} s to build)`);
+  if (process.argv.includes("--profile")) {
+    // In-process phases of the agreement page, to see where cold time goes.
+    process.env.DATABASE_URL = file;
+    const { findTask, loadTaskData } = await import("../app/reports/load.server");
+    const { interAnnotatorAgreement, perAnnotator, breakdowns, biasChecks } = await import("../app/reports/agreement");
+    const { finalLabels } = await import("../app/reports/finalLabels");
+    const phase = <T,>(name: string, f: () => T): T => {
+      const t0 = performance.now();
+      const v = f();
+      console.log(`  ${name.padEnd(28)} ${(performance.now() - t0).toFixed(0).padStart(6)} ms`);
+      return v;
+    };
+    const task = phase("findTask", () => findTask(1, taskId)!);
+    const data = phase("loadTaskData", () => loadTaskData(task));
+    const final = phase("finalLabels", () => finalLabels(data, "majority"));
+    phase("interAnnotatorAgreement", () => interAnnotatorAgreement(data));
+    phase("perAnnotator", () => perAnnotator(data));
+    phase("breakdowns", () => breakdowns(data, final));
+    phase("biasChecks", () => biasChecks(data));
+  }
+  const server = await startServer(file);
+  try {
+    const login = await fetch(`${server.url}/login`, {
+      method: "POST",
+      redirect: "manual",
+      headers: { "Content-Type": "application/x-www-form-urlencoded", Origin: server.url },
+      body: new URLSearchParams({ email: "bench@example.test", password, redirectTo: "/projects" }),
+    });
+    const cookie = login.headers.get("set-cookie")?.split(";")[0];
+    if (!cookie) throw new Error(`sign-in failed: ${login.status}`);
+    const pages = [
+      ["Agreement page", `/p/bench/reports/${taskId}`],
+      ["Judge–human page", `/p/bench/reports/${taskId}/judges`],
+      ["Disagreements page", `/p/bench/reports/${taskId}/disagreements`],
+      ["CSV (IAA table)", `/p/bench/reports/${taskId}/csv?table=iaa`],
+      ["Agreement page, rule=adjudication", `/p/bench/reports/${taskId}?rule=adjudication`],
+    ] as const;
+    const time = async (p: string) => {
+      const t0 = performance.now();
+      const res = await fetch(server.url + p, { headers: { Cookie: cookie } });
+      const body = await res.text();
+      if (res.status !== 200) throw new Error(`${p}: ${res.status} ${body.slice(0, 200)}`);
+      return { ms: performance.now() - t0, bytes: body.length, svg: (body.match(/<svg/g) ?? []).length };
+    };
+    console.log(`\n${"Page".padEnd(36)} ${"cold ms".padStart(9)} ${"warm ms (median)".padStart(17)} ${"KB".padStart(6)} ${"SVGs".padStart(5)}  target ${TARGET_MS} ms`);
+    let worstWarm = 0;
+    for (const [name, p] of pages) {
+      const cold = await time(p);
+      const warm: number[] = [];
+      for (let i = 0; i < RUNS; i++) warm.push((await time(p)).ms);
+      warm.sort((a, b) => a - b);
+      const med = warm[Math.floor(warm.length / 2)];
+      worstWarm = Math.max(worstWarm, med);
+      console.log(
+        `${name.padEnd(36)} ${cold.ms.toFixed(0).padStart(9)} ${med.toFixed(1).padStart(17)} ${(cold.bytes / 1024).toFixed(0).padStart(6)} ${String(cold.svg).padStart(5)}  ${med < TARGET_MS ? "ok" : "SLOW"}${cold.ms < TARGET_MS ? "" : " (cold over target)"}`,
+      );
+    }
+    console.log(`\nWarm: every page under ${TARGET_MS} ms: ${worstWarm < TARGET_MS ? "yes" : "NO"} (worst median ${worstWarm.toFixed(1)} ms).`);
+    console.log("Cold = first request after start or after any label/adjudication change (bootstrap CIs recomputed); warm = memoised report for the same data version.");
+  } finally {
+    server.stop();
+    if (!process.argv.includes("--keep")) fs.rmSync(dir, { recursive: true, force: true });
+    else console.log(`Kept ${file}`);
+  }
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
