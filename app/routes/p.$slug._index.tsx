@@ -78,6 +78,13 @@ export default function ProjectOverview() {
                 <td>
                   {researcher ? <Link to={`datasets/${d.id}`}>{d.name}</Link> : d.name}
                   {d.frozenAt ? <span className="badge">frozen</span> : null}
+                  {researcher ? (
+                    <div className="small">
+                      <Link to={`curation/${d.id}`} aria-label={`Curate ${d.name} v${d.version}`}>
+                        Curate
+                      </Link>
+                    </div>
+                  ) : null}
                 </td>
                 <td className="num">v{d.version}</td>
                 <td className="num">{d.items}</td>

@@ -29,7 +29,10 @@ export default function ItemDetail() {
   return (
     <div>
       <div className="breadcrumbs">
-        <Link to="../..">{dataset.name} v{dataset.version}</Link> / {item.sourceId}
+        <Link to="../..">{dataset.name} v{dataset.version}</Link> / {item.sourceId} ·{" "}
+        <Link to={`../../../../curation/${dataset.id}/items/${item.id}`} relative="path">
+          Curate this item
+        </Link>
       </div>
       <h1>{item.sourceId}</h1>
       <p className="muted">

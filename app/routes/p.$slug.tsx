@@ -14,19 +14,34 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
 }
 
 export default function ProjectLayout() {
-  const { project, role, isAdmin } = useLoaderData<typeof loader>();
+  const { project, role, isResearcher, isAdmin } = useLoaderData<typeof loader>();
+  const base = `/p/${project.slug}`;
+  const links: [string, string][] = [
+    [base, "Overview"],
+    [`${base}/tasks`, isResearcher ? "Tasks" : "My tasks"],
+    ...(isResearcher
+      ? ([
+          [`${base}/reports`, "Reports"],
+          [`${base}/runs`, "Runs"],
+          [`${base}/providers`, "Providers"],
+          [`${base}/import`, "Import"],
+          [`${base}/export`, "Export"],
+        ] as [string, string][])
+      : []),
+    ...(isAdmin ? ([[`${base}/members`, "Members"]] as [string, string][]) : []),
+  ];
   return (
     <div>
       <div className="breadcrumbs">
-        <NavLink to="/projects">Projects</NavLink> / <NavLink to={`/p/${project.slug}`} end>{project.name}</NavLink>{" "}
-        <span className="badge">{role}</span>
-        {isAdmin ? (
-          <>
-            {" · "}
-            <NavLink to={`/p/${project.slug}/members`}>Members</NavLink>
-          </>
-        ) : null}
+        <NavLink to="/projects">Projects</NavLink> / {project.name} <span className="badge">{role}</span>
       </div>
+      <nav className="project-nav" aria-label="Project">
+        {links.map(([to, label]) => (
+          <NavLink key={to} to={to} end={to === base}>
+            {label}
+          </NavLink>
+        ))}
+      </nav>
       <Outlet />
     </div>
   );
