@@ -25,7 +25,7 @@ beforeAll(async () => {
 function upload(fields: Record<string, string>, file?: { name: string; bytes: Buffer }) {
   const form = new FormData();
   for (const [k, v] of Object.entries(fields)) form.append(k, v);
-  if (file) form.append("file", new Blob([file.bytes]), file.name);
+  if (file) form.append("file", new Blob([new Uint8Array(file.bytes)]), file.name);
   return new Request(`${ORIGIN}/p/${slug}/import`, { method: "POST", headers: { Cookie: cookie, Origin: ORIGIN }, body: form });
 }
 const post = (fields: Record<string, string>) =>
