@@ -211,7 +211,7 @@ export default function CurateDataset() {
       {data && "ok" in data ? <div className="alert ok" role="status">{data.ok}</div> : null}
 
       <h2>Flags ({flags.length})</h2>
-      <p className="muted small">
+      <div className="muted small toolbar">
         {checklistCount} active checklist items. Near-duplicates: ROUGE-L F ≥ {threshold} within one checklist.{" "}
         <Form method="get" className="inline">
           <label className="inline">
@@ -221,7 +221,7 @@ export default function CurateDataset() {
             Apply
           </button>
         </Form>
-      </p>
+      </div>
       {flags.length === 0 ? (
         <p className="muted">Nothing flagged.</p>
       ) : (
