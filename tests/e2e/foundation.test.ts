@@ -47,7 +47,7 @@ describe("signing in and browsing a dataset", () => {
     await page.waitForURL(/\/p\/demo$/, { waitUntil: "commit" });
     await expect.poll(() => page.getByRole("heading", { level: 1 }).textContent()).toBe("Concord Demo");
 
-    await page.getByRole("link", { name: "Concord Demo Bench" }).click();
+    await page.getByRole("link", { name: "Concord Demo Bench", exact: true }).click();
     await page.waitForURL(/\/p\/demo\/datasets\/\d+$/, { waitUntil: "commit" });
     await expect.poll(() => page.getByTestId("result-count").textContent()).toBe("12 items");
 

@@ -45,6 +45,8 @@ export async function launchBrowser(): Promise<Browser> {
 
 /** Signs in through the real /login form. */
 export async function signInAs(page: Page, baseUrl: string, email: string, password: string): Promise<void> {
+  // Start from no session, whatever the previous step left behind.
+  await page.context().clearCookies();
   await page.goto(`${baseUrl}/login`);
   await page.getByLabel("Email").fill(email);
   await page.getByLabel("Password").fill(password);
