@@ -37,3 +37,10 @@ export { meanCI, type MeanCIResult } from "./meanCI";
 export { blindSpot, type BlindSpotInput, type BlindSpotResult } from "./blindSpot";
 export { bootstrapCI, type BootstrapOptions, type BootstrapResult } from "./bootstrapCI";
 export { ppiMean, type PpiMeanInput, type PpiMeanResult } from "./ppiMean";
+
+export { normalCDF } from "./normalCDF";
+export { wilsonCI } from "./wilsonCI";
+export { linearizedSE, type AgreementSEResult } from "./linearizedSE";
+export { fleissKappaSE } from "./fleissKappaSE";
+export { gwetSE } from "./gwetSE";
+export { krippendorffAlphaSE } from "./krippendorffAlphaSE";
