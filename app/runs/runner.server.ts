@@ -162,30 +162,82 @@ export function controlRun(db: Db, runId: number, action: RunControl): string {
 }
 
 // ─── Claiming and completing ─────────────────────────────────────────────────
+//
+// The hot path talks to better-sqlite3 directly with statements prepared once
+// per connection (drizzle's query building and per-call `prepare` were most of
+// the worker's CPU in bench:runs). A worker stores the outcomes of every reply
+// that arrived in one event-loop turn, and claims work for the slots they
+// free, in ONE immediate transaction; each job's writes sit in a savepoint so
+// one bad outcome fails that job only. Nothing is acknowledged before commit:
+// a reply not yet committed when the process dies is a call in flight, and its
+// lease expiry hands it to the next worker — exactly as before.
 
 export type ClaimedJob = { id: number; runId: number; key: string; payload: JobPayload; protocol: string; attempts: number };
 
-export function claimJobs(db: Db, owner: string, max: number, leaseMs: number, now = Date.now()): ClaimedJob[] {
+type Sqlite = Db["$client"];
+
+function prepareStatements(s: Sqlite) {
+  return {
+    activeRuns: s.prepare(`SELECT id, protocol FROM runs WHERE status IN ('queued','running') ORDER BY id`),
+    activeRun: s.prepare(`SELECT id, protocol FROM runs WHERE id = ? AND status IN ('queued','running')`),
+    expired: s.prepare(`SELECT id, run_id AS runId, key, payload, attempts FROM jobs WHERE run_id = ? AND status = 'leased' AND lease_expires_at < ? ORDER BY id LIMIT ?`),
+    queued: s.prepare(`SELECT id, run_id AS runId, key, payload, attempts FROM jobs WHERE run_id = ? AND status = 'queued' ORDER BY id LIMIT ?`),
+    lease: s.prepare(`UPDATE jobs SET status = 'leased', lease_owner = ?, lease_expires_at = ?, attempts = attempts + 1 WHERE id = ?`),
+    markRunning: s.prepare(`UPDATE runs SET status = 'running' WHERE id = ? AND status = 'queued'`),
+    done: s.prepare(
+      `UPDATE jobs SET status = 'done', result = ?, error = NULL, lease_owner = NULL, lease_expires_at = NULL, finished_at = unixepoch() WHERE id = ? AND status = 'leased' AND lease_owner = ?`,
+    ),
+    fail: s.prepare(
+      `UPDATE jobs SET status = 'failed', error = ?, lease_owner = NULL, lease_expires_at = NULL, finished_at = unixepoch() WHERE id = ? AND status = 'leased' AND lease_owner = ?`,
+    ),
+    insertResponse: s.prepare(`INSERT INTO responses (item_id, model, turn, text, origin, run_id, source_key, metadata) VALUES (?, ?, ?, ?, 'run', ?, ?, ?) ON CONFLICT DO NOTHING`),
+    findResponse: s.prepare(`SELECT id FROM responses WHERE item_id = ? AND source_key = ?`).pluck(),
+    insertVerdict: s.prepare(
+      `INSERT INTO verdicts (judge_id, response_id, checklist_item_id, value, score, raw_output, parse_status, run_id)
+       SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM verdicts WHERE judge_id = ? AND response_id = ? AND checklist_item_id IS ?)`,
+    ),
+    insertJob: s.prepare(`INSERT INTO jobs (run_id, key, payload) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`),
+    anyLeft: s.prepare(`SELECT 1 FROM jobs WHERE run_id = ? AND status IN ('queued','leased') LIMIT 1`).pluck(),
+    finishRun: s.prepare(`UPDATE runs SET status = 'completed', finished_at = unixepoch() WHERE id = ? AND status IN ('queued','running')`),
+    insertCall: s.prepare(
+      `INSERT INTO provider_calls (provider_id, job_id, request, reply, status, latency_ms, prompt_tokens, completion_tokens, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    runSettings: s.prepare(`SELECT protocol, config FROM runs WHERE id = ?`),
+  };
+}
+type Statements = ReturnType<typeof prepareStatements>;
+const statementCache = new WeakMap<Sqlite, Statements>();
+function stmts(db: Db): Statements {
+  let s = statementCache.get(db.$client);
+  if (!s) statementCache.set(db.$client, (s = prepareStatements(db.$client)));
+  return s;
+}
+
+type JobRow = { id: number; runId: number; key: string; payload: string; attempts: number };
+
+/** Leases up to `max` jobs (expired leases first, then queued, oldest first). Call inside an immediate transaction. */
+function claimWithin(db: Db, owner: string, max: number, leaseMs: number, now: number, runId?: number): ClaimedJob[] {
+  const st = stmts(db);
+  const runs = (runId === undefined ? st.activeRuns.all() : st.activeRun.all(runId)) as { id: number; protocol: string }[];
+  const out: ClaimedJob[] = [];
+  const expires = now + leaseMs;
+  for (const run of runs) {
+    if (out.length >= max) break;
+    const rows = st.expired.all(run.id, now, max - out.length) as JobRow[];
+    if (rows.length < max - out.length) rows.push(...(st.queued.all(run.id, max - out.length - rows.length) as JobRow[]));
+    if (rows.length === 0) continue;
+    for (const r of rows) {
+      st.lease.run(owner, expires, r.id);
+      out.push({ id: r.id, runId: r.runId, key: r.key, payload: JSON.parse(r.payload) as JobPayload, protocol: run.protocol, attempts: r.attempts + 1 });
+    }
+    st.markRunning.run(run.id);
+  }
+  return out;
+}
+
+export function claimJobs(db: Db, owner: string, max: number, leaseMs: number, now = Date.now(), runId?: number): ClaimedJob[] {
   if (max <= 0) return [];
-  const sqlite = db.$client;
-  return db.transaction(
-    () => {
-      const rows = sqlite
-        .prepare(
-          `SELECT j.id, j.run_id AS runId, j.key, j.payload, j.attempts, r.protocol FROM jobs j JOIN runs r ON r.id = j.run_id
-           WHERE r.status IN ('queued','running') AND (j.status = 'queued' OR (j.status = 'leased' AND j.lease_expires_at < ?))
-           ORDER BY j.id LIMIT ?`,
-        )
-        .all(now, max) as { id: number; runId: number; key: string; payload: string; attempts: number; protocol: string }[];
-      if (rows.length === 0) return [];
-      const upd = sqlite.prepare(`UPDATE jobs SET status='leased', lease_owner=?, lease_expires_at=?, attempts=attempts+1 WHERE id=?`);
-      for (const r of rows) upd.run(owner, now + leaseMs, r.id);
-      const runIds = [...new Set(rows.map((r) => r.runId))];
-      sqlite.prepare(`UPDATE runs SET status='running' WHERE status='queued' AND id IN (${runIds.map(() => "?").join(",")})`).run(...runIds);
-      return rows.map((r) => ({ id: r.id, runId: r.runId, key: r.key, payload: JSON.parse(r.payload) as JobPayload, protocol: r.protocol, attempts: r.attempts + 1 }));
-    },
-    { behavior: "immediate" },
-  );
+  return db.$client.transaction(() => claimWithin(db, owner, max, leaseMs, now, runId)).immediate();
 }
 
 export function renewLeases(db: Db, owner: string, jobIds: number[], leaseMs: number): void {
@@ -194,8 +246,54 @@ export function renewLeases(db: Db, owner: string, jobIds: number[], leaseMs: nu
 }
 
 function finishRunIfDrained(db: Db, runId: number): void {
-  const left = db.$client.prepare(`SELECT COUNT(*) AS n FROM jobs WHERE run_id=? AND status IN ('queued','leased')`).get(runId) as { n: number };
-  if (left.n === 0) db.$client.prepare(`UPDATE runs SET status='completed', finished_at=unixepoch() WHERE id=? AND status IN ('queued','running')`).run(runId);
+  const st = stmts(db);
+  if (st.anyLeft.get(runId) === undefined) st.finishRun.run(runId);
+}
+
+/** A job's outcome (or error) and the HTTP attempts it made, ready to store. */
+export type Finished = { job: ClaimedJob; outcome?: Outcome; error?: string; calls?: CallRecord[] };
+
+/** Request bodies in provider_calls: "full" stores the JSON body sent; "compact" stores its shape (the messages are in the job's payload). */
+export type CallLogDetail = "full" | "compact";
+
+function callRequest(c: CallRecord, detail: CallLogDetail): string {
+  if (detail === "full") return JSON.stringify(c.request);
+  const r = (c.request ?? {}) as Record<string, unknown>;
+  const { messages, prompt, ...rest } = r;
+  const m = Array.isArray(messages) ? (messages as { content?: unknown }[]) : null;
+  const chars = m ? m.reduce((a, x) => a + String(x.content ?? "").length, 0) : typeof prompt === "string" ? prompt.length : 0;
+  return JSON.stringify({ ...rest, ...(m ? { messages: m.length } : {}), chars, see: "jobs.payload" });
+}
+
+/**
+ * Stores one finished job inside the caller's transaction. Returns false (and
+ * writes nothing but the call log) when the lease was lost to another worker.
+ */
+function storeFinished(db: Db, owner: string, f: Finished, detail: CallLogDetail = "full"): boolean {
+  const st = stmts(db);
+  const { job } = f;
+  if (f.calls)
+    for (const c of f.calls)
+      st.insertCall.run(job.payload.providerId, job.id, callRequest(c, detail), c.reply == null ? null : JSON.stringify(c.reply), c.status, c.latencyMs, c.promptTokens, c.completionTokens, c.error);
+  if (f.outcome) {
+    const outcome = f.outcome;
+    try {
+      return db.$client.transaction(() => {
+        if (st.done.run(outcome.result === undefined ? null : JSON.stringify(outcome.result), job.id, owner).changes === 0) return false;
+        for (const r of outcome.responses) st.insertResponse.run(r.itemId, r.model, r.turn, r.text, job.runId, r.sourceKey, JSON.stringify(r.metadata ?? {}));
+        for (const v of outcome.verdicts) {
+          const responseId = st.findResponse.get(v.itemId, v.responseSourceKey) as number | undefined;
+          if (responseId === undefined) throw new Error(`job ${job.key}: verdict for unknown response ${v.responseSourceKey}`);
+          st.insertVerdict.run(v.judgeId, responseId, v.checklistItemId, v.value, v.score, v.rawOutput, v.parseStatus, job.runId, v.judgeId, responseId, v.checklistItemId);
+        }
+        for (const n of outcome.next) st.insertJob.run(job.runId, n.key, JSON.stringify(n.payload));
+        return true;
+      })();
+    } catch (err) {
+      f = { job, error: `storing the outcome failed: ${err instanceof Error ? err.message : String(err)}` };
+    }
+  }
+  return st.fail.run(String(f.error ?? "unknown error").slice(0, 2000), job.id, owner).changes > 0;
 }
 
 /**
@@ -203,49 +301,38 @@ function finishRunIfDrained(db: Db, runId: number): void {
  * the lease was lost to another worker, who will store it instead.
  */
 export function completeJob(db: Db, owner: string, job: ClaimedJob, outcome: Outcome): boolean {
-  const sqlite = db.$client;
-  return db.transaction(
-    (tx) => {
-      const cur = sqlite.prepare(`SELECT status, lease_owner AS owner FROM jobs WHERE id=?`).get(job.id) as { status: string; owner: string } | undefined;
-      if (!cur || cur.status !== "leased" || cur.owner !== owner) return false;
-      for (const r of outcome.responses)
-        tx.insert(schema.responses).values({ itemId: r.itemId, model: r.model, turn: r.turn, text: r.text, origin: "run", runId: job.runId, sourceKey: r.sourceKey, metadata: r.metadata }).onConflictDoNothing().run();
-      const findResponse = sqlite.prepare(`SELECT id FROM responses WHERE item_id=? AND source_key=?`);
-      const verdictExists = sqlite.prepare(`SELECT 1 FROM verdicts WHERE judge_id=? AND response_id=? AND checklist_item_id IS ?`);
-      for (const v of outcome.verdicts) {
-        const resp = findResponse.get(v.itemId, v.responseSourceKey) as { id: number } | undefined;
-        if (!resp) throw new Error(`job ${job.key}: verdict for unknown response ${v.responseSourceKey}`);
-        if (verdictExists.get(v.judgeId, resp.id, v.checklistItemId)) continue;
-        tx.insert(schema.verdicts)
-          .values({ judgeId: v.judgeId, responseId: resp.id, checklistItemId: v.checklistItemId, value: v.value, score: v.score, rawOutput: v.rawOutput, parseStatus: v.parseStatus, runId: job.runId })
-          .run();
-      }
-      if (outcome.next.length)
-        tx.insert(schema.jobs)
-          .values(outcome.next.map((n) => ({ runId: job.runId, key: n.key, payload: n.payload as unknown as Record<string, unknown> })))
-          .onConflictDoNothing()
-          .run();
-      sqlite
-        .prepare(`UPDATE jobs SET status='done', result=?, error=NULL, lease_owner=NULL, lease_expires_at=NULL, finished_at=unixepoch() WHERE id=?`)
-        .run(outcome.result === undefined ? null : JSON.stringify(outcome.result), job.id);
-      finishRunIfDrained(db, job.runId);
-      return true;
-    },
-    { behavior: "immediate" },
-  );
+  return db.$client
+    .transaction(() => {
+      const ok = storeFinished(db, owner, { job, outcome });
+      if (ok) finishRunIfDrained(db, job.runId);
+      return ok;
+    })
+    .immediate();
 }
 
 export function failJob(db: Db, owner: string, job: ClaimedJob, error: string): boolean {
-  return db.transaction(
-    () => {
-      const r = db.$client
-        .prepare(`UPDATE jobs SET status='failed', error=?, lease_owner=NULL, lease_expires_at=NULL, finished_at=unixepoch() WHERE id=? AND status='leased' AND lease_owner=?`)
-        .run(error.slice(0, 2000), job.id, owner);
-      if (r.changes) finishRunIfDrained(db, job.runId);
-      return r.changes > 0;
-    },
-    { behavior: "immediate" },
-  );
+  return db.$client
+    .transaction(() => {
+      const ok = storeFinished(db, owner, { job, error });
+      if (ok) finishRunIfDrained(db, job.runId);
+      return ok;
+    })
+    .immediate();
+}
+
+/**
+ * One transaction: store every finished job, then lease up to `claim` new
+ * ones. Returns the new leases.
+ */
+export function storeAndClaim(db: Db, owner: string, finished: Finished[], claim: number, leaseMs: number, opts: { runId?: number; detail?: CallLogDetail } = {}): ClaimedJob[] {
+  return db.$client
+    .transaction(() => {
+      const runs = new Set<number>();
+      for (const f of finished) if (storeFinished(db, owner, f, opts.detail)) runs.add(f.job.runId);
+      for (const r of runs) finishRunIfDrained(db, r);
+      return claim > 0 ? claimWithin(db, owner, claim, leaseMs, Date.now(), opts.runId) : [];
+    })
+    .immediate();
 }
 
 // ─── Providers ───────────────────────────────────────────────────────────────
@@ -290,15 +377,21 @@ export type WorkerOptions = {
   runId?: number;
   /** Log every HTTP attempt to provider_calls (default true). */
   logCalls?: boolean;
+  /** How much of each request body provider_calls keeps (default "full"). */
+  callLog?: CallLogDetail;
 };
 
 export class Worker {
   readonly id: string;
   private readonly o: Required<Omit<WorkerOptions, "runId" | "id">> & { runId?: number };
   private providers = new Map<number, LlmProvider>();
+  private runs = new Map<number, { protocol: ReturnType<typeof getProtocol>; settings: unknown }>();
+  /** Leased jobs not yet stored: calling, or replied and waiting for the next store. */
   private inflight = new Map<number, Promise<void>>();
+  private finished: Finished[] = [];
   private stopped = false;
   private wake: (() => void) | null = null;
+  private wakeQueued = false;
   private heartbeat: NodeJS.Timeout | null = null;
   done: Promise<void> = Promise.resolve();
   processed = 0;
@@ -308,7 +401,7 @@ export class Worker {
     opts: WorkerOptions = {},
   ) {
     this.id = opts.id ?? `w-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
-    this.o = { concurrency: 8, leaseMs: 60_000, pollMs: 500, untilIdle: false, logCalls: true, ...opts };
+    this.o = { concurrency: 8, leaseMs: 60_000, pollMs: 500, untilIdle: false, logCalls: true, callLog: "full", ...opts };
   }
 
   start(): this {
@@ -327,44 +420,37 @@ export class Worker {
     return this;
   }
 
-  /** Stops claiming; resolves when in-flight jobs have finished. */
+  /** Stops claiming; resolves when in-flight jobs have finished and been stored. */
   async stop(): Promise<void> {
     this.stopped = true;
     this.wake?.();
     await this.done;
   }
 
-  private claim(n: number): ClaimedJob[] {
-    const jobs = claimJobs(this.db, this.id, n, this.o.leaseMs);
-    if (this.o.runId === undefined) return jobs;
-    // A run-scoped worker hands back other runs' jobs at once.
-    const mine = jobs.filter((j) => j.runId === this.o.runId);
-    const others = jobs.filter((j) => j.runId !== this.o.runId).map((j) => j.id);
-    if (others.length) this.db.$client.prepare(`UPDATE jobs SET status='queued', lease_owner=NULL, lease_expires_at=NULL, attempts=attempts-1 WHERE id IN (${others.map(() => "?").join(",")})`).run(...others);
-    return mine;
+  /** Stores what has finished and claims for the free slots, in one transaction; starts the claimed jobs. */
+  private tick(claim: boolean): number {
+    const batch = this.finished;
+    const free = claim ? this.o.concurrency - (this.inflight.size - batch.length) : 0;
+    if (batch.length === 0 && free <= 0) return 0;
+    this.finished = [];
+    let claimed: ClaimedJob[];
+    try {
+      claimed = storeAndClaim(this.db, this.id, batch, free, this.o.leaseMs, { runId: this.o.runId, detail: this.o.callLog });
+    } catch (err) {
+      this.finished = batch.concat(this.finished);
+      if (/SQLITE_BUSY|database is locked/i.test(String(err))) return 0;
+      throw err;
+    }
+    for (const f of batch) this.inflight.delete(f.job.id);
+    this.processed += batch.length;
+    for (const job of claimed) this.inflight.set(job.id, this.execute(job));
+    return claimed.length;
   }
 
   private async loop(): Promise<void> {
     while (!this.stopped) {
-      const free = this.o.concurrency - this.inflight.size;
-      let claimed: ClaimedJob[] = [];
-      if (free > 0) {
-        try {
-          claimed = this.claim(free);
-        } catch (err) {
-          if (!/SQLITE_BUSY|database is locked/i.test(String(err))) throw err;
-        }
-        for (const job of claimed) {
-          const p = this.execute(job).finally(() => {
-            this.inflight.delete(job.id);
-            this.processed++;
-            this.wake?.();
-          });
-          this.inflight.set(job.id, p);
-        }
-      }
-      if (claimed.length === 0 && this.inflight.size === 0 && this.o.untilIdle && !this.hasPendingWork()) break;
-      if (claimed.length > 0 && this.inflight.size < this.o.concurrency) continue;
+      const claimed = this.tick(true);
+      if (claimed === 0 && this.inflight.size === 0 && this.o.untilIdle && !this.hasPendingWork()) break;
       await new Promise<void>((ok) => {
         const t = setTimeout(ok, this.o.pollMs);
         this.wake = () => {
@@ -374,7 +460,23 @@ export class Worker {
         };
       });
     }
-    await Promise.allSettled([...this.inflight.values()]);
+    for (;;) {
+      await Promise.allSettled([...this.inflight.values()]);
+      this.tick(false);
+      if (this.inflight.size === 0) break;
+      await new Promise((ok) => setTimeout(ok, Math.min(this.o.pollMs, 100))); // the store was busy; retry
+    }
+  }
+
+  /** Replies that arrive in the same event-loop turn are stored together. */
+  private finish(f: Finished): void {
+    this.finished.push(f);
+    if (this.wakeQueued) return;
+    this.wakeQueued = true;
+    setImmediate(() => {
+      this.wakeQueued = false;
+      this.wake?.();
+    });
   }
 
   private hasPendingWork(): boolean {
@@ -397,32 +499,31 @@ export class Worker {
     return p;
   }
 
+  /** The run's protocol and parsed settings, read once per run (settings do not change after creation). */
+  private run(runId: number) {
+    let r = this.runs.get(runId);
+    if (!r) {
+      const row = stmts(this.db).runSettings.get(runId) as { protocol: string; config: string } | undefined;
+      if (!row) throw new Error(`run ${runId} no longer exists`);
+      const protocol = getProtocol(row.protocol);
+      const settings = (JSON.parse(row.config) as Partial<StoredRunConfig>).settings ?? {};
+      r = { protocol, settings: protocol.configSchema.parse(settings) };
+      this.runs.set(runId, r);
+    }
+    return r;
+  }
+
   private async execute(job: ClaimedJob): Promise<void> {
-    const insertCall = this.db.$client.prepare(
-      `INSERT INTO provider_calls (provider_id, job_id, request, reply, status, latency_ms, prompt_tokens, completion_tokens, error) VALUES (?,?,?,?,?,?,?,?,?)`,
-    );
-    const onCall = (c: CallRecord) => {
-      if (!this.o.logCalls) return;
-      try {
-        insertCall.run(job.payload.providerId, job.id, JSON.stringify(c.request), c.reply == null ? null : JSON.stringify(c.reply), c.status, c.latencyMs, c.promptTokens, c.completionTokens, c.error);
-      } catch {
-        /* logging must not fail the job */
-      }
-    };
+    const calls: CallRecord[] = [];
+    const onCall = this.o.logCalls ? (c: CallRecord) => void calls.push(c) : undefined;
     try {
-      const protocol = getProtocol(job.protocol);
-      const run = this.db.select({ config: schema.runs.config }).from(schema.runs).where(eq(schema.runs.id, job.runId)).get();
-      const settings = ((run?.config ?? {}) as Partial<StoredRunConfig>).settings ?? {};
+      const { protocol, settings } = this.run(job.runId);
       const reply = await this.provider(job.payload.providerId).call(job.payload.request, { onCall });
-      const outcome = protocol.onReply(job.payload, reply.text, protocol.configSchema.parse(settings));
+      const outcome = protocol.onReply(job.payload, reply.text, settings);
       if (reply.recorded) for (const r of outcome.responses) r.metadata = { ...r.metadata, recorded: true };
-      completeJob(this.db, this.id, job, outcome);
+      this.finish({ job, outcome, calls });
     } catch (err) {
-      try {
-        failJob(this.db, this.id, job, err instanceof Error ? err.message : String(err));
-      } catch {
-        /* lease expires; another worker retries */
-      }
+      this.finish({ job, error: err instanceof Error ? err.message : String(err), calls });
     }
   }
 }

@@ -8,6 +8,7 @@
  */
 import OpenAI from "openai";
 import { CHATML_TEMPLATE, renderContinuation } from "./chat-template";
+import { nodeFetch } from "./node-fetch.server";
 import { backoffDelay, parseRetryAfter, RateLimiter, Semaphore, sleep } from "./limits";
 import { ProviderError, type CallRecord, type LlmProvider, type LlmReply, type LlmRequest } from "./types";
 
@@ -30,6 +31,8 @@ export type OpenAIProviderOptions = {
   eosToken?: string;
   label?: string;
   random?: () => number;
+  /** The fetch the openai client uses; default: node:http with shared keep-alive agents (see node-fetch.server.ts). */
+  fetch?: typeof fetch;
 };
 
 export const DEFAULT_PROVIDER_TUNING = {
@@ -71,6 +74,7 @@ export class OpenAIProvider implements LlmProvider {
       apiKey: opts.apiKey || "EMPTY",
       maxRetries: 0,
       timeout: this.o.timeoutMs,
+      fetch: opts.fetch ?? nodeFetch,
     });
     this.sem = new Semaphore(Math.max(1, opts.concurrency ?? 4));
     this.rpm = new RateLimiter(opts.requestsPerMinute ?? null);
