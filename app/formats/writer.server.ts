@@ -90,7 +90,12 @@ export class ImportWriter {
   datasetVersion: number | undefined;
   readonly hash = createHash("sha256");
   private readonly reuse: boolean;
-  private readonly seen = new Map<string, { id: number; row: number; sig: string; checklist: Set<string>; weight: number; weighted: boolean }>();
+  private readonly seen = new Map<string, SeenItem>();
+  /** The long-form group being streamed, and its source ID. */
+  private open: SeenItem | undefined;
+  private openKey: string | undefined;
+  /** Hashed text not yet handed to `hash` (one update per ~64 KB instead of one per row; same bytes). */
+  private hashPending = "";
   private projectItems: Map<string, number | "ambiguous"> | undefined;
   private readonly checklists = new Map<number, { id: number; text: string; position: number }[]>();
   private readonly responseIds = new Map<string, number>();
@@ -139,7 +144,7 @@ export class ImportWriter {
           id: number;
           source_id: string;
         }[]) {
-          this.seen.set(r.source_id, { id: r.id, row: 0, sig: "", checklist: new Set(), weight: 0, weighted: false });
+          this.seen.set(r.source_id, { id: r.id, row: 0, fields: undefined, checklist: undefined, count: 0, weight: 0, weighted: false });
         }
       } else {
         this.reuse = false;
@@ -174,17 +179,26 @@ export class ImportWriter {
    * An item (with its checklist and references). With `merge`, a repeated ID
    * adds its checklist entries to the item (long-form CSV) as long as the
    * item's own fields agree; without, a repeated ID is an error.
+   *
+   * Memory stays bounded on long-form files: the rows of one item are
+   * normally contiguous, so only the item being streamed (the open group)
+   * keeps its checklist texts and fields in memory. When a group closes and
+   * all of it is written, it keeps only its ID, first row and weight sum; if
+   * the same ID comes back later (rows not contiguous), its fields and
+   * checklist are read back from the database, exactly. Groups that were not
+   * written (a reuse or failed run) keep theirs in memory.
    */
   item(rec: ItemRecord, row: number, merge = false): void {
     const refs = rec.references ?? [];
-    const sig = merge ? `${rec.query}\u0001${rec.passage ?? ""}\u0001${rec.domain ?? ""}\u0001${refs.join("\u0001")}` : "";
     let entry = this.seen.get(rec.sourceId);
     if (entry && entry.row > 0) {
       if (!merge) {
         this.error({ row, field: "id", message: `duplicate ID "${rec.sourceId}" (first seen at row ${entry.row})` });
         return;
       }
-      if (entry.sig !== sig) {
+      if (entry !== this.open) this.reopen(entry);
+      const f = entry.fields!;
+      if (f.query !== rec.query || (f.passage ?? "") !== (rec.passage ?? "") || (f.domain ?? "") !== (rec.domain ?? "") || f.refs !== refs.join("\u0001")) {
         this.error({
           row,
           message: `item "${rec.sourceId}" appears again with a different prompt, reference or domain than at row ${entry.row}`,
@@ -193,12 +207,12 @@ export class ImportWriter {
       }
     } else {
       const { checklist: _c, ...fields } = rec;
-      this.hash.update(JSON.stringify(fields));
-      this.hash.update("\n");
+      this.hashText(JSON.stringify(fields));
+      this.hashText("\n");
       this.counts.items++;
       this.counts.references += refs.length;
       let id = entry?.id ?? 0;
-      if (!this.reuse && !this.failed) {
+      if (this.writing) {
         id = Number(
           this.s.item.run(
             this.datasetId,
@@ -214,26 +228,111 @@ export class ImportWriter {
         );
         for (const r of refs) this.s.reference.run(id, r);
       }
-      entry = { id, row, sig, checklist: new Set(), weight: 0, weighted: false };
+      entry = { id, row, fields: undefined, checklist: new Set(), count: 0, weight: 0, weighted: false };
+      if (merge) entry.fields = { query: rec.query, passage: rec.passage ?? null, domain: rec.domain ?? null, refs: refs.join("\u0001") };
       this.seen.set(rec.sourceId, entry);
     }
+    if (merge && entry !== this.open) this.openGroup(entry, rec.sourceId);
     const list = rec.checklist;
-    if (!list) return;
-    for (let i = 0; i < list.length; i++) {
-      const c = list[i];
-      if (entry.checklist.has(c.text)) {
-        this.error({ row, field: "checklist", message: `duplicate checklist item for "${rec.sourceId}": "${clip(c.text)}"` });
-        continue;
+    if (list) for (let i = 0; i < list.length; i++) this.checklistEntry(entry, rec.sourceId, list[i].text, list[i].weight, row);
+    if (!merge) entry.checklist = undefined;
+  }
+
+  /**
+   * One row of a long-form file (items-csv's fast path): the same as
+   * `item({...}, row, true)` with at most one reference and one checklist
+   * entry, without building the record.
+   */
+  longFormRow(
+    row: number,
+    sourceId: string,
+    query: string,
+    passage: string | null,
+    domain: string | null,
+    subject: string | null,
+    taskType: string | null,
+    language: string | null,
+    reference: string | undefined,
+    text: string | undefined,
+    weight: number | null,
+  ): void {
+    const open = this.open;
+    if (open !== undefined && this.openKey === sourceId) {
+      const f = open.fields!;
+      if (
+        f.query !== query ||
+        (f.passage ?? "") !== (passage ?? "") ||
+        (f.domain ?? "") !== (domain ?? "") ||
+        f.refs !== (reference ?? "")
+      ) {
+        this.error({ row, message: `item "${sourceId}" appears again with a different prompt, reference or domain than at row ${open.row}` });
+        return;
       }
-      entry.checklist.add(c.text);
-      this.hash.update(`\u0002${c.text}\u0002${c.weight ?? ""}\n`);
-      if (c.weight !== null) {
-        entry.weighted = true;
-        entry.weight += c.weight;
-      }
-      this.counts.checklistItems++;
-      if (!this.reuse && !this.failed) this.s.checklist.run(entry.id, c.text, c.weight, entry.checklist.size - 1);
+      if (text !== undefined) this.checklistEntry(open, sourceId, text, weight, row);
+      return;
     }
+    this.item(
+      {
+        sourceId,
+        query,
+        passage,
+        domain,
+        subject,
+        taskType,
+        language,
+        references: reference === undefined ? [] : [reference],
+        checklist: text === undefined ? [] : [{ text, weight }],
+      },
+      row,
+      true,
+    );
+  }
+
+  private checklistEntry(entry: SeenItem, sourceId: string, text: string, weight: number | null, row: number): void {
+    const set = entry.checklist!;
+    if (set.has(text)) {
+      this.error({ row, field: "checklist", message: `duplicate checklist item for "${sourceId}": "${clip(text)}"` });
+      return;
+    }
+    set.add(text);
+    this.hashText(`\u0002${text}\u0002${weight ?? ""}\n`);
+    if (weight !== null) {
+      entry.weighted = true;
+      entry.weight += weight;
+    }
+    this.counts.checklistItems++;
+    const position = entry.count++;
+    if (this.writing) this.s.checklist.run(entry.id, text, weight, position);
+  }
+
+  /** True while rows are written: a fresh version and no error so far. */
+  private get writing(): boolean {
+    return !this.reuse && this.errorCount === 0;
+  }
+
+  /** Makes `entry` the group being streamed, closing the previous one. */
+  private openGroup(entry: SeenItem, sourceId: string): void {
+    const prev = this.open;
+    if (prev) {
+      // Written in full (no error since it opened, fresh version): the database has it.
+      if (this.writing && prev.openedWriting) {
+        prev.fields = undefined;
+        prev.checklist = undefined;
+      }
+    }
+    this.open = entry;
+    this.openKey = sourceId;
+    entry.openedWriting = this.writing;
+  }
+
+  /** A closed group's fields and checklist, from memory or read back from the database. */
+  private reopen(entry: SeenItem): void {
+    if (entry.checklist && entry.fields) return;
+    const c = this.conn;
+    const it = c.prepare("select query, passage, domain from items where id = ?").get(entry.id) as { query: string; passage: string | null; domain: string | null };
+    const refs = (c.prepare("select text from \"references\" where item_id = ? order by id").all(entry.id) as { text: string }[]).map((r) => r.text);
+    entry.fields = { query: it.query, passage: it.passage, domain: it.domain, refs: refs.join("\u0001") };
+    entry.checklist = new Set((c.prepare("select text from checklist_items where item_id = ? order by position, id").all(entry.id) as { text: string }[]).map((r) => r.text));
   }
 
   private itemId(sourceId: string, row: number, field = "item"): number | undefined {
@@ -363,8 +462,8 @@ export class ImportWriter {
   }
 
   label(rec: LabelRecord, row: number): void {
-    this.hash.update(JSON.stringify([rec.unit, rec.annotator, rec.label, rec.text ?? null]));
-    this.hash.update("\n");
+    this.hashText(JSON.stringify([rec.unit, rec.annotator, rec.label, rec.text ?? null]));
+    this.hashText("\n");
     const key = `${rec.unit}\u0000${rec.annotator}`;
     const first = this.labelKeys.get(key);
     if (first !== undefined) {
@@ -376,7 +475,24 @@ export class ImportWriter {
     this.counts.annotations++;
   }
 
+  /**
+   * Adds text to the content hash. Pieces are joined before hashing, which
+   * gives the same digest as hashing them one by one: every piece starts and
+   * ends with ASCII, so joining never pairs up surrogate halves.
+   */
+  private hashText(text: string): void {
+    this.hashPending += text;
+    if (this.hashPending.length > 65536) {
+      this.hash.update(this.hashPending);
+      this.hashPending = "";
+    }
+  }
+
   get contentHash(): string {
+    if (this.hashPending) {
+      this.hash.update(this.hashPending);
+      this.hashPending = "";
+    }
     return this.hash.copy().digest("hex");
   }
 
@@ -457,6 +573,21 @@ export class ImportWriter {
     return new Set(this.labels.map((l) => l.unit)).size;
   }
 }
+
+type SeenItem = {
+  id: number;
+  /** First row (0: an item of the reused version not seen in the file yet). */
+  row: number;
+  /** Long-form: the fields every row of the item must repeat (refs joined by U+0001); dropped once written. */
+  fields: { query: string; passage: string | null; domain: string | null; refs: string } | undefined;
+  /** Checklist texts so far (duplicates are errors); dropped once written. */
+  checklist: Set<string> | undefined;
+  count: number;
+  weight: number;
+  weighted: boolean;
+  /** Whether rows were being written when this group opened. */
+  openedWriting?: boolean;
+};
 
 function clip(s: string, n = 80): string {
   return s.length > n ? `${s.slice(0, n)}…` : s;
