@@ -7,14 +7,19 @@ import {
   bootstrapCI,
   cohenKappa,
   fleissKappa,
+  fleissKappaSE,
   gwetAC1,
+  gwetSE,
   krippendorffAlpha,
+  krippendorffAlphaSE,
   meanCI,
+  wilsonCI,
   pabak,
   pearson,
   percentAgreement,
   quantileSorted,
   spearman,
+  type AgreementSEResult,
   type Interval,
   type Label,
   type Rating,
@@ -45,6 +50,20 @@ export function meanEstimate(values: number[]): Estimate {
   if (values.length === 0) return { value: NaN, ci: null, n: 0, method: "mean ± 1.96·SEM" };
   const m = meanCI(values);
   return { value: m.mean, ci: values.length > 1 ? m.ci : null, n: values.length, method: "mean ± 1.96·SEM", se: m.sem };
+}
+
+export const WILSON = "Wilson score interval";
+
+/**
+ * A proportion (mean of 0/1 flags, or of per-unit shares in [0, 1]) with its
+ * Wilson score interval, which never leaves [0, 1] (unlike mean ± 1.96·SEM).
+ */
+export function proportionEstimate(values: ArrayLike<number>): Estimate {
+  const n = values.length;
+  if (n === 0) return { value: NaN, ci: null, n: 0, method: WILSON };
+  let sum = 0;
+  for (let i = 0; i < n; i++) sum += values[i];
+  return { value: sum / n, ci: wilsonCI(Math.min(sum, n), n), n, method: WILSON };
 }
 
 /** Reliability matrix: rows = subjects with ≥ 1 rating, columns = annotators. */
@@ -97,6 +116,36 @@ function bootstrapEstimate(m: Matrix, seed: number, stat: (rows: Rating[][]) => 
   };
 }
 
+/** Method label of an analytic (Gwet 2014 / irrCAC linearised) SE, clustered by item. */
+export const analyticMethod = (clusters: number) =>
+  `analytic SE (Gwet 2014, irrCAC), clustered by item (${clusters} items); ±1.96·SE, clipped to [−1, 1]`;
+
+/**
+ * A multi-rater coefficient with the analytic SE of its app/stats *SE function,
+ * clustered by item. The value is the plain statistic's (bit-identical); the CI
+ * is value ± 1.96·SE clipped to [−1, 1].
+ */
+function analyticEstimate(m: Matrix, value: number, se: (cluster: number[]) => AgreementSEResult): Estimate {
+  if (!finite(value) || m.rows.length < 2) return { value, ci: null, n: m.rows.length, method: "analytic SE (Gwet 2014, irrCAC)" };
+  const r = se(m.clusterOf);
+  const ok = finite(r.se);
+  return {
+    value,
+    ci: ok ? [Math.max(-1, value - Z95 * r.se), Math.min(1, value + Z95 * r.se)] : null,
+    n: r.n,
+    se: ok ? r.se : null,
+    method: analyticMethod(r.clusters),
+  };
+}
+
+/** Equally spaced numeric categories (then quadratic weights give interval alpha). */
+function equallySpaced(categories: Label[]): boolean {
+  if (categories.length < 2 || categories.some((c) => typeof c !== "number")) return false;
+  const xs = categories as number[];
+  const step = xs[1] - xs[0];
+  return xs.every((x, i) => i === 0 || Math.abs(x - xs[i - 1] - step) < 1e-9 * Math.max(1, Math.abs(step)));
+}
+
 /** Every unordered pair of ratings within a subject, ordered by annotator id (pooled pairs). */
 export function pooledPairs(m: Matrix): { a: Rating[]; b: Rating[]; rowOf: number[] } {
   const a: Rating[] = [];
@@ -113,6 +162,21 @@ export function pooledPairs(m: Matrix): { a: Rating[]; b: Rating[]; rowOf: numbe
       }
   });
   return { a, b, rowOf };
+}
+
+/** Per-unit percent agreement Σ_k r_k (r_k − 1) / (r (r − 1)) of rows with 2+ ratings (as percentAgreement on one row). */
+export function perUnitAgreement(rows: Rating[][]): number[] {
+  const out = new Array<number>(rows.length);
+  const seen = new Map<Label, number>();
+  rows.forEach((row, i) => {
+    seen.clear();
+    let r = 0;
+    for (const v of row) if (v != null) (seen.set(v, (seen.get(v) ?? 0) + 1), r++);
+    let s = 0;
+    for (const c of seen.values()) s += c * (c - 1);
+    out[i] = r >= 2 ? s / (r * (r - 1)) : NaN;
+  });
+  return out;
 }
 
 export interface PairRow {
@@ -160,10 +224,10 @@ export function interAnnotatorAgreement(data: TaskData): IaaReport {
   const names = new Map(data.annotators.map((a) => [a.id, a.name]));
   const stats: IaaReport["statistics"] = [];
 
-  // Percent agreement, with the CI of the mean of per-unit agreement (its definition is that mean).
-  const perRowPA = multi.map((r) => percentAgreement([r], { categories }));
+  // Percent agreement is the mean of per-unit agreement (a share in [0, 1]): Wilson score interval over the units.
+  const perRowPA = perUnitAgreement(multi);
   const pa = percentAgreement(m.rows, { categories });
-  stats.push({ key: "percentAgreement", label: "Percent agreement", estimate: { ...meanEstimate(perRowPA), value: pa } });
+  stats.push({ key: "percentAgreement", label: "Percent agreement", estimate: { ...proportionEstimate(perRowPA), value: pa, method: `${WILSON} (n = units with 2+ labels)` } });
 
   const pp = pooledPairs(m);
   const design: IaaReport["design"] = m.annotators.length > 2 ? "pooled" : "two";
@@ -177,17 +241,20 @@ export function interAnnotatorAgreement(data: TaskData): IaaReport {
     const ck = cohenKappa(pp.a, pp.b, { categories });
     stats.push({ key: "cohenKappa", label: design === "pooled" ? "Cohen's kappa (pooled pairs)" : "Cohen's kappa", estimate: kappaEstimate(ck) });
     if (finite(ck.kappa) && finite(ck.se)) kappaForPlanner = { label: stats[stats.length - 1].label, value: ck.kappa, se: ck.se, n: ck.n };
-    stats.push({ key: "fleissKappa", label: "Fleiss' kappa", estimate: bootstrapEstimate(m, seed, (rows) => fleissKappa(rows, { categories }).kappa) });
-    stats.push({ key: "krippendorffAlpha", label: "Krippendorff's alpha (nominal)", estimate: bootstrapEstimate(m, seed, (rows) => krippendorffAlpha(rows, { level: "nominal", categories }).alpha) });
-    stats.push({ key: "gwetAC1", label: "Gwet's AC1", estimate: bootstrapEstimate(m, seed, (rows) => gwetAC1(rows, { categories }).value) });
+    const fk = fleissKappa(m.rows, { categories }).kappa;
+    stats.push({ key: "fleissKappa", label: "Fleiss' kappa", estimate: analyticEstimate(m, fk, (cluster) => fleissKappaSE(m.rows, { categories, cluster })) });
+    const ka = krippendorffAlpha(m.rows, { level: "nominal", categories }).alpha;
+    stats.push({ key: "krippendorffAlpha", label: "Krippendorff's alpha (nominal)", estimate: analyticEstimate(m, ka, (cluster) => krippendorffAlphaSE(m.rows, { categories, cluster })) });
+    const ac1 = gwetAC1(m.rows, { categories }).value;
+    stats.push({ key: "gwetAC1", label: "Gwet's AC1", estimate: analyticEstimate(m, ac1, (cluster) => gwetSE(m.rows, { categories, cluster })) });
     if (categories.length <= 2 && pp.a.length > 0) {
       // PABAK = 2·po − 1 on the pooled pairs; its CI follows from the CI of po (mean of agreement indicators).
       const value = pabak(pp.a, pp.b, { categories });
-      const po = meanEstimate(pp.a.map((x, i) => (x === pp.b[i] ? 1 : 0)));
+      const po = proportionEstimate(pp.a.map((x, i) => (x === pp.b[i] ? 1 : 0)));
       stats.push({
         key: "pabak",
         label: design === "pooled" ? "PABAK (pooled pairs)" : "PABAK",
-        estimate: { value, ci: po.ci ? [2 * po.ci[0] - 1, 2 * po.ci[1] - 1] : null, n: pp.a.length, method: "2·po − 1, po ± 1.96·SEM" },
+        estimate: { value, ci: po.ci ? [2 * po.ci[0] - 1, 2 * po.ci[1] - 1] : null, n: pp.a.length, method: `2·po − 1, po by ${WILSON}` },
       });
     }
   } else {
@@ -198,7 +265,15 @@ export function interAnnotatorAgreement(data: TaskData): IaaReport {
     stats.push({ key: "weightedKappaLinear", label: `Weighted kappa, linear${pre}`, estimate: kappaEstimate(lin) });
     if (finite(quad.kappa) && finite(quad.se)) kappaForPlanner = { label: stats[stats.length - 2].label, value: quad.kappa, se: quad.se, n: quad.n };
     stats.push({ key: "krippendorffAlphaOrdinal", label: "Krippendorff's alpha (ordinal)", estimate: bootstrapEstimate(m, seed, (rows) => krippendorffAlpha(rows, { level: "ordinal", categories }).alpha) });
-    stats.push({ key: "krippendorffAlphaInterval", label: "Krippendorff's alpha (interval)", estimate: bootstrapEstimate(m, seed, (rows) => krippendorffAlpha(rows, { level: "interval" }).alpha) });
+    const kiv = krippendorffAlpha(m.rows, { level: "interval" }).alpha;
+    stats.push({
+      key: "krippendorffAlphaInterval",
+      label: "Krippendorff's alpha (interval)",
+      // On an equally spaced scale (1–5 scores) interval alpha is irrCAC's quadratic-weighted alpha, which has an analytic SE.
+      estimate: equallySpaced(categories)
+        ? analyticEstimate(m, kiv, (cluster) => krippendorffAlphaSE(m.rows, { categories, weights: "quadratic", cluster }))
+        : bootstrapEstimate(m, seed, (rows) => krippendorffAlpha(rows, { level: "interval" }).alpha),
+    });
     const xa = pp.a as number[];
     const xb = pp.b as number[];
     if (xa.length >= 3) {
@@ -322,8 +397,8 @@ export function perAnnotator(data: TaskData): AnnotatorRow[] {
       name: a.name,
       ratings: e.ratings,
       annotations: annCount.get(a.id) ?? 0,
-      looAgreement: meanEstimate(e.loo),
-      gold: meanEstimate(gold.get(a.id) ?? []),
+      looAgreement: proportionEstimate(e.loo),
+      gold: proportionEstimate(gold.get(a.id) ?? []),
       medianMs: d.length ? quantileSorted(d, 0.5) : null,
       meanMs: meanEstimate(d),
       distribution: e.dist,
@@ -352,8 +427,9 @@ export function breakdowns(data: TaskData, final: FinalLabels): BreakdownRow[] {
   const m = reliabilityMatrix(data, numeric);
   const categories = numeric ? data.categories.map(Number) : data.categories;
   const rowAgreement = new Map<number, number>();
-  m.rows.forEach((row, i) => {
-    if (row.filter((v) => v != null).length >= 2) rowAgreement.set(m.subjectOf[i], percentAgreement([row], { categories }));
+  const perRow = perUnitAgreement(m.rows);
+  m.rows.forEach((_row, i) => {
+    if (finite(perRow[i])) rowAgreement.set(m.subjectOf[i], perRow[i]);
   });
   const out: BreakdownRow[] = [];
   for (const dim of DIMENSIONS) {
@@ -371,10 +447,10 @@ export function breakdowns(data: TaskData, final: FinalLabels): BreakdownRow[] {
       if (numeric) summary = meanEstimate(finals.map(Number));
       else {
         const target = data.positive ?? majority(finals) ?? finals[0];
-        summary = meanEstimate(finals.map((f) => (f === target ? 1 : 0)));
+        summary = proportionEstimate(finals.map((f) => (f === target ? 1 : 0)));
       }
       const ag = members.map((i) => rowAgreement.get(i)).filter((x): x is number => x !== undefined);
-      out.push({ dimension: dim, value, n: members.length, summary, agreement: meanEstimate(ag), small: members.length < SMALL_N });
+      out.push({ dimension: dim, value, n: members.length, summary, agreement: proportionEstimate(ag), small: members.length < SMALL_N });
     }
   }
   return out;
@@ -416,10 +492,10 @@ export function checklistAppropriateness(data: TaskData, final: FinalLabels): Ch
   });
   const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
   return {
-    overall: { yes: sum(yesFlags), n: yesFlags.length, share: meanEstimate(yesFlags) },
+    overall: { yes: sum(yesFlags), n: yesFlags.length, share: proportionEstimate(yesFlags) },
     perDomain: [...byDomain]
       .sort((a, b) => (a[0] < b[0] ? -1 : 1))
-      .map(([domain, ys]) => ({ domain, yes: sum(ys), n: ys.length, share: meanEstimate(ys), small: ys.length < SMALL_N })),
+      .map(([domain, ys]) => ({ domain, yes: sum(ys), n: ys.length, share: proportionEstimate(ys), small: ys.length < SMALL_N })),
     inappropriate,
     undecided,
   };

@@ -8,10 +8,10 @@
  */
 import {
   accuracy,
-  bootstrapCI,
   cohenKappa,
   confusionMatrix,
   gwetAC1,
+  gwetSE,
   kendallTauB,
   pairwiseOrderingConsistency,
   pearson,
@@ -22,7 +22,7 @@ import {
   type Label,
   type PairwiseOrderingResult,
 } from "~/stats";
-import { DIMENSIONS, SMALL_N, meanEstimate, resamplesFor, type Dimension } from "./agreement";
+import { DIMENSIONS, SMALL_N, Z95, analyticMethod, proportionEstimate, type Dimension } from "./agreement";
 import type { Estimate, FinalLabels, TaskData } from "./types";
 
 export interface JudgeInfo {
@@ -162,23 +162,30 @@ export function judgeReport(data: TaskData, final: FinalLabels, judges: JudgeInf
     if (human.length > 0 && !numeric) {
       const labels = data.categories;
       const acc = accuracy(human, verdict);
-      row.accuracy = { ...meanEstimate(human.map((h, i) => (h === verdict[i] ? 1 : 0))), value: acc };
+      row.accuracy = { ...proportionEstimate(human.map((h, i) => (h === verdict[i] ? 1 : 0))), value: acc };
       const k = cohenKappa(human, verdict, { categories: labels });
       row.kappa = { value: k.kappa, ci: Number.isFinite(k.kappa) && Number.isFinite(k.se) ? k.ci : null, n: k.n, se: k.se, method: "asymptotic SE" };
       const pairs = human.map((h, i) => [h, verdict[i]]);
       const ac1v = gwetAC1(pairs, { categories: labels }).value;
       if (Number.isFinite(ac1v) && pairs.length > 1) {
-        const B = resamplesFor(pairs.length);
-        const b = bootstrapCI({ data: pairs, statistic: (s) => gwetAC1(s, { categories: labels }).value, seed, resamples: B, cluster: (_r, i) => data.subjects[subjects[i]].itemId });
-        row.ac1 = { value: ac1v, ci: Number.isFinite(b.ci[0]) ? b.ci : null, n: pairs.length, se: b.se, method: `percentile bootstrap (B=${B}, clustered by item)` };
+        // Analytic SE (Gwet 2008; irrCAC gwet.ac1.raw), cluster-robust over items.
+        const g = gwetSE(pairs, { categories: labels, cluster: subjects.map((s) => data.subjects[s].itemId) });
+        const ok = Number.isFinite(g.se);
+        row.ac1 = {
+          value: ac1v,
+          ci: ok ? [Math.max(-1, ac1v - Z95 * g.se), Math.min(1, ac1v + Z95 * g.se)] : null,
+          n: pairs.length,
+          se: ok ? g.se : null,
+          method: analyticMethod(g.clusters),
+        };
       } else row.ac1 = { value: ac1v, ci: null, n: pairs.length, method: "" };
       row.confusion = confusionMatrix(human, verdict, labels.some((l) => !verdict.includes(l) && !human.includes(l)) ? undefined : labels);
       if (data.positive != null) {
         const rt = rates(human, verdict, data.positive);
         const pos = human.map((h, i) => (h === data.positive ? (verdict[i] === data.positive ? 1 : 0) : -1)).filter((x) => x >= 0);
         const neg = human.map((h, i) => (h !== data.positive ? (verdict[i] !== data.positive ? 1 : 0) : -1)).filter((x) => x >= 0);
-        row.tpr = { ...meanEstimate(pos), value: rt.tpr };
-        row.tnr = { ...meanEstimate(neg), value: rt.tnr };
+        row.tpr = { ...proportionEstimate(pos), value: rt.tpr };
+        row.tnr = { ...proportionEstimate(neg), value: rt.tnr };
         row.yesRateDiff = yesRateDifference(human, verdict, data.positive).difference;
       }
     }
@@ -213,7 +220,7 @@ export function judgeReport(data: TaskData, final: FinalLabels, judges: JudgeInf
         let yrd: number | null = null;
         let pr: Estimate | null = null;
         if (!numeric) {
-          acc = { ...meanEstimate(hh.map((x, i) => (x === vv[i] ? 1 : 0))), value: accuracy(hh, vv) };
+          acc = { ...proportionEstimate(hh.map((x, i) => (x === vv[i] ? 1 : 0))), value: accuracy(hh, vv) };
           if (data.positive != null) yrd = yesRateDifference(hh, vv, data.positive).difference;
         } else if (idx.length >= 3) {
           const r = pearson(vv.map(Number), hh.map(Number));

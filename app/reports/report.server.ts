@@ -133,7 +133,7 @@ export function taskReport(projectId: number, taskId: number, options: { rule: F
     const plans: PlanRow[] = [];
     if (iaa.kappaForPlanner) plans.push(planKappa(iaa.kappaForPlanner.label, iaa.kappaForPlanner.value, iaa.kappaForPlanner.se, iaa.kappaForPlanner.n, opts.delta));
     for (const s of iaa.statistics)
-      if (s.estimate.method.startsWith("percentile bootstrap") && s.estimate.se != null && Number.isFinite(s.estimate.se))
+      if ((s.estimate.method.startsWith("analytic SE") || s.estimate.method.startsWith("percentile bootstrap")) && s.estimate.se != null && Number.isFinite(s.estimate.se))
         plans.push(planKappa(s.label, s.estimate.value, s.estimate.se, s.estimate.n, opts.delta));
     add(planTable(plans));
 

@@ -79,10 +79,10 @@ export function annotatorsTable(rows: AnnotatorRow[], data: TaskData): ReportTab
       c("annotations", "Annotations", "int"),
       c("ratings", "Ratings", "int"),
       c("loo", "Agrees with others' majority", "pct"),
-      c("looCi", "95% CI", "ci"),
+      c("looCi", "95% CI (Wilson)", "ci"),
       c("looN", "n", "int"),
       c("gold", "Gold accuracy", "pct"),
-      c("goldCi", "95% CI", "ci"),
+      c("goldCi", "95% CI (Wilson)", "ci"),
       c("goldN", "Gold n", "int"),
       c("medianMs", "Median time", "ms"),
       c("meanMs", "Mean time", "ms"),
@@ -111,15 +111,15 @@ export function breakdownTable(rows: BreakdownRow[], data: TaskData): ReportTabl
   return {
     id: "breakdowns",
     title: "Breakdowns",
-    note: "Small n (< 30) is flagged; its CI is wide.",
+    note: "Small n (< 30) is flagged; its CI is wide. Shares and agreement use the Wilson score interval, which stays within 0–100%.",
     columns: [
       c("dimension", "By", "text"),
       c("value", "Group", "text"),
       c("n", "n", "int"),
       c("summary", summaryLabel, numeric ? "num" : "pct"),
-      c("summaryCi", "95% CI", "ci"),
+      c("summaryCi", numeric ? "95% CI (mean ± 1.96·SEM)" : "95% CI (Wilson)", "ci"),
       c("agreement", "Agreement", "pct"),
-      c("agreementCi", "95% CI", "ci"),
+      c("agreementCi", "95% CI (Wilson)", "ci"),
       c("agreementN", "n (2+ labels)", "int"),
       c("small", "Small n", "flag"),
     ],
@@ -160,7 +160,7 @@ export function checklistTable(r: ChecklistReport): ReportTable {
     id: "checklist",
     title: "Checklist appropriateness",
     note: r.undecided ? `${r.undecided} checklist item(s) tie and are left out.` : undefined,
-    columns: [c("group", "Group", "text"), c("paper", "Appropriate", "text"), c("yes", "Appropriate (n)", "int"), c("n", "n", "int"), c("share", "Share", "pct"), c("ci", "95% CI", "ci"), c("small", "Small n", "flag")],
+    columns: [c("group", "Group", "text"), c("paper", "Appropriate", "text"), c("yes", "Appropriate (n)", "int"), c("n", "n", "int"), c("share", "Share", "pct"), c("ci", "95% CI (Wilson)", "ci"), c("small", "Small n", "flag")],
     rows: [
       { group: "Overall", paper: paperShare(r.overall.yes, r.overall.n), yes: r.overall.yes, n: r.overall.n, share: r.overall.share.value, ci: ci(r.overall.share), small: r.overall.n < 30 },
       ...r.perDomain.map((d) => ({ group: d.domain, paper: paperShare(d.yes, d.n), yes: d.yes, n: d.n, share: d.share.value, ci: ci(d.share), small: d.small })),
@@ -231,7 +231,7 @@ export function judgesTable(rows: JudgeRow[], data: TaskData): ReportTable {
   return {
     id: "judges",
     title: "Judges ranked by accuracy against the final human label",
-    note: "Unparsed verdicts (parse failures) are counted here and left out of every figure; they are never treated as “No”.",
+    note: "Unparsed verdicts (parse failures) are counted here and left out of every figure; they are never treated as “No”. CIs: accuracy, TPR and TNR by the Wilson score interval (never outside 0–100%); Cohen's kappa by its asymptotic SE; Gwet's AC1 by its analytic SE (Gwet 2008, irrCAC), clustered by item.",
     columns: [
       c("rank", "#", "int"),
       c("judge", "Judge", "text"),
@@ -239,15 +239,15 @@ export function judgesTable(rows: JudgeRow[], data: TaskData): ReportTable {
       c("n", "n", "int"),
       c("unparsed", "Unparsed", "int"),
       c("accuracy", "Accuracy", "pct"),
-      c("accuracyCi", "95% CI", "ci"),
+      c("accuracyCi", "95% CI (Wilson)", "ci"),
       c("kappa", "Cohen's kappa", "coef"),
       c("kappaCi", "95% CI", "ci"),
       c("ac1", "Gwet's AC1", "coef"),
-      c("ac1Ci", "95% CI", "ci"),
+      c("ac1Ci", "95% CI (analytic SE)", "ci"),
       c("tpr", "TPR", "pct"),
-      c("tprCi", "95% CI", "ci"),
+      c("tprCi", "95% CI (Wilson)", "ci"),
       c("tnr", "TNR", "pct"),
-      c("tnrCi", "95% CI", "ci"),
+      c("tnrCi", "95% CI (Wilson)", "ci"),
       c("yesRateDiff", "Yes-rate diff (judge − human)", "coef"),
     ],
     rows: rows.map((r, i) => ({
@@ -286,7 +286,7 @@ export function judgeBreakdownTable(rows: JudgeRow[], data: TaskData, dims: stri
   const numeric = data.labelKind === "ordinal" || data.labelKind === "interval";
   const cols = [c("judge", "Judge", "text"), c("dimension", "By", "text"), c("value", "Group", "text"), c("n", "n", "int")];
   if (numeric) cols.push(c("pearson", "Pearson r", "coef"), c("pearsonCi", "95% CI", "ci"));
-  else cols.push(c("accuracy", "Accuracy", "pct"), c("accuracyCi", "95% CI", "ci"), c("yesRateDiff", "Yes-rate diff", "coef"));
+  else cols.push(c("accuracy", "Accuracy", "pct"), c("accuracyCi", "95% CI (Wilson)", "ci"), c("yesRateDiff", "Yes-rate diff", "coef"));
   cols.push(c("ownFamily", "Judge's own family", "flag"), c("small", "Small n", "flag"));
   return {
     id: "judge-breakdowns",
@@ -336,7 +336,7 @@ export function ablationTable(rows: JudgeRow[], data: TaskData): ReportTable {
       : "No judge is marked as a variant of another. Mark a variant with settings.variantOf = \"<base judge name>\" and settings.variant = \"without rubric\" (or similar).",
     columns: numeric
       ? [c("base", "Base judge", "text"), c("variant", "Variant", "text"), c("judge", "Judge", "text"), c("n", "n", "int"), c("pearson", "Pearson r", "coef"), c("pearsonCi", "95% CI", "ci"), c("withTies", "Consistency (ties counted)", "pct"), c("withoutTies", "Consistency (ties excluded)", "pct")]
-      : [c("base", "Base judge", "text"), c("variant", "Variant", "text"), c("judge", "Judge", "text"), c("n", "n", "int"), c("accuracy", "Accuracy", "pct"), c("accuracyCi", "95% CI", "ci"), c("kappa", "Cohen's kappa", "coef"), c("ac1", "Gwet's AC1", "coef")],
+      : [c("base", "Base judge", "text"), c("variant", "Variant", "text"), c("judge", "Judge", "text"), c("n", "n", "int"), c("accuracy", "Accuracy", "pct"), c("accuracyCi", "95% CI (Wilson)", "ci"), c("kappa", "Cohen's kappa", "coef"), c("ac1", "Gwet's AC1", "coef")],
     rows: groups.flatMap((g) =>
       g.rows.map(({ variant, row }) => ({
         base: g.base,

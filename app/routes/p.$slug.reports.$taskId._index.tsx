@@ -88,7 +88,7 @@ export default function TaskAgreementReport() {
       <Figure chart={<Histogram title={`Final labels (${report.rule})`} bins={charts.histogram} />} table={tables.final} csv={csv("final")} />
       {charts.domainBars.length ? (
         <Figure
-          chart={<BarsWithCI title={`${charts.domainMeasure} by domain, 95% CI`} bars={charts.domainBars} percent={percentBars} domain={percentBars ? [0, 1] : undefined} />}
+          chart={<BarsWithCI title={`${charts.domainMeasure} by domain, 95% CI${percentBars ? " (Wilson score)" : " (mean ± 1.96·SEM)"}`} bars={charts.domainBars} percent={percentBars} domain={percentBars ? [0, 1] : undefined} />}
           table={{ ...tables.breakdowns, id: "breakdowns-domain", title: "By domain", rows: tables.breakdowns.rows.filter((r) => r.dimension === "Domain") }}
           csv={csv("breakdowns")}
         />

@@ -72,7 +72,7 @@ export default function JudgeAgreementReport() {
       {report.domainBars.map((d) => (
         <BarsWithCI
           key={d.judge}
-          title={`${d.judge}: ${numeric ? "Pearson r" : "accuracy"} by domain, 95% CI`}
+          title={`${d.judge}: ${numeric ? "Pearson r" : "accuracy"} by domain, 95% CI (${numeric ? "Fisher z" : "Wilson score"})`}
           bars={d.bars}
           percent={!numeric}
           domain={numeric ? [-1, 1] : [0, 1]}

@@ -7,12 +7,15 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import {
   accuracy,
-  bootstrapCI,
   cohenKappa,
   confusionMatrix,
   fleissKappa,
+  fleissKappaSE,
   gwetAC1,
+  gwetSE,
   krippendorffAlpha,
+  krippendorffAlphaSE,
+  wilsonCI,
   pabak,
   pairwiseOrderingConsistency,
   pearson,
@@ -102,14 +105,21 @@ describe("agreement page, Yes/No labels from a pool of three annotators", () => 
     const ck = cohenKappa(a, b, { categories: CATS });
     expect(stat(iaa, "Cohen's kappa (pooled pairs)")).toMatchObject({ value: ck.kappa, ci: ck.ci, n: ck.n });
 
-    const boot = (f: (rows: Rating[][]) => number) =>
-      bootstrapCI({ data: M, statistic: (s) => f(s), seed: 5, resamples: 1000, cluster: (_r, i) => i });
-    const fk = boot((rows) => fleissKappa(rows, { categories: CATS }).kappa);
-    expect(stat(iaa, "Fleiss' kappa")).toMatchObject({ value: fleissKappa(M).kappa, ci: fk.ci, n: 12 });
-    const ka = boot((rows) => krippendorffAlpha(rows, { level: "nominal", categories: CATS }).alpha);
-    expect(stat(iaa, "Krippendorff's alpha (nominal)")).toMatchObject({ value: krippendorffAlpha(M, { level: "nominal" }).alpha, ci: ka.ci });
-    const ac1 = boot((rows) => gwetAC1(rows, { categories: CATS }).value);
-    expect(stat(iaa, "Gwet's AC1")).toMatchObject({ value: gwetAC1(M).value, ci: ac1.ci });
+    // Fleiss' kappa, Krippendorff's alpha and AC1: analytic SEs (Gwet 2014 / irrCAC, app/stats *SE,
+    // clustered by item — every fixture unit has its own item), CI = value ± 1.96·SE clipped to [−1, 1].
+    // (Until this change these rows used a percentile bootstrap; the expected CIs now come from app/stats/*SE.)
+    const items = M.map((_, i) => i);
+    const clip = (v: number, se: number) => [Math.max(-1, v - 1.96 * se), Math.min(1, v + 1.96 * se)];
+    const fk = fleissKappa(M, { categories: CATS }).kappa;
+    expect(stat(iaa, "Fleiss' kappa")).toMatchObject({ value: fleissKappa(M).kappa, ci: clip(fk, fleissKappaSE(M, { categories: CATS, cluster: items }).se), n: 12 });
+    const ka = krippendorffAlpha(M, { level: "nominal", categories: CATS }).alpha;
+    expect(stat(iaa, "Krippendorff's alpha (nominal)")).toMatchObject({ value: krippendorffAlpha(M, { level: "nominal" }).alpha, ci: clip(ka, krippendorffAlphaSE(M, { categories: CATS, cluster: items }).se) });
+    const ac1 = gwetAC1(M, { categories: CATS }).value;
+    expect(stat(iaa, "Gwet's AC1")).toMatchObject({ value: gwetAC1(M).value, ci: clip(ac1, gwetSE(M, { categories: CATS, cluster: items }).se) });
+    for (const label of ["Fleiss' kappa", "Krippendorff's alpha (nominal)", "Gwet's AC1"]) expect(stat(iaa, label).method).toMatch(/^analytic SE \(Gwet 2014, irrCAC\), clustered by item \(12 items\)/);
+    // Percent agreement: Wilson score interval over the 12 units (per-unit agreement summed as successes).
+    const perUnit = M.map((r) => percentAgreement([r], { categories: CATS }));
+    expect(stat(iaa, "Percent agreement")).toMatchObject({ ci: wilsonCI(perUnit.reduce((x, y) => x + y, 0), 12), method: expect.stringMatching(/^Wilson score/) });
     expect(stat(iaa, "PABAK (pooled pairs)").value).toBe(pabak(a, b));
 
     // Pairwise kappas per annotator pair (three annotators share the units).
@@ -238,6 +248,16 @@ describe("judge–human agreement", () => {
       const ck = cohenKappa(h, j, { categories: CATS });
       const rt = rates(h, j, "Yes");
       expect(row).toMatchObject({ n: h.length, unparsed, accuracy: accuracy(h, j), kappa: ck.kappa, kappaCi: ck.ci, ac1: gwetAC1(h.map((x, i) => [x, j[i]]), { categories: CATS }).value, tpr: rt.tpr, tnr: rt.tnr });
+      // Accuracy, TPR and TNR: Wilson score intervals (inside [0, 1]); AC1: analytic SE clustered by item.
+      const hits = h.filter((x, i) => x === j[i]).length;
+      expect(row.accuracyCi).toEqual(wilsonCI(hits, h.length));
+      const pos = h.filter((x) => x === "Yes").length;
+      expect(row.tprCi).toEqual(wilsonCI(h.filter((x, i) => x === "Yes" && j[i] === "Yes").length, pos));
+      expect(row.tnrCi).toEqual(wilsonCI(h.filter((x, i) => x === "No" && j[i] === "No").length, h.length - pos));
+      const g = gwetSE(h.map((x, i) => [x, j[i]]), { categories: CATS, cluster: h.map((_, i) => i) });
+      const ac1v = row.ac1 as number;
+      expect(row.ac1Ci).toEqual([Math.max(-1, ac1v - 1.96 * g.se), Math.min(1, ac1v + 1.96 * g.se)]);
+      for (const [lo, hi] of [row.accuracyCi, row.tprCi, row.tnrCi] as [number, number][]) expect(lo >= 0 && hi <= 1).toBe(true);
       const id = name === "judge-a" ? fx.judgeA : fx.judgeB;
       const cm = confusionMatrix(h, j, CATS);
       expect(data.report.tables[`confusion-${id}`].rows.map((r: Row) => [r["judge:Yes"], r["judge:No"]])).toEqual(cm.matrix);
