@@ -268,8 +268,11 @@ function callRequest(c: CallRecord, detail: CallLogDetail): string {
 /**
  * Stores one finished job inside the caller's transaction. Returns false (and
  * writes nothing but the call log) when the lease was lost to another worker.
+ * With `isolate`, the job's writes sit in a savepoint and a failure to store
+ * them fails the job alone; without, the error propagates (the fast path: the
+ * caller retries the batch isolated).
  */
-function storeFinished(db: Db, owner: string, f: Finished, detail: CallLogDetail = "full"): boolean {
+function storeFinished(db: Db, owner: string, f: Finished, detail: CallLogDetail = "full", isolate = true): boolean {
   const st = stmts(db);
   const { job } = f;
   if (f.calls)
@@ -277,18 +280,20 @@ function storeFinished(db: Db, owner: string, f: Finished, detail: CallLogDetail
       st.insertCall.run(job.payload.providerId, job.id, callRequest(c, detail), c.reply == null ? null : JSON.stringify(c.reply), c.status, c.latencyMs, c.promptTokens, c.completionTokens, c.error);
   if (f.outcome) {
     const outcome = f.outcome;
+    const write = () => {
+      if (st.done.run(outcome.result === undefined ? null : JSON.stringify(outcome.result), job.id, owner).changes === 0) return false;
+      for (const r of outcome.responses) st.insertResponse.run(r.itemId, r.model, r.turn, r.text, job.runId, r.sourceKey, JSON.stringify(r.metadata ?? {}));
+      for (const v of outcome.verdicts) {
+        const responseId = st.findResponse.get(v.itemId, v.responseSourceKey) as number | undefined;
+        if (responseId === undefined) throw new Error(`job ${job.key}: verdict for unknown response ${v.responseSourceKey}`);
+        st.insertVerdict.run(v.judgeId, responseId, v.checklistItemId, v.value, v.score, v.rawOutput, v.parseStatus, job.runId, v.judgeId, responseId, v.checklistItemId);
+      }
+      for (const n of outcome.next) st.insertJob.run(job.runId, n.key, JSON.stringify(n.payload));
+      return true;
+    };
+    if (!isolate) return write();
     try {
-      return db.$client.transaction(() => {
-        if (st.done.run(outcome.result === undefined ? null : JSON.stringify(outcome.result), job.id, owner).changes === 0) return false;
-        for (const r of outcome.responses) st.insertResponse.run(r.itemId, r.model, r.turn, r.text, job.runId, r.sourceKey, JSON.stringify(r.metadata ?? {}));
-        for (const v of outcome.verdicts) {
-          const responseId = st.findResponse.get(v.itemId, v.responseSourceKey) as number | undefined;
-          if (responseId === undefined) throw new Error(`job ${job.key}: verdict for unknown response ${v.responseSourceKey}`);
-          st.insertVerdict.run(v.judgeId, responseId, v.checklistItemId, v.value, v.score, v.rawOutput, v.parseStatus, job.runId, v.judgeId, responseId, v.checklistItemId);
-        }
-        for (const n of outcome.next) st.insertJob.run(job.runId, n.key, JSON.stringify(n.payload));
-        return true;
-      })();
+      return db.$client.transaction(write)();
     } catch (err) {
       f = { job, error: `storing the outcome failed: ${err instanceof Error ? err.message : String(err)}` };
     }
@@ -320,19 +325,40 @@ export function failJob(db: Db, owner: string, job: ClaimedJob, error: string): 
     .immediate();
 }
 
+type StoreArgs = { owner: string; finished: Finished[]; claim: number; leaseMs: number; runId?: number; detail: CallLogDetail; isolate: boolean };
+const storeTxCache = new WeakMap<Sqlite, (a: StoreArgs) => ClaimedJob[]>();
+
+function storeTx(db: Db): (a: StoreArgs) => ClaimedJob[] {
+  let fn = storeTxCache.get(db.$client);
+  if (!fn) {
+    const tx = db.$client.transaction((a: StoreArgs) => {
+      const runs = new Set<number>();
+      for (const f of a.finished) if (storeFinished(db, a.owner, f, a.detail, a.isolate)) runs.add(f.job.runId);
+      for (const r of runs) finishRunIfDrained(db, r);
+      return a.claim > 0 ? claimWithin(db, a.owner, a.claim, a.leaseMs, Date.now(), a.runId) : [];
+    });
+    fn = (a) => tx.immediate(a);
+    storeTxCache.set(db.$client, fn);
+  }
+  return fn;
+}
+
+const isBusy = (err: unknown) => /SQLITE_BUSY|database is locked/i.test(String(err));
+
 /**
  * One transaction: store every finished job, then lease up to `claim` new
- * ones. Returns the new leases.
+ * ones. Returns the new leases. If storing fails for a reason other than a
+ * busy database, the batch is stored again with each job isolated, so one bad
+ * outcome fails only its job.
  */
 export function storeAndClaim(db: Db, owner: string, finished: Finished[], claim: number, leaseMs: number, opts: { runId?: number; detail?: CallLogDetail } = {}): ClaimedJob[] {
-  return db.$client
-    .transaction(() => {
-      const runs = new Set<number>();
-      for (const f of finished) if (storeFinished(db, owner, f, opts.detail)) runs.add(f.job.runId);
-      for (const r of runs) finishRunIfDrained(db, r);
-      return claim > 0 ? claimWithin(db, owner, claim, leaseMs, Date.now(), opts.runId) : [];
-    })
-    .immediate();
+  const args: StoreArgs = { owner, finished, claim, leaseMs, runId: opts.runId, detail: opts.detail ?? "full", isolate: false };
+  try {
+    return storeTx(db)(args);
+  } catch (err) {
+    if (isBusy(err)) throw err;
+    return storeTx(db)({ ...args, isolate: true });
+  }
 }
 
 // ─── Providers ───────────────────────────────────────────────────────────────
@@ -438,7 +464,7 @@ export class Worker {
       claimed = storeAndClaim(this.db, this.id, batch, free, this.o.leaseMs, { runId: this.o.runId, detail: this.o.callLog });
     } catch (err) {
       this.finished = batch.concat(this.finished);
-      if (/SQLITE_BUSY|database is locked/i.test(String(err))) return 0;
+      if (isBusy(err)) return 0;
       throw err;
     }
     for (const f of batch) this.inflight.delete(f.job.id);

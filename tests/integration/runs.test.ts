@@ -2,7 +2,7 @@
 import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { schema } from "../../db/client";
-import { claimJobs, completeJob, controlRun, createRun, runProgress, Worker } from "../../app/runs/runner.server";
+import { claimJobs, completeJob, controlRun, createRun, runProgress, storeAndClaim, Worker } from "../../app/runs/runner.server";
 import { useTempDatabase } from "../support/db";
 import { startFakeLlm, type FakeLlm } from "../support/fake-llm";
 import { makeRunsFixture, refineScript } from "../unit/runs/fixtures";
@@ -121,6 +121,32 @@ describe("runner", () => {
     expect(completeJob(db(), "B", again, outcome)).toBe(true);
     expect(completeJob(db(), "B", again, outcome)).toBe(false);
     expect(db().select().from(schema.responses).where(eq(schema.responses.runId, run.id)).all()).toHaveLength(1);
+  });
+
+  it("a batch stores many jobs in one transaction; one bad outcome fails only its own job", async () => {
+    fake.setScript(refineScript());
+    const fx = makeRunsFixture(db(), { baseUrl: fake.baseUrl, items: 3, checklist: 1 });
+    const run = createRun(db(), fx.project.id, { name: "batch", protocol: "c3ebench", datasetId: fx.dataset.id, models: [{ provider: "target" }], judges: [{ provider: "judge" }] });
+    const jobs = claimJobs(db(), "W", 10, 60_000, Date.now(), run.id);
+    expect(jobs).toHaveLength(3);
+    const good = (i: number) => ({ responses: [{ itemId: fx.items[i].id, model: "m", turn: 1, text: `t${i}`, sourceKey: `k${i}`, metadata: {} }], verdicts: [], next: [] });
+    const bad = { responses: [], verdicts: [{ judgeId: 1, itemId: fx.items[1].id, responseSourceKey: "nope", checklistItemId: null, value: "1", score: 1, rawOutput: "", parseStatus: "ok" as const }], next: [] };
+    const call = { request: { model: "m", messages: [{ role: "user", content: "hello" }] }, reply: { ok: 1 }, status: 200, latencyMs: 5, promptTokens: 1, completionTokens: 1, error: null };
+    const claimed = storeAndClaim(db(), "W", [
+      { job: jobs[0], outcome: good(0), calls: [call] },
+      { job: jobs[1], outcome: bad, calls: [call] },
+      { job: jobs[2], outcome: good(2), calls: [call] },
+    ], 5, 60_000, { runId: run.id, detail: "compact" });
+    expect(claimed).toEqual([]);
+    const rows = db().select().from(schema.jobs).where(eq(schema.jobs.runId, run.id)).all().sort((a, b) => a.id - b.id);
+    expect(rows.map((r) => [r.id, r.status])).toEqual(jobs.map((j, i) => [j.id, i === 1 ? "failed" : "done"]));
+    expect(rows[1].error).toMatch(/verdict for unknown response nope/);
+    expect(db().select().from(schema.responses).where(eq(schema.responses.runId, run.id)).all().map((r) => r.text).sort()).toEqual(["t0", "t2"]);
+    // Every call is logged, compactly: the shape of the request, not its messages.
+    const calls = db().select().from(schema.providerCalls).all().filter((c) => rows.some((j) => j.id === c.jobId));
+    expect(calls).toHaveLength(3);
+    expect(calls[0].request).toEqual({ model: "m", messages: 1, chars: 5, see: "jobs.payload" });
+    expect(runProgress(db(), run.id)).toMatchObject({ status: "completed", done: 2, failed: 1 });
   });
 
   it("pause stops claiming, resume continues, cancel stops; bad definitions are refused with the field named", async () => {

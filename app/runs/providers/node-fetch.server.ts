@@ -17,6 +17,9 @@ const agentOptions = { keepAlive: true, keepAliveMsecs: 30_000, maxFreeSockets: 
 export const sharedHttpAgent = new http.Agent(agentOptions);
 export const sharedHttpsAgent = new https.Agent(agentOptions);
 
+/** Connection-level headers the client never reads (the body is already whole). */
+const SKIP_HEADERS = new Set(["connection", "keep-alive", "transfer-encoding", "date"]);
+
 function headersToObject(h: HeadersInit | undefined): Record<string, string> {
   const out: Record<string, string> = {};
   if (!h) return out;
@@ -59,7 +62,7 @@ export const nodeFetch: typeof fetch = (input, init = {}) => {
           settled = true;
           signal?.removeEventListener("abort", onAbort);
           const h = new Headers();
-          for (let i = 0; i < res.rawHeaders.length; i += 2) h.append(res.rawHeaders[i], res.rawHeaders[i + 1]);
+          for (let i = 0; i < res.rawHeaders.length; i += 2) if (!SKIP_HEADERS.has(res.rawHeaders[i].toLowerCase())) h.append(res.rawHeaders[i], res.rawHeaders[i + 1]);
           const status = res.statusCode ?? 500;
           const nullBody = status === 204 || status === 205 || status === 304;
           resolve(new Response(nullBody ? null : Buffer.concat(chunks), { status, statusText: res.statusMessage, headers: h }));
