@@ -7,6 +7,7 @@
  * as row 1, JSONL line numbers, JSON record numbers.
  */
 import fs from "node:fs";
+import { isUtf8 } from "node:buffer";
 import { Readable } from "node:stream";
 import Papa from "papaparse";
 import { ImportRefusal, type Problem } from "./problems";
@@ -63,54 +64,97 @@ export function sniffFile(file: string): number {
   return size;
 }
 
-/** Index of the first byte that breaks UTF-8 in buf (or -1). */
+/** Index of the first byte that breaks UTF-8 in buf (or -1); a sequence cut off by the end of buf counts as broken. */
 function firstInvalidUtf8(buf: Buffer): number {
   let i = 0;
   while (i < buf.length) {
     const b = buf[i];
     let n = 0;
+    // Second-byte ranges that rule out overlong forms, surrogates and code points above U+10FFFF.
+    let lo = 0x80;
+    let hi = 0xbf;
     if (b < 0x80) n = 0;
     else if (b >= 0xc2 && b <= 0xdf) n = 1;
-    else if (b >= 0xe0 && b <= 0xef) n = 2;
-    else if (b >= 0xf0 && b <= 0xf4) n = 3;
-    else return i;
-    if (i + n >= buf.length) return n > 0 && i + n >= buf.length ? i : -1;
-    for (let k = 1; k <= n; k++) if ((buf[i + k] & 0xc0) !== 0x80) return i;
+    else if (b >= 0xe0 && b <= 0xef) {
+      n = 2;
+      if (b === 0xe0) lo = 0xa0;
+      if (b === 0xed) hi = 0x9f;
+    } else if (b >= 0xf0 && b <= 0xf4) {
+      n = 3;
+      if (b === 0xf0) lo = 0x90;
+      if (b === 0xf4) hi = 0x8f;
+    } else return i;
+    if (i + n >= buf.length) return n > 0 ? i : -1;
+    if (n > 0 && (buf[i + 1] < lo || buf[i + 1] > hi)) return i;
+    for (let k = 2; k <= n; k++) if ((buf[i + k] & 0xc0) !== 0x80) return i;
     i += n + 1;
   }
   return -1;
 }
 
-/** The file as UTF-8 text chunks; a bad byte ends it with an ImportRefusal naming the place. */
-export async function* decodedChunks(file: string, onBytes?: (chunk: Buffer) => void): AsyncGenerator<string> {
-  const decoder = new TextDecoder("utf-8", { fatal: true });
-  let offset = 0;
+/** How many bytes at the end of buf start a UTF-8 sequence that the next chunk completes (0–3). */
+function incompleteTail(buf: Buffer): number {
+  const end = buf.length;
+  let k = end - 1;
+  while (k >= 0 && end - k <= 3 && (buf[k] & 0xc0) === 0x80) k--;
+  if (k < 0 || end - k > 3) return 0;
+  const b = buf[k];
+  const need = b >= 0xf0 && b <= 0xf4 ? 4 : b >= 0xe0 && b <= 0xef ? 3 : b >= 0xc2 && b <= 0xdf ? 2 : 1;
+  return need > end - k ? end - k : 0;
+}
+
+/** Line number (1-based) of the byte at `pos` of the file: counts the newlines before it (only when reporting an error). */
+function lineAt(file: string, pos: number): number {
+  const fd = fs.openSync(file, "r");
+  const buf = Buffer.alloc(1 << 20);
   let lines = 1;
+  try {
+    for (let at = 0; at < pos; ) {
+      const n = fs.readSync(fd, buf, 0, Math.min(buf.length, pos - at), at);
+      if (n <= 0) break;
+      for (let i = buf.indexOf(10, 0); i >= 0 && i < n; i = buf.indexOf(10, i + 1)) lines++;
+      at += n;
+    }
+  } finally {
+    fs.closeSync(fd);
+  }
+  return lines;
+}
+
+/**
+ * The file as UTF-8 text chunks; a bad byte ends it with an ImportRefusal
+ * naming the place. Each chunk is checked with `isUtf8` (strict, like a
+ * fatal TextDecoder) and decoded with `toString`; a character cut by a chunk
+ * boundary is carried to the next chunk. A leading BOM is dropped.
+ */
+export async function* decodedChunks(file: string, onBytes?: (chunk: Buffer) => void): AsyncGenerator<string> {
+  let offset = 0;
+  let carry: Buffer | undefined;
+  let first = true;
   for await (const chunk of fs.createReadStream(file, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) {
     onBytes?.(chunk);
-    let text: string;
-    try {
-      text = decoder.decode(chunk, { stream: true });
-    } catch {
-      const at = Math.max(0, firstInvalidUtf8(chunk));
-      const before = chunk.subarray(0, at).toString("utf8");
-      const line = lines + (before.match(/\n/g)?.length ?? 0);
+    const buf = carry ? Buffer.concat([carry, chunk]) : chunk;
+    const start = offset - (carry?.length ?? 0);
+    offset += chunk.length;
+    const tail = incompleteTail(buf);
+    const body = tail ? buf.subarray(0, buf.length - tail) : buf;
+    carry = tail ? Buffer.from(buf.subarray(buf.length - tail)) : undefined;
+    if (!isUtf8(body)) {
+      const at = Math.max(0, firstInvalidUtf8(body));
       throw new ImportRefusal(
-        `The file is not UTF-8 text (byte 0x${chunk[at]?.toString(16).toUpperCase().padStart(2, "0")} at byte ${offset + at + 1}, line ${line}). ` +
+        `The file is not UTF-8 text (byte 0x${body[at]?.toString(16).toUpperCase().padStart(2, "0")} at byte ${start + at + 1}, line ${lineAt(file, start + at)}). ` +
           "Save it as UTF-8 (spreadsheet programs: CSV UTF-8) and import it again.",
-        { row: line, message: "not UTF-8 text" },
+        { row: lineAt(file, start + at), message: "not UTF-8 text" },
       );
     }
-    offset += chunk.length;
-    for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) lines++;
+    let text = body.toString("utf8");
+    if (first && text.length) {
+      first = false;
+      if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+    }
     if (text) yield text;
   }
-  try {
-    const rest = decoder.decode();
-    if (rest) yield rest;
-  } catch {
-    throw new ImportRefusal(`The file is not UTF-8 text (it ends inside a multi-byte character, byte ${offset}).`);
-  }
+  if (carry) throw new ImportRefusal(`The file is not UTF-8 text (it ends inside a multi-byte character, byte ${offset}).`);
 }
 
 export type RowHandlers = {
