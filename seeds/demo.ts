@@ -12,7 +12,9 @@
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { asc, eq } from "drizzle-orm";
 import { z } from "zod";
+import { createTask } from "../app/annotation/tasks.server";
 import { hashPassword } from "../app/auth/password.server";
 import type { Db } from "../db/client";
 import * as schema from "../db/schema";
@@ -105,14 +107,6 @@ export function seededRandom(seed: number): () => number {
   };
 }
 
-function shuffle<T>(xs: T[], rand: () => number): T[] {
-  const out = xs.slice();
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = Math.floor(rand() * (i + 1));
-    [out[i], out[j]] = [out[j], out[i]];
-  }
-  return out;
-}
 
 /** Judges of the demo: error rates when the truth is Yes (falseNo) and No (falseYes). */
 const DEMO_JUDGES = [
@@ -144,6 +138,15 @@ export async function seedDemo(db: Db, opts: { seed?: number; dir?: string } = {
   const hashes = await Promise.all(DEMO_ACCOUNTS.map((a) => hashPassword(a.password)));
   const summary: SeedSummary = { users: 0, items: 0, checklistItems: 0, responses: 0, verdicts: 0, tasks: 0, annotations: 0 };
 
+  let ids!: {
+    projectId: number;
+    researcherId: number;
+    annotatorIds: number[];
+    benchSetId: number;
+    writingSetId: number;
+    truths: { itemId: number; checklistIds: number[]; appropriate: boolean[]; responses: { id: number; satisfies: boolean[] }[] }[];
+    writingUnits: { itemId: number; responses: { id: number; quality: number }[] }[];
+  };
   db.transaction((tx) => {
     const userIds = DEMO_ACCOUNTS.map(
       (a, i) =>
@@ -300,145 +303,156 @@ export async function seedDemo(db: Db, opts: { seed?: number; dir?: string } = {
       writingUnits.push({ itemId: item.id, responses });
     }
 
-    // ── Annotation tasks with labels from three annotators ──
-    const now = Math.floor(Date.now() / 1000);
-    const label = (
-      unitId: number,
-      annotatorIndex: number,
-      value: unknown,
-      extra: { shownOrder?: (number | "reference")[]; penaltyReasons?: Record<string, string[]>; submitted: boolean },
-    ) => {
-      const assignment = tx
-        .insert(schema.assignments)
-        .values({
-          unitId,
-          annotatorId: annotatorIds[annotatorIndex],
-          status: extra.submitted ? "submitted" : "pending",
-          shownOrder: extra.shownOrder ?? null,
-          startedAt: extra.submitted ? now - 3600 : null,
-          submittedAt: extra.submitted ? now - 3000 : null,
-        })
-        .returning({ id: schema.assignments.id })
-        .get();
-      if (!extra.submitted) return;
-      tx.insert(schema.annotations)
-        .values({
-          assignmentId: assignment.id,
-          revision: 1,
-          label: value,
-          penaltyReasons: extra.penaltyReasons ?? null,
-          shownOrder: extra.shownOrder ?? null,
-          status: "submitted",
-          durationMs: Math.round(4000 + rand() * 40000),
-        })
-        .run();
-      summary.annotations++;
-    };
-    const noisyYesNo = (truth: boolean, annotator: number) => ((rand() < ANNOTATOR_CARE[annotator]) !== truth ? "Yes" : "No");
-
-    // 1. Checklist appropriateness: every checklist item, all three annotators (k = 3).
-    const appropriateness = tx
-      .insert(schema.tasks)
-      .values({
-        projectId: project.id,
-        datasetId: benchSet.id,
-        kind: "checklist-appropriateness",
-        name: "Are these checklist items valid criteria?",
-        guidelines:
-          "For each checklist item, answer **Yes** if it is a valid criterion for grading answers to this question, **No** otherwise. Use the comment box to say why an item is not valid.",
-        overlap: 3,
-        seed: 7,
-        config: { showReference: true },
-        createdBy: researcherId,
-      })
-      .returning({ id: schema.tasks.id })
-      .get();
-    summary.tasks++;
-    let position = 0;
-    for (const t of truths) {
-      t.checklistIds.forEach((cid, ci) => {
-        const unit = tx
-          .insert(schema.units)
-          .values({ taskId: appropriateness.id, itemId: t.itemId, checklistItemId: cid, position: position++ })
-          .returning({ id: schema.units.id })
-          .get();
-        for (let a = 0; a < 3; a++) label(unit.id, a, noisyYesNo(t.appropriate[ci], a), { submitted: true });
-      });
-    }
-
-    // 2. Response satisfaction: for each problem, two responses drawn at random,
-    //    every checklist item of each; k = 2 of the three annotators, rotating.
-    const satisfaction = tx
-      .insert(schema.tasks)
-      .values({
-        projectId: project.id,
-        datasetId: benchSet.id,
-        kind: "response-satisfaction",
-        name: "Does the response satisfy the checklist item?",
-        guidelines: "Read the problem, the response and one checklist item. Answer **Yes** only if the response clearly satisfies the item.",
-        overlap: 2,
-        seed: 11,
-        config: { plan: "all-items-of-sampled-responses", responsesPerItem: 2 },
-        createdBy: researcherId,
-      })
-      .returning({ id: schema.tasks.id })
-      .get();
-    summary.tasks++;
-    position = 0;
-    for (const t of truths) {
-      for (const r of shuffle(t.responses, rand).slice(0, 2)) {
-        t.checklistIds.forEach((cid, ci) => {
-          const unit = tx
-            .insert(schema.units)
-            .values({ taskId: satisfaction.id, itemId: t.itemId, checklistItemId: cid, responseId: r.id, position })
-            .returning({ id: schema.units.id })
-            .get();
-          const first = position % 3;
-          const pair = [first, (first + 1) % 3];
-          // The last few units are still waiting for their second label.
-          pair.forEach((a, k) => label(unit.id, a, noisyYesNo(r.satisfies[ci], a), { submitted: k === 0 || position % 11 !== 0 }));
-          position++;
-        });
-      }
-    }
-
-    // 3. Writing quality: every instruction with its responses goes to one annotator; k = 2.
-    const writingTask = tx
-      .insert(schema.tasks)
-      .values({
-        projectId: project.id,
-        datasetId: writingSet.id,
-        kind: "writing-quality",
-        name: "Score each writing from 1 to 5",
-        guidelines:
-          "The reference is a **4**. Give 5 to a writing better than the reference, 3 to one that passes but is weaker, and 1–2 with a penalty reason. A safety problem is always 1.",
-        overlap: 2,
-        seed: 13,
-        config: { penaltyReasons: ["consistency", "accuracy", "fluency", "safety"] },
-        createdBy: researcherId,
-      })
-      .returning({ id: schema.tasks.id })
-      .get();
-    summary.tasks++;
-    writingUnits.forEach((w, i) => {
-      const ids = w.responses.map((r) => r.id);
-      const unit = tx
-        .insert(schema.units)
-        .values({ taskId: writingTask.id, itemId: w.itemId, responseIds: ids, position: i })
-        .returning({ id: schema.units.id })
-        .get();
-      for (const a of [i % 3, (i + 1) % 3]) {
-        const scores: Record<string, number> = {};
-        const penalties: Record<string, string[]> = {};
-        for (const r of w.responses) {
-          const jitter = rand() < ANNOTATOR_CARE[a] * 3 ? (rand() < 0.5 ? -1 : 1) : 0;
-          const s = Math.max(1, Math.min(5, r.quality + jitter));
-          scores[String(r.id)] = s;
-          if (s < 3) penalties[String(r.id)] = [s === 1 ? "accuracy" : "consistency"];
-        }
-        label(unit.id, a, { scores }, { shownOrder: shuffle(ids, rand), penaltyReasons: penalties, submitted: true });
-      }
-    });
+    ids = { projectId: project.id, researcherId, annotatorIds, benchSetId: benchSet.id, writingSetId: writingSet.id, truths, writingUnits };
   });
+  seedDemoTasks(db, ids, rand, summary);
   return summary;
+}
+
+/**
+ * The demo's annotation tasks, made by the annotation module itself (sampling,
+ * balanced seeded assignment, shuffled shown order), then labelled by the three
+ * simulated annotators. Ana still has work waiting in every task, so a visitor
+ * signing in as her can try the workspace.
+ */
+function seedDemoTasks(
+  db: Db,
+  ids: {
+    projectId: number;
+    researcherId: number;
+    annotatorIds: number[];
+    benchSetId: number;
+    writingSetId: number;
+    truths: { itemId: number; checklistIds: number[]; appropriate: boolean[]; responses: { id: number; satisfies: boolean[] }[] }[];
+    writingUnits: { itemId: number; responses: { id: number; quality: number }[] }[];
+  },
+  rand: () => number,
+  summary: SeedSummary,
+) {
+  const pool = ids.annotatorIds;
+  const make = (input: Parameters<typeof createTask>[2]) => {
+    const { taskId } = createTask(ids.projectId, ids.researcherId, input, db);
+    summary.tasks++;
+    return taskId;
+  };
+  const appropriateness = make({
+    name: "Are these checklist items valid criteria?",
+    datasetId: ids.benchSetId,
+    kind: "checklist-appropriateness",
+    overlap: 3,
+    seed: 7,
+    pool,
+    showReference: true,
+    guidelines:
+      "For each checklist item, answer **Yes** if it is a valid criterion for grading answers to this question, **No** otherwise.\n\nUse the comment box to say why an item is not valid.",
+  });
+  const satisfaction = make({
+    name: "Does the response satisfy the checklist item?",
+    datasetId: ids.benchSetId,
+    kind: "response-satisfaction",
+    plan: "all-items-of-sampled-responses",
+    responsesPerItem: 2,
+    overlap: 2,
+    seed: 11,
+    pool,
+    guidelines: "Read the problem, the response and one checklist item. Answer **Yes** only if the response clearly satisfies the item.",
+  });
+  const writing = make({
+    name: "Score each writing from 1 to 5",
+    datasetId: ids.writingSetId,
+    kind: "writing-quality",
+    overlap: 2,
+    seed: 13,
+    pool,
+    guidelines:
+      "The reference is a **4**. Give 5 to a writing better than the reference, 3 to one that passes but is weaker, and 1–2 with a penalty reason. A safety problem is always 1.",
+  });
+  const bestOf = make({
+    name: "Reference optimisation: which writing is best?",
+    datasetId: ids.writingSetId,
+    kind: "best-of-n",
+    n: 3,
+    includeReference: true,
+    overlap: 2,
+    seed: 17,
+    pool,
+    guidelines: "Read the instruction and every writing, then pick the **best** one. Judge only the text.",
+  });
+
+  const appropriate = new Map<number, boolean>();
+  const satisfies = new Map<string, boolean>();
+  for (const t of ids.truths) {
+    t.checklistIds.forEach((cid, i) => appropriate.set(cid, t.appropriate[i]));
+    for (const r of t.responses) t.checklistIds.forEach((cid, i) => satisfies.set(`${r.id}:${cid}`, r.satisfies[i]));
+  }
+  const quality = new Map<number, number>();
+  for (const w of ids.writingUnits) for (const r of w.responses) quality.set(r.id, r.quality);
+  const ana = pool[0];
+  const noisyYesNo = (truth: boolean, annotator: number) => ((rand() < ANNOTATOR_CARE[annotator]) !== truth ? "Yes" : "No");
+  const now = Math.floor(Date.now() / 1000);
+
+  db.transaction((tx) => {
+    for (const taskId of [appropriateness, satisfaction, writing, bestOf]) {
+      const rows = tx
+        .select({
+          assignmentId: schema.assignments.id,
+          annotatorId: schema.assignments.annotatorId,
+          shownOrder: schema.assignments.shownOrder,
+          position: schema.units.position,
+          checklistItemId: schema.units.checklistItemId,
+          responseId: schema.units.responseId,
+          responseIds: schema.units.responseIds,
+        })
+        .from(schema.assignments)
+        .innerJoin(schema.units, eq(schema.units.id, schema.assignments.unitId))
+        .where(eq(schema.units.taskId, taskId))
+        .orderBy(asc(schema.units.position))
+        .all();
+      const units = new Set(rows.map((r) => r.position)).size;
+      for (const r of rows) {
+        const a = pool.indexOf(r.annotatorId);
+        // Ana has the last fifth of every task still to do (all of the best-of-N task).
+        if (r.annotatorId === ana && (taskId === bestOf || r.position >= units * 0.8)) continue;
+        let label: unknown;
+        let penaltyReasons: Record<string, string[]> | null = null;
+        if (taskId === appropriateness) label = noisyYesNo(appropriate.get(r.checklistItemId!)!, a);
+        else if (taskId === satisfaction) label = noisyYesNo(satisfies.get(`${r.responseId}:${r.checklistItemId}`)!, a);
+        else if (taskId === writing) {
+          const scores: Record<string, number> = {};
+          penaltyReasons = {};
+          for (const id of r.responseIds as number[]) {
+            const jitter = rand() < ANNOTATOR_CARE[a] * 3 ? (rand() < 0.5 ? -1 : 1) : 0;
+            const score = Math.max(1, Math.min(5, quality.get(id)! + jitter));
+            scores[String(id)] = score;
+            if (score < 3) penaltyReasons[String(id)] = [score === 1 ? "accuracy" : "consistency"];
+          }
+          label = { scores };
+        } else {
+          // The reference counts as a 4; a model writing wins only when it is better (a 5).
+          const best = (r.responseIds as (number | "reference")[]).reduce((top, k) => {
+            const q = k === "reference" ? 4 : quality.get(k)!;
+            const topQ = top === "reference" ? 4 : quality.get(top)!;
+            return q > topQ ? k : top;
+          });
+          label = { best };
+        }
+        tx.insert(schema.annotations)
+          .values({
+            assignmentId: r.assignmentId,
+            revision: 1,
+            label,
+            penaltyReasons,
+            shownOrder: r.shownOrder,
+            status: "submitted",
+            durationMs: Math.round(4000 + rand() * 40000),
+          })
+          .run();
+        tx.update(schema.assignments)
+          .set({ status: "submitted", startedAt: now - 3600, submittedAt: now - 3000 })
+          .where(eq(schema.assignments.id, r.assignmentId))
+          .run();
+        summary.annotations++;
+      }
+    }
+  });
 }

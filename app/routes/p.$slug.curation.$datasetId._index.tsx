@@ -317,6 +317,11 @@ export default function CurateDataset() {
                   {c.votes.response} for it · {c.votes.reference} for the reference
                   {c.votes.others ? ` · ${c.votes.others} other` : ""}
                   {c.votes.ties ? ` · ${c.votes.ties} tie` : ""}
+                  <div className="muted">
+                    <Link to={`../../tasks/${c.taskId}`} relative="path">
+                      task {c.taskId}
+                    </Link>
+                  </div>
                 </td>
                 <td>
                   {c.promoted ? (

@@ -81,7 +81,9 @@ describe("promoting a preferred model output to reference", () => {
     // 3. The maintainer sees the candidate and promotes it.
     await signInAs(page, app.url, researcher.email, researcher.password);
     await page.goto(`${app.url}/p/demo/curation/${writingId}`);
-    const row = page.getByTestId("candidates").locator("tbody tr");
+    const refText = db.select().from(schema.responses).where(eq(schema.responses.id, modelResponse)).get()!.text;
+    const row = page.getByTestId("candidates").locator("tbody tr").filter({ hasText: refText.slice(0, 80) })
+      .filter({ hasText: `task ${taskId}` });
     await expect.poll(() => row.count()).toBe(1);
     expect(await row.textContent()).toContain("2 for it · 0 for the reference");
     await row.getByLabel("Reason").fill("Both annotators preferred the Orrery draft");
@@ -100,7 +102,6 @@ describe("promoting a preferred model output to reference", () => {
     expect(top).toContain("Rhea Researcher");
     expect(top).toContain("Both annotators preferred the Orrery draft");
     expect(top).toMatch(/annotations \d+, \d+/);
-    const refText = db.select().from(schema.responses).where(eq(schema.responses.id, modelResponse)).get()!.text;
     expect(await page.getByLabel("Reference text").inputValue()).toBe(refText);
     expect(errors, errors.slice(0, 3).join("\n")).toEqual([]);
   });

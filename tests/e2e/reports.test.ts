@@ -40,7 +40,7 @@ describe("report pages in the browser", () => {
     await page.goto(`${app.url}/p/demo/reports`);
     await expect.poll(() => page.getByRole("heading", { level: 1 }).textContent()).toBe("Reports");
     const taskLinks = await page.locator("tbody tr td:first-child a").evaluateAll((as) => as.map((a) => (a as HTMLAnchorElement).getAttribute("href")!));
-    expect(taskLinks.length).toBe(3);
+    expect(taskLinks.length).toBe(4); // the demo has four tasks (appropriateness, satisfaction, writing, best-of-N)
     let judgeless = 0;
     for (const href of taskLinks) {
       const base = new URL(href, `${app.url}/p/demo/reports/`).pathname;
@@ -60,7 +60,7 @@ describe("report pages in the browser", () => {
         } else if (sub === "/disagreements") expect(await page.getByTestId("disagreement-count").textContent()).toMatch(/^\d+ disagreements?/);
       }
     }
-    expect(judgeless).toBe(1);
+    expect(judgeless).toBe(2); // appropriateness and best-of-N: no judge verdicts in the demo
     expect(errors).toEqual([]);
   });
 

@@ -75,7 +75,7 @@ describe("project overview and dataset browser loaders", () => {
     const expectedVerdicts = 2 * files.items.reduce((n, i) => n + i.responses.length * i.checklist.length, 0);
     expect(bench).toMatchObject({ items: 12, domains: 5, checklistItems: summary.checklistItems, responses: 108, verdicts: expectedVerdicts });
     expect(data.counts.judges).toBe(2);
-    expect(data.counts.tasks).toBe(3);
+    expect(data.counts.tasks).toBe(4);
   });
 
   it("searches prompt text, filters by domain, and pages", async () => {
