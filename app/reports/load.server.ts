@@ -59,53 +59,92 @@ export function taskVersion(task: TaskRow): string {
   return `${v?.n ?? 0}:${v?.mx ?? 0}:${cfg?.config ?? ""}`;
 }
 
+/**
+ * A prepared statement of the shared connection returning rows as arrays
+ * (better-sqlite3 `raw()`): no per-row object, which is most of the cost of
+ * reading 50,000 labels. The SQL itself stays portable.
+ */
+function rawRows(text: string, ...params: unknown[]): unknown[][] {
+  return getDb().$client.prepare(text).raw(true).all(...params) as unknown[][];
+}
+
+/** JSON text → value, memoised per distinct text (labels repeat: "Yes"/"No"; parsed values are never mutated). */
+function jsonCache() {
+  const seen = new Map<string, unknown>();
+  return (text: unknown): unknown => {
+    if (typeof text !== "string") return text ?? null;
+    let v = seen.get(text);
+    if (v === undefined && !seen.has(text)) {
+      v = parseJson(text);
+      if (text.length <= 64) seen.set(text, v);
+    }
+    return v;
+  };
+}
+
 export function loadTaskData(task: TaskRow): TaskData {
   const db = getDb();
-  const units = db.all<{ id: number; item_id: number; checklist_item_id: number | null; response_id: number | null; response_ids: string | null; is_gold: number; gold_label: string | null; domain: string | null; subject: string | null; task_type: string | null }>(sql`
-    SELECT u.id, u.item_id, u.checklist_item_id, u.response_id, u.response_ids, u.is_gold, u.gold_label, i.domain, i.subject, i.task_type
-    FROM units u JOIN items i ON i.id = u.item_id WHERE u.task_id = ${task.id} ORDER BY u.position, u.id`);
-  const responses = db.all<{ id: number; model: string; turn: number; len: number }>(sql`
-    SELECT r.id, r.model, r.turn, length(r.text) AS len FROM responses r
-    WHERE r.item_id IN (SELECT DISTINCT u.item_id FROM units u WHERE u.task_id = ${task.id})`);
-  // The current submitted label of each assignment: its highest submitted revision
-  const all = db.all<{ assignment_id: number; revision: number; unit_id: number; annotator_id: number; label: string; duration_ms: number | null; shown_order: string | null; a_shown: string | null }>(sql`
-    SELECT an.assignment_id, an.revision, a.unit_id, a.annotator_id, an.label, an.duration_ms, an.shown_order, a.shown_order AS a_shown
-    FROM units u
-    JOIN assignments a ON a.unit_id = u.id
-    JOIN annotations an ON an.assignment_id = a.id
-    WHERE u.task_id = ${task.id} AND an.status = 'submitted'`);
-  const latest = new Map<number, (typeof all)[number]>();
-  for (const row of all) {
-    const seen = latest.get(row.assignment_id);
-    if (!seen || seen.revision < row.revision) latest.set(row.assignment_id, row);
+  // Units with the item fields the breakdowns use.
+  const units = rawRows(
+    `SELECT u.id, u.item_id, u.checklist_item_id, u.response_id, u.response_ids, u.is_gold, u.gold_label, i.domain, i.subject, i.task_type
+     FROM units u JOIN items i ON i.id = u.item_id WHERE u.task_id = ? ORDER BY u.position, u.id`,
+    task.id,
+  );
+  const responses = rawRows(
+    `SELECT r.id, r.model, r.turn, length(r.text) FROM responses r
+     WHERE r.item_id IN (SELECT DISTINCT u.item_id FROM units u WHERE u.task_id = ?)`,
+    task.id,
+  );
+  // Submitted labels in one query, only the columns used; the current label of an
+  // assignment is its highest submitted revision. Shown orders only matter for
+  // multi-response kinds.
+  const shown = task.kind === "writing-quality" || task.kind === "best-of-n";
+  const rows = rawRows(
+    `SELECT an.assignment_id, an.revision, a.unit_id, a.annotator_id, an.label, an.duration_ms${shown ? ", an.shown_order, a.shown_order" : ""}
+     FROM units u
+     JOIN assignments a ON a.unit_id = u.id
+     JOIN annotations an ON an.assignment_id = a.id
+     WHERE u.task_id = ? AND an.status = 'submitted'`,
+    task.id,
+  );
+  // Latest revision per assignment (typed arrays: assignment id → row index).
+  const latest = new Map<number, number>();
+  for (let i = 0; i < rows.length; i++) {
+    const asg = rows[i][0] as number;
+    const j = latest.get(asg);
+    if (j === undefined || (rows[j][1] as number) < (rows[i][1] as number)) latest.set(asg, i);
   }
-  const anns = [...latest.values()];
-  const annotatorIds = [...new Set(anns.map((a) => a.annotator_id))].sort((a, b) => a - b);
+  const keep = Int32Array.from(latest.values()).sort();
+  const annotatorIds = [...new Set(Array.from(keep, (i) => rows[i][3] as number))].sort((a, b) => a - b);
   const names = annotatorIds.length
     ? db.all<{ id: number; name: string }>(sql`SELECT id, name FROM users WHERE id IN (${sql.join(annotatorIds.map((i) => sql`${i}`), sql`, `)})`)
     : [];
   const nameOf = new Map(names.map((n) => [n.id, n.name]));
   const config = readConfig(task.config);
+  const label = jsonCache();
   const rawUnits: RawUnit[] = units.map((u) => ({
-    id: u.id,
-    itemId: u.item_id,
-    checklistItemId: u.checklist_item_id,
-    responseId: u.response_id,
-    responseIds: (parseJson(u.response_ids) as (number | "reference")[] | null) ?? null,
-    isGold: !!u.is_gold,
-    goldLabel: u.gold_label,
-    domain: u.domain,
-    subject: u.subject,
-    taskType: u.task_type,
+    id: u[0] as number,
+    itemId: u[1] as number,
+    checklistItemId: u[2] as number | null,
+    responseId: u[3] as number | null,
+    responseIds: (parseJson(u[4]) as (number | "reference")[] | null) ?? null,
+    isGold: !!u[5],
+    goldLabel: u[6] as string | null,
+    domain: u[7] as string | null,
+    subject: u[8] as string | null,
+    taskType: u[9] as string | null,
   }));
-  const rawResponses: RawResponse[] = responses.map((r) => ({ id: r.id, model: r.model, turn: r.turn, length: r.len }));
-  const rawAnns: RawAnnotation[] = anns.map((a) => ({
-    unitId: a.unit_id,
-    annotatorId: a.annotator_id,
-    label: parseJson(a.label),
-    durationMs: a.duration_ms,
-    shownOrder: (parseJson(a.shown_order) ?? parseJson(a.a_shown)) as (number | "reference")[] | null,
-  }));
+  const rawResponses: RawResponse[] = responses.map((r) => ({ id: r[0] as number, model: r[1] as string, turn: r[2] as number, length: r[3] as number }));
+  const rawAnns: RawAnnotation[] = Array.from(keep, (i) => {
+    const a = rows[i];
+    return {
+      unitId: a[2] as number,
+      annotatorId: a[3] as number,
+      label: label(a[4]),
+      durationMs: a[5] as number | null,
+      shownOrder: shown ? ((parseJson(a[6]) ?? parseJson(a[7])) as (number | "reference")[] | null) : null,
+    };
+  });
   return buildTaskData({
     task: { id: task.id, name: task.name, kind: task.kind, datasetId: task.datasetId, seed: task.seed, overlap: task.overlap },
     config: task.config,
@@ -126,13 +165,21 @@ export function loadJudges(projectId: number): JudgeInfo[] {
 }
 
 export function loadVerdicts(projectId: number, taskId: number): VerdictRow[] {
-  return getDb()
-    .all<{ judge_id: number; response_id: number; checklist_item_id: number | null; value: string | null; score: number | null; parse_status: string }>(sql`
-      SELECT v.judge_id, v.response_id, v.checklist_item_id, v.value, v.score, v.parse_status
-      FROM verdicts v JOIN judges j ON j.id = v.judge_id
-      WHERE j.project_id = ${projectId}
-        AND v.response_id IN (SELECT r.id FROM responses r WHERE r.item_id IN (SELECT DISTINCT u.item_id FROM units u WHERE u.task_id = ${taskId}))`)
-    .map((v) => ({ judgeId: v.judge_id, responseId: v.response_id, checklistItemId: v.checklist_item_id, value: v.value, score: v.score, parseStatus: v.parse_status }));
+  return rawRows(
+    `SELECT v.judge_id, v.response_id, v.checklist_item_id, v.value, v.score, v.parse_status
+     FROM verdicts v JOIN judges j ON j.id = v.judge_id
+     WHERE j.project_id = ?
+       AND v.response_id IN (SELECT r.id FROM responses r WHERE r.item_id IN (SELECT DISTINCT u.item_id FROM units u WHERE u.task_id = ?))`,
+    projectId,
+    taskId,
+  ).map((v) => ({
+    judgeId: v[0] as number,
+    responseId: v[1] as number,
+    checklistItemId: v[2] as number | null,
+    value: v[3] as string | null,
+    score: v[4] as number | null,
+    parseStatus: v[5] as string,
+  }));
 }
 
 /** Texts for a page of rows: item query, checklist item text, response text. */
