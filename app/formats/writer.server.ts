@@ -230,7 +230,7 @@ export class ImportWriter {
       }
       entry = { id, row, fields: undefined, checklist: new Set(), count: 0, weight: 0, weighted: false };
       if (merge) entry.fields = { query: rec.query, passage: rec.passage ?? null, domain: rec.domain ?? null, refs: refs.join("\u0001") };
-      this.seen.set(rec.sourceId, entry);
+      this.seen.set(detach(rec.sourceId), entry);
     }
     if (merge && entry !== this.open) this.openGroup(entry, rec.sourceId);
     const list = rec.checklist;
@@ -318,6 +318,11 @@ export class ImportWriter {
       if (this.writing && prev.openedWriting) {
         prev.fields = undefined;
         prev.checklist = undefined;
+      } else if (prev.fields && prev.checklist) {
+        // Kept in memory: keep copies, not slices of the file's chunks.
+        const f = prev.fields;
+        prev.fields = { query: detach(f.query), passage: f.passage && detach(f.passage), domain: f.domain && detach(f.domain), refs: detach(f.refs) };
+        prev.checklist = new Set(Array.from(prev.checklist, detach));
       }
     }
     this.open = entry;
@@ -588,6 +593,16 @@ type SeenItem = {
   /** Whether rows were being written when this group opened. */
   openedWriting?: boolean;
 };
+
+/**
+ * A copy of s that does not keep alive the string it was cut from. Parsers
+ * return fields as slices of their input chunk (V8 sliced strings, 13+
+ * characters); keeping one would keep the whole 1 MB chunk, and keeping one
+ * per item would keep the whole file.
+ */
+function detach(s: string): string {
+  return s.length < 13 ? s : (" " + s).slice(1);
+}
 
 function clip(s: string, n = 80): string {
   return s.length > n ? `${s.slice(0, n)}…` : s;
