@@ -180,19 +180,12 @@ export async function seedDemo(db: Db, opts: { seed?: number; dir?: string } = {
           .get().id,
     );
 
-    // ── Checklist benchmark ──
-    const benchSet = tx
-      .insert(schema.datasets)
-      .values({ projectId: project.id, ...bench.dataset })
-      .returning({ id: schema.datasets.id })
-      .get();
-    type Truth = { itemId: number; checklistIds: number[]; appropriate: boolean[]; responses: { id: number; satisfies: boolean[] }[] };
-    const truths: Truth[] = [];
-    for (const it of bench.items) {
+    /** An item with its reference answer. */
+    const insertItem = (datasetId: number, it: BenchFile["items"][number] | WritingFile["items"][number]) => {
       const item = tx
         .insert(schema.items)
         .values({
-          datasetId: benchSet.id,
+          datasetId,
           sourceId: it.sourceId,
           query: it.query,
           passage: it.passage ?? null,
@@ -203,7 +196,29 @@ export async function seedDemo(db: Db, opts: { seed?: number; dir?: string } = {
         })
         .returning({ id: schema.items.id })
         .get();
+      tx.insert(schema.references).values({ itemId: item.id, text: it.reference, provenance: "seed" }).run();
       summary.items++;
+      return item;
+    };
+    const insertResponse = (itemId: number, r: { model: string; turn: number; text: string }) => {
+      summary.responses++;
+      return tx
+        .insert(schema.responses)
+        .values({ itemId, model: r.model, turn: r.turn, text: r.text, origin: "seed", sourceKey: `${r.model}/turn-${r.turn}` })
+        .returning({ id: schema.responses.id })
+        .get().id;
+    };
+
+    // ── Checklist benchmark ──
+    const benchSet = tx
+      .insert(schema.datasets)
+      .values({ projectId: project.id, ...bench.dataset })
+      .returning({ id: schema.datasets.id })
+      .get();
+    type Truth = { itemId: number; checklistIds: number[]; appropriate: boolean[]; responses: { id: number; satisfies: boolean[] }[] };
+    const truths: Truth[] = [];
+    for (const it of bench.items) {
+      const item = insertItem(benchSet.id, it);
       const checklistIds = it.checklist.map(
         (c, position) =>
           tx
@@ -213,21 +228,8 @@ export async function seedDemo(db: Db, opts: { seed?: number; dir?: string } = {
             .get().id,
       );
       summary.checklistItems += checklistIds.length;
-      tx.insert(schema.references).values({ itemId: item.id, text: it.reference, provenance: "seed" }).run();
       const responses = it.responses.map((r) => {
-        const id = tx
-          .insert(schema.responses)
-          .values({
-            itemId: item.id,
-            model: r.model,
-            turn: r.turn,
-            text: r.text,
-            origin: "seed",
-            sourceKey: `${r.model}/turn-${r.turn}`,
-          })
-          .returning({ id: schema.responses.id })
-          .get().id;
-        summary.responses++;
+        const id = insertResponse(item.id, r);
         DEMO_JUDGES.forEach((j, ji) => {
           r.satisfies.forEach((truth, ci) => {
             const failed = rand() < j.parseFail;
@@ -259,29 +261,9 @@ export async function seedDemo(db: Db, opts: { seed?: number; dir?: string } = {
       .get();
     const writingUnits: { itemId: number; responses: { id: number; quality: number }[] }[] = [];
     for (const it of writing.items) {
-      const item = tx
-        .insert(schema.items)
-        .values({
-          datasetId: writingSet.id,
-          sourceId: it.sourceId,
-          query: it.query,
-          passage: it.passage ?? null,
-          domain: it.domain,
-          subject: it.subject,
-          taskType: it.taskType,
-          language: it.language,
-        })
-        .returning({ id: schema.items.id })
-        .get();
-      summary.items++;
-      tx.insert(schema.references).values({ itemId: item.id, text: it.reference, provenance: "seed" }).run();
+      const item = insertItem(writingSet.id, it);
       const responses = it.responses.map((r) => {
-        const id = tx
-          .insert(schema.responses)
-          .values({ itemId: item.id, model: r.model, turn: r.turn, text: r.text, origin: "seed", sourceKey: `${r.model}/turn-${r.turn}` })
-          .returning({ id: schema.responses.id })
-          .get().id;
-        summary.responses++;
+        const id = insertResponse(item.id, r);
         DEMO_JUDGES.forEach((j, ji) => {
           // A 1–10 writing judge: roughly 2 × the human 1–5 quality, with judge-specific noise.
           const score = Math.max(1, Math.min(10, Math.round(2 * r.quality + (rand() - 0.5) * 2 * j.scoreNoise)));
@@ -306,6 +288,7 @@ export async function seedDemo(db: Db, opts: { seed?: number; dir?: string } = {
     ids = { projectId: project.id, researcherId, annotatorIds, benchSetId: benchSet.id, writingSetId: writingSet.id, truths, writingUnits };
   });
   seedDemoTasks(db, ids, rand, summary);
+  await seedDemoRun(db);
   return summary;
 }
 
@@ -455,4 +438,61 @@ function seedDemoTasks(
       }
     }
   });
+}
+
+// ─── The demo run (recorded outputs) ─────────────────────────────────────────
+// Owned by the runs module. Kept apart from the content above: it adds a small
+// sample dataset (copies of three Concord Demo Bench problems), replay
+// providers labelled "recorded", and one completed RefineBench run made by the
+// real runner from seeds/recorded/demo-refinebench.json. The bench dataset's
+// own counts and the two demo judges are unchanged (the run's judge reuses
+// "judge-strict", which is already a recorded judge).
+
+export const DEMO_RUN_DATASET = "Concord Demo Bench — recorded run sample";
+export const DEMO_RUN_NAME = "Demo: RefineBench self-refinement (recorded outputs)";
+
+export async function seedDemoRun(db: Db, opts: { dir?: string } = {}): Promise<{ runId: number; datasetId: number; providers: string[] }> {
+  const { createRun, Worker } = await import("../app/runs/runner.server");
+  const rec = await import("./recorded/demo-refinebench");
+  const { bench } = loadDemoFiles(opts.dir);
+  const project = db.select().from(schema.projects).where(eq(schema.projects.slug, DEMO_PROJECT.slug)).get();
+  if (!project) throw new Error("seedDemoRun: load the demo project first");
+  const researcher = db.select({ id: schema.users.id }).from(schema.users).where(eq(schema.users.email, DEMO_ACCOUNTS.find((a) => a.role === "researcher")!.email)).get();
+  const note = "Recorded outputs: hand-written for Concord's demo, replayed without network.";
+  const providerName = (model: string) => `${model} (recorded)`;
+  const datasetId = db.transaction((tx) => {
+    const set = tx
+      .insert(schema.datasets)
+      .values({ projectId: project.id, name: DEMO_RUN_DATASET, version: 1, source: "Three problems of Concord Demo Bench, for the recorded demo run", licenseNote: "CC0 1.0 — original demo content" })
+      .returning({ id: schema.datasets.id })
+      .get();
+    for (const sourceId of rec.DEMO_RUN_ITEMS) {
+      const it = bench.items.find((i) => i.sourceId === sourceId)!;
+      const item = tx
+        .insert(schema.items)
+        .values({ datasetId: set.id, sourceId: it.sourceId, query: it.query, passage: it.passage ?? null, domain: it.domain, subject: it.subject, taskType: it.taskType, language: it.language })
+        .returning({ id: schema.items.id })
+        .get();
+      it.checklist.forEach((c, position) => tx.insert(schema.checklistItems).values({ itemId: item.id, text: c.text, position }).run());
+    }
+    for (const model of [...rec.DEMO_RUN_MODELS, rec.DEMO_RUN_JUDGE_MODEL])
+      tx.insert(schema.providers).values({ projectId: project.id, name: providerName(model), kind: "replay", model, concurrency: 4, settings: { file: rec.DEMO_REPLAY_FILE, note } }).run();
+    return set.id;
+  });
+  const run = createRun(
+    db,
+    project.id,
+    {
+      name: DEMO_RUN_NAME,
+      protocol: "refinebench",
+      datasetId,
+      models: rec.DEMO_RUN_MODELS.map((m) => ({ provider: providerName(m) })),
+      judges: [{ provider: providerName(rec.DEMO_RUN_JUDGE_MODEL), name: "judge-strict" }],
+      settings: { setting: "self-refinement", maxTurns: rec.DEMO_RUN_TURNS },
+    },
+    researcher?.id ?? null,
+  );
+  // One job at a time, so the same seed writes the same rows in the same order.
+  await new Worker(db, { concurrency: 1, pollMs: 5, untilIdle: true, runId: run.id }).start().done;
+  return { runId: run.id, datasetId, providers: [...rec.DEMO_RUN_MODELS, rec.DEMO_RUN_JUDGE_MODEL].map(providerName) };
 }
