@@ -23,7 +23,10 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
   const datasets = db.select({ id: schema.datasets.id, name: schema.datasets.name, version: schema.datasets.version }).from(schema.datasets).where(eq(schema.datasets.projectId, project.id)).orderBy(asc(schema.datasets.id)).all();
   const providers = db.select({ name: schema.providers.name, kind: schema.providers.kind, model: schema.providers.model }).from(schema.providers).where(eq(schema.providers.projectId, project.id)).orderBy(asc(schema.providers.name)).all();
   if (runs.some((r) => r.status === "queued" || r.status === "running")) ensureInProcessWorker();
-  return json({ project: { slug: project.slug, name: project.name }, runs, datasets, providers, protocols: PROTOCOL_IDS });
+  // The form starts from the latest run's definition (on the demo: the recorded providers), else a template.
+  const latest = runs.length ? db.select({ config: schema.runs.config }).from(schema.runs).where(eq(schema.runs.id, runs[0].id)).get() : undefined;
+  const previous = (latest?.config as { definition?: Record<string, unknown> } | undefined)?.definition ?? null;
+  return json({ project: { slug: project.slug, name: project.name }, runs, datasets, providers, protocols: PROTOCOL_IDS, previous });
 }
 
 const NewRun = z.object({ intent: z.literal("create"), definition: z.string().min(2) });
@@ -50,10 +53,10 @@ export async function action({ request, params }: ActionFunctionArgs) {
 }
 
 export default function Runs() {
-  const { project, runs, datasets, providers, protocols } = useLoaderData<typeof loader>();
+  const { project, runs, datasets, providers, protocols, previous } = useLoaderData<typeof loader>();
   const result = useActionData<typeof action>() as { error?: string } | undefined;
   const example = JSON.stringify(
-    {
+    previous ? { ...previous, name: `${String(previous.name ?? "run").replace(/ \(again( \d+)?\)$/, "")} (again)` } : {
       name: "RefineBench self-refinement",
       protocol: "refinebench",
       datasetId: datasets[0]?.id ?? 1,

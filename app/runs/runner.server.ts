@@ -42,6 +42,8 @@ export type StoredRunConfig = {
   judges: JudgeRef[];
   itemCount: number;
   estimatedJobs: number;
+  /** The definition the run was created from (the runs page offers it again). */
+  definition?: RunDefinition;
 };
 
 export class RunInputError extends Error {}
@@ -126,7 +128,7 @@ export function createRun(db: Db, projectId: number, input: RunDefinition, creat
         .returning()
         .get();
       const jobs = protocol.plan({ runId: run.id, items, models, judges, config: settings });
-      const stored: StoredRunConfig = { settings, models, judges, itemCount: items.length, estimatedJobs: estimateJobs(protocol.id, jobs.length, judges.length, settings) };
+      const stored: StoredRunConfig = { settings, models, judges, itemCount: items.length, estimatedJobs: estimateJobs(protocol.id, jobs.length, judges.length, settings), definition: { ...input, settings } };
       tx.update(schema.runs).set({ config: stored as unknown as Record<string, unknown> }).where(eq(schema.runs.id, run.id)).run();
       for (let i = 0; i < jobs.length; i += 500)
         tx.insert(schema.jobs)

@@ -6,7 +6,10 @@
  * File shape (seeds/recorded/*.json):
  *   { "recorded": true, "description": "...", "entries": [ { "key": "<sha256>", "text": "...", "model"?: "...", "note"?: "..." } ] }
  * The key is requestKey(request): a hash of the request kind and messages, so
- * the same prompt always finds the same recorded output.
+ * the same prompt always finds the same recorded output. An entry that names a
+ * `model` answers only the provider serving that model (two recorded models
+ * given the same first prompt answer differently); an entry without one
+ * answers any model.
  */
 import crypto from "node:crypto";
 import fs from "node:fs";
@@ -40,7 +43,8 @@ export function loadReplay(file: string): Map<string, string> {
   if (hit && hit.mtimeMs === stat.mtimeMs) return hit.byKey;
   const parsed = ReplayFileSchema.safeParse(JSON.parse(fs.readFileSync(full, "utf8")));
   if (!parsed.success) throw new Error(`replay file ${file}: ${parsed.error.issues[0].path.join(".")}: ${parsed.error.issues[0].message}`);
-  const byKey = new Map(parsed.data.entries.map((e) => [e.key, e.text]));
+  const byKey = new Map<string, string>();
+  for (const e of parsed.data.entries) byKey.set(e.model ? `${e.model}\u0000${e.key}` : e.key, e.text);
   cache.set(full, { mtimeMs: stat.mtimeMs, byKey });
   return byKey;
 }
@@ -56,7 +60,8 @@ export class ReplayProvider implements LlmProvider {
   async call(req: LlmRequest, opts: { onCall?: (c: CallRecord) => void } = {}): Promise<LlmReply> {
     const t0 = Date.now();
     const key = requestKey(req);
-    const text = loadReplay(this.file).get(key);
+    const recorded = loadReplay(this.file);
+    const text = recorded.get(`${this.model}\u0000${key}`) ?? recorded.get(key);
     const request = { replay: true, model: this.model, key, kind: req.kind, messages: req.messages };
     if (text === undefined) {
       opts.onCall?.({ request, reply: null, status: 404, latencyMs: 0, promptTokens: null, completionTokens: null, error: "no recorded output for this request" });
