@@ -1,4 +1,5 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
+import { formError } from "~/forms.server";
 import { json } from "@remix-run/node";
 import { Form, useActionData, useLoaderData } from "@remix-run/react";
 import { asc, eq } from "drizzle-orm";
@@ -56,10 +57,7 @@ const UserAction = z.discriminatedUnion("intent", [
 export async function action({ request }: ActionFunctionArgs) {
   const admin = await requireSiteAdmin(request);
   const parsed = UserAction.safeParse(Object.fromEntries(await request.formData()));
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    return json({ error: `${issue.path.join(".") || "form"}: ${issue.message}` }, { status: 400 });
-  }
+  if (!parsed.success) return formError(parsed.error);
   const db = getDb();
   const input = parsed.data;
   if (input.intent === "create") {

@@ -1,4 +1,5 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
+import { formError } from "~/forms.server";
 import { json, redirect } from "@remix-run/node";
 import { Form, Link, useActionData, useLoaderData, useNavigation } from "@remix-run/react";
 import { and, asc, eq, inArray } from "drizzle-orm";
@@ -119,10 +120,7 @@ export async function action({ request, params }: ActionFunctionArgs) {
     }
   }
   const parsed = CurationAction.safeParse(Object.fromEntries(form));
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    return json({ error: `${issue.path.join(".") || "form"}: ${issue.message}`, field: String(issue.path[0] ?? "") }, { status: 400 });
-  }
+  if (!parsed.success) return formError(parsed.error);
   const actor = { userId: user.id, reason: parsed.data.reason };
   try {
     switch (parsed.data.intent) {

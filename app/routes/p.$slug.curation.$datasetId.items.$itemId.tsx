@@ -1,4 +1,5 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
+import { formError } from "~/forms.server";
 import { json } from "@remix-run/node";
 import { Form, Link, useActionData, useLoaderData, useNavigation } from "@remix-run/react";
 import { and, asc, desc, eq } from "drizzle-orm";
@@ -117,10 +118,7 @@ export async function action({ request, params }: ActionFunctionArgs) {
   const { project, user } = await requireProjectRole(request, params.slug, "researcher");
   const { item } = load(project.id, params);
   const parsed = ItemAction.safeParse(Object.fromEntries(await request.formData()));
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    return json({ error: `${issue.path.join(".") || "form"}: ${issue.message}`, field: String(issue.path[0] ?? "") }, { status: 400 });
-  }
+  if (!parsed.success) return formError(parsed.error);
   const input = parsed.data;
   if (input.intent === "draft") {
     try {

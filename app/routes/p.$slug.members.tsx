@@ -1,4 +1,5 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
+import { formError } from "~/forms.server";
 import { json } from "@remix-run/node";
 import { Form, useActionData, useLoaderData } from "@remix-run/react";
 import { and, asc, eq } from "drizzle-orm";
@@ -44,10 +45,7 @@ const MemberAction = z.discriminatedUnion("intent", [
 export async function action({ request, params }: ActionFunctionArgs) {
   const { project, user } = await requireProjectRole(request, params.slug, "admin");
   const parsed = MemberAction.safeParse(Object.fromEntries(await request.formData()));
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    return json({ error: `${issue.path.join(".") || "form"}: ${issue.message}` }, { status: 400 });
-  }
+  if (!parsed.success) return formError(parsed.error);
   const db = getDb();
   const target = db.select({ id: schema.users.id }).from(schema.users).where(eq(schema.users.id, parsed.data.userId)).get();
   if (!target) return json({ error: "userId: no such user." }, { status: 400 });

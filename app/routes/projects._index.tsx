@@ -1,4 +1,5 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
+import { formError } from "~/forms.server";
 import { json, redirect } from "@remix-run/node";
 import { Form, Link, useActionData, useLoaderData } from "@remix-run/react";
 import { requireSiteAdmin, requireUser } from "~/auth/guards.server";
@@ -14,10 +15,7 @@ export async function loader({ request }: LoaderFunctionArgs) {
 export async function action({ request }: ActionFunctionArgs) {
   await requireSiteAdmin(request);
   const parsed = NewProjectSchema.safeParse(Object.fromEntries(await request.formData()));
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    return json({ error: `${String(issue.path[0])}: ${issue.message}` }, { status: 400 });
-  }
+  if (!parsed.success) return formError(parsed.error);
   if (findProjectBySlug(parsed.data.slug)) {
     return json({ error: `slug: a project called "${parsed.data.slug}" already exists.` }, { status: 409 });
   }
