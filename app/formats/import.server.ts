@@ -77,6 +77,10 @@ export async function runImport(o: ImportOptions): Promise<ImportSummary> {
       if (!(err instanceof ImportRefusal)) throw err;
       return refused(o, preset, fileName, err.problem);
     }
+    if (first.identicalDatasetId && !o.dryRun && !preset.attachesToExistingVersion) {
+      // The same content is already there and this preset would add nothing to it.
+      return { ...first.summary, unchanged: true, committed: true };
+    }
     if (first.identicalDatasetId && !o.dryRun) {
       const again = await attempt(conn, o, preset, format, fileName, first.identicalDatasetId);
       return { ...again.summary, unchanged: again.summary.unchanged || !again.wroteAnything };

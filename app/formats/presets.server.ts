@@ -44,6 +44,13 @@ export type Preset = {
   formats: FileFormat[];
   fields?: FieldSpec[];
   weightsSumToOne?: boolean;
+  /**
+   * Re-importing a file whose content matches an existing version also adds
+   * rows to that version (LLMBar judge results onto its pairs), so the import
+   * is redone against it. Other presets only create the version: an identical
+   * file needs no second pass.
+   */
+  attachesToExistingVersion?: boolean;
   datasetName(fileName: string): string;
   run(ctx: PresetContext): Promise<void>;
 };
@@ -738,6 +745,7 @@ const llmbar: Preset = {
   name: "llmbar",
   summary: "LLMBar pairwise sets (dataset.json: input, output_1, output_2, gold label) and judge results (evaluators/…/result.json, both orders)",
   kind: "benchmark",
+  attachesToExistingVersion: true,
   formats: ["json"],
   datasetName: (f) => llmbarNames(f).dataset,
   async run(ctx) {
