@@ -84,6 +84,24 @@ function runChild(kind: "floor" | "import", n: number): ChildResult {
   return res;
 }
 
+/** `tsx scripts/import.ts` as users run it, on a fresh database; its peak RSS is read at exit by a one-line preload. */
+function runCli(): { peakRssMb: number; wallMs: number } {
+  const db = path.join(dir, "cli.db");
+  const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+  const report = 'data:text/javascript,process.on("exit",()=>process.stderr.write("\\nmaxrss-kb="+process.resourceUsage().maxRSS+"\\n"))';
+  const t0 = performance.now();
+  const r = spawnSync(process.execPath, ["--import", report, "--import", "tsx", "scripts/import.ts", "--preset", "items-csv", "--project", "bench", csv], {
+    encoding: "utf8",
+    cwd: root,
+    env: { ...process.env, DATABASE_URL: db },
+  });
+  const wallMs = performance.now() - t0;
+  for (const suffix of ["", "-wal", "-shm"]) fs.rmSync(db + suffix, { force: true });
+  const kb = Number(/maxrss-kb=(\d+)/.exec(r.stderr)?.[1]);
+  if (r.status !== 0 || !kb) throw new Error(`bench:import: the CLI run failed (exit ${r.status}):\n${r.stdout}${r.stderr}`);
+  return { peakRssMb: kb / 1024, wallMs };
+}
+
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
@@ -98,6 +116,7 @@ for (let i = 0; i < RUNS; i++) {
   floors.push(runChild("floor", i));
   imports.push(runChild("import", i));
 }
+const cli = runCli();
 const load1 = os.loadavg();
 const f = median(floors.map((r) => r.ms));
 const m = median(imports.map((r) => r.ms));
@@ -114,6 +133,9 @@ console.log(`  ratio import/floor: ${ratio.toFixed(2)}× (target ≤ 2.00×) ${r
 console.log(
   `  peak RSS of the import process: ${peak.toFixed(0)} MB (target < 300 MB) ${peak < 300 ? "OK" : "OVER"}` +
     ` — ${base.toFixed(0)} MB before the import started (node + tsx + modules + open database); floor process peak ${floorPeak.toFixed(0)} MB`,
+);
+console.log(
+  `  the CLI itself (npm run import's command, node + tsx, one run): peak RSS ${cli.peakRssMb.toFixed(0)} MB ${cli.peakRssMb < 300 ? "OK" : "OVER"}, ${cli.wallMs.toFixed(0)} ms wall time including start-up`,
 );
 if (values.keep) console.log(`  kept: ${dir}`);
 else fs.rmSync(dir, { recursive: true, force: true });
