@@ -6,9 +6,7 @@
 import {
   bootstrapCI,
   cohenKappa,
-  fleissKappa,
   fleissKappaSE,
-  gwetAC1,
   gwetSE,
   krippendorffAlpha,
   krippendorffAlphaSE,
@@ -152,8 +150,11 @@ export function pooledPairs(m: Matrix): { a: Rating[]; b: Rating[]; rowOf: numbe
   const b: Rating[] = [];
   const rowOf: number[] = [];
   const order = m.annotators.map((id, i) => [id, i] as const).sort((x, y) => x[0] - y[0]);
+  const cols = order.map(([, c]) => c);
+  const present: Rating[] = [];
   m.rows.forEach((row, ri) => {
-    const present = order.filter(([, c]) => row[c] != null).map(([, c]) => row[c]);
+    present.length = 0;
+    for (const c of cols) if (row[c] != null) present.push(row[c]);
     for (let i = 0; i < present.length; i++)
       for (let j = i + 1; j < present.length; j++) {
         a.push(present[i]);
@@ -241,12 +242,14 @@ export function interAnnotatorAgreement(data: TaskData): IaaReport {
     const ck = cohenKappa(pp.a, pp.b, { categories });
     stats.push({ key: "cohenKappa", label: design === "pooled" ? "Cohen's kappa (pooled pairs)" : "Cohen's kappa", estimate: kappaEstimate(ck) });
     if (finite(ck.kappa) && finite(ck.se)) kappaForPlanner = { label: stats[stats.length - 1].label, value: ck.kappa, se: ck.se, n: ck.n };
-    const fk = fleissKappa(m.rows, { categories }).kappa;
-    stats.push({ key: "fleissKappa", label: "Fleiss' kappa", estimate: analyticEstimate(m, fk, (cluster) => fleissKappaSE(m.rows, { categories, cluster })) });
+    // fleissKappaSE and gwetSE compute the coefficient with the same arithmetic as fleissKappa and gwetAC1
+    // (bit-identical values, checked in tests), so each is computed once.
+    const fkr = fleissKappaSE(m.rows, { categories, cluster: m.clusterOf });
+    stats.push({ key: "fleissKappa", label: "Fleiss' kappa", estimate: analyticEstimate(m, fkr.value, () => fkr) });
     const ka = krippendorffAlpha(m.rows, { level: "nominal", categories }).alpha;
     stats.push({ key: "krippendorffAlpha", label: "Krippendorff's alpha (nominal)", estimate: analyticEstimate(m, ka, (cluster) => krippendorffAlphaSE(m.rows, { categories, cluster })) });
-    const ac1 = gwetAC1(m.rows, { categories }).value;
-    stats.push({ key: "gwetAC1", label: "Gwet's AC1", estimate: analyticEstimate(m, ac1, (cluster) => gwetSE(m.rows, { categories, cluster })) });
+    const ac1r = gwetSE(m.rows, { categories, cluster: m.clusterOf });
+    stats.push({ key: "gwetAC1", label: "Gwet's AC1", estimate: analyticEstimate(m, ac1r.value, () => ac1r) });
     if (categories.length <= 2 && pp.a.length > 0) {
       // PABAK = 2·po − 1 on the pooled pairs; its CI follows from the CI of po (mean of agreement indicators).
       const value = pabak(pp.a, pp.b, { categories });
