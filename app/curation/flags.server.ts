@@ -120,6 +120,8 @@ export type PromotionCandidate = {
   unitId: number;
   itemId: number;
   responseId: number;
+  /** "majority" of the submitted picks, or "adjudication" when a researcher recorded the final pick. */
+  rule: "majority" | "adjudication";
   /** Votes for this response, for the reference, for other responses, and ties. */
   votes: { response: number; reference: number; others: number; ties: number };
   annotationIds: number[];
@@ -149,6 +151,7 @@ export function promotionCandidates(datasetId: number, db: Db = getDb()): Promot
         .filter((u) => u.responseIds?.includes("reference"))
         .map((u) => [u.id, u]),
     );
+    const adjudications = readConfig(t.config).adjudications ?? {};
     const byUnit = new Map<number, { best: unknown; assignmentId: number }[]>();
     for (const a of currentAnnotations(t.id, db)) {
       if (a.status !== "submitted" || !units.has(a.unitId)) continue;
@@ -159,9 +162,12 @@ export function promotionCandidates(datasetId: number, db: Db = getDb()): Promot
       const tally = new Map<string, number>();
       for (const v of votes) tally.set(String(v.best), (tally.get(String(v.best)) ?? 0) + 1);
       const ranked = [...tally].sort((a, b) => b[1] - a[1]);
-      const [top, second] = ranked;
+      const adjudicated = (adjudications[String(unitId)]?.label as { best?: unknown } | undefined)?.best;
+      // The task's rule: an adjudicated pick wins; otherwise a strict majority.
+      const top: [string, number] | undefined =
+        adjudicated !== undefined ? [String(adjudicated), tally.get(String(adjudicated)) ?? 0] : ranked[0];
       if (!top || top[0] === "reference" || top[0] === "tie" || top[0] === "undefined") continue;
-      if (second && second[1] === top[1]) continue;
+      if (adjudicated === undefined && ranked[1] && ranked[1][1] === top[1]) continue;
       const responseId = Number(top[0]);
       if (!Number.isInteger(responseId)) continue;
       const unit = units.get(unitId)!;
@@ -170,6 +176,7 @@ export function promotionCandidates(datasetId: number, db: Db = getDb()): Promot
         unitId,
         itemId: unit.itemId,
         responseId,
+        rule: adjudicated !== undefined ? "adjudication" : "majority",
         votes: {
           response: top[1],
           reference: tally.get("reference") ?? 0,

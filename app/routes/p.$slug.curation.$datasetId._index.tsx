@@ -315,6 +315,7 @@ export default function CurateDataset() {
                   {c.votes.response} for it · {c.votes.reference} for the reference
                   {c.votes.others ? ` · ${c.votes.others} other` : ""}
                   {c.votes.ties ? ` · ${c.votes.ties} tie` : ""}
+                  {c.rule === "adjudication" ? <div className="badge">adjudicated</div> : null}
                   <div className="muted">
                     <Link to={`../../tasks/${c.taskId}`} relative="path">
                       task {c.taskId}

@@ -11,6 +11,7 @@ import { DEMO_ACCOUNTS, seedDemo } from "../../seeds/demo";
 import { schema } from "../../db/client";
 import { saveAnnotation } from "../../app/annotation/annotate.server";
 import { letter } from "../../app/annotation/random";
+import { adjudicate } from "../../app/annotation/adjudication.server";
 import { loader as curateLoader, action as curateAction } from "../../app/routes/p.$slug.curation.$datasetId._index";
 import { loader as itemLoader, action as itemAction } from "../../app/routes/p.$slug.curation.$datasetId.items.$itemId";
 import { loader as releaseLoader } from "../../app/routes/p.$slug.curation.$datasetId.release";
@@ -99,8 +100,24 @@ describe("reference optimisation", () => {
       expect(saveAnnotation({ task, userId: a.annotatorId, unitId: units[1].id, intent: "submit", form: new Map([["best", refLetter]]) as never }).ok).toBe(true);
     }
 
+    // On the third they split, one to one: no majority, until a researcher adjudicates for the model output.
+    const split = db().select().from(schema.assignments).where(eq(schema.assignments.unitId, units[2].id)).all();
+    split.forEach((a, i) => {
+      const pickModel = i === 0;
+      const l = letter(a.shownOrder!.findIndex((k) => (pickModel ? k !== "reference" : k === "reference")));
+      expect(saveAnnotation({ task, userId: a.annotatorId, unitId: units[2].id, intent: "submit", form: new Map([["best", l]]) as never }).ok).toBe(true);
+    });
+    const before = await (await run(curateLoader, args(get(`/p/demo/curation/${writingId}`, cookie), p(writingId)))).json();
+    expect(before.candidates.filter((x: { taskId: number; unitId: number }) => x.taskId === task.id && x.unitId === units[2].id)).toHaveLength(0);
+    const researcherId = db().select().from(schema.users).where(eq(schema.users.email, researcher.email)).get()!.id;
+    const modelLetter = letter(units[2].responseIds!.findIndex((k) => k !== "reference"));
+    const adj = adjudicate({ projectId: task.projectId, taskId: task.id, unitId: units[2].id, userId: researcherId, role: "researcher", form: new Map([["best", modelLetter], ["reason", "The model draft keeps the voice"]]) as never });
+    expect(adj).toEqual({ ok: true });
+
     const page = await (await run(curateLoader, args(get(`/p/demo/curation/${writingId}`, cookie), p(writingId)))).json();
-    const ours = page.candidates.filter((x: { taskId: number }) => x.taskId === task.id);
+    const adjudicated = page.candidates.find((x: { taskId: number; unitId: number }) => x.taskId === task.id && x.unitId === units[2].id);
+    expect(adjudicated).toMatchObject({ rule: "adjudication", votes: { response: 1, reference: 1 } });
+    const ours = page.candidates.filter((x: { taskId: number; rule: string }) => x.taskId === task.id && x.rule === "majority");
     expect(ours).toHaveLength(1);
     const c = ours[0];
     const modelResponse = firstUnit.responseIds!.find((k) => k !== "reference") as number;
