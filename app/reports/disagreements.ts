@@ -10,6 +10,8 @@ export const DisagreementQuerySchema = z.object({
   domain: optionalText,
   model: optionalText,
   rule: z.preprocess((v) => ((FINAL_RULES as readonly unknown[]).includes(v) ? v : undefined), z.enum(FINAL_RULES).optional()),
+  /** "unparsed": list the verdicts the judge's reply could not be parsed into (left out of every figure). */
+  show: z.preprocess((v) => (v === "unparsed" ? v : undefined), z.enum(["unparsed"]).optional()),
   page: z.preprocess((v) => (v === "" || v == null ? undefined : v), z.coerce.number().int().min(1).max(100000).catch(1).default(1)),
 });
 export type DisagreementQuery = z.infer<typeof DisagreementQuerySchema>;
@@ -20,7 +22,7 @@ export function disagreementFilters(q: DisagreementQuery) {
     judgeId: q.judge ?? null,
     domain: q.domain ?? null,
     model: q.model ?? null,
-    show: "disagree" as const,
+    show: q.show === "unparsed" ? ("unparsed" as const) : ("disagree" as const),
     page: q.page,
     pageSize: 50,
     scale: 0.5,

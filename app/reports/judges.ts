@@ -109,6 +109,8 @@ export interface JudgeRow {
   human: Label[];
   verdict: Label[];
   subjects: number[];
+  /** Subjects with a final human label whose verdict could not be parsed (for the disagreement browser). */
+  unparsedSubjects: number[];
 }
 
 export const family = (model: string | null | undefined) => (model ?? "").trim().split(/[\s\-_/:.]+/)[0]?.toLowerCase() ?? "";
@@ -126,12 +128,13 @@ export function judgeReport(data: TaskData, final: FinalLabels, judges: JudgeInf
     const subjects: number[] = [];
     let unparsed = 0;
     let missing = 0;
+    const unparsedSubjects: number[] = [];
     data.subjects.forEach((_, i) => {
       const f = final.values[i];
       if (f == null) return;
       const v = arr[i];
       if (v === undefined) return void missing++;
-      if (v === null) return void unparsed++;
+      if (v === null) return void (unparsed++, unparsedSubjects.push(i));
       human.push(f);
       verdict.push(v);
       subjects.push(i);
@@ -158,6 +161,7 @@ export function judgeReport(data: TaskData, final: FinalLabels, judges: JudgeInf
       human,
       verdict,
       subjects,
+      unparsedSubjects,
     };
     if (human.length > 0 && !numeric) {
       const labels = data.categories;

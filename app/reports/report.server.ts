@@ -40,7 +40,7 @@ import {
   planTable,
 } from "./tables";
 import { labelKindOf } from "./subjects";
-import type { FinalRule, ReportTable, TaskData } from "./types";
+import type { FinalLabels, FinalRule, ReportTable, TaskData } from "./types";
 import { FINAL_RULES } from "./types";
 
 export { FINAL_RULES };
@@ -178,11 +178,11 @@ export interface JudgePageReport {
   histograms: { title: string; bins: { label: string; n: number }[] }[];
 }
 
-function judgeRows(task: TaskRow, version: string, rule: FinalRule, projectId: number): { data: TaskData; rows: JudgeRow[] } {
+function judgeRows(task: TaskRow, version: string, rule: FinalRule, projectId: number): { data: TaskData; rows: JudgeRow[]; final: FinalLabels } {
   return memo(`judgerows:${task.id}:${version}:${rule}`, () => {
     const data = taskData(task, version);
     const final = finalLabels(data, rule);
-    return { data, rows: judgeReport(data, final, loadJudges(projectId), loadVerdicts(projectId, task.id)) };
+    return { data, final, rows: judgeReport(data, final, loadJudges(projectId), loadVerdicts(projectId, task.id)) };
   });
 }
 
@@ -273,12 +273,22 @@ export function disagreementsFor(projectId: number, taskId: number, f: Disagreem
   const task = findTask(projectId, taskId);
   if (!task) return null;
   const version = taskVersion(task);
-  const { data, rows } = judgeRows(task, version, f.rule ?? defaultRule(task), projectId);
+  const { data, rows, final } = judgeRows(task, version, f.rule ?? defaultRule(task), projectId);
   const numeric = data.labelKind === "ordinal" || data.labelKind === "interval";
   const selected = rows.filter((r) => f.judgeId == null || r.judge.id === f.judgeId);
   const hits: { s: number; judge: string; human: string; verdict: string }[] = [];
+  const humanText = (v: unknown) => (numeric ? Number(v).toFixed(2) : String(v));
   for (const r of selected) {
-    if (f.show === "unparsed") continue;
+    if (f.show === "unparsed") {
+      // Verdicts the judge's reply could not be parsed into: left out of every figure, listed here to inspect.
+      for (const s of r.unparsedSubjects) {
+        const sub = data.subjects[s];
+        if (f.domain && sub.domain !== f.domain) continue;
+        if (f.model && sub.model !== f.model) continue;
+        hits.push({ s, judge: r.judge.name, human: humanText(final.values[s]), verdict: "(unparsed)" });
+      }
+      continue;
+    }
     r.subjects.forEach((s, i) => {
       const sub = data.subjects[s];
       if (f.domain && sub.domain !== f.domain) return;
@@ -286,9 +296,6 @@ export function disagreementsFor(projectId: number, taskId: number, f: Disagreem
       if (disagrees(r.human[i], r.verdict[i], numeric, f.scale, f.threshold))
         hits.push({ s, judge: r.judge.name, human: numeric ? Number(r.human[i]).toFixed(2) : String(r.human[i]), verdict: String(r.verdict[i]) });
     });
-  }
-  if (f.show === "unparsed") {
-    // Unparsed verdicts are not in JudgeRow's pairs; report them from the counts only.
   }
   const total = hits.length;
   const pageRows = opts.fullText ? hits : hits.slice((f.page - 1) * f.pageSize, f.page * f.pageSize);

@@ -68,6 +68,13 @@ export default function Disagreements() {
             ))}
           </select>
         </label>
+        <label>
+          Show
+          <select name="show" defaultValue={query.show ?? ""}>
+            <option value="">Disagreements</option>
+            <option value="unparsed">Unparsed verdicts</option>
+          </select>
+        </label>
         {query.rule ? <input type="hidden" name="rule" value={query.rule} /> : null}
         <button type="submit">Apply</button>
         <a href={`/p/${slug}/reports/${task.id}/csv?${csv}`} download>
@@ -75,8 +82,9 @@ export default function Disagreements() {
         </a>
       </Form>
       <p className="muted" data-testid="disagreement-count">
-        {total} disagreement{total === 1 ? "" : "s"}
-        {numeric ? " (judge score × 0.5 differs from the final human score by 1 point or more)" : ""}
+        {query.show === "unparsed"
+          ? `${total} unparsed verdict${total === 1 ? "" : "s"} (the judge's reply could not be parsed; left out of every figure, never counted as “No”)`
+          : `${total} disagreement${total === 1 ? "" : "s"}${numeric ? " (judge score × 0.5 differs from the final human score by 1 point or more)" : ""}`}
       </p>
       <table>
         <thead>

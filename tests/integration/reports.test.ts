@@ -330,4 +330,17 @@ describe("judge–human agreement", () => {
     const filtered = await json(disagreementsPage, `/p/${slug}/reports/${fx.satTaskId}/disagreements?judge=${fx.judgeA}&domain=Law`, { slug, taskId: String(fx.satTaskId) });
     expect(filtered.rows.every((r: Row) => r.domain === "Law")).toBe(true);
   });
+
+  it("shows the unparsed verdicts on request (page and CSV), with the human label beside them", async () => {
+    // The fixture's judge-a-norubric has one unparsed verdict (unit 6, humans: Yes, Yes).
+    const url = `/p/${slug}/reports/${fx.satTaskId}/disagreements?judge=${fx.judgeB}&show=unparsed`;
+    const data = await json(disagreementsPage, url, { slug, taskId: String(fx.satTaskId) });
+    expect(data.total).toBe(1);
+    expect(data.rows[0]).toMatchObject({ judge: "judge-a-norubric", human: "Yes", verdict: "(unparsed)", itemSourceId: "s-6" });
+    expect(data.query.show).toBe("unparsed");
+    const rows = await csv("disagreements", fx.satTaskId, `&judge=${fx.judgeB}&show=unparsed`);
+    expect(rows).toHaveLength(1);
+    const none = await json(disagreementsPage, `/p/${slug}/reports/${fx.satTaskId}/disagreements?judge=${fx.judgeA}&show=unparsed`, { slug, taskId: String(fx.satTaskId) });
+    expect(none.total).toBe(0);
+  });
 });
