@@ -6,7 +6,8 @@ import { useEffect, useState } from "react";
 import { z } from "zod";
 import { notFound, requireProjectRole } from "~/auth/guards.server";
 import { getDb, schema } from "~/db.server";
-import { calibratedScores, createCalibrationTask } from "~/runs/calibration.server";
+import { projectMembers } from "~/annotation/tasks.server";
+import { CalibrationError, calibratedScores, createCalibrationTask } from "~/runs/calibration.server";
 import { runRow } from "~/runs/results.server";
 import { controlRun, runProgress, RunInputError, type RunProgress, type StoredRunConfig } from "~/runs/runner.server";
 import { ensureInProcessWorker } from "~/runs/worker.server";
@@ -35,6 +36,7 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
     recorded,
     progress: runProgress(db, run.id)!,
     calibration,
+    members: projectMembers(project.id, db).map((m) => ({ id: m.id, name: m.name, role: m.role })),
   });
 }
 
@@ -45,7 +47,8 @@ const RunAction = z.discriminatedUnion("intent", [
 
 export async function action({ request, params }: ActionFunctionArgs) {
   const { project, user } = await requireProjectRole(request, params.slug, "researcher");
-  const parsed = RunAction.safeParse(Object.fromEntries(await request.formData()));
+  const form = await request.formData();
+  const parsed = RunAction.safeParse(Object.fromEntries(form));
   if (!parsed.success) return json({ error: `${parsed.error.issues[0].path.join(".") || "form"}: ${parsed.error.issues[0].message}` }, { status: 400 });
   const db = getDb();
   const run = runRow(db, project.id, Number(params.runId));
@@ -53,14 +56,16 @@ export async function action({ request, params }: ActionFunctionArgs) {
   try {
     if (parsed.data.intent === "calibrate") {
       const d = parsed.data;
-      const r = createCalibrationTask(db, { runId: run.id, projectId: project.id, plan: d.plan === "e4" ? { kind: "e4" } : { kind: "stratified", perStratum: d.perStratum }, seed: d.seed, overlap: d.overlap, createdBy: user.id });
-      return json({ ok: `Task ${r.taskId} created with ${r.units} units; assign annotators from the annotation pages.` });
+      const pool = form.getAll("pool").map(Number);
+      if (pool.some((id) => !Number.isInteger(id))) return json({ error: "pool: not a user id" }, { status: 400 });
+      const r = createCalibrationTask(db, { runId: run.id, projectId: project.id, plan: d.plan === "e4" ? { kind: "e4" } : { kind: "stratified", perStratum: d.perStratum }, seed: d.seed, overlap: d.overlap, pool, createdBy: user.id });
+      return json({ ok: `Task ${r.taskId} created with ${r.units} units, each assigned to ${d.overlap} of ${r.pool.length} annotators (${r.assignments} assignments): it can be labelled now.`, taskId: r.taskId });
     }
     controlRun(db, run.id, parsed.data.intent);
     ensureInProcessWorker();
     return redirect(`/p/${project.slug}/runs/${run.id}`);
   } catch (err) {
-    if (err instanceof RunInputError || err instanceof Error) return json({ error: err.message }, { status: 400 });
+    if (err instanceof RunInputError || err instanceof CalibrationError || err instanceof Error) return json({ error: err.message }, { status: 400 });
     throw err;
   }
 }
@@ -91,8 +96,8 @@ export function ProgressBar({ p }: { p: RunProgress }) {
 }
 
 export default function RunPage() {
-  const { project, run, progress, recorded, calibration } = useLoaderData<typeof loader>();
-  const result = useActionData<typeof action>() as { ok?: string; error?: string } | undefined;
+  const { project, run, progress, recorded, calibration, members } = useLoaderData<typeof loader>();
+  const result = useActionData<typeof action>() as { ok?: string; error?: string; taskId?: number } | undefined;
   const [p, setP] = useState(progress);
   useEffect(() => {
     setP(progress);
@@ -112,7 +117,11 @@ export default function RunPage() {
       </p>
       <ProgressBar p={p} />
       {result?.error ? <div className="alert">{result.error}</div> : null}
-      {result?.ok ? <div className="panel">{result.ok}</div> : null}
+      {result?.ok ? (
+        <div className="panel">
+          {result.ok} {result.taskId ? <Link to={`/p/${project.slug}/tasks/${result.taskId}`}>Open the task</Link> : null}
+        </div>
+      ) : null}
       <div className="toolbar">
         {(["pause", "resume", "cancel", "retry-failed"] as const).map((intent) => (
           <Form method="post" key={intent} style={{ display: "inline" }}>
@@ -140,7 +149,15 @@ export default function RunPage() {
         </label>{" "}
         <label>
           Annotators per unit <input name="overlap" type="number" defaultValue={2} min={1} />
-        </label>{" "}
+        </label>
+        <fieldset>
+          <legend>Annotators (the pool; units are assigned at once, balanced)</legend>
+          {members.map((m) => (
+            <label key={m.id} style={{ marginRight: "1em" }}>
+              <input type="checkbox" name="pool" value={m.id} defaultChecked={m.role === "annotator"} /> {m.name} <span className="muted small">({m.role})</span>
+            </label>
+          ))}
+        </fieldset>
         <button type="submit">Create human task</button>
       </Form>
       {calibration.map((c) => (

@@ -5,10 +5,17 @@
  * model's score raw (the judge's) and bias-corrected by prediction-powered
  * inference (app/stats ppiMean), with CIs.
  *
- * Assignment of units to annotators is left to the annotation module.
+ * Units are assigned at once, by the annotation module's own planner
+ * (planAssignments: each unit to `overlap` distinct annotators of the pool,
+ * balanced, deterministic for the seed), so the task is labelable as soon as it
+ * exists; the pool is stored in the task's config like any other task, so the
+ * annotation pages can add annotators and rebalance (addToPool) later.
  */
 import { and, eq, inArray } from "drizzle-orm";
 import { schema, type Db } from "../../db/client";
+import { planAssignments } from "../annotation/assignment";
+import { projectMembers } from "../annotation/tasks.server";
+import { shownOrderFor } from "../annotation/random";
 import { meanCI, ppiMean, seededRandom } from "../stats";
 import type { StoredRunConfig } from "./runner.server";
 
@@ -57,13 +64,30 @@ export function sampleUnits(all: Candidate[], plan: SamplingPlan, seed: number):
   return out;
 }
 
-export function createCalibrationTask(db: Db, args: { runId: number; projectId: number; plan: SamplingPlan; seed: number; overlap?: number; name?: string; createdBy?: number | null }) {
+export class CalibrationError extends Error {}
+
+/**
+ * Creates the human task, its units and their assignments in one transaction.
+ * `pool`: the annotators (project members); default: every member with the
+ * annotator role. Each unit goes to `overlap` of them (default 2, at most the pool size).
+ */
+export function createCalibrationTask(
+  db: Db,
+  args: { runId: number; projectId: number; plan: SamplingPlan; seed: number; overlap?: number; pool?: number[]; name?: string; createdBy?: number | null },
+) {
   const run = db.select().from(schema.runs).where(and(eq(schema.runs.id, args.runId), eq(schema.runs.projectId, args.projectId))).get();
-  if (!run || run.datasetId == null) throw new Error(`run ${args.runId}: not found in this project`);
+  if (!run || run.datasetId == null) throw new CalibrationError(`run ${args.runId}: not found in this project`);
   const cfg = run.config as unknown as StoredRunConfig;
   const judgeId = cfg.judges[0].judgeId;
+  const members = projectMembers(args.projectId, db);
+  const pool = [...new Set(args.pool ?? members.filter((m) => m.role === "annotator").map((m) => m.id))];
+  const stranger = pool.find((id) => !members.some((m) => m.id === id));
+  if (stranger !== undefined) throw new CalibrationError(`pool: user ${stranger} is not a member of this project`);
+  const overlap = args.overlap ?? 2;
+  if (pool.length === 0) throw new CalibrationError("pool: choose at least one annotator");
+  if (overlap < 1 || overlap > pool.length) throw new CalibrationError(`overlap: ${overlap} annotators per unit needs a pool of at least ${overlap}; the pool has ${pool.length}`);
   const units = sampleUnits(candidates(db, run.id, judgeId), args.plan, args.seed);
-  if (units.length === 0) throw new Error("this run has no parsed checklist verdicts to calibrate yet");
+  if (units.length === 0) throw new CalibrationError("this run has no parsed checklist verdicts to calibrate yet");
   return db.transaction(
     (tx) => {
       const task = tx
@@ -74,15 +98,30 @@ export function createCalibrationTask(db: Db, args: { runId: number; projectId: 
           kind: "response-satisfaction",
           name: args.name ?? `Calibrate ${run.name} (${args.plan.kind === "e4" ? "E.4 plan" : "stratified by model × turn"})`,
           guidelines: "Does the response satisfy the checklist item? Answer Yes or No.",
-          overlap: args.overlap ?? 2,
+          overlap,
           seed: args.seed,
-          config: { source: "run", runId: run.id, judgeId, plan: args.plan },
+          // `plan` names the plan as the annotation module's config expects (a string); the details sit in `samplingPlan`.
+          config: { source: "run", runId: run.id, judgeId, plan: args.plan.kind === "e4" ? "paper" : "stratified", samplingPlan: args.plan, pool, adjudicators: [] },
           createdBy: args.createdBy ?? null,
         })
         .returning()
         .get();
-      units.forEach((u, i) => tx.insert(schema.units).values({ taskId: task.id, itemId: u.itemId, checklistItemId: u.checklistItemId, responseId: u.responseId, position: i }).run());
-      return { taskId: task.id, units: units.length };
+      const unitIds = units.map(
+        (u, i) =>
+          tx
+            .insert(schema.units)
+            .values({ taskId: task.id, itemId: u.itemId, checklistItemId: u.checklistItemId, responseId: u.responseId, position: i })
+            .returning({ id: schema.units.id })
+            .get().id,
+      );
+      const plan = planAssignments(unitIds, pool, overlap, args.seed);
+      let assignments = 0;
+      for (const unitId of unitIds)
+        for (const annotatorId of plan.get(unitId)!) {
+          tx.insert(schema.assignments).values({ unitId, annotatorId, shownOrder: shownOrderFor(null, args.seed, unitId, annotatorId) }).run();
+          assignments++;
+        }
+      return { taskId: task.id, units: units.length, assignments, pool };
     },
     { behavior: "immediate" },
   );
