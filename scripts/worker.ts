@@ -2,11 +2,11 @@
  * Runs a worker as its own process on the database named by DATABASE_URL.
  * Several workers may share one database; each claims jobs under a lease.
  *
- *   npm run worker [-- --concurrency 16 --lease-ms 60000 --poll-ms 500 --until-idle --run RUN_ID]
- * Environment equivalents: WORKER_CONCURRENCY, WORKER_LEASE_MS, WORKER_POLL_MS.
+ *   npm run worker [-- --concurrency 16 --prefetch 4 --lease-ms 60000 --poll-ms 500 --until-idle --run RUN_ID --call-log full|compact]
+ * Environment equivalents: WORKER_CONCURRENCY, WORKER_PREFETCH, WORKER_LEASE_MS, WORKER_POLL_MS, WORKER_CALL_LOG.
  */
 import { databasePathFromEnv, openDatabase } from "../db/client";
-import { Worker } from "../app/runs/runner.server";
+import { defaultPrefetch, Worker } from "../app/runs/runner.server";
 
 const argv = process.argv.slice(2);
 const opt = (name: string, env: string, dflt: number) => {
@@ -17,8 +17,13 @@ const opt = (name: string, env: string, dflt: number) => {
 
 const db = openDatabase(databasePathFromEnv());
 const runIdx = argv.indexOf("--run");
+const concurrency = opt("concurrency", "WORKER_CONCURRENCY", 16);
+const callLogIdx = argv.indexOf("--call-log");
+const callLog = (callLogIdx >= 0 ? argv[callLogIdx + 1] : process.env.WORKER_CALL_LOG) === "compact" ? "compact" : "full";
 const worker = new Worker(db, {
-  concurrency: opt("concurrency", "WORKER_CONCURRENCY", 16),
+  concurrency,
+  prefetch: opt("prefetch", "WORKER_PREFETCH", defaultPrefetch(concurrency)),
+  callLog,
   leaseMs: opt("lease-ms", "WORKER_LEASE_MS", 60_000),
   pollMs: opt("poll-ms", "WORKER_POLL_MS", 500),
   untilIdle: argv.includes("--until-idle"),

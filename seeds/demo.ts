@@ -493,6 +493,6 @@ export async function seedDemoRun(db: Db, opts: { dir?: string } = {}): Promise<
     researcher?.id ?? null,
   );
   // One job at a time, so the same seed writes the same rows in the same order.
-  await new Worker(db, { concurrency: 1, pollMs: 5, untilIdle: true, runId: run.id }).start().done;
+  await new Worker(db, { concurrency: 1, prefetch: 0, pollMs: 5, untilIdle: true, runId: run.id }).start().done;
   return { runId: run.id, datasetId, providers: [...rec.DEMO_RUN_MODELS, rec.DEMO_RUN_JUDGE_MODEL].map(providerName) };
 }

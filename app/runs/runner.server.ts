@@ -205,6 +205,8 @@ function prepareStatements(s: Sqlite) {
       `INSERT INTO provider_calls (provider_id, job_id, request, reply, status, latency_ms, prompt_tokens, completion_tokens, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     runSettings: s.prepare(`SELECT protocol, config FROM runs WHERE id = ?`),
+    release: s.prepare(`UPDATE jobs SET status = 'queued', lease_owner = NULL, lease_expires_at = NULL, attempts = attempts - 1 WHERE id = ? AND status = 'leased' AND lease_owner = ?`),
+    activeRunIds: s.prepare(`SELECT id FROM runs WHERE status IN ('queued','running')`).pluck(),
   };
 }
 type Statements = ReturnType<typeof prepareStatements>;
@@ -327,17 +329,39 @@ export function failJob(db: Db, owner: string, job: ClaimedJob, error: string): 
     .immediate();
 }
 
-type StoreArgs = { owner: string; finished: Finished[]; claim: number; leaseMs: number; runId?: number; detail: CallLogDetail; isolate: boolean };
-const storeTxCache = new WeakMap<Sqlite, (a: StoreArgs) => ClaimedJob[]>();
+type StoreArgs = {
+  owner: string;
+  finished: Finished[];
+  claim: number;
+  leaseMs: number;
+  runId?: number;
+  detail: CallLogDetail;
+  isolate: boolean;
+  /** Leased but not started: handed back if their run is no longer active (or all of them, with releaseAll). */
+  held: ClaimedJob[];
+  releaseAll: boolean;
+};
+export type StoreResult = { claimed: ClaimedJob[]; released: number[] };
+const storeTxCache = new WeakMap<Sqlite, (a: StoreArgs) => StoreResult>();
 
-function storeTx(db: Db): (a: StoreArgs) => ClaimedJob[] {
+function storeTx(db: Db): (a: StoreArgs) => StoreResult {
   let fn = storeTxCache.get(db.$client);
   if (!fn) {
-    const tx = db.$client.transaction((a: StoreArgs) => {
+    const st = stmts(db);
+    const tx = db.$client.transaction((a: StoreArgs): StoreResult => {
       const runs = new Set<number>();
       for (const f of a.finished) if (storeFinished(db, a.owner, f, a.detail, a.isolate)) runs.add(f.job.runId);
       for (const r of runs) finishRunIfDrained(db, r);
-      return a.claim > 0 ? claimWithin(db, a.owner, a.claim, a.leaseMs, Date.now(), a.runId) : [];
+      const released: number[] = [];
+      if (a.held.length) {
+        const active = a.releaseAll ? new Set<number>() : new Set(st.activeRunIds.all() as number[]);
+        for (const j of a.held)
+          if (!active.has(j.runId)) {
+            st.release.run(j.id, a.owner);
+            released.push(j.id);
+          }
+      }
+      return { claimed: a.claim > 0 ? claimWithin(db, a.owner, a.claim, a.leaseMs, Date.now(), a.runId) : [], released };
     });
     fn = (a) => tx.immediate(a);
     storeTxCache.set(db.$client, fn);
@@ -348,13 +372,21 @@ function storeTx(db: Db): (a: StoreArgs) => ClaimedJob[] {
 const isBusy = (err: unknown) => /SQLITE_BUSY|database is locked/i.test(String(err));
 
 /**
- * One transaction: store every finished job, then lease up to `claim` new
- * ones. Returns the new leases. If storing fails for a reason other than a
- * busy database, the batch is stored again with each job isolated, so one bad
- * outcome fails only its job.
+ * One transaction: store every finished job, hand back held (leased, not
+ * started) jobs whose run was paused or cancelled, then lease up to `claim`
+ * new ones. If storing fails for a reason other than a busy database, the
+ * batch is stored again with each job isolated, so one bad outcome fails only
+ * its job.
  */
-export function storeAndClaim(db: Db, owner: string, finished: Finished[], claim: number, leaseMs: number, opts: { runId?: number; detail?: CallLogDetail } = {}): ClaimedJob[] {
-  const args: StoreArgs = { owner, finished, claim, leaseMs, runId: opts.runId, detail: opts.detail ?? "full", isolate: false };
+export function storeAndClaim(
+  db: Db,
+  owner: string,
+  finished: Finished[],
+  claim: number,
+  leaseMs: number,
+  opts: { runId?: number; detail?: CallLogDetail; held?: ClaimedJob[]; releaseAll?: boolean } = {},
+): StoreResult {
+  const args: StoreArgs = { owner, finished, claim, leaseMs, runId: opts.runId, detail: opts.detail ?? "full", isolate: false, held: opts.held ?? [], releaseAll: opts.releaseAll ?? false };
   try {
     return storeTx(db)(args);
   } catch (err) {
@@ -397,6 +429,12 @@ export type WorkerOptions = {
   id?: string;
   /** Jobs in flight at once (each provider's own limit still applies). */
   concurrency?: number;
+  /**
+   * Jobs leased ahead of a free slot, so a reply's slot is refilled at once
+   * instead of after the next store (default ceil(concurrency / 4); 0 = none).
+   * They are calls not yet made: a crash repeats none of them.
+   */
+  prefetch?: number;
   leaseMs?: number;
   pollMs?: number;
   /** Stop once no claimable work remains (CLI and tests). */
@@ -409,14 +447,19 @@ export type WorkerOptions = {
   callLog?: CallLogDetail;
 };
 
+export const defaultPrefetch = (concurrency: number) => Math.ceil(concurrency / 4);
+
 export class Worker {
   readonly id: string;
   private readonly o: Required<Omit<WorkerOptions, "runId" | "id">> & { runId?: number };
   private providers = new Map<number, LlmProvider>();
   private runs = new Map<number, { protocol: ReturnType<typeof getProtocol>; settings: unknown }>();
-  /** Leased jobs not yet stored: calling, or replied and waiting for the next store. */
-  private inflight = new Map<number, Promise<void>>();
+  /** Jobs calling their provider now. */
+  private executing = new Map<number, Promise<void>>();
+  /** Replied, waiting for the next store. */
   private finished: Finished[] = [];
+  /** Leased, not started (prefetched). */
+  private ready: ClaimedJob[] = [];
   private stopped = false;
   private wake: (() => void) | null = null;
   private wakeQueued = false;
@@ -429,14 +472,20 @@ export class Worker {
     opts: WorkerOptions = {},
   ) {
     this.id = opts.id ?? `w-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
-    this.o = { concurrency: 8, leaseMs: 60_000, pollMs: 500, untilIdle: false, logCalls: true, callLog: "full", ...opts };
+    const concurrency = opts.concurrency ?? 8;
+    this.o = { leaseMs: 60_000, pollMs: 500, untilIdle: false, logCalls: true, callLog: "full", prefetch: defaultPrefetch(concurrency), ...opts, concurrency };
+  }
+
+  /** Every job this worker holds a lease on. */
+  private held(): number[] {
+    return [...this.executing.keys(), ...this.finished.map((f) => f.job.id), ...this.ready.map((j) => j.id)];
   }
 
   start(): this {
     this.stopped = false;
     this.heartbeat = setInterval(() => {
       try {
-        renewLeases(this.db, this.id, [...this.inflight.keys()], this.o.leaseMs);
+        renewLeases(this.db, this.id, this.held(), this.o.leaseMs);
       } catch {
         /* the next beat retries */
       }
@@ -455,30 +504,45 @@ export class Worker {
     await this.done;
   }
 
-  /** Stores what has finished and claims for the free slots, in one transaction; starts the claimed jobs. */
+  private startReady(): void {
+    while (this.executing.size < this.o.concurrency && this.ready.length > 0) {
+      const job = this.ready.shift()!;
+      this.executing.set(job.id, this.execute(job));
+    }
+  }
+
+  /**
+   * Stores what has finished, hands back prefetched jobs of paused or
+   * cancelled runs, and claims for the free slots plus the prefetch, in one
+   * transaction; starts what the slots allow. Returns the number claimed.
+   */
   private tick(claim: boolean): number {
     const batch = this.finished;
-    const free = claim ? this.o.concurrency - (this.inflight.size - batch.length) : 0;
-    if (batch.length === 0 && free <= 0) return 0;
+    const want = claim ? Math.max(0, this.o.concurrency - this.executing.size + this.o.prefetch - this.ready.length) : 0;
+    if (batch.length === 0 && want === 0 && this.ready.length === 0) return 0;
     this.finished = [];
-    let claimed: ClaimedJob[];
+    let r: StoreResult;
     try {
-      claimed = storeAndClaim(this.db, this.id, batch, free, this.o.leaseMs, { runId: this.o.runId, detail: this.o.callLog });
+      r = storeAndClaim(this.db, this.id, batch, want, this.o.leaseMs, { runId: this.o.runId, detail: this.o.callLog, held: this.ready, releaseAll: !claim });
     } catch (err) {
       this.finished = batch.concat(this.finished);
       if (isBusy(err)) return 0;
       throw err;
     }
-    for (const f of batch) this.inflight.delete(f.job.id);
     this.processed += batch.length;
-    for (const job of claimed) this.inflight.set(job.id, this.execute(job));
-    return claimed.length;
+    if (r.released.length) {
+      const gone = new Set(r.released);
+      this.ready = this.ready.filter((j) => !gone.has(j.id));
+    }
+    this.ready.push(...r.claimed);
+    this.startReady();
+    return r.claimed.length;
   }
 
   private async loop(): Promise<void> {
     while (!this.stopped) {
       const claimed = this.tick(true);
-      if (claimed === 0 && this.inflight.size === 0 && this.o.untilIdle && !this.hasPendingWork()) break;
+      if (claimed === 0 && this.executing.size === 0 && this.finished.length === 0 && this.ready.length === 0 && this.o.untilIdle && !this.hasPendingWork()) break;
       await new Promise<void>((ok) => {
         const t = setTimeout(ok, this.o.pollMs);
         this.wake = () => {
@@ -489,16 +553,18 @@ export class Worker {
       });
     }
     for (;;) {
-      await Promise.allSettled([...this.inflight.values()]);
+      await Promise.allSettled([...this.executing.values()]);
       this.tick(false);
-      if (this.inflight.size === 0) break;
+      if (this.executing.size === 0 && this.finished.length === 0 && this.ready.length === 0) break;
       await new Promise((ok) => setTimeout(ok, Math.min(this.o.pollMs, 100))); // the store was busy; retry
     }
   }
 
-  /** Replies that arrive in the same event-loop turn are stored together. */
+  /** A reply's slot goes to a prefetched job at once; replies of one event-loop turn are stored together. */
   private finish(f: Finished): void {
+    this.executing.delete(f.job.id);
     this.finished.push(f);
+    if (!this.stopped) this.startReady();
     if (this.wakeQueued) return;
     this.wakeQueued = true;
     setImmediate(() => {
@@ -544,6 +610,8 @@ export class Worker {
   private async execute(job: ClaimedJob): Promise<void> {
     const calls: CallRecord[] = [];
     const onCall = this.o.logCalls ? (c: CallRecord) => void calls.push(c) : undefined;
+    // Yield first, so the job is registered as executing before it can finish.
+    await undefined;
     try {
       const { protocol, settings } = this.run(job.runId);
       const reply = await this.provider(job.payload.providerId).call(job.payload.request, { onCall });

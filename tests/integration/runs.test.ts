@@ -132,7 +132,7 @@ describe("runner", () => {
     const good = (i: number) => ({ responses: [{ itemId: fx.items[i].id, model: "m", turn: 1, text: `t${i}`, sourceKey: `k${i}`, metadata: {} }], verdicts: [], next: [] });
     const bad = { responses: [], verdicts: [{ judgeId: 1, itemId: fx.items[1].id, responseSourceKey: "nope", checklistItemId: null, value: "1", score: 1, rawOutput: "", parseStatus: "ok" as const }], next: [] };
     const call = { request: { model: "m", messages: [{ role: "user", content: "hello" }] }, reply: { ok: 1 }, status: 200, latencyMs: 5, promptTokens: 1, completionTokens: 1, error: null };
-    const claimed = storeAndClaim(db(), "W", [
+    const { claimed } = storeAndClaim(db(), "W", [
       { job: jobs[0], outcome: good(0), calls: [call] },
       { job: jobs[1], outcome: bad, calls: [call] },
       { job: jobs[2], outcome: good(2), calls: [call] },
@@ -147,6 +147,33 @@ describe("runner", () => {
     expect(calls).toHaveLength(3);
     expect(calls[0].request).toEqual({ model: "m", messages: 1, chars: 5, see: "jobs.payload" });
     expect(runProgress(db(), run.id)).toMatchObject({ status: "completed", done: 2, failed: 1 });
+  });
+
+  it("prefetched jobs of a paused run are handed back uncalled; resume finishes the run", async () => {
+    let open!: () => void;
+    const gate = new Promise<void>((ok) => (open = ok));
+    const base = refineScript();
+    fake.setScript(async (req) => {
+      await gate;
+      return base(req);
+    });
+    fake.requests.length = 0;
+    const fx = makeRunsFixture(db(), { baseUrl: fake.baseUrl, items: 6, checklist: 1 });
+    const run = createRun(db(), fx.project.id, { name: "prefetch", protocol: "refinebench", datasetId: fx.dataset.id, models: [{ provider: "target" }], judges: [{ provider: "judge" }], settings: { maxTurns: 1 } });
+    const w = new Worker(db(), { concurrency: 2, prefetch: 2, pollMs: 10, runId: run.id }).start();
+    const leased = () => db().select().from(schema.jobs).where(and(eq(schema.jobs.runId, run.id), eq(schema.jobs.status, "leased"))).all().length;
+    await expect.poll(() => fake.requests.length).toBe(2);
+    expect(leased()).toBe(4); // two calling, two prefetched
+    expect(controlRun(db(), run.id, "pause")).toBe("paused");
+    open();
+    await expect.poll(leased).toBe(0);
+    await w.stop();
+    expect(fake.requests).toHaveLength(2); // the prefetched two were never called
+    expect(controlRun(db(), run.id, "resume")).toBe("queued");
+    fake.setScript(base);
+    await until(new Worker(db(), { concurrency: 2, pollMs: 10, untilIdle: true, runId: run.id }));
+    expect(runProgress(db(), run.id)).toMatchObject({ status: "completed", done: 12, failed: 0 });
+    expect(fake.requests).toHaveLength(12);
   });
 
   it("pause stops claiming, resume continues, cancel stops; bad definitions are refused with the field named", async () => {
