@@ -2,10 +2,18 @@
  * The durable runner. A run's jobs live in the `jobs` table; a worker claims
  * them under a lease (an IMMEDIATE transaction), calls the provider, and
  * stores the protocol's outcome — responses, verdicts, follow-up jobs and the
- * job's "done" mark — in ONE transaction, guarded by its lease. So a worker
- * killed at any moment loses only its in-flight calls: their leases expire,
- * another worker (or the restarted one) repeats exactly those, and results are
- * never duplicated (unique keys on jobs, responses and verdicts, plus the guard).
+ * job's "done" mark — atomically, guarded by its lease. So a worker killed at
+ * any moment loses only the calls whose results were not yet committed: their
+ * leases expire, another worker (or the restarted one) repeats exactly those,
+ * and results are never duplicated (unique keys on jobs, responses and
+ * verdicts, plus the guard).
+ *
+ * Throughput (bench:runs): the outcomes of all replies that arrive in one
+ * event-loop turn are stored, and the freed slots claimed, in ONE transaction
+ * with statements prepared once per connection; a few jobs are leased ahead
+ * (prefetch) so a reply's slot is refilled at once; providers and run
+ * settings are built once per worker; HTTP goes through a shared keep-alive
+ * agent (providers/node-fetch.server.ts).
  *
  * Lease times are epoch milliseconds (sub-second leases keep tests fast).
  */
