@@ -6,6 +6,7 @@ import { OpenAIProvider } from "../../../app/runs/providers/openai.server";
 import { backoffDelay, parseRetryAfter, RateLimiter, Semaphore } from "../../../app/runs/providers/limits";
 import { CHATML_TEMPLATE, renderContinuation } from "../../../app/runs/providers/chat-template";
 import { ReplayProvider, requestKey } from "../../../app/runs/providers/replay.server";
+import { nodeFetch, sharedHttpAgent } from "../../../app/runs/providers/node-fetch.server";
 import type { CallRecord } from "../../../app/runs/providers/types";
 import { tempDir } from "../../support/db";
 import { startFakeLlm, type FakeLlm } from "../../support/fake-llm";
@@ -184,5 +185,32 @@ describe("ReplayProvider", () => {
     expect(p.label).toMatch(/recorded/);
     expect(await p.call(req)).toMatchObject({ text: "4", recorded: true });
     await expect(p.call({ kind: "chat", messages: user("other") })).rejects.toThrow(/no recorded output/);
+  });
+});
+
+describe("nodeFetch (the keep-alive fetch the openai client uses)", () => {
+  it("posts the body, returns status, headers and JSON, and reuses one connection", async () => {
+    fake.requests.length = 0;
+    fake.setScript(() => ({ text: "pong", headers: { "x-request-id": "r1" } }));
+    const before = fake.requests.length;
+    for (let i = 0; i < 3; i++) {
+      const res = await nodeFetch(`${fake.baseUrl}/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "m", messages: user("ping") }) });
+      expect(res.status).toBe(200);
+      expect(res.headers.get("x-request-id")).toBe("r1");
+      expect((await res.json()).choices[0].message.content).toBe("pong");
+    }
+    expect(fake.requests.length - before).toBe(3);
+    const free = Object.values(sharedHttpAgent.freeSockets).flat();
+    expect(free.length).toBeGreaterThanOrEqual(1);
+  });
+
+  it("rejects with an AbortError when aborted mid-request, and with a TypeError when the connection drops", async () => {
+    fake.setScript(() => ({ hang: true }));
+    const ac = new AbortController();
+    const pending = nodeFetch(`${fake.baseUrl}/chat/completions`, { method: "POST", body: "{}", signal: ac.signal });
+    setTimeout(() => ac.abort(), 30);
+    await expect(pending).rejects.toMatchObject({ name: "AbortError" });
+    fake.setScript(() => ({ drop: true }));
+    await expect(nodeFetch(`${fake.baseUrl}/chat/completions`, { method: "POST", body: "{}" })).rejects.toBeInstanceOf(TypeError);
   });
 });
