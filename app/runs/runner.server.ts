@@ -215,6 +215,7 @@ function prepareStatements(s: Sqlite) {
     runSettings: s.prepare(`SELECT protocol, config FROM runs WHERE id = ?`),
     release: s.prepare(`UPDATE jobs SET status = 'queued', lease_owner = NULL, lease_expires_at = NULL, attempts = attempts - 1 WHERE id = ? AND status = 'leased' AND lease_owner = ?`),
     activeRunIds: s.prepare(`SELECT id FROM runs WHERE status IN ('queued','running')`).pluck(),
+    isActive: s.prepare(`SELECT 1 FROM runs WHERE id = ? AND status IN ('queued','running')`).pluck(),
   };
 }
 type Statements = ReturnType<typeof prepareStatements>;
@@ -512,9 +513,23 @@ export class Worker {
     await this.done;
   }
 
+  /** Starts prefetched jobs while slots are free; a job whose run was paused or cancelled meanwhile waits to be handed back. */
   private startReady(): void {
-    while (this.executing.size < this.o.concurrency && this.ready.length > 0) {
-      const job = this.ready.shift()!;
+    if (this.ready.length === 0 || this.executing.size >= this.o.concurrency) return;
+    const st = stmts(this.db);
+    const active = new Map<number, boolean>();
+    const isActive = (runId: number) => {
+      let a = active.get(runId);
+      if (a === undefined) active.set(runId, (a = st.isActive.get(runId) !== undefined));
+      return a;
+    };
+    for (let i = 0; i < this.ready.length && this.executing.size < this.o.concurrency; ) {
+      const job = this.ready[i];
+      if (!isActive(job.runId)) {
+        i++;
+        continue;
+      }
+      this.ready.splice(i, 1);
       this.executing.set(job.id, this.execute(job));
     }
   }

@@ -14,6 +14,7 @@
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import { ProviderError, type CallRecord, type LlmProvider, type LlmReply, type LlmRequest } from "./types";
 
@@ -31,9 +32,28 @@ export function requestKey(req: LlmRequest): string {
 
 const cache = new Map<string, { mtimeMs: number; byKey: Map<string, string> }>();
 
-/** Resolves a replay file path: absolute, or relative to the working directory. */
+const resolved = new Map<string, string>();
+
+/**
+ * Resolves a replay file path: absolute, or relative to the working directory,
+ * or else to the checkout this module lives in (so the demo's
+ * "seeds/recorded/…" works wherever the server was started from).
+ */
 export function resolveReplayPath(file: string): string {
-  return path.isAbsolute(file) ? file : path.resolve(process.cwd(), file);
+  if (path.isAbsolute(file)) return file;
+  const hit = resolved.get(file);
+  if (hit) return hit;
+  let found = path.resolve(process.cwd(), file);
+  if (!fs.existsSync(found)) {
+    let dir = path.dirname(fileURLToPath(import.meta.url));
+    for (let i = 0; i < 5; i++, dir = path.dirname(dir))
+      if (fs.existsSync(path.join(dir, file))) {
+        found = path.join(dir, file);
+        break;
+      }
+  }
+  if (fs.existsSync(found)) resolved.set(file, found);
+  return found;
 }
 
 export function loadReplay(file: string): Map<string, string> {
