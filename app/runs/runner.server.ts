@@ -454,6 +454,12 @@ export type WorkerOptions = {
   logCalls?: boolean;
   /** How much of each request body provider_calls keeps (default "full"). */
   callLog?: CallLogDetail;
+  /**
+   * Least time between two stores (default 4 ms): replies arriving meanwhile
+   * share one transaction. Prefetched jobs keep the slots busy in between; a
+   * crash loses at most this window's replies (their calls are repeated).
+   */
+  storeEveryMs?: number;
 };
 
 export const defaultPrefetch = (concurrency: number) => Math.ceil(concurrency / 4);
@@ -472,6 +478,7 @@ export class Worker {
   private stopped = false;
   private wake: (() => void) | null = null;
   private wakeQueued = false;
+  private lastTick = 0;
   private heartbeat: NodeJS.Timeout | null = null;
   done: Promise<void> = Promise.resolve();
   processed = 0;
@@ -482,7 +489,7 @@ export class Worker {
   ) {
     this.id = opts.id ?? `w-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
     const concurrency = opts.concurrency ?? 8;
-    this.o = { leaseMs: 60_000, pollMs: 500, untilIdle: false, logCalls: true, callLog: "full", prefetch: defaultPrefetch(concurrency), ...opts, concurrency };
+    this.o = { leaseMs: 60_000, pollMs: 500, untilIdle: false, logCalls: true, callLog: "full", prefetch: defaultPrefetch(concurrency), storeEveryMs: 4, ...opts, concurrency };
   }
 
   /** Every job this worker holds a lease on. */
@@ -544,6 +551,7 @@ export class Worker {
     const want = claim ? Math.max(0, this.o.concurrency - this.executing.size + this.o.prefetch - this.ready.length) : 0;
     if (batch.length === 0 && want === 0 && this.ready.length === 0) return 0;
     this.finished = [];
+    this.lastTick = performance.now();
     let r: StoreResult;
     try {
       r = storeAndClaim(this.db, this.id, batch, want, this.o.leaseMs, { runId: this.o.runId, detail: this.o.callLog, held: this.ready, releaseAll: !claim });
@@ -583,17 +591,20 @@ export class Worker {
     }
   }
 
-  /** A reply's slot goes to a prefetched job at once; replies of one event-loop turn are stored together. */
+  /** A reply's slot goes to a prefetched job at once; replies of one event-loop turn (or of storeEveryMs) are stored together. */
   private finish(f: Finished): void {
     this.executing.delete(f.job.id);
     this.finished.push(f);
     if (!this.stopped) this.startReady();
     if (this.wakeQueued) return;
     this.wakeQueued = true;
-    setImmediate(() => {
+    const fire = () => {
       this.wakeQueued = false;
       this.wake?.();
-    });
+    };
+    const wait = this.lastTick + this.o.storeEveryMs - performance.now();
+    if (wait > 1) setTimeout(fire, wait);
+    else setImmediate(fire);
   }
 
   private hasPendingWork(): boolean {
