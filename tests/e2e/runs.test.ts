@@ -24,6 +24,7 @@ let open!: () => void;
 const gate = new Promise<void>((ok) => (open = ok));
 const errors: string[] = [];
 const researcher = DEMO_ACCOUNTS.find((a) => a.role === "researcher")!;
+const annotator = DEMO_ACCOUNTS.find((a) => a.role === "annotator")!;
 let sampleDatasetId = 0;
 let demoRunId = 0;
 
@@ -138,6 +139,31 @@ describe("runs in the browser", () => {
     await page.goto(`${app.url}/p/demo/runs/${demoRunId}`);
     await expect.poll(() => page.getByTestId("progress").locator(".badge").textContent()).toBe("completed");
     expect(await page.getByRole("heading", { level: 1 }).textContent()).toContain("recorded outputs");
+    expect(errors).toEqual([]);
+  });
+
+  it("a calibration task made on the run page can be labelled at once by a chosen annotator, blind", async () => {
+    const { page } = browser;
+    await page.goto(`${app.url}/p/demo/runs/${demoRunId}`);
+    await page.getByLabel("Sampling plan").selectOption("stratified");
+    await page.getByLabel("Annotators per unit").fill("1");
+    // The pool: only the first annotator.
+    const boxes = page.locator("input[name=pool]");
+    const n = await boxes.count();
+    for (let i = 0; i < n; i++) await boxes.nth(i).setChecked(false);
+    await page.getByLabel(annotator.name).check();
+    await page.getByRole("button", { name: "Create human task" }).click();
+    await expect.poll(() => page.getByText(/can be labelled now/).count()).toBe(1);
+    const href = (await page.getByRole("link", { name: "Open the task" }).getAttribute("href"))!;
+    // The chosen annotator signs in and labels the first unit.
+    await signInAs(page, app.url, annotator.email, annotator.password);
+    await page.goto(`${app.url}${href}/annotate`);
+    await page.getByText(/Unit 1 of \d+/).waitFor();
+    const html = await page.content();
+    for (const secret of ["Quillon-8B", "Orrery-70B", "judge-strict", "Sentinel-34B"]) expect(html).not.toContain(secret);
+    await page.getByLabel("Yes").check();
+    await page.getByRole("button", { name: /^Submit/ }).click();
+    await page.getByText(/Unit 2 of \d+/).waitFor();
     expect(errors).toEqual([]);
   });
 });
