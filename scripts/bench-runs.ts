@@ -2,8 +2,11 @@
  * npm run bench:runs — 1,000 RefineBench items × 5 turns × (generation + judge)
  * against the local fake OpenAI-compatible server with 50 ms latency and
  * concurrency 32, through the real runner (SQLite, leases, call log).
- * Reports wall time against the ideal (calls × latency / concurrency) and
- * heap/RSS over the run.
+ * The fake server runs in its own process. Reports wall time against the
+ * ideal (calls × latency / concurrency), the measured HTTP round trip, event
+ * loop delay (the monitor samples every 5 ms, so ~5 ms is "no delay"), peak
+ * heap/RSS in each quarter of the run, CPU time of the runner and of the
+ * server, and the machine's load average (other processes share the cores).
  *   options: --items N --turns T --latency MS --concurrency C --compact-log --same-process
  */
 import path from "node:path";
