@@ -8,6 +8,7 @@
  * heap/RSS in each quarter of the run, CPU time of the runner and of the
  * server, and the machine's load average (other processes share the cores).
  *   options: --items N --turns T --latency MS --concurrency C --compact-log --same-process
+ *            --gc (with NODE_OPTIONS=--expose-gc: heap after a full collection, once a second)
  */
 import path from "node:path";
 import fs from "node:fs";
@@ -73,10 +74,14 @@ async function main() {
   loopDelay.enable();
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
+  // With --gc (run under node --expose-gc), each sample follows a full collection: the heap figures are then live data, not garbage awaiting collection.
+  const forceGc = argv.includes("--gc") ? (globalThis as { gc?: () => void }).gc : undefined;
+  if (argv.includes("--gc") && !forceGc) throw new Error("--gc needs node --expose-gc (NODE_OPTIONS=--expose-gc)");
   const sampler = setInterval(() => {
+    forceGc?.();
     const m = process.memoryUsage();
     mem.push({ t: performance.now() - t0, heap: m.heapUsed, rss: m.rss });
-  }, 250);
+  }, forceGc ? 1000 : 250);
   const worker = new Worker(db, { concurrency: CONCURRENCY, pollMs: 20, untilIdle: true, runId: run.id, leaseMs: 60_000, callLog: CALL_LOG }).start();
   await worker.done;
   const wall = performance.now() - t0;
@@ -99,7 +104,7 @@ async function main() {
   console.log(`  ratio:           ${(wall / ideal).toFixed(3)}× (target ≤ 1.25×) ${wall / ideal <= 1.25 ? "OK" : "OVER"}`);
   console.log(`  HTTP:            mean call latency ${lat.avg.toFixed(1)} ms (server sleeps ${LATENCY} ms); slots busy in HTTP ${((100 * lat.sum) / (wall * CONCURRENCY)).toFixed(0)}% of the time`);
   console.log(`  event loop delay: p50 ${(loopDelay.percentile(50) / 1e6).toFixed(1)} ms, p99 ${(loopDelay.percentile(99) / 1e6).toFixed(1)} ms, max ${(loopDelay.max / 1e6).toFixed(1)} ms`);
-  console.log(`  memory (peak per quarter of the run):`);
+  console.log(`  memory (peak per quarter of the run${forceGc ? ", after full GC" : ""}):`);
   quarters.forEach((x, k) => console.log(`    Q${k + 1}: heap ${mb(x.heap)}, RSS ${mb(x.rss)}`));
   console.log(`  CPU:             runner ${(workerCpuMs / 1000).toFixed(2)} s (${(workerCpuMs / calls).toFixed(3)} ms per call, ${((100 * workerCpuMs) / wall).toFixed(0)}% of a core)${serverCpu ? `; fake server ${(serverCpu / 1000).toFixed(2)} s` : ""}; call log: ${CALL_LOG}`);
   console.log(`  machine:         ${os.cpus().length} cores, load average ${load0.map((x) => x.toFixed(2)).join(" ")} at start, ${load1.map((x) => x.toFixed(2)).join(" ")} at end`);
