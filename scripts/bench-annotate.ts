@@ -16,6 +16,7 @@ import os from "node:os";
 import path from "node:path";
 import { seedAnnotationScenario } from "../app/annotation/synthetic.server";
 import { openDatabase } from "../db/client";
+import { SERVER_NODE_FLAGS } from "./server-flags";
 
 const root = path.resolve(import.meta.dirname, "..");
 const ANNOTATORS = Number(process.env.BENCH_ANNOTATORS ?? 50);
@@ -52,7 +53,7 @@ async function main() {
   });
   db.$client.close();
 
-  const child = spawn(process.execPath, ["--import", "tsx", "scripts/server.ts"], {
+  const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, "--import", "tsx", "scripts/server.ts"], {
     cwd: root,
     env: { ...process.env, DATABASE_URL: file, PORT: "0", NODE_ENV: "production" },
     stdio: ["ignore", "pipe", "pipe"],

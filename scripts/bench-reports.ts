@@ -18,6 +18,7 @@ import path from "node:path";
 import { createUser, setMembership } from "../app/auth/accounts.server";
 import { openDatabase } from "../db/client";
 import * as schema from "../db/schema";
+import { SERVER_NODE_FLAGS } from "./server-flags";
 
 const root = path.resolve(import.meta.dirname, "..");
 const arg = (name: string, dflt: number) => {
@@ -106,7 +107,7 @@ async function buildDatabase(file: string) {
 }
 
 async function startServer(file: string): Promise<{ url: string; stop: () => void }> {
-  const child = spawn(process.execPath, ["--import", "tsx", "scripts/server.ts"], {
+  const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, "--import", "tsx", "scripts/server.ts"], {
     cwd: root,
     env: { ...process.env, DATABASE_URL: file, PORT: "0", NODE_ENV: "production" },
     stdio: ["ignore", "pipe", "pipe"],

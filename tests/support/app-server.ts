@@ -7,6 +7,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { tempDir } from "./db";
+import { SERVER_NODE_FLAGS } from "../../scripts/server-flags";
 
 export const ROOT = path.resolve(__dirname, "../..");
 
@@ -26,7 +27,7 @@ export async function startApp(prepare?: (databaseFile: string) => Promise<void>
   const dir = tempDir("concord-app-");
   const databaseFile = path.join(dir, "app.db");
   if (prepare) await prepare(databaseFile);
-  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", "scripts/server.ts"], {
+  const child: ChildProcess = spawn(process.execPath, [...SERVER_NODE_FLAGS, "--import", "tsx", "scripts/server.ts"], {
     cwd: ROOT,
     env: { ...process.env, DATABASE_URL: databaseFile, PORT: "0", NODE_ENV: "production" },
     stdio: ["ignore", "pipe", "pipe"],
