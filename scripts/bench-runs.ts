@@ -113,4 +113,8 @@ async function main() {
   process.exit(done === calls ? 0 : 1);
 }
 
-main();
+main().catch((err) => {
+  // The fake endpoint runs in a child process: exit so it is not left behind.
+  console.error(`bench:runs: ${(err as Error).message}`);
+  process.exit(1);
+});
