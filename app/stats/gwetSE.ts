@@ -1,6 +1,5 @@
-import { agreementWeights } from "./agreementWeights";
 import { clippedInterval, linearizedSE, type AgreementSEResult } from "./linearizedSE";
-import { unitCategoryCounts } from "./unitCategoryCounts";
+import { unitAgreementTerms } from "./unitAgreementTerms";
 import type { Label, ReliabilityData, WeightScheme } from "./types";
 
 /**
@@ -36,38 +35,7 @@ export function gwetSE(
   data: ReliabilityData,
   options: { categories?: readonly Label[]; weights?: WeightScheme; cluster?: ArrayLike<string | number>; z?: number } = {},
 ): AgreementSEResult {
-  const fn = "gwetSE";
-  const { counts, ratingsPerUnit, units, q } = unitCategoryCounts(fn, data, options.categories);
-  const scheme = options.weights ?? "none";
-  if (scheme !== "none" && scheme !== "linear" && scheme !== "quadratic") throw new Error(`${fn}: unknown weights "${String(scheme)}"`);
-  if (options.cluster !== undefined && options.cluster.length !== units) throw new Error(`${fn}: cluster has ${options.cluster.length} keys for ${units} rows`);
-  const z = options.z ?? 1.96;
-  const w = agreementWeights(Math.max(q, 1), scheme);
-  const paI = new Float64Array(units);
-  const pi = new Float64Array(q);
-  let n = 0;
-  let n2 = 0;
-  let sumPa = 0;
-  for (let u = 0; u < units; u++) {
-    const r = ratingsPerUnit[u];
-    if (r === 0) continue;
-    n++;
-    const base = u * q;
-    for (let k = 0; k < q; k++) pi[k] += counts[base + k] / r;
-    if (r >= 2) {
-      let s = 0;
-      for (let k = 0; k < q; k++) {
-        const c = counts[base + k];
-        if (c === 0) continue;
-        let star = 0;
-        for (let l = 0; l < q; l++) star += w[k * q + l] * counts[base + l];
-        s += c * (star - 1);
-      }
-      paI[u] = s / (r * (r - 1));
-      sumPa += paI[u];
-      n2++;
-    }
-  }
+  const { counts, ratingsPerUnit, units, q, w, paI, piSum: pi, n, n2, sumPa, z } = unitAgreementTerms("gwetSE", data, options);
   const pa = n2 === 0 ? NaN : sumPa / n2;
   const nan = (pe: number): AgreementSEResult => ({ value: NaN, se: NaN, ci: [NaN, NaN], n, clusters: n, pa, pe });
   if (n === 0 || q < 2) return nan(NaN);

@@ -1,6 +1,5 @@
-import { agreementWeights } from "./agreementWeights";
 import { clippedInterval, linearizedSE, type AgreementSEResult } from "./linearizedSE";
-import { unitCategoryCounts } from "./unitCategoryCounts";
+import { unitAgreementTerms } from "./unitAgreementTerms";
 import type { Label, ReliabilityData, WeightScheme } from "./types";
 
 /**
@@ -39,13 +38,7 @@ export function krippendorffAlphaSE(
   data: ReliabilityData,
   options: { categories?: readonly Label[]; weights?: WeightScheme; cluster?: ArrayLike<string | number>; z?: number } = {},
 ): AgreementSEResult {
-  const fn = "krippendorffAlphaSE";
-  const { counts, ratingsPerUnit, units, q } = unitCategoryCounts(fn, data, options.categories);
-  const scheme = options.weights ?? "none";
-  if (scheme !== "none" && scheme !== "linear" && scheme !== "quadratic") throw new Error(`${fn}: unknown weights "${String(scheme)}"`);
-  if (options.cluster !== undefined && options.cluster.length !== units) throw new Error(`${fn}: cluster has ${options.cluster.length} keys for ${units} rows`);
-  const z = options.z ?? 1.96;
-  const w = agreementWeights(Math.max(q, 1), scheme);
+  const { counts, ratingsPerUnit, units, q, w, z } = unitAgreementTerms("krippendorffAlphaSE", data, options);
   let n = 0;
   let total = 0;
   for (let u = 0; u < units; u++) {
