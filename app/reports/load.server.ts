@@ -195,3 +195,20 @@ export function loadTexts(itemIds: number[], checklistIds: number[], responseIds
     responses: new Map(responses.map((r) => [r.id, r.text])),
   };
 }
+
+/**
+ * Labels and verdicts of a task that judged an older version of what they
+ * rate (marked stale by a curation edit). They still count in the figures;
+ * the report says how many there are.
+ */
+export function staleCounts(taskId: number): { labels: number; verdicts: number } {
+  const labels = getDb().get<{ n: number }>(sql`
+    SELECT COUNT(*) AS n FROM annotations an
+    JOIN assignments a ON a.id = an.assignment_id JOIN units u ON u.id = a.unit_id
+    WHERE u.task_id = ${taskId} AND an.status = 'submitted' AND an.stale_at IS NOT NULL`);
+  const verdicts = getDb().get<{ n: number }>(sql`
+    SELECT COUNT(*) AS n FROM verdicts v JOIN units u ON u.response_id = v.response_id
+      AND (u.checklist_item_id = v.checklist_item_id OR (u.checklist_item_id IS NULL AND v.checklist_item_id IS NULL))
+    WHERE u.task_id = ${taskId} AND v.stale_at IS NOT NULL`);
+  return { labels: labels?.n ?? 0, verdicts: verdicts?.n ?? 0 };
+}

@@ -3,6 +3,7 @@ import { json } from "@remix-run/node";
 import { Form, useLoaderData } from "@remix-run/react";
 import { notFound, requireProjectRole } from "~/auth/guards.server";
 import { BarsWithCI, Heatmap, Histogram } from "~/reports/charts";
+import { staleCounts } from "~/reports/load.server";
 import { parseDelta, parseRule, taskReport } from "~/reports/report.server";
 import { FINAL_RULES } from "~/reports/types";
 import { csvHref, Figure, FigureTable, ReportTabs } from "~/reports/ui";
@@ -17,7 +18,7 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
     ? taskReport(project.id, taskId, { rule: parseRule(url.searchParams.get("rule")), delta: parseDelta(url.searchParams.get("delta")), slug: project.slug })
     : null;
   if (!report) notFound("Task not found.");
-  return json({ slug: project.slug, report });
+  return json({ slug: project.slug, report, stale: staleCounts(report.task.id) });
 }
 
 const RULE_LABELS: Record<(typeof FINAL_RULES)[number], string> = {
@@ -27,7 +28,7 @@ const RULE_LABELS: Record<(typeof FINAL_RULES)[number], string> = {
 };
 
 export default function TaskAgreementReport() {
-  const { slug, report } = useLoaderData<typeof loader>();
+  const { slug, report, stale } = useLoaderData<typeof loader>();
   const { task, tables, charts, counts } = report;
   const q = { rule: report.rule, delta: String(report.delta) };
   const csv = (t: string) => csvHref(slug, task.id, t, q);
@@ -39,6 +40,15 @@ export default function TaskAgreementReport() {
       <p className="muted" data-testid="report-counts">
         {task.kind} · {report.labelKind} labels · {counts.annotations} submitted annotations by {counts.annotators} annotators · {counts.rated} of {counts.subjects} rated subjects · k = {task.overlap}
       </p>
+      {stale.labels > 0 || stale.verdicts > 0 ? (
+        <div className="alert info" role="status" data-testid="stale-note">
+          {stale.labels > 0 ? `${stale.labels} submitted label${stale.labels === 1 ? "" : "s"}` : ""}
+          {stale.labels > 0 && stale.verdicts > 0 ? " and " : ""}
+          {stale.verdicts > 0 ? `${stale.verdicts} judge verdict${stale.verdicts === 1 ? "" : "s"}` : ""} judged an older version of
+          what they rate (the item, checklist item or reference was edited in curation since). They are still counted here; relabel the
+          units, or re-run the judges, to bring them up to date.
+        </div>
+      ) : null}
       <Form method="get" className="toolbar">
         <label>
           Final label rule

@@ -143,6 +143,35 @@ describe("items and references", () => {
   });
 });
 
+describe("reports after an edit", () => {
+  it("say how many labels and verdicts judged an older version", async () => {
+    const { signInCookie, args, get, run } = await import("../support/http");
+    const { loader } = await import("../../app/routes/p.$slug.reports.$taskId._index");
+    const cookie = await signInCookie("rhea@concord.test", "demo-research-2026");
+    const staleOf = async (kind: string) => {
+      const task = db().select().from(schema.tasks).where(eq(schema.tasks.kind, kind as "response-satisfaction")).get()!;
+      const res = await run(loader, args(get(`/p/demo/reports/${task.id}`, cookie), { slug: "demo", taskId: String(task.id) }));
+      return (await res.json()).stale as { labels: number; verdicts: number };
+    };
+    // Expected: the rows the edits above marked stale, counted straight from the tables.
+    const staleLabels = (kind: string) =>
+      db()
+        .select({ id: schema.annotations.id })
+        .from(schema.annotations)
+        .innerJoin(schema.assignments, eq(schema.assignments.id, schema.annotations.assignmentId))
+        .innerJoin(schema.units, eq(schema.units.id, schema.assignments.unitId))
+        .innerJoin(schema.tasks, eq(schema.tasks.id, schema.units.taskId))
+        .where(and(eq(schema.tasks.kind, kind as "response-satisfaction"), isNotNull(schema.annotations.staleAt), eq(schema.annotations.status, "submitted")))
+        .all().length;
+    const appropriateness = await staleOf("checklist-appropriateness");
+    expect(appropriateness.labels).toBe(staleLabels("checklist-appropriateness"));
+    expect(appropriateness.labels).toBeGreaterThan(0);
+    const satisfaction = await staleOf("response-satisfaction");
+    expect(satisfaction.labels).toBe(staleLabels("response-satisfaction"));
+    expect(satisfaction.verdicts).toBeGreaterThan(0);
+  });
+});
+
 describe("releases", () => {
   it("a frozen version is read-only; the next version copies the current benchmark", () => {
     freezeDataset(benchId, { userId: maintainer, reason: "v1 release for the paper" });
