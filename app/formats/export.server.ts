@@ -9,8 +9,9 @@
  * annotations — one row per annotation (the current revision of each assignment):
  *   task_id, task, task_kind, unit_id, item, item_id, checklist_item_id, checklist_item,
  *   response_id, annotator, annotator_id, label, penalty_reasons, notes, shown_order,
- *   status, revision, duration_ms, started_at, submitted_at, annotated_at
- *   (`item` is the item's source ID; `label` is "Yes"/"No", a number, or JSON for structured labels)
+ *   status, revision, duration_ms, started_at, submitted_at, annotated_at, stale_at
+ *   (`item` is the item's source ID; `label` is "Yes"/"No", a number, or JSON for structured labels;
+ *   `stale_at` is set when curation edited what the label judged)
  *
  * agreement — one row per task with scalar labels:
  *   task_id, task, task_kind, level, units, annotators, ratings, pairable_units, categories,
@@ -27,7 +28,7 @@
  * runs — one row per verdict (responses without verdicts get one row with empty judge columns):
  *   dataset, dataset_version, item, item_id, response_id, model, turn, origin, run_id, run,
  *   response, judge, checklist_item_id, checklist_item, checklist_weight, value, score,
- *   parse_status, raw_output
+ *   parse_status, raw_output, stale_at
  */
 import Papa from "papaparse";
 import type Database from "better-sqlite3";
@@ -42,7 +43,7 @@ export const COLUMNS: Record<ExportKind, string[]> = {
   annotations: [
     "task_id", "task", "task_kind", "unit_id", "item", "item_id", "checklist_item_id", "checklist_item",
     "response_id", "annotator", "annotator_id", "label", "penalty_reasons", "notes", "shown_order",
-    "status", "revision", "duration_ms", "started_at", "submitted_at", "annotated_at",
+    "status", "revision", "duration_ms", "started_at", "submitted_at", "annotated_at", "stale_at",
   ],
   agreement: [
     "task_id", "task", "task_kind", "level", "units", "annotators", "ratings", "pairable_units", "categories",
@@ -55,7 +56,7 @@ export const COLUMNS: Record<ExportKind, string[]> = {
   runs: [
     "dataset", "dataset_version", "item", "item_id", "response_id", "model", "turn", "origin", "run_id", "run",
     "response", "judge", "checklist_item_id", "checklist_item", "checklist_weight", "value", "score",
-    "parse_status", "raw_output",
+    "parse_status", "raw_output", "stale_at",
   ],
 };
 
@@ -77,6 +78,7 @@ type AnnotationRow = {
   annotator_id: number; label: string; penalty_reasons: string | null; notes: string | null; shown_order: string | null;
   status: string; revision: number; duration_ms: number | null; started_at: number | null; submitted_at: number | null;
   annotated_at: number;
+  stale_at: number | null;
 };
 
 function annotationRows(conn: Database.Database, projectId: number, submittedOnly = false): AnnotationRow[] {
@@ -86,7 +88,7 @@ function annotationRows(conn: Database.Database, projectId: number, submittedOnl
               i.source_id as item, i.id as item_id, u.checklist_item_id, c.text as checklist_item, u.response_id,
               usr.name as annotator, usr.id as annotator_id, an.label, an.penalty_reasons, an.notes,
               coalesce(an.shown_order, a.shown_order) as shown_order, an.status, an.revision, an.duration_ms,
-              a.started_at, a.submitted_at, an.created_at as annotated_at
+              a.started_at, a.submitted_at, an.created_at as annotated_at, an.stale_at
        from annotations an
        join assignments a on a.id = an.assignment_id
        join units u on u.id = a.unit_id
@@ -125,6 +127,7 @@ function annotations(conn: Database.Database, projectId: number): Row[] {
     started_at: iso(r.started_at),
     submitted_at: iso(r.submitted_at),
     annotated_at: iso(r.annotated_at),
+    stale_at: iso(r.stale_at),
   }));
 }
 
@@ -266,7 +269,7 @@ function runs(conn: Database.Database, projectId: number): Row[] {
       `select d.name as dataset, d.version as dataset_version, i.source_id as item, i.id as item_id, r.id as response_id,
               r.model, r.turn, r.origin, r.run_id, ru.name as run, r.text as response, j.name as judge,
               v.checklist_item_id, c.text as checklist_item, c.weight as checklist_weight, v.value, v.score,
-              v.parse_status, v.raw_output
+              v.parse_status, v.raw_output, v.stale_at
        from responses r
        join items i on i.id = r.item_id
        join datasets d on d.id = i.dataset_id
@@ -277,7 +280,8 @@ function runs(conn: Database.Database, projectId: number): Row[] {
        where d.project_id = ?
        order by d.name, d.version, i.id, r.id, j.name, c.position, v.id`,
     )
-    .all(projectId) as Row[];
+    .all(projectId)
+    .map((r) => ({ ...(r as Row), stale_at: iso((r as { stale_at: number | null }).stale_at) }));
 }
 
 export function exportRows(conn: Database.Database, projectId: number, what: ExportKind): Row[] {

@@ -169,6 +169,13 @@ describe("reports after an edit", () => {
     const satisfaction = await staleOf("response-satisfaction");
     expect(satisfaction.labels).toBe(staleLabels("response-satisfaction"));
     expect(satisfaction.verdicts).toBeGreaterThan(0);
+    // The annotations export marks the same labels.
+    const { exportRows } = await import("../../app/formats/export.server");
+    const projectId = db().select().from(schema.projects).get()!.id;
+    const rows = exportRows(db().$client, projectId, "annotations");
+    const marked = rows.filter((r) => r.stale_at != null && r.status === "submitted");
+    expect(marked.length).toBe(staleLabels("checklist-appropriateness") + staleLabels("response-satisfaction") + staleLabels("writing-quality") + staleLabels("best-of-n"));
+    expect(String(marked[0].stale_at)).toMatch(/^\d{4}-\d{2}-\d{2}T/);
   });
 });
 
