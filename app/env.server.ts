@@ -1,4 +1,8 @@
+import { randomBytes } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
 import { z } from "zod";
+import { databasePathFromEnv } from "../db/client";
 
 const EnvSchema = z.object({
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
@@ -26,10 +30,31 @@ export function env(): Env {
   return cached;
 }
 
-const DEV_SECRET = "concord-development-secret-change-me";
+let generated: string | undefined;
 
+/**
+ * The secret that signs session cookies: SESSION_SECRET when set; otherwise a
+ * random secret kept in a file beside the database (created once, mode 0600),
+ * so no two installations share a default and sessions survive a restart.
+ */
 export function sessionSecret(): string {
   const e = env();
   if (e.SESSION_SECRET) return e.SESSION_SECRET;
-  return DEV_SECRET;
+  if (generated) return generated;
+  const dbFile = databasePathFromEnv();
+  if (dbFile === ":memory:") return (generated = randomBytes(32).toString("hex"));
+  const file = path.join(path.dirname(path.resolve(dbFile)), "concord-session-secret");
+  try {
+    generated = fs.readFileSync(file, "utf8").trim();
+  } catch {
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    try {
+      fs.writeFileSync(file, randomBytes(32).toString("hex") + "\n", { mode: 0o600, flag: "wx" });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+    }
+    generated = fs.readFileSync(file, "utf8").trim();
+  }
+  if (generated.length < 32) throw new Error(`Session secret file ${file} is too short; delete it to make a new one.`);
+  return generated;
 }

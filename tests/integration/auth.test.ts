@@ -1,3 +1,5 @@
+import fs from "node:fs";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import { useTempDatabase } from "../support/db";
@@ -10,7 +12,7 @@ import { action as logoutAction } from "../../app/routes/logout";
 import { loader as projectsLoader } from "../../app/routes/projects._index";
 import { schema } from "../../db/client";
 
-const { db } = useTempDatabase();
+const { db, file: dbFile } = useTempDatabase();
 
 describe("passwords", () => {
   it("are stored as salted scrypt hashes and verified", async () => {
@@ -81,6 +83,15 @@ describe("sign-in", () => {
 });
 
 describe("sessions", () => {
+  it("without SESSION_SECRET, cookies are signed with a random secret kept beside the database", async () => {
+    expect(process.env.SESSION_SECRET).toBeUndefined();
+    const u = await makeUser();
+    await signInCookie(u.email, u.password);
+    const secretFile = path.join(path.dirname(dbFile), "concord-session-secret");
+    expect(fs.readFileSync(secretFile, "utf8").trim()).toMatch(/^[0-9a-f]{64}$/);
+    expect(fs.statSync(secretFile).mode & 0o777).toBe(0o600);
+  });
+
   it("redirects to /login without a session", async () => {
     const res = await run(projectsLoader, args(get("/projects")));
     expect(res.status).toBe(302);
