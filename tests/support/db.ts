@@ -5,11 +5,26 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { afterAll } from "vitest";
+import { afterAll, onTestFinished } from "vitest";
 import { closeDb, getDb, type Db } from "../../db/client";
 
+/**
+ * A fresh temporary directory, removed after the test file (made at file or
+ * describe level) or after the test (made inside a test).
+ */
 export function tempDir(prefix = "concord-test-"): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  const remove = () => fs.rmSync(dir, { recursive: true, force: true });
+  try {
+    onTestFinished(remove); // inside a test
+  } catch {
+    try {
+      afterAll(remove); // at file or describe level
+    } catch {
+      // Outside vitest (a script using the helper): the caller cleans up.
+    }
+  }
+  return dir;
 }
 
 export function useTempDatabase(): { file: string; db: () => Db } {
