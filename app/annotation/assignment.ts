@@ -73,3 +73,44 @@ export function planRebalance(held: Held[], pool: number[]): Move[] {
   }
   return moves;
 }
+
+/**
+ * An annotator leaves the pool: each of their not-yet-started assignments goes
+ * to a remaining pool member not already on that unit (so every unit keeps its
+ * k distinct annotators), least loaded first, ties broken by a seeded order of
+ * the remaining pool. A rebalance among the remaining pool follows, so loads
+ * end up differing by at most one wherever unstarted work allows. Started work
+ * (drafts, submissions, skips) never moves, the leaving annotator's included.
+ *
+ * Returns moves in the order they must be applied: each keeps the units'
+ * annotators distinct at every step (an assignment may move more than once).
+ * @param pool the pool after removal (`leaving` is ignored if present)
+ */
+export function planRemoval(held: Held[], pool: number[], leaving: number, seed: number): Move[] {
+  const people = [...new Set(pool)].filter((p) => p !== leaving).sort((a, b) => a - b);
+  if (people.length === 0) throw new AssignmentError("no annotator would be left in the pool");
+  const rank = new Map(shuffle(people, rng("removal", seed, leaving)).map((p, i) => [p, i]));
+  const load = new Map(people.map((p) => [p, 0]));
+  const units = new Map<number, Set<number>>();
+  for (const h of held) {
+    if (load.has(h.annotatorId)) load.set(h.annotatorId, load.get(h.annotatorId)! + 1);
+    if (!units.has(h.unitId)) units.set(h.unitId, new Set());
+    units.get(h.unitId)!.add(h.annotatorId);
+  }
+  const leavingWork = held
+    .filter((h) => h.annotatorId === leaving && h.movable)
+    .sort((a, b) => a.unitId - b.unitId || a.assignmentId - b.assignmentId);
+  const moves: Move[] = [];
+  const after = new Map(held.map((h) => [h.assignmentId, h]));
+  for (const h of leavingWork) {
+    const onUnit = units.get(h.unitId)!;
+    const to = people.filter((p) => !onUnit.has(p)).sort((a, b) => load.get(a)! - load.get(b)! || rank.get(a)! - rank.get(b)!)[0];
+    if (to === undefined) throw new AssignmentError(`unit ${h.unitId} has no other annotator left in the pool to take it`);
+    onUnit.delete(leaving);
+    onUnit.add(to);
+    load.set(to, load.get(to)! + 1);
+    moves.push({ assignmentId: h.assignmentId, unitId: h.unitId, from: leaving, to });
+    after.set(h.assignmentId, { ...h, annotatorId: to });
+  }
+  return [...moves, ...planRebalance([...after.values()], people)];
+}

@@ -5,7 +5,7 @@
 import { and, asc, eq, inArray, isNull, sql } from "drizzle-orm";
 import { z } from "zod";
 import { getDb, schema, type Db } from "~/db.server";
-import { planAssignments, planRebalance, type Held } from "./assignment";
+import { AssignmentError, planAssignments, planRebalance, planRemoval, type Held, type Move } from "./assignment";
 import { ANNOTATABLE_KINDS, PLANS, isAnnotatable, readConfig, type AnnotatableKind, type TaskConfig } from "./config";
 import { matchesGold } from "./labels";
 import { shownOrderFor } from "./random";
@@ -194,6 +194,49 @@ export function poolOf(task: { id: number; config: unknown }, db: Db = getDb()):
     .map((r) => r.id);
 }
 
+/** Every assignment of a task with what decides whether it may move. */
+function heldRows(taskId: number, db: Db) {
+  return db
+    .select({
+      assignmentId: schema.assignments.id,
+      unitId: schema.assignments.unitId,
+      annotatorId: schema.assignments.annotatorId,
+      status: schema.assignments.status,
+      startedAt: schema.assignments.startedAt,
+      isGold: schema.units.isGold,
+      responseIds: schema.units.responseIds,
+      saved: sql<number>`(select count(*) from ${schema.annotations} a where a.assignment_id = ${schema.assignments.id})`,
+    })
+    .from(schema.assignments)
+    .innerJoin(schema.units, eq(schema.units.id, schema.assignments.unitId))
+    .where(eq(schema.units.taskId, taskId))
+    .orderBy(asc(schema.assignments.id))
+    .all();
+}
+type HeldRow = ReturnType<typeof heldRows>[number];
+
+/** Not started: pending, never opened for saving, no annotation row (draft or otherwise). */
+const unstarted = (r: HeldRow) => r.status === "pending" && r.startedAt == null && r.saved === 0;
+
+/** Regular (non-gold) assignments as the planner sees them. */
+function regularHeld(rows: HeldRow[]): Held[] {
+  return rows.filter((r) => !r.isGold).map((r) => ({ assignmentId: r.assignmentId, unitId: r.unitId, annotatorId: r.annotatorId, movable: unstarted(r) }));
+}
+
+/** Applies planned moves in order; the new annotator gets their own seeded shown order. */
+function applyMoves(moves: Move[], rows: HeldRow[], seed: number, db: Db): number {
+  const responseIdsOf = new Map(rows.map((r) => [r.unitId, r.responseIds]));
+  for (const m of moves) {
+    db.update(schema.assignments)
+      .set({ annotatorId: m.to, shownOrder: shownOrderFor(responseIdsOf.get(m.unitId), seed, m.unitId, m.to) })
+      .where(and(eq(schema.assignments.id, m.assignmentId), eq(schema.assignments.status, "pending")))
+      .run();
+  }
+  const original = new Map(rows.map((r) => [r.assignmentId, r.annotatorId]));
+  const final = new Map(moves.map((m) => [m.assignmentId, m.to]));
+  return [...final].filter(([id, to]) => original.get(id) !== to).length;
+}
+
 /**
  * Adds annotators to the pool and rebalances work that has not started:
  * only pending assignments with no saved annotation move. New annotators also
@@ -210,32 +253,10 @@ export function addToPool(projectId: number, taskId: number, userIds: number[], 
       const before = poolOf(task, tx as unknown as Db);
       const pool = [...new Set([...before, ...userIds])];
       tx.update(schema.tasks).set({ config: { ...config, pool } }).where(eq(schema.tasks.id, taskId)).run();
-      const rows = tx
-        .select({
-          assignmentId: schema.assignments.id,
-          unitId: schema.assignments.unitId,
-          annotatorId: schema.assignments.annotatorId,
-          status: schema.assignments.status,
-          startedAt: schema.assignments.startedAt,
-          isGold: schema.units.isGold,
-          responseIds: schema.units.responseIds,
-          saved: sql<number>`(select count(*) from ${schema.annotations} a where a.assignment_id = ${schema.assignments.id})`,
-        })
-        .from(schema.assignments)
-        .innerJoin(schema.units, eq(schema.units.id, schema.assignments.unitId))
-        .where(eq(schema.units.taskId, taskId))
-        .all();
-      const held: Held[] = rows
-        .filter((r) => !r.isGold)
-        .map((r) => ({ assignmentId: r.assignmentId, unitId: r.unitId, annotatorId: r.annotatorId, movable: r.status === "pending" && r.startedAt == null && r.saved === 0 }));
+      const rows = heldRows(taskId, tx as unknown as Db);
+      const held = regularHeld(rows);
       const moves = planRebalance(held, pool);
-      const responseIdsOf = new Map(rows.map((r) => [r.unitId, r.responseIds]));
-      for (const m of moves) {
-        tx.update(schema.assignments)
-          .set({ annotatorId: m.to, shownOrder: shownOrderFor(responseIdsOf.get(m.unitId), task.seed, m.unitId, m.to) })
-          .where(and(eq(schema.assignments.id, m.assignmentId), eq(schema.assignments.status, "pending")))
-          .run();
-      }
+      const moved = applyMoves(moves, rows, task.seed, tx as unknown as Db);
       const goldUnits = [...new Map(rows.filter((r) => r.isGold).map((r) => [r.unitId, r.responseIds])).entries()];
       for (const id of userIds) {
         if (before.includes(id)) continue;
@@ -246,7 +267,59 @@ export function addToPool(projectId: number, taskId: number, userIds: number[], 
             .run();
         }
       }
-      return { moved: moves.length };
+      return { moved };
+    },
+    { behavior: "immediate" },
+  );
+}
+
+/**
+ * Removes an annotator from the pool. Their assignments that have not started
+ * (pending, no annotation row) go to other pool members, so each unit keeps k
+ * distinct annotators, balanced and deterministic for the task seed; their
+ * unstarted gold assignments are withdrawn (gold goes to the pool, and the
+ * others have it already). Started work — drafts, submissions, skips — stays
+ * theirs. Refused, changing nothing, if fewer than k annotators would remain.
+ */
+export function removeFromPool(
+  projectId: number,
+  taskId: number,
+  userId: number,
+  db: Db = getDb(),
+): { moved: number; kept: number; goldWithdrawn: number; pool: number[] } {
+  return db.transaction(
+    (tx) => {
+      const t = tx as unknown as Db;
+      const task = findTask(projectId, taskId, t);
+      if (!task) throw new TaskError("No such task.");
+      const before = poolOf(task, t);
+      if (!before.includes(userId)) throw new TaskError(`User ${userId} is not in this task's pool.`, "userId");
+      const pool = before.filter((id) => id !== userId);
+      if (pool.length < task.overlap) {
+        const name = t.select({ name: schema.users.name }).from(schema.users).where(eq(schema.users.id, userId)).get()?.name ?? `User ${userId}`;
+        throw new TaskError(
+          `Removing ${name} would leave ${pool.length} annotator${pool.length === 1 ? "" : "s"} in the pool, but this task has overlap k = ${task.overlap}: each unit needs ${task.overlap} distinct annotators. Add an annotator first.`,
+          "userId",
+        );
+      }
+      const rows = heldRows(taskId, t);
+      let moves: Move[];
+      try {
+        moves = planRemoval(regularHeld(rows), pool, userId, task.seed);
+      } catch (err) {
+        if (err instanceof AssignmentError) throw new TaskError(err.message, "userId");
+        throw err;
+      }
+      tx.update(schema.tasks).set({ config: { ...readConfig(task.config), pool } }).where(eq(schema.tasks.id, taskId)).run();
+      const moved = applyMoves(moves, rows, task.seed, t);
+      const goldIds = rows.filter((r) => r.isGold && r.annotatorId === userId && unstarted(r)).map((r) => r.assignmentId);
+      if (goldIds.length) {
+        tx.delete(schema.assignments)
+          .where(and(inArray(schema.assignments.id, goldIds), eq(schema.assignments.status, "pending")))
+          .run();
+      }
+      const kept = rows.filter((r) => r.annotatorId === userId && !unstarted(r)).length;
+      return { moved, kept, goldWithdrawn: goldIds.length, pool };
     },
     { behavior: "immediate" },
   );

@@ -1,7 +1,7 @@
 /**
  * Researcher view of one task: progress per annotator, gold accuracy, the
- * pool (adding annotators rebalances unstarted work), adjudicators, gold
- * answers, and closing or reopening the task.
+ * pool (adding or removing annotators hands over unstarted work only),
+ * adjudicators, gold answers, and closing or reopening the task.
  */
 import type { ActionFunctionArgs, LinksFunction, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { json } from "@remix-run/node";
@@ -9,7 +9,7 @@ import { Form, Link, useActionData, useLoaderData, useParams } from "@remix-run/
 import { and, asc, eq } from "drizzle-orm";
 import { z } from "zod";
 import { isAnnotatable, KIND_TITLES, readConfig } from "~/annotation/config";
-import { addToPool, findTask, poolOf, projectMembers, setAdjudicators, setGoldLabel, setTaskStatus, taskProgress, TaskError } from "~/annotation/tasks.server";
+import { addToPool, findTask, removeFromPool, poolOf, projectMembers, setAdjudicators, setGoldLabel, setTaskStatus, taskProgress, TaskError } from "~/annotation/tasks.server";
 import { notFound, requireProjectRole } from "~/auth/guards.server";
 import { ProgressBar } from "~/components/ProgressBar";
 import styles from "~/components/annotation.css";
@@ -55,6 +55,7 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
 const ids = (form: FormData) => form.getAll("userId").map(Number).filter((n) => Number.isInteger(n) && n > 0);
 
 const StatusSchema = z.enum(["close", "reopen"]);
+const RemoveSchema = z.object({ userId: z.coerce.number().int().positive() });
 
 export async function action({ request, params }: ActionFunctionArgs) {
   const { project } = await requireProjectRole(request, params.slug, "researcher");
@@ -72,6 +73,12 @@ export async function action({ request, params }: ActionFunctionArgs) {
       if (add.length === 0) return json({ error: "userId: choose at least one member to add." }, { status: 400 });
       const { moved } = addToPool(project.id, task.id, add);
       return json({ ok: `Pool updated; ${moved} unstarted assignment(s) moved to rebalance.` });
+    }
+    if (intent === "remove-annotator") {
+      const parsed = RemoveSchema.safeParse({ userId: form.get("userId") ?? undefined });
+      if (!parsed.success) return json({ error: "userId: choose the annotator to remove." }, { status: 400 });
+      const { moved, kept } = removeFromPool(project.id, task.id, parsed.data.userId);
+      return json({ ok: `Removed from the pool; ${moved} unstarted assignment(s) handed to others, ${kept} started kept with the annotator.` });
     }
     if (intent === "set-adjudicators") {
       setAdjudicators(project.id, task.id, ids(form));
@@ -181,6 +188,30 @@ export default function TaskOverview() {
               </button>
             </Form>
           )}
+        </div>
+        <div className="panel" data-testid="pool">
+          <h2 style={{ marginTop: 0 }}>Pool</h2>
+          <p className="small muted">
+            Removing an annotator hands their unstarted units to the others (each unit keeps {task.overlap} annotators); their drafts, submissions and skips stay
+            theirs.
+          </p>
+          <ul className="stack">
+            {pool.map((id) => {
+              const name = members.find((m) => m.id === id)?.name ?? progress.annotators.find((a) => a.annotatorId === id)?.name ?? `#${id}`;
+              return (
+                <li key={id}>
+                  <Form method="post" className="inline">
+                    <input type="hidden" name="userId" value={id} />
+                    <span>{name}</span>
+                    <button type="submit" name="intent" value="remove-annotator" className="secondary" disabled={pool.length <= task.overlap} aria-label={`Remove ${name} from the pool`}>
+                      Remove
+                    </button>
+                  </Form>
+                </li>
+              );
+            })}
+          </ul>
+          {pool.length <= task.overlap ? <p className="small muted">The pool has exactly k = {task.overlap} annotators; add one before removing another.</p> : null}
         </div>
         <div className="panel">
           <h2 style={{ marginTop: 0 }}>Adjudicators</h2>
