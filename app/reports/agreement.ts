@@ -74,7 +74,23 @@ export interface Matrix {
   annotators: number[];
 }
 
+/**
+ * The matrix is computed once per TaskData (keyed by its ratings array) and
+ * shared by the phases that read it (agreement, breakdowns); callers never mutate it.
+ */
+const matrixCache = new WeakMap<TaskData["ratings"], Map<boolean, Matrix>>();
+
 export function reliabilityMatrix(data: TaskData, numeric: boolean): Matrix {
+  let byKind = matrixCache.get(data.ratings);
+  const hit = byKind?.get(numeric);
+  if (hit && hit.annotators.length === data.annotators.length) return hit;
+  const m = buildMatrix(data, numeric);
+  if (!byKind) matrixCache.set(data.ratings, (byKind = new Map()));
+  byKind.set(numeric, m);
+  return m;
+}
+
+function buildMatrix(data: TaskData, numeric: boolean): Matrix {
   const annotators = data.annotators.map((a) => a.id);
   const col = new Map(annotators.map((a, i) => [a, i]));
   const rowOf = new Int32Array(data.subjects.length).fill(-1);
@@ -221,7 +237,11 @@ export function interAnnotatorAgreement(data: TaskData): IaaReport {
   const m = reliabilityMatrix(data, numeric);
   const seed = data.task.seed;
   const categories = numeric ? data.categories.map(Number) : data.categories;
-  const multi = m.rows.filter((r) => r.filter((v) => v != null).length >= 2);
+  const multi = m.rows.filter((r) => {
+    let c = 0;
+    for (let i = 0; i < r.length; i++) if (r[i] != null) c++;
+    return c >= 2;
+  });
   const names = new Map(data.annotators.map((a) => [a.id, a.name]));
   const stats: IaaReport["statistics"] = [];
 

@@ -13,15 +13,26 @@
 import type { Label } from "~/stats";
 import type { FinalLabels, FinalRule, TaskData } from "./types";
 
+/**
+ * Computed once per TaskData (keyed by its ratings array) and shared by every
+ * phase of a report: final labels, per-annotator figures, bias checks, checklist.
+ * Callers only read the result.
+ */
+const bySubjectCache = new WeakMap<TaskData["ratings"], { subjects: number; start: Int32Array; idx: Int32Array }>();
+
 /** Ratings grouped by subject: offsets into a flat array of rating indices. */
 export function ratingsBySubject(data: TaskData): { start: Int32Array; idx: Int32Array } {
+  const hit = bySubjectCache.get(data.ratings);
+  if (hit && hit.subjects === data.subjects.length && hit.idx.length === data.ratings.length) return hit;
   const S = data.subjects.length;
   const start = new Int32Array(S + 1);
   for (const r of data.ratings) start[r.s + 1]++;
   for (let s = 0; s < S; s++) start[s + 1] += start[s];
   const fill = start.slice(0, S);
   const idx = new Int32Array(data.ratings.length);
-  data.ratings.forEach((r, i) => (idx[fill[r.s]++] = i));
+  const ratings = data.ratings;
+  for (let i = 0; i < ratings.length; i++) idx[fill[ratings[i].s]++] = i;
+  bySubjectCache.set(data.ratings, { subjects: S, start, idx });
   return { start, idx };
 }
 
@@ -29,6 +40,8 @@ export function ratingsBySubject(data: TaskData): { start: Int32Array; idx: Int3
 export function majority(values: readonly Label[]): Label | null {
   if (values.length === 0) return null;
   if (values.length === 1) return values[0];
+  // Two values (k = 2, the common overlap): agreement or a tie, without a count map.
+  if (values.length === 2) return values[0] === values[1] ? values[0] : null;
   const counts = new Map<Label, number>();
   for (const v of values) counts.set(v, (counts.get(v) ?? 0) + 1);
   let best: Label | null = null;

@@ -46,15 +46,20 @@ export const verdictKey = (responseId: number | null, checklistItemId: number | 
 
 /** Per judge: the verdict of each subject (undefined = none, null = unparsed). */
 export function verdictsBySubject(data: TaskData, verdicts: VerdictRow[], numeric: boolean): Map<number, (Label | null | undefined)[]> {
-  const subjectOf = new Map<string, number[]>();
+  // Subjects by response id, then checklist item id (-1 for none): the pair verdictKey names, without a string per row.
+  const subjectOf = new Map<number, Map<number, number[]>>();
   data.subjects.forEach((s, i) => {
     if (s.responseId == null) return;
-    const k = verdictKey(s.responseId, s.checklistItemId);
-    (subjectOf.get(k) ?? subjectOf.set(k, []).get(k)!).push(i);
+    let byCk = subjectOf.get(s.responseId);
+    if (!byCk) subjectOf.set(s.responseId, (byCk = new Map()));
+    const ck = s.checklistItemId ?? -1;
+    const list = byCk.get(ck);
+    if (list) list.push(i);
+    else byCk.set(ck, [i]);
   });
   const out = new Map<number, (Label | null | undefined)[]>();
   for (const v of verdicts) {
-    const subs = subjectOf.get(verdictKey(v.responseId, v.checklistItemId));
+    const subs = subjectOf.get(v.responseId)?.get(v.checklistItemId ?? -1);
     if (!subs) continue;
     let arr = out.get(v.judgeId);
     if (!arr) out.set(v.judgeId, (arr = new Array(data.subjects.length).fill(undefined)));

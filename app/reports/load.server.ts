@@ -83,13 +83,17 @@ function jsonCache() {
 }
 
 export function loadTaskData(task: TaskRow): TaskData {
-  const db = getDb();
-  // Units with the item fields the breakdowns use.
+  // Units, then the item fields the breakdowns use in a second query: one row per
+  // distinct item (not per unit), so each domain/subject/task type string is read once
+  // and shared by every subject of the item. ORDER BY follows units_task_idx (no sort).
   const units = rawRows(
-    `SELECT u.id, u.item_id, u.checklist_item_id, u.response_id, u.response_ids, u.is_gold, u.gold_label, i.domain, i.subject, i.task_type
-     FROM units u JOIN items i ON i.id = u.item_id WHERE u.task_id = ? ORDER BY u.position, u.id`,
+    `SELECT u.id, u.item_id, u.checklist_item_id, u.response_id, u.response_ids, u.is_gold, u.gold_label
+     FROM units u WHERE u.task_id = ? ORDER BY u.position, u.id`,
     task.id,
   );
+  const itemRows = rawRows(`SELECT i.id, i.domain, i.subject, i.task_type FROM items i WHERE i.id IN (SELECT u.item_id FROM units u WHERE u.task_id = ?)`, task.id);
+  const itemById = new Map<number, unknown[]>();
+  for (const r of itemRows) itemById.set(r[0] as number, r);
   const responses = rawRows(
     `SELECT r.id, r.model, r.turn, length(r.text) FROM responses r
      WHERE r.item_id IN (SELECT DISTINCT u.item_id FROM units u WHERE u.task_id = ?)`,
@@ -104,36 +108,39 @@ export function loadTaskData(task: TaskRow): TaskData {
      FROM units u
      JOIN assignments a ON a.unit_id = u.id
      JOIN annotations an ON an.assignment_id = a.id
-     WHERE u.task_id = ? AND an.status = 'submitted'`,
+     WHERE u.task_id = ? AND an.status = 'submitted'
+     ORDER BY u.position, u.id, a.annotator_id, an.revision`,
     task.id,
   );
-  // Latest revision per assignment (typed arrays: assignment id → row index).
-  const latest = new Map<number, number>();
-  for (let i = 0; i < rows.length; i++) {
-    const asg = rows[i][0] as number;
-    const j = latest.get(asg);
-    if (j === undefined || (rows[j][1] as number) < (rows[i][1] as number)) latest.set(asg, i);
-  }
-  const keep = Int32Array.from(latest.values()).sort();
-  const annotatorIds = [...new Set(Array.from(keep, (i) => rows[i][3] as number))].sort((a, b) => a - b);
-  const names = annotatorIds.length
-    ? db.all<{ id: number; name: string }>(sql`SELECT id, name FROM users WHERE id IN (${sql.join(annotatorIds.map((i) => sql`${i}`), sql`, `)})`)
-    : [];
-  const nameOf = new Map(names.map((n) => [n.id, n.name]));
+  // Latest revision per assignment: the rows come ordered by assignment (unit, annotator) and
+  // revision — the order of the indexes the plan walks, so the ORDER BY costs no sort — and the
+  // last row of each assignment's run is its current label.
+  const keepList: number[] = [];
+  for (let i = 0; i < rows.length; i++) if (i + 1 === rows.length || rows[i + 1][0] !== rows[i][0]) keepList.push(i);
+  const keep = Int32Array.from(keepList);
+  const annotatorSet = new Set<number>();
+  for (let k = 0; k < keep.length; k++) annotatorSet.add(rows[keep[k]][3] as number);
+  const annotatorIds = [...annotatorSet].sort((a, b) => a - b);
+  const names = annotatorIds.length ? rawRows(`SELECT id, name FROM users WHERE id IN (${annotatorIds.map(() => "?").join(", ")})`, ...annotatorIds) : [];
+  const nameOf = new Map(names.map((n) => [n[0] as number, n[1] as string]));
   const config = readConfig(task.config);
   const label = jsonCache();
-  const rawUnits: RawUnit[] = units.map((u) => ({
-    id: u[0] as number,
-    itemId: u[1] as number,
-    checklistItemId: u[2] as number | null,
-    responseId: u[3] as number | null,
-    responseIds: (parseJson(u[4]) as (number | "reference")[] | null) ?? null,
-    isGold: !!u[5],
-    goldLabel: u[6] as string | null,
-    domain: u[7] as string | null,
-    subject: u[8] as string | null,
-    taskType: u[9] as string | null,
-  }));
+  const noItem = [null, null, null, null];
+  const rawUnits: RawUnit[] = units.map((u) => {
+    const it = itemById.get(u[1] as number) ?? noItem;
+    return {
+      id: u[0] as number,
+      itemId: u[1] as number,
+      checklistItemId: u[2] as number | null,
+      responseId: u[3] as number | null,
+      responseIds: u[4] == null ? null : ((parseJson(u[4]) as (number | "reference")[] | null) ?? null),
+      isGold: !!u[5],
+      goldLabel: u[6] as string | null,
+      domain: it[1] as string | null,
+      subject: it[2] as string | null,
+      taskType: it[3] as string | null,
+    };
+  });
   const rawResponses: RawResponse[] = responses.map((r) => ({ id: r[0] as number, model: r[1] as string, turn: r[2] as number, length: r[3] as number }));
   const rawAnns: RawAnnotation[] = Array.from(keep, (i) => {
     const a = rows[i];
@@ -202,13 +209,22 @@ export function loadTexts(itemIds: number[], checklistIds: number[], responseIds
  * the report says how many there are.
  */
 export function staleCounts(taskId: number): { labels: number; verdicts: number } {
-  const labels = getDb().get<{ n: number }>(sql`
+  // Stale rows are rare (only after a curation edit): a scan of the stale_at column answers "none"
+  // in a few milliseconds, and the task's joins — tens of milliseconds on every page view of a large
+  // task — run only when some row is stale.
+  const db = getDb();
+  const anyStale = (table: "annotations" | "verdicts") => !!db.get<{ x: number }>(sql.raw(`SELECT 1 AS x FROM ${table} WHERE stale_at IS NOT NULL LIMIT 1`));
+  const labels = anyStale("annotations")
+    ? db.get<{ n: number }>(sql`
     SELECT COUNT(*) AS n FROM annotations an
     JOIN assignments a ON a.id = an.assignment_id JOIN units u ON u.id = a.unit_id
-    WHERE u.task_id = ${taskId} AND an.status = 'submitted' AND an.stale_at IS NOT NULL`);
-  const verdicts = getDb().get<{ n: number }>(sql`
+    WHERE u.task_id = ${taskId} AND an.status = 'submitted' AND an.stale_at IS NOT NULL`)
+    : { n: 0 };
+  const verdicts = anyStale("verdicts")
+    ? db.get<{ n: number }>(sql`
     SELECT COUNT(*) AS n FROM verdicts v JOIN units u ON u.response_id = v.response_id
       AND (u.checklist_item_id = v.checklist_item_id OR (u.checklist_item_id IS NULL AND v.checklist_item_id IS NULL))
-    WHERE u.task_id = ${taskId} AND v.stale_at IS NOT NULL`);
+    WHERE u.task_id = ${taskId} AND v.stale_at IS NOT NULL`)
+    : { n: 0 };
   return { labels: labels?.n ?? 0, verdicts: verdicts?.n ?? 0 };
 }

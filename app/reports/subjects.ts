@@ -75,7 +75,9 @@ export function buildTaskData(raw: RawTask): TaskData {
   const numeric = labelKind === "ordinal" || labelKind === "interval";
   const resp = new Map(raw.responses.map((r) => [r.id, r]));
   const subjects: Subject[] = [];
+  // Writing quality: subject of (unit, response) as "unitId:responseId"; other kinds: subject of a unit id.
   const subjectIndex = new Map<string, number>();
+  const subjectOfUnit = new Map<number, number>();
   const ratings: RatingRow[] = [];
   const annotations: AnnotationRow[] = [];
   const unitById = new Map(raw.units.map((u) => [u.id, u]));
@@ -110,7 +112,7 @@ export function buildTaskData(raw: RawTask): TaskData {
   if (kind === "writing-quality") {
     for (const u of raw.units) {
       const gold = parseGold(u.goldLabel) as { scores?: Record<string, number> } | null;
-      const adj = raw.adjudications[String(u.id)] as { scores?: Record<string, number> } | undefined;
+      const adj = raw.adjudications[u.id] as { scores?: Record<string, number> } | undefined;
       for (const rid of u.responseIds ?? []) {
         if (rid === "reference") continue;
         const s = baseSubject(u, rid);
@@ -121,24 +123,25 @@ export function buildTaskData(raw: RawTask): TaskData {
       }
     }
   } else {
+    const extract = (l: unknown) => (kind === "best-of-n" ? toValue((l as { best?: unknown } | null)?.best != null ? String((l as { best: unknown }).best) : null) : toValue(l));
     for (const u of raw.units) {
       const s = baseSubject(u, u.responseId);
-      const extract = (l: unknown) => (kind === "best-of-n" ? toValue((l as { best?: unknown } | null)?.best != null ? String((l as { best: unknown }).best) : null) : toValue(l));
       s.gold = u.isGold ? extract(parseGold(u.goldLabel)) : null;
-      const adj = raw.adjudications[String(u.id)];
+      const adj = raw.adjudications[u.id];
       s.adjudicated = adj !== undefined ? extract(adj) : null;
-      subjectIndex.set(String(u.id), subjects.length);
+      subjectOfUnit.set(u.id, subjects.length);
       subjects.push(s);
     }
   }
 
+  const annotatable = isAnnotatable(kind);
   for (const a of raw.annotations) {
     const u = unitById.get(a.unitId);
     if (!u) continue;
     const order = a.shownOrder ?? u.responseIds ?? null;
     let goldCorrect: boolean | null = null;
     if (u.isGold && u.goldLabel != null) {
-      goldCorrect = isAnnotatable(kind) ? matchesGold(kind, a.label, u.goldLabel) : String(parseGold(u.goldLabel)) === String(a.label);
+      goldCorrect = annotatable ? matchesGold(kind, a.label, u.goldLabel) : String(parseGold(u.goldLabel)) === String(a.label);
     }
     let pickPosition: number | null = null;
     let shownCount: number | null = null;
@@ -153,7 +156,7 @@ export function buildTaskData(raw: RawTask): TaskData {
         ratings.push({ s, annotator: a.annotatorId, value, position: pos >= 0 ? pos : null });
       }
     } else {
-      const s = subjectIndex.get(String(u.id))!;
+      const s = subjectOfUnit.get(u.id)!;
       let value: Label | null;
       if (kind === "best-of-n") {
         const best = (a.label as { best?: unknown } | null)?.best;
