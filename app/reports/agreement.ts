@@ -392,13 +392,15 @@ export function perAnnotator(data: TaskData): AnnotatorRow[] {
   const { start, idx } = ratingsBySubject(data);
   const byAnnotator = new Map<number, { loo: number[]; ratings: number; dist: Record<string, number> }>();
   for (const a of data.annotators) byAnnotator.set(a.id, { loo: [], ratings: 0, dist: Object.fromEntries(data.categories.map((c) => [String(c), 0])) });
+  const others: Label[] = [];
   for (let s = 0; s < data.subjects.length; s++) {
     for (let k = start[s]; k < start[s + 1]; k++) {
       const r = data.ratings[idx[k]];
       const entry = byAnnotator.get(r.annotator)!;
       entry.ratings++;
-      entry.dist[String(r.value)] = (entry.dist[String(r.value)] ?? 0) + 1;
-      const others: Label[] = [];
+      const key = String(r.value);
+      entry.dist[key] = (entry.dist[key] ?? 0) + 1;
+      others.length = 0;
       for (let t = start[s]; t < start[s + 1]; t++) if (t !== k) others.push(data.ratings[idx[t]].value);
       const maj = majority(others);
       if (maj !== null) entry.loo.push(maj === r.value ? 1 : 0);
@@ -449,11 +451,10 @@ export function breakdowns(data: TaskData, final: FinalLabels): BreakdownRow[] {
   const numeric = data.labelKind === "ordinal" || data.labelKind === "interval";
   const m = reliabilityMatrix(data, numeric);
   const categories = numeric ? data.categories.map(Number) : data.categories;
-  const rowAgreement = new Map<number, number>();
+  // Per-subject agreement (NaN: fewer than two ratings), indexed by subject.
+  const rowAgreement = new Float64Array(data.subjects.length).fill(NaN);
   const perRow = perUnitAgreement(m.rows);
-  m.rows.forEach((_row, i) => {
-    if (finite(perRow[i])) rowAgreement.set(m.subjectOf[i], perRow[i]);
-  });
+  for (let i = 0; i < m.rows.length; i++) if (finite(perRow[i])) rowAgreement[m.subjectOf[i]] = perRow[i];
   const out: BreakdownRow[] = [];
   for (const dim of DIMENSIONS) {
     const groups = new Map<string, number[]>();
@@ -472,7 +473,8 @@ export function breakdowns(data: TaskData, final: FinalLabels): BreakdownRow[] {
         const target = data.positive ?? majority(finals) ?? finals[0];
         summary = proportionEstimate(finals.map((f) => (f === target ? 1 : 0)));
       }
-      const ag = members.map((i) => rowAgreement.get(i)).filter((x): x is number => x !== undefined);
+      const ag: number[] = [];
+      for (const i of members) if (!Number.isNaN(rowAgreement[i])) ag.push(rowAgreement[i]);
       out.push({ dimension: dim, value, n: members.length, summary, agreement: proportionEstimate(ag), small: members.length < SMALL_N });
     }
   }
