@@ -2,13 +2,18 @@
  * The annotation workspace in real Chromium against the production server:
  * an annotator labels ten units of each kind with the keyboard alone, reloads
  * midway without losing a draft, never sees a model name or another
- * annotator's label, and the basic form works without JavaScript.
+ * annotator's label, and the basic form works without JavaScript. Two
+ * annotators, each in their own browser context (own cookies, own session),
+ * label the same unit concurrently and never see each other's label, comment
+ * or name.
  */
-import { chromium, type Browser, type Page } from "playwright-core";
+import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nextUnitId, saveAnnotation } from "../../app/annotation/annotate.server";
 import { seedAnnotationScenario, SYNTHETIC_MODELS } from "../../app/annotation/synthetic.server";
-import { findTask } from "../../app/annotation/tasks.server";
+import { createTask, findTask } from "../../app/annotation/tasks.server";
+import { createUser } from "../../app/auth/accounts.server";
+import { schema } from "../../db/client";
 import { openDatabase } from "../../db/client";
 import { startApp, type RunningApp } from "../support/app-server";
 import { CHROMIUM, CHROMIUM_ARGS } from "../support/browser";
@@ -18,6 +23,12 @@ const SECRET = "BEN-SECRET-NOTE";
 let app: RunningApp;
 let browser: Browser;
 let scenario: Awaited<ReturnType<typeof seedAnnotationScenario>>;
+/** Two annotators with distinctive names sharing every unit of a response-satisfaction task (k = 2). */
+const PAIR = [
+  { email: "alba@lab.test", name: "Alba Quintessa", comment: "ALBA-PRIVATE-COMMENT-7731", id: 0 },
+  { email: "bart@lab.test", name: "Bartholomew Okonkwo", comment: "BART-PRIVATE-COMMENT-4410", id: 0 },
+];
+let pairTask = { id: 0, unitId: 0 };
 
 beforeAll(async () => {
   app = await startApp(async (file) => {
@@ -30,6 +41,13 @@ beforeAll(async () => {
     for (let u = nextUnitId(taskId, ben, undefined, db); u != null; u = nextUnitId(taskId, ben, undefined, db)) {
       saveAnnotation({ task, userId: ben, unitId: u, intent: "submit", form: new URLSearchParams({ answer: "No", comment: SECRET }) }, db);
     }
+    for (const who of PAIR) {
+      who.id = (await createUser({ email: who.email, name: who.name, password: PASSWORD }, db)).id;
+      db.insert(schema.memberships).values({ projectId: scenario.projectId, userId: who.id, role: "annotator" }).run();
+    }
+    const pair = PAIR.map((w) => w.id);
+    const id = createTask(scenario.projectId, scenario.researcher.id, { name: "Blind pair", datasetId: task.datasetId, kind: "response-satisfaction", overlap: 2, pool: pair, seed: 3 }, db).taskId;
+    pairTask = { id, unitId: nextUnitId(id, pair[0], undefined, db)! };
     db.$client.close();
   });
   browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
@@ -40,6 +58,14 @@ afterAll(async () => {
   await app?.stop();
 });
 
+/** The annotate page's loader JSON for a unit, fetched with the context's own session cookie. */
+async function loaderJson(context: BrowserContext, unitId: number) {
+  const route = encodeURIComponent("routes/p.$slug.tasks.$taskId.annotate");
+  const res = await context.request.get(`${app.url}/p/${scenario.slug}/tasks/${pairTask.id}/annotate?unit=${unitId}&_data=${route}`);
+  expect(res.status()).toBe(200);
+  return res.text();
+}
+
 async function signIn(page: Page, email: string) {
   await page.goto(`${app.url}/login`);
   await page.getByLabel("Email").fill(email);
@@ -47,11 +73,14 @@ async function signIn(page: Page, email: string) {
   await Promise.all([page.waitForURL((u) => !u.pathname.startsWith("/login")), page.getByRole("button", { name: "Sign in" }).click()]);
 }
 
+/** Checks the live DOM and the document as served (the DOM loses the inline hydration data once hydrated). */
 async function assertBlind(page: Page) {
-  const html = await page.content();
-  for (const m of SYNTHETIC_MODELS) expect(html, `model name ${m} in HTML`).not.toContain(m);
-  expect(html).not.toContain(SECRET);
-  expect(html).not.toMatch(/:\\?"reference\\?"|\\?"reference\\?"[,\]]/);
+  const sent = await page.context().request.get(page.url()).then((r) => r.text());
+  for (const html of [await page.content(), sent]) {
+    for (const m of SYNTHETIC_MODELS) expect(html, `model name ${m} in HTML`).not.toContain(m);
+    expect(html).not.toContain(SECRET);
+    expect(html).not.toMatch(/:\\?"reference\\?"|\\?"reference\\?"[,\]]/);
+  }
 }
 
 /** Waits until unit `n` of 10 is shown and its keyboard handler is live. */
@@ -180,4 +209,83 @@ describe("annotation workspace in Chromium", () => {
     for (const m of SYNTHETIC_MODELS) expect(html).not.toContain(m);
     await context.close();
   });
+
+  it("two annotators label the same unit concurrently, each blind to the other", async () => {
+    const [alba, bart] = PAIR;
+    const [ctxA, ctxB] = await Promise.all([browser.newContext(), browser.newContext()]);
+    const [pageA, pageB] = await Promise.all([ctxA.newPage(), ctxB.newPage()]);
+    await Promise.all([signIn(pageA, alba.email), signIn(pageB, bart.email)]);
+    const unitUrl = `${app.url}/p/${scenario.slug}/tasks/${pairTask.id}/annotate?unit=${pairTask.unitId}`;
+    const ready = (page: Page) => page.locator('.annotate-grid[data-ready="true"]').waitFor();
+    // Both have the unit open at the same time.
+    await Promise.all([pageA.goto(unitUrl), pageB.goto(unitUrl)]);
+    await Promise.all([ready(pageA), ready(pageB)]);
+
+    const answer = (page: Page, v: "Yes" | "No") => page.locator(`input[name="answer"][value="${v}"]`);
+    const submit = async (page: Page, v: "Yes" | "No", comment: string) => {
+      await answer(page, v).check();
+      await page.locator('textarea[name="comment"]').fill(comment);
+      await Promise.all([
+        page.waitForURL((u) => u.searchParams.get("unit") !== String(pairTask.unitId)),
+        page.getByRole("button", { name: /^Submit/ }).click(),
+      ]);
+    };
+    /**
+     * Nothing of `other` in the live DOM, the document as the server sent it (its
+     * inline hydration data is gone from the DOM after hydration), or the loader JSON.
+     */
+    const assertNothingOf = async (page: Page, context: BrowserContext, other: (typeof PAIR)[number]) => {
+      const dom = await page.content();
+      const sent = await context.request.get(unitUrl).then((r) => r.text());
+      expect(sent).toContain("__remixContext");
+      const json = await loaderJson(context, pairTask.unitId);
+      for (const [what, text] of [
+        ["DOM", dom],
+        ["served HTML", sent],
+        ["JSON", json],
+      ]) {
+        for (const secret of [other.comment, other.name, other.email]) expect(text, `${secret} in ${what}`).not.toContain(secret);
+        for (const m of SYNTHETIC_MODELS) expect(text, `model name ${m} in ${what}`).not.toContain(m);
+      }
+      return JSON.parse(json) as { page: { values: Record<string, string>; savedStatus: string | null; revision: number } };
+    };
+
+    // A submits Yes with a comment.
+    await submit(pageA, "Yes", alba.comment);
+
+    // B (whose page was open all along) opens the unit afresh: nothing of A, and empty choices.
+    await pageB.goto(unitUrl);
+    await ready(pageB);
+    const forB = await assertNothingOf(pageB, ctxB, alba);
+    expect(forB.page.values).toEqual({});
+    expect(forB.page.savedStatus).toBeNull();
+    expect(forB.page.revision).toBe(0);
+    expect(await pageB.locator('input[name="answer"]:checked').count()).toBe(0);
+    expect(await pageB.locator('textarea[name="comment"]').inputValue()).toBe("");
+    await submit(pageB, "No", bart.comment);
+
+    // A revisits: only A's own label and comment.
+    await pageA.goto(unitUrl);
+    await ready(pageA);
+    const forA = await assertNothingOf(pageA, ctxA, bart);
+    expect(forA.page.values).toEqual({ answer: "Yes", comment: alba.comment });
+    expect(await answer(pageA, "Yes").isChecked()).toBe(true);
+    expect(await answer(pageA, "No").isChecked()).toBe(false);
+    expect(await pageA.locator('textarea[name="comment"]').inputValue()).toBe(alba.comment);
+    await Promise.all([ctxA.close(), ctxB.close()]);
+
+    // Both submissions are stored: two annotations on the unit, one each.
+    const db = openDatabase(app.databaseFile);
+    const rows = db.$client
+      .prepare(
+        `select a.annotator_id as who, an.label, an.notes, an.status from annotations an join assignments a on a.id = an.assignment_id
+         where a.unit_id = ? order by a.annotator_id`,
+      )
+      .all(pairTask.unitId) as { who: number; label: string; notes: string; status: string }[];
+    db.$client.close();
+    expect(rows).toEqual([
+      { who: alba.id, label: JSON.stringify("Yes"), notes: JSON.stringify(alba.comment), status: "submitted" },
+      { who: bart.id, label: JSON.stringify("No"), notes: JSON.stringify(bart.comment), status: "submitted" },
+    ]);
+  }, 120_000);
 });
