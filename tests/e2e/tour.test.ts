@@ -30,12 +30,14 @@ afterAll(async () => {
   await app?.stop();
 });
 
+/** Opens a page; returns the HTML as the server sent it (with its embedded loader data) and the hydrated DOM. */
 async function visit(path: string): Promise<string> {
   const res = await browser.page.goto(`${app.url}${path}`);
   expect(res!.status(), path).toBe(200);
+  const served = await res!.text();
   // Give the client bundle time to hydrate (a mismatch is reported as a page error).
   await browser.page.waitForLoadState("networkidle");
-  return browser.page.content();
+  return served + (await browser.page.content());
 }
 
 describe("a tour of the demo", () => {
