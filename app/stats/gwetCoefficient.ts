@@ -1,5 +1,4 @@
-import { agreementWeights } from "./agreementWeights";
-import { unitCategoryCounts } from "./unitCategoryCounts";
+import { unitAgreementTerms } from "./unitAgreementTerms";
 import type { Label, ReliabilityData, WeightScheme } from "./types";
 
 /** Result of {@link gwetAC2} and {@link gwetAC1}. */
@@ -36,49 +35,7 @@ export function gwetCoefficient(
   weights: WeightScheme | readonly (readonly number[])[],
   categoriesIn?: readonly Label[],
 ): GwetResult {
-  const { counts, ratingsPerUnit, units, q, categories } = unitCategoryCounts(fn, data, categoriesIn);
-  let w: Float64Array;
-  if (typeof weights === "string") {
-    if (weights !== "none" && weights !== "linear" && weights !== "quadratic") throw new Error(`${fn}: unknown weights "${weights}"`);
-    w = agreementWeights(Math.max(q, 1), weights);
-  } else {
-    if (!Array.isArray(weights) || weights.length !== q || weights.some((row) => !Array.isArray(row) || row.length !== q)) {
-      throw new Error(`${fn}: a weight matrix must be ${q}×${q}`);
-    }
-    w = new Float64Array(q * q);
-    for (let k = 0; k < q; k++) {
-      for (let l = 0; l < q; l++) {
-        const v = weights[k][l];
-        if (typeof v !== "number" || !(v >= 0 && v <= 1)) throw new Error(`${fn}: weights must be numbers in [0, 1] (w[${k}][${l}] = ${String(v)})`);
-        w[k * q + l] = v;
-      }
-    }
-  }
-  let sumPa = 0;
-  let n2 = 0;
-  let n1 = 0;
-  const pi = new Float64Array(q);
-  const rStar = new Float64Array(q);
-  for (let u = 0; u < units; u++) {
-    const r = ratingsPerUnit[u];
-    if (r === 0) continue;
-    n1++;
-    const base = u * q;
-    for (let k = 0; k < q; k++) pi[k] += counts[base + k] / r;
-    if (r >= 2) {
-      let s = 0;
-      for (let k = 0; k < q; k++) {
-        const c = counts[base + k];
-        if (c === 0) continue;
-        let star = 0;
-        for (let l = 0; l < q; l++) star += w[k * q + l] * counts[base + l];
-        rStar[k] = star;
-        s += c * (star - 1);
-      }
-      sumPa += s / (r * (r - 1));
-      n2++;
-    }
-  }
+  const { q, categories, w, piSum: pi, n: n1, n2, sumPa } = unitAgreementTerms(fn, data, { categories: categoriesIn, weights });
   const pa = n2 === 0 ? NaN : sumPa / n2;
   if (q < 2 || n1 === 0) return { value: NaN, pa, pe: NaN, n: n1, categories };
   let sumW = 0;

@@ -33,14 +33,18 @@ export type UnitAgreementTerms = ReturnType<typeof unitCategoryCounts> & {
 export function unitAgreementTerms(
   fn: string,
   data: ReliabilityData,
-  options: { categories?: readonly Label[]; weights?: WeightScheme; cluster?: ArrayLike<string | number>; z?: number },
+  options: {
+    categories?: readonly Label[];
+    /** A named scheme, or a q × q matrix of weights in [0, 1] (categories in code order). */
+    weights?: WeightScheme | readonly (readonly number[])[];
+    cluster?: ArrayLike<string | number>;
+    z?: number;
+  },
 ): UnitAgreementTerms {
   const counted = unitCategoryCounts(fn, data, options.categories);
   const { counts, ratingsPerUnit, units, q } = counted;
-  const scheme = options.weights ?? "none";
-  if (scheme !== "none" && scheme !== "linear" && scheme !== "quadratic") throw new Error(`${fn}: unknown weights "${String(scheme)}"`);
   if (options.cluster !== undefined && options.cluster.length !== units) throw new Error(`${fn}: cluster has ${options.cluster.length} keys for ${units} rows`);
-  const w = agreementWeights(Math.max(q, 1), scheme);
+  const w = weightMatrix(fn, options.weights ?? "none", q);
   const paI = new Float64Array(units);
   const piSum = new Float64Array(q);
   let n = 0;
@@ -67,4 +71,23 @@ export function unitAgreementTerms(
     }
   }
   return { ...counted, w, paI, piSum, n, n2, sumPa, z: options.z ?? 1.96 };
+}
+
+function weightMatrix(fn: string, weights: WeightScheme | readonly (readonly number[])[], q: number): Float64Array {
+  if (typeof weights === "string") {
+    if (weights !== "none" && weights !== "linear" && weights !== "quadratic") throw new Error(`${fn}: unknown weights "${weights}"`);
+    return agreementWeights(Math.max(q, 1), weights);
+  }
+  if (!Array.isArray(weights) || weights.length !== q || weights.some((row) => !Array.isArray(row) || row.length !== q)) {
+    throw new Error(`${fn}: a weight matrix must be ${q}×${q}`);
+  }
+  const w = new Float64Array(q * q);
+  for (let k = 0; k < q; k++) {
+    for (let l = 0; l < q; l++) {
+      const v = weights[k][l];
+      if (typeof v !== "number" || !(v >= 0 && v <= 1)) throw new Error(`${fn}: weights must be numbers in [0, 1] (w[${k}][${l}] = ${String(v)})`);
+      w[k * q + l] = v;
+    }
+  }
+  return w;
 }
