@@ -17,10 +17,12 @@ import {
   percentAgreement,
   quantileSorted,
   spearman,
+  unitCategoryCounts,
   type AgreementSEResult,
   type Interval,
   type Label,
   type Rating,
+  type UnitCategoryCounts,
 } from "~/stats";
 import { finalLabels, majority, ratingsBySubject } from "./finalLabels";
 import { normalTwoSidedP } from "./pvalue";
@@ -181,18 +183,37 @@ export function pooledPairs(m: Matrix): { a: Rating[]; b: Rating[]; rowOf: numbe
   return { a, b, rowOf };
 }
 
-/** Per-unit percent agreement Σ_k r_k (r_k − 1) / (r (r − 1)) of rows with 2+ ratings (as percentAgreement on one row). */
-export function perUnitAgreement(rows: Rating[][]): number[] {
-  const out = new Array<number>(rows.length);
-  const seen = new Map<Label, number>();
-  rows.forEach((row, i) => {
-    seen.clear();
-    let r = 0;
-    for (const v of row) if (v != null) (seen.set(v, (seen.get(v) ?? 0) + 1), r++);
+/**
+ * The matrix's rows counted by unit and category (app/stats unitCategoryCounts),
+ * once per matrix: the multi-rater coefficients and the breakdowns share it.
+ */
+const countedCache = new WeakMap<Matrix, UnitCategoryCounts>();
+export function countedMatrix(m: Matrix, categories: Label[]): UnitCategoryCounts {
+  let c = countedCache.get(m);
+  if (!c || c.q !== categories.length || c.categories.some((x, k) => x !== categories[k])) {
+    c = unitCategoryCounts("reliabilityMatrix", m.rows, categories);
+    countedCache.set(m, c);
+  }
+  return c;
+}
+
+/**
+ * Per-row percent agreement Σ_k r_k (r_k − 1) / (r (r − 1)) (as percentAgreement
+ * on one row); NaN for rows with fewer than two ratings.
+ */
+export function perUnitAgreement(counted: UnitCategoryCounts): Float64Array {
+  const { counts, ratingsPerUnit, units, q } = counted;
+  const out = new Float64Array(units);
+  for (let u = 0; u < units; u++) {
+    const r = ratingsPerUnit[u];
+    if (r < 2) {
+      out[u] = NaN;
+      continue;
+    }
     let s = 0;
-    for (const c of seen.values()) s += c * (c - 1);
-    out[i] = r >= 2 ? s / (r * (r - 1)) : NaN;
-  });
+    for (let k = 0; k < q; k++) s += counts[u * q + k] * (counts[u * q + k] - 1);
+    out[u] = s / (r * (r - 1));
+  }
   return out;
 }
 
@@ -237,17 +258,14 @@ export function interAnnotatorAgreement(data: TaskData): IaaReport {
   const m = reliabilityMatrix(data, numeric);
   const seed = data.task.seed;
   const categories = numeric ? data.categories.map(Number) : data.categories;
-  const multi = m.rows.filter((r) => {
-    let c = 0;
-    for (let i = 0; i < r.length; i++) if (r[i] != null) c++;
-    return c >= 2;
-  });
   const names = new Map(data.annotators.map((a) => [a.id, a.name]));
   const stats: IaaReport["statistics"] = [];
 
+  // The rows counted by unit and category once, shared by the multi-rater coefficients below.
+  const counted = countedMatrix(m, categories);
   // Percent agreement is the mean of per-unit agreement (a share in [0, 1]): Wilson score interval over the units.
-  const perRowPA = perUnitAgreement(multi);
-  const pa = percentAgreement(m.rows, { categories });
+  const perRowPA = perUnitAgreement(counted).filter(finite);
+  const pa = percentAgreement(counted);
   stats.push({ key: "percentAgreement", label: "Percent agreement", estimate: { ...proportionEstimate(perRowPA), value: pa, method: `${WILSON} (n = units with 2+ labels)` } });
 
   const pp = pooledPairs(m);
@@ -264,11 +282,11 @@ export function interAnnotatorAgreement(data: TaskData): IaaReport {
     if (finite(ck.kappa) && finite(ck.se)) kappaForPlanner = { label: stats[stats.length - 1].label, value: ck.kappa, se: ck.se, n: ck.n };
     // fleissKappaSE and gwetSE compute the coefficient with the same arithmetic as fleissKappa and gwetAC1
     // (bit-identical values, checked in tests), so each is computed once.
-    const fkr = fleissKappaSE(m.rows, { categories, cluster: m.clusterOf });
+    const fkr = fleissKappaSE(counted, { cluster: m.clusterOf });
     stats.push({ key: "fleissKappa", label: "Fleiss' kappa", estimate: analyticEstimate(m, fkr.value, () => fkr) });
     const ka = krippendorffAlpha(m.rows, { level: "nominal", categories }).alpha;
-    stats.push({ key: "krippendorffAlpha", label: "Krippendorff's alpha (nominal)", estimate: analyticEstimate(m, ka, (cluster) => krippendorffAlphaSE(m.rows, { categories, cluster })) });
-    const ac1r = gwetSE(m.rows, { categories, cluster: m.clusterOf });
+    stats.push({ key: "krippendorffAlpha", label: "Krippendorff's alpha (nominal)", estimate: analyticEstimate(m, ka, (cluster) => krippendorffAlphaSE(counted, { cluster })) });
+    const ac1r = gwetSE(counted, { cluster: m.clusterOf });
     stats.push({ key: "gwetAC1", label: "Gwet's AC1", estimate: analyticEstimate(m, ac1r.value, () => ac1r) });
     if (categories.length <= 2 && pp.a.length > 0) {
       // PABAK = 2·po − 1 on the pooled pairs; its CI follows from the CI of po (mean of agreement indicators).
@@ -294,7 +312,7 @@ export function interAnnotatorAgreement(data: TaskData): IaaReport {
       label: "Krippendorff's alpha (interval)",
       // On an equally spaced scale (1–5 scores) interval alpha is irrCAC's quadratic-weighted alpha, which has an analytic SE.
       estimate: equallySpaced(categories)
-        ? analyticEstimate(m, kiv, (cluster) => krippendorffAlphaSE(m.rows, { categories, weights: "quadratic", cluster }))
+        ? analyticEstimate(m, kiv, (cluster) => krippendorffAlphaSE(counted, { weights: "quadratic", cluster }))
         : bootstrapEstimate(m, seed, (rows) => krippendorffAlpha(rows, { level: "interval" }).alpha),
     });
     const xa = pp.a as number[];
@@ -359,7 +377,7 @@ export function interAnnotatorAgreement(data: TaskData): IaaReport {
   return {
     labelKind: data.labelKind,
     subjectsRated: m.rows.length,
-    subjectsMultiplyRated: multi.length,
+    subjectsMultiplyRated: perRowPA.length,
     ratings: data.ratings.length,
     annotators: m.annotators.length,
     statistics: stats,
@@ -453,7 +471,7 @@ export function breakdowns(data: TaskData, final: FinalLabels): BreakdownRow[] {
   const categories = numeric ? data.categories.map(Number) : data.categories;
   // Per-subject agreement (NaN: fewer than two ratings), indexed by subject.
   const rowAgreement = new Float64Array(data.subjects.length).fill(NaN);
-  const perRow = perUnitAgreement(m.rows);
+  const perRow = perUnitAgreement(countedMatrix(m, categories));
   for (let i = 0; i < m.rows.length; i++) if (finite(perRow[i])) rowAgreement[m.subjectOf[i]] = perRow[i];
   const out: BreakdownRow[] = [];
   for (const dim of DIMENSIONS) {

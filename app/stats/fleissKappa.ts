@@ -1,5 +1,5 @@
 import { unitCategoryCounts } from "./unitCategoryCounts";
-import type { Label, ReliabilityData } from "./types";
+import type { Label, ReliabilityInput } from "./types";
 
 /** Result of {@link fleissKappa}. */
 export interface FleissKappaResult {
@@ -39,7 +39,7 @@ export interface FleissKappaResult {
  * @example
  * fleissKappa([["a", "a", "a"], ["b", "b", "a"], ["b", "b", "b"]]).kappa; // => 0.5499999999999998
  */
-export function fleissKappa(data: ReliabilityData, options: { categories?: readonly Label[] } = {}): FleissKappaResult {
+export function fleissKappa(data: ReliabilityInput, options: { categories?: readonly Label[] } = {}): FleissKappaResult {
   const { counts, ratingsPerUnit, units, q, categories } = unitCategoryCounts("fleissKappa", data, options.categories);
   let sumPa = 0;
   let n2 = 0;

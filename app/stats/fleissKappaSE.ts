@@ -1,6 +1,6 @@
 import { clippedInterval, linearizedSE, type AgreementSEResult } from "./linearizedSE";
 import { unitAgreementTerms } from "./unitAgreementTerms";
-import type { Label, ReliabilityData, WeightScheme } from "./types";
+import type { Label, ReliabilityInput, WeightScheme } from "./types";
 
 /**
  * Fleiss' kappa with Gwet's analytic standard error and a 95% CI, for any
@@ -34,7 +34,7 @@ import type { Label, ReliabilityData, WeightScheme } from "./types";
  * fleissKappaSE([["a", "a", "a"], ["b", "b", "a"], ["b", "b", "b"]]).se; // => 0.464939512194866
  */
 export function fleissKappaSE(
-  data: ReliabilityData,
+  data: ReliabilityInput,
   options: { categories?: readonly Label[]; weights?: WeightScheme; cluster?: ArrayLike<string | number>; z?: number } = {},
 ): AgreementSEResult {
   const { counts, ratingsPerUnit, units, q, w, paI, piSum: pi, n, n2, sumPa, z } = unitAgreementTerms("fleissKappaSE", data, options);

@@ -1,5 +1,5 @@
 import { gwetCoefficient, type GwetResult } from "./gwetCoefficient";
-import type { Label, ReliabilityData } from "./types";
+import type { Label, ReliabilityInput } from "./types";
 
 /**
  * Gwet's AC1 agreement coefficient for any number of raters, allowing missing
@@ -25,6 +25,6 @@ import type { Label, ReliabilityData } from "./types";
  * @example
  * gwetAC1([["y", "y"], ["y", "y"], ["y", "n"], ["n", "n"]]).value; // => 0.5294117647058824
  */
-export function gwetAC1(data: ReliabilityData, options: { categories?: readonly Label[] } = {}): GwetResult {
+export function gwetAC1(data: ReliabilityInput, options: { categories?: readonly Label[] } = {}): GwetResult {
   return gwetCoefficient("gwetAC1", data, "none", options.categories);
 }

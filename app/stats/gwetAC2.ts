@@ -1,5 +1,5 @@
 import { gwetCoefficient, type GwetResult } from "./gwetCoefficient";
-import type { Label, ReliabilityData, WeightScheme } from "./types";
+import type { Label, ReliabilityInput, WeightScheme } from "./types";
 
 /**
  * Gwet's AC2: the weighted form of Gwet's AC1 agreement coefficient, for any
@@ -29,7 +29,7 @@ import type { Label, ReliabilityData, WeightScheme } from "./types";
  * gwetAC2([[1, 1], [1, 2], [2, 2], [3, 3], [3, 2]], { weights: "quadratic" }).value; // => 0.7058823529411766
  */
 export function gwetAC2(
-  data: ReliabilityData,
+  data: ReliabilityInput,
   options: { weights?: WeightScheme | readonly (readonly number[])[]; categories?: readonly Label[] } = {},
 ): GwetResult {
   return gwetCoefficient("gwetAC2", data, options.weights ?? "quadratic", options.categories);

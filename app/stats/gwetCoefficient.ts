@@ -1,5 +1,5 @@
 import { unitAgreementTerms } from "./unitAgreementTerms";
-import type { Label, ReliabilityData, WeightScheme } from "./types";
+import type { Label, ReliabilityInput, WeightScheme } from "./types";
 
 /** Result of {@link gwetAC2} and {@link gwetAC1}. */
 export interface GwetResult {
@@ -31,7 +31,7 @@ export interface GwetResult {
  */
 export function gwetCoefficient(
   fn: string,
-  data: ReliabilityData,
+  data: ReliabilityInput,
   weights: WeightScheme | readonly (readonly number[])[],
   categoriesIn?: readonly Label[],
 ): GwetResult {

@@ -1,6 +1,6 @@
 import { clippedInterval, linearizedSE, type AgreementSEResult } from "./linearizedSE";
 import { unitAgreementTerms } from "./unitAgreementTerms";
-import type { Label, ReliabilityData, WeightScheme } from "./types";
+import type { Label, ReliabilityInput, WeightScheme } from "./types";
 
 /**
  * Gwet's AC1 (identity weights) or AC2 (linear/quadratic weights) with its
@@ -32,7 +32,7 @@ import type { Label, ReliabilityData, WeightScheme } from "./types";
  * gwetSE([["y", "y"], ["y", "y"], ["y", "n"], ["n", "n"]]).se; // => 0.5000608592328204
  */
 export function gwetSE(
-  data: ReliabilityData,
+  data: ReliabilityInput,
   options: { categories?: readonly Label[]; weights?: WeightScheme; cluster?: ArrayLike<string | number>; z?: number } = {},
 ): AgreementSEResult {
   const { counts, ratingsPerUnit, units, q, w, paI, piSum: pi, n, n2, sumPa, z } = unitAgreementTerms("gwetSE", data, options);

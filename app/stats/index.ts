@@ -7,7 +7,7 @@ export { seededRandom } from "./seededRandom";
 export { normalQuantile } from "./normalQuantile";
 export { quantileSorted } from "./quantileSorted";
 export { encodeLabels, type EncodedLabels } from "./encodeLabels";
-export { unitCategoryCounts, type UnitCategoryCounts } from "./unitCategoryCounts";
+export { isUnitCategoryCounts, unitCategoryCounts, type UnitCategoryCounts } from "./unitCategoryCounts";
 export { unitAgreementTerms, type UnitAgreementTerms } from "./unitAgreementTerms";
 export { agreementWeights } from "./agreementWeights";
 export { pairedNumbers } from "./pairedNumbers";

@@ -1,6 +1,6 @@
 import { clippedInterval, linearizedSE, type AgreementSEResult } from "./linearizedSE";
 import { unitAgreementTerms } from "./unitAgreementTerms";
-import type { Label, ReliabilityData, WeightScheme } from "./types";
+import type { Label, ReliabilityInput, WeightScheme } from "./types";
 
 /**
  * Krippendorff's alpha with Gwet's analytic standard error and a 95% CI, for
@@ -35,7 +35,7 @@ import type { Label, ReliabilityData, WeightScheme } from "./types";
  * krippendorffAlphaSE([["a", "a", "a"], ["b", "b", "a"], ["b", "b", "b"]]).value; // => 0.6 (= krippendorffAlpha)
  */
 export function krippendorffAlphaSE(
-  data: ReliabilityData,
+  data: ReliabilityInput,
   options: { categories?: readonly Label[]; weights?: WeightScheme; cluster?: ArrayLike<string | number>; z?: number } = {},
 ): AgreementSEResult {
   const { counts, ratingsPerUnit, units, q, w, z } = unitAgreementTerms("krippendorffAlphaSE", data, options);

@@ -1,5 +1,5 @@
 import { unitCategoryCounts } from "./unitCategoryCounts";
-import type { Label, ReliabilityData } from "./types";
+import type { Label, ReliabilityInput } from "./types";
 
 /**
  * Percent agreement among any number of raters, allowing missing ratings.
@@ -19,7 +19,7 @@ import type { Label, ReliabilityData } from "./types";
  * @example
  * percentAgreement([["y", "y"], ["y", "n"], ["n", "n"], ["n", null]]); // => 0.6666666666666666
  */
-export function percentAgreement(data: ReliabilityData, options: { categories?: readonly Label[] } = {}): number {
+export function percentAgreement(data: ReliabilityInput, options: { categories?: readonly Label[] } = {}): number {
   const { counts, ratingsPerUnit, units, q } = unitCategoryCounts("percentAgreement", data, options.categories);
   let sum = 0;
   let m = 0;

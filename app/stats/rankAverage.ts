@@ -14,21 +14,41 @@
  */
 export function rankAverage(values: ArrayLike<number>): Float64Array {
   const n = values.length;
-  const order = new Int32Array(n);
+  // Sort a copy of the values (a numeric typed-array sort, no comparator), then give each
+  // value the average of the ranks its tie group occupies: with lo = #{x_j < x} and
+  // hi = #{x_j <= x}, found by binary search, rank = (lo + 1 + hi) / 2.
+  const sorted = new Float64Array(n);
   for (let i = 0; i < n; i++) {
     const v = values[i];
     if (typeof v !== "number" || Number.isNaN(v)) throw new Error(`rankAverage: values[${i}] is not a number (${String(v)})`);
-    order[i] = i;
+    sorted[i] = v;
   }
-  order.sort((a, b) => values[a] - values[b] || a - b);
+  sorted.sort();
   const ranks = new Float64Array(n);
-  let i = 0;
-  while (i < n) {
-    let j = i + 1;
-    while (j < n && values[order[j]] === values[order[i]]) j++;
-    const r = (i + 1 + j) / 2; // average of ranks i+1..j
-    for (let k = i; k < j; k++) ranks[order[k]] = r;
-    i = j;
+  let lastValue = NaN;
+  let lastRank = 0;
+  for (let i = 0; i < n; i++) {
+    const v = values[i];
+    if (v === lastValue) {
+      ranks[i] = lastRank;
+      continue;
+    }
+    let lo = 0;
+    let hi = n;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (sorted[mid] < v) lo = mid + 1;
+      else hi = mid;
+    }
+    let end = lo;
+    hi = n;
+    while (end < hi) {
+      const mid = (end + hi) >>> 1;
+      if (sorted[mid] <= v) end = mid + 1;
+      else hi = mid;
+    }
+    lastValue = v;
+    lastRank = ranks[i] = (lo + 1 + end) / 2;
   }
   return ranks;
 }

@@ -1,6 +1,6 @@
 import { agreementWeights } from "./agreementWeights";
 import { unitCategoryCounts } from "./unitCategoryCounts";
-import type { Label, ReliabilityData, WeightScheme } from "./types";
+import type { Label, ReliabilityInput, WeightScheme } from "./types";
 
 export type UnitAgreementTerms = ReturnType<typeof unitCategoryCounts> & {
   /** Agreement weights, q × q row-major. */
@@ -32,7 +32,7 @@ export type UnitAgreementTerms = ReturnType<typeof unitCategoryCounts> & {
  */
 export function unitAgreementTerms(
   fn: string,
-  data: ReliabilityData,
+  data: ReliabilityInput,
   options: {
     categories?: readonly Label[];
     /** A named scheme, or a q × q matrix of weights in [0, 1] (categories in code order). */

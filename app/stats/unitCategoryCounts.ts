@@ -1,21 +1,7 @@
 import { encodeLabels } from "./encodeLabels";
-import type { Label, ReliabilityData } from "./types";
+import type { Label, ReliabilityInput, UnitCategoryCounts } from "./types";
 
-/** Result of {@link unitCategoryCounts}. */
-export interface UnitCategoryCounts {
-  /** Row-major units×q counts: counts[u*q + k] = raters who put unit u in category k. */
-  counts: Int32Array;
-  /** Number of ratings of each unit (r_u). */
-  ratingsPerUnit: Int32Array;
-  /** Number of units (rows of the input, including units nobody rated). */
-  units: number;
-  /** Number of raters (columns). */
-  raters: number;
-  /** Number of categories q. */
-  q: number;
-  /** The categories, in code order. */
-  categories: Label[];
-}
+export type { UnitCategoryCounts };
 
 /**
  * The distribution of raters by unit and category ("agreement matrix" r_ik of
@@ -27,14 +13,22 @@ export interface UnitCategoryCounts {
  * ch. 2 (the n×q "agreement matrix" of irrCAC's *.raw functions).
  *
  * Preconditions: `data` is units × raters with rows of equal length; missing
- * ratings are null/undefined; other values as in {@link encodeLabels}.
+ * ratings are null/undefined; other values as in {@link encodeLabels}. Data
+ * that is already counted (a previous result) is returned as it is, after
+ * checking that `categories`, when given, are its categories in the same order.
  *
  * @param fn name of the calling function, used to start error messages
- * @throws {Error} "<fn>: ..." for ragged rows or invalid values
+ * @throws {Error} "<fn>: ..." for ragged rows or invalid values, or counted data with other categories
  * @example
  * unitCategoryCounts("demo", [["a", "a"], ["a", "b"]]).counts; // => Int32Array [2, 0, 1, 1]
  */
-export function unitCategoryCounts(fn: string, data: ReliabilityData, categories?: readonly Label[]): UnitCategoryCounts {
+export function unitCategoryCounts(fn: string, data: ReliabilityInput, categories?: readonly Label[]): UnitCategoryCounts {
+  if (isUnitCategoryCounts(data)) {
+    if (categories !== undefined && (categories.length !== data.q || categories.some((c, k) => c !== data.categories[k]))) {
+      throw new Error(`${fn}: the counted data has categories ${JSON.stringify(data.categories)}, not ${JSON.stringify(categories)}`);
+    }
+    return data;
+  }
   if (!Array.isArray(data)) throw new Error(`${fn}: data must be an array of rows (units × raters)`);
   const units = data.length;
   const raters = units > 0 ? (data[0]?.length ?? 0) : 0;
@@ -63,4 +57,9 @@ export function unitCategoryCounts(fn: string, data: ReliabilityData, categories
     }
   }
   return { counts, ratingsPerUnit, units, raters, q, categories: cats };
+}
+
+/** Whether `data` is already counted by unit and category (a {@link unitCategoryCounts} result). */
+export function isUnitCategoryCounts(data: unknown): data is UnitCategoryCounts {
+  return typeof data === "object" && data !== null && !Array.isArray(data) && (data as UnitCategoryCounts).counts instanceof Int32Array;
 }

@@ -18,6 +18,8 @@ import {
   normalQuantile,
   seededRandom,
   wilsonCI,
+  percentAgreement,
+  unitCategoryCounts,
   type Rating,
 } from "~/stats";
 import { krippendorff2011 } from "./referenceData";
@@ -27,6 +29,21 @@ import { krippendorff2011 } from "./referenceData";
 //   gwet.ac1.raw:      AC1 0.77544, se 0.14295, pa 0.8181818, pe 0.1903212
 //   fleiss.kappa.raw:  kappa 0.76117, se 0.15302, pa 0.8181818, pe 0.2387153
 //   krippen.alpha.raw: alpha 0.74342, se 0.14557, pa 0.805, pe 0.24
+describe("counted once, used by every multi-rater coefficient", () => {
+  it("gives results identical to the rows (cac.raw4raters, same categories)", () => {
+    const counted = unitCategoryCounts("test", krippendorff2011);
+    expect(percentAgreement(counted)).toBe(percentAgreement(krippendorff2011));
+    expect(fleissKappa(counted)).toEqual(fleissKappa(krippendorff2011));
+    expect(gwetAC1(counted)).toEqual(gwetAC1(krippendorff2011));
+    expect(gwetAC2(counted, { weights: "quadratic" })).toEqual(gwetAC2(krippendorff2011, { weights: "quadratic" }));
+    const cluster = krippendorff2011.map((_, i) => Math.floor(i / 3));
+    expect(fleissKappaSE(counted, { cluster })).toEqual(fleissKappaSE(krippendorff2011, { cluster }));
+    expect(gwetSE(counted, { cluster })).toEqual(gwetSE(krippendorff2011, { cluster }));
+    expect(krippendorffAlphaSE(counted, { cluster })).toEqual(krippendorffAlphaSE(krippendorff2011, { cluster }));
+    expect(() => fleissKappaSE(counted, { categories: [4, 3, 2, 1] })).toThrow(/^fleissKappaSE: the counted data has categories/);
+  });
+});
+
 describe("analytic SEs reproduce irrCAC on cac.raw4raters", () => {
   it("fleissKappaSE: se 0.15302, value = fleissKappa", () => {
     const r = fleissKappaSE(krippendorff2011);

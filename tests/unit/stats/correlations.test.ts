@@ -138,4 +138,23 @@ describe("rankAverage", () => {
     expect(Array.from(rankAverage([3, 1, 4, 1, 5, 9, 2, 6, 5]))).toEqual([4, 1.5, 5, 1.5, 6.5, 9, 3, 8, 6.5]);
     expect(() => rankAverage([1, NaN])).toThrow(/^rankAverage: values\[1\] is not a number/);
   });
+  it("handles negatives, -0 = 0, runs of ties and an empty input like scipy", () => {
+    // scipy.stats.rankdata([-2, 0, -0.0, 5, -2, 5, 5]) -> [1.5, 3.5, 3.5, 6, 1.5, 6, 6]
+    expect(Array.from(rankAverage([-2, 0, -0, 5, -2, 5, 5]))).toEqual([1.5, 3.5, 3.5, 6, 1.5, 6, 6]);
+    // every value tied: every rank is (n + 1) / 2
+    expect(Array.from(rankAverage([7, 7, 7, 7]))).toEqual([2.5, 2.5, 2.5, 2.5]);
+    expect(Array.from(rankAverage([]))).toEqual([]);
+  });
+  it("agrees with the definition 1 + #{x_j < x_i} + (#{x_j = x_i} - 1)/2 on 2,000 random values with many ties", () => {
+    let seed = 7;
+    const next = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+    const xs = Array.from({ length: 2000 }, () => Math.floor(next() * 60) - 30 + (next() < 0.1 ? 0.5 : 0));
+    const ranks = rankAverage(xs);
+    for (let i = 0; i < xs.length; i += 97) {
+      let less = 0;
+      let equal = 0;
+      for (const x of xs) (x < xs[i] ? less++ : x === xs[i] ? equal++ : 0);
+      expect(ranks[i]).toBe(1 + less + (equal - 1) / 2);
+    }
+  });
 });

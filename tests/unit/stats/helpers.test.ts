@@ -86,4 +86,11 @@ describe("unitCategoryCounts / agreementWeights / pairedNumbers", () => {
     expect(() => agreementWeights(2, "cubic" as never)).toThrow(/^agreementWeights: unknown weights/);
     expect(() => unitCategoryCounts("caller", [[1], [1, 2]])).toThrow(/^caller: row 1 has 2 ratings/);
   });
+  it("passes counted data through, checking the categories asked for", () => {
+    const counted = unitCategoryCounts("demo", [["a", "a"], ["a", "b"]]);
+    expect(unitCategoryCounts("again", counted)).toBe(counted);
+    expect(unitCategoryCounts("again", counted, ["a", "b"])).toBe(counted);
+    expect(() => unitCategoryCounts("caller", counted, ["b", "a"])).toThrow(/^caller: the counted data has categories \["a","b"\], not \["b","a"\]/);
+    expect(() => unitCategoryCounts("caller", counted, ["a", "b", "c"])).toThrow(/^caller: the counted data has categories/);
+  });
 });
