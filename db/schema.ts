@@ -70,6 +70,11 @@ export const projects = sqliteTable(
     slug: text("slug").notNull(),
     name: text("name").notNull(),
     description: text("description").notNull().default(""),
+    /**
+     * Bumped by database triggers (migration 0003) whenever a verdict or judge of the
+     * project is written: with tasks.data_version, the key of memoised judge reports.
+     */
+    verdictVersion: integer("verdict_version").notNull().default(0),
     createdAt: createdAt(),
   },
   (t) => [uniqueIndex("projects_slug_unique").on(t.slug)],
@@ -338,6 +343,14 @@ export const tasks = sqliteTable(
     /** Kind-specific settings: sampling plan, models, show reference, penalty reasons, ties, gold rate. */
     config: text("config", { mode: "json" }).$type<Record<string, unknown>>().notNull().default({}),
     status: text("status", { enum: ["open", "closed"] }).notNull().default("open"),
+    /**
+     * Bumped by database triggers (migration 0003) whenever a report input of the task
+     * changes: a submitted label (new, revised, marked stale, deleted), an assignment or
+     * unit removed, an item's domain/subject/task type, a response's model/turn/text.
+     * Reports are memoised per (data_version, config), so reading it is the whole
+     * freshness check. Drafts do not bump it.
+     */
+    dataVersion: integer("data_version").notNull().default(0),
     createdBy: integer("created_by").references(() => users.id),
     createdAt: createdAt(),
   },

@@ -13,6 +13,9 @@ import type { TaskData, TaskInfo } from "./types";
 export interface TaskRow extends TaskInfo {
   config: Record<string, unknown>;
   status: string;
+  /** tasks.data_version (bumped by triggers on every change to a report input) and the config text. */
+  version: string;
+  projectId: number;
 }
 
 function parseJson(text: unknown): unknown {
@@ -34,8 +37,8 @@ export function listTasks(projectId: number) {
 }
 
 export function findTask(projectId: number, taskId: number): TaskRow | undefined {
-  const row = getDb().get<{ id: number; name: string; kind: string; dataset_id: number; seed: number; overlap: number; config: string; status: string }>(
-    sql`SELECT id, name, kind, dataset_id, seed, overlap, config, status FROM tasks WHERE id = ${taskId} AND project_id = ${projectId}`,
+  const row = getDb().get<{ id: number; name: string; kind: string; dataset_id: number; seed: number; overlap: number; config: string; status: string; data_version: number }>(
+    sql`SELECT id, name, kind, dataset_id, seed, overlap, config, status, data_version FROM tasks WHERE id = ${taskId} AND project_id = ${projectId}`,
   );
   if (!row) return undefined;
   return {
@@ -47,16 +50,23 @@ export function findTask(projectId: number, taskId: number): TaskRow | undefined
     overlap: row.overlap,
     config: (parseJson(row.config) as Record<string, unknown>) ?? {},
     status: row.status,
+    version: `${row.data_version}:${row.config}`,
+    projectId,
   };
 }
 
-/** Changes whenever a label is submitted or revised, or the task's config (adjudications) changes. */
+/**
+ * The version of a task's report inputs: changes whenever a label is submitted, revised,
+ * marked stale or removed, an item's or response's fields used by the breakdowns change
+ * (tasks.data_version, kept by triggers), or the task's config (adjudications) changes.
+ */
 export function taskVersion(task: TaskRow): string {
-  const v = getDb().get<{ n: number; mx: number | null }>(sql`
-    SELECT COUNT(*) AS n, MAX(an.id) AS mx FROM annotations an
-    JOIN assignments a ON a.id = an.assignment_id JOIN units u ON u.id = a.unit_id WHERE u.task_id = ${task.id}`);
-  const cfg = getDb().get<{ config: string }>(sql`SELECT config FROM tasks WHERE id = ${task.id}`);
-  return `${v?.n ?? 0}:${v?.mx ?? 0}:${cfg?.config ?? ""}`;
+  return task.version;
+}
+
+/** The version of a project's judges and verdicts (projects.verdict_version, kept by triggers). */
+export function verdictVersion(projectId: number): number {
+  return getDb().get<{ v: number }>(sql`SELECT verdict_version AS v FROM projects WHERE id = ${projectId}`)?.v ?? 0;
 }
 
 /**

@@ -21,7 +21,7 @@ import {
 } from "./agreement";
 import { finalLabels } from "./finalLabels";
 import { disagrees, judgeReport, type JudgeRow } from "./judges";
-import { findTask, loadJudges, loadTaskData, loadTexts, loadVerdicts, taskVersion, type TaskRow } from "./load.server";
+import { findTask, loadJudges, loadTaskData, loadTexts, loadVerdicts, taskVersion, verdictVersion, type TaskRow } from "./load.server";
 import {
   ablationTable,
   annotatorsTable,
@@ -179,7 +179,7 @@ export interface JudgePageReport {
 }
 
 function judgeRows(task: TaskRow, version: string, rule: FinalRule, projectId: number): { data: TaskData; rows: JudgeRow[]; final: FinalLabels } {
-  return memo(`judgerows:${task.id}:${version}:${rule}`, () => {
+  return memo(`judgerows:${task.id}:${version}:${verdictVersion(projectId)}:${rule}`, () => {
     const data = taskData(task, version);
     const final = finalLabels(data, rule);
     return { data, final, rows: judgeReport(data, final, loadJudges(projectId), loadVerdicts(projectId, task.id)) };
@@ -191,7 +191,7 @@ export function judgeReportFor(projectId: number, taskId: number, options: { rul
   if (!task) return null;
   const opts = { ...options, rule: options.rule ?? defaultRule(task) };
   const version = taskVersion(task);
-  return memo(`judges:${task.id}:${version}:${opts.rule}:${opts.delta}`, () => {
+  return memo(`judges:${task.id}:${version}:${verdictVersion(projectId)}:${opts.rule}:${opts.delta}`, () => {
     const { data, rows } = judgeRows(task, version, opts.rule, projectId);
     const numeric = data.labelKind === "ordinal" || data.labelKind === "interval";
     const tables: Record<string, ReportTable> = {};
