@@ -7,7 +7,7 @@ import { sql } from "drizzle-orm";
 import { getDb } from "~/db.server";
 import { readConfig } from "~/annotation/config";
 import type { JudgeInfo, VerdictRow } from "./judges";
-import { buildTaskData, type RawAnnotation, type RawResponse, type RawUnit } from "./subjects";
+import { TaskDataBuilder, type RawResponse } from "./subjects";
 import type { TaskData, TaskInfo } from "./types";
 
 export interface TaskRow extends TaskInfo {
@@ -93,52 +93,33 @@ function jsonCache() {
 }
 
 export function loadTaskData(task: TaskRow): TaskData {
-  // Units, then the item fields the breakdowns use in a second query: one row per
-  // distinct item (not per unit), so each domain/subject/task type string is read once
-  // and shared by every subject of the item. ORDER BY follows units_task_idx (no sort).
-  const units = rawRows(
-    `SELECT u.id, u.item_id, u.checklist_item_id, u.response_id, u.response_ids, u.is_gold, u.gold_label
-     FROM units u WHERE u.task_id = ? ORDER BY u.position, u.id`,
-    task.id,
-  );
-  const itemRows = rawRows(`SELECT i.id, i.domain, i.subject, i.task_type FROM items i WHERE i.id IN (SELECT u.item_id FROM units u WHERE u.task_id = ?)`, task.id);
-  const itemById = new Map<number, unknown[]>();
-  for (const r of itemRows) itemById.set(r[0] as number, r);
+  const config = readConfig(task.config);
+  // Responses of the task's items first (their model, turn and length go into every subject).
   const responses = rawRows(
     `SELECT r.id, r.model, r.turn, length(r.text) FROM responses r
      WHERE r.item_id IN (SELECT DISTINCT u.item_id FROM units u WHERE u.task_id = ?)`,
     task.id,
   );
-  // Submitted labels in one query, only the columns used; the current label of an
-  // assignment is its highest submitted revision. Shown orders only matter for
-  // multi-response kinds.
-  const shown = task.kind === "writing-quality" || task.kind === "best-of-n";
-  const rows = rawRows(
-    `SELECT an.assignment_id, an.revision, a.unit_id, a.annotator_id, an.label, an.duration_ms${shown ? ", an.shown_order, a.shown_order" : ""}
-     FROM units u
-     JOIN assignments a ON a.unit_id = u.id
-     JOIN annotations an ON an.assignment_id = a.id
-     WHERE u.task_id = ? AND an.status = 'submitted'
-     ORDER BY u.position, u.id, a.annotator_id, an.revision`,
-    task.id,
-  );
-  // Latest revision per assignment: the rows come ordered by assignment (unit, annotator) and
-  // revision — the order of the indexes the plan walks, so the ORDER BY costs no sort — and the
-  // last row of each assignment's run is its current label.
-  const keepList: number[] = [];
-  for (let i = 0; i < rows.length; i++) if (i + 1 === rows.length || rows[i + 1][0] !== rows[i][0]) keepList.push(i);
-  const keep = Int32Array.from(keepList);
-  const annotatorSet = new Set<number>();
-  for (let k = 0; k < keep.length; k++) annotatorSet.add(rows[keep[k]][3] as number);
-  const annotatorIds = [...annotatorSet].sort((a, b) => a - b);
-  const names = annotatorIds.length ? rawRows(`SELECT id, name FROM users WHERE id IN (${annotatorIds.map(() => "?").join(", ")})`, ...annotatorIds) : [];
-  const nameOf = new Map(names.map((n) => [n[0] as number, n[1] as string]));
-  const config = readConfig(task.config);
-  const label = jsonCache();
+  const builder = new TaskDataBuilder({
+    task: { id: task.id, name: task.name, kind: task.kind, datasetId: task.datasetId, seed: task.seed, overlap: task.overlap },
+    config: task.config,
+    adjudications: Object.fromEntries(Object.entries(config.adjudications ?? {}).map(([k, v]) => [k, v.label])),
+    responses: responses.map((r): RawResponse => ({ id: r[0] as number, model: r[1] as string, turn: r[2] as number, length: r[3] as number })),
+  });
+  // The item fields the breakdowns use, one row per distinct item (not per unit), so each
+  // domain/subject/task type string is read once and shared by every subject of the item.
+  const itemRows = rawRows(`SELECT i.id, i.domain, i.subject, i.task_type FROM items i WHERE i.id IN (SELECT u.item_id FROM units u WHERE u.task_id = ?)`, task.id);
+  const itemById = new Map<number, unknown[]>();
+  for (const r of itemRows) itemById.set(r[0] as number, r);
   const noItem = [null, null, null, null];
-  const rawUnits: RawUnit[] = units.map((u) => {
+  // Units into the builder in task order (ORDER BY follows units_task_idx: no sort).
+  for (const u of rawRows(
+    `SELECT u.id, u.item_id, u.checklist_item_id, u.response_id, u.response_ids, u.is_gold, u.gold_label
+     FROM units u WHERE u.task_id = ? ORDER BY u.position, u.id`,
+    task.id,
+  )) {
     const it = itemById.get(u[1] as number) ?? noItem;
-    return {
+    builder.addUnit({
       id: u[0] as number,
       itemId: u[1] as number,
       checklistItemId: u[2] as number | null,
@@ -149,28 +130,44 @@ export function loadTaskData(task: TaskRow): TaskData {
       domain: it[1] as string | null,
       subject: it[2] as string | null,
       taskType: it[3] as string | null,
-    };
-  });
-  const rawResponses: RawResponse[] = responses.map((r) => ({ id: r[0] as number, model: r[1] as string, turn: r[2] as number, length: r[3] as number }));
-  const rawAnns: RawAnnotation[] = Array.from(keep, (i) => {
-    const a = rows[i];
-    return {
+    });
+  }
+  // Submitted labels in one query, only the columns used. The current label of an
+  // assignment is its highest submitted revision: rows come ordered by assignment (unit,
+  // annotator) and revision — the order of the indexes the plan walks, so the ORDER BY costs
+  // no sort — and the last row of each assignment's run is its current label. Shown orders
+  // only matter for multi-response kinds.
+  const shown = task.kind === "writing-quality" || task.kind === "best-of-n";
+  const label = jsonCache();
+  const annotatorSet = new Set<number>();
+  const add = (a: unknown[]) => {
+    annotatorSet.add(a[3] as number);
+    builder.addAnnotation({
       unitId: a[2] as number,
       annotatorId: a[3] as number,
       label: label(a[4]),
       durationMs: a[5] as number | null,
       shownOrder: shown ? ((parseJson(a[6]) ?? parseJson(a[7])) as (number | "reference")[] | null) : null,
-    };
-  });
-  return buildTaskData({
-    task: { id: task.id, name: task.name, kind: task.kind, datasetId: task.datasetId, seed: task.seed, overlap: task.overlap },
-    config: task.config,
-    adjudications: Object.fromEntries(Object.entries(config.adjudications ?? {}).map(([k, v]) => [k, v.label])),
-    units: rawUnits,
-    responses: rawResponses,
-    annotations: rawAnns,
-    annotators: annotatorIds.map((id) => ({ id, name: nameOf.get(id) ?? `User ${id}` })),
-  });
+    });
+  };
+  let prev: unknown[] | null = null;
+  for (const row of rawRows(
+    `SELECT an.assignment_id, an.revision, a.unit_id, a.annotator_id, an.label, an.duration_ms${shown ? ", an.shown_order, a.shown_order" : ""}
+     FROM units u
+     JOIN assignments a ON a.unit_id = u.id
+     JOIN annotations an ON an.assignment_id = a.id
+     WHERE u.task_id = ? AND an.status = 'submitted'
+     ORDER BY u.position, u.id, a.annotator_id, an.revision`,
+    task.id,
+  )) {
+    if (prev !== null && prev[0] !== row[0]) add(prev);
+    prev = row;
+  }
+  if (prev !== null) add(prev);
+  const annotatorIds = [...annotatorSet].sort((a, b) => a - b);
+  const names = annotatorIds.length ? rawRows(`SELECT id, name FROM users WHERE id IN (${annotatorIds.map(() => "?").join(", ")})`, ...annotatorIds) : [];
+  const nameOf = new Map(names.map((n) => [n[0] as number, n[1] as string]));
+  return builder.finish(annotatorIds.map((id) => ({ id, name: nameOf.get(id) ?? `User ${id}` })));
 }
 
 export function loadJudges(projectId: number): JudgeInfo[] {

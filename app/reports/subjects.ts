@@ -69,21 +69,55 @@ function isLabel(v: unknown): v is Label {
   return (typeof v === "string" && v !== "") || (typeof v === "number" && Number.isFinite(v)) || typeof v === "boolean";
 }
 
-export function buildTaskData(raw: RawTask): TaskData {
-  const kind = raw.task.kind;
-  let labelKind = labelKindOf(kind, raw.config);
-  const numeric = labelKind === "ordinal" || labelKind === "interval";
-  const resp = new Map(raw.responses.map((r) => [r.id, r]));
-  const subjects: Subject[] = [];
-  // Writing quality: subject of (unit, response) as "unitId:responseId"; other kinds: subject of a unit id.
-  const subjectIndex = new Map<string, number>();
-  const subjectOfUnit = new Map<number, number>();
-  const ratings: RatingRow[] = [];
-  const annotations: AnnotationRow[] = [];
-  const unitById = new Map(raw.units.map((u) => [u.id, u]));
+/**
+ * Builds TaskData one unit and one label at a time (units first, then labels), so a
+ * loader can stream database rows into it without holding intermediate objects.
+ * {@link buildTaskData} is the same over arrays.
+ */
+export class TaskDataBuilder {
+  private readonly kind: string;
+  private labelKind: LabelKind;
+  private readonly numeric: boolean;
+  private readonly annotatable: boolean;
+  private readonly resp: Map<number, RawResponse>;
+  private readonly subjects: Subject[] = [];
+  private readonly ratings: RatingRow[] = [];
+  private readonly annotations: AnnotationRow[] = [];
+  /** Unit id → the unit's ordinal in the order added. */
+  private readonly unitOrdinal = new Map<number, number>();
+  /** Per unit ordinal: its subject (kinds with one subject per unit), gold label, gold flag, response ids. */
+  private readonly unitSubject: number[] = [];
+  private readonly unitGold: (string | null)[] = [];
+  private readonly unitIsGold: boolean[] = [];
+  private readonly unitResponseIds: ((number | "reference")[] | null)[] = [];
+  /** Writing quality: subject of (unit, response) as "unitId:responseId". */
+  private readonly subjectIndex = new Map<string, number>();
 
-  const baseSubject = (u: RawUnit, responseId: number | null): Subject => {
-    const r = responseId != null ? resp.get(responseId) : undefined;
+  constructor(private readonly raw: Pick<RawTask, "task" | "config" | "adjudications" | "responses">) {
+    this.kind = raw.task.kind;
+    this.labelKind = labelKindOf(this.kind, raw.config);
+    this.numeric = this.labelKind === "ordinal" || this.labelKind === "interval";
+    this.annotatable = isAnnotatable(this.kind);
+    this.resp = new Map(raw.responses.map((r) => [r.id, r]));
+  }
+
+  private toValue(v: unknown): Label | null {
+    if (!isLabel(v)) return null;
+    if (this.numeric) {
+      const x = Number(v);
+      return Number.isFinite(x) ? x : null;
+    }
+    return v;
+  }
+
+  private extract(l: unknown): Label | null {
+    if (this.kind !== "best-of-n") return this.toValue(l);
+    const best = (l as { best?: unknown } | null)?.best;
+    return this.toValue(best != null ? String(best) : null);
+  }
+
+  private baseSubject(u: RawUnit, responseId: number | null): Subject {
+    const r = responseId != null ? this.resp.get(responseId) : undefined;
     return {
       unitId: u.id,
       itemId: u.itemId,
@@ -99,49 +133,47 @@ export function buildTaskData(raw: RawTask): TaskData {
       gold: null,
       adjudicated: null,
     };
-  };
-  const toValue = (v: unknown): Label | null => {
-    if (!isLabel(v)) return null;
-    if (numeric) {
-      const x = Number(v);
-      return Number.isFinite(x) ? x : null;
-    }
-    return v;
-  };
-
-  if (kind === "writing-quality") {
-    for (const u of raw.units) {
-      const gold = parseGold(u.goldLabel) as { scores?: Record<string, number> } | null;
-      const adj = raw.adjudications[u.id] as { scores?: Record<string, number> } | undefined;
-      for (const rid of u.responseIds ?? []) {
-        if (rid === "reference") continue;
-        const s = baseSubject(u, rid);
-        s.gold = u.isGold ? toValue(gold?.scores?.[String(rid)]) : null;
-        s.adjudicated = adj ? toValue(adj.scores?.[String(rid)]) : null;
-        subjectIndex.set(`${u.id}:${rid}`, subjects.length);
-        subjects.push(s);
-      }
-    }
-  } else {
-    const extract = (l: unknown) => (kind === "best-of-n" ? toValue((l as { best?: unknown } | null)?.best != null ? String((l as { best: unknown }).best) : null) : toValue(l));
-    for (const u of raw.units) {
-      const s = baseSubject(u, u.responseId);
-      s.gold = u.isGold ? extract(parseGold(u.goldLabel)) : null;
-      const adj = raw.adjudications[u.id];
-      s.adjudicated = adj !== undefined ? extract(adj) : null;
-      subjectOfUnit.set(u.id, subjects.length);
-      subjects.push(s);
-    }
   }
 
-  const annotatable = isAnnotatable(kind);
-  for (const a of raw.annotations) {
-    const u = unitById.get(a.unitId);
-    if (!u) continue;
-    const order = a.shownOrder ?? u.responseIds ?? null;
+  addUnit(u: RawUnit): void {
+    const ordinal = this.unitSubject.length;
+    this.unitOrdinal.set(u.id, ordinal);
+    this.unitGold.push(u.goldLabel);
+    this.unitIsGold.push(u.isGold);
+    this.unitResponseIds.push(u.responseIds);
+    if (this.kind === "writing-quality") {
+      const gold = parseGold(u.goldLabel) as { scores?: Record<string, number> } | null;
+      const adj = this.raw.adjudications[u.id] as { scores?: Record<string, number> } | undefined;
+      this.unitSubject.push(-1);
+      for (const rid of u.responseIds ?? []) {
+        if (rid === "reference") continue;
+        const s = this.baseSubject(u, rid);
+        s.gold = u.isGold ? this.toValue(gold?.scores?.[String(rid)]) : null;
+        s.adjudicated = adj ? this.toValue(adj.scores?.[String(rid)]) : null;
+        this.subjectIndex.set(`${u.id}:${rid}`, this.subjects.length);
+        this.subjects.push(s);
+      }
+      return;
+    }
+    const s = this.baseSubject(u, u.responseId);
+    s.gold = u.isGold ? this.extract(parseGold(u.goldLabel)) : null;
+    const adj = this.raw.adjudications[u.id];
+    s.adjudicated = adj !== undefined ? this.extract(adj) : null;
+    this.unitSubject.push(this.subjects.length);
+    this.subjects.push(s);
+  }
+
+  /** A label of a unit added before; labels of unknown units are ignored. */
+  addAnnotation(a: RawAnnotation): void {
+    const ordinal = this.unitOrdinal.get(a.unitId);
+    if (ordinal === undefined) return;
+    const kind = this.kind;
+    const unitId = a.unitId;
+    const goldLabel = this.unitGold[ordinal];
+    const order = a.shownOrder ?? this.unitResponseIds[ordinal] ?? null;
     let goldCorrect: boolean | null = null;
-    if (u.isGold && u.goldLabel != null) {
-      goldCorrect = annotatable ? matchesGold(kind, a.label, u.goldLabel) : String(parseGold(u.goldLabel)) === String(a.label);
+    if (this.unitIsGold[ordinal] && goldLabel != null) {
+      goldCorrect = this.annotatable ? matchesGold(kind as Parameters<typeof matchesGold>[0], a.label, goldLabel) : String(parseGold(goldLabel)) === String(a.label);
     }
     let pickPosition: number | null = null;
     let shownCount: number | null = null;
@@ -149,14 +181,14 @@ export function buildTaskData(raw: RawTask): TaskData {
     if (kind === "writing-quality") {
       const scores = (a.label as { scores?: Record<string, unknown> } | null)?.scores ?? {};
       for (const [rid, v] of Object.entries(scores)) {
-        const s = subjectIndex.get(`${u.id}:${rid}`);
-        const value = toValue(v);
+        const s = this.subjectIndex.get(`${unitId}:${rid}`);
+        const value = this.toValue(v);
         if (s === undefined || value === null) continue;
         const pos = order ? order.findIndex((k) => String(k) === rid) : -1;
-        ratings.push({ s, annotator: a.annotatorId, value, position: pos >= 0 ? pos : null });
+        this.ratings.push({ s, annotator: a.annotatorId, value, position: pos >= 0 ? pos : null });
       }
     } else {
-      const s = subjectOfUnit.get(u.id)!;
+      const s = this.unitSubject[ordinal];
       let value: Label | null;
       if (kind === "best-of-n") {
         const best = (a.label as { best?: unknown } | null)?.best;
@@ -165,32 +197,43 @@ export function buildTaskData(raw: RawTask): TaskData {
           shownCount = order.length;
           const pos = order.findIndex((k) => String(k) === String(best));
           pickPosition = pos >= 0 ? pos : null;
-          const lens = order.map((k) => (k === "reference" ? null : resp.get(k)?.length ?? null));
+          const lens = order.map((k) => (k === "reference" ? null : this.resp.get(k)?.length ?? null));
           if (lens.every((l) => l != null) && pos >= 0) pickedLongest = lens[pos]! >= Math.max(...(lens as number[]));
         }
-      } else value = toValue(a.label);
-      if (value !== null) ratings.push({ s, annotator: a.annotatorId, value, position: null });
+      } else value = this.toValue(a.label);
+      if (value !== null) this.ratings.push({ s, annotator: a.annotatorId, value, position: null });
     }
-    annotations.push({ unitId: u.id, annotator: a.annotatorId, durationMs: a.durationMs, goldCorrect, pickPosition, shownCount, pickedLongest });
+    this.annotations.push({ unitId, annotator: a.annotatorId, durationMs: a.durationMs, goldCorrect, pickPosition, shownCount, pickedLongest });
   }
 
-  let categories: Label[];
-  let positive: Label | null = null;
-  if (labelKind === "binary") {
-    categories = ["Yes", "No"];
-    positive = "Yes";
-  } else if (kind === "writing-quality") categories = [1, 2, 3, 4, 5];
-  else {
-    const seen = new Set<Label>(ratings.map((r) => r.value));
-    for (const s of subjects) {
-      if (s.adjudicated !== null) seen.add(s.adjudicated);
-    }
-    categories = [...seen].sort((a, b) => (typeof a === "number" && typeof b === "number" ? a - b : String(a).localeCompare(String(b))));
-    if (labelKind === "nominal" && categories.length === 2 && categories.includes("Yes") && categories.includes("No")) {
-      labelKind = "binary";
+  finish(annotators: { id: number; name: string }[]): TaskData {
+    const { kind, subjects, ratings } = this;
+    let labelKind = this.labelKind;
+    let categories: Label[];
+    let positive: Label | null = null;
+    if (labelKind === "binary") {
       categories = ["Yes", "No"];
       positive = "Yes";
+    } else if (kind === "writing-quality") categories = [1, 2, 3, 4, 5];
+    else {
+      const seen = new Set<Label>(ratings.map((r) => r.value));
+      for (const s of subjects) {
+        if (s.adjudicated !== null) seen.add(s.adjudicated);
+      }
+      categories = [...seen].sort((a, b) => (typeof a === "number" && typeof b === "number" ? a - b : String(a).localeCompare(String(b))));
+      if (labelKind === "nominal" && categories.length === 2 && categories.includes("Yes") && categories.includes("No")) {
+        labelKind = "binary";
+        categories = ["Yes", "No"];
+        positive = "Yes";
+      }
     }
+    return { task: this.raw.task, labelKind, categories, positive, subjects, ratings, annotations: this.annotations, annotators };
   }
-  return { task: raw.task, labelKind, categories, positive, subjects, ratings, annotations, annotators: raw.annotators };
+}
+
+export function buildTaskData(raw: RawTask): TaskData {
+  const b = new TaskDataBuilder(raw);
+  for (const u of raw.units) b.addUnit(u);
+  for (const a of raw.annotations) b.addAnnotation(a);
+  return b.finish(raw.annotators);
 }
