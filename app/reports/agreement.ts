@@ -99,15 +99,17 @@ function buildMatrix(data: TaskData, numeric: boolean): Matrix {
   const rows: Rating[][] = [];
   const subjectOf: number[] = [];
   const clusterOf: number[] = [];
-  for (const r of data.ratings) {
-    let row = rowOf[r.s];
+  const { s: subjectOfRating, annotator, value } = data.ratings;
+  for (let i = 0; i < data.ratings.length; i++) {
+    const s = subjectOfRating[i];
+    let row = rowOf[s];
     if (row < 0) {
-      row = rowOf[r.s] = rows.length;
+      row = rowOf[s] = rows.length;
       rows.push(new Array<Rating>(annotators.length).fill(null));
-      subjectOf.push(r.s);
-      clusterOf.push(data.subjects[r.s].itemId);
+      subjectOf.push(s);
+      clusterOf.push(data.subjects[s].itemId);
     }
-    rows[row][col.get(r.annotator)!] = numeric ? Number(r.value) : r.value;
+    rows[row][col.get(annotator[i])!] = numeric ? Number(value[i]) : value[i];
   }
   return { rows, subjectOf, clusterOf, annotators };
 }
@@ -358,7 +360,7 @@ export function interAnnotatorAgreement(data: TaskData): IaaReport {
 
   // Kappa paradox: one label dominates, raw agreement high, kappa low.
   const counts = new Map<Label, number>();
-  for (const r of data.ratings) counts.set(r.value, (counts.get(r.value) ?? 0) + 1);
+  for (const v of data.ratings.value) counts.set(v, (counts.get(v) ?? 0) + 1);
   let dominantLabel: Label | null = null;
   let dominantN = 0;
   for (const [v, n] of counts) if (n > dominantN) (dominantLabel = v), (dominantN = n);
@@ -411,26 +413,29 @@ export function perAnnotator(data: TaskData): AnnotatorRow[] {
   const byAnnotator = new Map<number, { loo: number[]; ratings: number; dist: Record<string, number> }>();
   for (const a of data.annotators) byAnnotator.set(a.id, { loo: [], ratings: 0, dist: Object.fromEntries(data.categories.map((c) => [String(c), 0])) });
   const others: Label[] = [];
+  const { annotator, value } = data.ratings;
   for (let s = 0; s < data.subjects.length; s++) {
     for (let k = start[s]; k < start[s + 1]; k++) {
-      const r = data.ratings[idx[k]];
-      const entry = byAnnotator.get(r.annotator)!;
+      const i = idx[k];
+      const entry = byAnnotator.get(annotator[i])!;
       entry.ratings++;
-      const key = String(r.value);
+      const key = String(value[i]);
       entry.dist[key] = (entry.dist[key] ?? 0) + 1;
       others.length = 0;
-      for (let t = start[s]; t < start[s + 1]; t++) if (t !== k) others.push(data.ratings[idx[t]].value);
+      for (let t = start[s]; t < start[s + 1]; t++) if (t !== k) others.push(value[idx[t]]);
       const maj = majority(others);
-      if (maj !== null) entry.loo.push(maj === r.value ? 1 : 0);
+      if (maj !== null) entry.loo.push(maj === value[i] ? 1 : 0);
     }
   }
   const durations = new Map<number, number[]>();
   const gold = new Map<number, number[]>();
   const annCount = new Map<number, number>();
-  for (const a of data.annotations) {
-    annCount.set(a.annotator, (annCount.get(a.annotator) ?? 0) + 1);
-    if (a.durationMs != null) (durations.get(a.annotator) ?? durations.set(a.annotator, []).get(a.annotator)!).push(a.durationMs);
-    if (a.goldCorrect != null) (gold.get(a.annotator) ?? gold.set(a.annotator, []).get(a.annotator)!).push(a.goldCorrect ? 1 : 0);
+  const an = data.annotations;
+  for (let i = 0; i < an.length; i++) {
+    const who = an.annotator[i];
+    annCount.set(who, (annCount.get(who) ?? 0) + 1);
+    if (!Number.isNaN(an.durationMs[i])) (durations.get(who) ?? durations.set(who, []).get(who)!).push(an.durationMs[i]);
+    if (an.goldCorrect[i] >= 0) (gold.get(who) ?? gold.set(who, []).get(who)!).push(an.goldCorrect[i]);
   }
   return data.annotators.map((a) => {
     const e = byAnnotator.get(a.id)!;
@@ -529,7 +534,7 @@ export function checklistAppropriateness(data: TaskData, final: FinalLabels): Ch
     if (!y && s.checklistItemId != null) {
       let yesVotes = 0;
       let noVotes = 0;
-      for (let k = start[i]; k < start[i + 1]; k++) (data.ratings[idx[k]].value === "Yes" ? yesVotes++ : noVotes++);
+      for (let k = start[i]; k < start[i + 1]; k++) (data.ratings.value[idx[k]] === "Yes" ? yesVotes++ : noVotes++);
       inappropriate.push({ s: i, itemId: s.itemId, checklistItemId: s.checklistItemId, domain: s.domain, yesVotes, noVotes });
     }
   });
@@ -582,14 +587,17 @@ export function biasChecks(data: TaskData): BiasRow[] {
   const out: BiasRow[] = [];
   const zRho = (rho: number, n: number) => rho * Math.sqrt(n - 1);
   if (data.task.kind === "best-of-n") {
+    const an = data.annotations;
     for (const a of data.annotators) {
-      const mine = data.annotations.filter((x) => x.annotator === a.id && x.pickPosition != null && x.shownCount);
+      // This annotator's picks with a known shown order (ties and unknown orders are left out).
+      const mine: number[] = [];
+      for (let i = 0; i < an.length; i++) if (an.annotator[i] === a.id && an.pickPosition[i] >= 0 && an.shownCount[i] > 0) mine.push(i);
       for (const check of ["position", "length"] as const) {
-        const rows = check === "position" ? mine : mine.filter((x) => x.pickedLongest != null);
+        const rows = check === "position" ? mine : mine.filter((i) => an.pickedLongest[i] >= 0);
         const n = rows.length;
         if (n < 3) continue;
-        const hits = rows.filter((x) => (check === "position" ? x.pickPosition === 0 : x.pickedLongest)).length;
-        const p0 = rows.reduce((s, x) => s + 1 / x.shownCount!, 0) / n;
+        const hits = rows.filter((i) => (check === "position" ? an.pickPosition[i] === 0 : an.pickedLongest[i] === 1)).length;
+        const p0 = rows.reduce((s, i) => s + 1 / an.shownCount[i], 0) / n;
         const z = (hits - n * p0) / Math.sqrt(n * p0 * (1 - p0));
         out.push({
           annotator: a.id,
@@ -612,19 +620,20 @@ export function biasChecks(data: TaskData): BiasRow[] {
   if (!numeric && !binary) return out;
   const { start, idx } = ratingsBySubject(data);
   const toNum = (v: Label) => (binary ? (v === data.positive ? 1 : 0) : Number(v));
+  const { annotator, value, position } = data.ratings;
   const rel = new Map<number, { pos: number[]; posY: number[]; len: number[]; lenY: number[] }>();
   for (const a of data.annotators) rel.set(a.id, { pos: [], posY: [], len: [], lenY: [] });
   for (let s = 0; s < data.subjects.length; s++) {
     const n = start[s + 1] - start[s];
     if (n < 2) continue;
     let total = 0;
-    for (let k = start[s]; k < start[s + 1]; k++) total += toNum(data.ratings[idx[k]].value);
+    for (let k = start[s]; k < start[s + 1]; k++) total += toNum(value[idx[k]]);
     for (let k = start[s]; k < start[s + 1]; k++) {
-      const r = data.ratings[idx[k]];
-      const own = toNum(r.value);
+      const i = idx[k];
+      const own = toNum(value[i]);
       const centred = own - (total - own) / (n - 1);
-      const e = rel.get(r.annotator)!;
-      if (r.position != null) (e.pos.push(r.position), e.posY.push(centred));
+      const e = rel.get(annotator[i])!;
+      if (position[i] >= 0) (e.pos.push(position[i]), e.posY.push(centred));
       const len = data.subjects[s].length;
       if (len != null) (e.len.push(len), e.lenY.push(centred));
     }

@@ -26,12 +26,12 @@ export function ratingsBySubject(data: TaskData): { start: Int32Array; idx: Int3
   if (hit && hit.subjects === data.subjects.length && hit.idx.length === data.ratings.length) return hit;
   const S = data.subjects.length;
   const start = new Int32Array(S + 1);
-  for (const r of data.ratings) start[r.s + 1]++;
+  const of = data.ratings.s;
+  for (let i = 0; i < of.length; i++) start[of[i] + 1]++;
   for (let s = 0; s < S; s++) start[s + 1] += start[s];
   const fill = start.slice(0, S);
   const idx = new Int32Array(data.ratings.length);
-  const ratings = data.ratings;
-  for (let i = 0; i < ratings.length; i++) idx[fill[ratings[i].s]++] = i;
+  for (let i = 0; i < of.length; i++) idx[fill[of[i]]++] = i;
   bySubjectCache.set(data.ratings, { subjects: S, start, idx });
   return { start, idx };
 }
@@ -74,7 +74,7 @@ export function finalLabels(data: TaskData, rule: FinalRule): FinalLabels {
   const vals: Label[] = [];
   for (let s = 0; s < data.subjects.length; s++) {
     vals.length = 0;
-    for (let k = start[s]; k < start[s + 1]; k++) vals.push(data.ratings[idx[k]].value);
+    for (let k = start[s]; k < start[s + 1]; k++) vals.push(data.ratings.value[idx[k]]);
     if (rule === "adjudication" && data.subjects[s].adjudicated !== null) {
       values[s] = data.subjects[s].adjudicated;
       adjudicated++;

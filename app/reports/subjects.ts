@@ -10,7 +10,7 @@
 import type { Label } from "~/stats";
 import { isAnnotatable } from "~/annotation/config";
 import { matchesGold } from "~/annotation/labels";
-import type { AnnotationRow, LabelKind, RatingRow, Subject, TaskData, TaskInfo } from "./types";
+import type { Annotations, LabelKind, Ratings, Subject, TaskData, TaskInfo } from "./types";
 
 export interface RawUnit {
   id: number;
@@ -81,8 +81,18 @@ export class TaskDataBuilder {
   private readonly annotatable: boolean;
   private readonly resp: Map<number, RawResponse>;
   private readonly subjects: Subject[] = [];
-  private readonly ratings: RatingRow[] = [];
-  private readonly annotations: AnnotationRow[] = [];
+  // Ratings and annotations, column by column (plain arrays of small numbers while building).
+  private readonly rS: number[] = [];
+  private readonly rAnnotator: number[] = [];
+  private readonly rValue: Label[] = [];
+  private readonly rPosition: number[] = [];
+  private readonly aUnit: number[] = [];
+  private readonly aAnnotator: number[] = [];
+  private readonly aDuration: number[] = [];
+  private readonly aGold: number[] = [];
+  private readonly aPick: number[] = [];
+  private readonly aShown: number[] = [];
+  private readonly aLongest: number[] = [];
   /** Unit id → the unit's ordinal in the order added. */
   private readonly unitOrdinal = new Map<number, number>();
   /** Per unit ordinal: its subject (kinds with one subject per unit), gold label, gold flag, response ids. */
@@ -185,7 +195,7 @@ export class TaskDataBuilder {
         const value = this.toValue(v);
         if (s === undefined || value === null) continue;
         const pos = order ? order.findIndex((k) => String(k) === rid) : -1;
-        this.ratings.push({ s, annotator: a.annotatorId, value, position: pos >= 0 ? pos : null });
+        this.rate(s, a.annotatorId, value, pos);
       }
     } else {
       const s = this.unitSubject[ordinal];
@@ -201,13 +211,43 @@ export class TaskDataBuilder {
           if (lens.every((l) => l != null) && pos >= 0) pickedLongest = lens[pos]! >= Math.max(...(lens as number[]));
         }
       } else value = this.toValue(a.label);
-      if (value !== null) this.ratings.push({ s, annotator: a.annotatorId, value, position: null });
+      if (value !== null) this.rate(s, a.annotatorId, value, -1);
     }
-    this.annotations.push({ unitId, annotator: a.annotatorId, durationMs: a.durationMs, goldCorrect, pickPosition, shownCount, pickedLongest });
+    this.aUnit.push(unitId);
+    this.aAnnotator.push(a.annotatorId);
+    this.aDuration.push(a.durationMs ?? NaN);
+    this.aGold.push(goldCorrect === null ? -1 : goldCorrect ? 1 : 0);
+    this.aPick.push(pickPosition ?? -1);
+    this.aShown.push(shownCount ?? 0);
+    this.aLongest.push(pickedLongest === null ? -1 : pickedLongest ? 1 : 0);
+  }
+
+  private rate(s: number, annotator: number, value: Label, position: number): void {
+    this.rS.push(s);
+    this.rAnnotator.push(annotator);
+    this.rValue.push(value);
+    this.rPosition.push(position >= 0 ? position : -1);
   }
 
   finish(annotators: { id: number; name: string }[]): TaskData {
-    const { kind, subjects, ratings } = this;
+    const { kind, subjects } = this;
+    const ratings: Ratings = {
+      length: this.rS.length,
+      s: Int32Array.from(this.rS),
+      annotator: Int32Array.from(this.rAnnotator),
+      value: this.rValue,
+      position: Int32Array.from(this.rPosition),
+    };
+    const annotations: Annotations = {
+      length: this.aUnit.length,
+      unitId: Int32Array.from(this.aUnit),
+      annotator: Int32Array.from(this.aAnnotator),
+      durationMs: Float64Array.from(this.aDuration),
+      goldCorrect: Int8Array.from(this.aGold),
+      pickPosition: Int32Array.from(this.aPick),
+      shownCount: Int32Array.from(this.aShown),
+      pickedLongest: Int8Array.from(this.aLongest),
+    };
     let labelKind = this.labelKind;
     let categories: Label[];
     let positive: Label | null = null;
@@ -216,7 +256,7 @@ export class TaskDataBuilder {
       positive = "Yes";
     } else if (kind === "writing-quality") categories = [1, 2, 3, 4, 5];
     else {
-      const seen = new Set<Label>(ratings.map((r) => r.value));
+      const seen = new Set<Label>(ratings.value);
       for (const s of subjects) {
         if (s.adjudicated !== null) seen.add(s.adjudicated);
       }
@@ -227,7 +267,7 @@ export class TaskDataBuilder {
         positive = "Yes";
       }
     }
-    return { task: this.raw.task, labelKind, categories, positive, subjects, ratings, annotations: this.annotations, annotators };
+    return { task: this.raw.task, labelKind, categories, positive, subjects, ratings, annotations, annotators };
   }
 }
 

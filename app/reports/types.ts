@@ -31,26 +31,35 @@ export interface Subject {
   adjudicated: Label | null;
 }
 
-export interface RatingRow {
+/**
+ * Every rating of a task as parallel arrays (index i = one rating): no object per
+ * rating, which keeps a 50,000-label report cheap to build, keep and collect.
+ */
+export interface Ratings {
+  readonly length: number;
   /** Index into TaskData.subjects. */
-  s: number;
-  annotator: number;
-  value: Label;
-  /** 0-based position at which the rated response was shown (multi-response kinds). */
-  position: number | null;
+  readonly s: Int32Array;
+  readonly annotator: Int32Array;
+  readonly value: readonly Label[];
+  /** 0-based position at which the rated response was shown (multi-response kinds); -1 when not applicable. */
+  readonly position: Int32Array;
 }
 
-export interface AnnotationRow {
-  unitId: number;
-  annotator: number;
-  durationMs: number | null;
-  /** Whether this annotation matches the unit's gold answer (gold units only). */
-  goldCorrect: boolean | null;
-  /** Best-of-N: position (0-based) of the pick among the shown responses, and how many were shown. */
-  pickPosition: number | null;
-  shownCount: number | null;
-  /** Best-of-N: whether the pick was the longest shown response. */
-  pickedLongest: boolean | null;
+/** Every current annotation (one per assignment) as parallel arrays, index i = one annotation. */
+export interface Annotations {
+  readonly length: number;
+  readonly unitId: Int32Array;
+  readonly annotator: Int32Array;
+  /** Time spent, in ms; NaN when not recorded. */
+  readonly durationMs: Float64Array;
+  /** Gold units only: 1 when the annotation matches the gold answer, 0 when not; -1 for other units. */
+  readonly goldCorrect: Int8Array;
+  /** Best-of-N: position (0-based) of the pick among the shown responses; -1 when not applicable. */
+  readonly pickPosition: Int32Array;
+  /** Best-of-N: how many responses were shown; 0 when not applicable. */
+  readonly shownCount: Int32Array;
+  /** Best-of-N: 1 when the pick was the longest shown response, 0 when not; -1 when not applicable. */
+  readonly pickedLongest: Int8Array;
 }
 
 export interface TaskInfo {
@@ -70,8 +79,8 @@ export interface TaskData {
   /** The positive label of a binary task ("Yes"). */
   positive: Label | null;
   subjects: Subject[];
-  ratings: RatingRow[];
-  annotations: AnnotationRow[];
+  ratings: Ratings;
+  annotations: Annotations;
   annotators: { id: number; name: string }[];
 }
 
