@@ -112,9 +112,12 @@ export function loadTaskData(task: TaskRow): TaskData {
   const itemById = new Map<number, unknown[]>();
   for (const r of itemRows) itemById.set(r[0] as number, r);
   const noItem = [null, null, null, null];
-  // Units into the builder in task order (ORDER BY follows units_task_idx: no sort).
+  // Units into the builder in task order (ORDER BY follows units_task_idx: no sort). Every
+  // value read costs (~50,000 rows here), so columns a kind never uses are not selected:
+  // shown orders and the response list only matter for multi-response kinds.
+  const multi = task.kind === "writing-quality" || task.kind === "best-of-n";
   for (const u of rawRows(
-    `SELECT u.id, u.item_id, u.checklist_item_id, u.response_id, u.response_ids, u.is_gold, u.gold_label
+    `SELECT u.id, u.item_id, u.checklist_item_id, u.response_id, u.is_gold, u.gold_label${multi ? ", u.response_ids" : ""}
      FROM units u WHERE u.task_id = ? ORDER BY u.position, u.id`,
     task.id,
   )) {
@@ -124,9 +127,9 @@ export function loadTaskData(task: TaskRow): TaskData {
       itemId: u[1] as number,
       checklistItemId: u[2] as number | null,
       responseId: u[3] as number | null,
-      responseIds: u[4] == null ? null : ((parseJson(u[4]) as (number | "reference")[] | null) ?? null),
-      isGold: !!u[5],
-      goldLabel: u[6] as string | null,
+      responseIds: u[6] == null ? null : ((parseJson(u[6]) as (number | "reference")[] | null) ?? null),
+      isGold: !!u[4],
+      goldLabel: u[5] as string | null,
       domain: it[1] as string | null,
       subject: it[2] as string | null,
       taskType: it[3] as string | null,
@@ -135,24 +138,22 @@ export function loadTaskData(task: TaskRow): TaskData {
   // Submitted labels in one query, only the columns used. The current label of an
   // assignment is its highest submitted revision: rows come ordered by assignment (unit,
   // annotator) and revision — the order of the indexes the plan walks, so the ORDER BY costs
-  // no sort — and the last row of each assignment's run is its current label. Shown orders
-  // only matter for multi-response kinds.
-  const shown = task.kind === "writing-quality" || task.kind === "best-of-n";
+  // no sort — and the last row of each assignment's run is its current label.
   const label = jsonCache();
   const annotatorSet = new Set<number>();
   const add = (a: unknown[]) => {
-    annotatorSet.add(a[3] as number);
+    annotatorSet.add(a[2] as number);
     builder.addAnnotation({
-      unitId: a[2] as number,
-      annotatorId: a[3] as number,
-      label: label(a[4]),
-      durationMs: a[5] as number | null,
-      shownOrder: shown ? ((parseJson(a[6]) ?? parseJson(a[7])) as (number | "reference")[] | null) : null,
+      unitId: a[1] as number,
+      annotatorId: a[2] as number,
+      label: label(a[3]),
+      durationMs: a[4] as number | null,
+      shownOrder: multi ? ((parseJson(a[5]) ?? parseJson(a[6])) as (number | "reference")[] | null) : null,
     });
   };
   let prev: unknown[] | null = null;
   for (const row of rawRows(
-    `SELECT an.assignment_id, an.revision, a.unit_id, a.annotator_id, an.label, an.duration_ms${shown ? ", an.shown_order, a.shown_order" : ""}
+    `SELECT an.assignment_id, a.unit_id, a.annotator_id, an.label, an.duration_ms${multi ? ", an.shown_order, a.shown_order" : ""}
      FROM units u
      JOIN assignments a ON a.unit_id = u.id
      JOIN annotations an ON an.assignment_id = a.id
