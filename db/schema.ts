@@ -309,6 +309,8 @@ export const verdicts = sqliteTable(
     index("verdicts_response_idx").on(t.responseId),
     index("verdicts_judge_idx").on(t.judgeId),
     uniqueIndex("verdicts_judge_response_item_unique").on(t.judgeId, t.responseId, t.checklistItemId),
+    // Partial: stale rows are rare, so "is anything stale?" (every report page) is one index probe.
+    index("verdicts_stale_idx").on(t.staleAt).where(sql`stale_at IS NOT NULL`),
   ],
 );
 
@@ -436,6 +438,8 @@ export const annotations = sqliteTable(
   (t) => [
     uniqueIndex("annotations_assignment_revision_unique").on(t.assignmentId, t.revision),
     uniqueIndex("annotations_client_token_unique").on(t.clientToken),
+    // Partial: stale rows are rare, so "is anything stale?" (every report page) is one index probe.
+    index("annotations_stale_idx").on(t.staleAt).where(sql`stale_at IS NOT NULL`),
   ],
 );
 
