@@ -8,7 +8,7 @@ import { getDb } from "~/db.server";
 import { readConfig } from "~/annotation/config";
 import type { JudgeInfo, VerdictRow } from "./judges";
 import { TaskDataBuilder, type RawResponse } from "./subjects";
-import type { TaskData, TaskInfo } from "./types";
+import type { StaleMode, TaskData, TaskInfo } from "./types";
 
 export interface TaskRow extends TaskInfo {
   config: Record<string, unknown>;
@@ -92,7 +92,9 @@ function jsonCache() {
   };
 }
 
-export function loadTaskData(task: TaskRow): TaskData {
+/** The task's subjects and current labels; with `stale: "exclude"`, labels marked stale are left out. */
+export function loadTaskData(task: TaskRow, opts: { stale?: StaleMode } = {}): TaskData {
+  const fresh = opts.stale === "exclude" ? " AND an.stale_at IS NULL" : "";
   const config = readConfig(task.config);
   // Responses of the task's items first (their model, turn and length go into every subject).
   const responses = rawRows(
@@ -157,7 +159,7 @@ export function loadTaskData(task: TaskRow): TaskData {
      FROM units u
      JOIN assignments a ON a.unit_id = u.id
      JOIN annotations an ON an.assignment_id = a.id
-     WHERE u.task_id = ? AND an.status = 'submitted'
+     WHERE u.task_id = ? AND an.status = 'submitted'${fresh}
      ORDER BY u.position, u.id, a.annotator_id, an.revision`,
     task.id,
   )) {
@@ -179,11 +181,12 @@ export function loadJudges(projectId: number): JudgeInfo[] {
     .map((j) => ({ id: j.id, name: j.name, model: j.model, promptVersion: j.prompt_version, settings: (parseJson(j.settings) as Record<string, unknown>) ?? {} }));
 }
 
-export function loadVerdicts(projectId: number, taskId: number): VerdictRow[] {
+/** Verdicts on the task's responses; with `stale: "exclude"`, verdicts marked stale are left out. */
+export function loadVerdicts(projectId: number, taskId: number, opts: { stale?: StaleMode } = {}): VerdictRow[] {
   return rawRows(
     `SELECT v.judge_id, v.response_id, v.checklist_item_id, v.value, v.score, v.parse_status
      FROM verdicts v JOIN judges j ON j.id = v.judge_id
-     WHERE j.project_id = ?
+     WHERE j.project_id = ?${opts.stale === "exclude" ? " AND v.stale_at IS NULL" : ""}
        AND v.response_id IN (SELECT r.id FROM responses r WHERE r.item_id IN (SELECT DISTINCT u.item_id FROM units u WHERE u.task_id = ?))`,
     projectId,
     taskId,
@@ -213,12 +216,12 @@ export function loadTexts(itemIds: number[], checklistIds: number[], responseIds
 
 /**
  * Labels and verdicts of a task that judged an older version of what they
- * rate (marked stale by a curation edit). They still count in the figures;
- * the report says how many there are.
+ * rate (marked stale by a curation edit). They count in the figures unless the
+ * page is asked to leave them out (?stale=exclude); the report says how many there are.
  */
 export function staleCounts(taskId: number): { labels: number; verdicts: number } {
-  // Stale rows are rare (only after a curation edit): a scan of the stale_at column answers "none"
-  // in a few milliseconds, and the task's joins — tens of milliseconds on every page view of a large
+  // Stale rows are rare (only after a curation edit): a probe of the partial stale_at index answers
+  // "none" at once, and the task's joins — tens of milliseconds on every page view of a large
   // task — run only when some row is stale.
   const db = getDb();
   const anyStale = (table: "annotations" | "verdicts") => !!db.get<{ x: number }>(sql.raw(`SELECT 1 AS x FROM ${table} WHERE stale_at IS NOT NULL LIMIT 1`));

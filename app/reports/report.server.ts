@@ -40,7 +40,7 @@ import {
   planTable,
 } from "./tables";
 import { labelKindOf } from "./subjects";
-import type { FinalLabels, FinalRule, ReportTable, TaskData } from "./types";
+import type { FinalLabels, FinalRule, ReportTable, StaleMode, TaskData } from "./types";
 import { FINAL_RULES } from "./types";
 
 export { FINAL_RULES };
@@ -79,8 +79,13 @@ export function parseDelta(raw: string | null | undefined): number {
   return Number.isFinite(d) && d > 0 && d < 1 ? d : 0.05;
 }
 
-function taskData(task: TaskRow, version: string): TaskData {
-  return memo(`data:${task.id}:${version}`, () => loadTaskData(task));
+/** `stale=exclude` in the query leaves stale labels and verdicts out; anything else counts them. */
+export function parseStale(raw: string | null | undefined): StaleMode {
+  return raw === "exclude" ? "exclude" : "include";
+}
+
+function taskData(task: TaskRow, version: string, stale: StaleMode): TaskData {
+  return memo(`data:${task.id}:${version}:${stale}`, () => loadTaskData(task, { stale }));
 }
 
 export interface TaskReport {
@@ -88,6 +93,7 @@ export interface TaskReport {
   labelKind: TaskData["labelKind"];
   rule: FinalRule;
   delta: number;
+  stale: StaleMode;
   counts: { subjects: number; rated: number; ratings: number; annotations: number; annotators: number };
   paradox: string | null;
   designNote: string;
@@ -100,15 +106,19 @@ export interface TaskReport {
   };
 }
 
-export function taskReport(projectId: number, taskId: number, options: { rule: FinalRule | null; delta: number; slug: string }): TaskReport | null {
+export function taskReport(
+  projectId: number,
+  taskId: number,
+  options: { rule: FinalRule | null; delta: number; slug: string; stale?: StaleMode },
+): TaskReport | null {
   const task = findTask(projectId, taskId);
   if (!task) return null;
-  const opts = { ...options, rule: options.rule ?? defaultRule(task) };
+  const opts = { ...options, rule: options.rule ?? defaultRule(task), stale: options.stale ?? "include" };
   const version = taskVersion(task);
-  return memo(`task:${task.id}:${version}:${opts.rule}:${opts.delta}:${opts.slug}`, () => {
-    const data = taskData(task, version);
+  return memo(`task:${task.id}:${version}:${opts.stale}:${opts.rule}:${opts.delta}:${opts.slug}`, () => {
+    const data = taskData(task, version, opts.stale);
     const final = finalLabels(data, opts.rule);
-    const iaa = memo(`iaa:${task.id}:${version}`, () => interAnnotatorAgreement(data));
+    const iaa = memo(`iaa:${task.id}:${version}:${opts.stale}`, () => interAnnotatorAgreement(data));
     const annotators = perAnnotator(data);
     const bd = breakdowns(data, final);
     const tables: Record<string, ReportTable> = {};
@@ -145,6 +155,7 @@ export function taskReport(projectId: number, taskId: number, options: { rule: F
       labelKind: data.labelKind,
       rule: opts.rule,
       delta: opts.delta,
+      stale: opts.stale,
       counts: {
         subjects: data.subjects.length,
         rated: iaa.subjectsRated,
@@ -171,6 +182,7 @@ export interface JudgePageReport {
   task: { id: number; name: string; kind: string };
   labelKind: TaskData["labelKind"];
   rule: FinalRule;
+  stale: StaleMode;
   judges: { id: number; name: string; model: string }[];
   tables: Record<string, ReportTable>;
   confusions: { judgeId: number; judge: string; labels: string[]; matrix: number[][] }[];
@@ -178,21 +190,21 @@ export interface JudgePageReport {
   histograms: { title: string; bins: { label: string; n: number }[] }[];
 }
 
-function judgeRows(task: TaskRow, version: string, rule: FinalRule, projectId: number): { data: TaskData; rows: JudgeRow[]; final: FinalLabels } {
-  return memo(`judgerows:${task.id}:${version}:${verdictVersion(projectId)}:${rule}`, () => {
-    const data = taskData(task, version);
+function judgeRows(task: TaskRow, version: string, rule: FinalRule, projectId: number, stale: StaleMode): { data: TaskData; rows: JudgeRow[]; final: FinalLabels } {
+  return memo(`judgerows:${task.id}:${version}:${verdictVersion(projectId)}:${stale}:${rule}`, () => {
+    const data = taskData(task, version, stale);
     const final = finalLabels(data, rule);
-    return { data, final, rows: judgeReport(data, final, loadJudges(projectId), loadVerdicts(projectId, task.id)) };
+    return { data, final, rows: judgeReport(data, final, loadJudges(projectId), loadVerdicts(projectId, task.id, { stale })) };
   });
 }
 
-export function judgeReportFor(projectId: number, taskId: number, options: { rule: FinalRule | null; delta: number }): JudgePageReport | null {
+export function judgeReportFor(projectId: number, taskId: number, options: { rule: FinalRule | null; delta: number; stale?: StaleMode }): JudgePageReport | null {
   const task = findTask(projectId, taskId);
   if (!task) return null;
-  const opts = { ...options, rule: options.rule ?? defaultRule(task) };
+  const opts = { ...options, rule: options.rule ?? defaultRule(task), stale: options.stale ?? "include" };
   const version = taskVersion(task);
-  return memo(`judges:${task.id}:${version}:${verdictVersion(projectId)}:${opts.rule}:${opts.delta}`, () => {
-    const { data, rows } = judgeRows(task, version, opts.rule, projectId);
+  return memo(`judges:${task.id}:${version}:${verdictVersion(projectId)}:${opts.stale}:${opts.rule}:${opts.delta}`, () => {
+    const { data, rows } = judgeRows(task, version, opts.rule, projectId, opts.stale);
     const numeric = data.labelKind === "ordinal" || data.labelKind === "interval";
     const tables: Record<string, ReportTable> = {};
     const add = (t: ReportTable) => (tables[t.id] = t);
@@ -223,6 +235,7 @@ export function judgeReportFor(projectId: number, taskId: number, options: { rul
       task: { id: task.id, name: task.name, kind: task.kind },
       labelKind: data.labelKind,
       rule: opts.rule,
+      stale: opts.stale,
       judges: rows.map((r) => ({ id: r.judge.id, name: r.judge.name, model: r.judge.model })),
       tables,
       confusions: rows.filter((r) => r.confusion).map((r) => ({ judgeId: r.judge.id, judge: r.judge.name, labels: r.confusion!.labels.map(String), matrix: r.confusion!.matrix })),
@@ -242,6 +255,8 @@ export function judgeReportFor(projectId: number, taskId: number, options: { rul
 
 export interface DisagreementFilters {
   rule: FinalRule | null;
+  /** Stale labels and verdicts: counted (default) or left out. */
+  stale?: StaleMode;
   judgeId: number | null;
   domain: string | null;
   model: string | null;
@@ -273,7 +288,7 @@ export function disagreementsFor(projectId: number, taskId: number, f: Disagreem
   const task = findTask(projectId, taskId);
   if (!task) return null;
   const version = taskVersion(task);
-  const { data, rows, final } = judgeRows(task, version, f.rule ?? defaultRule(task), projectId);
+  const { data, rows, final } = judgeRows(task, version, f.rule ?? defaultRule(task), projectId, f.stale ?? "include");
   const numeric = data.labelKind === "ordinal" || data.labelKind === "interval";
   const selected = rows.filter((r) => f.judgeId == null || r.judge.id === f.judgeId);
   const hits: { s: number; judge: string; human: string; verdict: string }[] = [];

@@ -11,6 +11,13 @@ import type { Interval, Label } from "~/stats";
 export type LabelKind = "binary" | "nominal" | "ordinal" | "interval";
 export const FINAL_RULES = ["majority", "mean", "adjudication"] as const;
 export type FinalRule = (typeof FINAL_RULES)[number];
+/**
+ * What reports do with labels and verdicts marked stale by a curation edit (they
+ * judged an older version of the item, checklist item or reference): count them
+ * (the default, with a note saying how many) or leave them out of every figure.
+ */
+export const STALE_MODES = ["include", "exclude"] as const;
+export type StaleMode = (typeof STALE_MODES)[number];
 
 export interface Subject {
   unitId: number;

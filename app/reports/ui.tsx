@@ -2,7 +2,46 @@
 import { Link, NavLink } from "@remix-run/react";
 import type { ReactNode } from "react";
 import { formatCell } from "./format";
-import type { ReportTable } from "./types";
+import type { ReportTable, StaleMode } from "./types";
+
+/**
+ * The note on labels and verdicts marked stale by curation edits, and the choice
+ * to count them or leave them out (a `stale` select for the page's GET form).
+ * Renders nothing when nothing is stale and they are counted.
+ */
+export function StaleNote({ counts, mode }: { counts: { labels: number; verdicts: number }; mode: StaleMode }) {
+  if (counts.labels === 0 && counts.verdicts === 0 && mode === "include") return null;
+  const parts = [
+    counts.labels > 0 ? `${counts.labels} submitted label${counts.labels === 1 ? "" : "s"}` : "",
+    counts.verdicts > 0 ? `${counts.verdicts} judge verdict${counts.verdicts === 1 ? "" : "s"}` : "",
+  ].filter(Boolean);
+  return (
+    <div className="alert info" role="status" data-testid="stale-note">
+      {parts.length ? `${parts.join(" and ")} judged an older version of what they rate (the item, checklist item or reference was edited in curation since). ` : "Nothing is stale now. "}
+      {mode === "exclude"
+        ? "They are left out of every figure on this page."
+        : "They are still counted here; relabel the units, or re-run the judges, to bring them up to date — or leave them out."}
+    </div>
+  );
+}
+
+export function StaleSelect({ counts, mode }: { counts: { labels: number; verdicts: number }; mode: StaleMode }) {
+  if (counts.labels === 0 && counts.verdicts === 0 && mode === "include") return null;
+  return (
+    <label>
+      Stale labels and verdicts
+      <select name="stale" defaultValue={mode}>
+        <option value="include">Count them</option>
+        <option value="exclude">Leave them out</option>
+      </select>
+    </label>
+  );
+}
+
+/** The query every report link carries: the final-label rule, and the stale choice when it is not the default. */
+export function reportQuery(rule: string, stale: StaleMode, extra: Record<string, string> = {}): Record<string, string> {
+  return { rule, ...(stale === "exclude" ? { stale } : {}), ...extra };
+}
 
 export function csvHref(slug: string, taskId: number, table: string, extra: Record<string, string> = {}) {
   return `/p/${slug}/reports/${taskId}/csv?${new URLSearchParams({ table, ...extra })}`;

@@ -4,9 +4,9 @@ import { Form, useLoaderData } from "@remix-run/react";
 import { notFound, requireProjectRole } from "~/auth/guards.server";
 import { BarsWithCI, Heatmap, Histogram } from "~/reports/charts";
 import { staleCounts } from "~/reports/load.server";
-import { parseDelta, parseRule, taskReport } from "~/reports/report.server";
+import { parseDelta, parseRule, parseStale, taskReport } from "~/reports/report.server";
 import { FINAL_RULES } from "~/reports/types";
-import { csvHref, Figure, FigureTable, ReportTabs } from "~/reports/ui";
+import { csvHref, Figure, FigureTable, ReportTabs, reportQuery, StaleNote, StaleSelect } from "~/reports/ui";
 
 export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: `Agreement: ${data?.report.task.name ?? "Task"} · Concord` }];
 
@@ -15,7 +15,12 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
   const taskId = Number(params.taskId);
   const url = new URL(request.url);
   const report = Number.isInteger(taskId)
-    ? taskReport(project.id, taskId, { rule: parseRule(url.searchParams.get("rule")), delta: parseDelta(url.searchParams.get("delta")), slug: project.slug })
+    ? taskReport(project.id, taskId, {
+        rule: parseRule(url.searchParams.get("rule")),
+        delta: parseDelta(url.searchParams.get("delta")),
+        slug: project.slug,
+        stale: parseStale(url.searchParams.get("stale")),
+      })
     : null;
   if (!report) notFound("Task not found.");
   return json({ slug: project.slug, report, stale: staleCounts(report.task.id) });
@@ -30,7 +35,7 @@ const RULE_LABELS: Record<(typeof FINAL_RULES)[number], string> = {
 export default function TaskAgreementReport() {
   const { slug, report, stale } = useLoaderData<typeof loader>();
   const { task, tables, charts, counts } = report;
-  const q = { rule: report.rule, delta: String(report.delta) };
+  const q = reportQuery(report.rule, report.stale, { delta: String(report.delta) });
   const csv = (t: string) => csvHref(slug, task.id, t, q);
   const percentBars = report.labelKind !== "ordinal" && report.labelKind !== "interval";
   return (
@@ -40,15 +45,7 @@ export default function TaskAgreementReport() {
       <p className="muted" data-testid="report-counts">
         {task.kind} · {report.labelKind} labels · {counts.annotations} submitted annotations by {counts.annotators} annotators · {counts.rated} of {counts.subjects} rated subjects · k = {task.overlap}
       </p>
-      {stale.labels > 0 || stale.verdicts > 0 ? (
-        <div className="alert info" role="status" data-testid="stale-note">
-          {stale.labels > 0 ? `${stale.labels} submitted label${stale.labels === 1 ? "" : "s"}` : ""}
-          {stale.labels > 0 && stale.verdicts > 0 ? " and " : ""}
-          {stale.verdicts > 0 ? `${stale.verdicts} judge verdict${stale.verdicts === 1 ? "" : "s"}` : ""} judged an older version of
-          what they rate (the item, checklist item or reference was edited in curation since). They are still counted here; relabel the
-          units, or re-run the judges, to bring them up to date.
-        </div>
-      ) : null}
+      <StaleNote counts={stale} mode={report.stale} />
       <Form method="get" className="toolbar">
         <label>
           Final label rule
@@ -64,6 +61,7 @@ export default function TaskAgreementReport() {
           Planner target ±δ
           <input name="delta" type="number" step="0.01" min="0.01" max="0.5" defaultValue={report.delta} />
         </label>
+        <StaleSelect counts={stale} mode={report.stale} />
         <button type="submit">Apply</button>
       </Form>
 

@@ -1,5 +1,5 @@
 /**
- * CSV downloads of every report table: /p/:slug/reports/:taskId/csv?table=<id>&rule=<rule>.
+ * CSV downloads of every report table: /p/:slug/reports/:taskId/csv?table=<id>&rule=<rule>[&stale=exclude].
  * The rows are the ones the page shows, at full precision (CIs as low/high columns).
  */
 import type { LoaderFunctionArgs } from "@remix-run/node";
@@ -7,7 +7,7 @@ import Papa from "papaparse";
 import { notFound, requireProjectRole } from "~/auth/guards.server";
 import { DisagreementQuerySchema, disagreementFilters } from "~/reports/disagreements";
 import { tableToCsv } from "~/reports/format";
-import { disagreementsFor, judgeReportFor, parseDelta, parseRule, taskReport } from "~/reports/report.server";
+import { disagreementsFor, judgeReportFor, parseDelta, parseRule, parseStale, taskReport } from "~/reports/report.server";
 
 export async function loader({ request, params }: LoaderFunctionArgs) {
   const { project } = await requireProjectRole(request, params.slug, "researcher");
@@ -17,6 +17,7 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
   const name = url.searchParams.get("table") ?? "iaa";
   const rule = parseRule(url.searchParams.get("rule"));
   const delta = parseDelta(url.searchParams.get("delta"));
+  const stale = parseStale(url.searchParams.get("stale"));
   let body: string | null = null;
   if (name === "disagreements") {
     const q = DisagreementQuerySchema.parse(Object.fromEntries(url.searchParams));
@@ -26,12 +27,12 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
   } else {
     const judgeTable = name === "judges" || name === "judge-breakdowns" || name === "ordering" || name === "ablation" || name === "judge-planner" || name.startsWith("confusion-") || name.startsWith("histogram-");
     if (judgeTable) {
-      const report = judgeReportFor(project.id, taskId, { rule, delta });
+      const report = judgeReportFor(project.id, taskId, { rule, delta, stale });
       if (!report) notFound("Task not found.");
       const t = report.tables[name === "judge-planner" ? "planner" : name];
       if (t) body = tableToCsv(t);
     } else {
-      const report = taskReport(project.id, taskId, { rule, delta, slug: project.slug });
+      const report = taskReport(project.id, taskId, { rule, delta, slug: project.slug, stale });
       if (!report) notFound("Task not found.");
       const t = report.tables[name];
       if (t) body = tableToCsv(t);

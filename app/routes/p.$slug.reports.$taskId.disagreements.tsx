@@ -33,7 +33,7 @@ export default function Disagreements() {
   return (
     <div>
       <h1>{task.name}: where judges and humans differ</h1>
-      <ReportTabs slug={slug} taskId={task.id} query={query.rule ? `rule=${query.rule}` : ""} />
+      <ReportTabs slug={slug} taskId={task.id} query={new URLSearchParams({ ...(query.rule ? { rule: query.rule } : {}), ...(query.stale ? { stale: query.stale } : {}) }).toString()} />
       <Form method="get" className="toolbar">
         <label>
           Judge
@@ -76,6 +76,7 @@ export default function Disagreements() {
           </select>
         </label>
         {query.rule ? <input type="hidden" name="rule" value={query.rule} /> : null}
+        {query.stale ? <input type="hidden" name="stale" value={query.stale} /> : null}
         <button type="submit">Apply</button>
         <a href={`/p/${slug}/reports/${task.id}/csv?${csv}`} download>
           Export CSV

@@ -3,9 +3,10 @@ import { json } from "@remix-run/node";
 import { Form, useLoaderData } from "@remix-run/react";
 import { notFound, requireProjectRole } from "~/auth/guards.server";
 import { BarsWithCI, Heatmap, Histogram } from "~/reports/charts";
-import { judgeReportFor, parseDelta, parseRule } from "~/reports/report.server";
+import { staleCounts } from "~/reports/load.server";
+import { judgeReportFor, parseDelta, parseRule, parseStale } from "~/reports/report.server";
 import { FINAL_RULES } from "~/reports/types";
-import { csvHref, Figure, FigureTable, ReportTabs } from "~/reports/ui";
+import { csvHref, Figure, FigureTable, ReportTabs, reportQuery, StaleNote, StaleSelect } from "~/reports/ui";
 
 export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: `Judges: ${data?.report.task.name ?? "Task"} · Concord` }];
 
@@ -14,16 +15,20 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
   const taskId = Number(params.taskId);
   const url = new URL(request.url);
   const report = Number.isInteger(taskId)
-    ? judgeReportFor(project.id, taskId, { rule: parseRule(url.searchParams.get("rule")), delta: parseDelta(url.searchParams.get("delta")) })
+    ? judgeReportFor(project.id, taskId, {
+        rule: parseRule(url.searchParams.get("rule")),
+        delta: parseDelta(url.searchParams.get("delta")),
+        stale: parseStale(url.searchParams.get("stale")),
+      })
     : null;
   if (!report) notFound("Task not found.");
-  return json({ slug: project.slug, report });
+  return json({ slug: project.slug, report, stale: staleCounts(report.task.id) });
 }
 
 export default function JudgeAgreementReport() {
-  const { slug, report } = useLoaderData<typeof loader>();
+  const { slug, report, stale } = useLoaderData<typeof loader>();
   const { task, tables } = report;
-  const q = { rule: report.rule };
+  const q = reportQuery(report.rule, report.stale);
   const csv = (t: string) => csvHref(slug, task.id, t, q);
   const numeric = report.labelKind === "ordinal" || report.labelKind === "interval";
   return (
@@ -41,8 +46,10 @@ export default function JudgeAgreementReport() {
             ))}
           </select>
         </label>
+        <StaleSelect counts={stale} mode={report.stale} />
         <button type="submit">Apply</button>
       </Form>
+      <StaleNote counts={stale} mode={report.stale} />
       {report.judges.length === 0 ? <p className="muted">No judge has verdicts on the labelled units of this task.</p> : null}
       <FigureTable table={tables.judges} csv={csv("judges")} />
 
