@@ -8,6 +8,7 @@ import {
   cohenKappa,
   fleissKappaSE,
   gwetSE,
+  holmAdjust,
   krippendorffAlpha,
   krippendorffAlphaSE,
   meanCI,
@@ -569,6 +570,8 @@ export interface BiasRow {
   statistic: number;
   statisticName: string;
   p: number;
+  /** p adjusted by Holm's step-down method over every check in the table (the family of tests). */
+  pHolm: number;
 }
 
 /**
@@ -583,8 +586,16 @@ export interface BiasRow {
  *   minus the others' mean.
  */
 export function biasChecks(data: TaskData): BiasRow[] {
+  // One family of tests per task: every annotator × check. Holm's adjustment keeps the
+  // chance of any false alarm at the nominal level however many annotators there are.
+  const rows = rawBiasChecks(data);
+  const adjusted = holmAdjust(rows.map((r) => (Number.isFinite(r.p) ? r.p : NaN)));
+  return rows.map((r, i) => ({ ...r, pHolm: adjusted[i] }));
+}
+
+function rawBiasChecks(data: TaskData): Omit<BiasRow, "pHolm">[] {
   const names = new Map(data.annotators.map((a) => [a.id, a.name]));
-  const out: BiasRow[] = [];
+  const out: Omit<BiasRow, "pHolm">[] = [];
   const zRho = (rho: number, n: number) => rho * Math.sqrt(n - 1);
   if (data.task.kind === "best-of-n") {
     const an = data.annotations;

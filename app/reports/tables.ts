@@ -187,9 +187,9 @@ export function biasTable(rows: BiasRow[]): ReportTable {
   return {
     id: "bias",
     title: "Annotator bias checks",
-    note: "Two-sided p-values, not corrected for multiple comparisons.",
-    columns: [c("annotator", "Annotator", "text"), c("check", "Check", "text"), c("description", "What is tested", "text"), c("n", "n", "int"), c("effect", "Effect", "coef"), c("expected", "Expected if unbiased", "coef"), c("statistic", "Statistic", "coef"), c("statisticName", "Test", "text"), c("p", "p", "p")],
-    rows: rows.map((r) => ({ annotator: r.name, check: r.check, description: r.description, n: r.n, effect: r.effect, expected: r.expected, statistic: r.statistic, statisticName: r.statisticName, p: r.p })),
+    note: `Two-sided p-values. Every row is one test of the same question (is this annotator biased?), so "p (Holm)" adjusts them for multiple comparisons (Holm 1979, over the ${rows.length} test${rows.length === 1 ? "" : "s"} in this table): read a bias as significant when p (Holm) < α.`,
+    columns: [c("annotator", "Annotator", "text"), c("check", "Check", "text"), c("description", "What is tested", "text"), c("n", "n", "int"), c("effect", "Effect", "coef"), c("expected", "Expected if unbiased", "coef"), c("statistic", "Statistic", "coef"), c("statisticName", "Test", "text"), c("p", "p", "p"), c("pHolm", "p (Holm)", "p")],
+    rows: rows.map((r) => ({ annotator: r.name, check: r.check, description: r.description, n: r.n, effect: r.effect, expected: r.expected, statistic: r.statistic, statisticName: r.statisticName, p: r.p, pHolm: r.pHolm })),
   };
 }
 

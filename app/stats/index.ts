@@ -41,6 +41,7 @@ export { ppiMean, type PpiMeanInput, type PpiMeanResult } from "./ppiMean";
 
 export { normalCDF } from "./normalCDF";
 export { wilsonCI } from "./wilsonCI";
+export { holmAdjust } from "./holmAdjust";
 export { linearizedSE, type AgreementSEResult } from "./linearizedSE";
 export { fleissKappaSE } from "./fleissKappaSE";
 export { gwetSE } from "./gwetSE";

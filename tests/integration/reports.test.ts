@@ -13,6 +13,7 @@ import {
   fleissKappaSE,
   gwetAC1,
   gwetSE,
+  holmAdjust,
   krippendorffAlpha,
   krippendorffAlphaSE,
   wilsonCI,
@@ -316,6 +317,9 @@ describe("judge–human agreement", () => {
     // Position bias is checked from the stored shown order.
     const bias: Row[] = data.report.tables.bias.rows;
     expect(bias.some((x) => x.check === "position" && typeof x.p === "number")).toBe(true);
+    // Every test of the table is one family: its Holm-adjusted p-values are app/stats holmAdjust of the raw ones.
+    expect(bias.map((x) => x.pHolm)).toEqual(holmAdjust(bias.map((x) => x.p as number)));
+    expect(data.report.tables.bias.note).toMatch(new RegExp(`Holm 1979, over the ${bias.length} tests`));
   });
 
   it("the disagreement browser lists the units where judge and humans differ, with texts, and exports them", async () => {
