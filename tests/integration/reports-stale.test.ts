@@ -9,10 +9,9 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { accuracy, fleissKappa, percentAgreement, type Label, type Rating } from "../../app/stats";
 import { editChecklistItem } from "../../app/curation/versions.server";
 import { getDb, schema } from "../../db/client";
-import { SAT_UNITS, seedLabelled } from "../fixtures/reports/labelled";
+import { labelledProject, SAT_UNITS, type seedLabelled } from "../fixtures/reports/labelled";
 import { useTempDatabase } from "../support/db";
-import { addMember, makeProject, makeUser } from "../support/factory";
-import { args, get, run, signInCookie } from "../support/http";
+import { args, get, run } from "../support/http";
 import * as taskPage from "../../app/routes/p.$slug.reports.$taskId._index";
 import * as judgesPage from "../../app/routes/p.$slug.reports.$taskId.judges";
 import * as csvRoute from "../../app/routes/p.$slug.reports.$taskId.csv";
@@ -38,18 +37,10 @@ async function page(mod: { loader: Parameters<typeof run>[0] }, path: string) {
 const stat = (rows: Row[], label: string) => rows.find((r) => r.statistic === label)!;
 
 beforeAll(async () => {
-  const project = makeProject("stale-reports");
-  slug = project.slug;
-  const researcher = await makeUser();
-  addMember(project.id, researcher.id, "researcher");
-  cookie = await signInCookie(researcher.email, researcher.password);
-  const annotators = [];
-  for (let i = 0; i < 3; i++) {
-    const u = await makeUser({ name: `Annotator ${i}` });
-    addMember(project.id, u.id, "annotator");
-    annotators.push(u);
-  }
-  fx = seedLabelled(getDb(), project.id, annotators.map((a) => a.id));
+  const setup = await labelledProject("stale-reports");
+  ({ cookie, fx } = setup);
+  slug = setup.project.slug;
+  const researcher = setup.researcher;
   for (const i of EDITED) {
     const unit = getDb().select({ ck: schema.units.checklistItemId }).from(schema.units).where(eq(schema.units.id, fx.unitIds[i])).get()!;
     const r = editChecklistItem(unit.ck!, { text: `Does the response fully answer question ${i}?` }, { userId: researcher.id, reason: "sharper wording" });

@@ -27,9 +27,8 @@ import {
 } from "../../app/stats";
 import { getDb, schema } from "../../db/client";
 import { clearReportCache } from "../../app/reports/report.server";
-import { DURATIONS, GOLD, SAT_UNITS, WQ, seedLabelled } from "../fixtures/reports/labelled";
+import { DURATIONS, GOLD, labelledProject, SAT_UNITS, WQ, type seedLabelled } from "../fixtures/reports/labelled";
 import { useTempDatabase } from "../support/db";
-import { addMember, makeProject, makeUser } from "../support/factory";
 import { args, get, run, signInCookie } from "../support/http";
 import * as taskPage from "../../app/routes/p.$slug.reports.$taskId._index";
 import * as judgesPage from "../../app/routes/p.$slug.reports.$taskId.judges";
@@ -79,19 +78,10 @@ async function csv(table: string, taskId: number, extra = "") {
 const stat = (t: Table, label: string) => t.rows.find((r) => r.statistic === label)!;
 
 beforeAll(async () => {
-  const project = makeProject("reports-fixture");
-  slug = project.slug;
-  const researcher = await makeUser();
-  addMember(project.id, researcher.id, "researcher");
-  cookie = await signInCookie(researcher.email, researcher.password);
-  const annotators = [];
-  for (let i = 0; i < 3; i++) {
-    const u = await makeUser({ name: `Annotator ${i}` });
-    addMember(project.id, u.id, "annotator");
-    annotators.push(u);
-  }
-  annotatorCookie = await signInCookie(annotators[0].email, annotators[0].password);
-  fx = seedLabelled(getDb(), project.id, annotators.map((a) => a.id));
+  const setup = await labelledProject("reports-fixture");
+  ({ cookie, fx } = setup);
+  slug = setup.project.slug;
+  annotatorCookie = await signInCookie(setup.annotators[0].email, setup.annotators[0].password);
 });
 
 describe("agreement page, Yes/No labels from a pool of three annotators", () => {
