@@ -172,3 +172,42 @@ export function matchesGold(kind: AnnotatableKind, label: unknown, goldLabel: st
   const sg = (gold as { scores?: Record<string, number> })?.scores ?? {};
   return Object.keys(sg).every((k) => sl[k] != null && Math.abs(sl[k] - sg[k]) <= 1);
 }
+
+/**
+ * The known (gold) answer of a gold unit from the researcher's form. Fields name the
+ * unit's responses by letter in the unit's own order (A = its first response), not a
+ * shown order: the researcher is not blind. Yes/No kinds: `answer`. Writing quality:
+ * `score.A`, `score.B`, ... (1–5) for every response (the reference is the fixed anchor
+ * and is not scored). Best-of-N: `best` = a letter, or "tie" when the task allows ties.
+ * Every field is required; the result is the stored label shape of the kind.
+ */
+export function parseGoldLabel(
+  kind: AnnotatableKind,
+  responseIds: ResponseKey[] | null,
+  allowTies: boolean,
+  form: FormLike,
+): { ok: true; label: unknown } | { ok: false; fieldErrors: Record<string, string> } {
+  if (kind === "checklist-appropriateness" || kind === "response-satisfaction") {
+    const answer = str(form, "answer");
+    return answer === "Yes" || answer === "No" ? { ok: true, label: answer } : { ok: false, fieldErrors: { answer: "Choose Yes or No as the known answer." } };
+  }
+  const order = responseIds ?? [];
+  if (order.length === 0) return { ok: false, fieldErrors: { form: "This unit has no responses." } };
+  if (kind === "writing-quality") {
+    const errors: Record<string, string> = {};
+    const scores: Record<string, number> = {};
+    order.forEach((key, i) => {
+      if (key === "reference") return;
+      const L = letter(i);
+      const raw = str(form, `score.${L}`).trim();
+      const n = Number(raw);
+      if (raw === "" || !Number.isInteger(n) || n < 1 || n > 5) errors[`score.${L}`] = `Give Response ${L} a known score from 1 to 5.`;
+      else scores[String(key)] = n;
+    });
+    return Object.keys(errors).length ? { ok: false, fieldErrors: errors } : { ok: true, label: { scores } };
+  }
+  const best = str(form, "best").trim();
+  if (best === "tie") return allowTies ? { ok: true, label: { best: "tie" } } : { ok: false, fieldErrors: { best: "This task does not allow ties." } };
+  const i = order.findIndex((_, j) => letter(j) === best);
+  return i < 0 ? { ok: false, fieldErrors: { best: "Choose the known best response." } } : { ok: true, label: { best: order[i] } };
+}

@@ -6,9 +6,11 @@
 import type { ActionFunctionArgs, LinksFunction, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { json } from "@remix-run/node";
 import { Form, Link, useActionData, useLoaderData, useParams } from "@remix-run/react";
-import { and, asc, eq } from "drizzle-orm";
+import { and, asc, eq, inArray } from "drizzle-orm";
 import { z } from "zod";
 import { isAnnotatable, KIND_TITLES, readConfig } from "~/annotation/config";
+import { labelToForm, parseGoldLabel, type ResponseKey } from "~/annotation/labels";
+import { letter } from "~/annotation/random";
 import { addToPool, findTask, removeFromPool, poolOf, projectMembers, setAdjudicators, setGoldLabel, setTaskStatus, taskProgress, TaskError } from "~/annotation/tasks.server";
 import { notFound, requireProjectRole } from "~/auth/guards.server";
 import { ProgressBar } from "~/components/ProgressBar";
@@ -25,12 +27,36 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
   const config = readConfig(task.config);
   const pool = poolOf(task);
   const members = projectMembers(project.id);
-  const gold = getDb()
-    .select({ id: schema.units.id, position: schema.units.position, goldLabel: schema.units.goldLabel })
+  const goldUnits = getDb()
+    .select({ id: schema.units.id, position: schema.units.position, goldLabel: schema.units.goldLabel, responseIds: schema.units.responseIds })
     .from(schema.units)
     .where(and(eq(schema.units.taskId, task.id), eq(schema.units.isGold, true)))
     .orderBy(asc(schema.units.position))
     .all();
+  // Multi-response kinds: the researcher (not blind) sees which response each letter is.
+  const rids = [...new Set(goldUnits.flatMap((g) => (g.responseIds ?? []).filter((r): r is number => r !== "reference")))];
+  const responses = new Map(
+    (rids.length ? getDb().select({ id: schema.responses.id, model: schema.responses.model, text: schema.responses.text }).from(schema.responses).where(inArray(schema.responses.id, rids)).all() : []).map((r) => [r.id, r]),
+  );
+  const gold = goldUnits.map((g) => {
+    const order: ResponseKey[] = g.responseIds ?? [];
+    let stored: unknown = null;
+    try {
+      stored = g.goldLabel == null ? null : JSON.parse(g.goldLabel);
+    } catch {
+      stored = g.goldLabel;
+    }
+    return {
+      id: g.id,
+      position: g.position,
+      known: g.goldLabel != null,
+      values: isAnnotatable(task.kind) ? labelToForm(task.kind, stored == null ? null : { label: stored, penaltyReasons: null, notes: null }, order) : {},
+      responses: order.map((key, i) => {
+        const r = key === "reference" ? null : responses.get(key);
+        return { letter: letter(i), reference: key === "reference", model: r?.model ?? null, preview: r ? r.text.slice(0, 140) : null };
+      }),
+    };
+  });
   return json({
     task: {
       id: task.id,
@@ -43,6 +69,7 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
       plan: config.plan ?? null,
       models: config.models ?? null,
       goldRate: config.goldRate ?? 0,
+      allowTies: config.allowTies === true,
     },
     progress: taskProgress(task),
     pool,
@@ -86,18 +113,19 @@ export async function action({ request, params }: ActionFunctionArgs) {
     }
     if (intent === "gold") {
       const unitId = Number(form.get("unitId"));
-      const raw = String(form.get("label") ?? "").trim();
-      if (!raw) return json({ error: "label: give the known answer." }, { status: 400 });
-      let label: unknown = raw;
-      if (raw.startsWith("{")) {
-        try {
-          label = JSON.parse(raw);
-        } catch {
-          return json({ error: "label: not valid JSON." }, { status: 400 });
-        }
-      } else if (raw !== "Yes" && raw !== "No") return json({ error: 'label: "Yes", "No" or a JSON label.' }, { status: 400 });
-      setGoldLabel(task.id, unitId, label);
-      return json({ ok: "Gold answer saved." });
+      const unit = Number.isInteger(unitId)
+        ? getDb()
+            .select({ responseIds: schema.units.responseIds })
+            .from(schema.units)
+            .where(and(eq(schema.units.id, unitId), eq(schema.units.taskId, task.id), eq(schema.units.isGold, true)))
+            .get()
+        : undefined;
+      if (!unit) return json({ error: "unitId: no such gold unit in this task." }, { status: 400 });
+      if (!isAnnotatable(task.kind)) return json({ error: "kind: this task kind has no gold units." }, { status: 400 });
+      const parsed = parseGoldLabel(task.kind, unit.responseIds ?? null, readConfig(task.config).allowTies === true, form);
+      if (!parsed.ok) return json({ error: Object.entries(parsed.fieldErrors).map(([f, m]) => `${f}: ${m}`).join(" ") }, { status: 400 });
+      setGoldLabel(task.id, unitId, parsed.label);
+      return json({ ok: `Gold answer of unit #${unitId} saved.` });
     }
   } catch (err) {
     if (err instanceof TaskError) return json({ error: `${err.field}: ${err.message}` }, { status: 400 });
@@ -239,18 +267,42 @@ export default function TaskOverview() {
             <tbody>
               {gold.map((g) => (
                 <tr key={g.id}>
-                  <td>Unit {g.position + 1} (#{g.id})</td>
                   <td>
-                    <Form method="post" className="inline">
+                    Unit {g.position + 1} (#{g.id}) <span className="muted small">{g.known ? "answer set" : "no answer yet"}</span>
+                  </td>
+                  <td>
+                    <Form method="post" className="inline gold-form">
                       <input type="hidden" name="unitId" value={g.id} />
                       {yesNo ? (
-                        <select name="label" defaultValue={g.goldLabel ? JSON.parse(g.goldLabel) : ""} aria-label={`Known answer of unit ${g.id}`}>
+                        <select name="answer" defaultValue={g.values.answer ?? ""} aria-label={`Known answer of unit ${g.id}`}>
                           <option value="">—</option>
                           <option>Yes</option>
                           <option>No</option>
                         </select>
+                      ) : task.kind === "writing-quality" ? (
+                        g.responses.map((r) =>
+                          r.reference ? null : (
+                            <label key={r.letter} title={r.preview ?? ""}>
+                              {r.letter} {r.model ? <span className="muted small">({r.model})</span> : null}
+                              <select name={`score.${r.letter}`} defaultValue={g.values[`score.${r.letter}`] ?? ""} aria-label={`Known score of response ${r.letter} in unit ${g.id}`}>
+                                <option value="">—</option>
+                                {[1, 2, 3, 4, 5].map((n) => (
+                                  <option key={n}>{n}</option>
+                                ))}
+                              </select>
+                            </label>
+                          ),
+                        )
                       ) : (
-                        <input name="label" defaultValue={g.goldLabel ?? ""} placeholder='{"best": 12}' aria-label={`Known answer of unit ${g.id}`} />
+                        <select name="best" defaultValue={g.values.best ?? ""} aria-label={`Known best response of unit ${g.id}`}>
+                          <option value="">—</option>
+                          {g.responses.map((r) => (
+                            <option key={r.letter} value={r.letter}>
+                              {r.letter}: {r.reference ? "the reference" : `${r.model ?? "response"} — ${r.preview ?? ""}`.slice(0, 80)}
+                            </option>
+                          ))}
+                          {task.allowTies ? <option value="tie">Tie</option> : null}
+                        </select>
                       )}
                       <button type="submit" name="intent" value="gold" className="secondary">
                         Save
