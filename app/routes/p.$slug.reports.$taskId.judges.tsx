@@ -35,6 +35,7 @@ export default function JudgeAgreementReport() {
     <div>
       <h1>{task.name}: judges against humans</h1>
       <ReportTabs slug={slug} taskId={task.id} query={new URLSearchParams(q).toString()} />
+      <StaleNote counts={stale} mode={report.stale} />
       <Form method="get" className="toolbar">
         <label>
           Final label rule
@@ -49,7 +50,6 @@ export default function JudgeAgreementReport() {
         <StaleSelect counts={stale} mode={report.stale} />
         <button type="submit">Apply</button>
       </Form>
-      <StaleNote counts={stale} mode={report.stale} />
       {report.judges.length === 0 ? <p className="muted">No judge has verdicts on the labelled units of this task.</p> : null}
       <FigureTable table={tables.judges} csv={csv("judges")} />
 
