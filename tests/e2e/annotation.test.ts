@@ -29,6 +29,7 @@ const PAIR = [
   { email: "bart@lab.test", name: "Bartholomew Okonkwo", comment: "BART-PRIVATE-COMMENT-4410", id: 0 },
 ];
 let pairTask = { id: 0, unitId: 0 };
+let goldTask = 0;
 
 beforeAll(async () => {
   app = await startApp(async (file) => {
@@ -48,6 +49,12 @@ beforeAll(async () => {
     const pair = PAIR.map((w) => w.id);
     const id = createTask(scenario.projectId, scenario.researcher.id, { name: "Blind pair", datasetId: task.datasetId, kind: "response-satisfaction", overlap: 2, pool: pair, seed: 3 }, db).taskId;
     pairTask = { id, unitId: nextUnitId(id, pair[0], undefined, db)! };
+    goldTask = createTask(
+      scenario.projectId,
+      scenario.researcher.id,
+      { name: "Gold writing", datasetId: task.datasetId, kind: "writing-quality", overlap: 1, pool: [scenario.annotators[0].id], goldRate: 0.3, seed: 5 },
+      db,
+    ).taskId;
     db.$client.close();
   });
   browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
@@ -192,6 +199,34 @@ describe("annotation workspace in Chromium", () => {
     expect(rows.filter((r) => r.kind === "best-of-n").every((r) => JSON.parse(r.so!).length === 4)).toBe(true);
     expect(rows.filter((r) => r.kind === "best-of-n" && JSON.parse(r.label).best === "tie")).toHaveLength(1);
   }, 240_000);
+
+  it("a researcher records a gold answer with one score per response, and sees it kept", async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const errors: string[] = [];
+    page.on("console", (m) => m.type() === "error" && errors.push(`${m.text()} @ ${m.location().url}`));
+    await signIn(page, "researcher@lab.test");
+    await page.goto(`${app.url}/p/${scenario.slug}/tasks/${goldTask}`);
+    const row = page.locator(".gold-form").first();
+    const selects = row.locator("select");
+    const n = await selects.count();
+    expect(n).toBeGreaterThan(1);
+    // One score missing: the server names the field, nothing is saved.
+    for (let i = 0; i < n - 1; i++) await selects.nth(i).selectOption(String(5 - (i % 5)));
+    await row.getByRole("button", { name: "Save" }).click();
+    await page.getByText(/Give Response [A-Z] a known score from 1 to 5/).waitFor();
+    await page.locator(".gold-form").first().locator("select").nth(n - 1).selectOption("3");
+    for (let i = 0; i < n - 1; i++) await page.locator(".gold-form").first().locator("select").nth(i).selectOption(String(5 - (i % 5)));
+    await page.locator(".gold-form").first().getByRole("button", { name: "Save" }).click();
+    await page.getByText(/Gold answer of unit #\d+ saved/).waitFor();
+    await page.reload();
+    expect(await page.locator(".gold-form").first().locator("select").nth(n - 1).inputValue()).toBe("3");
+    expect(await page.getByText("answer set").count()).toBe(1);
+    // The refused save answered 400 on purpose (Chromium logs that as a failed resource); nothing else went wrong.
+    expect(errors.filter((e) => !/status of 400 \(Bad Request\)/.test(e))).toEqual([]);
+    expect(errors.length).toBe(1);
+    await context.close();
+  });
 
   it("the basic form submits without JavaScript and shows errors next to the field", async () => {
     const context = await browser.newContext({ javaScriptEnabled: false });

@@ -4,7 +4,9 @@
  * the browser, with no console errors; the CSV links download.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openDatabase } from "../../db/client";
+import { eq } from "drizzle-orm";
+import { editChecklistItem } from "../../app/curation/versions.server";
+import { openDatabase, schema } from "../../db/client";
 import { DEMO_ACCOUNTS, seedDemo } from "../../seeds/demo";
 import { startApp, type RunningApp } from "../support/app-server";
 import { launchBrowser, signInAs, type Browser } from "../support/browser";
@@ -84,6 +86,29 @@ describe("report pages in the browser", () => {
     const res = await page.request.get(`${app.url}${csvHref}`);
     expect(res.headers()["content-type"]).toMatch(/text\/csv/);
     expect(await res.text()).toMatch(/^Statistic,Value,Value 95% CI low/);
+    expect(errors).toEqual([]);
+  });
+
+  it("after a curation edit, stale labels are noted, and leaving them out changes the figures", async () => {
+    const { page } = browser;
+    // Edit the checklist item of one labelled satisfaction unit, as a curator would (another connection, like the CLI).
+    const db = openDatabase(app.databaseFile);
+    const sat = db.select().from(schema.tasks).where(eq(schema.tasks.kind, "response-satisfaction")).get()!;
+    const unit = db.select().from(schema.units).where(eq(schema.units.taskId, sat.id)).get()!;
+    const curator = db.select().from(schema.users).where(eq(schema.users.email, researcher.email)).get()!;
+    editChecklistItem(unit.checklistItemId!, { text: "Does the response state each assumption it relies on?" }, { userId: curator.id, reason: "clearer wording" }, db);
+    db.$client.close();
+    await page.goto(`${app.url}/p/demo/reports/${sat.id}`);
+    await expect.poll(() => page.getByTestId("stale-note").textContent()).toMatch(/^\d+ submitted labels? .* still counted here/);
+    const counted = await page.getByTestId("report-counts").textContent();
+    await page.getByLabel("Stale labels and verdicts").selectOption("exclude");
+    await page.getByRole("button", { name: "Apply" }).click();
+    await page.waitForURL(/stale=exclude/);
+    await expect.poll(() => page.getByTestId("stale-note").textContent()).toMatch(/left out of every figure/);
+    expect(await page.getByTestId("report-counts").textContent()).not.toBe(counted);
+    // The choice follows the tabs and the CSV links.
+    expect(await page.getByRole("link", { name: "Judge–human agreement" }).getAttribute("href")).toMatch(/stale=exclude/);
+    expect(await page.locator('[data-table="iaa"] a[download]').getAttribute("href")).toMatch(/stale=exclude/);
     expect(errors).toEqual([]);
   });
 
