@@ -286,8 +286,12 @@ export async function seedDemo(db: Db, opts: { seed?: number; dir?: string } = {
     }
 
     ids = { projectId: project.id, researcherId, annotatorIds, benchSetId: benchSet.id, writingSetId: writingSet.id, truths, writingUnits };
+    // The tasks and their labels in the same transaction (the annotation module's own
+    // transactions nest as savepoints): the demo content is all there or not at all.
+    seedDemoTasks(tx as unknown as Db, ids, rand, summary);
   });
-  seedDemoTasks(db, ids, rand, summary);
+  // The recorded run goes through the durable job queue: if this step is cut short,
+  // `npm run worker` finishes it.
   await seedDemoRun(db);
   return summary;
 }
