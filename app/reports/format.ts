@@ -1,6 +1,7 @@
 /**
- * Fixed display precision for report figures (pages), and the CSV form of a
- * report table (full precision, CIs as two columns).
+ * Fixed display precision for report figures (pages), the CSV form of a
+ * report table (full precision, CIs as two columns), and its LaTeX form for
+ * a paper (display precision, booktabs).
  */
 import Papa from "papaparse";
 import type { Column, ColumnKind, ReportTable, Row } from "./types";
@@ -68,4 +69,74 @@ export function tableToCsv(table: ReportTable): string {
     return out;
   });
   return Papa.unparse({ fields: header, data: rows });
+}
+
+const LATEX_SPECIAL: Record<string, string> = {
+  "\\": "\\textbackslash{}",
+  "&": "\\&",
+  "%": "\\%",
+  $: "\\$",
+  "#": "\\#",
+  _: "\\_",
+  "{": "\\{",
+  "}": "\\}",
+  "~": "\\textasciitilde{}",
+  "^": "\\textasciicircum{}",
+  "<": "\\textless{}",
+  ">": "\\textgreater{}",
+};
+/** Characters of report labels that plain pdfLaTeX (utf8 input, no extra packages) cannot set as text. */
+const LATEX_UNICODE: Record<string, string> = {
+  "—": "---",
+  "–": "--",
+  "−": "$-$",
+  "±": "$\\pm$",
+  "×": "$\\times$",
+  "·": "$\\cdot$",
+  "≥": "$\\geq$",
+  "≤": "$\\leq$",
+  "→": "$\\rightarrow$",
+  "δ": "$\\delta$",
+  "κ": "$\\kappa$",
+  "α": "$\\alpha$",
+  "ρ": "$\\rho$",
+  "τ": "$\\tau$",
+  "√": "$\\surd$",
+  "“": "``",
+  "”": "''",
+  "’": "'",
+};
+
+/** Text as LaTeX: special characters escaped, the few non-ASCII symbols of report labels as math. */
+export function latexEscape(text: string): string {
+  return text.replace(/[\\&%$#_{}~^<>]/g, (c) => LATEX_SPECIAL[c]).replace(/[—–−±×·≥≤→δκαρτ√“”’]/g, (c) => LATEX_UNICODE[c]);
+}
+
+/**
+ * A report table as a LaTeX booktabs table for a paper, at the page's display
+ * precision (the CSV has full precision). Link columns are left out; the
+ * table's note becomes a comment. Needs \usepackage{booktabs}.
+ */
+export function tableToLatex(table: ReportTable, source: string): string {
+  const keep = table.columns.map((c, i) => ({ c, i })).filter(({ c }) => c.kind !== "link");
+  const align = keep.map(({ c }) => (c.kind === "text" || c.kind === "flag" ? "l" : "r")).join("");
+  const line = (cells: string[]) => `${cells.join(" & ")} \\\\`;
+  const comment = (text: string) => text.split("\n").map((l) => `% ${l}`);
+  return [
+    `% ${table.title}: from Concord (${source}). Needs \\usepackage{booktabs}.`,
+    ...(table.note ? comment(table.note) : []),
+    "\\begin{table}[t]",
+    "\\centering",
+    `\\caption{${latexEscape(table.title)}}`,
+    `\\label{tab:concord-${table.id.replace(/[^a-z0-9-]/gi, "-")}}`,
+    `\\begin{tabular}{${align}}`,
+    "\\toprule",
+    line(keep.map(({ c }) => latexEscape(c.label))),
+    "\\midrule",
+    ...table.rows.map((row) => line(keep.map(({ i }) => latexEscape(formatCell(table.columns, i, row))))),
+    "\\bottomrule",
+    "\\end{tabular}",
+    "\\end{table}",
+    "",
+  ].join("\n");
 }

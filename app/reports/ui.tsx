@@ -52,7 +52,17 @@ export function FigureTable({ table, csv, caption }: { table: ReportTable | unde
   return (
     <div className="figure-table" data-table={table.id}>
       <h3>
-        {table.title} {csv ? <a href={csv} className="small" download>CSV</a> : null}
+        {table.title}{" "}
+        {csv ? (
+          <>
+            <a href={csv} className="small" download>
+              CSV
+            </a>{" "}
+            <a href={`${csv}&format=latex`} className="small" download title="This table as LaTeX (booktabs), at the precision shown">
+              LaTeX
+            </a>
+          </>
+        ) : null}
       </h3>
       {caption}
       {table.note ? <p className="muted small">{table.note}</p> : null}

@@ -1,12 +1,14 @@
 /**
  * CSV downloads of every report table: /p/:slug/reports/:taskId/csv?table=<id>&rule=<rule>[&stale=exclude].
  * The rows are the ones the page shows, at full precision (CIs as low/high columns).
+ * With &format=latex: the same table as a LaTeX booktabs table at the page's precision.
  */
 import type { LoaderFunctionArgs } from "@remix-run/node";
 import Papa from "papaparse";
 import { notFound, requireProjectRole } from "~/auth/guards.server";
 import { DisagreementQuerySchema, disagreementFilters } from "~/reports/disagreements";
-import { tableToCsv } from "~/reports/format";
+import { tableToCsv, tableToLatex } from "~/reports/format";
+import type { ReportTable } from "~/reports/types";
 import { disagreementsFor, judgeReportFor, parseDelta, parseRule, parseStale, taskReport } from "~/reports/report.server";
 
 export async function loader({ request, params }: LoaderFunctionArgs) {
@@ -18,6 +20,9 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
   const rule = parseRule(url.searchParams.get("rule"));
   const delta = parseDelta(url.searchParams.get("delta"));
   const stale = parseStale(url.searchParams.get("stale"));
+  const latex = url.searchParams.get("format") === "latex";
+  const render = (t: ReportTable) =>
+    latex ? tableToLatex(t, `project ${project.slug}, task ${taskId}, final labels by ${rule ?? "the task's default rule"}${stale === "exclude" ? ", stale labels left out" : ""}`) : tableToCsv(t);
   let body: string | null = null;
   if (name === "disagreements") {
     const q = DisagreementQuerySchema.parse(Object.fromEntries(url.searchParams));
@@ -30,20 +35,20 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
       const report = judgeReportFor(project.id, taskId, { rule, delta, stale });
       if (!report) notFound("Task not found.");
       const t = report.tables[name === "judge-planner" ? "planner" : name];
-      if (t) body = tableToCsv(t);
+      if (t) body = render(t);
     } else {
       const report = taskReport(project.id, taskId, { rule, delta, slug: project.slug, stale });
       if (!report) notFound("Task not found.");
       const t = report.tables[name];
-      if (t) body = tableToCsv(t);
+      if (t) body = render(t);
     }
   }
   if (body === null) notFound(`No table named "${name}".`);
   return new Response(body, {
     status: 200,
     headers: {
-      "Content-Type": "text/csv; charset=utf-8",
-      "Content-Disposition": `attachment; filename="task-${taskId}-${name.replace(/[^a-z0-9-]/gi, "_")}.csv"`,
+      "Content-Type": latex ? "application/x-tex; charset=utf-8" : "text/csv; charset=utf-8",
+      "Content-Disposition": `attachment; filename="task-${taskId}-${name.replace(/[^a-z0-9-]/gi, "_")}.${latex ? "tex" : "csv"}"`,
     },
   });
 }

@@ -82,10 +82,16 @@ describe("report pages in the browser", () => {
     await page.waitForURL(/rule=adjudication/);
     await expect.poll(() => page.locator('[data-table="final"] .muted').first().textContent()).toMatch(/majority/);
     // A CSV link downloads the table behind the figure.
-    const csvHref = await page.locator('[data-table="iaa"] a[download]').getAttribute("href");
+    const csvHref = await page.locator('[data-table="iaa"] a[download]', { hasText: "CSV" }).getAttribute("href");
     const res = await page.request.get(`${app.url}${csvHref}`);
     expect(res.headers()["content-type"]).toMatch(/text\/csv/);
     expect(await res.text()).toMatch(/^Statistic,Value,Value 95% CI low/);
+    // Its LaTeX twin: a booktabs table with the figures as the page shows them.
+    const texHref = await page.locator('[data-table="iaa"] a[download]', { hasText: "LaTeX" }).getAttribute("href");
+    const tex = await page.request.get(`${app.url}${texHref}`);
+    expect(tex.headers()["content-type"]).toMatch(/application\/x-tex/);
+    const fleiss = await page.locator('[data-table="iaa"] tbody tr', { hasText: "Fleiss' kappa" }).locator("td").nth(1).textContent();
+    expect(await tex.text()).toContain(`Fleiss' kappa & ${fleiss!.trim()} &`);
     expect(errors).toEqual([]);
   });
 
@@ -108,7 +114,7 @@ describe("report pages in the browser", () => {
     expect(await page.getByTestId("report-counts").textContent()).not.toBe(counted);
     // The choice follows the tabs and the CSV links.
     expect(await page.getByRole("link", { name: "Judge–human agreement" }).getAttribute("href")).toMatch(/stale=exclude/);
-    expect(await page.locator('[data-table="iaa"] a[download]').getAttribute("href")).toMatch(/stale=exclude/);
+    expect(await page.locator('[data-table="iaa"] a[download]', { hasText: "CSV" }).getAttribute("href")).toMatch(/stale=exclude/);
     expect(errors).toEqual([]);
   });
 

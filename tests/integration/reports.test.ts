@@ -197,6 +197,19 @@ describe("agreement page, Yes/No labels from a pool of three annotators", () => 
     expect(Number(rows.find((r) => r.Statistic === "Percent agreement")!.n)).toBe(12);
   });
 
+  it("the LaTeX download is the same table at the page's precision, ready for a paper", async () => {
+    const res = await run(csvRoute.loader, args(get(`/p/${slug}/reports/${fx.satTaskId}/csv?table=iaa&format=latex`, cookie), { slug, taskId: String(fx.satTaskId) }));
+    expect(res.headers.get("Content-Type")).toMatch(/application\/x-tex/);
+    expect(res.headers.get("Content-Disposition")).toMatch(/task-\d+-iaa\.tex/);
+    const tex = await res.text();
+    const { a, b } = pooled();
+    const ck = cohenKappa(a, b, { categories: CATS });
+    // Fixed precision of the page: coefficients to 3 decimals, CIs in brackets.
+    expect(tex).toContain(`Cohen's kappa (pooled pairs) & ${ck.kappa.toFixed(3)} & [${ck.ci[0].toFixed(3)}, ${ck.ci[1].toFixed(3)}] & ${ck.n} &`);
+    expect(tex).toMatch(/^% Inter-annotator agreement: from Concord \(project reports-fixture, task \d+, final labels by the task's default rule\)/);
+    expect(tex).toContain("\\begin{tabular}{lrrrl}");
+  });
+
   it("refuses annotators (403) and unknown tasks (404)", async () => {
     const res = await run(taskPage.loader, args(get(`/p/${slug}/reports/${fx.satTaskId}`, annotatorCookie), { slug, taskId: String(fx.satTaskId) }));
     expect(res.status).toBe(403);

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { fleissKappa, gwetAC1 } from "../../../app/stats";
 import { interAnnotatorAgreement, paperShare, planAccuracy, planKappa } from "../../../app/reports/agreement";
 import { finalLabels, majority } from "../../../app/reports/finalLabels";
-import { formatCell, tableToCsv } from "../../../app/reports/format";
+import { formatCell, latexEscape, tableToCsv, tableToLatex } from "../../../app/reports/format";
 import { normalTwoSidedP } from "../../../app/reports/pvalue";
 import { buildTaskData, type RawAnnotation, type RawUnit } from "../../../app/reports/subjects";
 
@@ -85,6 +85,35 @@ describe("presentation", () => {
     const [row] = Papa.parse<Record<string, string>>(csv, { header: true }).data;
     expect(Number(row.Value)).toBe(1 / 3);
     expect(row["Value 95% CI low"]).toBe("0.1");
+  });
+
+  it("LaTeX: a booktabs table at display precision, special characters escaped, link columns left out", () => {
+    const tex = tableToLatex(
+      {
+        id: "iaa",
+        title: "Agreement & bias_checks (k ≥ 2)",
+        note: "Two-sided p-values.",
+        columns: [
+          { key: "s", label: "Statistic", kind: "text" },
+          { key: "v", label: "Value", kind: "coef" },
+          { key: "ci", label: "95% CI", kind: "ci" },
+          { key: "p", label: "p", kind: "p" },
+          { key: "fix", label: "Fix", kind: "link" },
+        ],
+        rows: [{ s: "Gwet's AC1 — pooled", v: 0.81234, ci: [0.7, 0.9], p: 0.0002, fix: "/p/x" }],
+      },
+      "project demo, task 1",
+    );
+    const lines = tex.split("\n");
+    expect(lines[0]).toBe("% Agreement & bias_checks (k ≥ 2): from Concord (project demo, task 1). Needs \\usepackage{booktabs}.");
+    expect(lines[1]).toBe("% Two-sided p-values.");
+    expect(tex).toContain("\\caption{Agreement \\& bias\\_checks (k $\\geq$ 2)}");
+    expect(tex).toContain("\\begin{tabular}{lrrr}");
+    expect(tex).toContain("Statistic & Value & 95\\% CI & p \\\\");
+    expect(tex).toContain("Gwet's AC1 --- pooled & 0.812 & [0.700, 0.900] & \\textless{}0.001 \\\\");
+    expect(tex).not.toContain("/p/x");
+    expect(tex.trimEnd().endsWith("\\end{table}")).toBe(true);
+    expect(latexEscape("50% of $x_1 {a} #2 ~ ^ \\")).toBe("50\\% of \\$x\\_1 \\{a\\} \\#2 \\textasciitilde{} \\textasciicircum{} \\textbackslash{}");
   });
 
   it("two-sided normal p-values", () => {
