@@ -70,11 +70,6 @@ export const projects = sqliteTable(
     slug: text("slug").notNull(),
     name: text("name").notNull(),
     description: text("description").notNull().default(""),
-    /**
-     * Bumped by database triggers (migration 0003) whenever a verdict or judge of the
-     * project is written: with tasks.data_version, the key of memoised judge reports.
-     */
-    verdictVersion: integer("verdict_version").notNull().default(0),
     createdAt: createdAt(),
   },
   (t) => [uniqueIndex("projects_slug_unique").on(t.slug)],
@@ -345,19 +340,36 @@ export const tasks = sqliteTable(
     /** Kind-specific settings: sampling plan, models, show reference, penalty reasons, ties, gold rate. */
     config: text("config", { mode: "json" }).$type<Record<string, unknown>>().notNull().default({}),
     status: text("status", { enum: ["open", "closed"] }).notNull().default("open"),
-    /**
-     * Bumped by database triggers (migration 0003) whenever a report input of the task
-     * changes: a submitted label (new, revised, marked stale, deleted), an assignment or
-     * unit removed, an item's domain/subject/task type, a response's model/turn/text.
-     * Reports are memoised per (data_version, config), so reading it is the whole
-     * freshness check. Drafts do not bump it.
-     */
-    dataVersion: integer("data_version").notNull().default(0),
     createdBy: integer("created_by").references(() => users.id),
     createdAt: createdAt(),
   },
   (t) => [index("tasks_project_idx").on(t.projectId)],
 );
+
+/**
+ * Freshness counters of the memoised reports, bumped by SQLite triggers (migration 0003)
+ * so that every writer — the app, the CLI import, the run worker, a hand-run SQL fix —
+ * keeps them true. Their own small rows, so a bump never rewrites a task's config.
+ *
+ * task_data_versions: a report input of the task changed — a submitted label (new,
+ * revised, marked stale, deleted), an assignment or unit removed, an item's
+ * domain/subject/task type, a response's model/turn/text. Drafts do not count.
+ * Reports are memoised per (version, config): reading it is the whole freshness check.
+ */
+export const taskDataVersions = sqliteTable("task_data_versions", {
+  taskId: integer("task_id")
+    .primaryKey()
+    .references(() => tasks.id, { onDelete: "cascade" }),
+  version: integer("version").notNull().default(0),
+});
+
+/** project_verdict_versions: a verdict or judge of the project was written (judge reports). */
+export const projectVerdictVersions = sqliteTable("project_verdict_versions", {
+  projectId: integer("project_id")
+    .primaryKey()
+    .references(() => projects.id, { onDelete: "cascade" }),
+  version: integer("version").notNull().default(0),
+});
 
 export const units = sqliteTable(
   "units",

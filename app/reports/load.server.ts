@@ -13,7 +13,7 @@ import type { StaleMode, TaskData, TaskInfo } from "./types";
 export interface TaskRow extends TaskInfo {
   config: Record<string, unknown>;
   status: string;
-  /** tasks.data_version (bumped by triggers on every change to a report input) and the config text. */
+  /** task_data_versions.version (bumped by triggers on every change to a report input) and the config text. */
   version: string;
   projectId: number;
 }
@@ -37,8 +37,10 @@ export function listTasks(projectId: number) {
 }
 
 export function findTask(projectId: number, taskId: number): TaskRow | undefined {
-  const row = getDb().get<{ id: number; name: string; kind: string; dataset_id: number; seed: number; overlap: number; config: string; status: string; data_version: number }>(
-    sql`SELECT id, name, kind, dataset_id, seed, overlap, config, status, data_version FROM tasks WHERE id = ${taskId} AND project_id = ${projectId}`,
+  const row = getDb().get<{ id: number; name: string; kind: string; dataset_id: number; seed: number; overlap: number; config: string; status: string; data_version: number | null }>(
+    sql`SELECT t.id, t.name, t.kind, t.dataset_id, t.seed, t.overlap, t.config, t.status,
+          (SELECT v.version FROM task_data_versions v WHERE v.task_id = t.id) AS data_version
+        FROM tasks t WHERE t.id = ${taskId} AND t.project_id = ${projectId}`,
   );
   if (!row) return undefined;
   return {
@@ -50,7 +52,7 @@ export function findTask(projectId: number, taskId: number): TaskRow | undefined
     overlap: row.overlap,
     config: (parseJson(row.config) as Record<string, unknown>) ?? {},
     status: row.status,
-    version: `${row.data_version}:${row.config}`,
+    version: `${row.data_version ?? 0}:${row.config}`,
     projectId,
   };
 }
@@ -58,15 +60,15 @@ export function findTask(projectId: number, taskId: number): TaskRow | undefined
 /**
  * The version of a task's report inputs: changes whenever a label is submitted, revised,
  * marked stale or removed, an item's or response's fields used by the breakdowns change
- * (tasks.data_version, kept by triggers), or the task's config (adjudications) changes.
+ * (task_data_versions, kept by triggers), or the task's config (adjudications) changes.
  */
 export function taskVersion(task: TaskRow): string {
   return task.version;
 }
 
-/** The version of a project's judges and verdicts (projects.verdict_version, kept by triggers). */
+/** The version of a project's judges and verdicts (project_verdict_versions, kept by triggers). */
 export function verdictVersion(projectId: number): number {
-  return getDb().get<{ v: number }>(sql`SELECT verdict_version AS v FROM projects WHERE id = ${projectId}`)?.v ?? 0;
+  return getDb().get<{ v: number }>(sql`SELECT version AS v FROM project_verdict_versions WHERE project_id = ${projectId}`)?.v ?? 0;
 }
 
 /**

@@ -1,16 +1,18 @@
 /**
- * Memoised reports are never stale: tasks.data_version and projects.verdict_version
+ * Memoised reports are never stale: task_data_versions and project_verdict_versions
  * (kept by the triggers of migration 0003) change with every report input, whoever
  * writes it, and the report pages show the new figures on the next request.
  */
+import fs from "node:fs";
+import path from "node:path";
 import { eq, sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { nextUnitId, saveAnnotation } from "../../app/annotation/annotate.server";
 import { makeSyntheticDataset } from "../../app/annotation/synthetic.server";
 import { createTask, findTask } from "../../app/annotation/tasks.server";
 import { judgeReportFor, taskReport } from "../../app/reports/report.server";
-import { schema } from "../../db/client";
-import { useTempDatabase } from "../support/db";
+import { MIGRATIONS_DIR, openDatabase, schema } from "../../db/client";
+import { tempDir, useTempDatabase } from "../support/db";
 import { addMember, makeProject, makeUser } from "../support/factory";
 
 const { db } = useTempDatabase();
@@ -21,8 +23,9 @@ let datasetId: number;
 let taskId: number;
 const annotators: number[] = [];
 
-const dataVersion = () => db().select({ v: schema.tasks.dataVersion }).from(schema.tasks).where(eq(schema.tasks.id, taskId)).get()!.v;
-const verdictVersion = () => db().select({ v: schema.projects.verdictVersion }).from(schema.projects).where(eq(schema.projects.id, projectId)).get()!.v;
+const dataVersion = () => db().select({ v: schema.taskDataVersions.version }).from(schema.taskDataVersions).where(eq(schema.taskDataVersions.taskId, taskId)).get()!.v;
+const verdictVersion = () =>
+  db().select({ v: schema.projectVerdictVersions.version }).from(schema.projectVerdictVersions).where(eq(schema.projectVerdictVersions.projectId, projectId)).get()!.v;
 const report = () => taskReport(projectId, taskId, { rule: "majority", delta: 0.05, slug: "fresh" })!;
 const judges = () => judgeReportFor(projectId, taskId, { rule: "majority", delta: 0.05 })!;
 const submit = (who: number, unitId: number, answer: "Yes" | "No", intent: "submit" | "draft" = "submit") =>
@@ -45,7 +48,7 @@ beforeAll(async () => {
   }
 });
 
-describe("tasks.data_version", () => {
+describe("task_data_versions", () => {
   it("moves with each submitted label and not with drafts", () => {
     const before = dataVersion();
     expect(before).toBeGreaterThanOrEqual(12); // 6 units × 2 annotators, one bump per submitted label
@@ -81,7 +84,7 @@ describe("tasks.data_version", () => {
   });
 });
 
-describe("projects.verdict_version", () => {
+describe("project_verdict_versions", () => {
   it("a memoised judge report shows a judge added by a run, and its new verdicts, on the next request", () => {
     expect(judges().judges).toEqual([]);
     const v0 = verdictVersion();
@@ -95,5 +98,36 @@ describe("projects.verdict_version", () => {
     expect(page.judges.map((j) => j.name)).toEqual(["late-judge"]);
     // 6 units, of which 2 were revised above into a Yes/No tie: no majority label, so n = 4.
     expect(page.tables.judges.rows[0].n).toBe(units.length - 2);
+  });
+});
+
+describe("the counters' rows", () => {
+  it("exist for tasks and projects made before the migration (backfilled) and after it (a trigger)", () => {
+    // A database at migration 0002, with a task, then brought up to date.
+    const dir = tempDir();
+    const before = path.join(dir, "migrations-0002");
+    fs.mkdirSync(path.join(before, "meta"), { recursive: true });
+    const journal = JSON.parse(fs.readFileSync(path.join(MIGRATIONS_DIR, "meta", "_journal.json"), "utf8")) as { entries: { idx: number; tag: string }[] };
+    const old = journal.entries.filter((e) => e.idx <= 2);
+    for (const e of old) fs.copyFileSync(path.join(MIGRATIONS_DIR, `${e.tag}.sql`), path.join(before, `${e.tag}.sql`));
+    fs.writeFileSync(path.join(before, "meta", "_journal.json"), JSON.stringify({ ...journal, entries: old }));
+    const file = path.join(dir, "old.db");
+    const early = openDatabase(file, { migrationsFolder: before });
+    early.run(sql`INSERT INTO projects (slug, name) VALUES ('old', 'Old')`);
+    early.run(sql`INSERT INTO datasets (project_id, name) VALUES (1, 'd')`);
+    early.run(sql`INSERT INTO tasks (project_id, dataset_id, kind, name) VALUES (1, 1, 'response-satisfaction', 'old task')`);
+    early.$client.close();
+    const now = openDatabase(file);
+    expect(now.select().from(schema.taskDataVersions).all()).toEqual([{ taskId: 1, version: 0 }]);
+    expect(now.select().from(schema.projectVerdictVersions).all()).toEqual([{ projectId: 1, version: 0 }]);
+    now.run(sql`INSERT INTO tasks (project_id, dataset_id, kind, name) VALUES (1, 1, 'best-of-n', 'new task')`);
+    expect(now.select().from(schema.taskDataVersions).all()).toEqual([
+      { taskId: 1, version: 0 },
+      { taskId: 2, version: 0 },
+    ]);
+    // Deleting a task deletes its counter.
+    now.run(sql`DELETE FROM tasks WHERE id = 2`);
+    expect(now.select().from(schema.taskDataVersions).all()).toEqual([{ taskId: 1, version: 0 }]);
+    now.$client.close();
   });
 });

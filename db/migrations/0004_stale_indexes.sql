@@ -1,2 +1,0 @@
-CREATE INDEX `annotations_stale_idx` ON `annotations` (`stale_at`) WHERE stale_at IS NOT NULL;--> statement-breakpoint
-CREATE INDEX `verdicts_stale_idx` ON `verdicts` (`stale_at`) WHERE stale_at IS NOT NULL;
