@@ -22,6 +22,7 @@ export { gwetCoefficient, type GwetResult } from "./gwetCoefficient";
 export { gwetAC1 } from "./gwetAC1";
 export { gwetAC2 } from "./gwetAC2";
 export { pabak } from "./pabak";
+export { pabakFromTable } from "./pabakFromTable";
 
 export { pearson } from "./pearson";
 export { spearman } from "./spearman";

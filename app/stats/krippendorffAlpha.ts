@@ -1,5 +1,5 @@
-import { encodeLabels } from "./encodeLabels";
-import type { Label, ReliabilityData } from "./types";
+import { isUnitCategoryCounts, unitCategoryCounts } from "./unitCategoryCounts";
+import type { Label, ReliabilityData, ReliabilityInput, UnitCategoryCounts } from "./types";
 
 /** Levels of measurement (Krippendorff's difference functions). */
 export type MeasurementLevel = "nominal" | "ordinal" | "interval" | "ratio";
@@ -30,7 +30,7 @@ export interface KrippendorffAlphaResult {
  *   α = 1 - Do/De,
  * with δ²_ck = [c ≠ k] (nominal); (Σ_{g=c..k} n_g - (n_c + n_k)/2)² (ordinal,
  * over ranked values); (c - k)² (interval); ((c - k)/(c + k))² (ratio).
- * Computation: nominal uses only the coincidence diagonal, O(N); interval uses
+ * Computation: from the unit × category counts; nominal uses only the coincidence diagonal, O(N); interval uses
  * the pairable-values identity Σ_{i≠j}(x_i - x_j)² = 2(mΣx² - (Σx)²) per unit
  * and over all pairable values, O(N); ordinal and ratio cost O(N + V²) where V
  * is the number of distinct values.
@@ -40,7 +40,8 @@ export interface KrippendorffAlphaResult {
  * nominal 0.743, ordinal 0.815, interval 0.849, ratio 0.797).
  *
  * Preconditions: `data` is units × raters (rows of equal length), missing =
- * null/undefined. Interval and ratio need finite numbers (ratio: ≥ 0).
+ * null/undefined — or the same rows already counted by unit and category
+ * (`unitCategoryCounts`), whose categories are then the values. Interval and ratio need finite numbers (ratio: ≥ 0).
  * Ordinal orders numbers numerically and strings by `categories` (default:
  * code-unit order). NaN when undefined.
  *
@@ -50,7 +51,7 @@ export interface KrippendorffAlphaResult {
  * krippendorffAlpha([[1, 1], [2, 2], [3, 2]], { level: "interval" }).alpha; // => 0.7058823529411764
  */
 export function krippendorffAlpha(
-  data: ReliabilityData,
+  data: ReliabilityInput,
   options: { level?: MeasurementLevel; categories?: readonly Label[] } = {},
 ): KrippendorffAlphaResult {
   const fn = "krippendorffAlpha";
@@ -58,6 +59,8 @@ export function krippendorffAlpha(
   if (level !== "nominal" && level !== "ordinal" && level !== "interval" && level !== "ratio") {
     throw new Error(`${fn}: unknown level "${String(level)}" (use nominal, ordinal, interval or ratio)`);
   }
+  // Counted data (categories are the values): every level from the unit × category counts.
+  if (isUnitCategoryCounts(data)) return fromCounts(fn, unitCategoryCounts(fn, data, options.categories), level);
   if (!Array.isArray(data)) throw new Error(`${fn}: data must be an array of rows (units × raters)`);
   const units = data.length;
   const raters = units > 0 ? (Array.isArray(data[0]) ? data[0].length : 0) : 0;
@@ -84,32 +87,39 @@ export function krippendorffAlpha(
       }
     }
   }
-  const columns: unknown[][] = [];
-  for (let g = 0; g < raters; g++) {
-    const col = new Array(units);
-    for (let u = 0; u < units; u++) col[u] = data[u][g];
-    columns.push(col);
+  return fromCounts(fn, unitCategoryCounts(fn, data, options.categories), level);
+}
+
+/**
+ * Alpha at a category-coded level from the unit × category counts n_uc: per pairable
+ * unit (m_u ≥ 2), o_cc gains n_uc(n_uc − 1)/(m_u − 1) and o_ck (c ≠ k) gains
+ * n_uc·n_uk/(m_u − 1).
+ */
+function fromCounts(fn: string, counted: UnitCategoryCounts, level: MeasurementLevel): KrippendorffAlphaResult {
+  const { counts, ratingsPerUnit, units, q: V, categories } = counted;
+  const empty = (n: number, m: number): KrippendorffAlphaResult => ({
+    alpha: NaN, observedDisagreement: NaN, expectedDisagreement: NaN, pairableValues: n, pairableUnits: m, level,
+  });
+  if (level === "ratio" || level === "interval") {
+    for (const c of categories) {
+      if (typeof c !== "number") throw new Error(`${fn}: ${level} level needs numbers; found ${JSON.stringify(c)}`);
+      if (level === "ratio" && c < 0) throw new Error(`${fn}: ratio level needs values ≥ 0; found ${c}`);
+    }
   }
-  const { codes, categories } = encodeLabels(fn, columns as ArrayLike<Label | null>[], options.categories);
-  const V = categories.length;
   const nc = new Float64Array(V);
-  const unitCodes = new Int32Array(raters);
   let pairableUnits = 0;
   let n = 0;
   let diag = 0; // Σ_c o_cc (nominal)
   for (let u = 0; u < units; u++) {
-    let m = 0;
-    for (let g = 0; g < raters; g++) {
-      const c = codes[g][u];
-      if (c >= 0) unitCodes[m++] = c;
-    }
+    const m = ratingsPerUnit[u];
     if (m < 2) continue;
     pairableUnits++;
     n += m;
-    let matches = 0;
-    for (let i = 0; i < m; i++) {
-      nc[unitCodes[i]]++;
-      for (let j = i + 1; j < m; j++) if (unitCodes[i] === unitCodes[j]) matches++;
+    let matches = 0; // agreeing unordered pairs in the unit: Σ_c n_uc (n_uc − 1) / 2
+    for (let c = 0; c < V; c++) {
+      const k = counts[u * V + c];
+      nc[c] += k;
+      matches += (k * (k - 1)) / 2;
     }
     diag += (2 * matches) / (m - 1);
   }
@@ -134,6 +144,9 @@ export function krippendorffAlpha(
       const d = cum[hi + 1] - cum[lo] - (nc[lo] + nc[hi]) / 2;
       return d * d;
     };
+  } else if (level === "interval") {
+    const values = categories as number[];
+    delta2 = (c, k) => (values[c] - values[k]) ** 2;
   } else {
     const values = categories as number[];
     delta2 = (c, k) => {
@@ -145,15 +158,18 @@ export function krippendorffAlpha(
   }
   let observed = 0;
   for (let u = 0; u < units; u++) {
-    let m = 0;
-    for (let g = 0; g < raters; g++) {
-      const c = codes[g][u];
-      if (c >= 0) unitCodes[m++] = c;
-    }
+    const m = ratingsPerUnit[u];
     if (m < 2) continue;
-    let s = 0;
-    for (let i = 0; i < m; i++) for (let j = i + 1; j < m; j++) if (unitCodes[i] !== unitCodes[j]) s += delta2(unitCodes[i], unitCodes[j]);
-    observed += (2 * s) / (m - 1);
+    let d = 0;
+    for (let c = 0; c < V; c++) {
+      const a = counts[u * V + c];
+      if (a === 0) continue;
+      for (let k = c + 1; k < V; k++) {
+        const b = counts[u * V + k];
+        if (b !== 0) d += a * b * delta2(c, k);
+      }
+    }
+    observed += (2 * d) / (m - 1);
   }
   let expected = 0;
   for (let c = 0; c < V; c++) {

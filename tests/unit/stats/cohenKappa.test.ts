@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { agreementWeights, cohenKappa, cohenKappaFromTable, pabak } from "~/stats";
+import { agreementWeights, cohenKappa, cohenKappaFromTable, pabak, pabakFromTable } from "~/stats";
 import { anxietyRater2, anxietyRater3, cont3x3abstractors, tableToPairs } from "./referenceData";
 
 // SAS PROC FREQ / AGREE printout quoted in statsmodels/stats/tests/test_inter_rater.py
@@ -144,6 +144,21 @@ describe("pabak", () => {
     expect(pabak(["y"], ["n"])).toBe(-1);
     expect(pabak([null, "y"], ["n", "y"])).toBe(1);
     expect(pabak([null], ["n"])).toBeNaN();
+  });
+
+  it("pabakFromTable gives pabak's figure from the 2×2 table, and the @example", () => {
+    // rows: first rater y/n, columns: second rater y/n, for the @example pairs of pabak
+    expect(pabakFromTable({ counts: [3, 0, 1, 0], q: 2 })).toBe(pabak(["y", "y", "y", "n"], ["y", "y", "y", "y"]));
+    let seed = 3;
+    const next = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+    const a = Array.from({ length: 997 }, () => (next() < 0.8 ? "y" : "n"));
+    const b = a.map((x) => (next() < 0.9 ? x : x === "y" ? "n" : "y"));
+    const t = [0, 0, 0, 0];
+    a.forEach((x, i) => t[(x === "y" ? 0 : 2) + (b[i] === "y" ? 0 : 1)]++);
+    expect(pabakFromTable({ counts: t, q: 2 })).toBe(pabak(a, b, { categories: ["y", "n"] }));
+    expect(pabakFromTable({ counts: [0, 0, 0, 0], q: 2 })).toBeNaN();
+    expect(() => pabakFromTable({ counts: new Array(9).fill(1), q: 3 })).toThrow(/^pabakFromTable: PABAK is defined for two categories/);
+    expect(() => pabakFromTable({ counts: [1, -1, 0, 0], q: 2 })).toThrow(/^pabakFromTable: counts must be finite and non-negative/);
   });
 
   it("throws for more than two categories, a length mismatch and non-finite input", () => {
