@@ -6,6 +6,7 @@
 import {
   bootstrapCI,
   cohenKappa,
+  cohenKappaFromTable,
   fleissKappaSE,
   gwetSE,
   holmAdjust,
@@ -13,12 +14,11 @@ import {
   krippendorffAlphaSE,
   meanCI,
   wilsonCI,
-  pabak,
+  pabakFromTable,
   pearson,
   percentAgreement,
   quantileSorted,
   spearman,
-  unitCategoryCounts,
   type AgreementSEResult,
   type Interval,
   type Label,
@@ -70,6 +70,9 @@ export function proportionEstimate(values: ArrayLike<number>): Estimate {
 /** Reliability matrix: rows = subjects with ≥ 1 rating, columns = annotators. */
 export interface Matrix {
   rows: Rating[][];
+  /** The categories (numbers for numeric labels), and each column's ratings as codes into them (-1: none). */
+  categories: Label[];
+  codes: Int32Array[];
   /** Subject index of each row. */
   subjectOf: number[];
   /** Item id of each row (bootstrap clusters). */
@@ -101,6 +104,7 @@ function buildMatrix(data: TaskData, numeric: boolean): Matrix {
   const subjectOf: number[] = [];
   const clusterOf: number[] = [];
   const { s: subjectOfRating, annotator, value } = data.ratings;
+  const rowOfRating = new Int32Array(data.ratings.length);
   for (let i = 0; i < data.ratings.length; i++) {
     const s = subjectOfRating[i];
     let row = rowOf[s];
@@ -110,9 +114,21 @@ function buildMatrix(data: TaskData, numeric: boolean): Matrix {
       subjectOf.push(s);
       clusterOf.push(data.subjects[s].itemId);
     }
+    rowOfRating[i] = row;
     rows[row][col.get(annotator[i])!] = numeric ? Number(value[i]) : value[i];
   }
-  return { rows, subjectOf, clusterOf, annotators };
+  // The same ratings as category codes, column by column: what the counts and the
+  // contingency tables below are made of, without encoding the rows again.
+  const categories: Label[] = numeric ? data.categories.map(Number) : data.categories.slice();
+  const code = new Map<Label, number>(categories.map((c, k) => [c, k]));
+  const codes = annotators.map(() => new Int32Array(rows.length).fill(-1));
+  for (let i = 0; i < data.ratings.length; i++) {
+    const v = numeric ? Number(value[i]) : value[i];
+    const k = code.get(v);
+    if (k === undefined) throw new Error(`reliabilityMatrix: label ${JSON.stringify(v)} is not one of the task's categories ${JSON.stringify(categories)}`);
+    codes[col.get(annotator[i])!][rowOfRating[i]] = k;
+  }
+  return { rows, categories, codes, subjectOf, clusterOf, annotators };
 }
 
 function bootstrapEstimate(m: Matrix, seed: number, stat: (rows: Rating[][]) => number, clusters: "item" | "row" = "item"): Estimate {
@@ -187,17 +203,73 @@ export function pooledPairs(m: Matrix): { a: Rating[]; b: Rating[]; rowOf: numbe
 }
 
 /**
- * The matrix's rows counted by unit and category (app/stats unitCategoryCounts),
- * once per matrix: the multi-rater coefficients and the breakdowns share it.
+ * The matrix counted by unit and category — exactly what app/stats unitCategoryCounts
+ * makes of its rows and categories — once per matrix, from its codes: the multi-rater
+ * coefficients and the breakdowns share it.
  */
 const countedCache = new WeakMap<Matrix, UnitCategoryCounts>();
-export function countedMatrix(m: Matrix, categories: Label[]): UnitCategoryCounts {
-  let c = countedCache.get(m);
-  if (!c || c.q !== categories.length || c.categories.some((x, k) => x !== categories[k])) {
-    c = unitCategoryCounts("reliabilityMatrix", m.rows, categories);
-    countedCache.set(m, c);
+export function countedMatrix(m: Matrix): UnitCategoryCounts {
+  const hit = countedCache.get(m);
+  if (hit) return hit;
+  const q = m.categories.length;
+  const units = m.rows.length;
+  const counts = new Int32Array(units * q);
+  const ratingsPerUnit = new Int32Array(units);
+  for (const column of m.codes) {
+    for (let u = 0; u < units; u++) {
+      const k = column[u];
+      if (k >= 0) {
+        counts[u * q + k]++;
+        ratingsPerUnit[u]++;
+      }
+    }
   }
+  const c: UnitCategoryCounts = { counts, ratingsPerUnit, units, raters: m.codes.length, q, categories: m.categories };
+  countedCache.set(m, c);
   return c;
+}
+
+/**
+ * Two annotators' ratings of the units both rated: their q × q contingency table
+ * (rows: the first, columns: the second; for app/stats cohenKappaFromTable and
+ * pabakFromTable) and the same units counted by category (for percentAgreement).
+ */
+function pairTables(m: Matrix, i: number, j: number): { table: Float64Array; counted: UnitCategoryCounts; a: number[]; b: number[] } {
+  const q = m.categories.length;
+  const ci = m.codes[i];
+  const cj = m.codes[j];
+  const table = new Float64Array(q * q);
+  const a: number[] = [];
+  const b: number[] = [];
+  for (let u = 0; u < ci.length; u++) {
+    if (ci[u] < 0 || cj[u] < 0) continue;
+    table[ci[u] * q + cj[u]]++;
+    a.push(ci[u]);
+    b.push(cj[u]);
+  }
+  const n = a.length;
+  const counts = new Int32Array(n * q);
+  for (let t = 0; t < n; t++) (counts[t * q + a[t]]++, counts[t * q + b[t]]++);
+  const counted: UnitCategoryCounts = { counts, ratingsPerUnit: new Int32Array(n).fill(2), units: n, raters: 2, q, categories: m.categories };
+  return { table, counted, a, b };
+}
+
+/**
+ * The pooled-pairs contingency table: every unordered pair of ratings within a unit,
+ * ordered by annotator id (as {@link pooledPairs}), counted by category.
+ */
+function pooledTable(m: Matrix): Float64Array {
+  const q = m.categories.length;
+  const order = m.annotators.map((id, c) => [id, c] as const).sort((x, y) => x[0] - y[0]);
+  const cols = order.map(([, c]) => m.codes[c]);
+  const table = new Float64Array(q * q);
+  const present: number[] = [];
+  for (let u = 0; u < m.rows.length; u++) {
+    present.length = 0;
+    for (const col of cols) if (col[u] >= 0) present.push(col[u]);
+    for (let x = 0; x < present.length; x++) for (let y = x + 1; y < present.length; y++) table[present[x] * q + present[y]]++;
+  }
+  return table;
 }
 
 /**
@@ -260,18 +332,18 @@ export function interAnnotatorAgreement(data: TaskData): IaaReport {
   const numeric = data.labelKind === "ordinal" || data.labelKind === "interval";
   const m = reliabilityMatrix(data, numeric);
   const seed = data.task.seed;
-  const categories = numeric ? data.categories.map(Number) : data.categories;
+  const categories = m.categories;
+  const q = categories.length;
   const names = new Map(data.annotators.map((a) => [a.id, a.name]));
   const stats: IaaReport["statistics"] = [];
 
   // The rows counted by unit and category once, shared by the multi-rater coefficients below.
-  const counted = countedMatrix(m, categories);
+  const counted = countedMatrix(m);
   // Percent agreement is the mean of per-unit agreement (a share in [0, 1]): Wilson score interval over the units.
   const perRowPA = perUnitAgreement(counted).filter(finite);
   const pa = percentAgreement(counted);
   stats.push({ key: "percentAgreement", label: "Percent agreement", estimate: { ...proportionEstimate(perRowPA), value: pa, method: `${WILSON} (n = units with 2+ labels)` } });
 
-  const pp = pooledPairs(m);
   const design: IaaReport["design"] = m.annotators.length > 2 ? "pooled" : "two";
   const designNote =
     design === "pooled"
@@ -280,28 +352,34 @@ export function interAnnotatorAgreement(data: TaskData): IaaReport {
   let kappaForPlanner: IaaReport["kappaForPlanner"] = null;
 
   if (!numeric) {
-    const ck = cohenKappa(pp.a, pp.b, { categories });
+    // Pooled pairs as one contingency table: the table cohenKappa and pabak would build from the pairs.
+    const pooled = pooledTable(m);
+    const ck = cohenKappaFromTable({ counts: pooled, q });
     stats.push({ key: "cohenKappa", label: design === "pooled" ? "Cohen's kappa (pooled pairs)" : "Cohen's kappa", estimate: kappaEstimate(ck) });
     if (finite(ck.kappa) && finite(ck.se)) kappaForPlanner = { label: stats[stats.length - 1].label, value: ck.kappa, se: ck.se, n: ck.n };
     // fleissKappaSE and gwetSE compute the coefficient with the same arithmetic as fleissKappa and gwetAC1
     // (bit-identical values, checked in tests), so each is computed once.
     const fkr = fleissKappaSE(counted, { cluster: m.clusterOf });
     stats.push({ key: "fleissKappa", label: "Fleiss' kappa", estimate: analyticEstimate(m, fkr.value, () => fkr) });
-    const ka = krippendorffAlpha(m.rows, { level: "nominal", categories }).alpha;
+    const ka = krippendorffAlpha(counted, { level: "nominal" }).alpha;
     stats.push({ key: "krippendorffAlpha", label: "Krippendorff's alpha (nominal)", estimate: analyticEstimate(m, ka, (cluster) => krippendorffAlphaSE(counted, { cluster })) });
     const ac1r = gwetSE(counted, { cluster: m.clusterOf });
     stats.push({ key: "gwetAC1", label: "Gwet's AC1", estimate: analyticEstimate(m, ac1r.value, () => ac1r) });
-    if (categories.length <= 2 && pp.a.length > 0) {
-      // PABAK = 2·po − 1 on the pooled pairs; its CI follows from the CI of po (mean of agreement indicators).
-      const value = pabak(pp.a, pp.b, { categories });
-      const po = proportionEstimate(pp.a.map((x, i) => (x === pp.b[i] ? 1 : 0)));
+    const pairsN = ck.n;
+    if (q <= 2 && pairsN > 0) {
+      // PABAK = 2·po − 1 on the pooled pairs; its CI follows from the Wilson interval of po (agreeing pairs of all pairs).
+      const value = pabakFromTable({ counts: pooled, q });
+      let agree = 0;
+      for (let k = 0; k < q; k++) agree += pooled[k * q + k];
+      const po = wilsonCI(agree, pairsN);
       stats.push({
         key: "pabak",
         label: design === "pooled" ? "PABAK (pooled pairs)" : "PABAK",
-        estimate: { value, ci: po.ci ? [2 * po.ci[0] - 1, 2 * po.ci[1] - 1] : null, n: pp.a.length, method: `2·po − 1, po by ${WILSON}` },
+        estimate: { value, ci: [2 * po[0] - 1, 2 * po[1] - 1], n: pairsN, method: `2·po − 1, po by ${WILSON}` },
       });
     }
   } else {
+    const pp = pooledPairs(m);
     const quad = cohenKappa(pp.a, pp.b, { categories, weights: "quadratic" });
     const lin = cohenKappa(pp.a, pp.b, { categories, weights: "linear" });
     const pre = design === "pooled" ? " (pooled pairs)" : "";
@@ -336,25 +414,24 @@ export function interAnnotatorAgreement(data: TaskData): IaaReport {
     }
   }
 
-  // Pairwise table.
+  // Pairwise table: per pair of annotators, the units both rated, as a contingency table.
   const pairs: PairRow[] = [];
   for (let i = 0; i < m.annotators.length; i++)
     for (let j = i + 1; j < m.annotators.length; j++) {
-      const a: Rating[] = [];
-      const b: Rating[] = [];
-      for (const row of m.rows) if (row[i] != null && row[j] != null) (a.push(row[i]), b.push(row[j]));
-      if (a.length === 0) continue;
-      const k = cohenKappa(a, b, { categories, weights: numeric ? "quadratic" : "none" });
-      const r = numeric && a.length >= 3 ? pearson(a as number[], b as number[]) : null;
+      const t = pairTables(m, i, j);
+      if (t.a.length === 0) continue;
+      const k = cohenKappaFromTable({ counts: t.table, q }, { weights: numeric ? "quadratic" : "none" });
+      const value = (codes: number[]) => codes.map((c) => categories[c] as number);
+      const r = numeric && t.a.length >= 3 ? pearson(value(t.a), value(t.b)) : null;
       pairs.push({
         a: m.annotators[i],
         b: m.annotators[j],
         aName: names.get(m.annotators[i]) ?? String(m.annotators[i]),
         bName: names.get(m.annotators[j]) ?? String(m.annotators[j]),
-        n: a.length,
-        percentAgreement: percentAgreement(a.map((x, t) => [x, b[t]]), { categories }),
+        n: t.a.length,
+        percentAgreement: percentAgreement(t.counted),
         kappa: kappaEstimate(k),
-        pabak: !numeric && categories.length <= 2 ? pabak(a, b, { categories }) : null,
+        pabak: !numeric && q <= 2 ? pabakFromTable({ counts: t.table, q }) : null,
         pearson: r ? { value: r.r, ci: finite(r.r) ? r.ci : null, n: r.n, method: "Fisher z" } : null,
       });
     }
@@ -474,10 +551,9 @@ export interface BreakdownRow {
 export function breakdowns(data: TaskData, final: FinalLabels): BreakdownRow[] {
   const numeric = data.labelKind === "ordinal" || data.labelKind === "interval";
   const m = reliabilityMatrix(data, numeric);
-  const categories = numeric ? data.categories.map(Number) : data.categories;
   // Per-subject agreement (NaN: fewer than two ratings), indexed by subject.
   const rowAgreement = new Float64Array(data.subjects.length).fill(NaN);
-  const perRow = perUnitAgreement(countedMatrix(m, categories));
+  const perRow = perUnitAgreement(countedMatrix(m));
   for (let i = 0; i < m.rows.length; i++) if (finite(perRow[i])) rowAgreement[m.subjectOf[i]] = perRow[i];
   const out: BreakdownRow[] = [];
   for (const dim of DIMENSIONS) {
