@@ -60,10 +60,14 @@ export const WILSON = "Wilson score interval";
  * Wilson score interval, which never leaves [0, 1] (unlike mean ± 1.96·SEM).
  */
 export function proportionEstimate(values: ArrayLike<number>): Estimate {
-  const n = values.length;
-  if (n === 0) return { value: NaN, ci: null, n: 0, method: WILSON };
   let sum = 0;
-  for (let i = 0; i < n; i++) sum += values[i];
+  for (let i = 0; i < values.length; i++) sum += values[i];
+  return proportionOf(sum, values.length);
+}
+
+/** {@link proportionEstimate} from the sum of the values (hits, for 0/1 flags) and their number. */
+export function proportionOf(sum: number, n: number): Estimate {
+  if (n === 0) return { value: NaN, ci: null, n: 0, method: WILSON };
   return { value: sum / n, ci: wilsonCI(Math.min(sum, n), n), n, method: WILSON };
 }
 
@@ -487,24 +491,35 @@ export interface AnnotatorRow {
 }
 
 export function perAnnotator(data: TaskData): AnnotatorRow[] {
-  const { start, idx } = ratingsBySubject(data);
-  const byAnnotator = new Map<number, { loo: number[]; ratings: number; dist: Record<string, number> }>();
-  for (const a of data.annotators) byAnnotator.set(a.id, { loo: [], ratings: 0, dist: Object.fromEntries(data.categories.map((c) => [String(c), 0])) });
-  const others: Label[] = [];
-  const { annotator, value } = data.ratings;
-  for (let s = 0; s < data.subjects.length; s++) {
-    for (let k = start[s]; k < start[s + 1]; k++) {
-      const i = idx[k];
-      const entry = byAnnotator.get(annotator[i])!;
-      entry.ratings++;
-      const key = String(value[i]);
-      entry.dist[key] = (entry.dist[key] ?? 0) + 1;
-      others.length = 0;
-      for (let t = start[s]; t < start[s + 1]; t++) if (t !== k) others.push(value[idx[t]]);
-      const maj = majority(others);
-      if (maj !== null) entry.loo.push(maj === value[i] ? 1 : 0);
+  const m = reliabilityMatrix(data, data.labelKind === "ordinal" || data.labelKind === "interval");
+  const { counts, ratingsPerUnit, q } = countedMatrix(m);
+  // Per annotator (matrix column): ratings, label distribution, and leave-one-out agreement —
+  // the unique most frequent label among the unit's other ratings (its counts less this
+  // rating), as `majority` of the others; units where the others tie are left out.
+  const byAnnotator = new Map<number, { looHits: number; looN: number; ratings: number; dist: Record<string, number> }>();
+  m.annotators.forEach((id, g) => {
+    const e = { looHits: 0, looN: 0, ratings: 0, dist: Object.fromEntries(data.categories.map((c) => [String(c), 0])) };
+    byAnnotator.set(id, e);
+    const column = m.codes[g];
+    for (let u = 0; u < column.length; u++) {
+      const c = column[u];
+      if (c < 0) continue;
+      e.ratings++;
+      e.dist[String(m.categories[c])]++;
+      if (ratingsPerUnit[u] < 2) continue;
+      let best = -1;
+      let bestN = 0;
+      let tie = false;
+      for (let k = 0; k < q; k++) {
+        const n = counts[u * q + k] - (k === c ? 1 : 0);
+        if (n > bestN) (best = k), (bestN = n), (tie = false);
+        else if (n > 0 && n === bestN) tie = true;
+      }
+      if (best < 0 || tie) continue;
+      e.looN++;
+      if (best === c) e.looHits++;
     }
-  }
+  });
   const durations = new Map<number, number[]>();
   const gold = new Map<number, number[]>();
   const annCount = new Map<number, number>();
@@ -523,7 +538,7 @@ export function perAnnotator(data: TaskData): AnnotatorRow[] {
       name: a.name,
       ratings: e.ratings,
       annotations: annCount.get(a.id) ?? 0,
-      looAgreement: proportionEstimate(e.loo),
+      looAgreement: proportionOf(e.looHits, e.looN),
       gold: proportionEstimate(gold.get(a.id) ?? []),
       medianMs: d.length ? quantileSorted(d, 0.5) : null,
       meanMs: meanEstimate(d),
