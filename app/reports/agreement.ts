@@ -47,7 +47,7 @@ export function resamplesFor(rows: number): number {
 const finite = (x: number) => Number.isFinite(x);
 
 /** meanCI as an Estimate (NaN when empty). */
-export function meanEstimate(values: number[]): Estimate {
+export function meanEstimate(values: ArrayLike<number>): Estimate {
   if (values.length === 0) return { value: NaN, ci: null, n: 0, method: "mean ± 1.96·SEM" };
   const m = meanCI(values);
   return { value: m.mean, ci: values.length > 1 ? m.ci : null, n: values.length, method: "mean ± 1.96·SEM", se: m.sem };
@@ -532,7 +532,7 @@ export function perAnnotator(data: TaskData): AnnotatorRow[] {
   }
   return data.annotators.map((a) => {
     const e = byAnnotator.get(a.id)!;
-    const d = (durations.get(a.id) ?? []).slice().sort((x, y) => x - y);
+    const d = Float64Array.from(durations.get(a.id) ?? []).sort(); // numeric sort of a typed array: no comparator
     return {
       id: a.id,
       name: a.name,
@@ -571,26 +571,38 @@ export function breakdowns(data: TaskData, final: FinalLabels): BreakdownRow[] {
   const perRow = perUnitAgreement(countedMatrix(m));
   for (let i = 0; i < m.rows.length; i++) if (finite(perRow[i])) rowAgreement[m.subjectOf[i]] = perRow[i];
   const out: BreakdownRow[] = [];
+  const finalOf = final.values;
   for (const dim of DIMENSIONS) {
-    const groups = new Map<string, number[]>();
-    data.subjects.forEach((s, i) => {
-      const v = s[dim];
-      if (v == null || final.values[i] == null) return;
-      const key = String(v);
-      (groups.get(key) ?? groups.set(key, []).get(key)!).push(i);
-    });
+    // Grouped by the raw value (strings are shared by every subject of an item), named at the end.
+    const groups = new Map<string | number, number[]>();
+    for (let i = 0; i < data.subjects.length; i++) {
+      const v = data.subjects[i][dim];
+      if (v == null || finalOf[i] == null) continue;
+      const members = groups.get(v);
+      if (members) members.push(i);
+      else groups.set(v, [i]);
+    }
     if (groups.size === 0) continue;
-    for (const [value, members] of [...groups].sort((x, y) => (x[0] < y[0] ? -1 : 1))) {
-      const finals = members.map((i) => final.values[i]!);
+    for (const [value, members] of [...groups].map(([k, v]) => [String(k), v] as const).sort((x, y) => (x[0] < y[0] ? -1 : 1))) {
       let summary: Estimate;
-      if (numeric) summary = meanEstimate(finals.map(Number));
-      else {
-        const target = data.positive ?? majority(finals) ?? finals[0];
+      if (numeric) summary = meanEstimate(members.map((i) => Number(finalOf[i])));
+      else if (data.positive !== null) {
+        let hits = 0;
+        for (const i of members) if (finalOf[i] === data.positive) hits++;
+        summary = proportionOf(hits, members.length);
+      } else {
+        const finals = members.map((i) => finalOf[i]!);
+        const target = majority(finals) ?? finals[0];
         summary = proportionEstimate(finals.map((f) => (f === target ? 1 : 0)));
       }
-      const ag: number[] = [];
-      for (const i of members) if (!Number.isNaN(rowAgreement[i])) ag.push(rowAgreement[i]);
-      out.push({ dimension: dim, value, n: members.length, summary, agreement: proportionEstimate(ag), small: members.length < SMALL_N });
+      let agSum = 0;
+      let agN = 0;
+      for (const i of members) {
+        if (Number.isNaN(rowAgreement[i])) continue;
+        agSum += rowAgreement[i];
+        agN++;
+      }
+      out.push({ dimension: dim, value, n: members.length, summary, agreement: proportionOf(agSum, agN), small: members.length < SMALL_N });
     }
   }
   return out;
