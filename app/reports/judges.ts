@@ -15,10 +15,12 @@ import {
   kendallTauB,
   pairwiseOrderingConsistency,
   pearson,
+  perLabelMetrics,
   rates,
   spearman,
   yesRateDifference,
   type ConfusionMatrixResult,
+  type LabelMetrics,
   type Label,
   type PairwiseOrderingResult,
 } from "~/stats";
@@ -103,6 +105,8 @@ export interface JudgeRow {
   tnr: Estimate | null;
   yesRateDiff: number | null;
   confusion: ConfusionMatrixResult | null;
+  /** Per label (one-vs-rest, the final human label as truth): precision, recall and F1 of the judge. */
+  perLabel: LabelMetrics[] | null;
   // Scores
   pearson: Estimate | null;
   spearman: number | null;
@@ -157,6 +161,7 @@ export function judgeReport(data: TaskData, final: FinalLabels, judges: JudgeInf
       tnr: null,
       yesRateDiff: null,
       confusion: null,
+      perLabel: null,
       pearson: null,
       spearman: null,
       kendall: null,
@@ -189,6 +194,7 @@ export function judgeReport(data: TaskData, final: FinalLabels, judges: JudgeInf
         };
       } else row.ac1 = { value: ac1v, ci: null, n: pairs.length, method: "" };
       row.confusion = confusionMatrix(human, verdict, labels.some((l) => !verdict.includes(l) && !human.includes(l)) ? undefined : labels);
+      row.perLabel = perLabelMetrics(human, verdict, row.confusion.labels);
       if (data.positive != null) {
         const rt = rates(human, verdict, data.positive);
         const pos = human.map((h, i) => (h === data.positive ? (verdict[i] === data.positive ? 1 : 0) : -1)).filter((x) => x >= 0);

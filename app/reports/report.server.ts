@@ -34,6 +34,7 @@ import {
   inappropriateTable,
   judgeBreakdownTable,
   judgesTable,
+  labelMetricsTable,
   matrixTable,
   orderingTable,
   pairsTable,
@@ -213,6 +214,7 @@ export function judgeReportFor(projectId: number, taskId: number, options: { rul
       const t = confusionTable(r);
       if (t) add(t);
     }
+    if (!numeric) add(labelMetricsTable(rows));
     add(judgeBreakdownTable(rows, data));
     if (numeric) add(orderingTable(rows));
     add(ablationTable(rows, data));

@@ -282,6 +282,18 @@ export function confusionTable(r: JudgeRow): ReportTable | null {
   };
 }
 
+export function labelMetricsTable(rows: JudgeRow[]): ReportTable {
+  return {
+    id: "label-metrics",
+    title: "Precision, recall and F1 per label",
+    note: "One label against the rest, the final human label as truth: precision = of the units the judge gave this label, the share the humans gave it too; recall = of the units the humans gave this label, the share the judge found. n/a where a ratio is undefined.",
+    columns: [c("judge", "Judge", "text"), c("label", "Label", "text"), c("precision", "Precision", "pct"), c("recall", "Recall", "pct"), c("f1", "F1", "coef"), c("support", "Human support", "int"), c("predicted", "Judge gave it", "int")],
+    rows: rows.flatMap((r) =>
+      (r.perLabel ?? []).map((m) => ({ judge: r.judge.name, label: String(m.label), precision: m.precision, recall: m.recall, f1: m.f1, support: m.support, predicted: m.predicted })),
+    ),
+  };
+}
+
 export function judgeBreakdownTable(rows: JudgeRow[], data: TaskData, dims: string[] = ["domain", "model"]): ReportTable {
   const numeric = data.labelKind === "ordinal" || data.labelKind === "interval";
   const cols = [c("judge", "Judge", "text"), c("dimension", "By", "text"), c("value", "Group", "text"), c("n", "n", "int")];

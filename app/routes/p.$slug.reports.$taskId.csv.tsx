@@ -30,7 +30,7 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
     if (!result) notFound("Task not found.");
     body = Papa.unparse(result.rows.map((r) => ({ ...r })));
   } else {
-    const judgeTable = name === "judges" || name === "judge-breakdowns" || name === "ordering" || name === "ablation" || name === "judge-planner" || name.startsWith("confusion-") || name.startsWith("histogram-");
+    const judgeTable = name === "judges" || name === "judge-breakdowns" || name === "label-metrics" || name === "ordering" || name === "ablation" || name === "judge-planner" || name.startsWith("confusion-") || name.startsWith("histogram-");
     if (judgeTable) {
       const report = judgeReportFor(project.id, taskId, { rule, delta, stale });
       if (!report) notFound("Task not found.");

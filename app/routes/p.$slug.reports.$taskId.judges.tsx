@@ -75,6 +75,8 @@ export default function JudgeAgreementReport() {
         />
       ))}
 
+      {tables["label-metrics"] ? <FigureTable table={tables["label-metrics"]} csv={csv("label-metrics")} /> : null}
+
       <h2>By domain and judged model</h2>
       {report.domainBars.map((d) => (
         <BarsWithCI

@@ -20,6 +20,7 @@ import {
   pabak,
   pairwiseOrderingConsistency,
   pearson,
+  perLabelMetrics,
   percentAgreement,
   rates,
   type Label,
@@ -265,6 +266,12 @@ describe("judge–human agreement", () => {
       const id = name === "judge-a" ? fx.judgeA : fx.judgeB;
       const cm = confusionMatrix(h, j, CATS);
       expect(data.report.tables[`confusion-${id}`].rows.map((r: Row) => [r["judge:Yes"], r["judge:No"]])).toEqual(cm.matrix);
+      // Precision, recall and F1 per label: app/stats perLabelMetrics on the same pairs (NaN becomes null in JSON).
+      const perLabel = (data.report.tables["label-metrics"].rows as Row[]).filter((r) => r.judge === name);
+      const nan = (x: number) => (Number.isNaN(x) ? null : x);
+      expect(perLabel).toEqual(
+        perLabelMetrics(h, j, CATS).map((m) => ({ judge: name, label: m.label, precision: nan(m.precision), recall: nan(m.recall), f1: nan(m.f1), support: m.support, predicted: m.predicted })),
+      );
     }
     expect(rows.find((r) => r.judge === "judge-a-norubric")!.unparsed).toBe(1);
     expect(rows[0].accuracy! >= rows[1].accuracy!).toBe(true);
