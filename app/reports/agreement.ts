@@ -19,6 +19,7 @@ import {
   percentAgreement,
   quantileSorted,
   spearman,
+  spearmanFromTable,
   type AgreementSEResult,
   type Interval,
   type Label,
@@ -135,13 +136,21 @@ function buildMatrix(data: TaskData, numeric: boolean): Matrix {
   return { rows, categories, codes, subjectOf, clusterOf, annotators };
 }
 
-function bootstrapEstimate(m: Matrix, seed: number, stat: (rows: Rating[][]) => number, clusters: "item" | "row" = "item"): Estimate {
+function bootstrapEstimate(
+  m: Matrix,
+  seed: number,
+  stat: (rows: Rating[][]) => number,
+  clusters: "item" | "row" = "item",
+  /** The statistic of a resample from its row indices (default: `stat` of the resampled rows). */
+  resampled?: (indices: Int32Array) => number,
+): Estimate {
   const value = stat(m.rows);
   if (!finite(value) || m.rows.length < 2) return { value, ci: null, n: m.rows.length, method: "bootstrap" };
   const B = resamplesFor(m.rows.length);
   const res = bootstrapCI({
     data: m.rows,
-    statistic: (sample) => stat(sample),
+    statistic: resampled ? (_sample, ix) => resampled(ix) : (sample) => stat(sample),
+    indicesOnly: resampled !== undefined,
     seed,
     resamples: B,
     cluster: clusters === "item" ? (_row, i) => m.clusterOf[i] : undefined,
@@ -153,6 +162,26 @@ function bootstrapEstimate(m: Matrix, seed: number, stat: (rows: Rating[][]) => 
     se: res.se,
     method: `percentile bootstrap (B=${B}${clusters === "item" ? `, ${res.clusters} item clusters` : ""}, seed ${seed})`,
   };
+}
+
+/**
+ * {@link bootstrapEstimate} for a statistic of counted data: each resample is the matrix's
+ * unit × category counts of the resampled rows (what app/stats would count from the
+ * resampled rows themselves, so the figures are the same), without rebuilding rows.
+ */
+function countedBootstrapEstimate(m: Matrix, seed: number, stat: (counted: UnitCategoryCounts) => number): Estimate {
+  const counted = countedMatrix(m);
+  const { counts, ratingsPerUnit, q, raters, categories } = counted;
+  return bootstrapEstimate(m, seed, () => stat(counted), "item", (ix) => {
+    const sample = new Int32Array(ix.length * q);
+    const per = new Int32Array(ix.length);
+    for (let t = 0; t < ix.length; t++) {
+      const u = ix[t];
+      for (let k = 0; k < q; k++) sample[t * q + k] = counts[u * q + k];
+      per[t] = ratingsPerUnit[u];
+    }
+    return stat({ counts: sample, ratingsPerUnit: per, units: ix.length, raters, q, categories });
+  });
 }
 
 /** Method label of an analytic (Gwet 2014 / irrCAC linearised) SE, clustered by item. */
@@ -390,7 +419,7 @@ export function interAnnotatorAgreement(data: TaskData): IaaReport {
     stats.push({ key: "weightedKappaQuadratic", label: `Weighted kappa, quadratic${pre}`, estimate: kappaEstimate(quad) });
     stats.push({ key: "weightedKappaLinear", label: `Weighted kappa, linear${pre}`, estimate: kappaEstimate(lin) });
     if (finite(quad.kappa) && finite(quad.se)) kappaForPlanner = { label: stats[stats.length - 2].label, value: quad.kappa, se: quad.se, n: quad.n };
-    stats.push({ key: "krippendorffAlphaOrdinal", label: "Krippendorff's alpha (ordinal)", estimate: bootstrapEstimate(m, seed, (rows) => krippendorffAlpha(rows, { level: "ordinal", categories }).alpha) });
+    stats.push({ key: "krippendorffAlphaOrdinal", label: "Krippendorff's alpha (ordinal)", estimate: countedBootstrapEstimate(m, seed, (c) => krippendorffAlpha(c, { level: "ordinal" }).alpha) });
     const kiv = krippendorffAlpha(m.rows, { level: "interval" }).alpha;
     stats.push({
       key: "krippendorffAlphaInterval",
@@ -407,8 +436,19 @@ export function interAnnotatorAgreement(data: TaskData): IaaReport {
       stats.push({ key: "pearson", label: `Pearson r${pre}`, estimate: { value: r.r, ci: finite(r.r) ? r.ci : null, n: r.n, method: "Fisher z" } });
       const rho = spearman(xa, xb).rho;
       const pairIdx = xa.map((_, i) => i);
+      // Each resample's rho from its q × q table of score pairs (app/stats spearmanFromTable: the
+      // same figure as spearman on the resampled pairs, without sorting them).
+      const codeOf = new Map(categories.map((v, k) => [v, k]));
+      const ca = Int32Array.from(xa, (v) => codeOf.get(v)!);
+      const cb = Int32Array.from(xb, (v) => codeOf.get(v)!);
+      const table = new Float64Array(q * q);
+      const resampledRho = (ix: Int32Array) => {
+        table.fill(0);
+        for (let t = 0; t < ix.length; t++) table[ca[ix[t]] * q + cb[ix[t]]]++;
+        return spearmanFromTable({ counts: table, q }).rho;
+      };
       const boot = finite(rho)
-        ? bootstrapCI({ data: pairIdx, statistic: (_s, ix) => spearman(Array.from(ix, (i) => xa[i]), Array.from(ix, (i) => xb[i])).rho, seed, resamples: resamplesFor(xa.length), cluster: (i) => m.clusterOf[pp.rowOf[i]] })
+        ? bootstrapCI({ data: pairIdx, statistic: (_s, ix) => resampledRho(ix), indicesOnly: true, seed, resamples: resamplesFor(xa.length), cluster: (i) => m.clusterOf[pp.rowOf[i]] })
         : null;
       stats.push({
         key: "spearman",

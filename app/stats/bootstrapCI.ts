@@ -12,6 +12,11 @@ export interface BootstrapOptions<T> {
    * work from precomputed typed arrays and ignore `sample`.
    */
   statistic: (sample: T[], indices: Int32Array) => number;
+  /**
+   * The statistic reads only the indices: the resampled rows are not built, and
+   * `sample` is an empty array (saves copying every row of every resample).
+   */
+  indicesOnly?: boolean;
   /** Number of bootstrap resamples (default 1000). */
   resamples?: number;
   /** A seeded generator in [0, 1), e.g. seededRandom(1). Takes precedence over `seed`. */
@@ -141,8 +146,11 @@ export function bootstrapCI<T>(options: BootstrapOptions<T>): BootstrapResult {
       }
     }
     const idx = indices.subarray(0, len);
-    const sample = new Array<T>(len);
-    for (let i = 0; i < len; i++) sample[i] = data[idx[i]];
+    let sample: T[] = [];
+    if (!options.indicesOnly) {
+      sample = new Array<T>(len);
+      for (let i = 0; i < len; i++) sample[i] = data[idx[i]];
+    }
     const v = statistic(sample, idx);
     if (Number.isFinite(v)) values[finite++] = v;
     else undefinedResamples++;

@@ -26,6 +26,7 @@ export { pabakFromTable } from "./pabakFromTable";
 
 export { pearson } from "./pearson";
 export { spearman } from "./spearman";
+export { spearmanFromTable } from "./spearmanFromTable";
 export { kendallTauB } from "./kendallTauB";
 
 export { accuracy } from "./accuracy";

@@ -156,6 +156,9 @@ function fromCounts(fn: string, counted: UnitCategoryCounts, level: MeasurementL
       return d * d;
     };
   }
+  // δ² of every pair of categories once (V² values), then one pass over the units.
+  const d2 = new Float64Array(V * V);
+  for (let c = 0; c < V; c++) for (let k = c + 1; k < V; k++) d2[c * V + k] = delta2(c, k);
   let observed = 0;
   for (let u = 0; u < units; u++) {
     const m = ratingsPerUnit[u];
@@ -166,7 +169,7 @@ function fromCounts(fn: string, counted: UnitCategoryCounts, level: MeasurementL
       if (a === 0) continue;
       for (let k = c + 1; k < V; k++) {
         const b = counts[u * V + k];
-        if (b !== 0) d += a * b * delta2(c, k);
+        if (b !== 0) d += a * b * d2[c * V + k];
       }
     }
     observed += (2 * d) / (m - 1);

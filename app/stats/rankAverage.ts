@@ -15,8 +15,7 @@
 export function rankAverage(values: ArrayLike<number>): Float64Array {
   const n = values.length;
   // Sort a copy of the values (a numeric typed-array sort, no comparator), then give each
-  // value the average of the ranks its tie group occupies: with lo = #{x_j < x} and
-  // hi = #{x_j <= x}, found by binary search, rank = (lo + 1 + hi) / 2.
+  // value the average of the ranks its tie group occupies.
   const sorted = new Float64Array(n);
   for (let i = 0; i < n; i++) {
     const v = values[i];
@@ -24,6 +23,19 @@ export function rankAverage(values: ArrayLike<number>): Float64Array {
     sorted[i] = v;
   }
   sorted.sort();
+  // The distinct values and the average rank of each: a value's tie group runs from
+  // lo = #{x_j < x} to hi = #{x_j <= x}, so its rank is (lo + 1 + hi) / 2.
+  const distinct = new Float64Array(n);
+  const rankOf = new Float64Array(n);
+  let d = 0;
+  for (let i = 0; i < n; ) {
+    let j = i + 1;
+    while (j < n && sorted[j] === sorted[i]) j++;
+    distinct[d] = sorted[i];
+    rankOf[d++] = (i + 1 + j) / 2;
+    i = j;
+  }
+  // Each value's rank by binary search over the distinct values (few of them for labels and scores).
   const ranks = new Float64Array(n);
   let lastValue = NaN;
   let lastRank = 0;
@@ -34,21 +46,14 @@ export function rankAverage(values: ArrayLike<number>): Float64Array {
       continue;
     }
     let lo = 0;
-    let hi = n;
+    let hi = d - 1;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (sorted[mid] < v) lo = mid + 1;
-      else hi = mid;
-    }
-    let end = lo;
-    hi = n;
-    while (end < hi) {
-      const mid = (end + hi) >>> 1;
-      if (sorted[mid] <= v) end = mid + 1;
+      if (distinct[mid] < v) lo = mid + 1;
       else hi = mid;
     }
     lastValue = v;
-    lastRank = ranks[i] = (lo + 1 + end) / 2;
+    lastRank = ranks[i] = rankOf[lo];
   }
   return ranks;
 }

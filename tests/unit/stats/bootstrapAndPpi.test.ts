@@ -78,6 +78,23 @@ describe("bootstrapCI", () => {
     expect(r1.estimate).toBeCloseTo(cohenKappa(a, b).kappa, 14);
   });
 
+  it("indicesOnly: the statistic gets the indices alone (no resampled rows) and the same interval", () => {
+    const data = Array.from({ length: 200 }, (_, i) => Math.sin(i) * 10);
+    const mean = (xs: ArrayLike<number>) => Array.from(xs).reduce((x, y) => x + y, 0) / xs.length;
+    const seen: number[] = [];
+    const byIndex = bootstrapCI({
+      data,
+      indicesOnly: true,
+      statistic: (sample, ix) => (seen.push(sample.length), mean(Array.from(ix, (i) => data[i]))),
+      seed: 9,
+      resamples: 200,
+      cluster: (_r, i) => Math.floor(i / 4),
+    });
+    const byRows = bootstrapCI({ data, statistic: (sample) => mean(sample), seed: 9, resamples: 200, cluster: (_r, i) => Math.floor(i / 4) });
+    expect(byIndex.ci).toEqual(byRows.ci);
+    expect(seen.slice(1).every((len) => len === 0)).toBe(true); // the first call is the estimate on all rows
+  });
+
   it("excludes and counts resamples where the statistic is undefined (NaN)", () => {
     const r = bootstrapCI({ data: ["a", "a", "a", "b"], statistic: (s) => (s.includes("b") ? s.length : NaN), seed: 1, resamples: 400 });
     // P(no "b" in a resample of 4) = (3/4)^4 ≈ 0.316

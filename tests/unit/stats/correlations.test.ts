@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { kendallTauB, pearson, rankAverage, spearman } from "~/stats";
+import { kendallTauB, pearson, rankAverage, spearman, spearmanFromTable } from "~/stats";
 import { anxietyRater2, anxietyRater3 } from "./referenceData";
 
 // Scores with many ties (original data). Reference values from scipy 1.17.1:
@@ -156,5 +156,32 @@ describe("rankAverage", () => {
       for (const x of xs) (x < xs[i] ? less++ : x === xs[i] ? equal++ : 0);
       expect(ranks[i]).toBe(1 + less + (equal - 1) / 2);
     }
+  });
+});
+
+describe("spearmanFromTable", () => {
+  it("is spearman's rho of the pairs the table counts (midranks for ties), and the @example", () => {
+    // pairs (0,0), (0,0), (1,0), (1,1): scipy.stats.spearmanr([0,0,1,1], [0,0,0,1]).statistic = 0.5773502691896258
+    expect(spearmanFromTable({ counts: [2, 0, 1, 1], q: 2 }).rho).toBeCloseTo(0.5773502691896258, 15);
+    expect(spearmanFromTable({ counts: [2, 0, 1, 1], q: 2 }).rho).toBeCloseTo(spearman([0, 0, 1, 1], [0, 0, 0, 1]).rho, 15);
+    let seed = 5;
+    const next = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+    for (const [q, n] of [[5, 3000], [3, 40], [7, 900]]) {
+      const x: number[] = [];
+      const y: number[] = [];
+      const t = new Array(q * q).fill(0);
+      for (let i = 0; i < n; i++) {
+        const a = Math.floor(next() * q);
+        const b = Math.min(q - 1, Math.max(0, a + Math.floor(next() * 3) - 1));
+        x.push(a);
+        y.push(b);
+        t[a * q + b]++;
+      }
+      expect(spearmanFromTable({ counts: t, q }).rho, `q=${q}`).toBeCloseTo(spearman(x, y).rho, 12);
+      expect(spearmanFromTable({ counts: t, q }).n).toBe(n);
+    }
+    expect(spearmanFromTable({ counts: [3, 0, 0, 0], q: 2 }).rho).toBeNaN(); // both constant
+    expect(spearmanFromTable({ counts: [1, 0, 0, 0], q: 2 }).rho).toBeNaN(); // n < 2
+    expect(() => spearmanFromTable({ counts: [1, 2, 3], q: 2 })).toThrow(/^spearmanFromTable: counts must have q\*q entries/);
   });
 });
