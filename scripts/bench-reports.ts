@@ -9,7 +9,10 @@
  * and the median of further requests (warm: the memoised report, valid until
  * a label or adjudication changes). The target is < 500 ms.
  *
- * Options: --annotations N (default 50000), --runs N (default 5).
+ * Options: --annotations N (default 50000), --runs N (default 5), --kind writing-quality
+ * (the same count of annotations on a writing-quality task: each annotation scores the
+ * three responses of a unit 1–5, so 50,000 annotations are 150,000 scores; two judges
+ * score every response 1–10).
  */
 import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
@@ -26,6 +29,8 @@ const arg = (name: string, dflt: number) => {
   return i > 0 ? Number(process.argv[i + 1]) : dflt;
 };
 const ANNOTATIONS = arg("annotations", 50_000);
+const KIND = process.argv.includes("--kind") ? process.argv[process.argv.indexOf("--kind") + 1] : "response-satisfaction";
+if (KIND !== "response-satisfaction" && KIND !== "writing-quality") throw new Error(`--kind: response-satisfaction or writing-quality, not ${KIND}`);
 const RUNS = arg("runs", 5);
 const TARGET_MS = 500;
 
@@ -57,6 +62,42 @@ async function buildDatabase(file: string) {
   const units = Math.ceil(ANNOTATIONS / 2);
   const domains = ["Math", "Law", "Chemistry", "Engineering", "CS/AI", "Humanities"];
   const models = ["Alpha-7B", "Beta-13B", "Gamma-70B", "Delta-8B"];
+  if (KIND === "writing-quality") {
+    c.transaction(() => {
+      const ds = c.prepare("INSERT INTO datasets (project_id, name) VALUES (?, ?)").run(project.id, "Bench writing").lastInsertRowid as number;
+      const judges = ["judge-alpha", "judge-beta"].map((name, k) => c.prepare("INSERT INTO judges (project_id, name, provider, model) VALUES (?, ?, 'replay', ?)").run(project.id, name, ["Alpha-70B", "Beta-34B"][k]).lastInsertRowid);
+      const task = c.prepare("INSERT INTO tasks (project_id, dataset_id, kind, name, overlap, seed) VALUES (?, ?, 'writing-quality', 'Bench writing', 2, 3)").run(project.id, ds).lastInsertRowid;
+      const insItem = c.prepare("INSERT INTO items (dataset_id, source_id, query, domain, subject, task_type) VALUES (?, ?, ?, ?, ?, ?)");
+      const insResp = c.prepare("INSERT INTO responses (item_id, model, turn, text, origin, source_key) VALUES (?, ?, 1, ?, 'import', ?)");
+      const insUnit = c.prepare("INSERT INTO units (task_id, item_id, response_ids, position) VALUES (?, ?, ?, ?)");
+      const insAsg = c.prepare("INSERT INTO assignments (unit_id, annotator_id, status, shown_order) VALUES (?, ?, 'submitted', ?)");
+      const insAnn = c.prepare("INSERT INTO annotations (assignment_id, revision, label, status, duration_ms, shown_order) VALUES (?, 1, ?, 'submitted', ?, ?)");
+      const insVer = c.prepare("INSERT INTO verdicts (judge_id, response_id, value, score, parse_status) VALUES (?, ?, ?, ?, 'ok')");
+      for (let u = 0; u < units; u++) {
+        const domain = domains[u % domains.length];
+        const item = insItem.run(ds, `w-${u}`, `Write piece ${u}: ${"lorem ipsum ".repeat(8)}`, domain, `${domain} sub ${u % 3}`, u % 2 ? "Edit" : "Cloze").lastInsertRowid as number;
+        const quality = [0, 1, 2].map(() => 1 + Math.floor(rand() * 5));
+        const ids = quality.map((_, k) => insResp.run(item, models[(u + k) % models.length], `Piece ${u}/${k} `.repeat(8), `m${k}`).lastInsertRowid as number);
+        const unit = insUnit.run(task, item, JSON.stringify(ids), u).lastInsertRowid;
+        const first = u % 3;
+        for (const a of [first, (first + 1) % 3]) {
+          if (u * 2 + (a === first ? 0 : 1) >= ANNOTATIONS) continue;
+          const order = a === first ? ids : [...ids].reverse();
+          const asg = insAsg.run(unit, annotators[a], JSON.stringify(order)).lastInsertRowid;
+          const scores = Object.fromEntries(ids.map((id, k) => [String(id), Math.min(5, Math.max(1, quality[k] + (rand() < 0.3 ? (rand() < 0.5 ? -1 : 1) : 0)))]));
+          insAnn.run(asg, JSON.stringify({ scores }), Math.round(20000 + rand() * 90000), JSON.stringify(order));
+        }
+        for (const j of judges) ids.forEach((id, k) => {
+          const score = Math.min(10, Math.max(1, 2 * quality[k] + Math.round((rand() - 0.5) * 3)));
+          insVer.run(j, id, String(score), score);
+        });
+      }
+    })();
+    const taskId = (c.prepare("SELECT id FROM tasks WHERE name = 'Bench writing'").get() as { id: number }).id;
+    const n = (c.prepare("SELECT COUNT(*) AS n FROM annotations").get() as { n: number }).n;
+    c.close();
+    return { taskId, password, annotations: n, units };
+  }
   c.transaction(() => {
     const ds = c.prepare("INSERT INTO datasets (project_id, name) VALUES (?, ?)").run(project.id, "Bench set").lastInsertRowid as number;
     const j1 = c.prepare("INSERT INTO judges (project_id, name, provider, model) VALUES (?, ?, ?, ?)").run(project.id, "judge-alpha", "replay", "Alpha-70B").lastInsertRowid;
@@ -148,7 +189,10 @@ async function main() {
   const file = path.join(dir, "bench.db");
   let t = performance.now();
   const { taskId, password, annotations, units } = await buildDatabase(file);
-  console.log(`Database: ${annotations} annotations on ${units} units, 3 annotators, 2 judges × ${units} verdicts (${((performance.now() - t) / 1000).toFixed(1)} s to build)`);
+  const perUnit = KIND === "writing-quality" ? 3 : 1;
+  console.log(
+    `Database: ${KIND} task, ${annotations} annotations on ${units} units${perUnit > 1 ? ` (${perUnit} responses scored per annotation: ${annotations * perUnit} scores)` : ""}, 3 annotators, 2 judges × ${units * perUnit} verdicts (${((performance.now() - t) / 1000).toFixed(1)} s to build)`,
+  );
   if (process.argv.includes("--profile")) {
     // In-process phases of the agreement page, to see where cold time goes.
     process.env.DATABASE_URL = file;
@@ -218,7 +262,9 @@ async function main() {
     const revise = () => {
       const c = w.$client;
       const asg = c.prepare("SELECT assignment_id, MAX(revision) AS rev, label FROM annotations GROUP BY assignment_id ORDER BY assignment_id LIMIT 1").get() as { assignment_id: number; rev: number; label: string };
-      c.prepare("INSERT INTO annotations (assignment_id, revision, label, status, duration_ms) VALUES (?, ?, ?, 'submitted', 5000)").run(asg.assignment_id, asg.rev + 1, asg.label === '"Yes"' ? '"No"' : '"Yes"');
+      // Yes/No: the label flips; scores: the same label again (a new revision all the same).
+      const next = asg.label === '"Yes"' ? '"No"' : asg.label === '"No"' ? '"Yes"' : asg.label;
+      c.prepare("INSERT INTO annotations (assignment_id, revision, label, status, duration_ms) VALUES (?, ?, ?, 'submitted', 5000)").run(asg.assignment_id, asg.rev + 1, next);
     };
     let worstCold = 0;
     console.log(`\nAfter a label revision (new data version, nothing memoised):`);
