@@ -80,7 +80,7 @@ function rawRows(text: string, ...params: unknown[]): unknown[][] {
   return getDb().$client.prepare(text).raw(true).all(...params) as unknown[][];
 }
 
-/** JSON text → value, memoised per distinct text (labels repeat: "Yes"/"No"; parsed values are never mutated). */
+/** JSON text → value, memoised per distinct short text (labels repeat: "Yes"/"No"; parsed values are never mutated). */
 function jsonCache() {
   const seen = new Map<string, unknown>();
   return (text: unknown): unknown => {
@@ -88,7 +88,7 @@ function jsonCache() {
     let v = seen.get(text);
     if (v === undefined && !seen.has(text)) {
       v = parseJson(text);
-      if (text.length <= 64) seen.set(text, v);
+      if (text.length <= 16) seen.set(text, v); // short labels repeat ("Yes", 3); long ones (score maps) rarely do
     }
     return v;
   };

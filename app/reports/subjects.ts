@@ -100,8 +100,8 @@ export class TaskDataBuilder {
   private readonly unitGold: (string | null)[] = [];
   private readonly unitIsGold: boolean[] = [];
   private readonly unitResponseIds: ((number | "reference")[] | null)[] = [];
-  /** Writing quality: subject of (unit, response) as "unitId:responseId". */
-  private readonly subjectIndex = new Map<string, number>();
+  /** Writing quality, per unit ordinal: the scored responses (the reference is not), whose subjects follow unitSubject. */
+  private readonly unitScored: number[][] = [];
 
   constructor(private readonly raw: Pick<RawTask, "task" | "config" | "adjudications" | "responses">) {
     this.kind = raw.task.kind;
@@ -154,15 +154,17 @@ export class TaskDataBuilder {
     if (this.kind === "writing-quality") {
       const gold = parseGold(u.goldLabel) as { scores?: Record<string, number> } | null;
       const adj = this.raw.adjudications[u.id] as { scores?: Record<string, number> } | undefined;
-      this.unitSubject.push(-1);
+      this.unitSubject.push(this.subjects.length);
+      const scored: number[] = [];
       for (const rid of u.responseIds ?? []) {
         if (rid === "reference") continue;
         const s = this.baseSubject(u, rid);
         s.gold = u.isGold ? this.toValue(gold?.scores?.[String(rid)]) : null;
         s.adjudicated = adj ? this.toValue(adj.scores?.[String(rid)]) : null;
-        this.subjectIndex.set(`${u.id}:${rid}`, this.subjects.length);
+        scored.push(rid);
         this.subjects.push(s);
       }
+      this.unitScored.push(scored);
       return;
     }
     const s = this.baseSubject(u, u.responseId);
@@ -170,6 +172,7 @@ export class TaskDataBuilder {
     const adj = this.raw.adjudications[u.id];
     s.adjudicated = adj !== undefined ? this.extract(adj) : null;
     this.unitSubject.push(this.subjects.length);
+    this.unitScored.push([]);
     this.subjects.push(s);
   }
 
@@ -190,12 +193,16 @@ export class TaskDataBuilder {
     let pickedLongest: boolean | null = null;
     if (kind === "writing-quality") {
       const scores = (a.label as { scores?: Record<string, unknown> } | null)?.scores ?? {};
-      for (const [rid, v] of Object.entries(scores)) {
-        const s = this.subjectIndex.get(`${unitId}:${rid}`);
-        const value = this.toValue(v);
-        if (s === undefined || value === null) continue;
-        const pos = order ? order.findIndex((k) => String(k) === rid) : -1;
-        this.rate(s, a.annotatorId, value, pos);
+      const scored = this.unitScored[ordinal];
+      for (const key in scores) {
+        // The subject of (unit, response): the unit's first subject + the response's place among its scored ones.
+        const rid = Number(key);
+        const k = scored.indexOf(rid);
+        const value = this.toValue(scores[key]);
+        if (k < 0 || value === null) continue;
+        let pos = order ? order.indexOf(rid) : -1;
+        if (pos < 0 && order) pos = order.findIndex((x) => String(x) === key);
+        this.rate(this.unitSubject[ordinal] + k, a.annotatorId, value, pos);
       }
     } else {
       const s = this.unitSubject[ordinal];
