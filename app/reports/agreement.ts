@@ -7,10 +7,12 @@ import {
   bootstrapCI,
   cohenKappa,
   cohenKappaFromTable,
+  coincidenceMatrix,
   fleissKappaSE,
   gwetSE,
   holmAdjust,
   krippendorffAlpha,
+  krippendorffAlphaFromCoincidences,
   krippendorffAlphaSE,
   meanCI,
   wilsonCI,
@@ -136,21 +138,13 @@ function buildMatrix(data: TaskData, numeric: boolean): Matrix {
   return { rows, categories, codes, subjectOf, clusterOf, annotators };
 }
 
-function bootstrapEstimate(
-  m: Matrix,
-  seed: number,
-  stat: (rows: Rating[][]) => number,
-  clusters: "item" | "row" = "item",
-  /** The statistic of a resample from its row indices (default: `stat` of the resampled rows). */
-  resampled?: (indices: Int32Array) => number,
-): Estimate {
+function bootstrapEstimate(m: Matrix, seed: number, stat: (rows: Rating[][]) => number, clusters: "item" | "row" = "item"): Estimate {
   const value = stat(m.rows);
   if (!finite(value) || m.rows.length < 2) return { value, ci: null, n: m.rows.length, method: "bootstrap" };
   const B = resamplesFor(m.rows.length);
   const res = bootstrapCI({
     data: m.rows,
-    statistic: resampled ? (_sample, ix) => resampled(ix) : (sample) => stat(sample),
-    indicesOnly: resampled !== undefined,
+    statistic: (sample) => stat(sample),
     seed,
     resamples: B,
     cluster: clusters === "item" ? (_row, i) => m.clusterOf[i] : undefined,
@@ -165,22 +159,73 @@ function bootstrapEstimate(
 }
 
 /**
- * {@link bootstrapEstimate} for a statistic of counted data: each resample is the matrix's
- * unit × category counts of the resampled rows (what app/stats would count from the
- * resampled rows themselves, so the figures are the same), without rebuilding rows.
+ * A percentile bootstrap over item clusters of a statistic of an additive table (a
+ * coincidence matrix, a contingency table): each cluster's table is computed once and
+ * a resample's table is the sum over its drawn clusters. The draws are the ones
+ * bootstrapCI makes for rows clustered by item with the same seed (clusters in order of
+ * first appearance, G draws of G), so the interval is the rows' interval, computed in
+ * O(G · table) per resample instead of re-reading every row.
  */
-function countedBootstrapEstimate(m: Matrix, seed: number, stat: (counted: UnitCategoryCounts) => number): Estimate {
-  const counted = countedMatrix(m);
-  const { counts, ratingsPerUnit, q, raters, categories } = counted;
-  return bootstrapEstimate(m, seed, () => stat(counted), "item", (ix) => {
-    const sample = new Int32Array(ix.length * q);
-    const per = new Int32Array(ix.length);
-    for (let t = 0; t < ix.length; t++) {
-      const u = ix[t];
-      for (let k = 0; k < q; k++) sample[t * q + k] = counts[u * q + k];
-      per[t] = ratingsPerUnit[u];
+function clusterTableBootstrap(opts: {
+  rows: number;
+  clusterOf: (row: number) => number | string;
+  size: number;
+  table: (rows: number[]) => ArrayLike<number>;
+  stat: (table: Float64Array) => number;
+  seed: number;
+  resamples: number;
+}) {
+  const keyIndex = new Map<number | string, number>();
+  const members: number[][] = [];
+  for (let r = 0; r < opts.rows; r++) {
+    const key = opts.clusterOf(r);
+    let g = keyIndex.get(key);
+    if (g === undefined) {
+      g = members.length;
+      keyIndex.set(key, g);
+      members.push([]);
     }
-    return stat({ counts: sample, ratingsPerUnit: per, units: ix.length, raters, q, categories });
+    members[g].push(r);
+  }
+  // Clusters with the same table (common: a few score patterns repeat across thousands of
+  // items) are stored once; a resample counts how often it drew each distinct table.
+  const L = opts.size;
+  const patternOf = new Int32Array(members.length);
+  const patternIndex = new Map<string, number>();
+  const patterns: ArrayLike<number>[] = [];
+  members.forEach((rows, g) => {
+    const t = opts.table(rows);
+    const key = Array.prototype.join.call(t, ",");
+    let p = patternIndex.get(key);
+    if (p === undefined) {
+      p = patterns.length;
+      patternIndex.set(key, p);
+      patterns.push(t);
+    }
+    patternOf[g] = p;
+  });
+  const P = patterns.length;
+  const tables = new Float64Array(P * L);
+  patterns.forEach((t, p) => tables.set(t, p * L));
+  const drawn = new Float64Array(P);
+  const sum = new Float64Array(L);
+  return bootstrapCI({
+    data: members,
+    indicesOnly: true,
+    statistic: (_s, ix) => {
+      drawn.fill(0);
+      for (let t = 0; t < ix.length; t++) drawn[patternOf[ix[t]]]++;
+      sum.fill(0);
+      for (let p = 0; p < P; p++) {
+        const w = drawn[p];
+        if (w === 0) continue;
+        const base = p * L;
+        for (let k = 0; k < L; k++) sum[k] += w * tables[base + k];
+      }
+      return opts.stat(sum);
+    },
+    seed: opts.seed,
+    resamples: opts.resamples,
   });
 }
 
@@ -419,7 +464,26 @@ export function interAnnotatorAgreement(data: TaskData): IaaReport {
     stats.push({ key: "weightedKappaQuadratic", label: `Weighted kappa, quadratic${pre}`, estimate: kappaEstimate(quad) });
     stats.push({ key: "weightedKappaLinear", label: `Weighted kappa, linear${pre}`, estimate: kappaEstimate(lin) });
     if (finite(quad.kappa) && finite(quad.se)) kappaForPlanner = { label: stats[stats.length - 2].label, value: quad.kappa, se: quad.se, n: quad.n };
-    stats.push({ key: "krippendorffAlphaOrdinal", label: "Krippendorff's alpha (ordinal)", estimate: countedBootstrapEstimate(m, seed, (c) => krippendorffAlpha(c, { level: "ordinal" }).alpha) });
+    {
+      // Ordinal alpha's CI: resamples of item clusters, each resample's alpha from the sum of its
+      // clusters' coincidence matrices (app/stats coincidenceMatrix, krippendorffAlphaFromCoincidences).
+      const value = krippendorffAlpha(counted, { level: "ordinal" }).alpha;
+      let estimate: Estimate = { value, ci: null, n: m.rows.length, method: "bootstrap" };
+      if (finite(value) && m.rows.length >= 2) {
+        const B = resamplesFor(m.rows.length);
+        const res = clusterTableBootstrap({
+          rows: m.rows.length,
+          clusterOf: (r) => m.clusterOf[r],
+          size: q * q,
+          table: (rows) => coincidenceMatrix(counted, rows),
+          stat: (o) => krippendorffAlphaFromCoincidences(o, categories, "ordinal"),
+          seed,
+          resamples: B,
+        });
+        estimate = { value, ci: finite(res.ci[0]) ? res.ci : null, n: m.rows.length, se: res.se, method: `percentile bootstrap (B=${B}, ${res.clusters} item clusters, seed ${seed})` };
+      }
+      stats.push({ key: "krippendorffAlphaOrdinal", label: "Krippendorff's alpha (ordinal)", estimate });
+    }
     const kiv = krippendorffAlpha(m.rows, { level: "interval" }).alpha;
     stats.push({
       key: "krippendorffAlphaInterval",
@@ -435,20 +499,25 @@ export function interAnnotatorAgreement(data: TaskData): IaaReport {
       const r = pearson(xa, xb);
       stats.push({ key: "pearson", label: `Pearson r${pre}`, estimate: { value: r.r, ci: finite(r.r) ? r.ci : null, n: r.n, method: "Fisher z" } });
       const rho = spearman(xa, xb).rho;
-      const pairIdx = xa.map((_, i) => i);
-      // Each resample's rho from its q × q table of score pairs (app/stats spearmanFromTable: the
-      // same figure as spearman on the resampled pairs, without sorting them).
+      // Each resample's rho from the sum of its item clusters' q × q tables of score pairs
+      // (app/stats spearmanFromTable: spearman's figure for the pairs the table counts).
       const codeOf = new Map(categories.map((v, k) => [v, k]));
       const ca = Int32Array.from(xa, (v) => codeOf.get(v)!);
       const cb = Int32Array.from(xb, (v) => codeOf.get(v)!);
-      const table = new Float64Array(q * q);
-      const resampledRho = (ix: Int32Array) => {
-        table.fill(0);
-        for (let t = 0; t < ix.length; t++) table[ca[ix[t]] * q + cb[ix[t]]]++;
-        return spearmanFromTable({ counts: table, q }).rho;
-      };
       const boot = finite(rho)
-        ? bootstrapCI({ data: pairIdx, statistic: (_s, ix) => resampledRho(ix), indicesOnly: true, seed, resamples: resamplesFor(xa.length), cluster: (i) => m.clusterOf[pp.rowOf[i]] })
+        ? clusterTableBootstrap({
+            rows: xa.length,
+            clusterOf: (i) => m.clusterOf[pp.rowOf[i]],
+            size: q * q,
+            table: (pairs) => {
+              const t = new Float64Array(q * q);
+              for (const i of pairs) t[ca[i] * q + cb[i]]++;
+              return t;
+            },
+            stat: (t) => spearmanFromTable({ counts: t, q }).rho,
+            seed,
+            resamples: resamplesFor(xa.length),
+          })
         : null;
       stats.push({
         key: "spearman",

@@ -18,6 +18,7 @@ export { cohenKappaFromTable, type CohenKappaResult } from "./cohenKappaFromTabl
 export { cohenKappa, type CohenKappaOptions } from "./cohenKappa";
 export { fleissKappa, type FleissKappaResult } from "./fleissKappa";
 export { krippendorffAlpha, type KrippendorffAlphaResult, type MeasurementLevel } from "./krippendorffAlpha";
+export { coincidenceMatrix, krippendorffAlphaFromCoincidences } from "./krippendorffAlphaFromCoincidences";
 export { gwetCoefficient, type GwetResult } from "./gwetCoefficient";
 export { gwetAC1 } from "./gwetAC1";
 export { gwetAC2 } from "./gwetAC2";

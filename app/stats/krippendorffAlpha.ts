@@ -133,32 +133,8 @@ function fromCounts(fn: string, counted: UnitCategoryCounts, level: MeasurementL
     return finish(Do, De, n, pairableUnits, level);
   }
 
-  // Ordinal / ratio: δ² over category codes.
-  let delta2: (c: number, k: number) => number;
-  if (level === "ordinal") {
-    const cum = new Float64Array(V + 1); // cum[i] = Σ_{g<i} n_g
-    for (let c = 0; c < V; c++) cum[c + 1] = cum[c] + nc[c];
-    delta2 = (c, k) => {
-      const lo = c < k ? c : k;
-      const hi = c < k ? k : c;
-      const d = cum[hi + 1] - cum[lo] - (nc[lo] + nc[hi]) / 2;
-      return d * d;
-    };
-  } else if (level === "interval") {
-    const values = categories as number[];
-    delta2 = (c, k) => (values[c] - values[k]) ** 2;
-  } else {
-    const values = categories as number[];
-    delta2 = (c, k) => {
-      const s = values[c] + values[k];
-      if (s === 0) return 0;
-      const d = (values[c] - values[k]) / s;
-      return d * d;
-    };
-  }
-  // δ² of every pair of categories once (V² values), then one pass over the units.
-  const d2 = new Float64Array(V * V);
-  for (let c = 0; c < V; c++) for (let k = c + 1; k < V; k++) d2[c * V + k] = delta2(c, k);
+  // Ordinal / interval / ratio: δ² over category codes.
+  const d2 = deltaSquared(level, categories, nc);
   let observed = 0;
   for (let u = 0; u < units; u++) {
     const m = ratingsPerUnit[u];
@@ -177,7 +153,7 @@ function fromCounts(fn: string, counted: UnitCategoryCounts, level: MeasurementL
   let expected = 0;
   for (let c = 0; c < V; c++) {
     if (nc[c] === 0) continue;
-    for (let k = c + 1; k < V; k++) if (nc[k] !== 0) expected += 2 * nc[c] * nc[k] * delta2(c, k);
+    for (let k = c + 1; k < V; k++) if (nc[k] !== 0) expected += 2 * nc[c] * nc[k] * d2[c * V + k];
   }
   return finish(observed / n, expected / (n * (n - 1)), n, pairableUnits, level);
 }
@@ -242,4 +218,38 @@ function interval(
   }
   const expected = 2 * (n * s2 - s1 * s1);
   return finish(observed / n, expected / (n * (n - 1)), n, pairableUnits, "interval");
+}
+
+/**
+ * δ²_ck of every pair of categories c < k (row-major q × q, upper triangle) at a
+ * level of measurement: [c ≠ k] (nominal); (Σ_{g=c..k} n_g − (n_c + n_k)/2)²
+ * over the value totals n_g (ordinal); (c − k)² (interval); ((c − k)/(c + k))² (ratio).
+ * Shared by {@link krippendorffAlpha} and krippendorffAlphaFromCoincidences.
+ */
+export function deltaSquared(level: MeasurementLevel, categories: readonly Label[], nc: ArrayLike<number>): Float64Array {
+  const V = categories.length;
+  let delta2: (c: number, k: number) => number;
+  if (level === "nominal") delta2 = () => 1;
+  else if (level === "ordinal") {
+    const cum = new Float64Array(V + 1); // cum[i] = Σ_{g<i} n_g
+    for (let c = 0; c < V; c++) cum[c + 1] = cum[c] + nc[c];
+    delta2 = (c, k) => {
+      const d = cum[k + 1] - cum[c] - (nc[c] + nc[k]) / 2;
+      return d * d;
+    };
+  } else if (level === "interval") {
+    const values = categories as number[];
+    delta2 = (c, k) => (values[c] - values[k]) ** 2;
+  } else {
+    const values = categories as number[];
+    delta2 = (c, k) => {
+      const s = values[c] + values[k];
+      if (s === 0) return 0;
+      const d = (values[c] - values[k]) / s;
+      return d * d;
+    };
+  }
+  const d2 = new Float64Array(V * V);
+  for (let c = 0; c < V; c++) for (let k = c + 1; k < V; k++) d2[c * V + k] = delta2(c, k);
+  return d2;
 }

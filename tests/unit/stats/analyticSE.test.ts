@@ -20,6 +20,8 @@ import {
   wilsonCI,
   percentAgreement,
   unitCategoryCounts,
+  coincidenceMatrix,
+  krippendorffAlphaFromCoincidences,
   type Rating,
 } from "~/stats";
 import { krippendorff2011 } from "./referenceData";
@@ -49,6 +51,16 @@ describe("counted once, used by every multi-rater coefficient", () => {
       expect(fromCounts, level).toBeCloseTo(published, 3);
     }
     expect(krippendorffAlpha(counted).alpha).toBe(krippendorffAlpha(krippendorff2011).alpha); // nominal: the same arithmetic
+    // From the coincidence matrix (what a bootstrap sums): the same alpha at every level, and
+    // a matrix over listed units (one twice) is the matrix of those rows.
+    const o = coincidenceMatrix(counted);
+    for (const level of ["nominal", "ordinal", "interval", "ratio"] as const) {
+      expect(krippendorffAlphaFromCoincidences(o, counted.categories, level), level).toBeCloseTo(krippendorffAlpha(counted, { level }).alpha, 12);
+    }
+    const listed = [0, 3, 3, 7];
+    const rows = listed.map((u) => krippendorff2011[u]);
+    expect(Array.from(coincidenceMatrix(counted, listed))).toEqual(Array.from(coincidenceMatrix(unitCategoryCounts("t", rows, counted.categories))));
+    expect(Array.from(coincidenceMatrix(unitCategoryCounts("demo", [["a", "a"], ["a", "b"]])))).toEqual([2, 1, 1, 0]);
   });
 });
 
