@@ -5,6 +5,10 @@
  * - writing-quality: label {scores: {responseId: 1..5}}; one subject per scored response,
  *   ordinal 1–5; the shown position of each response comes from the stored shown order.
  * - best-of-n: label {best: responseId | "reference" | "tie"}; one subject per unit, nominal.
+ *   The rated value is the pick's slot among the unit's candidates in the unit's own order
+ *   ("A", "B", ... — not the shown order), or "reference" / "tie": the same agreement as
+ *   comparing response ids (same pick ⇔ same slot), with a handful of categories instead
+ *   of one per response in the task.
  * - imported-labels: the raw value; config.level = nominal | ordinal | interval.
  */
 import type { Label } from "~/stats";
@@ -56,6 +60,19 @@ const parseGold = (g: string | null): unknown => {
     return g;
   }
 };
+
+/**
+ * A best-of-N pick as its slot among the unit's candidates, in the unit's own order:
+ * "A" for the first response, "B" for the second, ...; "reference" and "tie" as they
+ * are. A pick that is not one of the unit's candidates keeps its id (as text).
+ */
+export function pickSlot(best: unknown, responseIds: (number | "reference")[] | null): Label | null {
+  if (best == null || best === "") return null;
+  if (best === "tie" || best === "reference") return best;
+  const candidates = (responseIds ?? []).filter((r) => r !== "reference");
+  const k = candidates.findIndex((r) => String(r) === String(best));
+  return k >= 0 ? String.fromCharCode(65 + k) : String(best);
+}
 
 export function labelKindOf(kind: string, config: Record<string, unknown>): LabelKind {
   if (kind === "checklist-appropriateness" || kind === "response-satisfaction") return "binary";
@@ -120,10 +137,9 @@ export class TaskDataBuilder {
     return v;
   }
 
-  private extract(l: unknown): Label | null {
+  private extract(l: unknown, responseIds: (number | "reference")[] | null): Label | null {
     if (this.kind !== "best-of-n") return this.toValue(l);
-    const best = (l as { best?: unknown } | null)?.best;
-    return this.toValue(best != null ? String(best) : null);
+    return pickSlot((l as { best?: unknown } | null)?.best, responseIds);
   }
 
   private baseSubject(u: RawUnit, responseId: number | null): Subject {
@@ -168,9 +184,9 @@ export class TaskDataBuilder {
       return;
     }
     const s = this.baseSubject(u, u.responseId);
-    s.gold = u.isGold ? this.extract(parseGold(u.goldLabel)) : null;
+    s.gold = u.isGold ? this.extract(parseGold(u.goldLabel), u.responseIds) : null;
     const adj = this.raw.adjudications[u.id];
-    s.adjudicated = adj !== undefined ? this.extract(adj) : null;
+    s.adjudicated = adj !== undefined ? this.extract(adj, u.responseIds) : null;
     this.unitSubject.push(this.subjects.length);
     this.unitScored.push([]);
     this.subjects.push(s);
@@ -209,7 +225,7 @@ export class TaskDataBuilder {
       let value: Label | null;
       if (kind === "best-of-n") {
         const best = (a.label as { best?: unknown } | null)?.best;
-        value = best != null ? String(best) : null;
+        value = pickSlot(best, this.unitResponseIds[ordinal]);
         if (best != null && best !== "tie" && order && order.length > 0) {
           shownCount = order.length;
           const pos = order.findIndex((k) => String(k) === String(best));

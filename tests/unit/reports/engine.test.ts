@@ -47,6 +47,30 @@ describe("final-label rules", () => {
   });
 });
 
+describe("best-of-N picks", () => {
+  it("are coded by slot in the unit's own order: same agreement as comparing ids, a handful of categories", () => {
+    const units: RawUnit[] = [];
+    const anns: RawAnnotation[] = [];
+    // 5,000 units, each with its own three responses and the reference: 15,000 distinct response ids.
+    for (let i = 1; i <= 5000; i++) {
+      const ids = [3 * i, 3 * i + 1, 3 * i + 2];
+      units.push(unit(i, { responseIds: [...ids, "reference"] }));
+      const pick = (a: number) => (i % 7 === 0 ? "tie" : i % 5 === a ? "reference" : ids[(i + (i % 4 === 0 ? a : 0)) % 3]);
+      anns.push(ann(i, 1, { best: pick(1) }), ann(i, 2, { best: pick(2) }));
+    }
+    const d = task("best-of-n", units, anns);
+    expect(d.labelKind).toBe("nominal");
+    expect(d.categories.every((c) => ["A", "B", "C", "reference", "tie"].includes(c as string))).toBe(true);
+    // Percent agreement is the share of units where both annotators made the same pick (compared by id).
+    const same = units.filter((_, t) => JSON.stringify(anns[2 * t].label) === JSON.stringify(anns[2 * t + 1].label)).length;
+    const iaa = interAnnotatorAgreement(d);
+    expect(iaa.statistics.find((x) => x.key === "percentAgreement")!.estimate.value).toBeCloseTo(same / units.length, 12);
+    // The other coefficients are app/stats on the slot-coded matrix.
+    const M = units.map((_, t) => [t, t].map((_, a) => d.ratings.value[2 * t + a]));
+    expect(iaa.statistics.find((x) => x.key === "fleissKappa")!.estimate.value).toBe(fleissKappa(M, { categories: d.categories }).kappa);
+  });
+});
+
 describe("kappa paradox", () => {
   it("is called out when one label dominates: high raw agreement, low kappa, AC1 beside it", () => {
     const units: RawUnit[] = [];
