@@ -35,19 +35,24 @@ export interface JudgeInfo {
   settings: Record<string, unknown>;
 }
 
-export interface VerdictRow {
-  judgeId: number;
-  responseId: number;
-  checklistItemId: number | null;
-  value: string | null;
-  score: number | null;
-  parseStatus: string;
+/** The verdicts on a task's responses as parallel arrays (index i = one verdict): no object per verdict. */
+export interface Verdicts {
+  readonly length: number;
+  readonly judgeId: Int32Array;
+  readonly responseId: Int32Array;
+  /** -1 when the verdict is not about a checklist item. */
+  readonly checklistItemId: Int32Array;
+  readonly value: readonly (string | null)[];
+  /** NaN when there is no numeric score. */
+  readonly score: Float64Array;
+  /** 1 when the judge's reply could not be parsed (parse_status "failed"). */
+  readonly failed: Uint8Array;
 }
 
 export const verdictKey = (responseId: number | null, checklistItemId: number | null) => `${responseId ?? ""}:${checklistItemId ?? ""}`;
 
 /** Per judge: the verdict of each subject (undefined = none, null = unparsed). */
-export function verdictsBySubject(data: TaskData, verdicts: VerdictRow[], numeric: boolean): Map<number, (Label | null | undefined)[]> {
+export function verdictsBySubject(data: TaskData, verdicts: Verdicts, numeric: boolean): Map<number, (Label | null | undefined)[]> {
   // Subjects by response id, then checklist item id (-1 for none): the pair verdictKey names, without a string per row.
   const subjectOf = new Map<number, Map<number, number[]>>();
   data.subjects.forEach((s, i) => {
@@ -60,17 +65,20 @@ export function verdictsBySubject(data: TaskData, verdicts: VerdictRow[], numeri
     else byCk.set(ck, [i]);
   });
   const out = new Map<number, (Label | null | undefined)[]>();
-  for (const v of verdicts) {
-    const subs = subjectOf.get(v.responseId)?.get(v.checklistItemId ?? -1);
+  for (let i = 0; i < verdicts.length; i++) {
+    const subs = subjectOf.get(verdicts.responseId[i])?.get(verdicts.checklistItemId[i]);
     if (!subs) continue;
-    let arr = out.get(v.judgeId);
-    if (!arr) out.set(v.judgeId, (arr = new Array(data.subjects.length).fill(undefined)));
+    const judgeId = verdicts.judgeId[i];
+    let arr = out.get(judgeId);
+    if (!arr) out.set(judgeId, (arr = new Array(data.subjects.length).fill(undefined)));
     let value: Label | null = null;
-    if (v.parseStatus !== "failed") {
+    if (!verdicts.failed[i]) {
+      const text = verdicts.value[i];
       if (numeric) {
-        const x = v.score ?? (v.value != null && v.value.trim() !== "" ? Number(v.value) : NaN);
+        const score = verdicts.score[i];
+        const x = !Number.isNaN(score) ? score : text != null && text.trim() !== "" ? Number(text) : NaN;
         value = Number.isFinite(x) ? x : null;
-      } else value = v.value != null && v.value !== "" ? v.value : null;
+      } else value = text != null && text !== "" ? text : null;
     }
     for (const s of subs) arr[s] = value;
   }
@@ -124,7 +132,7 @@ export interface JudgeRow {
 
 export const family = (model: string | null | undefined) => (model ?? "").trim().split(/[\s\-_/:.]+/)[0]?.toLowerCase() ?? "";
 
-export function judgeReport(data: TaskData, final: FinalLabels, judges: JudgeInfo[], verdicts: VerdictRow[]): JudgeRow[] {
+export function judgeReport(data: TaskData, final: FinalLabels, judges: JudgeInfo[], verdicts: Verdicts): JudgeRow[] {
   const numeric = data.labelKind === "ordinal" || data.labelKind === "interval";
   const by = verdictsBySubject(data, verdicts, numeric);
   const out: JudgeRow[] = [];

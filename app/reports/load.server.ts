@@ -6,7 +6,7 @@
 import { sql } from "drizzle-orm";
 import { getDb } from "~/db.server";
 import { readConfig } from "~/annotation/config";
-import type { JudgeInfo, VerdictRow } from "./judges";
+import type { JudgeInfo, Verdicts } from "./judges";
 import { TaskDataBuilder, type RawResponse } from "./subjects";
 import type { StaleMode, TaskData, TaskInfo } from "./types";
 
@@ -184,22 +184,35 @@ export function loadJudges(projectId: number): JudgeInfo[] {
 }
 
 /** Verdicts on the task's responses; with `stale: "exclude"`, verdicts marked stale are left out. */
-export function loadVerdicts(projectId: number, taskId: number, opts: { stale?: StaleMode } = {}): VerdictRow[] {
-  return rawRows(
-    `SELECT v.judge_id, v.response_id, v.checklist_item_id, v.value, v.score, v.parse_status
+export function loadVerdicts(projectId: number, taskId: number, opts: { stale?: StaleMode } = {}): Verdicts {
+  const rows = rawRows(
+    `SELECT v.judge_id, v.response_id, v.checklist_item_id, v.value, v.score, v.parse_status = 'failed'
      FROM verdicts v JOIN judges j ON j.id = v.judge_id
      WHERE j.project_id = ?${opts.stale === "exclude" ? " AND v.stale_at IS NULL" : ""}
        AND v.response_id IN (SELECT r.id FROM responses r WHERE r.item_id IN (SELECT DISTINCT u.item_id FROM units u WHERE u.task_id = ?))`,
     projectId,
     taskId,
-  ).map((v) => ({
-    judgeId: v[0] as number,
-    responseId: v[1] as number,
-    checklistItemId: v[2] as number | null,
-    value: v[3] as string | null,
-    score: v[4] as number | null,
-    parseStatus: v[5] as string,
-  }));
+  );
+  const n = rows.length;
+  const out = {
+    length: n,
+    judgeId: new Int32Array(n),
+    responseId: new Int32Array(n),
+    checklistItemId: new Int32Array(n),
+    value: new Array<string | null>(n),
+    score: new Float64Array(n),
+    failed: new Uint8Array(n),
+  };
+  for (let i = 0; i < n; i++) {
+    const v = rows[i];
+    out.judgeId[i] = v[0] as number;
+    out.responseId[i] = v[1] as number;
+    out.checklistItemId[i] = v[2] == null ? -1 : (v[2] as number);
+    out.value[i] = v[3] as string | null;
+    out.score[i] = v[4] == null ? NaN : (v[4] as number);
+    out.failed[i] = v[5] ? 1 : 0;
+  }
+  return out;
 }
 
 /** Texts for a page of rows: item query, checklist item text, response text. */
