@@ -15,6 +15,7 @@ import {
 import { requireSiteAdmin } from "~/auth/guards.server";
 import { getDb, schema } from "~/db.server";
 import { ROLES } from "../../db/schema";
+import { ActionMessage } from "~/components/ActionMessage";
 
 export const meta: MetaFunction = () => [{ title: "Users · Concord" }];
 
@@ -87,8 +88,7 @@ export default function Users() {
   return (
     <div>
       <h1>Users</h1>
-      {data && "error" in data ? <div className="alert error" role="alert">{data.error}</div> : null}
-      {data && "ok" in data ? <div className="alert ok" role="status">{data.ok}</div> : null}
+      <ActionMessage data={data} />
       <table>
         <thead>
           <tr>

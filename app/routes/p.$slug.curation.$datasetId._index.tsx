@@ -11,6 +11,7 @@ import { CurationError, freezeDataset, promoteResponse, startNextVersion } from 
 import { runBackCheck } from "~/curation/assist.server";
 import { createTask, projectMembers, TaskError } from "~/annotation/tasks.server";
 import { getDb, schema } from "~/db.server";
+import { ActionMessage } from "~/components/ActionMessage";
 
 export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: `Curate ${data?.dataset.name ?? "dataset"} · Concord` }];
 
@@ -205,8 +206,7 @@ export default function CurateDataset() {
           </span>
         ))}
       </p>
-      {data && "error" in data ? <div className="alert error" role="alert">{data.error}</div> : null}
-      {data && "ok" in data ? <div className="alert ok" role="status">{data.ok}</div> : null}
+      <ActionMessage data={data} />
 
       <h2>Flags ({flags.length})</h2>
       <div className="muted small toolbar">

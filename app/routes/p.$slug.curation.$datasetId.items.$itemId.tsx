@@ -20,6 +20,7 @@ import {
   setReference,
 } from "~/curation/versions.server";
 import { getDb, schema } from "~/db.server";
+import { ActionMessage } from "~/components/ActionMessage";
 
 export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: `Curate ${data?.item.sourceId ?? "item"} · Concord` }];
 
@@ -209,8 +210,7 @@ export default function CurateItem() {
         {item.sourceId} <span className="muted">item v{item.version}</span>
       </h1>
       {frozen ? <div className="alert info">This version is a frozen release and read-only. Start the next version to edit.</div> : null}
-      {data && "error" in data ? <div className="alert error" role="alert">{data.error}</div> : null}
-      {data && "ok" in data ? <div className="alert ok" role="status">{data.ok}</div> : null}
+      <ActionMessage data={data} />
 
       <div className="panel">
         <h2>Checklist ({active.length})</h2>

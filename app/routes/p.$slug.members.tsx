@@ -8,6 +8,7 @@ import { removeMembership, setMembership } from "~/auth/accounts.server";
 import { requireProjectRole } from "~/auth/guards.server";
 import { getDb, schema } from "~/db.server";
 import { ROLES } from "../../db/schema";
+import { ActionMessage } from "~/components/ActionMessage";
 
 export const meta: MetaFunction = () => [{ title: "Members · Concord" }];
 
@@ -75,8 +76,7 @@ export default function Members() {
   return (
     <div>
       <h1>Members of {project.name}</h1>
-      {data && "error" in data ? <div className="alert error">{data.error}</div> : null}
-      {data && "ok" in data ? <div className="alert ok">{data.ok}</div> : null}
+      <ActionMessage data={data} />
       <table>
         <thead>
           <tr>

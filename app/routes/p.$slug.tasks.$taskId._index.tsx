@@ -16,6 +16,7 @@ import { notFound, requireProjectRole } from "~/auth/guards.server";
 import { ProgressBar } from "~/components/ProgressBar";
 import styles from "~/components/annotation.css";
 import { getDb, schema } from "~/db.server";
+import { ActionMessage } from "~/components/ActionMessage";
 
 export const links: LinksFunction = () => [{ rel: "stylesheet", href: styles }];
 export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: `${data?.task.name ?? "Task"} · Concord` }];
@@ -149,8 +150,7 @@ export default function TaskOverview() {
           {task.plan ? ` · plan ${task.plan}` : ""} · <Link to={`/p/${slug}/tasks/${task.id}/queue`}>My queue</Link> · <Link to={`/p/${slug}/tasks/${task.id}/adjudicate`}>Adjudicate</Link>
         </span>
       </div>
-      {data && "error" in data ? <div className="alert error">{data.error}</div> : null}
-      {data && "ok" in data ? <div className="alert ok">{data.ok}</div> : null}
+      <ActionMessage data={data} />
       <div className="panel">
         <ProgressBar label="Overall" done={progress.done} total={progress.total} testId="progress-overall" />
         <Form method="post" className="inline">
