@@ -1,8 +1,9 @@
 import type { LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { json } from "@remix-run/node";
-import { Form, Link, useLoaderData, useNavigation, useSearchParams } from "@remix-run/react";
+import { Form, Link, useLoaderData, useNavigation } from "@remix-run/react";
 import { notFound, requireProjectRole } from "~/auth/guards.server";
 import { browseItems, BrowseQuerySchema, findDataset } from "~/benchmark/browse.server";
+import { Pager } from "~/components/Pager";
 
 export const meta: MetaFunction<typeof loader> = ({ data }) => [
   { title: `${data?.dataset.name ?? "Dataset"} · Concord` },
@@ -25,13 +26,7 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
 
 export default function DatasetBrowser() {
   const { dataset, query, total, rows, domains, pages } = useLoaderData<typeof loader>();
-  const [params] = useSearchParams();
   const navigation = useNavigation();
-  const pageLink = (page: number) => {
-    const next = new URLSearchParams(params);
-    next.set("page", String(page));
-    return `?${next}`;
-  };
   return (
     <div>
       <h1>
@@ -89,15 +84,7 @@ export default function DatasetBrowser() {
         </tbody>
       </table>
       {rows.length === 0 ? <p className="muted">No items match.</p> : null}
-      {pages > 1 ? (
-        <div className="pager">
-          {query.page > 1 ? <Link to={pageLink(query.page - 1)}>← Previous</Link> : null}
-          <span className="muted">
-            Page {query.page} of {pages}
-          </span>
-          {query.page < pages ? <Link to={pageLink(query.page + 1)}>Next →</Link> : null}
-        </div>
-      ) : null}
+      <Pager page={query.page} pages={pages} />
     </div>
   );
 }

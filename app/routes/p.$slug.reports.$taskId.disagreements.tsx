@@ -5,6 +5,7 @@ import { notFound, requireProjectRole } from "~/auth/guards.server";
 import { DisagreementQuerySchema, disagreementFilters } from "~/reports/disagreements";
 import { disagreementsFor } from "~/reports/report.server";
 import { ReportTabs } from "~/reports/ui";
+import { Pager } from "~/components/Pager";
 
 export const meta: MetaFunction = () => [{ title: "Disagreements · Concord" }];
 
@@ -22,11 +23,6 @@ export default function Disagreements() {
   const { slug, query, task, judges, domains, models, total, rows, numeric } = useLoaderData<typeof loader>();
   const [params] = useSearchParams();
   const pages = Math.max(1, Math.ceil(total / 50));
-  const pageLink = (p: number) => {
-    const next = new URLSearchParams(params);
-    next.set("page", String(p));
-    return `?${next}`;
-  };
   const csv = new URLSearchParams(params);
   csv.set("table", "disagreements");
   csv.delete("page");
@@ -128,15 +124,7 @@ export default function Disagreements() {
           ))}
         </tbody>
       </table>
-      {pages > 1 ? (
-        <div className="pager">
-          {query.page > 1 ? <Link to={pageLink(query.page - 1)}>← Previous</Link> : null}
-          <span className="muted">
-            Page {query.page} of {pages}
-          </span>
-          {query.page < pages ? <Link to={pageLink(query.page + 1)}>Next →</Link> : null}
-        </div>
-      ) : null}
+      <Pager page={query.page} pages={pages} />
     </div>
   );
 }
