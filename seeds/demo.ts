@@ -38,19 +38,24 @@ const Dataset = z.object({
   licenseNote: z.string(),
 });
 
+/** The fields every demo item has, in both files. */
+const DemoItem = {
+  sourceId: z.string(),
+  domain: z.string(),
+  subject: z.string(),
+  taskType: z.string(),
+  language: z.string(),
+  query: z.string(),
+  passage: z.string().nullable().optional(),
+  reference: z.string(),
+};
+
 const BenchFile = z.object({
   dataset: Dataset,
   models: z.array(z.string()).length(3),
   items: z.array(
     z.object({
-      sourceId: z.string(),
-      domain: z.string(),
-      subject: z.string(),
-      taskType: z.string(),
-      language: z.string(),
-      query: z.string(),
-      passage: z.string().nullable().optional(),
-      reference: z.string(),
+      ...DemoItem,
       checklist: z.array(z.object({ text: z.string(), appropriate: z.boolean() })).min(1),
       responses: z.array(
         z.object({ model: z.string(), turn: z.number().int(), text: z.string(), satisfies: z.array(z.boolean()) }),
@@ -64,14 +69,7 @@ const WritingFile = z.object({
   models: z.array(z.string()),
   items: z.array(
     z.object({
-      sourceId: z.string(),
-      domain: z.string(),
-      subject: z.string(),
-      taskType: z.string(),
-      language: z.string(),
-      query: z.string(),
-      passage: z.string().nullable().optional(),
-      reference: z.string(),
+      ...DemoItem,
       responses: z.array(
         z.object({ model: z.string(), turn: z.number().int(), text: z.string(), quality: z.number().int().min(1).max(5) }),
       ),
