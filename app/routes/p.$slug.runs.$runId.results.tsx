@@ -1,6 +1,7 @@
 import type { LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { json } from "@remix-run/node";
 import { Link, useLoaderData } from "@remix-run/react";
+import type { ReactNode } from "react";
 import { notFound, requireProjectRole } from "~/auth/guards.server";
 import { getDb } from "~/db.server";
 import { turnCurvesSvg } from "~/runs/chart.server";
@@ -36,64 +37,76 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
 const f1 = (x: number) => (Number.isFinite(x) ? x.toFixed(1) : "—");
 const f3 = (x: number | undefined | null) => (typeof x === "number" && Number.isFinite(x) ? x.toFixed(3) : "—");
 
+/** A results table with one row per model: the model's name, then one cell per column. */
+type Column = { header: ReactNode; cell: (m: any) => ReactNode; key?: string; text?: boolean };
+function ModelTable({ rows, columns }: { rows: any[]; columns: Column[] }) {
+  return (
+    <table>
+      <thead>
+        <tr>
+          <th>Model</th>
+          {columns.map((c, i) => (
+            <th key={c.key ?? i} className={c.text ? undefined : "num"}>
+              {c.header}
+            </th>
+          ))}
+        </tr>
+      </thead>
+      <tbody>
+        {rows.map((m) => (
+          <tr key={m.model}>
+            <td>{m.model}</td>
+            {columns.map((c, i) => (
+              <td key={c.key ?? i} className={c.text ? undefined : "num"}>
+                {c.cell(m)}
+              </td>
+            ))}
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+/** One column per turn of the run (the turns of the first model). */
+const turnColumns = (r: any, header: (turn: number) => ReactNode, cell: (t: any) => ReactNode): Column[] =>
+  (r.metrics[0]?.turns ?? []).map((t0: any, i: number) => ({ key: `turn-${t0.turn}`, header: header(t0.turn), cell: (m: any) => (m.turns[i] ? cell(m.turns[i]) : "—") }));
+
 function RefineTables({ r }: { r: any }) {
   return (
     <>
       <p className="muted">
         Setting: {r.setting}; judge: {r.judge}. Instances with an unparseable verdict at a turn are left out of that turn and counted.
       </p>
-      <table>
-        <thead>
-          <tr>
-            <th>Model</th>
-            {r.metrics[0]?.turns.map((t: any) => (
-              <th key={t.turn} className="num">
-                Acc_{t.turn} / Pass_{t.turn}
-              </th>
-            ))}
-            <th className="num">Δ</th>
-            <th className="num">Mean termination turn</th>
-          </tr>
-        </thead>
-        <tbody>
-          {r.metrics.map((m: any) => (
-            <tr key={m.model}>
-              <td>{m.model}</td>
-              {m.turns.map((t: any) => (
-                <td key={t.turn} className="num">
-                  {f1(t.acc)} / {f1(t.pass)} <span className="small muted">n={t.n}{t.unparsed ? `, ${t.unparsed} unparsed` : ""}</span>
-                  {t.accKnown !== undefined ? <div className="small">known {f1(t.accKnown)} · unknown {f1(t.accUnknown)}</div> : null}
-                </td>
-              ))}
-              <td className="num">{f1(m.delta)}</td>
-              <td className="num">{m.termination.mean == null ? "—" : m.termination.mean.toFixed(2)}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <ModelTable
+        rows={r.metrics}
+        columns={[
+          ...turnColumns(
+            r,
+            (turn) => `Acc_${turn} / Pass_${turn}`,
+            (t) => (
+              <>
+                {f1(t.acc)} / {f1(t.pass)} <span className="small muted">n={t.n}{t.unparsed ? `, ${t.unparsed} unparsed` : ""}</span>
+                {t.accKnown !== undefined ? <div className="small">known {f1(t.accKnown)} · unknown {f1(t.accUnknown)}</div> : null}
+              </>
+            ),
+          ),
+          { header: "Δ", cell: (m) => f1(m.delta) },
+          { header: "Mean termination turn", cell: (m) => (m.termination.mean == null ? "—" : m.termination.mean.toFixed(2)) },
+        ]}
+      />
       <h3>Turn-to-turn transitions (Pass)</h3>
-      <table>
-        <thead>
-          <tr>
-            <th>Model</th>
-            <th className="num">correct→correct</th>
-            <th className="num">correct→incorrect</th>
-            <th className="num">incorrect→correct</th>
-            <th className="num">incorrect→incorrect</th>
-          </tr>
-        </thead>
-        <tbody>
-          {r.metrics.map((m: any) => (
-            <tr key={m.model}>
-              <td>{m.model}</td>
-              <td className="num">{m.transitions.correctToCorrect}</td>
-              <td className="num">{m.transitions.correctToIncorrect}</td>
-              <td className="num">{m.transitions.incorrectToCorrect}</td>
-              <td className="num">{m.transitions.incorrectToIncorrect}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <ModelTable
+        rows={r.metrics}
+        columns={(
+          [
+            ["correctToCorrect", "correct→correct"],
+            ["correctToIncorrect", "correct→incorrect"],
+            ["incorrectToCorrect", "incorrect→correct"],
+            ["incorrectToIncorrect", "incorrect→incorrect"],
+          ] as const
+        ).map(([k, header]) => ({ key: k, header, cell: (m: any) => m.transitions[k] }))}
+      />
     </>
   );
 }
@@ -148,30 +161,28 @@ function OtherTables({ r }: { r: any }) {
   if (r.protocol === "fb-bench")
     return (
       <>
-        <table>
-          <thead>
-            <tr>
-              <th>Model</th>
-              <th className="num">Error correction</th>
-              <th className="num">Response maintenance (rule: {r.rule})</th>
-              <th className="num">Overall (rule: {r.rule})</th>
-            </tr>
-          </thead>
-          <tbody>
-            {r.metrics.map((m: any) => (
-              <tr key={m.model}>
-                <td>{m.model}</td>
-                <td className="num">{f1(m.errorCorrection.mean)}</td>
-                <td className="num">
+        <ModelTable
+          rows={r.metrics}
+          columns={[
+            { header: "Error correction", cell: (m) => f1(m.errorCorrection.mean) },
+            {
+              header: `Response maintenance (rule: ${r.rule})`,
+              cell: (m) => (
+                <>
                   {f1(m.responseMaintenance.mean)} <span className="small">(rule: {m.rule})</span>
-                </td>
-                <td className="num">
+                </>
+              ),
+            },
+            {
+              header: `Overall (rule: ${r.rule})`,
+              cell: (m) => (
+                <>
                   {f1(m.overall)} <span className="small">(rule: {m.rule})</span>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+                </>
+              ),
+            },
+          ]}
+        />
         {(["byTask", "byFeedbackType", "byDeficiencyType"] as const).map((k) => (
           <div key={k}>
             <h3>{k === "byTask" ? "By task" : k === "byFeedbackType" ? "By feedback type" : "By deficiency type (error correction)"} (rule: {r.rule})</h3>
@@ -195,34 +206,14 @@ function OtherTables({ r }: { r: any }) {
     );
   if (r.protocol === "c3ebench")
     return (
-      <table>
-        <thead>
-          <tr>
-            <th>Model</th>
-            {["Cloze", "Edit", "Expand", "End2End"].map((t) => (
-              <th key={t} className="num">
-                {t}
-              </th>
-            ))}
-            <th className="num">Overall</th>
-            <th className="num">Unparsed</th>
-          </tr>
-        </thead>
-        <tbody>
-          {r.metrics.map((m: any) => (
-            <tr key={m.model}>
-              <td>{m.model}</td>
-              {["Cloze", "Edit", "Expand", "End2End"].map((t) => (
-                <td key={t} className="num">
-                  {m.byTask[t] ? `${m.byTask[t].mean.toFixed(2)} (n=${m.byTask[t].n})` : "—"}
-                </td>
-              ))}
-              <td className="num">{Number.isFinite(m.overall) ? m.overall.toFixed(2) : "—"}</td>
-              <td className="num">{m.unparsed}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <ModelTable
+        rows={r.metrics}
+        columns={[
+          ...["Cloze", "Edit", "Expand", "End2End"].map((t) => ({ key: t, header: t, cell: (m: any) => (m.byTask[t] ? `${m.byTask[t].mean.toFixed(2)} (n=${m.byTask[t].n})` : "—") })),
+          { header: "Overall", cell: (m) => (Number.isFinite(m.overall) ? m.overall.toFixed(2) : "—") },
+          { header: "Unparsed", cell: (m) => m.unparsed },
+        ]}
+      />
     );
   return <p className="muted">No tables for this protocol.</p>;
 }
@@ -240,30 +231,7 @@ export default function RunResults() {
         <div className="grid">
           {chart ? <div className="panel" dangerouslySetInnerHTML={{ __html: chart }} /> : null}
           <div className="panel">
-            <table>
-              <thead>
-                <tr>
-                  <th>Model</th>
-                  {r.metrics[0]?.turns.map((t: any) => (
-                    <th key={t.turn} className="num">
-                      Pass_{t.turn}
-                    </th>
-                  ))}
-                </tr>
-              </thead>
-              <tbody>
-                {r.metrics.map((m: any) => (
-                  <tr key={m.model}>
-                    <td>{m.model}</td>
-                    {m.turns.map((t: any) => (
-                      <td key={t.turn} className="num">
-                        {f1(t.pass)}
-                      </td>
-                    ))}
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+            <ModelTable rows={r.metrics} columns={turnColumns(r, (turn) => `Pass_${turn}`, (t) => f1(t.pass))} />
           </div>
         </div>
       ) : null}
