@@ -51,8 +51,10 @@ export function browseItems(
       subject: schema.items.subject,
       taskType: schema.items.taskType,
       language: schema.items.language,
-      checklistCount: sql<number>`(select count(*) from ${schema.checklistItems} ci where ci.item_id = ${schema.items.id} and ci.retired_at is null)`,
-      responseCount: sql<number>`(select count(*) from ${schema.responses} r where r.item_id = ${schema.items.id})`,
+      // The outer column is written qualified by hand: inside a select list drizzle renders
+      // ${schema.items.id} as a bare "id", which the subquery would read as its own table's id.
+      checklistCount: sql<number>`(select count(*) from ${schema.checklistItems} ci where ci.item_id = "items"."id" and ci.retired_at is null)`,
+      responseCount: sql<number>`(select count(*) from ${schema.responses} r where r.item_id = "items"."id")`,
     })
     .from(schema.items)
     .where(where)

@@ -1,9 +1,8 @@
 import type { LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
-import { json } from "@remix-run/node";
+import { json, redirect } from "@remix-run/node";
 import { Link, useLoaderData } from "@remix-run/react";
 import { requireProjectRole } from "~/auth/guards.server";
-import { getDb } from "~/db.server";
-import { COLUMNS, EXPORT_FORMATS, EXPORT_KINDS, exportRows, writeExport, type ExportFormat, type ExportKind } from "~/formats/export.server";
+import { COLUMNS, EXPORT_FORMATS, EXPORT_KINDS, type ExportFormat, type ExportKind } from "~/formats/export.server";
 
 export const meta: MetaFunction = () => [{ title: "Export · Concord" }];
 
@@ -14,26 +13,16 @@ const DESCRIPTIONS: Record<ExportKind, string> = {
   runs: "Responses and judge verdicts, one row per verdict.",
 };
 
-/** With ?what=KIND[&format=csv|jsonl] the loader answers with the file (a download); otherwise the page. */
+/** The page. Downloads are the resource route p.$slug.export.$file (old `?what=KIND&format=F` links redirect there). */
 export async function loader({ request, params }: LoaderFunctionArgs) {
   const { project } = await requireProjectRole(request, params.slug, "researcher");
   const url = new URL(request.url);
   const what = url.searchParams.get("what");
   if (what !== null) {
-    const format = (url.searchParams.get("format") ?? "csv") as ExportFormat;
-    if (!EXPORT_KINDS.includes(what as ExportKind) || !EXPORT_FORMATS.includes(format)) {
-      throw new Response(`Unknown export: what must be one of ${EXPORT_KINDS.join(", ")} and format csv or jsonl.`, { status: 400 });
+    const format = url.searchParams.get("format") ?? "csv";
+    if (EXPORT_KINDS.includes(what as ExportKind) && EXPORT_FORMATS.includes(format as ExportFormat)) {
+      throw redirect(`/p/${project.slug}/export/${what}.${format}`);
     }
-    const rows = exportRows(getDb().$client, project.id, what as ExportKind);
-    const parts: string[] = [];
-    writeExport(rows, what as ExportKind, format, (c) => parts.push(c));
-    return new Response(parts.join(""), {
-      headers: {
-        "Content-Type": format === "csv" ? "text/csv; charset=utf-8" : "application/x-ndjson; charset=utf-8",
-        "Content-Disposition": `attachment; filename="${project.slug}-${what}.${format}"`,
-        "Cache-Control": "no-store",
-      },
-    });
   }
   return json({
     project: { slug: project.slug },
@@ -69,11 +58,11 @@ export default function ExportPage() {
                 <div className="muted small">Columns: {e.columns.join(", ")}</div>
               </td>
               <td>
-                <a href={`?what=${e.what}&format=csv`} download>
+                <a href={`/p/${project.slug}/export/${e.what}.csv`} download={`${project.slug}-${e.what}.csv`}>
                   CSV
                 </a>{" "}
                 ·{" "}
-                <a href={`?what=${e.what}&format=jsonl`} download>
+                <a href={`/p/${project.slug}/export/${e.what}.jsonl`} download={`${project.slug}-${e.what}.jsonl`}>
                   JSONL
                 </a>
               </td>
