@@ -187,7 +187,11 @@ export const references = sqliteTable(
   (t) => [index("references_item_idx").on(t.itemId, t.version)],
 );
 
-export const RUN_STATUSES = ["draft", "queued", "running", "paused", "cancelled", "completed", "failed"] as const;
+/**
+ * "completed-with-errors": every job ran, some failed (the run page lists them, with retry);
+ * "failed": every job ran and none succeeded.
+ */
+export const RUN_STATUSES = ["draft", "queued", "running", "paused", "cancelled", "completed", "completed-with-errors", "failed"] as const;
 
 export const providers = sqliteTable(
   "providers",
@@ -495,10 +499,41 @@ export const providerCalls = sqliteTable(
     promptTokens: integer("prompt_tokens"),
     completionTokens: integer("completion_tokens"),
     error: text("error"),
+    /**
+     * "sent": logged before the request left and not answered yet (it holds
+     * one of the provider's concurrency slots); "done": answered or failed;
+     * "interrupted": its worker died mid-call (tokens are the prompt estimate).
+     */
+    state: text("state", { enum: ["sent", "done", "interrupted"] }).notNull().default("done"),
+    /** The worker (or CLI) that made the call. */
+    owner: text("owner"),
+    /** When the call was admitted, epoch ms (the requests-per-minute window counts these). */
+    startedAt: integer("started_at"),
     createdAt: createdAt(),
   },
-  (t) => [index("provider_calls_job_idx").on(t.jobId)],
+  (t) => [
+    index("provider_calls_job_idx").on(t.jobId),
+    index("provider_calls_window_idx").on(t.providerId, t.startedAt),
+    index("provider_calls_state_idx").on(t.providerId, t.state),
+  ],
 );
+
+/**
+ * Live worker processes (the web server's in-process worker included): a
+ * heartbeat renewed while alive, so a restarted worker reclaims a dead one's
+ * jobs and provider slots at once when the process is known to be gone
+ * (same host, pid not running) and after its lease otherwise.
+ */
+export const workers = sqliteTable("workers", {
+  id: text("id").primaryKey(),
+  host: text("host").notNull(),
+  pid: integer("pid").notNull(),
+  /** Epoch ms of the last heartbeat. */
+  heartbeatAt: integer("heartbeat_at").notNull(),
+  /** A worker silent for this long is gone even if its host cannot be checked. */
+  leaseMs: integer("lease_ms").notNull(),
+  startedAt: integer("started_at").notNull(),
+});
 
 // ─── Curation: the changelog of every benchmark edit ─────────────────────────
 
