@@ -35,7 +35,7 @@ import type { Label, ReliabilityInput, WeightScheme } from "./types";
  */
 export function fleissKappaSE(
   data: ReliabilityInput,
-  options: { categories?: readonly Label[]; weights?: WeightScheme; cluster?: ArrayLike<string | number>; z?: number } = {},
+  options: { categories?: readonly Label[]; weights?: WeightScheme; cluster?: ArrayLike<string | number>; unitWeights?: ArrayLike<number>; z?: number } = {},
 ): AgreementSEResult {
   const { counts, ratingsPerUnit, units, q, w, paI, piSum: pi, n, n2, sumPa, z } = unitAgreementTerms("fleissKappaSE", data, options);
   const nan = (pa: number, pe: number): AgreementSEResult => ({ value: NaN, se: NaN, ci: [NaN, NaN], n, clusters: n, pa, pe });
@@ -49,7 +49,9 @@ export function fleissKappaSE(
   const piBar = new Float64Array(q);
   for (let k = 0; k < q; k++) for (let l = 0; l < q; l++) piBar[k] += ((w[k * q + l] + w[l * q + k]) / 2) * pi[l];
   // Pass 2: linearised values κ*_i.
-  const x = new Float64Array(n);
+  const uw = options.unitWeights;
+  const x = new Float64Array(uw ? units : n);
+  const wx = uw ? new Float64Array(units) : undefined;
   const keys: (string | number)[] | undefined = options.cluster ? new Array(n) : undefined;
   let i = 0;
   for (let u = 0; u < units; u++) {
@@ -62,9 +64,10 @@ export function fleissKappaSE(
     const kI = ((n / n2) * (paI[u] - (r >= 2 ? pe : 0))) / (1 - pe);
     x[i] = kI - (2 * (1 - kappa) * (peI - pe)) / (1 - pe);
     if (keys) keys[i] = options.cluster![u];
+    if (wx) wx[i] = uw![u];
     i++;
   }
-  const se = linearizedSE(x, kappa, { cluster: keys });
+  const se = wx ? linearizedSE(x.subarray(0, i), kappa, { weights: wx.subarray(0, i) }) : linearizedSE(x, kappa, { cluster: keys });
   const clusters = keys ? new Set(keys).size : n;
   return { value: kappa, se, ci: clippedInterval(kappa, se, z), n, clusters, pa, pe };
 }

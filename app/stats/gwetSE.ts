@@ -33,7 +33,7 @@ import type { Label, ReliabilityInput, WeightScheme } from "./types";
  */
 export function gwetSE(
   data: ReliabilityInput,
-  options: { categories?: readonly Label[]; weights?: WeightScheme; cluster?: ArrayLike<string | number>; z?: number } = {},
+  options: { categories?: readonly Label[]; weights?: WeightScheme; cluster?: ArrayLike<string | number>; unitWeights?: ArrayLike<number>; z?: number } = {},
 ): AgreementSEResult {
   const { counts, ratingsPerUnit, units, q, w, paI, piSum: pi, n, n2, sumPa, z } = unitAgreementTerms("gwetSE", data, options);
   const pa = n2 === 0 ? NaN : sumPa / n2;
@@ -50,7 +50,9 @@ export function gwetSE(
   const pe = c * s;
   if (n2 === 0 || 1 - pe <= 1e-15) return nan(pe);
   const ac = (pa - pe) / (1 - pe);
-  const x = new Float64Array(n);
+  const uw = options.unitWeights;
+  const x = new Float64Array(uw ? units : n);
+  const wx = uw ? new Float64Array(units) : undefined;
   const keys: (string | number)[] | undefined = options.cluster ? new Array(n) : undefined;
   let i = 0;
   for (let u = 0; u < units; u++) {
@@ -63,8 +65,9 @@ export function gwetSE(
     const acI = ((n / n2) * (paI[u] - (r >= 2 ? pe : 0))) / (1 - pe);
     x[i] = acI - (2 * (1 - ac) * (peI - pe)) / (1 - pe);
     if (keys) keys[i] = options.cluster![u];
+    if (wx) wx[i] = uw![u];
     i++;
   }
-  const se = linearizedSE(x, ac, { cluster: keys });
+  const se = wx ? linearizedSE(x.subarray(0, i), ac, { weights: wx.subarray(0, i) }) : linearizedSE(x, ac, { cluster: keys });
   return { value: ac, se, ci: clippedInterval(ac, se, z), n, clusters: keys ? new Set(keys).size : n, pa, pe };
 }

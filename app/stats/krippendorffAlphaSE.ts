@@ -36,14 +36,19 @@ import type { Label, ReliabilityInput, WeightScheme } from "./types";
  */
 export function krippendorffAlphaSE(
   data: ReliabilityInput,
-  options: { categories?: readonly Label[]; weights?: WeightScheme; cluster?: ArrayLike<string | number>; z?: number } = {},
+  options: { categories?: readonly Label[]; weights?: WeightScheme; cluster?: ArrayLike<string | number>; unitWeights?: ArrayLike<number>; z?: number } = {},
 ): AgreementSEResult {
   const { counts, ratingsPerUnit, units, q, w, z } = unitAgreementTerms("krippendorffAlphaSE", data, options);
+  const uw = options.unitWeights;
   let n = 0;
   let total = 0;
+  let rows = 0;
   for (let u = 0; u < units; u++) {
     const r = ratingsPerUnit[u];
-    if (r >= 2) (n++, (total += r));
+    if (r < 2) continue;
+    rows++;
+    if (uw === undefined) (n++, (total += r));
+    else (n += uw[u]), (total += uw[u] * r);
   }
   const nan = (pa: number, pe: number): AgreementSEResult => ({ value: NaN, se: NaN, ci: [NaN, NaN], n, clusters: n, pa, pe });
   if (n === 0 || q < 2) return nan(NaN, NaN);
@@ -60,13 +65,13 @@ export function krippendorffAlphaSE(
     for (let k = 0; k < q; k++) {
       const c = counts[base + k];
       if (c === 0) continue;
-      pi[k] += c;
+      pi[k] += uw === undefined ? c : uw[u] * c;
       let star = 0;
       for (let l = 0; l < q; l++) star += w[k * q + l] * counts[base + l];
       s += c * (star - 1);
     }
     sq[u] = s / (rBar * (r - 1));
-    paPrime += sq[u];
+    paPrime += uw === undefined ? sq[u] : uw[u] * sq[u];
   }
   paPrime /= n;
   const pa = (1 - eps) * paPrime + eps;
@@ -78,7 +83,8 @@ export function krippendorffAlphaSE(
   const alphaPrime = (paPrime - pe) / (1 - pe);
   const piBar = new Float64Array(q);
   for (let k = 0; k < q; k++) for (let l = 0; l < q; l++) piBar[k] += ((w[k * q + l] + w[l * q + k]) / 2) * pi[l];
-  const x = new Float64Array(n);
+  const x = new Float64Array(rows);
+  const wx = uw ? new Float64Array(rows) : undefined;
   const keys: (string | number)[] | undefined = options.cluster ? new Array(n) : undefined;
   let i = 0;
   for (let u = 0; u < units; u++) {
@@ -91,8 +97,9 @@ export function krippendorffAlphaSE(
     peI = peI / rBar - (pe * (r - rBar)) / rBar;
     x[i] = (paI - pe) / (1 - pe) - (2 * (1 - alphaPrime) * (peI - pe)) / (1 - pe);
     if (keys) keys[i] = options.cluster![u];
+    if (wx) wx[i] = uw![u];
     i++;
   }
-  const se = linearizedSE(x, alphaPrime, { cluster: keys });
+  const se = wx ? linearizedSE(x, alphaPrime, { weights: wx }) : linearizedSE(x, alphaPrime, { cluster: keys });
   return { value: alpha, se, ci: clippedInterval(alpha, se, z), n, clusters: keys ? new Set(keys).size : n, pa, pe };
 }

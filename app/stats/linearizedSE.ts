@@ -36,6 +36,9 @@ export interface AgreementSEResult {
  * K. M. Wolter (2007) Introduction to Variance Estimation, 2nd ed., ch. 6;
  * A. C. Cameron & D. L. Miller (2015) J. Human Resources 50(2), 317-372.
  *
+ * `weights` (one per value) makes each value stand for that many units with the
+ * same value: Σ w_i (x_i − x̄)² / (N (N − 1)) with N = Σ w_i.
+ *
  * Preconditions: `values` finite; `cluster`, when given, has one key per value.
  * NaN when n < 2 or G < 2.
  *
@@ -46,10 +49,23 @@ export interface AgreementSEResult {
 export function linearizedSE(
   values: ArrayLike<number>,
   mean: number,
-  options: { cluster?: ArrayLike<string | number> } = {},
+  options: { cluster?: ArrayLike<string | number>; weights?: ArrayLike<number> } = {},
 ): number {
-  const n = values.length;
   const cluster = options.cluster;
+  if (options.weights !== undefined) {
+    // values[i] stands for weights[i] units with that same value (rows of distinct patterns).
+    const wts = options.weights;
+    if (wts.length !== values.length) throw new Error(`linearizedSE: weights has ${wts.length} entries for ${values.length} values`);
+    if (cluster !== undefined) throw new Error("linearizedSE: weights and cluster cannot be combined");
+    let total = 0;
+    let ssw = 0;
+    for (let i = 0; i < values.length; i++) {
+      total += wts[i];
+      ssw += wts[i] * (values[i] - mean) ** 2;
+    }
+    return total < 2 ? NaN : Math.sqrt(ssw / (total * (total - 1)));
+  }
+  const n = values.length;
   if (cluster !== undefined && cluster.length !== n) {
     throw new Error(`linearizedSE: cluster has ${cluster.length} keys for ${n} values`);
   }

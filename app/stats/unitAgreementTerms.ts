@@ -9,7 +9,7 @@ export type UnitAgreementTerms = ReturnType<typeof unitCategoryCounts> & {
   paI: Float64Array;
   /** Σ_i r_ik / r_i over rated rows (divide by n for π_k). */
   piSum: Float64Array;
-  /** Rows with at least one rating, and with at least two. */
+  /** Rows with at least one rating, and with at least two (weighted by unitWeights when given). */
   n: number;
   n2: number;
   /** Σ pa_i over rows with two or more ratings. */
@@ -38,12 +38,20 @@ export function unitAgreementTerms(
     /** A named scheme, or a q × q matrix of weights in [0, 1] (categories in code order). */
     weights?: WeightScheme | readonly (readonly number[])[];
     cluster?: ArrayLike<string | number>;
+    /** How many units each row stands for (rows of distinct rating patterns); default 1 each. */
+    unitWeights?: ArrayLike<number>;
     z?: number;
   },
 ): UnitAgreementTerms {
   const counted = unitCategoryCounts(fn, data, options.categories);
   const { counts, ratingsPerUnit, units, q } = counted;
   if (options.cluster !== undefined && options.cluster.length !== units) throw new Error(`${fn}: cluster has ${options.cluster.length} keys for ${units} rows`);
+  const uw = options.unitWeights;
+  if (uw !== undefined) {
+    if (uw.length !== units) throw new Error(`${fn}: unitWeights has ${uw.length} entries for ${units} rows`);
+    if (options.cluster !== undefined) throw new Error(`${fn}: unitWeights and cluster cannot be combined`);
+    for (let u = 0; u < units; u++) if (!(uw[u] >= 0) || !Number.isFinite(uw[u])) throw new Error(`${fn}: unitWeights must be finite and non-negative (entry ${u} is ${String(uw[u])})`);
+  }
   const w = weightMatrix(fn, options.weights ?? "none", q);
   const paI = new Float64Array(units);
   const piSum = new Float64Array(q);
@@ -53,9 +61,11 @@ export function unitAgreementTerms(
   for (let u = 0; u < units; u++) {
     const r = ratingsPerUnit[u];
     if (r === 0) continue;
-    n++;
+    const wt = uw === undefined ? 1 : uw[u];
+    n += wt;
     const base = u * q;
-    for (let k = 0; k < q; k++) piSum[k] += counts[base + k] / r;
+    if (uw === undefined) for (let k = 0; k < q; k++) piSum[k] += counts[base + k] / r;
+    else for (let k = 0; k < q; k++) piSum[k] += (wt * counts[base + k]) / r;
     if (r >= 2) {
       let s = 0;
       for (let k = 0; k < q; k++) {
@@ -66,8 +76,9 @@ export function unitAgreementTerms(
         s += c * (star - 1);
       }
       paI[u] = s / (r * (r - 1));
-      sumPa += paI[u];
-      n2++;
+      if (uw === undefined) sumPa += paI[u];
+      else sumPa += wt * paI[u];
+      n2 += wt;
     }
   }
   return { ...counted, w, paI, piSum, n, n2, sumPa, z: options.z ?? 1.96 };
