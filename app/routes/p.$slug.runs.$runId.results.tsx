@@ -5,7 +5,7 @@ import type { ReactNode } from "react";
 import { notFound, requireProjectRole } from "~/auth/guards.server";
 import { getDb } from "~/db.server";
 import { turnCurvesSvg } from "~/runs/chart.server";
-import { conversation, conversationList, runResults, runRow } from "~/runs/results.server";
+import { conversation, conversationList, runResultsAll, runRow } from "~/runs/results.server";
 
 export const meta: MetaFunction = () => [{ title: "Run results · Concord" }];
 
@@ -15,19 +15,23 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
   const run = runRow(db, project.id, Number(params.runId));
   if (!run) notFound("Run not found.");
   const url = new URL(request.url);
-  const results = runResults(db, run);
-  let chart: string | null = null;
-  if (results.protocol === "refinebench" && results.metrics) {
-    const m = results.metrics as { model: string; turns: { turn: number; pass: number }[] }[];
-    chart = turnCurvesSvg(m.map((x) => ({ name: x.model, points: x.turns.map((t) => ({ x: t.turn, y: t.pass })) })), { title: "Pass_t by turn", yMax: 100 });
-  }
+  // Every judge of the run, in the run's order (the first drives guided feedback).
+  const judges = runResultsAll(db, run).map((results) => {
+    let chart: string | null = null;
+    if (results.protocol === "refinebench" && results.metrics) {
+      const m = results.metrics as { model: string; turns: { turn: number; pass: number }[] }[];
+      chart = turnCurvesSvg(m.map((x) => ({ name: x.model, points: x.turns.map((t) => ({ x: t.turn, y: t.pass })) })), { title: `Pass_t by turn (${results.judge})`, yMax: 100 });
+    }
+    return { results, chart };
+  });
+  const settings = ((run.config ?? {}) as { settings?: Record<string, unknown> }).settings ?? {};
   const itemId = Number(url.searchParams.get("item"));
   const model = url.searchParams.get("model");
   return json({
     project: { slug: project.slug },
-    run: { id: run.id, name: run.name, protocol: run.protocol, status: run.status },
-    results,
-    chart,
+    run: { id: run.id, name: run.name, protocol: run.protocol, status: run.status, protocolVersion: run.protocolVersion },
+    judges,
+    settings,
     conversations: conversationList(db, run.id),
     detail: Number.isInteger(itemId) && itemId > 0 && model ? conversation(db, run.id, itemId, model) : null,
     selected: { itemId, model },
@@ -76,7 +80,9 @@ function RefineTables({ r }: { r: any }) {
   return (
     <>
       <p className="muted">
-        Setting: {r.setting}; judge: {r.judge}. Instances with an unparseable verdict at a turn are left out of that turn and counted.
+        Setting: {r.setting}; judge: {r.judge}. Metrics are over the instances scored at each turn (n). An instance whose generation or judge call failed is
+        counted as failed at that turn — and at the later turns it made impossible — never given an earlier turn's verdicts; an unparseable verdict is counted as
+        unparsed. Only a [TERMINATE] reply, or a guided conversation with nothing left to refine, carries the last answer forward.
       </p>
       <ModelTable
         rows={r.metrics}
@@ -86,7 +92,11 @@ function RefineTables({ r }: { r: any }) {
             (turn) => `Acc_${turn} / Pass_${turn}`,
             (t) => (
               <>
-                {f1(t.acc)} / {f1(t.pass)} <span className="small muted">n={t.n}{t.unparsed ? `, ${t.unparsed} unparsed` : ""}</span>
+                {f1(t.acc)} / {f1(t.pass)}{" "}
+                <span className="small muted">
+                  n={t.n}, failed={t.failed}, unparsed={t.unparsed}
+                  {t.pending ? `, ${t.pending} not finished` : ""}
+                </span>
                 {t.accKnown !== undefined ? <div className="small">known {f1(t.accKnown)} · unknown {f1(t.accUnknown)}</div> : null}
               </>
             ),
@@ -134,6 +144,7 @@ function OtherTables({ r }: { r: any }) {
                 {["internal", "external", "internal-wait"].map((c) => (
                   <td key={c} className="num">
                     {d.byCondition[c] ? `${f3(d.byCondition[c].mean)} [${f3(d.byCondition[c].ci[0])}, ${f3(d.byCondition[c].ci[1])}]` : "—"}
+                    {d.byCondition[c] ? <div className="small muted">n={d.byCondition[c].n}, failed={d.byCondition[c].failed}, unparsed={d.byCondition[c].unparsed}</div> : null}
                   </td>
                 ))}
                 <td className="num">{d.blindSpot ? `${f3(d.blindSpot.value)} [${f3(d.blindSpot.ci[0])}, ${f3(d.blindSpot.ci[1])}]` : "—"}</td>
@@ -181,6 +192,9 @@ function OtherTables({ r }: { r: any }) {
                 </>
               ),
             },
+            { header: "n (EC / RM)", cell: (m) => `${m.errorCorrection.n} / ${m.responseMaintenance.n}` },
+            { header: "Failed", cell: (m) => m.failed },
+            { header: "Unparsed", cell: (m) => m.unparsed },
           ]}
         />
         {(["byTask", "byFeedbackType", "byDeficiencyType"] as const).map((k) => (
@@ -211,6 +225,8 @@ function OtherTables({ r }: { r: any }) {
         columns={[
           ...["Cloze", "Edit", "Expand", "End2End"].map((t) => ({ key: t, header: t, cell: (m: any) => (m.byTask[t] ? `${m.byTask[t].mean.toFixed(2)} (n=${m.byTask[t].n})` : "—") })),
           { header: "Overall", cell: (m) => (Number.isFinite(m.overall) ? m.overall.toFixed(2) : "—") },
+          { header: "n", cell: (m) => m.n },
+          { header: "Failed", cell: (m) => m.failed },
           { header: "Unparsed", cell: (m) => m.unparsed },
         ]}
       />
@@ -219,23 +235,37 @@ function OtherTables({ r }: { r: any }) {
 }
 
 export default function RunResults() {
-  const { project, run, results, chart, conversations, detail, selected } = useLoaderData<typeof loader>();
-  const r = results as any;
+  const { project, run, judges, settings, conversations, detail, selected } = useLoaderData<typeof loader>();
   return (
     <div>
       <h1>Results: {run.name}</h1>
       <p>
-        <Link to={`/p/${project.slug}/runs/${run.id}`}>Back to the run</Link> · <span className="badge">{run.status}</span> · judge verdicts parsed: {r.parse.ok} ok, {r.parse.partial} partial, {r.parse.failed} failed
+        <Link to={`/p/${project.slug}/runs/${run.id}`}>Back to the run</Link> · <span className="badge">{run.status}</span> · protocol {run.protocol} v{run.protocolVersion}
       </p>
-      {r.protocol === "refinebench" && r.metrics ? (
-        <div className="grid">
-          {chart ? <div className="panel" dangerouslySetInnerHTML={{ __html: chart }} /> : null}
-          <div className="panel">
-            <ModelTable rows={r.metrics} columns={turnColumns(r, (turn) => `Pass_${turn}`, (t) => f1(t.pass))} />
-          </div>
-        </div>
-      ) : null}
-      {r.metrics ? r.protocol === "refinebench" ? <RefineTables r={r} /> : <OtherTables r={r} /> : null}
+      <details>
+        <summary>Settings used (the paper's defaults unless overridden when the run was created)</summary>
+        <pre className="small">{JSON.stringify(settings, null, 2)}</pre>
+      </details>
+      {judges.map(({ results, chart }) => {
+        const r = results as any;
+        return (
+          <section key={r.judgeId} aria-label={`Judge ${r.judge}`}>
+            <h2>Judge: {r.judge}</h2>
+            <p className="small">
+              verdicts parsed: {r.parse.ok} ok, {r.parse.partial} partial, {r.parse.failed} failed
+            </p>
+            {r.protocol === "refinebench" && r.metrics ? (
+              <div className="grid">
+                {chart ? <div className="panel" dangerouslySetInnerHTML={{ __html: chart }} /> : null}
+                <div className="panel">
+                  <ModelTable rows={r.metrics} columns={turnColumns(r, (turn) => `Pass_${turn}`, (t) => f1(t.pass))} />
+                </div>
+              </div>
+            ) : null}
+            {r.metrics ? r.protocol === "refinebench" ? <RefineTables r={r} /> : <OtherTables r={r} /> : null}
+          </section>
+        );
+      })}
       <h2>Conversations</h2>
       <table>
         <thead>

@@ -20,11 +20,17 @@
 import { and, asc, eq, inArray, isNull, sql } from "drizzle-orm";
 import { z } from "zod";
 import { schema, type Db } from "../../db/client";
-import { getProtocol, PROTOCOL_IDS } from "./protocols";
+import { getProtocol, PROTOCOL_IDS, validateDataset } from "./protocols";
 import type { ItemData, JobPayload, JudgeRef, ModelRef, Outcome } from "./protocols/types";
-import { OpenAIProvider } from "./providers/openai.server";
-import { ReplayProvider } from "./providers/replay.server";
+import { providerFromRow, type ProviderRow } from "./providers/index.server";
+import { encryptPlaintextKeys } from "./providers/secrets.server";
+import { heartbeat, RunStopped, sharedLimits, sweepDeadWorkers, unregisterWorker } from "./providers/shared-limits.server";
 import { ProviderError, type CallRecord, type LlmProvider } from "./providers/types";
+
+export { providerFromRow, type ProviderRow };
+
+/** Run statuses after which nothing more happens (retry-failed can reopen the last two). */
+export const TERMINAL_RUN_STATUSES = ["completed", "cancelled", "failed", "completed-with-errors"];
 
 // ─── Run definition ──────────────────────────────────────────────────────────
 
@@ -115,6 +121,8 @@ export function createRun(db: Db, projectId: number, input: RunDefinition, creat
   if (new Set(models.map((m) => m.name)).size !== models.length) throw new RunInputError("models: two targets share a name; give one an `as`");
   const items = loadItems(db, def.datasetId, { itemIds: def.itemIds, limit: def.limit });
   if (items.length === 0) throw new RunInputError("the dataset (or the chosen subset) has no items");
+  const problems = validateDataset(protocol.id, items, def.models.map((m, i) => { const p = providerByName(m.provider, `models[${i}].provider`); return { name: models[i].name, kind: p.kind, settings: p.settings ?? {} }; }), settings);
+  if (problems.length) throw new RunInputError(`${protocol.title} cannot run on this data: ${problems.slice(0, 5).join("; ")}${problems.length > 5 ? ` (and ${problems.length - 5} more)` : ""}`);
 
   return db.transaction(
     (tx) => {
@@ -159,10 +167,11 @@ export function controlRun(db: Db, runId: number, action: RunControl): string {
       let status = run.status;
       if (action === "pause" && (status === "queued" || status === "running")) status = "paused";
       else if (action === "resume" && status === "paused") status = "queued";
-      else if (action === "cancel" && !["completed", "cancelled"].includes(status)) status = "cancelled";
-      else if (action === "retry-failed" && status !== "cancelled") {
+      else if (action === "cancel" && !TERMINAL_RUN_STATUSES.includes(status)) status = "cancelled";
+      else if (action === "retry-failed" && status !== "cancelled" && status !== "completed") {
         const n = tx.update(schema.jobs).set({ status: "queued", error: null, leaseOwner: null, leaseExpiresAt: null }).where(and(eq(schema.jobs.runId, runId), eq(schema.jobs.status, "failed"))).run().changes;
-        if (n > 0) status = "queued";
+        if (n > 0) status = status === "paused" ? "paused" : "queued";
+        else throw new RunInputError("no failed jobs to retry");
       } else throw new RunInputError(`cannot ${action} a ${status} run`);
       tx.update(schema.runs).set({ status, finishedAt: status === "cancelled" ? sql`(unixepoch())` : status === "queued" ? null : undefined }).where(eq(schema.runs.id, runId)).run();
       return status;
@@ -208,7 +217,9 @@ function prepareStatements(s: Sqlite) {
     ),
     insertJob: s.prepare(`INSERT INTO jobs (run_id, key, payload) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`),
     anyLeft: s.prepare(`SELECT 1 FROM jobs WHERE run_id = ? AND status IN ('queued','leased') LIMIT 1`).pluck(),
-    finishRun: s.prepare(`UPDATE runs SET status = 'completed', finished_at = unixepoch() WHERE id = ? AND status IN ('queued','running')`),
+    finishRun: s.prepare(`UPDATE runs SET status = ?, finished_at = unixepoch() WHERE id = ? AND status IN ('queued','running')`),
+    outcomeCounts: s.prepare(`SELECT COALESCE(SUM(status = 'done'), 0) AS done, COALESCE(SUM(status = 'failed'), 0) AS failed FROM jobs WHERE run_id = ?`),
+    runStatus: s.prepare(`SELECT status FROM runs WHERE id = ?`).pluck(),
     insertCall: s.prepare(
       `INSERT INTO provider_calls (provider_id, job_id, request, reply, status, latency_ms, prompt_tokens, completion_tokens, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
@@ -258,20 +269,30 @@ export function renewLeases(db: Db, owner: string, jobIds: number[], leaseMs: nu
   db.$client.prepare(`UPDATE jobs SET lease_expires_at=? WHERE status='leased' AND lease_owner=? AND id IN (${jobIds.map(() => "?").join(",")})`).run(Date.now() + leaseMs, owner, ...jobIds);
 }
 
+/** A drained run ends "completed", "completed-with-errors" (some jobs failed) or "failed" (no job succeeded). */
 function finishRunIfDrained(db: Db, runId: number): void {
   const st = stmts(db);
-  if (st.anyLeft.get(runId) === undefined) st.finishRun.run(runId);
+  if (st.anyLeft.get(runId) !== undefined) return;
+  const c = st.outcomeCounts.get(runId) as { done: number; failed: number };
+  st.finishRun.run(c.failed === 0 ? "completed" : c.done === 0 ? "failed" : "completed-with-errors", runId);
 }
 
-/** A job's outcome (or error) and the HTTP attempts it made, ready to store. */
-export type Finished = { job: ClaimedJob; outcome?: Outcome; error?: string; calls?: CallRecord[] };
+/**
+ * A job's outcome (or error) and the HTTP attempts it made, ready to store.
+ * `stopped`: the job made no call because its run was paused or cancelled; it goes back to the queue.
+ */
+export type Finished = { job: ClaimedJob; outcome?: Outcome; error?: string; calls?: CallRecord[]; stopped?: boolean };
 
 /** Request bodies in provider_calls: "full" stores the JSON body sent; "compact" stores its shape (the messages are in the job's payload). */
 export type CallLogDetail = "full" | "compact";
 
 function callRequest(c: CallRecord, detail: CallLogDetail): string {
-  if (detail === "full") return JSON.stringify(c.request);
-  const r = (c.request ?? {}) as Record<string, unknown>;
+  return requestJson(c.request, detail);
+}
+
+export function requestJson(request: unknown, detail: CallLogDetail): string {
+  if (detail === "full") return JSON.stringify(request);
+  const r = (request ?? {}) as Record<string, unknown>;
   const { messages, prompt, ...rest } = r;
   const m = Array.isArray(messages) ? (messages as { content?: unknown }[]) : null;
   const chars = m ? m.reduce((a, x) => a + String(x.content ?? "").length, 0) : typeof prompt === "string" ? prompt.length : 0;
@@ -285,12 +306,18 @@ function callRequest(c: CallRecord, detail: CallLogDetail): string {
  * them fails the job alone; without, the error propagates (the fast path: the
  * caller retries the batch isolated).
  */
-function storeFinished(db: Db, owner: string, f: Finished, detail: CallLogDetail = "full", isolate = true): boolean {
+function storeFinished(db: Db, owner: string, f: Finished, detail: CallLogDetail = "full", isolate = true, runStatus?: (runId: number) => string): boolean {
   const st = stmts(db);
   const { job } = f;
   if (f.calls)
     for (const c of f.calls)
       st.insertCall.run(job.payload.providerId, job.id, callRequest(c, detail), c.reply == null ? null : JSON.stringify(c.reply), c.status, c.latencyMs, c.promptTokens, c.completionTokens, c.error);
+  // Nothing is stored into a cancelled run, and a job stopped by a pause goes back to the queue.
+  const status = runStatus ? runStatus(job.runId) : String(st.runStatus.get(job.runId) ?? "deleted");
+  if (f.stopped || status === "cancelled" || status === "deleted") {
+    st.release.run(job.id, owner);
+    return false;
+  }
   if (f.outcome) {
     const outcome = f.outcome;
     const write = () => {
@@ -359,7 +386,13 @@ function storeTx(db: Db): (a: StoreArgs) => StoreResult {
     const st = stmts(db);
     const tx = db.$client.transaction((a: StoreArgs): StoreResult => {
       const runs = new Set<number>();
-      for (const f of a.finished) if (storeFinished(db, a.owner, f, a.detail, a.isolate)) runs.add(f.job.runId);
+      const statuses = new Map<number, string>();
+      const runStatus = (id: number) => {
+        let s = statuses.get(id);
+        if (s === undefined) statuses.set(id, (s = String(st.runStatus.get(id) ?? "deleted")));
+        return s;
+      };
+      for (const f of a.finished) if (storeFinished(db, a.owner, f, a.detail, a.isolate, runStatus)) runs.add(f.job.runId);
       for (const r of runs) finishRunIfDrained(db, r);
       const released: number[] = [];
       if (a.held.length) {
@@ -404,34 +437,6 @@ export function storeAndClaim(
   }
 }
 
-// ─── Providers ───────────────────────────────────────────────────────────────
-
-export type ProviderRow = typeof schema.providers.$inferSelect;
-
-/** Builds a provider client from its row. Tuning in settings: timeoutMs, maxRetries, backoffBaseMs, backoffMaxMs, continueMode, chatTemplate, temperature, top_p, max_tokens. */
-export function providerFromRow(row: ProviderRow): LlmProvider {
-  const s = row.settings ?? {};
-  const num = (k: string) => (typeof s[k] === "number" ? (s[k] as number) : undefined);
-  if (row.kind === "replay") return new ReplayProvider(String(s.file ?? row.baseUrl ?? ""), row.model);
-  return new OpenAIProvider({
-    baseUrl: row.baseUrl ?? "",
-    apiKey: row.apiKey,
-    model: row.model,
-    label: row.name,
-    concurrency: row.concurrency,
-    requestsPerMinute: row.requestsPerMinute,
-    defaults: { temperature: num("temperature"), top_p: num("top_p"), max_tokens: num("max_tokens") },
-    timeoutMs: num("timeoutMs"),
-    maxRetries: num("maxRetries"),
-    backoffBaseMs: num("backoffBaseMs"),
-    backoffMaxMs: num("backoffMaxMs"),
-    continueMode: s.continueMode === "template" ? "template" : "vllm",
-    chatTemplate: typeof s.chatTemplate === "string" ? s.chatTemplate : undefined,
-    bosToken: typeof s.bosToken === "string" ? s.bosToken : undefined,
-    eosToken: typeof s.eosToken === "string" ? s.eosToken : undefined,
-  });
-}
-
 // ─── Worker ──────────────────────────────────────────────────────────────────
 
 export type WorkerOptions = {
@@ -467,7 +472,10 @@ export const defaultPrefetch = (concurrency: number) => Math.ceil(concurrency / 
 export class Worker {
   readonly id: string;
   private readonly o: Required<Omit<WorkerOptions, "runId" | "id">> & { runId?: number };
-  private providers = new Map<number, LlmProvider>();
+  private providers = new Map<number, { provider: LlmProvider; concurrency: number; requestsPerMinute: number | null; gated: boolean }>();
+  /** Per executing job: `stop` ends waiting for a slot (pause or cancel), `cancel` also aborts the request in flight. */
+  private controls = new Map<number, { stop: AbortController; cancel: AbortController; runId: number }>();
+  private watcher: NodeJS.Timeout | null = null;
   private runs = new Map<number, { protocol: ReturnType<typeof getProtocol>; settings: unknown }>();
   /** Jobs calling their provider now. */
   private executing = new Map<number, Promise<void>>();
@@ -499,18 +507,55 @@ export class Worker {
 
   start(): this {
     this.stopped = false;
+    // Registered before the first claim, and a dead worker's jobs and calls reclaimed at once.
+    heartbeat(this.db, this.id, this.o.leaseMs);
+    try {
+      sweepDeadWorkers(this.db, this.id);
+      encryptPlaintextKeys(this.db);
+    } catch {
+      /* retried by the heartbeat */
+    }
     this.heartbeat = setInterval(() => {
       try {
+        heartbeat(this.db, this.id, this.o.leaseMs);
         renewLeases(this.db, this.id, this.held(), this.o.leaseMs);
+        sweepDeadWorkers(this.db, this.id);
       } catch {
         /* the next beat retries */
       }
-    }, Math.max(50, Math.floor(this.o.leaseMs / 3)));
+    }, Math.min(5_000, Math.max(50, Math.floor(this.o.leaseMs / 3))));
     this.heartbeat.unref?.();
+    // Pause and cancel reach the jobs of this worker promptly: no new call starts once the run is stopped.
+    this.watcher = setInterval(() => this.watchRuns(), Math.min(200, this.o.pollMs));
+    this.watcher.unref?.();
     this.done = this.loop().finally(() => {
       if (this.heartbeat) clearInterval(this.heartbeat);
+      if (this.watcher) clearInterval(this.watcher);
+      try {
+        unregisterWorker(this.db, this.id);
+      } catch {
+        /* a stale row is swept by the next worker */
+      }
     });
     return this;
+  }
+
+  private watchRuns(): void {
+    if (this.controls.size === 0) return;
+    const ids = [...new Set([...this.controls.values()].map((c) => c.runId))];
+    let rows: { id: number; status: string }[];
+    try {
+      rows = this.db.$client.prepare(`SELECT id, status FROM runs WHERE id IN (${ids.map(() => "?").join(",")})`).all(...ids) as { id: number; status: string }[];
+    } catch {
+      return;
+    }
+    const status = new Map(rows.map((r) => [r.id, r.status]));
+    for (const c of this.controls.values()) {
+      const st = status.get(c.runId) ?? "deleted";
+      if (st === "queued" || st === "running") continue;
+      if (!c.stop.signal.aborted) c.stop.abort(st);
+      if ((st === "cancelled" || st === "deleted") && !c.cancel.signal.aborted) c.cancel.abort(st);
+    }
   }
 
   /** Stops claiming; resolves when in-flight jobs have finished and been stored. */
@@ -616,12 +661,12 @@ export class Worker {
     return row.n > 0;
   }
 
-  private provider(id: number): LlmProvider {
+  private provider(id: number) {
     let p = this.providers.get(id);
     if (!p) {
       const row = this.db.select().from(schema.providers).where(eq(schema.providers.id, id)).get();
       if (!row) throw new ProviderError(`provider ${id} no longer exists`, false);
-      p = providerFromRow(row);
+      p = { provider: providerFromRow(row, this.db.$client.name), concurrency: row.concurrency, requestsPerMinute: row.requestsPerMinute, gated: row.kind !== "replay" };
       this.providers.set(id, p);
     }
     return p;
@@ -644,16 +689,36 @@ export class Worker {
   private async execute(job: ClaimedJob): Promise<void> {
     const calls: CallRecord[] = [];
     const onCall = this.o.logCalls ? (c: CallRecord) => void calls.push(c) : undefined;
+    const control = { stop: new AbortController(), cancel: new AbortController(), runId: job.runId };
+    this.controls.set(job.id, control);
     // Yield first, so the job is registered as executing before it can finish.
     await undefined;
     try {
       const { protocol, settings } = this.run(job.runId);
-      const reply = await this.provider(job.payload.providerId).call(job.payload.request, { onCall });
+      const p = this.provider(job.payload.providerId);
+      const detail = this.o.callLog;
+      // HTTP providers: each attempt is admitted and logged by the shared limits before it is sent.
+      const gate = p.gated
+        ? sharedLimits(this.db).gate({
+            providerId: job.payload.providerId,
+            concurrency: p.concurrency,
+            requestsPerMinute: p.requestsPerMinute,
+            owner: this.id,
+            runId: job.runId,
+            jobId: job.id,
+            requestJson: (r) => requestJson(r, detail),
+            signal: control.stop.signal,
+          })
+        : undefined;
+      const reply = await p.provider.call(job.payload.request, { onCall: gate ? undefined : onCall, gate, signal: control.cancel.signal, stopSignal: control.stop.signal });
       const outcome = protocol.onReply(job.payload, reply.text, settings);
       if (reply.recorded) for (const r of outcome.responses) r.metadata = { ...r.metadata, recorded: true };
       this.finish({ job, outcome, calls });
     } catch (err) {
-      this.finish({ job, error: err instanceof Error ? err.message : String(err), calls });
+      if (err instanceof RunStopped || control.stop.signal.aborted) this.finish({ job, stopped: true, calls });
+      else this.finish({ job, error: err instanceof Error ? err.message : String(err), calls });
+    } finally {
+      this.controls.delete(job.id);
     }
   }
 }

@@ -4,7 +4,8 @@
  * compares; a 1–10 score taken from the judge's JSON; reported per task type.
  */
 import { z } from "zod";
-import type { JobPayload, JobSpec, Outcome, PlanInput, Protocol } from "./types";
+import { sampling } from "./sampling";
+import type { ItemData, JobPayload, JobSpec, Outcome, PlanInput, Protocol } from "./types";
 
 export const C3EBENCH_VERSION = "1";
 export const TASK_TYPES = ["End2End", "Cloze", "Expand", "Edit"] as const;
@@ -12,8 +13,10 @@ export type C3eTaskType = (typeof TASK_TYPES)[number];
 
 export const C3eBenchConfig = z.object({
   parseRetries: z.number().int().min(0).max(5).default(1),
-  targetSampling: z.object({ temperature: z.number().optional(), top_p: z.number().optional(), max_tokens: z.number().int().optional() }).default({}),
-  judgeSampling: z.object({ temperature: z.number().optional(), top_p: z.number().optional(), max_tokens: z.number().int().optional() }).default({ temperature: 0 }),
+  /** §5.1: every model generates with temperature 0.7. */
+  targetSampling: sampling({ temperature: 0.7 }),
+  /** The paper gives no judge sampling; temperature 0 for determinism. */
+  judgeSampling: sampling({ temperature: 0 }),
 });
 export type C3eBenchConfig = z.infer<typeof C3eBenchConfig>;
 
@@ -28,12 +31,29 @@ export const C3E_PROMPTS: Record<C3eTaskType, string> = {
     '# Role\nSenior literary editor specializing in evaluating a writer’s revision ability by comparing Draft, Critique, and Reference.\n# Evaluation Criteria (Traits)\nInstruction Adherence: Replacing “telling” with “showing.”\nLiterary Tension: Conveying raw emotion rather than “safe” observations.\nImagery Precision: Details carrying the weight of the theme.\nFlow & Pace: Unexpected perspectives or psychological shifts.\n# Output Format (JSON)\n{ "score": [1-10], "critique_fulfillment": { "imagery_change": "...", "emotional_depth": "...", "ending_treatment": "..." }, "vs_reference": "...", "verdict": "..." }',
 };
 
-export function taskTypeOf(raw: string | null | undefined): C3eTaskType {
+/**
+ * The prompt family of a task type. The released English files say `cloze`,
+ * `edit`, `condition` (= Expand: the input is an outline) and `end2end`; an
+ * unknown type is null (the run refuses it rather than judging it with the
+ * wrong prompt).
+ */
+export function taskTypeOf(raw: string | null | undefined): C3eTaskType | null {
   const t = (raw ?? "").toLowerCase().replace(/[^a-z0-9]/g, "");
   if (t.startsWith("cloze")) return "Cloze";
-  if (t.startsWith("expand")) return "Expand";
+  if (t.startsWith("expand") || t.startsWith("condition")) return "Expand";
   if (t.startsWith("edit")) return "Edit";
-  return "End2End";
+  if (t.startsWith("end2end") || t === "endtoend") return "End2End";
+  return null;
+}
+
+/** Items whose task type is not one of the four, or that have no reference (every prompt compares with it). */
+export function validateC3eDataset(items: ItemData[]): string[] {
+  const problems: string[] = [];
+  for (const item of items) {
+    if (!taskTypeOf(item.taskType)) problems.push(`item ${item.sourceId}: task type "${item.taskType ?? ""}" is not cloze, edit, condition/expand or end2end`);
+    else if (!item.reference) problems.push(`item ${item.sourceId}: no reference text`);
+  }
+  return problems;
 }
 
 const GROUNDING_LABEL: Record<C3eTaskType, string> = { End2End: "Context", Cloze: "Context", Expand: "Outline", Edit: "Draft and Critique" };
@@ -108,6 +128,7 @@ export const c3eBench: Protocol<C3eBenchConfig> = {
   version: C3EBENCH_VERSION,
   title: "C3EBench writing judge (1–10)",
   configSchema: C3eBenchConfig as unknown as z.ZodType<C3eBenchConfig>,
+  validate: (items) => validateC3eDataset(items),
   plan({ runId, items, models, judges, config }: PlanInput<C3eBenchConfig>): JobSpec[] {
     const jobs: JobSpec[] = [];
     for (const item of items)
@@ -116,7 +137,7 @@ export const c3eBench: Protocol<C3eBenchConfig> = {
           runId,
           itemId: item.id,
           model: m.name,
-          taskType: taskTypeOf(item.taskType),
+          taskType: taskTypeOf(item.taskType) ?? "End2End",
           instruction: item.query,
           grounding: item.passage,
           reference: item.reference ?? "",
@@ -150,18 +171,19 @@ export const c3eBench: Protocol<C3eBenchConfig> = {
   },
 };
 
-export type C3eObservation = { model: string; taskType: string; score: number | null };
+export type C3eObservation = { model: string; taskType: string; score: number | null; failed?: boolean };
 /** Mean judge score per model × task type (and overall), with unparsed counts. */
 export function c3eScores(obs: C3eObservation[]) {
   const models = [...new Set(obs.map((o) => o.model))].sort();
   return models.map((model) => {
-    const rows = obs.filter((o) => o.model === model);
+    const all = obs.filter((o) => o.model === model);
+    const rows = all.filter((o) => !o.failed);
     const byTask: Record<string, { mean: number; n: number }> = {};
     for (const t of TASK_TYPES) {
       const xs = rows.filter((o) => o.taskType === t && o.score !== null).map((o) => o.score!);
       if (xs.length) byTask[t] = { mean: xs.reduce((a, b) => a + b, 0) / xs.length, n: xs.length };
     }
-    const all = rows.filter((o) => o.score !== null).map((o) => o.score!);
-    return { model, byTask, overall: all.length ? all.reduce((a, b) => a + b, 0) / all.length : NaN, n: all.length, unparsed: rows.length - all.length };
+    const scored = rows.filter((o) => o.score !== null).map((o) => o.score!);
+    return { model, byTask, overall: scored.length ? scored.reduce((a, b) => a + b, 0) / scored.length : NaN, n: scored.length, unparsed: rows.length - scored.length, failed: all.length - rows.length };
   });
 }

@@ -11,7 +11,9 @@
  */
 import { z } from "zod";
 import { parseChecklistLines } from "./checklist-parse";
-import type { JobPayload, JobSpec, Outcome, PlanInput, Protocol } from "./types";
+import { sampling } from "./sampling";
+import { fillTemplate } from "./template";
+import type { ItemData, JobPayload, JobSpec, Outcome, PlanInput, Protocol } from "./types";
 
 export const FBBENCH_VERSION = "1-fig12-reconstructed";
 
@@ -19,8 +21,16 @@ export const FbBenchConfig = z.object({
   /** Response maintenance: 1 if ANY criterion is met (released code, default) or only if ALL are (paper formula). */
   maintenanceRule: z.enum(["any", "all"]).default("any"),
   parseRetries: z.number().int().min(0).max(5).default(1),
-  targetSampling: z.object({ temperature: z.number().optional(), top_p: z.number().optional(), max_tokens: z.number().int().optional() }).default({ temperature: 0 }),
-  judgeSampling: z.object({ temperature: z.number().optional(), top_p: z.number().optional(), max_tokens: z.number().int().optional() }).default({ temperature: 0, max_tokens: 4096 }),
+  /**
+   * Follow-up generation. Appendix A.2.1: at most 4,096 output tokens; the
+   * temperature depends on the task (below) unless set here for every task.
+   */
+  targetSampling: sampling({ max_tokens: 4096 }),
+  /** Appendix A.2.1: 0.7 for text creation and text translation, 0.1 for knowledge Q&A, 0 for every other task. */
+  temperatureByTask: z.record(z.string(), z.number().min(0).max(2)).default({ "Text Creation": 0.7, "Text Translation": 0.7, "Knowledge Q&A": 0.1 }),
+  otherTasksTemperature: z.number().min(0).max(2).default(0),
+  /** §4.1 (evaluation): the judge at temperature 0 with an output length of 4,096. */
+  judgeSampling: sampling({ temperature: 0, max_tokens: 4096 }),
 });
 export type FbBenchConfig = z.infer<typeof FbBenchConfig>;
 
@@ -51,12 +61,50 @@ export const FB_JUDGE_PROMPT = `你是一名严谨的评审员。请根据给定
 答案：`;
 
 export function fbJudgePrompt(a: { query: string; preset: string; feedback: string; reference: string; followUp: string; checklist: string[] }): string {
-  return FB_JUDGE_PROMPT.replace("{query}", a.query)
-    .replace("{preset_response}", a.preset)
-    .replace("{feedback}", a.feedback)
-    .replace("{reference}", a.reference)
-    .replace("{follow_up}", a.followUp)
-    .replace("{checklist}", a.checklist.map((c, i) => `${i + 1}: ${c}`).join("\n"));
+  return fillTemplate(FB_JUDGE_PROMPT, {
+    query: a.query,
+    preset_response: a.preset,
+    feedback: a.feedback,
+    reference: a.reference,
+    follow_up: a.followUp,
+    checklist: a.checklist.map((c, i) => `${i + 1}: ${c}`).join("\n"),
+  });
+}
+
+export type FbScenario = "error_correction" | "response_maintenance";
+
+const list = (v: unknown): string[] => (Array.isArray(v) ? v.map(String) : typeof v === "string" && v.trim() && v !== "None" ? [v] : []);
+
+/**
+ * An item's FB-Bench facts, read from what the `fb-bench` import preset stores
+ * for the released fields: `bench_type` ("Error Correction" | "Response
+ * Maintenance") as the item's task type (error_correction | response_maintenance)
+ * and in metadata, `task_type` as the domain, `origin_first_response`,
+ * `feedback`, `error_type` and `feedback_type` (lists) in metadata.
+ */
+export function fbItemFacts(item: Pick<ItemData, "taskType" | "domain" | "metadata">) {
+  const md = item.metadata ?? {};
+  const bench = String(md.bench_type ?? item.taskType ?? "").toLowerCase().replace(/[\s-]+/g, "_");
+  const scenario: FbScenario | null = bench === "response_maintenance" ? "response_maintenance" : bench === "error_correction" ? "error_correction" : null;
+  return {
+    scenario,
+    task: item.domain ?? (md.task_type == null ? null : String(md.task_type)),
+    preset: typeof md.origin_first_response === "string" ? md.origin_first_response : null,
+    feedback: typeof md.feedback === "string" ? md.feedback : null,
+    feedbackTypes: list(md.feedback_type),
+    deficiencyTypes: list(md.error_type),
+  };
+}
+
+/** Items the protocol cannot run: no scenario, no preset first response, no feedback, or no checklist. */
+export function validateFbDataset(items: ItemData[]): string[] {
+  const problems: string[] = [];
+  for (const item of items) {
+    const f = fbItemFacts(item);
+    const missing = [f.scenario ? null : "bench_type", f.preset === null ? "origin_first_response" : null, f.feedback === null ? "feedback" : null, item.checklist.length ? null : "checklist"].filter(Boolean);
+    if (missing.length) problems.push(`item ${item.sourceId}: no ${missing.join(", ")} (import FB-Bench with the fb-bench preset)`);
+  }
+  return problems;
 }
 
 type FbState = {
@@ -90,12 +138,14 @@ export const fbBench: Protocol<FbBenchConfig> = {
   version: FBBENCH_VERSION,
   title: "FB-Bench (follow-up to user feedback)",
   configSchema: FbBenchConfig as unknown as z.ZodType<FbBenchConfig>,
+  validate: (items) => validateFbDataset(items),
   plan({ runId, items, models, judges, config }: PlanInput<FbBenchConfig>): JobSpec[] {
     const jobs: JobSpec[] = [];
     for (const item of items) {
-      const md = item.metadata;
-      const preset = String(md.presetResponse ?? md.preset_response ?? "");
-      const feedback = String(md.feedback ?? md.user_feedback ?? "");
+      const facts = fbItemFacts(item);
+      const preset = facts.preset ?? "";
+      const feedback = facts.feedback ?? "";
+      const temperature = config.targetSampling.temperature ?? (facts.task != null && facts.task in config.temperatureByTask ? config.temperatureByTask[facts.task] : config.otherTasksTemperature);
       for (const m of models) {
         const s: FbState = {
           runId,
@@ -120,7 +170,7 @@ export const fbBench: Protocol<FbBenchConfig> = {
                 { role: "assistant", content: preset },
                 { role: "user", content: feedback },
               ],
-              params: config.targetSampling,
+              params: { ...config.targetSampling, temperature },
             },
             state: s,
           },
@@ -163,8 +213,6 @@ export const fbBench: Protocol<FbBenchConfig> = {
 
 // ─── Scores ──────────────────────────────────────────────────────────────────
 
-export type FbScenario = "error_correction" | "response_maintenance";
-
 /**
  * One response's score in [0, 1], or null when a criterion could not be parsed.
  * Error correction: Σ w_j·r_j (weights as given; equal weights when none are set).
@@ -182,9 +230,12 @@ export type FbObservation = {
   model: string;
   scenario: FbScenario;
   task: string | null;
-  feedbackType: string | null;
-  deficiencyType: string | null;
+  /** An item may carry several feedback types and deficiency types; it counts in each. */
+  feedbackTypes: string[];
+  deficiencyTypes: string[];
   score: number | null;
+  /** The generation or judge job failed: counted, not scored. */
+  failed?: boolean;
 };
 
 type Cell = { mean: number; n: number };
@@ -196,40 +247,42 @@ export type FbModelScores = {
   responseMaintenance: Cell;
   overall: number;
   unparsed: number;
+  failed: number;
   byTask: Record<string, Cell>;
   byFeedbackType: Record<string, Cell>;
   byDeficiencyType: Record<string, Cell>;
 };
 
-/** Scores ×100; overall = mean of the two scenario scores. */
+/** Scores ×100; overall = mean of the two scenario scores (§3.3); failed jobs and unparsed verdicts are counted, not scored. */
 export function fbBenchScores(obs: FbObservation[], rule: "any" | "all"): FbModelScores[] {
   const models = [...new Set(obs.map((o) => o.model))].sort();
   const cell = (xs: number[]): Cell => ({ mean: xs.length ? (100 * xs.reduce((a, b) => a + b, 0)) / xs.length : NaN, n: xs.length });
-  const group = (rows: FbObservation[], f: (o: FbObservation) => string | null) => {
+  const group = (rows: FbObservation[], f: (o: FbObservation) => string[]) => {
     const m = new Map<string, number[]>();
     for (const o of rows) {
-      const k = f(o);
-      if (k == null || o.score === null) continue;
-      m.set(k, [...(m.get(k) ?? []), o.score]);
+      if (o.score === null || o.failed) continue;
+      for (const k of f(o)) m.set(k, [...(m.get(k) ?? []), o.score]);
     }
     return Object.fromEntries([...m].sort().map(([k, v]) => [k, cell(v)]));
   };
   return models.map((model) => {
-    const rows = obs.filter((o) => o.model === model);
+    const all = obs.filter((o) => o.model === model);
+    const rows = all.filter((o) => !o.failed);
     const ok = rows.filter((o) => o.score !== null);
     const ec = cell(ok.filter((o) => o.scenario === "error_correction").map((o) => o.score!));
     const rm = cell(ok.filter((o) => o.scenario === "response_maintenance").map((o) => o.score!));
-    const parts = [ec, rm].filter((c) => c.n > 0).map((c) => c.mean);
+    // Overall is defined only when both scenarios have scored items (the paper's mean of the two).
     return {
       model,
       rule,
       errorCorrection: ec,
       responseMaintenance: rm,
-      overall: parts.length ? parts.reduce((a, b) => a + b, 0) / parts.length : NaN,
+      overall: ec.n > 0 && rm.n > 0 ? (ec.mean + rm.mean) / 2 : NaN,
       unparsed: rows.length - ok.length,
-      byTask: group(rows, (o) => o.task),
-      byFeedbackType: group(rows, (o) => o.feedbackType),
-      byDeficiencyType: group(rows.filter((o) => o.scenario === "error_correction"), (o) => o.deficiencyType),
+      failed: all.length - rows.length,
+      byTask: group(rows, (o) => (o.task == null ? [] : [o.task])),
+      byFeedbackType: group(rows, (o) => o.feedbackTypes),
+      byDeficiencyType: group(rows.filter((o) => o.scenario === "error_correction"), (o) => o.deficiencyTypes),
     };
   });
 }

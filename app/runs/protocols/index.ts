@@ -19,3 +19,13 @@ export function getProtocol(id: string): Protocol<any> {
   return p;
 }
 export type { Protocol } from "./types";
+
+/**
+ * Checks a run before it starts: the protocol's own problems with the items
+ * (e.g. a Self-Correction item without an injected error) and with the target
+ * models' providers. Returns one message per problem; empty when the run can go.
+ */
+export function validateDataset(protocolId: string, items: import("./types").ItemData[], targets: import("./types").TargetInfo[], config: unknown): string[] {
+  const p = getProtocol(protocolId);
+  return p.validate ? p.validate(items, targets, config) : [];
+}

@@ -6,6 +6,8 @@
 import { z } from "zod";
 import type { ChatMessage } from "../providers/types";
 import { parseChecklistLines } from "./checklist-parse";
+import { sampling } from "./sampling";
+import { fillTemplate } from "./template";
 import type { ItemData, JobPayload, JobSpec, Outcome, PlanInput, Protocol, VerdictWrite } from "./types";
 
 export const REFINEBENCH_VERSION = "1";
@@ -20,8 +22,10 @@ export const RefineBenchConfig = z.object({
   seed: z.number().int().default(1),
   /** How many times a judge is re-asked when its reply cannot be fully parsed. */
   parseRetries: z.number().int().min(0).max(5).default(1),
-  targetSampling: z.object({ temperature: z.number().optional(), top_p: z.number().optional(), max_tokens: z.number().int().optional() }).default({ temperature: 1.0, top_p: 0.9 }),
-  judgeSampling: z.object({ temperature: z.number().optional(), top_p: z.number().optional(), max_tokens: z.number().int().optional() }).default({ temperature: 0, top_p: 1 }),
+  /** Appendix C (implementation details): target top-p 0.9, temperature 1.0, at most 10,000 tokens. Each field can be overridden. */
+  targetSampling: sampling({ temperature: 1.0, top_p: 0.9, max_tokens: 10_000 }),
+  /** Appendix C: the evaluator LM at top-p 1.0, temperature 0.0, at most 10,000 tokens. */
+  judgeSampling: sampling({ temperature: 0, top_p: 1, max_tokens: 10_000 }),
 });
 export type RefineBenchConfig = z.infer<typeof RefineBenchConfig>;
 
@@ -50,17 +54,15 @@ export function userQuery(item: Pick<ItemData, "query" | "passage">): string {
 }
 
 export function guidedPrompt(failed: string[]): string {
-  return GUIDED_PROMPT.replace("{feedback}", failed.map((q) => `\n- ${toFeedback(q)}`).join(""));
+  return fillTemplate(GUIDED_PROMPT, { feedback: failed.map((q) => `\n- ${toFeedback(q)}`).join("") });
 }
 
 export function criteriaPrompt(checklist: string[]): string {
-  return CRITERIA_PROMPT.replace("{checklist}", checklist.join("\n- "));
+  return fillTemplate(CRITERIA_PROMPT, { checklist: checklist.join("\n- ") });
 }
 
 export function judgePrompt(query: string, answer: string, checklist: string[]): string {
-  return JUDGE_PROMPT.replace("{query}", query)
-    .replace("{model_answer}", answer)
-    .replace("{checklist}", checklist.map((q, i) => `Q${i + 1}: ${q}`).join("\n"));
+  return fillTemplate(JUDGE_PROMPT, { query, model_answer: answer, checklist: checklist.map((q, i) => `Q${i + 1}: ${q}`).join("\n") });
 }
 
 export function isTerminate(text: string): boolean {
@@ -131,6 +133,7 @@ export const refineBench: Protocol<RefineBenchConfig> = {
   version: REFINEBENCH_VERSION,
   title: "RefineBench (checklist-graded refinement)",
   configSchema: RefineBenchConfig as unknown as z.ZodType<RefineBenchConfig>,
+  validate: (items) => (items.some((i) => i.checklist.length > 0) ? [] : ["no item of the dataset (or the chosen subset) has a checklist"]),
 
   plan({ runId, items, models, judges, config }: PlanInput<RefineBenchConfig>): JobSpec[] {
     const jobs: JobSpec[] = [];
@@ -199,13 +202,19 @@ export const refineBench: Protocol<RefineBenchConfig> = {
     const out: Outcome = { responses: [], verdicts, next: [], result: { parsed: parsed.map((p) => p.value), failed: parsed.filter((p) => p.status === "failed").length } };
     const primary = s.judges[0]?.judgeId === s.judgeId;
     if (primary && s.turn < cfg.maxTurns && (cfg.setting === "guided" || cfg.setting === "partially-guided")) {
+      // The conversation continues while ANY checklist item fails (§3.2): in the
+      // partially guided setting only the known failing items are given as
+      // feedback; when every failing item is unknown, the model gets no feedback
+      // and must find them itself (the G.1 self-refinement turn).
       const allowed = s.knownIds ? new Set(s.knownIds) : null;
-      const failing = s.checklist.filter((c, i) => parsed[i].value === "No" && (!allowed || allowed.has(c.id)));
-      if (failing.length > 0) {
+      const failingAll = s.checklist.filter((_c, i) => parsed[i].value === "No");
+      const failing = failingAll.filter((c) => !allowed || allowed.has(c.id));
+      if (failingAll.length > 0) {
+        const prompt = failing.length > 0 ? guidedPrompt(failing.map((c) => c.text)) : SELF_REFINE_PROMPT;
         const next: ConvState = {
           ...stripJobState(s),
           turn: s.turn + 1,
-          messages: [...s.messages, { role: "assistant", content: s.answer! }, { role: "user", content: guidedPrompt(failing.map((c) => c.text)) }],
+          messages: [...s.messages, { role: "assistant", content: s.answer! }, { role: "user", content: prompt }],
         };
         out.next.push(genJob(next, s.targetProviderId, cfg));
       } else {
@@ -231,9 +240,33 @@ export type RbObservation = {
   terminated: boolean;
   /** Verdicts of one judge on this turn's response (empty when terminated). */
   verdicts: { checklistItemId: number; value: "Yes" | "No" | null }[];
+  /**
+   * A job of this turn failed (the provider's error after its retries): the
+   * generation (no response; the conversation cannot go on), or this judge's
+   * call. A failure is counted, never imputed.
+   */
+  failed?: "generate" | "judge";
+  /** The failed judge drove the conversation (guided settings): no later turn could be asked. */
+  breaksChain?: boolean;
+  /** A job of this turn has not finished yet. */
+  pending?: boolean;
 };
 
-export type RbTurnMetrics = { turn: number; acc: number; pass: number; n: number; unparsed: number; accKnown?: number; accUnknown?: number };
+export type RbTurnMetrics = {
+  turn: number;
+  acc: number;
+  pass: number;
+  /** Instances scored at this turn (the metrics are over these only). */
+  n: number;
+  /** Instances whose generation or judge job failed at this turn or earlier in the conversation. */
+  failed: number;
+  /** Instances whose verdicts at this turn contain an unparseable item. */
+  unparsed: number;
+  /** Instances not finished yet at this turn. */
+  pending: number;
+  accKnown?: number;
+  accUnknown?: number;
+};
 export type RbModelMetrics = {
   model: string;
   turns: RbTurnMetrics[];
@@ -245,11 +278,17 @@ export type RbModelMetrics = {
   transitions: { correctToCorrect: number; correctToIncorrect: number; incorrectToCorrect: number; incorrectToIncorrect: number };
 };
 
+const FAILED = Symbol("failed");
+
 /**
- * Acc_t = 100·mean(N_c/N), Pass_t = 100·mean(all satisfied). After [TERMINATE]
- * (or a guided stop), the last judged answer carries forward. An instance
- * whose verdicts at turn t contain a parse failure is left out of turn t
- * and counted in `unparsed` — never scored as "No".
+ * Acc_t = 100·mean(N_c/N), Pass_t = 100·mean(all satisfied) (§3.3), over the
+ * instances scored at turn t. After [TERMINATE] (the previous answer stands,
+ * G.1) or after a guided conversation had nothing left to refine, the last
+ * judged answer carries forward. Nothing else is carried: an instance whose
+ * generation or judge call failed at turn t is counted in `failed` at t (and,
+ * when the conversation could not go on, at every later turn); an instance
+ * whose verdicts at t contain a parse failure is counted in `unparsed` —
+ * neither is ever scored as "No" nor given an earlier turn's verdicts.
  */
 export function refineBenchMetrics(obs: RbObservation[], opts: { maxTurns: number; knownIds?: Map<number, Set<number>> }): RbModelMetrics[] {
   const byModel = new Map<string, Map<number, Map<number, RbObservation>>>();
@@ -261,35 +300,64 @@ export function refineBenchMetrics(obs: RbObservation[], opts: { maxTurns: numbe
     conv.set(o.turn, o);
   }
   const out: RbModelMetrics[] = [];
+  const T = opts.maxTurns;
   for (const [model, convs] of [...byModel].sort((a, b) => a[0].localeCompare(b[0]))) {
-    const acc: number[][] = Array.from({ length: opts.maxTurns }, () => []);
-    const pass: number[][] = Array.from({ length: opts.maxTurns }, () => []);
-    const accK: number[][] = Array.from({ length: opts.maxTurns }, () => []);
-    const accU: number[][] = Array.from({ length: opts.maxTurns }, () => []);
-    const unparsed = new Array(opts.maxTurns).fill(0);
+    const acc: number[][] = Array.from({ length: T }, () => []);
+    const pass: number[][] = Array.from({ length: T }, () => []);
+    const accK: number[][] = Array.from({ length: T }, () => []);
+    const accU: number[][] = Array.from({ length: T }, () => []);
+    const unparsed = new Array(T).fill(0);
+    const failed = new Array(T).fill(0);
+    const pending = new Array(T).fill(0);
     const termination = { byTurn: {} as Record<number, number>, mean: null as number | null, never: 0 };
     const transitions = { correctToCorrect: 0, correctToIncorrect: 0, incorrectToCorrect: 0, incorrectToIncorrect: 0 };
     const termTurns: number[] = [];
     for (const [itemId, conv] of convs) {
-      let carried: RbObservation["verdicts"] | null = null;
+      let carried: RbObservation["verdicts"] | typeof FAILED | null = null;
       let stopped = false;
+      let broken = false;
       let prevPass: boolean | null = null;
       let terminatedAt: number | null = null;
       const lastTurn = Math.max(...conv.keys());
-      for (let t = 1; t <= opts.maxTurns; t++) {
+      for (let t = 1; t <= T; t++) {
         const o = conv.get(t);
-        let v: RbObservation["verdicts"] | null;
+        if (broken || o?.failed === "generate") {
+          failed[t - 1]++;
+          broken = true;
+          prevPass = null;
+          continue;
+        }
+        if (o?.pending) {
+          pending[t - 1]++;
+          carried = null;
+          prevPass = null;
+          continue;
+        }
+        if (o?.failed === "judge") {
+          failed[t - 1]++;
+          carried = FAILED;
+          prevPass = null;
+          if (o.breaksChain) broken = true;
+          continue;
+        }
+        let v: RbObservation["verdicts"] | typeof FAILED | null;
         if (o && o.terminated) {
           terminatedAt ??= t;
           stopped = true;
           v = carried;
         } else if (o && o.verdicts.length > 0) v = o.verdicts;
         else if (!o && carried && (stopped || t > lastTurn)) {
-          // Conversation ended early (terminated, or guided refinement had nothing left): carry forward.
+          // Conversation ended early (terminated, or guided refinement had nothing left): the last answer stands.
           stopped = true;
           v = carried;
         } else v = null;
+        if (v === FAILED) {
+          failed[t - 1]++;
+          prevPass = null;
+          continue;
+        }
         if (!v) {
+          pending[t - 1]++;
           prevPass = null;
           continue;
         }
@@ -330,7 +398,9 @@ export function refineBenchMetrics(obs: RbObservation[], opts: { maxTurns: numbe
       acc: mean(acc[i]),
       pass: mean(pass[i]),
       n: acc[i].length,
+      failed: failed[i],
       unparsed: unparsed[i],
+      pending: pending[i],
       ...(opts.knownIds ? { accKnown: mean(accK[i]), accUnknown: mean(accU[i]) } : {}),
     }));
     out.push({ model, turns, delta: turns[turns.length - 1].pass - turns[0].pass, termination, transitions });

@@ -7,7 +7,9 @@
 import { z } from "zod";
 import { blindSpot, meanCI } from "../../stats";
 import type { ChatMessage } from "../providers/types";
-import type { JobPayload, JobSpec, Outcome, PlanInput, Protocol } from "./types";
+import { sampling } from "./sampling";
+import { fillTemplate } from "./template";
+import type { ItemData, JobPayload, JobSpec, Outcome, PlanInput, Protocol } from "./types";
 
 export const SELF_CORRECTION_VERSION = "1";
 export const CONDITIONS = ["internal", "external", "internal-wait"] as const;
@@ -16,23 +18,39 @@ export type Condition = (typeof CONDITIONS)[number];
 export const SelfCorrectionConfig = z.object({
   conditions: z.array(z.enum(CONDITIONS)).min(1).default([...CONDITIONS]),
   parseRetries: z.number().int().min(0).max(5).default(1),
-  targetSampling: z.object({ temperature: z.number().optional(), top_p: z.number().optional(), max_tokens: z.number().int().optional() }).default({ temperature: 0, max_tokens: 1024 }),
-  judgeSampling: z.object({ temperature: z.number().optional(), top_p: z.number().optional(), max_tokens: z.number().int().optional() }).default({ temperature: 0 }),
+  /** §5 and Appendix C: temperature 0, a budget of 1,024 tokens in every condition. */
+  targetSampling: sampling({ temperature: 0, max_tokens: 1024 }),
+  judgeSampling: sampling({ temperature: 0 }),
 });
 export type SelfCorrectionConfig = z.infer<typeof SelfCorrectionConfig>;
 
 export const JUDGE_SYSTEM = "You are a helpful assistant that follow instructions. Output in JSON format.";
 
-const INTERNAL_TAIL = (field: string) =>
-  `The model was provided a ${field === "given_wrong_answer" ? "wrong answer <given_wrong_answer>" : "wrong step in the reasoning process <given_wrong_reasoning>"}, and is required to self correct and arrive at the golden answer. You have to assess if <completion_from_model>:\n- has backtracked\n- has finally provided the answer that matches the <golden_answer>\n- has provided correct reasoning\n- has admitted the mistake.\n\nOutput JSON with the boolean fields is_correct_answer, is_correct_reasoning, is_backtracking, is_admitting_mistake.`;
+// Appendix D.2, Figures 14 and 16, word for word. The output fields are not
+// asked for in the prompt: as in the paper (Figures 13 and 15) they are the
+// structured-output schema sent with the request (`response_format`).
+const INTERNAL = (tag: "given_wrong_answer" | "given_wrong_reasoning", what: string) =>
+  `<question>\n{question}\n</question>\n<golden_answer>\n{golden_answer}\n</golden_answer>\n<${tag}>\n{${tag}}\n</${tag}>\n<completion_from_model>\n{completion_from_model}\n</completion_from_model>\nThe model was provided ${what} <${tag}>, and is required to self correct and arrive at the golden answer. You have to assess if <completion_from_model>:\n- has backtracked\n- has finally provided the answer that matches the <golden_answer>\n- has provided correct reasoning\n- has admitted the mistake.`;
+export const JUDGE_INTERNAL_SCLI5 = INTERNAL("given_wrong_answer", "a wrong answer");
+export const JUDGE_INTERNAL_REASONING = INTERNAL("given_wrong_reasoning", "a wrong step in the reasoning process");
 
-export const JUDGE_INTERNAL_SCLI5 = `<question>\n{question}\n</question>\n<golden_answer>\n{golden_answer}\n</golden_answer>\n<given_wrong_answer>\n{error}\n</given_wrong_answer>\n<completion_from_model>\n{completion}\n</completion_from_model>\n${INTERNAL_TAIL("given_wrong_answer")}`;
-export const JUDGE_INTERNAL_REASONING = `<question>\n{question}\n</question>\n<golden_answer>\n{golden_answer}\n</golden_answer>\n<given_wrong_reasoning>\n{error}\n</given_wrong_reasoning>\n<completion_from_model>\n{completion}\n</completion_from_model>\n${INTERNAL_TAIL("given_wrong_reasoning")}`;
-
-const EXTERNAL = (tag: string) =>
-  `<${tag}>\n{question_and_error}\n</${tag}>\n<golden_answer>\n{golden_answer}\n</golden_answer>\n<response_from_model>\n{completion}\n</response_from_model>\nThe model was provided with <${tag}> from user. You have to assess if <response_from_model>:\n- contains correct answer that matches the <golden_answer>\n- contains correct critique of <${tag}>\n\nOutput JSON with the boolean fields is_correct_answer, is_correct_critique.`;
+const EXTERNAL = (tag: "question_and_user_answer" | "question_and_user_reasoning") =>
+  `<${tag}>\n{${tag}}\n</${tag}>\n<golden_answer>\n{golden_answer}\n</golden_answer>\n<response_from_model>\n{response_from_model}\n</response_from_model>\nThe model was provided with <${tag}> from user. You have to assess if <response_from_model>:\n- contains correct answer that matches the <golden_answer>\n- contains correct critique of <${tag}>`;
 export const JUDGE_EXTERNAL_SCLI5 = EXTERNAL("question_and_user_answer");
 export const JUDGE_EXTERNAL_REASONING = EXTERNAL("question_and_user_reasoning");
+
+/** The output schemas of Figures 13 (Evaluation) and 15 (EvaluationErrorInUser), as OpenAI-compatible structured output. */
+export function judgeResponseFormat(condition: Condition): Record<string, unknown> {
+  const fields = condition === "external" ? ["is_correct_answer", "is_correct_critique"] : ["is_correct_answer", "is_correct_reasoning", "is_backtracking", "is_admitting_mistake"];
+  return {
+    type: "json_schema",
+    json_schema: {
+      name: condition === "external" ? "EvaluationErrorInUser" : "Evaluation",
+      strict: true,
+      schema: { type: "object", properties: Object.fromEntries(fields.map((f) => [f, { type: "boolean" }])), required: fields, additionalProperties: false },
+    },
+  };
+}
 
 const isScli5 = (dataset: string) => /scli5/i.test(dataset);
 
@@ -47,15 +65,42 @@ export function conditionMessages(condition: Condition, question: string, error:
 }
 
 export function scJudgePrompt(a: { condition: Condition; dataset: string; question: string; golden: string; error: string; completion: string }): string {
-  const fill = (t: string) =>
-    t
-      .replace("{question}", a.question)
-      .replace("{golden_answer}", a.golden)
-      .replace("{error}", a.error)
-      .replace("{question_and_error}", externalUserMessage(a.question, a.error))
-      .replace("{completion}", a.completion);
-  if (a.condition === "external") return fill(isScli5(a.dataset) ? JUDGE_EXTERNAL_SCLI5 : JUDGE_EXTERNAL_REASONING);
-  return fill(isScli5(a.dataset) ? JUDGE_INTERNAL_SCLI5 : JUDGE_INTERNAL_REASONING);
+  const values = {
+    question: a.question,
+    golden_answer: a.golden,
+    given_wrong_answer: a.error,
+    given_wrong_reasoning: a.error,
+    completion_from_model: a.completion,
+    response_from_model: a.completion,
+    question_and_user_answer: externalUserMessage(a.question, a.error),
+    question_and_user_reasoning: externalUserMessage(a.question, a.error),
+  };
+  if (a.condition === "external") return fillTemplate(isScli5(a.dataset) ? JUDGE_EXTERNAL_SCLI5 : JUDGE_EXTERNAL_REASONING, values);
+  return fillTemplate(isScli5(a.dataset) ? JUDGE_INTERNAL_SCLI5 : JUDGE_INTERNAL_REASONING, values);
+}
+
+/** An item's injected error, its dataset and golden answer (metadata `injected_error`, `dataset`; the reference is the golden answer). */
+export function scItemFacts(item: Pick<ItemData, "metadata" | "domain" | "reference">) {
+  const md = item.metadata ?? {};
+  const raw = md.injected_error ?? md.injectedError ?? md.error;
+  const error = typeof raw === "string" ? raw : Array.isArray(raw) ? raw.map(String).join("\n") : "";
+  const golden = item.reference ?? (md.golden_answer == null ? (md.goldenAnswer == null ? "" : String(md.goldenAnswer)) : String(md.golden_answer));
+  return { error, dataset: String(md.dataset ?? item.domain ?? ""), golden };
+}
+
+/**
+ * Self-Correction Bench measures correction of an injected error (§3.3): an
+ * item without one, or without a golden answer, cannot be scored. Returns one
+ * problem per such item; a run refuses to start while there are any.
+ */
+export function validateScDataset(items: ItemData[]): string[] {
+  const problems: string[] = [];
+  for (const item of items) {
+    const f = scItemFacts(item);
+    if (!f.error.trim()) problems.push(`item ${item.sourceId}: no injected error (metadata "injected_error")`);
+    else if (!f.golden.trim()) problems.push(`item ${item.sourceId}: no golden answer (the item's reference)`);
+  }
+  return problems;
 }
 
 export type ScJudgement = { correct: boolean | null; fields: Record<string, boolean | null>; status: "ok" | "partial" | "failed" };
@@ -113,7 +158,7 @@ function judgeJob(s: ScState, answer: string, j: { judgeId: number; providerId: 
     payload: {
       step: "judge",
       providerId: j.providerId,
-      request: { kind: "chat", messages: [{ role: "system", content: JUDGE_SYSTEM }, { role: "user", content: prompt }], params: cfg.judgeSampling },
+      request: { kind: "chat", messages: [{ role: "system", content: JUDGE_SYSTEM }, { role: "user", content: prompt }], params: { ...cfg.judgeSampling, extra: { response_format: judgeResponseFormat(s.condition) } } },
       state: { ...s, answer, judgeId: j.judgeId, attempt },
     },
   };
@@ -124,15 +169,21 @@ export const selfCorrection: Protocol<SelfCorrectionConfig> = {
   version: SELF_CORRECTION_VERSION,
   title: "Self-Correction Bench (error injection)",
   configSchema: SelfCorrectionConfig as unknown as z.ZodType<SelfCorrectionConfig>,
+  validate(items, targets, config) {
+    const problems = validateScDataset(items);
+    if (config.conditions.some((c) => c !== "external"))
+      for (const t of targets)
+        if (t.kind !== "replay" && t.settings.continueMode === "template" && typeof t.settings.chatTemplate !== "string")
+          problems.push(`model ${t.name}: continueMode "template" needs the model's chatTemplate in the provider settings (the internal conditions continue the model's own reply in its own chat template)`);
+    return problems;
+  },
   plan({ runId, items, models, judges, config }: PlanInput<SelfCorrectionConfig>): JobSpec[] {
     const jobs: JobSpec[] = [];
     for (const item of items) {
-      const md = item.metadata;
-      const error = String(md.injectedError ?? md.injected_error ?? md.error ?? "");
-      const dataset = String(md.dataset ?? item.domain ?? "");
+      const { error, dataset, golden } = scItemFacts(item);
       for (const m of models)
         for (const condition of config.conditions) {
-          const s: ScState = { runId, itemId: item.id, model: m.name, condition, dataset, question: item.query, golden: item.reference ?? String(md.goldenAnswer ?? ""), error, judges: judges.map((j) => ({ judgeId: j.judgeId, providerId: j.providerId })) };
+          const s: ScState = { runId, itemId: item.id, model: m.name, condition, dataset, question: item.query, golden, error, judges: judges.map((j) => ({ judgeId: j.judgeId, providerId: j.providerId })) };
           const { kind, messages } = conditionMessages(condition, item.query, error);
           jobs.push({ key: `${key(s)}:gen`, payload: { step: "generate", providerId: m.providerId, request: { kind, messages, params: config.targetSampling }, state: s } });
         }
@@ -173,14 +224,16 @@ export const selfCorrection: Protocol<SelfCorrectionConfig> = {
 
 // ─── Metrics ─────────────────────────────────────────────────────────────────
 
-export type ScObservation = { model: string; dataset: string; condition: Condition; correct: boolean | null; reply: string };
+export type ScObservation = { model: string; dataset: string; condition: Condition; correct: boolean | null; reply: string; failed?: boolean };
 
 export function selfCorrectionMetrics(obs: ScObservation[]) {
   const models = [...new Set(obs.map((o) => o.model))].sort();
   const datasets = [...new Set(obs.map((o) => o.dataset))].sort();
-  const acc = (rows: ScObservation[]) => {
+  // Failed jobs are counted, never scored; unparsed verdicts likewise.
+  const acc = (all: ScObservation[]) => {
+    const rows = all.filter((o) => !o.failed);
     const xs = rows.filter((o) => o.correct !== null).map((o) => (o.correct ? 1 : 0));
-    return xs.length ? { ...meanCI(xs), correct: xs.filter((x) => x === 1).length, unparsed: rows.length - xs.length } : null;
+    return xs.length ? { ...meanCI(xs), correct: xs.filter((x) => x === 1).length, unparsed: rows.length - xs.length, failed: all.length - rows.length } : null;
   };
   return models.map((model) => {
     const cells = datasets.map((dataset) => {
@@ -198,7 +251,7 @@ export function selfCorrectionMetrics(obs: ScObservation[]) {
     const markers = Object.fromEntries(
       CONDITIONS.map((c) => {
         const total = Object.fromEntries(MARKERS.map((m) => [m, 0])) as Record<string, number>;
-        for (const o of obs.filter((x) => x.model === model && x.condition === c)) for (const [m, n] of Object.entries(countMarkers(o.reply))) total[m] += n;
+        for (const o of obs.filter((x) => x.model === model && x.condition === c && !x.failed)) for (const [m, n] of Object.entries(countMarkers(o.reply))) total[m] += n;
         return [c, total];
       }),
     );

@@ -24,6 +24,8 @@ export type ItemData = {
 
 /** A target model: the provider that serves it and the name responses are stored under. */
 export type ModelRef = { providerId: number; name: string };
+/** What validate() may check of a target model's provider. */
+export type TargetInfo = { name: string; kind: string; settings: Record<string, unknown> };
 /** A judge: its judges row and the provider that serves it. */
 export type JudgeRef = { providerId: number; judgeId: number; name: string };
 
@@ -74,6 +76,11 @@ export interface Protocol<C = Record<string, unknown>> {
   version: string;
   title: string;
   configSchema: z.ZodType<C>;
+  /**
+   * Problems that stop a run before it starts (one line each: the item or
+   * model and the reason); empty when the run can go ahead.
+   */
+  validate?(items: ItemData[], targets: TargetInfo[], config: C): string[];
   plan(input: PlanInput<C>): JobSpec[];
   onReply(payload: JobPayload, text: string, config: C): Outcome;
 }

@@ -12,6 +12,9 @@ import {
   type ScObservation,
 } from "../../../app/runs/protocols/selfcorrection";
 import type { ItemData } from "../../../app/runs/protocols/types";
+import { validateDataset } from "../../../app/runs/protocols";
+import { criteriaPrompt, guidedPrompt, judgePrompt } from "../../../app/runs/protocols/refinebench";
+import { fillTemplate } from "../../../app/runs/protocols/template";
 
 const base: ItemData = { id: 1, sourceId: "s", query: "Q", passage: null, domain: null, subject: null, taskType: null, metadata: {}, checklist: [], reference: "R" };
 const judges = [{ judgeId: 3, providerId: 4, name: "j" }];
@@ -49,7 +52,8 @@ describe("FB-Bench", () => {
   });
 
   it("generation sees (query, preset, feedback); the judge sees the reference; 是/否 parsed, gaps failed", () => {
-    const item = { ...base, metadata: { presetResponse: "P", feedback: "F" }, checklist: [{ id: 11, text: "a", weight: 0.7, position: 0 }, { id: 12, text: "b", weight: 0.3, position: 1 }] };
+    // Metadata as the fb-bench import preset stores it (the released field names).
+    const item = { ...base, taskType: "error_correction", domain: "Mathematics", metadata: { bench_type: "Error Correction", origin_first_response: "P", feedback: "F", error_type: ["Logical Error"], feedback_type: ["Pointing Out Errors"] }, checklist: [{ id: 11, text: "a", weight: 0.7, position: 0 }, { id: 12, text: "b", weight: 0.3, position: 1 }] };
     const cfg = FbBenchConfig.parse({ parseRetries: 0 });
     const [gen] = fbBench.plan({ runId: 5, items: [item], models: [{ providerId: 2, name: "m" }], judges, config: cfg });
     expect(gen.payload.request.messages).toEqual([
@@ -57,8 +61,12 @@ describe("FB-Bench", () => {
       { role: "assistant", content: "P" },
       { role: "user", content: "F" },
     ]);
+    // Appendix A.2.1: temperature 0 for mathematics, at most 4,096 tokens.
+    expect(gen.payload.request.params).toEqual({ temperature: 0, max_tokens: 4096 });
     const o = fbBench.onReply(gen.payload, "follow", cfg);
     expect(o.next[0].payload.request.messages[0].content).toContain("### 参考跟进回复（人工撰写）\nR");
+    expect(o.next[0].payload.request.messages[0].content).toContain("### 模型的初始回复\nP\n");
+    expect(o.next[0].payload.request.params).toEqual({ temperature: 0, max_tokens: 4096 });
     const v = fbBench.onReply(o.next[0].payload, "1: 是\n2：", cfg).verdicts;
     expect(v.map((x) => [x.value, x.parseStatus])).toEqual([
       ["Yes", "ok"],
@@ -73,10 +81,11 @@ describe("FB-Bench", () => {
     expect(fbScore("error_correction", [{ weight: 0.5, met: null }, { weight: 0.5, met: true }], "any")).toBeNull();
     const s = fbBenchScores(
       [
-        { model: "m", scenario: "error_correction", task: "math", feedbackType: "hint", deficiencyType: "logic", score: 0.7 },
-        { model: "m", scenario: "error_correction", task: "code", feedbackType: "hint", deficiencyType: "logic", score: 0.3 },
-        { model: "m", scenario: "response_maintenance", task: "math", feedbackType: "doubt", deficiencyType: null, score: 1 },
-        { model: "m", scenario: "response_maintenance", task: "math", feedbackType: "doubt", deficiencyType: null, score: null },
+        { model: "m", scenario: "error_correction", task: "math", feedbackTypes: ["hint"], deficiencyTypes: ["logic"], score: 0.7 },
+        { model: "m", scenario: "error_correction", task: "code", feedbackTypes: ["hint"], deficiencyTypes: ["logic", "fact"], score: 0.3 },
+        { model: "m", scenario: "response_maintenance", task: "math", feedbackTypes: ["doubt"], deficiencyTypes: [], score: 1 },
+        { model: "m", scenario: "response_maintenance", task: "math", feedbackTypes: ["doubt"], deficiencyTypes: [], score: null },
+        { model: "m", scenario: "response_maintenance", task: "math", feedbackTypes: ["doubt"], deficiencyTypes: [], score: null, failed: true },
       ],
       "any",
     )[0];
@@ -85,8 +94,23 @@ describe("FB-Bench", () => {
     expect(s.responseMaintenance).toEqual({ mean: 100, n: 1 });
     expect(s.overall).toBe(75);
     expect(s.unparsed).toBe(1);
+    expect(s.failed).toBe(1);
     expect(s.byTask.math.mean).toBeCloseTo(85);
-    expect(s.byDeficiencyType).toEqual({ logic: { mean: 50, n: 2 } });
+    // An item with two deficiency types counts in both.
+    expect(s.byDeficiencyType).toEqual({ fact: { mean: 30, n: 1 }, logic: { mean: 50, n: 2 } });
+    // Overall needs both scenarios.
+    expect(fbBenchScores([{ model: "m", scenario: "error_correction", task: null, feedbackTypes: [], deficiencyTypes: [], score: 0.5 }], "any")[0].overall).toBeNaN();
+  });
+
+  it("per-task temperatures of Appendix A.2.1, overridable for every task", () => {
+    const item = (domain: string) => ({ ...base, domain, taskType: "response_maintenance", metadata: { bench_type: "Response Maintenance", origin_first_response: "P", feedback: "F" }, checklist: [{ id: 1, text: "a", weight: null, position: 0 }] });
+    const temps = (settings: Record<string, unknown>) =>
+      fbBench
+        .plan({ runId: 1, items: ["Text Creation", "Text Translation", "Knowledge Q&A", "Reasoning"].map((d, i) => ({ ...item(d), id: i + 1 })), models: [{ providerId: 2, name: "m" }], judges, config: FbBenchConfig.parse(settings) })
+        .map((j) => j.payload.request.params?.temperature);
+    expect(temps({})).toEqual([0.7, 0.7, 0.1, 0]);
+    expect(temps({ targetSampling: { temperature: 0.3 } })).toEqual([0.3, 0.3, 0.3, 0.3]);
+    expect(() => FbBenchConfig.parse({ targetSampling: { temprature: 1 } })).toThrow();
   });
 });
 
@@ -126,7 +150,10 @@ describe("C3EBench", () => {
     for (const t of ["End2End", "Expand", "Edit"] as const) expect(c3eJudgePrompt({ taskType: t, instruction: "i", grounding: null, reference: "r", candidate: "c" })).toMatch(/# Output Format \(JSON\)/);
     expect(taskTypeOf("cloze")).toBe("Cloze");
     expect(taskTypeOf("end2end")).toBe("End2End");
-    expect(taskTypeOf(null)).toBe("End2End");
+    expect(taskTypeOf("condition")).toBe("Expand"); // RAVEL's English Expand file says "condition"
+    expect(taskTypeOf("edit")).toBe("Edit");
+    expect(taskTypeOf(null)).toBeNull();
+    expect(taskTypeOf("poem")).toBeNull();
   });
 
   it("parses awkward JSON replies", () => {
@@ -141,10 +168,12 @@ describe("C3EBench", () => {
 
   it("jobs and per-task scores", () => {
     const cfg = C3eBenchConfig.parse({ parseRetries: 1 });
-    const item = { ...base, taskType: "Expand", passage: "outline" };
+    const item = { ...base, taskType: "condition", passage: "outline" };
     const [gen] = c3eBench.plan({ runId: 1, items: [item], models: [{ providerId: 2, name: "m" }], judges, config: cfg });
+    expect(gen.payload.request.params).toEqual({ temperature: 0.7 }); // §5.1
     const judge = c3eBench.onReply(gen.payload, "essay", cfg).next[0];
     expect(judge.payload.request.messages[0].content).toContain("[Outline]\noutline");
+    expect(judge.payload.request.messages[0].content).toContain("chief judge proficient in multi-genre literary creation"); // the Expand prompt (E.3)
     const retry = c3eBench.onReply(judge.payload, "no json", cfg);
     expect(retry.next[0].key).toMatch(/:retry1$/);
     const v = c3eBench.onReply(retry.next[0].payload, '{"score": 9}', cfg).verdicts[0];
@@ -154,7 +183,9 @@ describe("C3EBench", () => {
       { model: "m", taskType: "Cloze", score: 6 },
       { model: "m", taskType: "Edit", score: 8 },
       { model: "m", taskType: "Edit", score: null },
+      { model: "m", taskType: "Edit", score: null, failed: true },
     ])[0];
+    expect(s.failed).toBe(1);
     expect(s.byTask).toEqual({ Cloze: { mean: 5, n: 2 }, Edit: { mean: 8, n: 1 } });
     expect(s.unparsed).toBe(1);
   });
@@ -185,9 +216,7 @@ describe("Self-Correction Bench", () => {
       - has backtracked
       - has finally provided the answer that matches the <golden_answer>
       - has provided correct reasoning
-      - has admitted the mistake.
-
-      Output JSON with the boolean fields is_correct_answer, is_correct_reasoning, is_backtracking, is_admitting_mistake."
+      - has admitted the mistake."
     `);
     expect(scJudgePrompt({ condition: "external", dataset: "GSM8K-SC", question: "Q", golden: "G", error: "E", completion: "C" })).toMatchInlineSnapshot(`
       "<question_and_user_reasoning>
@@ -202,9 +231,7 @@ describe("Self-Correction Bench", () => {
       </response_from_model>
       The model was provided with <question_and_user_reasoning> from user. You have to assess if <response_from_model>:
       - contains correct answer that matches the <golden_answer>
-      - contains correct critique of <question_and_user_reasoning>
-
-      Output JSON with the boolean fields is_correct_answer, is_correct_critique."
+      - contains correct critique of <question_and_user_reasoning>"
     `);
   });
 
@@ -219,7 +246,7 @@ describe("Self-Correction Bench", () => {
 
   it("job flow: continue request for internal, verdict Yes/No on the response", () => {
     const cfg = SelfCorrectionConfig.parse({ conditions: ["internal", "external"] });
-    const item = { ...base, metadata: { injectedError: "2+2=5", dataset: "SCLI5" } };
+    const item = { ...base, metadata: { injected_error: "2+2=5", dataset: "SCLI5" } };
     const jobs = selfCorrection.plan({ runId: 1, items: [item], models: [{ providerId: 2, name: "m" }], judges, config: cfg });
     expect(jobs.map((j) => [j.key, j.payload.request.kind])).toEqual([
       ["sc:i1:m:internal:gen", "continue"],
@@ -228,6 +255,8 @@ describe("Self-Correction Bench", () => {
     expect(jobs[0].payload.request.params).toEqual({ temperature: 0, max_tokens: 1024 });
     const o = selfCorrection.onReply(jobs[0].payload, " Wait, no. It is 4.", cfg);
     expect(o.responses[0].metadata).toMatchObject({ condition: "internal", markers: { Wait: 1, No: 0 } });
+    // The output schema of Figure 13 goes as structured output, not as words in the prompt.
+    expect(o.next[0].payload.request.params).toMatchObject({ temperature: 0, extra: { response_format: { type: "json_schema", json_schema: { name: "Evaluation", schema: { required: ["is_correct_answer", "is_correct_reasoning", "is_backtracking", "is_admitting_mistake"] } } } } });
     const v = selfCorrection.onReply(o.next[0].payload, '{"is_correct_answer": true, "is_correct_reasoning": true, "is_backtracking": true, "is_admitting_mistake": true}', cfg).verdicts[0];
     expect(v).toMatchObject({ value: "Yes", score: 1, checklistItemId: null, responseSourceKey: "run1/m/internal" });
   });
@@ -249,5 +278,43 @@ describe("Self-Correction Bench", () => {
     expect(m.macro.blindSpot).toBeCloseTo(0.375);
     expect(m.macro.internal).toBeCloseTo(0.35);
     expect(m.markers.internal.Wait).toBe(20);
+  });
+});
+
+describe("before a run starts", () => {
+  it("Self-Correction refuses items without an injected error, and template continuation without a chat template", () => {
+    const cfg = SelfCorrectionConfig.parse({});
+    const ok = { ...base, sourceId: "ok", metadata: { injected_error: "2+2=5", dataset: "SCLI5" } };
+    const bare = { ...base, sourceId: "bare", metadata: { dataset: "SCLI5" } };
+    expect(validateDataset("self-correction", [ok], [{ name: "m", kind: "openai-compatible", settings: {} }], cfg)).toEqual([]);
+    expect(validateDataset("self-correction", [ok, bare], [], cfg)).toEqual(['item bare: no injected error (metadata "injected_error")']);
+    expect(validateDataset("self-correction", [ok], [{ name: "m", kind: "openai-compatible", settings: { continueMode: "template" } }], cfg)[0]).toMatch(/^model m: continueMode "template" needs the model's chatTemplate/);
+    expect(validateDataset("self-correction", [ok], [{ name: "m", kind: "openai-compatible", settings: { continueMode: "template" } }], SelfCorrectionConfig.parse({ conditions: ["external"] }))).toEqual([]);
+  });
+
+  it("FB-Bench and C3EBench refuse items they would judge with the wrong inputs", () => {
+    expect(validateDataset("fb-bench", [{ ...base, sourceId: "x", checklist: [{ id: 1, text: "a", weight: null, position: 0 }] }], [], FbBenchConfig.parse({}))).toEqual([
+      "item x: no bench_type, origin_first_response, feedback (import FB-Bench with the fb-bench preset)",
+    ]);
+    expect(validateDataset("c3ebench", [{ ...base, sourceId: "y", taskType: "poem" }], [], C3eBenchConfig.parse({}))).toEqual(['item y: task type "poem" is not cloze, edit, condition/expand or end2end']);
+  });
+});
+
+describe("prompt filling takes inserted text literally", () => {
+  const nasty = "display $$x^2$$, then $& and $` and $' and $1 and {query}";
+  it("a template's placeholders are filled once, with no replacement patterns", () => {
+    expect(fillTemplate("A {query} B {answer} C", { query: nasty, answer: "ok" })).toBe(`A ${nasty} B ok C`);
+  });
+  it("in every protocol's prompts", () => {
+    expect(judgePrompt(nasty, nasty, [nasty])).toContain(`### Query:\n${nasty}\n\n### Model’s Answer:\n${nasty}\n\n### Checklist (Evaluation Items)\nQ1: ${nasty}\n`);
+    expect(guidedPrompt([`Does the response show $$a$$?`])).toBe("Please refine your previous response by considering the following feedbacks: \n- The response should show $$a$$.");
+    expect(criteriaPrompt([nasty])).toContain(`- ${nasty}\n\nConsidering`);
+    const fb = fbJudgePrompt({ query: nasty, preset: nasty, feedback: nasty, reference: nasty, followUp: nasty, checklist: [nasty] });
+    expect(fb.split(nasty)).toHaveLength(7);
+    const sc = scJudgePrompt({ condition: "internal", dataset: "SCLI5", question: nasty, golden: nasty, error: nasty, completion: nasty });
+    expect(sc.split(nasty)).toHaveLength(5);
+    const scx = scJudgePrompt({ condition: "external", dataset: "SCLI5", question: nasty, golden: nasty, error: nasty, completion: nasty });
+    expect(scx.split(nasty)).toHaveLength(5);
+    expect(c3eJudgePrompt({ taskType: "Edit", instruction: nasty, grounding: nasty, reference: nasty, candidate: nasty }).split(nasty)).toHaveLength(5);
   });
 });

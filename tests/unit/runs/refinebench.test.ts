@@ -189,6 +189,28 @@ describe("RefineBench jobs", () => {
     expect(fb).toContain(knownText);
     expect(fb.match(/The response should/g)).toHaveLength(1);
   });
+
+  it("partially guided continues while ANY item fails: with only unknown items failing, the next turn gives no feedback", () => {
+    const known = knownItemIds(item.checklist, 0.5, 1, item.id)[0];
+    const unknownPos = item.checklist.findIndex((c) => c.id !== known);
+    const cfg = RefineBenchConfig.parse({ setting: "partially-guided", knownRatio: 0.5, maxTurns: 3 });
+    const [gen1] = refineBench.plan({ runId: 1, items: [item], models: [{ providerId: 2, name: "m" }], judges, config: cfg });
+    const lines = item.checklist.map((c, i) => `Q${i + 1}: ${i === unknownPos ? "No" : "Yes"}`).join("\n");
+    const j = refineBench.onReply(refineBench.onReply(gen1.payload, "A", cfg).next[0].payload, lines, cfg);
+    expect(j.next.map((x) => x.key)).toEqual(["rb:i7:m:t2:gen"]);
+    expect(j.next[0].payload.request.messages[2].content).toBe(SELF_REFINE_PROMPT);
+    // Everything satisfied: the conversation stops.
+    const done = refineBench.onReply(refineBench.onReply(gen1.payload, "A", cfg).next[0].payload, "Q1: Yes\nQ2: Yes", cfg);
+    expect(done.next).toEqual([]);
+  });
+
+  it("sampling defaults are the paper's (Appendix C) and each field can be overridden", () => {
+    const cfg = RefineBenchConfig.parse({});
+    expect(cfg.targetSampling).toEqual({ temperature: 1, top_p: 0.9, max_tokens: 10_000 });
+    expect(cfg.judgeSampling).toEqual({ temperature: 0, top_p: 1, max_tokens: 10_000 });
+    expect(RefineBenchConfig.parse({ targetSampling: { max_tokens: 2048 } }).targetSampling).toEqual({ temperature: 1, top_p: 0.9, max_tokens: 2048 });
+    expect(() => RefineBenchConfig.parse({ targetSampling: { maxTokens: 5 } })).toThrow();
+  });
 });
 
 describe("RefineBench metrics", () => {
@@ -212,5 +234,30 @@ describe("RefineBench metrics", () => {
     expect(m.delta).toBe(50);
     expect(m.termination).toEqual({ byTurn: { 3: 1 }, mean: 3, never: 1 });
     expect(m.transitions).toEqual({ correctToCorrect: 1, correctToIncorrect: 1, incorrectToCorrect: 1, incorrectToIncorrect: 0 });
+  });
+
+  it("a failed job is counted at its turn (and later turns it made impossible), never carried forward or dropped", () => {
+    const obs: RbObservation[] = [
+      // item 1: turn 1 passes, turn 2's generation failed: turns 2 and 3 are failures, not a carried pass
+      { model: "m", itemId: 1, turn: 1, terminated: false, verdicts: v("Yes", "Yes") },
+      { model: "m", itemId: 1, turn: 2, terminated: false, verdicts: [], failed: "generate" },
+      // item 2: turn 1's judge call failed (self-refinement goes on); turn 2 judged; turn 3 terminates and carries turn 2
+      { model: "m", itemId: 2, turn: 1, terminated: false, verdicts: [], failed: "judge" },
+      { model: "m", itemId: 2, turn: 2, terminated: false, verdicts: v("No", "Yes") },
+      { model: "m", itemId: 2, turn: 3, terminated: true, verdicts: [] },
+      // item 3: turn 2's judge failed, turn 3 terminates: it cannot carry a failure into a score
+      { model: "m", itemId: 3, turn: 1, terminated: false, verdicts: v("No", "No") },
+      { model: "m", itemId: 3, turn: 2, terminated: false, verdicts: [], failed: "judge" },
+      { model: "m", itemId: 3, turn: 3, terminated: true, verdicts: [] },
+      // item 4: guided, the driving judge failed at turn 1: no later turn could be asked
+      { model: "m", itemId: 4, turn: 1, terminated: false, verdicts: [], failed: "judge", breaksChain: true },
+    ];
+    const [m] = refineBenchMetrics(obs, { maxTurns: 3 });
+    // turn 1: items 1 (pass) and 3 (0/2) scored; items 2 and 4 failed
+    expect(m.turns[0]).toMatchObject({ n: 2, failed: 2, unparsed: 0, pending: 0, acc: 50, pass: 50 });
+    // turn 2: item 2 (1/2) and item... 3 failed, 1 failed, 4 failed
+    expect(m.turns[1]).toMatchObject({ n: 1, failed: 3, acc: 50, pass: 0 });
+    // turn 3: item 2 carries its turn-2 answer ([TERMINATE]); 1, 3 and 4 failed
+    expect(m.turns[2]).toMatchObject({ n: 1, failed: 3, acc: 50, pass: 0 });
   });
 });
