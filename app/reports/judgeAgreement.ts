@@ -1,0 +1,368 @@
+/**
+ * Judge–human agreement on any label set (pure; no database, no files): the table every
+ * judge-validation section prints — per judge n, unparsed outputs, accuracy (Wilson CI),
+ * Cohen's kappa (asymptotic CI), weighted kappa on numeric scales, Gwet's AC1, macro
+ * precision/recall/F1 (seeded unit bootstrap CI of macro F1), per-label figures and the
+ * confusion matrix — against the human majority, against every annotator, or against
+ * the adjudicated label.
+ *
+ * The command (`npm run judge-agreement`), the judge page and the `judge-agreement` /
+ * `judge-confusion` exports all call {@link judgeAgreement}, so they give the same figures.
+ *
+ * Labels and verdicts are compared as text after trimming ({@link labelText}: a human `1`
+ * equals a judge "1"; yes/no in any case are "Yes"/"No", as the import presets read them).
+ * The label set is the set of human labels. A verdict outside it (an empty or unparseable
+ * output, "Unsure", …) is *unparsed*; the policy decides what it counts as:
+ *
+ * - `count-as-wrong` (default): it stays in n as a class of its own, "(unparsed)" — exactly
+ *   how scikit-learn counts an extra predicted label: it is never correct, it lowers kappa,
+ *   and it enters the macro averages as a label with zero precision and recall.
+ * - `exclude`: the unit is left out for that judge (its n drops).
+ * - `as:LABEL`: it counts as LABEL (a label of the set).
+ *
+ * References: MT-Bench (Zheng et al. 2023, §4.2 and Table 2: agreement with the majority
+ * vote and with each human, "S1 (w/ tie)"); J. Cohen (1960); Fleiss, Cohen & Everitt (1969)
+ * for the kappa SE; E. B. Wilson (1927); K. Gwet (2008) for AC1; Y. Yang (1999) for
+ * macro averaging.
+ */
+import { bootstrapCI, cohenKappa, gwetAC1, macroPrecisionRecallF1, wilsonCI } from "~/stats";
+import { parseLabel } from "~/formats/labels";
+
+export const REFERENCES = ["majority", "each", "adjudicated"] as const;
+export type Reference = (typeof REFERENCES)[number];
+export type UnparsedPolicy = "count-as-wrong" | "exclude" | `as:${string}`;
+/** The class an unparsed verdict counts as under `count-as-wrong`. */
+export const UNPARSED = "(unparsed)";
+
+export class JudgeAgreementError extends Error {}
+
+/**
+ * A label or verdict as the text it is compared by: trimmed; yes/no (any case, 是/否,
+ * booleans) → "Yes"/"No"; a number → its shortest decimal form (1, "1", "1.0" → "1").
+ * Blank → null.
+ */
+export function labelText(v: unknown): string | null {
+  const l = parseLabel(v);
+  return l === null ? null : String(l);
+}
+
+/** `count-as-wrong`, `exclude` or `as:LABEL`; null for anything else. */
+export function parseUnparsedPolicy(raw: string | null | undefined): UnparsedPolicy | null {
+  if (raw === "count-as-wrong" || raw === "exclude") return raw;
+  if (typeof raw === "string" && raw.startsWith("as:") && raw.length > 3) return raw as UnparsedPolicy;
+  return null;
+}
+
+export function parseReference(raw: string | null | undefined): Reference | null {
+  return (REFERENCES as readonly string[]).includes(raw ?? "") ? (raw as Reference) : null;
+}
+
+export interface JudgeAgreementInput {
+  /** Annotator names, in column order. */
+  annotators: string[];
+  /** Per unit, per annotator: the label ({@link labelText}) or null (not labelled). */
+  labels: (string | null)[][];
+  /** Per unit: the adjudicated label, or null (reference "adjudicated" uses the majority there). */
+  adjudicated?: (string | null)[];
+  /** Per judge, per unit: the verdict text; null = an empty or unparseable output; undefined = no verdict. */
+  judges: { name: string; verdicts: (string | null | undefined)[] }[];
+}
+
+export interface JudgeAgreementOptions {
+  reference?: Reference;
+  unparsed?: UnparsedPolicy;
+  /** Seed of the bootstrap CI of macro F1 (default 1). */
+  seed?: number;
+  /** Bootstrap resamples (default 1000; 0 = no bootstrap). */
+  resamples?: number;
+  /**
+   * The labels are an ordered rating scale (numbers): adds quadratic-weighted kappa. Never
+   * guessed from the labels (codes 0/1/2 are often nominal): the caller states it.
+   */
+  ordinal?: boolean;
+}
+
+export interface PerLabelFigures {
+  precision: number;
+  recall: number;
+  f1: number;
+  support: number;
+}
+
+export interface JudgeAgreementRow {
+  judge: string;
+  /** Pairs compared (units; under reference "each", (annotator, unit) pairs). */
+  n: number;
+  /** Unparsed verdicts on the compared units (counted under every policy). */
+  unparsed: number;
+  /** Compared units the judge has no verdict on. */
+  missing: number;
+  accuracy: number | null;
+  /** Wilson score 95% interval. */
+  accuracyCI: [number, number] | null;
+  cohenKappa: number | null;
+  /** kappa ± 1.96·SE, the asymptotic SE of Fleiss, Cohen & Everitt (1969). */
+  cohenKappaCI: [number, number] | null;
+  /** Quadratic-weighted kappa on an ordinal scale of numbers (options.ordinal), on the parsed verdicts; else null. */
+  weightedKappa: number | null;
+  /** Gwet's AC1 on the same pairs as kappa. */
+  ac1: number | null;
+  macroPrecision: number | null;
+  macroRecall: number | null;
+  macroF1: number | null;
+  /** Seeded percentile bootstrap over units (all of a unit's pairs move together). */
+  macroF1CI: [number, number] | null;
+  /** Per label of the union of reference and judge labels (zero where undefined, as scikit-learn). */
+  perLabel: Record<string, PerLabelFigures>;
+  /** Reference label (rows) → judge label (columns) → count, over the same union. */
+  confusion: Record<string, Record<string, number>>;
+  /** The judge against each annotator alone (same unparsed policy). */
+  perAnnotator: { annotator: string; n: number; accuracy: number | null; cohenKappa: number | null }[];
+}
+
+export interface JudgeAgreementResult {
+  reference: Reference;
+  unparsedPolicy: UnparsedPolicy;
+  /** The label set: every human label, in order (numbers by value, text in code-unit order). */
+  labels: string[];
+  /** Labelled units with no strict majority (reference majority/adjudicated); 0 under "each". */
+  unitsWithoutMajority: number;
+  /** Units with at least one human label. */
+  units: number;
+  annotators: string[];
+  judges: JudgeAgreementRow[];
+}
+
+const isNumberText = (s: string) => s.trim() !== "" && Number.isFinite(Number(s));
+
+/** Numbers by value when every label is a number, else code-unit order (scikit-learn's sort of strings). */
+export function sortLabels(labels: Iterable<string>): string[] {
+  const list = [...new Set(labels)];
+  if (list.length > 0 && list.every(isNumberText)) return list.sort((a, b) => Number(a) - Number(b));
+  return list.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+/** The label more than half of the unit's annotators gave, or null. */
+export function strictMajority(labels: readonly (string | null)[]): string | null {
+  let total = 0;
+  const counts = new Map<string, number>();
+  for (const l of labels) {
+    if (l === null) continue;
+    total++;
+    counts.set(l, (counts.get(l) ?? 0) + 1);
+  }
+  for (const [l, n] of counts) if (2 * n > total) return l;
+  return null;
+}
+
+const finiteOrNull = (x: number) => (Number.isFinite(x) ? x : null);
+const interval = (ci: readonly number[] | null | undefined): [number, number] | null =>
+  ci && Number.isFinite(ci[0]) && Number.isFinite(ci[1]) ? [ci[0], ci[1]] : null;
+
+export function judgeAgreement(input: JudgeAgreementInput, options: JudgeAgreementOptions = {}): JudgeAgreementResult {
+  const reference = options.reference ?? "majority";
+  const policy = options.unparsed ?? "count-as-wrong";
+  const U = input.labels.length;
+  const labelSet = new Set<string>();
+  for (const row of input.labels) for (const l of row) if (l !== null) labelSet.add(l);
+  if (reference === "adjudicated") for (const l of input.adjudicated ?? []) if (l != null) labelSet.add(l);
+  const labels = sortLabels(labelSet);
+  let mapTo: string | null = null;
+  if (policy.startsWith("as:")) {
+    mapTo = labelText(policy.slice(3));
+    if (mapTo === null || !labelSet.has(mapTo)) {
+      throw new JudgeAgreementError(`--unparsed ${policy}: "${policy.slice(3)}" is not one of the human labels (${labels.join(", ")}).`);
+    }
+  }
+
+  // The comparison pairs: (unit, reference label, annotator index or -1).
+  const pairUnit: number[] = [];
+  const pairRef: string[] = [];
+  const pairAnn: number[] = [];
+  let units = 0;
+  let withoutMajority = 0;
+  for (let u = 0; u < U; u++) {
+    const row = input.labels[u];
+    if (!row.some((l) => l !== null)) continue;
+    units++;
+    if (reference === "each") {
+      row.forEach((l, a) => {
+        if (l === null) return;
+        pairUnit.push(u);
+        pairRef.push(l);
+        pairAnn.push(a);
+      });
+      continue;
+    }
+    const adj = reference === "adjudicated" ? (input.adjudicated?.[u] ?? null) : null;
+    const ref = adj ?? strictMajority(row);
+    if (ref === null) {
+      withoutMajority++;
+      continue;
+    }
+    pairUnit.push(u);
+    pairRef.push(ref);
+    pairAnn.push(-1);
+  }
+
+  /** A verdict as the label it counts as; undefined = no verdict; null = left out (exclude). */
+  const judged = (v: string | null | undefined): { label: string | null | undefined; unparsed: boolean } => {
+    if (v === undefined) return { label: undefined, unparsed: false };
+    const t = v === null ? null : labelText(v);
+    if (t !== null && labelSet.has(t)) return { label: t, unparsed: false };
+    if (policy === "exclude") return { label: null, unparsed: true };
+    return { label: mapTo ?? UNPARSED, unparsed: true };
+  };
+
+  const numericScale = options.ordinal === true && labels.length >= 3 && labels.every(isNumberText);
+  const judges = [...input.judges].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const rows: JudgeAgreementRow[] = judges.map((j) => {
+    const ref: string[] = [];
+    const jud: string[] = [];
+    const unitOf: number[] = [];
+    const ann: number[] = [];
+    const seenUnit = new Set<number>();
+    let unparsed = 0;
+    let missing = 0;
+    for (let p = 0; p < pairUnit.length; p++) {
+      const u = pairUnit[p];
+      const first = !seenUnit.has(u);
+      seenUnit.add(u);
+      const { label, unparsed: bad } = judged(j.verdicts[u]);
+      if (first && label === undefined) missing++;
+      if (first && bad) unparsed++;
+      if (label == null) continue;
+      ref.push(pairRef[p]);
+      jud.push(label);
+      unitOf.push(u);
+      ann.push(pairAnn[p]);
+    }
+    return figures(j.name, ref, jud, unitOf, unparsed, missing, input, policy, judged, numericScale, labels, options);
+  });
+  return { reference, unparsedPolicy: policy, labels, unitsWithoutMajority: withoutMajority, units, annotators: input.annotators, judges: rows };
+}
+
+function figures(
+  judge: string,
+  ref: string[],
+  jud: string[],
+  unitOf: number[],
+  unparsed: number,
+  missing: number,
+  input: JudgeAgreementInput,
+  policy: UnparsedPolicy,
+  judged: (v: string | null | undefined) => { label: string | null | undefined },
+  numericScale: boolean,
+  labelSet: string[],
+  options: JudgeAgreementOptions,
+): JudgeAgreementRow {
+  const n = ref.length;
+  const row: JudgeAgreementRow = {
+    judge,
+    n,
+    unparsed,
+    missing,
+    accuracy: null,
+    accuracyCI: null,
+    cohenKappa: null,
+    cohenKappaCI: null,
+    weightedKappa: null,
+    ac1: null,
+    macroPrecision: null,
+    macroRecall: null,
+    macroF1: null,
+    macroF1CI: null,
+    perLabel: {},
+    confusion: {},
+    perAnnotator: [],
+  };
+  // The judge against each annotator alone, on the units that annotator labelled.
+  const jv = input.judges.find((x) => x.name === judge)!.verdicts;
+  row.perAnnotator = input.annotators.map((name, a) => {
+    const h: string[] = [];
+    const v: string[] = [];
+    input.labels.forEach((r, u) => {
+      const l = r[a];
+      if (l === null) return;
+      const { label } = judged(jv[u]);
+      if (label == null) return;
+      h.push(l);
+      v.push(label);
+    });
+    return { annotator: name, n: h.length, accuracy: h.length ? h.filter((x, i) => x === v[i]).length / h.length : null, cohenKappa: h.length ? finiteOrNull(cohenKappa(h, v).kappa) : null };
+  });
+  if (n === 0) return row;
+  let hits = 0;
+  for (let i = 0; i < n; i++) if (ref[i] === jud[i]) hits++;
+  row.accuracy = hits / n;
+  row.accuracyCI = interval(wilsonCI(hits, n));
+  const k = cohenKappa(ref, jud);
+  row.cohenKappa = finiteOrNull(k.kappa);
+  row.cohenKappaCI = row.cohenKappa === null || !Number.isFinite(k.se) ? null : interval(k.ci);
+  if (numericScale) {
+    // Weighted kappa needs the verdict on the scale: pairs with an unparsed verdict are left out of it.
+    const hs: number[] = [];
+    const vs: number[] = [];
+    for (let i = 0; i < n; i++) if (jud[i] !== UNPARSED) (hs.push(Number(ref[i])), vs.push(Number(jud[i])));
+    if (hs.length) row.weightedKappa = finiteOrNull(cohenKappa(hs, vs, { weights: "quadratic", categories: labelSet.map(Number) }).kappa);
+  }
+  const pairs = ref.map((r, i) => [r, jud[i]]);
+  row.ac1 = n > 1 ? finiteOrNull(gwetAC1(pairs).value) : null;
+  // The union of the labels present on either side, in label-set order, the unparsed class last.
+  const present = new Set<string>([...ref, ...jud]);
+  const order = [...labelSet.filter((l) => present.has(l)), ...[...present].filter((l) => !labelSet.includes(l))];
+  const m = macroPrecisionRecallF1(ref, jud, order);
+  row.macroPrecision = finiteOrNull(m.precision);
+  row.macroRecall = finiteOrNull(m.recall);
+  row.macroF1 = finiteOrNull(m.f1);
+  const union = m.perLabel.map((x) => String(x.label));
+  for (const x of m.perLabel) row.perLabel[String(x.label)] = { precision: x.precision, recall: x.recall, f1: x.f1, support: x.support };
+  const index = new Map(union.map((l, i) => [l, i]));
+  for (const h of union) row.confusion[h] = Object.fromEntries(union.map((l) => [l, 0]));
+  for (let i = 0; i < n; i++) row.confusion[ref[i]][jud[i]]++;
+  const B = options.resamples ?? 1000;
+  if (B > 0 && n > 1) row.macroF1CI = macroF1Bootstrap(ref, jud, unitOf, index, B, options.seed ?? 1);
+  void policy;
+  return row;
+}
+
+/** Percentile bootstrap of macro F1, resampling units (a unit's pairs together), from codes and a q×q table per resample. */
+function macroF1Bootstrap(ref: string[], jud: string[], unitOf: number[], index: Map<string, number>, B: number, seed: number): [number, number] | null {
+  const q = index.size;
+  const n = ref.length;
+  const rc = new Int32Array(n);
+  const jc = new Int32Array(n);
+  for (let i = 0; i < n; i++) {
+    rc[i] = index.get(ref[i])!;
+    jc[i] = index.get(jud[i])!;
+  }
+  const table = new Float64Array(q * q);
+  const r = bootstrapCI({
+    data: unitOf,
+    indicesOnly: true,
+    cluster: (u) => u,
+    resamples: B,
+    seed,
+    statistic: (_s, idx) => {
+      table.fill(0);
+      for (let t = 0; t < idx.length; t++) table[rc[idx[t]] * q + jc[idx[t]]]++;
+      // Macro F1 over the labels present in the resample (either side), undefined ratios 0: as on the full data.
+      let sum = 0;
+      let labels = 0;
+      for (let k = 0; k < q; k++) {
+        let support = 0;
+        let predicted = 0;
+        for (let x = 0; x < q; x++) {
+          support += table[k * q + x];
+          predicted += table[x * q + k];
+        }
+        if (support === 0 && predicted === 0) continue;
+        labels++;
+        const tp = table[k * q + k];
+        sum += (2 * tp) / (support + predicted);
+      }
+      return labels ? sum / labels : NaN;
+    },
+  });
+  return interval(r.ci);
+}

@@ -1,0 +1,143 @@
+/**
+ * npm run judge-agreement -- --labels LABELS.csv|.jsonl|.json [--annotators COL,COL,...]
+ *     --verdicts VERDICTS.csv|.jsonl|.json [--reference majority|each]
+ *     [--unparsed count-as-wrong|exclude|as:LABEL] [--format json|table] [--seed N] [--map field=column]
+ *     [--level nominal|ordinal]
+ *
+ * Judge–human agreement from two files, no database: per judge n, unparsed verdicts,
+ * accuracy (Wilson 95% CI), Cohen's kappa (asymptotic 95% CI), macro precision/recall/F1,
+ * per-label figures and the confusion matrix (app/reports/judgeAgreement.ts).
+ * Exit codes: 0 printed, 2 bad command line or bad input (one line on stderr).
+ */
+import { parseArgs } from "node:util";
+import { JudgeFileError, readJudgeFiles } from "../app/formats/judgeFiles.server";
+import { JudgeAgreementError, judgeAgreement, parseUnparsedPolicy, UNPARSED, type JudgeAgreementResult } from "../app/reports/judgeAgreement";
+
+const USAGE =
+  "usage: npm run judge-agreement -- --labels FILE [--annotators COL,COL,...] --verdicts FILE [--reference majority|each] [--unparsed count-as-wrong|exclude|as:LABEL] [--format json|table] [--seed N] [--map field=column] [--level nominal|ordinal]";
+
+function fail(message: string): never {
+  console.error(`judge-agreement: ${message}`);
+  process.exit(2);
+}
+
+let values;
+try {
+  ({ values } = parseArgs({
+    options: {
+      labels: { type: "string" },
+      verdicts: { type: "string" },
+      annotators: { type: "string" },
+      reference: { type: "string", default: "majority" },
+      unparsed: { type: "string", default: "count-as-wrong" },
+      format: { type: "string", default: "table" },
+      seed: { type: "string", default: "1" },
+      map: { type: "string", multiple: true, default: [] },
+      level: { type: "string", default: "nominal" },
+      help: { type: "boolean", default: false },
+    },
+  }));
+} catch (err) {
+  fail(`${(err as Error).message.split("\n")[0]} (${USAGE})`);
+}
+if (values.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
+if (!values.labels) fail(`--labels is required (${USAGE})`);
+if (!values.verdicts) fail(`--verdicts is required (${USAGE})`);
+if (values.reference !== "majority" && values.reference !== "each") fail(`--reference must be "majority" or "each", not "${values.reference}".`);
+const policy = parseUnparsedPolicy(values.unparsed);
+if (!policy) fail(`--unparsed must be count-as-wrong, exclude or as:LABEL, not "${values.unparsed}".`);
+if (values.format !== "json" && values.format !== "table") fail(`--format must be "json" or "table", not "${values.format}".`);
+if (values.level !== "nominal" && values.level !== "ordinal") fail(`--level must be "nominal" or "ordinal", not "${values.level}".`);
+const seed = Number(values.seed);
+if (!Number.isInteger(seed)) fail(`--seed must be a whole number, not "${values.seed}".`);
+const mapping: Record<string, string> = {};
+for (const m of values.map ?? []) {
+  const eq = m.indexOf("=");
+  if (eq <= 0 || eq === m.length - 1) fail(`--map takes field=column, not "${m}".`);
+  mapping[m.slice(0, eq).trim()] = m.slice(eq + 1).trim();
+}
+const annotators = values.annotators
+  ?.split(",")
+  .map((s) => s.trim())
+  .filter(Boolean);
+if (values.annotators !== undefined && !annotators?.length) fail("--annotators needs at least one column name.");
+
+let result: JudgeAgreementResult;
+let summary;
+try {
+  const read = await readJudgeFiles({ labels: values.labels, verdicts: values.verdicts, annotators, mapping });
+  summary = read.summary;
+  result = judgeAgreement(read.input, { reference: values.reference, unparsed: policy, seed, ordinal: values.level === "ordinal" });
+} catch (err) {
+  if (err instanceof JudgeFileError || err instanceof JudgeAgreementError) fail(err.message);
+  throw err;
+}
+if (result.units === 0) fail("LABELS has no labels (every label cell is empty).");
+if (result.judges.length === 0) fail("VERDICTS has no verdicts.");
+
+const out = {
+  ...result,
+  labelsLayout: summary.labelsLayout,
+  annotatorColumns: summary.annotatorColumns,
+  ignoredColumns: summary.ignoredColumns,
+  verdictsWithoutLabels: summary.verdictsWithoutLabels,
+  level: values.level,
+  seed,
+};
+process.stdout.on("error", (err: NodeJS.ErrnoException) => process.exit(err.code === "EPIPE" ? 0 : 1));
+if (values.format === "json") {
+  process.stdout.write(JSON.stringify(out, null, 2) + "\n");
+} else {
+  process.stdout.write(table(out) + "\n");
+}
+
+function table(r: typeof out): string {
+  const f3 = (x: number | null) => (x === null ? "n/a" : x.toFixed(3));
+  const pct = (x: number | null) => (x === null ? "n/a" : `${(100 * x).toFixed(1)}%`);
+  const ci = (c: [number, number] | null, f: (x: number) => string) => (c ? `[${f(c[0])}, ${f(c[1])}]` : "");
+  const lines: string[] = [];
+  lines.push(
+    r.labelsLayout === "wide"
+      ? `Labels: wide, annotator columns ${r.annotatorColumns.join(", ")}${r.ignoredColumns.length ? `; ignored columns: ${r.ignoredColumns.join(", ")}` : ""}`
+      : `Labels: long, annotators ${r.annotatorColumns.join(", ")}${r.ignoredColumns.length ? `; ignored columns: ${r.ignoredColumns.join(", ")}` : ""}`,
+  );
+  lines.push(`Label set (${r.labels.length}): ${r.labels.join(", ")}`);
+  lines.push(
+    r.reference === "majority"
+      ? `Reference: strict majority of the annotators; ${r.units} labelled units, ${r.unitsWithoutMajority} without a majority (left out)`
+      : `Reference: each annotator (every annotator × unit pair, pooled); ${r.units} labelled units`,
+  );
+  lines.push(
+    `Unparsed verdicts (outside the label set): ${r.unparsedPolicy === "count-as-wrong" ? `counted as wrong, class "${UNPARSED}"` : r.unparsedPolicy === "exclude" ? "left out" : `counted as "${r.unparsedPolicy.slice(3)}"`}` +
+      (r.verdictsWithoutLabels ? `; ${r.verdictsWithoutLabels} verdicts on unlabelled units not compared` : ""),
+  );
+  lines.push("");
+  const head = ["judge", "n", "unparsed", "accuracy [95% CI]", "kappa [95% CI]", "macro P", "macro R", "macro F1 [95% CI]"];
+  const body = r.judges.map((j) => [
+    j.judge,
+    String(j.n),
+    String(j.unparsed),
+    `${pct(j.accuracy)} ${ci(j.accuracyCI, (x) => `${(100 * x).toFixed(1)}%`)}`.trim(),
+    `${f3(j.cohenKappa)} ${ci(j.cohenKappaCI, (x) => x.toFixed(3))}`.trim(),
+    f3(j.macroPrecision),
+    f3(j.macroRecall),
+    `${f3(j.macroF1)} ${ci(j.macroF1CI, (x) => x.toFixed(3))}`.trim(),
+  ]);
+  lines.push(...grid(head, body));
+  for (const j of r.judges) {
+    const labels = Object.keys(j.confusion);
+    if (!labels.length) continue;
+    lines.push("", `${j.judge}: confusion (rows human, columns judge)${j.missing ? `; ${j.missing} units without a verdict` : ""}`);
+    lines.push(...grid(["human \\ judge", ...labels], labels.map((h) => [h, ...labels.map((l) => String(j.confusion[h][l]))])));
+  }
+  return lines.join("\n");
+}
+
+function grid(head: string[], body: string[][]): string[] {
+  const w = head.map((h, i) => Math.max(h.length, ...body.map((r) => r[i].length)));
+  const line = (r: string[]) => r.map((c, i) => (i === 0 ? c.padEnd(w[i]) : c.padStart(w[i]))).join("  ").trimEnd();
+  return [line(head), line(w.map((n) => "-".repeat(n))), ...body.map(line)];
+}
