@@ -5,6 +5,11 @@
  * Imports FILE into the database DATABASE_URL names (the project is created
  * if it does not exist), all or nothing. Exit codes: 0 imported (or a valid
  * dry run), 1 the file has problems (nothing written), 2 bad command line.
+ * A file whose rows conflict with what is already imported under the same key
+ * (responses: item, model, turn; verdicts: judge, item, response, checklist
+ * item) is refused with those rows listed (exit 1); the same content again
+ * changes nothing (exit 0). The file is checked before the database's write
+ * lock is taken; the write itself is one short transaction.
  */
 import { parseArgs } from "node:util";
 import { databasePathFromEnv, DatabaseOpenError } from "../db/client";
@@ -85,6 +90,9 @@ try {
           errorCount: summary.errorCount,
           dryRun: summary.dryRun,
           unchanged: summary.unchanged,
+          conflictCount: summary.conflictCount,
+          alreadyPresent: summary.alreadyPresent,
+          newRows: summary.newRows,
           committed: summary.committed,
           dataset: summary.dataset,
         },

@@ -1,9 +1,20 @@
 /**
- * Import: one file, one preset, one transaction. The file streams through
- * the preset into the ImportWriter on a connection of its own (so the
- * transaction, held while the file streams, never mixes with other
- * requests' writes); any error rolls everything back, as does a dry run.
+ * Import: one file, one preset, all or nothing, in two steps on a connection
+ * of its own.
+ *
+ * 1. Check: the file streams through the preset into the ImportWriter, which
+ *    looks rows up in the database (a read snapshot, no lock that blocks
+ *    writers) and writes what it would add to a scratch stage file
+ *    (stage.server.ts). Memory is bounded by the reader's window, not the
+ *    file: the rows wait on disk.
+ * 2. Write (not for a dry run, nor when anything is wrong): the staged rows
+ *    are copied into the database in one short synchronous transaction. The
+ *    write lock is never held while the file is read or across an await, so
+ *    annotators' submits wait at most for that copy.
  */
+import crypto from "node:crypto";
+import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import type Database from "better-sqlite3";
 import { openDatabase } from "../../db/client";
@@ -11,7 +22,10 @@ import { LABEL_LEVELS, type LabelLevel } from "./labels";
 import { PRESETS, type Preset } from "./presets.server";
 import { formatProblem, ImportRefusal, type Problem } from "./problems";
 import { formatFromName, sniffFile, type FileFormat } from "./source.server";
-import { ImportWriter, type Counts } from "./writer.server";
+import { attachStage, commitStage, detachStage, STAGE_BASE, STAGED_TABLES } from "./stage.server";
+import { ImportWriter, type Counts, type SampleRow } from "./writer.server";
+
+export type ImportProgress = { phase: "checking" | "writing"; bytes: number; totalBytes: number };
 
 export type ImportOptions = {
   databaseFile: string;
@@ -28,6 +42,10 @@ export type ImportOptions = {
   datasetName?: string;
   level?: LabelLevel;
   format?: FileFormat;
+  /** Scratch file for the staged rows (default: a new file in the OS temp folder); removed afterwards. */
+  stageFile?: string;
+  /** Called as the file is read (at most every ~100 ms) and when the write starts. */
+  onProgress?: (p: ImportProgress) => void;
 };
 
 export type ImportSummary = Counts & {
@@ -42,6 +60,16 @@ export type ImportSummary = Counts & {
   errors: Problem[];
   warningCount: number;
   errorCount: number;
+  /** Rows whose key the database already holds with different content (responses, verdicts); they are among the errors. */
+  conflictCount: number;
+  /** Rows the database already holds with the same content. */
+  alreadyPresent: number;
+  /** Rows the import adds (or would add, in a dry run). */
+  newRows: number;
+  /** The first records as parsed. */
+  sample: SampleRow[];
+  /** How long the database's write lock was held (0 when nothing was written). */
+  lockMs: number;
 };
 
 export class ImportUsageError extends Error {}
@@ -70,9 +98,10 @@ export async function runImport(o: ImportOptions): Promise<ImportSummary> {
   const conn = db.$client;
   try {
     let first: Attempt;
+    let totalBytes: number;
     try {
-      sniffFile(o.file);
-      first = await attempt(conn, o, preset, format, fileName);
+      totalBytes = sniffFile(o.file);
+      first = await attempt(conn, o, preset, format, fileName, undefined, totalBytes);
     } catch (err) {
       if (!(err instanceof ImportRefusal)) throw err;
       return refused(o, preset, fileName, err.problem);
@@ -82,7 +111,7 @@ export async function runImport(o: ImportOptions): Promise<ImportSummary> {
       return { ...first.summary, unchanged: true, committed: true };
     }
     if (first.identicalDatasetId && !o.dryRun) {
-      const again = await attempt(conn, o, preset, format, fileName, first.identicalDatasetId);
+      const again = await attempt(conn, o, preset, format, fileName, first.identicalDatasetId, totalBytes);
       return { ...again.summary, unchanged: again.summary.unchanged || !again.wroteAnything };
     }
     return first.summary;
@@ -99,14 +128,19 @@ async function attempt(
   preset: Preset,
   format: FileFormat,
   fileName: string,
-  reuseId?: number,
+  reuseId: number | undefined,
+  totalBytes: number,
 ): Promise<Attempt> {
-  conn.exec("begin immediate");
+  const stageFile = o.stageFile ?? path.join(os.tmpdir(), `concord-stage-${crypto.randomBytes(8).toString("hex")}.db`);
+  conn.pragma("foreign_keys = OFF");
+  attachStage(conn, stageFile);
+  // A deferred transaction: the database is only read (one snapshot, no lock that blocks writers); the stage is written.
+  conn.exec("begin");
   let open = true;
   try {
-    let project = conn.prepare("select id from projects where slug = ?").get(o.projectSlug) as { id: number } | undefined;
+    let project = conn.prepare("select id from main.projects where slug = ?").get(o.projectSlug) as { id: number } | undefined;
     if (!project) {
-      const id = conn.prepare("insert into projects (slug, name) values (?, ?)").run(o.projectSlug, o.projectSlug).lastInsertRowid;
+      const id = conn.prepare("insert into stage.projects (slug, name) values (?, ?)").run(o.projectSlug, o.projectSlug).lastInsertRowid;
       project = { id: Number(id) };
     }
     const datasetName = o.datasetName?.trim() || preset.datasetName(fileName);
@@ -118,28 +152,59 @@ async function attempt(
       level: o.level,
       weightsSumToOne: preset.weightsSumToOne,
     });
-    const before = conn.prepare("select total_changes() as n").get() as { n: number };
+    let bytes = 0;
+    let lastReport = 0;
+    const onBytes = o.onProgress
+      ? (chunk: Buffer) => {
+          bytes += chunk.length;
+          const now = performance.now();
+          if (now - lastReport > 100) {
+            lastReport = now;
+            o.onProgress!({ phase: "checking", bytes, totalBytes });
+          }
+        }
+      : undefined;
     try {
-      await preset.run({ file: o.file, fileName, format, mapping: o.mapping ?? {}, sink });
+      await preset.run({ file: o.file, fileName, format, mapping: o.mapping ?? {}, sink, onBytes });
     } catch (err) {
       if (!(err instanceof ImportRefusal)) throw err;
       sink.error(err.problem);
     }
     const { identicalDatasetId } = sink.finish();
-    const after = conn.prepare("select total_changes() as n").get() as { n: number };
-    const commit = !sink.failed && !o.dryRun && !identicalDatasetId;
-    conn.exec(commit ? "commit" : "rollback");
+    o.onProgress?.({ phase: "checking", bytes: totalBytes, totalBytes });
+    conn.exec("commit");
     open = false;
-    const unchanged = Boolean(identicalDatasetId) || ((reuseId !== undefined || !creates) && commit && after.n - before.n === 0);
+    const newRows = STAGED_TABLES.reduce((n, t) => n + (conn.prepare(`select count(*) as n from stage."${t}"`).get() as { n: number }).n, 0);
+    let commit = !sink.failed && !o.dryRun && !identicalDatasetId && newRows > 0;
+    let lockMs = 0;
+    if (commit) {
+      o.onProgress?.({ phase: "writing", bytes: totalBytes, totalBytes });
+      try {
+        const stats = commitStage(conn);
+        lockMs = stats.lockMs;
+        if (sink.datasetId !== undefined && sink.datasetId >= STAGE_BASE) {
+          // The new version's ID as the database numbered it.
+          sink.datasetId = (conn.prepare("select id from main.datasets where project_id = (select id from main.projects where slug = ?) and name = ? and version = ?").get(o.projectSlug, datasetName, sink.datasetVersion) as { id: number }).id;
+        }
+      } catch (err) {
+        commit = false;
+        sink.error({
+          row: 0,
+          message: `the database changed while the file was being checked (${(err as Error).message.replace(/^[A-Z_]+: /, "")}); nothing was written — run the import again`,
+        });
+      }
+    }
+    const nothingNew = !sink.failed && newRows === 0;
+    const unchanged = Boolean(identicalDatasetId) || ((reuseId !== undefined || !creates) && nothingNew);
     return {
       identicalDatasetId,
-      wroteAnything: commit && after.n - before.n > 0,
+      wroteAnything: commit && newRows > 0,
       summary: {
         preset: preset.name,
         project: o.projectSlug,
         dryRun: Boolean(o.dryRun),
         unchanged,
-        committed: commit,
+        committed: commit || (!o.dryRun && nothingNew && !identicalDatasetId),
         dataset: creates
           ? {
               id: commit ? (sink.datasetId ?? null) : identicalDatasetId ?? null,
@@ -152,10 +217,16 @@ async function attempt(
         errors: sink.errors,
         warningCount: sink.warningCount,
         errorCount: sink.errorCount,
+        conflictCount: sink.conflictCount,
+        alreadyPresent: sink.alreadyPresent,
+        newRows: sink.failed || identicalDatasetId ? 0 : newRows,
+        sample: sink.sample,
+        lockMs,
       },
     };
   } finally {
     if (open) conn.exec("rollback");
+    detachStage(conn, stageFile);
   }
 }
 
@@ -181,6 +252,11 @@ function refused(o: ImportOptions, preset: Preset, fileName: string, problem: Pr
     errors: [problem],
     warningCount: 0,
     errorCount: 1,
+    conflictCount: 0,
+    alreadyPresent: 0,
+    newRows: 0,
+    sample: [],
+    lockMs: 0,
   };
 }
 
@@ -189,10 +265,18 @@ export function describeSummary(s: ImportSummary, limit = 20): string {
   const lines: string[] = [];
   const counts = `${s.items} items, ${s.checklistItems} checklist items, ${s.references} references, ${s.responses} responses, ${s.verdicts} verdicts, ${s.annotations} annotations`;
   const ds = s.dataset ? ` into dataset "${s.dataset.name}"${s.dataset.version ? ` v${s.dataset.version}` : ""}` : "";
-  if (s.errorCount > 0) lines.push(`Import refused (${s.errorCount} problem${s.errorCount === 1 ? "" : "s"}); nothing was written. The file has ${counts}.`);
-  else if (s.dryRun) lines.push(`Dry run: the file is valid${ds}: ${counts}${s.unchanged ? " (already imported: nothing would change)" : ""}. Nothing was written.`);
-  else if (s.unchanged) lines.push(`Already imported${ds}: nothing changed (${counts}).`);
-  else lines.push(`Imported${ds} in project "${s.project}": ${counts}.`);
+  const present = s.alreadyPresent > 0 && !s.unchanged ? ` (${s.alreadyPresent} of them already imported with the same content)` : "";
+  if (s.errorCount > 0) {
+    lines.push(`Import refused (${s.errorCount} problem${s.errorCount === 1 ? "" : "s"}); nothing was written. The file has ${counts}.`);
+    if (s.conflictCount > 0) {
+      lines.push(
+        `${s.conflictCount} row${s.conflictCount === 1 ? "" : "s"} conflict${s.conflictCount === 1 ? "s" : ""} with what is already imported under the same key ` +
+          "(responses: item, model, turn; verdicts: judge, item, response, checklist item). Imported rows are never replaced silently: the file is refused.",
+      );
+    }
+  } else if (s.dryRun) lines.push(`Dry run: the file is valid${ds}: ${counts}${present}${s.unchanged ? " (already imported with the same content: nothing would change)" : ""}. Nothing was written.`);
+  else if (s.unchanged) lines.push(`Already imported${ds} with the same content: nothing changed (${counts}).`);
+  else lines.push(`Imported${ds} in project "${s.project}": ${counts}${present}.`);
   for (const p of s.errors.slice(0, limit)) lines.push(`  error: ${formatProblem(p)}`);
   if (s.errorCount > limit) lines.push(`  … and ${s.errorCount - limit} more errors`);
   for (const p of s.warnings.slice(0, limit)) lines.push(`  warning: ${formatProblem(p)}`);

@@ -13,6 +13,7 @@ import { createHash } from "node:crypto";
 import type Database from "better-sqlite3";
 import { inferLevel, placeholderEmail, type LabelLevel, type LabelValue } from "./labels";
 import type { Problem } from "./problems";
+import { STAGE_BASE } from "./stage.server";
 
 export type ChecklistEntry = { text: string; weight: number | null };
 
@@ -79,6 +80,9 @@ export type WriterOptions = {
 };
 
 const MAX_PROBLEMS = 1000;
+const SAMPLE_ROWS = 10;
+
+export type SampleRow = { kind: "item" | "response" | "verdict" | "label"; row: number; fields: Record<string, string> };
 
 export class ImportWriter {
   readonly counts: Counts = { items: 0, checklistItems: 0, references: 0, responses: 0, verdicts: 0, annotations: 0 };
@@ -86,6 +90,12 @@ export class ImportWriter {
   readonly warnings: Problem[] = [];
   errorCount = 0;
   warningCount = 0;
+  /** Rows whose key the database already holds with different content (responses, verdicts). */
+  conflictCount = 0;
+  /** Rows the database already holds with the same content (nothing to write). */
+  alreadyPresent = 0;
+  /** The first records as the preset handed them over (the preview's table). */
+  readonly sample: SampleRow[] = [];
   datasetId: number | undefined;
   datasetVersion: number | undefined;
   readonly hash = createHash("sha256");
@@ -111,36 +121,45 @@ export class ImportWriter {
     private readonly opts: WriterOptions,
   ) {
     const c = conn;
+    // Rows go to the stage (see stage.server.ts); look-ups read the database and the stage.
     this.s = {
       item: c.prepare(
-        "insert into items (dataset_id, source_id, query, passage, domain, subject, task_type, language, metadata) values (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "insert into stage.items (dataset_id, source_id, query, passage, domain, subject, task_type, language, metadata) values (?, ?, ?, ?, ?, ?, ?, ?, ?)",
       ),
-      checklist: c.prepare("insert into checklist_items (item_id, text, weight, position) values (?, ?, ?, ?)"),
-      reference: c.prepare("insert into \"references\" (item_id, text, provenance) values (?, ?, 'import')"),
+      checklist: c.prepare("insert into stage.checklist_items (item_id, text, weight, position) values (?, ?, ?, ?)"),
+      reference: c.prepare("insert into stage.\"references\" (item_id, text, provenance) values (?, ?, 'import')"),
       response: c.prepare(
-        "insert into responses (item_id, model, turn, text, origin, source_key, metadata) values (?, ?, ?, ?, 'import', ?, ?) on conflict (item_id, source_key) do nothing",
+        "insert into stage.responses (item_id, model, turn, text, origin, source_key, metadata) values (?, ?, ?, ?, 'import', ?, ?)",
       ),
-      responseId: c.prepare("select id from responses where item_id = ? and source_key = ?"),
-      responseByModel: c.prepare("select id from responses where item_id = ? and model = ?"),
-      judge: c.prepare(
-        "insert into judges (project_id, name, provider, model) values (?, ?, 'import', ?) on conflict (project_id, name) do nothing",
+      liveResponse: c.prepare("select id, model, turn, text from main.responses where item_id = ? and source_key = ?"),
+      responseId: c.prepare(
+        "select id from main.responses where item_id = ? and source_key = ? union all select id from stage.responses where item_id = ? and source_key = ?",
       ),
-      judgeId: c.prepare("select id from judges where project_id = ? and name = ?"),
+      responseByModel: c.prepare(
+        "select id from main.responses where item_id = ? and model = ? union all select id from stage.responses where item_id = ? and model = ?",
+      ),
+      judge: c.prepare("insert into stage.judges (project_id, name, provider, model) values (?, ?, 'import', ?)"),
+      judgeId: c.prepare("select id from main.judges where project_id = ? and name = ?"),
       verdict: c.prepare(
-        "insert into verdicts (judge_id, response_id, checklist_item_id, value, score, raw_output, parse_status) values (?, ?, ?, ?, ?, ?, ?) on conflict do nothing",
+        "insert into stage.verdicts (judge_id, response_id, checklist_item_id, value, score, raw_output, parse_status) values (?, ?, ?, ?, ?, ?, ?)",
       ),
-      verdictWhole: c.prepare("select id from verdicts where judge_id = ? and response_id = ? and checklist_item_id is null"),
+      liveVerdict: c.prepare(
+        "select id, value, score, raw_output from main.verdicts where judge_id = ? and response_id = ? and checklist_item_id is ? order by id limit 1",
+      ),
       checklistOf: c.prepare(
-        "select id, text, position from checklist_items where item_id = ? and retired_at is null order by position, id",
+        `select id, text, position from (
+           select id, text, position from main.checklist_items where item_id = ? and retired_at is null
+           union all select id, text, position from stage.checklist_items where item_id = ?)
+         order by position, id`,
       ),
     };
     if (opts.dataset) {
       if (opts.dataset.reuseId) {
         this.reuse = true;
         this.datasetId = opts.dataset.reuseId;
-        const d = c.prepare("select version from datasets where id = ?").get(this.datasetId) as { version: number };
+        const d = c.prepare("select version from main.datasets where id = ?").get(this.datasetId) as { version: number };
         this.datasetVersion = d.version;
-        for (const r of c.prepare("select id, source_id from items where dataset_id = ?").all(this.datasetId) as {
+        for (const r of c.prepare("select id, source_id from main.items where dataset_id = ?").all(this.datasetId) as {
           id: number;
           source_id: string;
         }[]) {
@@ -149,12 +168,12 @@ export class ImportWriter {
       } else {
         this.reuse = false;
         const max = c
-          .prepare("select max(version) as v from datasets where project_id = ? and name = ?")
+          .prepare("select max(version) as v from main.datasets where project_id = ? and name = ?")
           .get(opts.projectId, opts.dataset.name) as { v: number | null };
         this.datasetVersion = (max.v ?? 0) + 1;
         this.datasetId = Number(
           c
-            .prepare("insert into datasets (project_id, name, version, source) values (?, ?, ?, ?)")
+            .prepare("insert into stage.datasets (project_id, name, version, source) values (?, ?, ?, ?)")
             .run(opts.projectId, opts.dataset.name, this.datasetVersion, opts.dataset.source).lastInsertRowid,
         );
       }
@@ -163,6 +182,23 @@ export class ImportWriter {
 
   get failed(): boolean {
     return this.errorCount > 0;
+  }
+
+  /** A row that differs from what the database already holds under the same key (an error; counted apart). */
+  private conflict(p: Problem): void {
+    this.conflictCount++;
+    this.error(p);
+  }
+
+  /** Keeps the first SAMPLE_ROWS records as parsed, for the preview (long texts clipped). */
+  private sampleRow(kind: SampleRow["kind"], row: number, fields: Record<string, unknown>): void {
+    if (this.sample.length >= SAMPLE_ROWS) return;
+    const out: Record<string, string> = {};
+    for (const [k, v] of Object.entries(fields)) {
+      if (v === undefined || v === null) continue;
+      out[k] = clip(typeof v === "string" ? v : JSON.stringify(v), 300);
+    }
+    this.sample.push({ kind, row, fields: out });
   }
 
   error(p: Problem): void {
@@ -190,6 +226,7 @@ export class ImportWriter {
    */
   item(rec: ItemRecord, row: number, merge = false): void {
     const refs = rec.references ?? [];
+    if (this.sample.length < SAMPLE_ROWS) this.sampleItem(row, rec.sourceId, rec.query, rec.domain, refs, rec.checklist);
     let entry = this.seen.get(rec.sourceId);
     if (entry && entry.row > 0) {
       if (!merge) {
@@ -258,6 +295,7 @@ export class ImportWriter {
   ): void {
     const open = this.open;
     if (open !== undefined && this.openKey === sourceId) {
+      if (this.sample.length < SAMPLE_ROWS) this.sampleItem(row, sourceId, query, domain, reference === undefined ? [] : [reference], text === undefined ? [] : [{ text, weight }]);
       const f = open.fields!;
       if (
         f.query !== query ||
@@ -286,6 +324,16 @@ export class ImportWriter {
       row,
       true,
     );
+  }
+
+  private sampleItem(row: number, id: string, prompt: string, domain: string | null | undefined, refs: string[], checklist: ChecklistEntry[] | undefined): void {
+    this.sampleRow("item", row, {
+      id,
+      prompt,
+      domain: domain ?? undefined,
+      reference: refs.length ? refs.join(" | ") : undefined,
+      checklist: checklist?.length ? checklist.map((c) => (c.weight === null ? c.text : `${c.text} (${c.weight})`)).join(" | ") : undefined,
+    });
   }
 
   private checklistEntry(entry: SeenItem, sourceId: string, text: string, weight: number | null, row: number): void {
@@ -334,10 +382,10 @@ export class ImportWriter {
   private reopen(entry: SeenItem): void {
     if (entry.checklist && entry.fields) return;
     const c = this.conn;
-    const it = c.prepare("select query, passage, domain from items where id = ?").get(entry.id) as { query: string; passage: string | null; domain: string | null };
-    const refs = (c.prepare("select text from \"references\" where item_id = ? order by id").all(entry.id) as { text: string }[]).map((r) => r.text);
+    const it = c.prepare("select query, passage, domain from stage.items where id = ?").get(entry.id) as { query: string; passage: string | null; domain: string | null };
+    const refs = (c.prepare("select text from stage.\"references\" where item_id = ? order by id").all(entry.id) as { text: string }[]).map((r) => r.text);
     entry.fields = { query: it.query, passage: it.passage, domain: it.domain, refs: refs.join("\u0001") };
-    entry.checklist = new Set((c.prepare("select text from checklist_items where item_id = ? order by position, id").all(entry.id) as { text: string }[]).map((r) => r.text));
+    entry.checklist = new Set((c.prepare("select text from stage.checklist_items where item_id = ? order by position, id").all(entry.id) as { text: string }[]).map((r) => r.text));
   }
 
   private itemId(sourceId: string, row: number, field = "item"): number | undefined {
@@ -363,9 +411,9 @@ export class ImportWriter {
   private loadProjectItems(): Map<string, number | "ambiguous"> {
     const rows = this.conn
       .prepare(
-        `select i.id, i.source_id from items i join datasets d on d.id = i.dataset_id
+        `select i.id, i.source_id from main.items i join main.datasets d on d.id = i.dataset_id
          where d.project_id = ? and (? is null or d.name = ?)
-           and d.version = (select max(d2.version) from datasets d2 where d2.project_id = d.project_id and d2.name = d.name)`,
+           and d.version = (select max(d2.version) from main.datasets d2 where d2.project_id = d.project_id and d2.name = d.name)`,
       )
       .all(this.opts.projectId, this.opts.lookupDataset ?? null, this.opts.lookupDataset ?? null) as {
       id: number;
@@ -386,20 +434,45 @@ export class ImportWriter {
       return;
     }
     this.counts.responses++;
+    this.sampleRow("response", row, { item: rec.item, model: rec.model, turn: rec.turn, text: rec.text });
+    // The same key already in the database: identical content is a no-op; a different text is refused (imported
+    // responses are what labels and verdicts refer to, so they are never replaced underneath them).
+    const live = itemId < STAGE_BASE ? (this.s.liveResponse.get(itemId, key) as { id: number; model: string; turn: number; text: string } | undefined) : undefined;
+    if (live) {
+      if (live.text === rec.text && live.model === rec.model && live.turn === rec.turn) {
+        this.alreadyPresent++;
+        this.responseIds.set(k, live.id);
+        return;
+      }
+      const what = live.text !== rec.text ? "text" : live.model !== rec.model ? `model ("${clip(live.model, 40)}")` : `turn (${live.turn})`;
+      this.conflict({
+        row,
+        field: live.text !== rec.text ? "text" : live.model !== rec.model ? "model" : "turn",
+        message:
+          `conflicts with the response already imported for item "${clip(rec.item, 60)}", ` +
+          (rec.key ? `response "${clip(key, 60)}"` : `model "${clip(rec.model, 60)}", turn ${rec.turn}`) +
+          `: its ${what} differs. Imported responses are never replaced; give the new one another model name (or response key)`,
+      });
+      this.responseIds.set(k, 0);
+      return;
+    }
     if (this.failed) {
       this.responseIds.set(k, 0);
       return;
     }
     const res = this.s.response.run(itemId, rec.model, rec.turn, rec.text, key, JSON.stringify(rec.metadata ?? {}));
-    const id = res.changes ? Number(res.lastInsertRowid) : (this.s.responseId.get(itemId, key) as { id: number }).id;
-    this.responseIds.set(k, id);
+    this.responseIds.set(k, Number(res.lastInsertRowid));
   }
 
-  private judgeId(name: string, model: string): number {
+  /** The judge's ID: an existing judge of the project, else a new one (staged) when `model` is given. */
+  private judgeId(name: string, model?: string): number | undefined {
     let id = this.judgeIds.get(name);
     if (id === undefined) {
-      this.s.judge.run(this.opts.projectId, name, model);
-      id = (this.s.judgeId.get(this.opts.projectId, name) as { id: number }).id;
+      id = (this.s.judgeId.get(this.opts.projectId, name) as { id: number } | undefined)?.id;
+      if (id === undefined) {
+        if (model === undefined) return undefined;
+        id = Number(this.s.judge.run(this.opts.projectId, name, model).lastInsertRowid);
+      }
       this.judgeIds.set(name, id);
     }
     return id;
@@ -410,8 +483,8 @@ export class ImportWriter {
     if (itemId === undefined) return;
     let responseId = this.responseIds.get(`${itemId}\u0000${rec.response}`);
     if (responseId === undefined) {
-      const byKey = this.s.responseId.get(itemId, rec.response) as { id: number } | undefined;
-      const byModel = byKey ? [] : (this.s.responseByModel.all(itemId, rec.response) as { id: number }[]);
+      const byKey = this.s.responseId.get(itemId, rec.response, itemId, rec.response) as { id: number } | undefined;
+      const byModel = byKey ? [] : (this.s.responseByModel.all(itemId, rec.response, itemId, rec.response) as { id: number }[]);
       responseId = byKey?.id ?? (byModel.length === 1 ? byModel[0].id : undefined);
       if (responseId === undefined) {
         this.error({
@@ -451,22 +524,48 @@ export class ImportWriter {
     }
     this.verdictKeys.set(key, row);
     this.counts.verdicts++;
-    if (this.failed || responseId === 0) return;
-    const judgeId = this.judgeId(rec.judge, rec.judgeModel ?? rec.judge);
-    if (checklistItemId === null && this.s.verdictWhole.get(judgeId, responseId)) return;
+    this.sampleRow("verdict", row, { judge: rec.judge, item: rec.item, response: rec.response, checklist_item: checklistItemId === null ? "" : "text" in rec.checklist! ? rec.checklist.text : `#${rec.checklist!.position}`, value: rec.value ?? "", raw: rec.raw ?? "" });
+    if (responseId === 0) return;
+    // The same judge, response and checklist item already judged in the database: identical is a no-op, different is refused.
+    const existingJudge = this.judgeId(rec.judge);
+    if (existingJudge !== undefined && existingJudge < STAGE_BASE && responseId < STAGE_BASE && (checklistItemId ?? 0) < STAGE_BASE) {
+      const live = this.s.liveVerdict.get(existingJudge, responseId, checklistItemId) as
+        | { id: number; value: string | null; score: number | null; raw_output: string | null }
+        | undefined;
+      if (live) {
+        if (live.value === rec.value && live.score === (rec.score ?? null) && live.raw_output === (rec.raw ?? null)) {
+          this.alreadyPresent++;
+          return;
+        }
+        const field = live.value !== rec.value ? "value" : live.score !== (rec.score ?? null) ? "score" : "raw";
+        this.conflict({
+          row,
+          field,
+          message:
+            `conflicts with the verdict already imported from judge "${clip(rec.judge, 60)}" on item "${clip(rec.item, 60)}", response "${clip(rec.response, 60)}"` +
+            (checklistItemId === null ? "" : `, checklist item ${"text" in rec.checklist! ? `"${clip(rec.checklist.text, 60)}"` : `#${rec.checklist!.position}`}`) +
+            (field === "value" ? `: it says ${JSON.stringify(clip(live.value ?? "", 40))}, the file says ${JSON.stringify(clip(rec.value ?? "", 40))}` : `: its ${field} differs`) +
+            ". Imported verdicts are never replaced; import the new ones under another judge name",
+        });
+        return;
+      }
+    }
+    if (this.failed) return;
+    const judgeId = this.judgeId(rec.judge, rec.judgeModel ?? rec.judge)!;
     this.s.verdict.run(judgeId, responseId, checklistItemId, rec.value, rec.score ?? null, rec.raw ?? null, rec.parseStatus ?? "ok");
   }
 
   private checklistOf(itemId: number) {
     let list = this.checklists.get(itemId);
     if (!list) {
-      list = this.s.checklistOf.all(itemId) as { id: number; text: string; position: number }[];
+      list = this.s.checklistOf.all(itemId, itemId) as { id: number; text: string; position: number }[];
       this.checklists.set(itemId, list);
     }
     return list;
   }
 
   label(rec: LabelRecord, row: number): void {
+    this.sampleRow("label", row, { unit: rec.unit, annotator: rec.annotator, label: rec.label, text: rec.text });
     this.hashText(JSON.stringify([rec.unit, rec.annotator, rec.label, rec.text ?? null]));
     this.hashText("\n");
     const key = `${rec.unit}\u0000${rec.annotator}`;
@@ -520,10 +619,10 @@ export class ImportWriter {
     if (!this.opts.dataset || this.reuse || this.failed) return {};
     const hash = this.contentHash;
     const same = this.conn
-      .prepare("select id from datasets where project_id = ? and name = ? and content_hash = ? order by version desc limit 1")
+      .prepare("select id from main.datasets where project_id = ? and name = ? and content_hash = ? order by version desc limit 1")
       .get(this.opts.projectId, this.opts.dataset.name, hash) as { id: number } | undefined;
     if (same) return { identicalDatasetId: same.id };
-    this.conn.prepare("update datasets set content_hash = ? where id = ?").run(hash, this.datasetId);
+    this.conn.prepare("update stage.datasets set content_hash = ? where id = ?").run(hash, this.datasetId);
     if (this.labels.length) this.writeLabels();
     return {};
   }
@@ -537,7 +636,7 @@ export class ImportWriter {
     const overlap = Math.max(...perUnit.values());
     const taskId = Number(
       c
-        .prepare("insert into tasks (project_id, dataset_id, kind, name, overlap, config, status) values (?, ?, 'imported-labels', ?, ?, ?, 'closed')")
+        .prepare("insert into stage.tasks (project_id, dataset_id, kind, name, overlap, config, status) values (?, ?, 'imported-labels', ?, ?, ?, 'closed')")
         .run(
           this.opts.projectId,
           this.datasetId,
@@ -546,14 +645,14 @@ export class ImportWriter {
           JSON.stringify({ level, levelSource: this.opts.level ? "given" : "inferred", source: this.opts.dataset!.source }),
         ).lastInsertRowid,
     );
-    const insItem = c.prepare("insert into items (dataset_id, source_id, query) values (?, ?, ?)");
-    const insUnit = c.prepare("insert into units (task_id, item_id, position) values (?, ?, ?)");
-    const findUser = c.prepare("select id from users where email = ?");
-    const insUser = c.prepare("insert into users (email, name, password_hash, disabled) values (?, ?, '!', 1)");
+    const insItem = c.prepare("insert into stage.items (dataset_id, source_id, query) values (?, ?, ?)");
+    const insUnit = c.prepare("insert into stage.units (task_id, item_id, position) values (?, ?, ?)");
+    const findUser = c.prepare("select id from main.users where email = ?");
+    const insUser = c.prepare("insert into stage.users (email, name, password_hash, disabled) values (?, ?, '!', 1)");
     const insAssign = c.prepare(
-      "insert into assignments (unit_id, annotator_id, status, started_at, submitted_at) values (?, ?, 'submitted', unixepoch(), unixepoch())",
+      "insert into stage.assignments (unit_id, annotator_id, status, started_at, submitted_at) values (?, ?, 'submitted', unixepoch(), unixepoch())",
     );
-    const insAnn = c.prepare("insert into annotations (assignment_id, revision, label, status) values (?, 1, ?, 'submitted')");
+    const insAnn = c.prepare("insert into stage.annotations (assignment_id, revision, label, status) values (?, 1, ?, 'submitted')");
     const unitIds = new Map<string, number>();
     const users = new Map<string, number>();
     for (const l of this.labels) {
