@@ -1,0 +1,56 @@
+/**
+ * Shared steps of the protocol integration tests: import a file through its
+ * real preset, add a target and judges served by the local fake endpoint, run
+ * to the end, and small independent helpers (written here, not taken from the
+ * app) that the tests use to compute the expected numbers.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { eq } from "drizzle-orm";
+import { expect } from "vitest";
+import { schema, type Db } from "../../db/client";
+import { runImport } from "../../app/formats/import.server";
+import { Worker } from "../../app/runs/runner.server";
+
+export const FIXTURES = path.resolve(__dirname, "../fixtures/runs");
+export const SHARED = path.resolve(__dirname, "../../../shared/data");
+export const hasShared = (rel: string) => fs.existsSync(path.join(SHARED, rel));
+
+export async function importThrough(dbFile: string, projectSlug: string, preset: string, file: string) {
+  const s = await runImport({ databaseFile: dbFile, projectSlug, preset, file });
+  expect(s.errors).toEqual([]);
+  expect(s.committed || s.unchanged).toBe(true);
+  return s.dataset!.id!;
+}
+
+/** A target ("target") and judges ("judge", "judge2") on the fake server; no retries, so a scripted error is a failed job. */
+export function addProviders(db: Db, projectId: number, baseUrl: string, extra: Record<string, unknown> = {}) {
+  const settings = { timeoutMs: 10_000, maxRetries: 0, backoffBaseMs: 1, backoffMaxMs: 2, ...extra };
+  for (const [name, model] of [
+    ["target", "target-model"],
+    ["judge", "judge-model"],
+    ["judge2", "judge-model-2"],
+  ])
+    db.insert(schema.providers).values({ projectId, name, kind: "openai-compatible", baseUrl, apiKey: "sk-test", model, settings, concurrency: 8 }).run();
+}
+
+export async function runToEnd(db: Db, runId: number) {
+  await new Worker(db, { concurrency: 8, pollMs: 10, untilIdle: true, runId, leaseMs: 30_000 }).start().done;
+  return db.select().from(schema.runs).where(eq(schema.runs.id, runId)).get()!;
+}
+
+export function projectIdOf(db: Db, slug: string) {
+  return db.select().from(schema.projects).where(eq(schema.projects.slug, slug)).get()!.id;
+}
+
+/** A deterministic, content-derived number the fake judges use (and the tests recompute). */
+export function codeSum(s: string): number {
+  let n = 0;
+  for (const ch of s) n += ch.codePointAt(0)!;
+  return n;
+}
+
+export const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+
+export type ChatMsg = { role: string; content: string };
+export const messagesOf = (body: Record<string, unknown>) => (body.messages ?? []) as ChatMsg[];
