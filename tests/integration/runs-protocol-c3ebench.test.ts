@@ -1,0 +1,113 @@
+/**
+ * C3EBench end to end on data in RAVEL's released format (english_dataset/TASK/*.jsonl
+ * field names): imported with the `c3ebench` preset, run against the local fake
+ * endpoint, every mean recomputed here from the file itself.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { schema } from "../../db/client";
+import { createRun } from "../../app/runs/runner.server";
+import { runResultsAll } from "../../app/runs/results.server";
+import { useTempDatabase } from "../support/db";
+import { startFakeLlm, type FakeLlm } from "../support/fake-llm";
+import { addProviders, codeSum, FIXTURES, hasShared, importThrough, mean, messagesOf, projectIdOf, runToEnd, SHARED } from "./runs-protocol-support";
+
+const { db, file: dbFile } = useTempDatabase();
+let fake: FakeLlm;
+
+type Rec = { infer_id: string; task_type: string; instruction: string };
+
+/** What each prompt of Appendix E opens with, and the score the fake judge gives under it (plus 1 when the candidate's code-point sum is odd). */
+const FAMILY = [
+  { task: "Expand", marker: "You are a chief judge proficient in multi-genre literary creation", base: 7 },
+  { task: "Cloze", marker: "You are an expert professor specializing in textual logic", base: 6 },
+  { task: "Edit", marker: "Senior literary editor specializing in evaluating a writer", base: 8 },
+  { task: "End2End", marker: "You are a versatile literary editor and critic", base: 5 },
+];
+/** RAVEL's English task_type values (SPEC §4): condition is Expand. */
+const TASK_OF: Record<string, string> = { cloze: "Cloze", condition: "Expand", edit: "Edit", end2end: "End2End" };
+const draft = (instruction: string) => `A draft answering: ${instruction.slice(0, 40)}`;
+const scoreOf = (task: string, candidate: string) => FAMILY.find((f) => f.task === task)!.base + (codeSum(candidate) % 2);
+
+function script(req: { body: Record<string, unknown> }) {
+  const msgs = messagesOf(req.body);
+  const content = msgs[msgs.length - 1]?.content ?? "";
+  if (req.body.model === "target-model") {
+    if (content.includes("bees and orchards")) return { status: 500 };
+    return draft(content);
+  }
+  const fam = FAMILY.find((f) => content.startsWith(`# Role\n${f.marker}`));
+  if (!fam) return "no family";
+  if (content.includes("He was angry and left.")) return "I would rather not give a number.";
+  const candidate = content.split("[Candidate Answer]\n")[1];
+  return JSON.stringify({ score: fam.base + (codeSum(candidate) % 2), analysis: { note: "fake" }, verdict: "ok" });
+}
+
+beforeAll(async () => {
+  fake = await startFakeLlm(script);
+});
+afterAll(() => fake.close());
+
+describe("C3EBench on RAVEL's released format", () => {
+  it("each task type gets its own prompt (condition = Expand), generation at temperature 0.7, per-task means, failed and unparsed counted", async () => {
+    const file = path.join(FIXTURES, "c3ebench-run.jsonl");
+    const recs = fs.readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l) as Rec);
+    const datasetId = await importThrough(dbFile, "c3e", "c3ebench", file);
+    const projectId = projectIdOf(db(), "c3e");
+    addProviders(db(), projectId, fake.baseUrl);
+    fake.requests.length = 0;
+    const run = createRun(db(), projectId, { name: "c3e", protocol: "c3ebench", datasetId, models: [{ provider: "target" }], judges: [{ provider: "judge" }], settings: { parseRetries: 0 } });
+    expect(run.config.settings).toMatchObject({ targetSampling: { temperature: 0.7 }, judgeSampling: { temperature: 0 } });
+    const done = await runToEnd(db(), run.id);
+    const gens = fake.requests.filter((r) => r.body.model === "target-model");
+    expect(gens).toHaveLength(recs.length);
+    expect(gens.every((g) => g.body.temperature === 0.7)).toBe(true);
+    // Each item's judge prompt is its task's (E.1–E.4): the two condition items get Expand's.
+    const judged = fake.requests.filter((r) => r.body.model === "judge-model");
+    for (const rec of recs.filter((r) => !r.instruction.includes("bees and orchards"))) {
+      const j = judged.find((r) => messagesOf(r.body)[0].content.includes(`[Instruction]\n${rec.instruction}\n`))!;
+      expect(j, rec.infer_id).toBeDefined();
+      expect(messagesOf(j.body)[0].content.startsWith(`# Role\n${FAMILY.find((f) => f.task === TASK_OF[rec.task_type])!.marker}`), rec.infer_id).toBe(true);
+    }
+    const m = (runResultsAll(db(), done)[0] as any).metrics[0];
+    // Expected: every item except the failed generation and the unparseable verdict.
+    const scored = recs.filter((r) => !r.instruction.includes("bees and orchards") && r.infer_id !== "edit_en_r2");
+    const byTask: Record<string, number[]> = {};
+    for (const r of scored) {
+      const gen = gens.find((g) => messagesOf(g.body)[0].content.startsWith(r.instruction))!;
+      (byTask[TASK_OF[r.task_type]] ??= []).push(scoreOf(TASK_OF[r.task_type], draft(messagesOf(gen.body)[0].content)));
+    }
+    expect(Object.keys(m.byTask).sort()).toEqual(Object.keys(byTask).sort());
+    for (const [t, xs] of Object.entries(byTask)) expect(m.byTask[t]).toEqual({ mean: mean(xs), n: xs.length });
+    expect(m.overall).toBeCloseTo(mean(Object.values(byTask).flat()), 12);
+    expect(m).toMatchObject({ n: scored.length, failed: 1, unparsed: 1 });
+  });
+
+  it("refuses items whose task type is none of the four", async () => {
+    const projectId = projectIdOf(db(), "c3e");
+    const ds = db().insert(schema.datasets).values({ projectId, name: "odd", source: "test" }).returning().get();
+    db().insert(schema.items).values({ datasetId: ds.id, sourceId: "odd-1", query: "Write.", taskType: "haiku" }).run();
+    expect(() => createRun(db(), projectId, { name: "odd", protocol: "c3ebench", datasetId: ds.id, models: [{ provider: "target" }], judges: [{ provider: "judge" }] })).toThrow(/item odd-1: task type "haiku" is not cloze, edit, condition\/expand or end2end/);
+  });
+
+  it.skipIf(!hasShared("RAVEL-Reasoning-Agents-Text-Eval"))("on RAVEL's real condition file: judged with the Expand prompt", async () => {
+    const file = path.join(SHARED, "RAVEL-Reasoning-Agents-Text-Eval/english_dataset/condition/step_4_condition_benchmark.jsonl");
+    const recs = fs.readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l) as Rec);
+    expect(new Set(recs.map((r) => r.task_type))).toEqual(new Set(["condition"]));
+    const datasetId = await importThrough(dbFile, "c3ereal", "c3ebench", file);
+    const projectId = projectIdOf(db(), "c3ereal");
+    addProviders(db(), projectId, fake.baseUrl);
+    fake.requests.length = 0;
+    const run = createRun(db(), projectId, { name: "real", protocol: "c3ebench", datasetId, limit: 4, models: [{ provider: "target" }], judges: [{ provider: "judge" }] });
+    const done = await runToEnd(db(), run.id);
+    const judged = fake.requests.filter((r) => r.body.model === "judge-model");
+    expect(judged).toHaveLength(4);
+    expect(judged.every((r) => messagesOf(r.body)[0].content.startsWith(`# Role\n${FAMILY[0].marker}`))).toBe(true);
+    const gens = fake.requests.filter((r) => r.body.model === "target-model");
+    const xs = gens.map((g) => scoreOf("Expand", draft(messagesOf(g.body)[0].content)));
+    const m = (runResultsAll(db(), done)[0] as any).metrics[0];
+    expect(m.byTask).toEqual({ Expand: { mean: mean(xs), n: 4 } });
+    expect(m).toMatchObject({ failed: 0, unparsed: 0 });
+  });
+});
