@@ -736,8 +736,12 @@ export type RunProgress = {
   /** Jobs per second over the last minute. */
   throughput: number;
   etaSeconds: number | null;
+  /** Includes the estimated prompt tokens of calls interrupted before their reply (a worker died mid-call). */
   promptTokens: number;
   completionTokens: number;
+  /** Provider calls made for this run (every HTTP attempt), and how many were interrupted. */
+  calls: number;
+  interruptedCalls: number;
   /** In the provider's currency, when its settings give prices per million tokens. */
   cost: number | null;
 };
@@ -752,7 +756,7 @@ export function runProgress(db: Db, runId: number): RunProgress | null {
   const inFlight = c.leased ?? 0;
   const queued = c.queued ?? 0;
   const estimate = Number((run.config as Partial<StoredRunConfig>).estimatedJobs ?? 0);
-  const terminal = run.status === "completed" || run.status === "cancelled";
+  const terminal = TERMINAL_RUN_STATUSES.includes(run.status);
   const remaining = terminal ? queued + inFlight : Math.max(queued + inFlight, estimate - done - failed);
   const recent = db.$client.prepare(`SELECT COUNT(*) AS n FROM jobs WHERE run_id=? AND status='done' AND finished_at >= unixepoch() - 60`).get(runId) as { n: number };
   const first = db.$client.prepare(`SELECT MIN(finished_at) AS t FROM jobs WHERE run_id=? AND finished_at >= unixepoch() - 60`).get(runId) as { t: number | null };
@@ -760,10 +764,11 @@ export function runProgress(db: Db, runId: number): RunProgress | null {
   const throughput = recent.n / window;
   const tokens = db.$client
     .prepare(
-      `SELECT pc.provider_id AS providerId, COALESCE(SUM(pc.prompt_tokens),0) AS p, COALESCE(SUM(pc.completion_tokens),0) AS c
+      `SELECT pc.provider_id AS providerId, COALESCE(SUM(pc.prompt_tokens),0) AS p, COALESCE(SUM(pc.completion_tokens),0) AS c,
+              COUNT(*) AS n, COALESCE(SUM(pc.state = 'interrupted'),0) AS i
        FROM provider_calls pc JOIN jobs j ON j.id = pc.job_id WHERE j.run_id=? GROUP BY pc.provider_id`,
     )
-    .all(runId) as { providerId: number | null; p: number; c: number }[];
+    .all(runId) as { providerId: number | null; p: number; c: number; n: number; i: number }[];
   let cost: number | null = null;
   for (const t of tokens) {
     if (t.providerId == null) continue;
@@ -784,6 +789,8 @@ export function runProgress(db: Db, runId: number): RunProgress | null {
     etaSeconds: throughput > 0 && remaining > 0 ? Math.round(remaining / throughput) : remaining === 0 ? 0 : null,
     promptTokens: tokens.reduce((a, t) => a + t.p, 0),
     completionTokens: tokens.reduce((a, t) => a + t.c, 0),
+    calls: tokens.reduce((a, t) => a + t.n, 0),
+    interruptedCalls: tokens.reduce((a, t) => a + t.i, 0),
     cost,
   };
 }

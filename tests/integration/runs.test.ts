@@ -99,7 +99,8 @@ describe("runner", () => {
     const calls = db().select().from(schema.providerCalls).all().filter((c) => jobs.some((j) => j.id === c.jobId));
     expect(calls.map((c) => c.status)).toContain(429);
     expect(calls.some((c) => /malformed/.test(c.error ?? ""))).toBe(true);
-    expect(runProgress(db(), run.id)).toMatchObject({ status: "completed", failed: 1, done: 2 });
+    // A run with a failed job does not end "completed".
+    expect(runProgress(db(), run.id)).toMatchObject({ status: "completed-with-errors", failed: 1, done: 2 });
     // Requeue the failure: with the endpoint healthy it completes.
     fake.setScript(base);
     expect(controlRun(db(), run.id, "retry-failed")).toBe("queued");
@@ -110,7 +111,7 @@ describe("runner", () => {
   it("a lost lease writes nothing, and a repeated completion cannot duplicate results", async () => {
     fake.setScript(refineScript());
     const fx = makeRunsFixture(db(), { baseUrl: fake.baseUrl, items: 1, checklist: 1 });
-    const run = createRun(db(), fx.project.id, { name: "lease", protocol: "c3ebench", datasetId: fx.dataset.id, models: [{ provider: "target" }], judges: [{ provider: "judge" }] });
+    const run = createRun(db(), fx.project.id, { name: "lease", protocol: "refinebench", datasetId: fx.dataset.id, models: [{ provider: "target" }], judges: [{ provider: "judge" }] });
     const [job] = claimJobs(db(), "A", 1, 10, Date.now()).filter((j) => j.runId === run.id);
     expect(job).toBeDefined();
     // A's lease expires; B claims the same job.
@@ -126,7 +127,7 @@ describe("runner", () => {
   it("a batch stores many jobs in one transaction; one bad outcome fails only its own job", async () => {
     fake.setScript(refineScript());
     const fx = makeRunsFixture(db(), { baseUrl: fake.baseUrl, items: 3, checklist: 1 });
-    const run = createRun(db(), fx.project.id, { name: "batch", protocol: "c3ebench", datasetId: fx.dataset.id, models: [{ provider: "target" }], judges: [{ provider: "judge" }] });
+    const run = createRun(db(), fx.project.id, { name: "batch", protocol: "refinebench", datasetId: fx.dataset.id, models: [{ provider: "target" }], judges: [{ provider: "judge" }] });
     const jobs = claimJobs(db(), "W", 10, 60_000, Date.now(), run.id);
     expect(jobs).toHaveLength(3);
     const good = (i: number) => ({ responses: [{ itemId: fx.items[i].id, model: "m", turn: 1, text: `t${i}`, sourceKey: `k${i}`, metadata: {} }], verdicts: [], next: [] });
@@ -146,7 +147,7 @@ describe("runner", () => {
     const calls = db().select().from(schema.providerCalls).all().filter((c) => rows.some((j) => j.id === c.jobId));
     expect(calls).toHaveLength(3);
     expect(calls[0].request).toEqual({ model: "m", messages: 1, chars: 5, see: "jobs.payload" });
-    expect(runProgress(db(), run.id)).toMatchObject({ status: "completed", done: 2, failed: 1 });
+    expect(runProgress(db(), run.id)).toMatchObject({ status: "completed-with-errors", done: 2, failed: 1 });
   });
 
   it("prefetched jobs of a paused run are handed back uncalled; resume finishes the run", async () => {
@@ -179,7 +180,7 @@ describe("runner", () => {
   it("pause stops claiming, resume continues, cancel stops; bad definitions are refused with the field named", async () => {
     fake.setScript(refineScript());
     const fx = makeRunsFixture(db(), { baseUrl: fake.baseUrl, items: 2, checklist: 1 });
-    const run = createRun(db(), fx.project.id, { name: "ctl", protocol: "fb-bench", datasetId: fx.dataset.id, models: [{ provider: "target" }], judges: [{ provider: "judge" }] });
+    const run = createRun(db(), fx.project.id, { name: "ctl", protocol: "refinebench", datasetId: fx.dataset.id, models: [{ provider: "target" }], judges: [{ provider: "judge" }] });
     expect(controlRun(db(), run.id, "pause")).toBe("paused");
     expect(claimJobs(db(), "X", 10, 1000).filter((j) => j.runId === run.id)).toEqual([]);
     expect(controlRun(db(), run.id, "resume")).toBe("queued");

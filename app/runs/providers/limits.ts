@@ -1,6 +1,8 @@
 /**
- * Per-provider limits: a concurrency semaphore and a requests-per-minute
- * window. Both are in-process; several worker processes each apply them.
+ * In-process limits: a concurrency semaphore and a requests-per-minute
+ * window, for a provider used outside the runner (one-off calls). The runner
+ * shares each provider's limits across processes through the database
+ * (shared-limits.server.ts).
  */
 
 export class Semaphore {
@@ -55,8 +57,18 @@ export class RateLimiter {
   }
 }
 
-export function sleep(ms: number): Promise<void> {
-  return new Promise((ok) => setTimeout(ok, Math.max(0, ms)));
+/** Resolves after `ms`, or as soon as `signal` aborts. */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((ok) => {
+    if (signal?.aborted) return ok();
+    const t = setTimeout(done, Math.max(0, ms));
+    function done() {
+      clearTimeout(t);
+      signal?.removeEventListener("abort", done);
+      ok();
+    }
+    signal?.addEventListener("abort", done, { once: true });
+  });
 }
 
 /**

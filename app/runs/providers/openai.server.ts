@@ -10,6 +10,8 @@ import OpenAI from "openai";
 import { CHATML_TEMPLATE, renderContinuation } from "./chat-template";
 import { nodeFetch } from "./node-fetch.server";
 import { backoffDelay, parseRetryAfter, RateLimiter, Semaphore, sleep } from "./limits";
+import { maskSecret } from "./secrets.server";
+import type { CallGate } from "./shared-limits.server";
 import { ProviderError, type CallRecord, type LlmProvider, type LlmReply, type LlmRequest } from "./types";
 
 export type OpenAIProviderOptions = {
@@ -100,40 +102,37 @@ export class OpenAIProvider implements LlmProvider {
     return { endpoint: "chat", body };
   }
 
-  async call(req: LlmRequest, opts: { onCall?: (c: CallRecord) => void; signal?: AbortSignal } = {}): Promise<LlmReply> {
+  /**
+   * Sends a request, retrying as configured. With a `gate` (the runner's
+   * database-backed limits, shared by every process) each attempt is admitted
+   * and logged by the gate before it is sent, and completed after; without
+   * one, this process's own semaphore and window apply and `onCall` reports
+   * each attempt. Errors never carry the API key (it is masked).
+   */
+  async call(req: LlmRequest, opts: { onCall?: (c: CallRecord) => void; signal?: AbortSignal; gate?: CallGate; stopSignal?: AbortSignal } = {}): Promise<LlmReply> {
     const { endpoint, body } = this.body(req);
     const started = Date.now();
+    const estimate = opts.gate ? estimatePromptTokens(body) : null;
     let attempt = 0;
     for (;;) {
-      const release = await this.sem.acquire();
       let classified: Classified | null = null;
+      const ticket = opts.gate ? await opts.gate.begin(body, estimate) : null;
+      const release = ticket ? () => undefined : await this.sem.acquire();
       try {
-        await this.rpm.wait();
+        if (!ticket) await this.rpm.wait();
         const t0 = Date.now();
         try {
           const reply = await this.send(endpoint, body, opts.signal);
-          const latencyMs = Date.now() - t0;
-          opts.onCall?.({
-            request: body,
-            reply: reply.raw,
-            status: 200,
-            latencyMs,
-            promptTokens: reply.promptTokens,
-            completionTokens: reply.completionTokens,
-            error: null,
-          });
+          const record = { reply: reply.raw, status: 200, latencyMs: Date.now() - t0, promptTokens: reply.promptTokens, completionTokens: reply.completionTokens, error: null };
+          if (ticket) ticket.end(record);
+          else opts.onCall?.({ request: body, ...record });
           return { text: reply.text, promptTokens: reply.promptTokens, completionTokens: reply.completionTokens, latencyMs: Date.now() - started, attempts: attempt + 1 };
         } catch (err) {
           classified = classifyError(err);
-          opts.onCall?.({
-            request: body,
-            reply: null,
-            status: classified.status,
-            latencyMs: Date.now() - t0,
-            promptTokens: null,
-            completionTokens: null,
-            error: classified.message,
-          });
+          classified.message = maskSecret(classified.message, this.o.apiKey);
+          const record = { reply: null, status: classified.status, latencyMs: Date.now() - t0, promptTokens: null, completionTokens: null, error: classified.message };
+          if (ticket) ticket.end(record);
+          else opts.onCall?.({ request: body, ...record });
         }
       } finally {
         release();
@@ -141,7 +140,7 @@ export class OpenAIProvider implements LlmProvider {
       if (!classified.retryable || attempt >= this.o.maxRetries || opts.signal?.aborted) {
         throw new ProviderError(`${classified.message} (after ${attempt + 1} attempt${attempt ? "s" : ""})`, false, classified.status);
       }
-      await sleep(backoffDelay(attempt, { baseMs: this.o.backoffBaseMs, maxMs: this.o.backoffMaxMs, retryAfterMs: classified.retryAfterMs }, this.o.random));
+      await sleep(backoffDelay(attempt, { baseMs: this.o.backoffBaseMs, maxMs: this.o.backoffMaxMs, retryAfterMs: classified.retryAfterMs }, this.o.random), opts.stopSignal);
       attempt++;
     }
   }
@@ -158,6 +157,13 @@ export class OpenAIProvider implements LlmProvider {
     if (typeof text !== "string") throw new ProviderError("malformed reply: no choices[0].message.content", true, 200);
     return { text, raw: r, promptTokens: r.usage?.prompt_tokens ?? null, completionTokens: r.usage?.completion_tokens ?? null };
   }
+}
+
+/** About four characters per token: the prompt tokens a call interrupted before its reply is counted at. */
+export function estimatePromptTokens(body: Record<string, unknown>): number {
+  const messages = Array.isArray(body.messages) ? (body.messages as { content?: unknown }[]) : [];
+  const chars = typeof body.prompt === "string" ? body.prompt.length : messages.reduce((a, m) => a + String(m.content ?? "").length, 0);
+  return Math.ceil(chars / 4);
 }
 
 function stripUndefined<T extends Record<string, unknown>>(o: T): T {

@@ -1,4 +1,5 @@
 /** What protocols ask of a model, and what a provider answers. Pure types. */
+import type { CallGate } from "./shared-limits.server";
 
 export type ChatMessage = { role: "system" | "user" | "assistant"; content: string };
 
@@ -44,7 +45,12 @@ export type CallRecord = {
 
 export interface LlmProvider {
   readonly label: string;
-  call(req: LlmRequest, opts?: { onCall?: (c: CallRecord) => void; signal?: AbortSignal }): Promise<LlmReply>;
+  /**
+   * `gate`: the shared limits that admit and log each HTTP attempt (see
+   * shared-limits.server.ts); `signal` aborts the request in flight;
+   * `stopSignal` ends a backoff wait early (the job's run was paused).
+   */
+  call(req: LlmRequest, opts?: { onCall?: (c: CallRecord) => void; signal?: AbortSignal; gate?: CallGate; stopSignal?: AbortSignal }): Promise<LlmReply>;
 }
 
 export class ProviderError extends Error {

@@ -1,7 +1,7 @@
 /** The OpenAI-compatible provider against a real local fake server. */
 import fs from "node:fs";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { OpenAIProvider } from "../../../app/runs/providers/openai.server";
 import { backoffDelay, parseRetryAfter, RateLimiter, Semaphore } from "../../../app/runs/providers/limits";
 import { CHATML_TEMPLATE, renderContinuation } from "../../../app/runs/providers/chat-template";
@@ -181,7 +181,13 @@ describe("ReplayProvider", () => {
     const file = path.join(dir, "rec.json");
     const req = { kind: "chat" as const, messages: user("What is 2+2?") };
     fs.writeFileSync(file, JSON.stringify({ recorded: true, description: "t", entries: [{ key: requestKey(req), text: "4" }] }));
-    const p = new ReplayProvider(file, "demo-model");
+    const before = process.env.CONCORD_RECORDINGS_DIR;
+    process.env.CONCORD_RECORDINGS_DIR = dir; // recordings are named within one folder
+    onTestFinished(() => {
+      if (before === undefined) delete process.env.CONCORD_RECORDINGS_DIR;
+      else process.env.CONCORD_RECORDINGS_DIR = before;
+    });
+    const p = new ReplayProvider("rec.json", "demo-model");
     expect(p.label).toMatch(/recorded/);
     expect(await p.call(req)).toMatchObject({ text: "4", recorded: true });
     await expect(p.call({ kind: "chat", messages: user("other") })).rejects.toThrow(/no recorded output/);

@@ -1,0 +1,107 @@
+/**
+ * API keys encrypted at rest: AES-256-GCM (node:crypto) with a 32-byte key
+ * from CONCORD_ENCRYPTION_KEY (base64 or hex), or else from a file beside the
+ * database ("concord-encryption-key", created once with mode 0600). A stored
+ * key reads "enc:v1:<iv>:<tag>:<ciphertext>" (base64); a plaintext key left by
+ * an older version is encrypted in place the first time the providers are
+ * read (encryptPlaintextKeys), and still works meanwhile.
+ *
+ * Losing the key file makes stored API keys unreadable (re-enter them); it
+ * never exposes them.
+ */
+import crypto from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import { databasePathFromEnv, type Db } from "../../../db/client";
+
+const PREFIX = "enc:v1:";
+const KEY_FILE = "concord-encryption-key";
+
+export class SecretError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "SecretError";
+  }
+}
+
+const keys = new Map<string, Buffer>();
+
+function decodeKey(text: string, where: string): Buffer {
+  const t = text.trim();
+  const buf = /^[0-9a-fA-F]{64}$/.test(t) ? Buffer.from(t, "hex") : Buffer.from(t, "base64");
+  if (buf.length !== 32) throw new SecretError(`${where}: the encryption key must be 32 bytes (64 hex digits or base64)`);
+  return buf;
+}
+
+/** The encryption key for the database at `databaseFile` (default: DATABASE_URL). */
+export function encryptionKey(databaseFile: string = databasePathFromEnv()): Buffer {
+  const fromEnv = process.env.CONCORD_ENCRYPTION_KEY;
+  if (fromEnv) return decodeKey(fromEnv, "CONCORD_ENCRYPTION_KEY");
+  const cacheKey = databaseFile === ":memory:" || databaseFile === "" ? ":memory:" : path.resolve(databaseFile);
+  const hit = keys.get(cacheKey);
+  if (hit) return hit;
+  if (cacheKey === ":memory:") {
+    const k = crypto.randomBytes(32); // an in-memory database lives as long as this process
+    keys.set(cacheKey, k);
+    return k;
+  }
+  const file = path.join(path.dirname(cacheKey), KEY_FILE);
+  if (!fs.existsSync(file)) {
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    // Written to a private temporary file, then linked into place: link fails if another process won the race.
+    const tmp = `${file}.${process.pid}.${crypto.randomBytes(4).toString("hex")}`;
+    fs.writeFileSync(tmp, crypto.randomBytes(32).toString("base64") + "\n", { mode: 0o600, flag: "wx" });
+    try {
+      fs.linkSync(tmp, file);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+    } finally {
+      fs.rmSync(tmp, { force: true });
+    }
+  }
+  const k = decodeKey(fs.readFileSync(file, "utf8"), file);
+  keys.set(cacheKey, k);
+  return k;
+}
+
+export const isEncrypted = (stored: string | null | undefined): boolean => typeof stored === "string" && stored.startsWith(PREFIX);
+
+export function encryptSecret(plain: string, key: Buffer = encryptionKey()): string {
+  const iv = crypto.randomBytes(12);
+  const cipher = crypto.createCipheriv("aes-256-gcm", key, iv);
+  const ct = Buffer.concat([cipher.update(plain, "utf8"), cipher.final()]);
+  return `${PREFIX}${iv.toString("base64")}:${cipher.getAuthTag().toString("base64")}:${ct.toString("base64")}`;
+}
+
+/** The plaintext of a stored key (a legacy plaintext key is returned as is). */
+export function decryptSecret(stored: string | null | undefined, key?: Buffer): string | null {
+  if (stored == null || stored === "") return null;
+  if (!isEncrypted(stored)) return stored;
+  const [iv, tag, ct] = stored.slice(PREFIX.length).split(":");
+  try {
+    const decipher = crypto.createDecipheriv("aes-256-gcm", key ?? encryptionKey(), Buffer.from(iv, "base64"));
+    decipher.setAuthTag(Buffer.from(tag, "base64"));
+    return Buffer.concat([decipher.update(Buffer.from(ct, "base64")), decipher.final()]).toString("utf8");
+  } catch {
+    throw new SecretError("the stored API key cannot be decrypted (the encryption key changed?); enter the key again");
+  }
+}
+
+/** Encrypts every plaintext API key in place. Returns how many were migrated. */
+export function encryptPlaintextKeys(db: Db): number {
+  const rows = db.$client.prepare(`SELECT id, api_key AS apiKey FROM providers WHERE api_key IS NOT NULL AND api_key != '' AND api_key NOT LIKE 'enc:v1:%'`).all() as { id: number; apiKey: string }[];
+  if (rows.length === 0) return 0;
+  const key = encryptionKey(db.$client.name);
+  const update = db.$client.prepare(`UPDATE providers SET api_key = ? WHERE id = ? AND api_key = ?`);
+  db.$client.transaction(() => {
+    for (const r of rows) update.run(encryptSecret(r.apiKey, key), r.id, r.apiKey);
+  })();
+  return rows.length;
+}
+
+/** Replaces every occurrence of the secret in a text (a provider error that echoes the key) with a masked form. */
+export function maskSecret(text: string, secret: string | null | undefined): string {
+  if (!secret || secret.length < 4 || !text) return text;
+  const masked = `${secret.slice(0, Math.min(3, Math.floor(secret.length / 4)))}…[key masked]`;
+  return text.split(secret).join(masked);
+}
