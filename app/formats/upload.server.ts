@@ -1,14 +1,23 @@
 /**
- * The import page's server side: multipart upload streamed to a temporary
- * file (size-limited), a dry run for the preview, and the confirmed import
- * with exactly the options the preview used (stored next to the upload).
+ * The import page's server side, in steps:
+ *
+ * 1. upload: the multipart body streams to a file in a folder beside the
+ *    database (`concord-uploads/<token>/`, a name we generate; size-limited,
+ *    413 beyond). The file's columns are read from its first line.
+ * 2. preview: with the chosen mapping, a dry run starts as a job in a child
+ *    process (import-jobs.server.ts); the page polls its progress.
+ * 3. confirm: the same options, for real; the write is one short transaction.
+ *
+ * An upload folder is deleted after a confirmed import (the file) and when
+ * abandoned (UPLOAD_TTL after its last use; also when the body never
+ * arrived whole).
  */
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import crypto from "node:crypto";
 import {
   json,
+  redirect,
   MaxPartSizeExceededError,
   unstable_composeUploadHandlers,
   unstable_createFileUploadHandler,
@@ -16,18 +25,221 @@ import {
   unstable_parseMultipartFormData,
 } from "@remix-run/node";
 import { z } from "zod";
-import { databasePathFromEnv } from "../../db/client";
-import { runImport, ImportUsageError, type ImportSummary } from "./import.server";
-import { LABEL_LEVELS, type LabelLevel } from "./labels";
+import { databasePathFromEnv, getDb } from "../../db/client";
+import { getPreset, type ImportSummary } from "./import.server";
+import { forgetJob, getJob, isBusy, startJob, sweepJobs, type JobState } from "./import-jobs.server";
+import { LABEL_LEVELS } from "./labels";
 import { PRESETS } from "./presets.server";
-import { formatProblem } from "./problems";
+import { formatProblem, ImportRefusal, type Problem } from "./problems";
+import { decodedChunks, formatFromName, readCsvHeader, sniffFile, type FileFormat } from "./source.server";
+import type { SampleRow } from "./writer.server";
 
-/** Uploads larger than this are refused; the command line has no limit. */
-const MAX_UPLOAD_BYTES = 200 * 1024 * 1024;
-const UPLOAD_ROOT = path.join(os.tmpdir(), "concord-uploads");
+/** Uploads larger than this are refused (413); the command line has no limit. */
+export const MAX_UPLOAD_BYTES = 200 * 1024 * 1024;
 
-export function importPageData(project: { slug: string; name: string }) {
+/** An upload not used for this long is deleted (CONCORD_UPLOAD_TTL_MINUTES, default 60). */
+export function uploadTtlMs(): number {
+  const m = Number(process.env.CONCORD_UPLOAD_TTL_MINUTES);
+  return (Number.isFinite(m) && m > 0 ? m : 60) * 60_000;
+}
+
+/** The uploads folder, beside the database file. */
+export function uploadRoot(): string {
+  return path.join(path.dirname(path.resolve(databasePathFromEnv())), "concord-uploads");
+}
+
+const TOKEN = /^[0-9a-f]{32}$/;
+
+type UploadMeta = {
+  project: string;
+  preset: string;
+  fileName: string;
+  stored: string;
+  size: number;
+  format: FileFormat;
+  columns: string[];
+  createdAt: number;
+  options?: { dataset?: string; level?: string; mapping: Record<string, string> };
+};
+
+function dirOf(token: string): string {
+  if (!TOKEN.test(token)) throw new Error("bad upload token");
+  return path.join(uploadRoot(), token);
+}
+
+function readMeta(token: string): UploadMeta | undefined {
+  if (!TOKEN.test(token)) return undefined;
+  try {
+    return JSON.parse(fs.readFileSync(path.join(dirOf(token), "meta.json"), "utf8")) as UploadMeta;
+  } catch {
+    return undefined;
+  }
+}
+
+function writeMeta(token: string, meta: UploadMeta): void {
+  fs.writeFileSync(path.join(dirOf(token), "meta.json"), JSON.stringify(meta));
+}
+
+/** Marks an upload as used now (the TTL counts from here). */
+function touch(token: string): void {
+  const now = new Date();
+  try {
+    fs.utimesSync(path.join(dirOf(token), "meta.json"), now, now);
+  } catch {
+    // gone
+  }
+}
+
+let lastSweep = 0;
+
+/**
+ * Deletes upload folders not used for the TTL (abandoned previews, bodies
+ * that never arrived whole), except while their job runs. Returns how many.
+ */
+export function sweepUploads(now = Date.now()): number {
+  const root = uploadRoot();
+  let removed = 0;
+  let names: string[];
+  try {
+    names = fs.readdirSync(root);
+  } catch {
+    return 0;
+  }
+  const ttl = uploadTtlMs();
+  for (const name of names) {
+    if (!TOKEN.test(name) || isBusy(name)) continue;
+    const dir = path.join(root, name);
+    let mtime: number;
+    try {
+      const meta = path.join(dir, "meta.json");
+      mtime = fs.existsSync(meta) ? fs.statSync(meta).mtimeMs : fs.statSync(dir).mtimeMs;
+    } catch {
+      continue;
+    }
+    if (now - mtime > ttl) {
+      fs.rmSync(dir, { recursive: true, force: true });
+      forgetJob(name);
+      removed++;
+    }
+  }
+  sweepJobs(ttl);
+  return removed;
+}
+
+function sweepNowAndThen(): void {
+  const now = Date.now();
+  if (now - lastSweep < 60_000) return;
+  lastSweep = now;
+  sweepUploads(now);
+}
+
+// Also on a timer, so that an upload abandoned on an idle server goes too.
+setInterval(() => sweepNowAndThen(), 10 * 60_000).unref();
+
+/** Command-line wording → the page's wording (the page has selects, not flags). */
+export function webMessage(text: string): string {
+  return text
+    .replace(/;? ?map it with --map ([^=\s]+)=COLUMN/g, '; choose its column for "$1" in the mapping')
+    .replace(/name one with --dataset/g, 'choose the dataset under "Items from dataset"')
+    .replace(/--dataset/g, '"Items from dataset"')
+    .replace(/--level/g, '"Label level"')
+    .replace(/--map/g, "the mapping");
+}
+
+const webProblem = (p: Problem) => webMessage(formatProblem(p));
+
+/** The keys of the first JSON object of a JSONL file (reads only as far as the first line). */
+async function jsonlKeys(file: string): Promise<string[]> {
+  let text = "";
+  for await (const chunk of decodedChunks(file)) {
+    text += chunk;
+    const lines = text.split("\n");
+    const first = lines.find((l, i) => l.trim() && (i < lines.length - 1));
+    if (first !== undefined) {
+      try {
+        const v = JSON.parse(first);
+        return v && typeof v === "object" && !Array.isArray(v) ? Object.keys(v) : [];
+      } catch {
+        return [];
+      }
+    }
+    if (text.length > 16 * 1024 * 1024) return [];
+  }
+  try {
+    const v = JSON.parse(text.trim().split("\n")[0] ?? "");
+    return v && typeof v === "object" && !Array.isArray(v) ? Object.keys(v) : [];
+  } catch {
+    return [];
+  }
+}
+
+/** Columns of the uploaded file (CSV header, keys of the first JSONL record; none for whole-JSON layouts). */
+async function detectColumns(file: string, format: FileFormat): Promise<string[]> {
+  if (format === "csv") return (await readCsvHeader(file)).filter((c) => c !== "");
+  if (format === "jsonl") return jsonlKeys(file);
+  return [];
+}
+
+/** The column each field would read without a mapping (its name or an alias, any case). */
+function defaultMapping(presetName: string, columns: string[]): Record<string, string> {
+  const lower = new Map(columns.map((c) => [c.toLowerCase(), c]));
+  const out: Record<string, string> = {};
+  for (const f of PRESETS[presetName]?.fields ?? []) {
+    const hit = [f.name, ...f.aliases].map((a) => lower.get(a.toLowerCase())).find(Boolean);
+    if (hit) out[f.name] = hit;
+  }
+  return out;
+}
+
+export type JobView =
+  | { state: "queued" | "running"; kind: "preview" | "confirm"; phase: "waiting" | "checking" | "writing"; percent: number; bytes: number; totalBytes: number }
+  | { state: "failed"; kind: "preview" | "confirm"; message: string }
+  | {
+      state: "done";
+      kind: "preview" | "confirm";
+      seconds: number;
+      summary: Omit<ImportSummary, "errors" | "warnings" | "sample">;
+      problems: string[];
+      warnings: string[];
+      sample: SampleRow[];
+    };
+
+function viewJob(job: JobState | undefined): JobView | null {
+  if (!job) return null;
+  if (job.state === "queued") return { state: "queued", kind: job.kind, phase: "waiting", percent: 0, bytes: 0, totalBytes: 0 };
+  if (job.state === "running") {
+    const p = job.progress;
+    return {
+      state: "running",
+      kind: job.kind,
+      phase: p?.phase ?? "checking",
+      percent: p && p.totalBytes ? Math.min(100, Math.round((100 * p.bytes) / p.totalBytes)) : 0,
+      bytes: p?.bytes ?? 0,
+      totalBytes: p?.totalBytes ?? 0,
+    };
+  }
+  if (job.state === "failed") return { state: "failed", kind: job.kind, message: job.message };
+  const { errors, warnings, sample, ...summary } = job.summary;
   return {
+    state: "done",
+    kind: job.kind,
+    seconds: (job.finishedAt - job.startedAt) / 1000,
+    summary,
+    problems: errors.slice(0, 20).map(webProblem),
+    warnings: warnings.slice(0, 20).map(webProblem),
+    sample,
+  };
+}
+
+export function importPageData(project: { id: number; slug: string; name: string }, url: URL) {
+  sweepNowAndThen();
+  const datasets = (
+    getDb().$client.prepare("select name, max(version) as version from datasets where project_id = ? group by name order by name").all(project.id) as {
+      name: string;
+      version: number;
+    }[]
+  ).map((d) => d.name);
+  const base = {
     project: { slug: project.slug, name: project.name },
     presets: Object.values(PRESETS).map((p) => ({
       name: p.name,
@@ -37,115 +249,169 @@ export function importPageData(project: { slug: string; name: string }) {
       fields: (p.fields ?? []).map((f) => ({ name: f.name, help: f.help, required: f.required })),
     })),
     levels: LABEL_LEVELS,
+    datasets,
     maxUploadMb: MAX_UPLOAD_BYTES / 1024 / 1024,
+  };
+  const token = url.searchParams.get("upload") ?? "";
+  if (!token) return { ...base, upload: null, uploadGone: false };
+  const meta = readMeta(token);
+  if (!meta || meta.project !== project.slug) return { ...base, upload: null, uploadGone: true };
+  touch(token);
+  return {
+    ...base,
+    uploadGone: false,
+    upload: {
+      token,
+      fileName: meta.fileName,
+      size: meta.size,
+      preset: meta.preset,
+      format: meta.format,
+      columns: meta.columns,
+      detected: defaultMapping(meta.preset, meta.columns),
+      options: meta.options ?? null,
+      job: viewJob(getJob(token)),
+    },
   };
 }
 
-const OptionsSchema = z.discriminatedUnion("intent", [
+export type ActionResult = { error: string; field?: string };
+
+const Fields = z.discriminatedUnion("intent", [
+  z.object({ intent: z.literal("upload"), preset: z.string().refine((p) => p in PRESETS, "Choose a preset.") }),
   z.object({
     intent: z.literal("preview"),
-    preset: z.string().refine((p) => p in PRESETS, "Choose a preset."),
+    token: z.string().regex(TOKEN),
     dataset: z.string().trim().max(200).optional(),
     level: z.enum(["", ...LABEL_LEVELS]).optional(),
   }),
-  z.object({ intent: z.literal("confirm"), token: z.string().regex(/^[0-9a-f]{32}$/, "Upload the file again.") }),
+  z.object({ intent: z.literal("confirm"), token: z.string().regex(TOKEN) }),
+  z.object({ intent: z.literal("discard"), token: z.string().regex(TOKEN) }),
 ]);
-type StoredOptions = { preset: string; dataset?: string; level?: string; mapping: Record<string, string>; fileName: string };
 
-export type ActionResult =
-  | { ok: false; message: string }
-  | { ok: true; intent: "preview" | "confirm"; token: string | null; fileName: string; summary: ImportSummary; problems: string[]; warnings: string[] };
+const fail = (message: string, status = 400, field?: string) => json<ActionResult>({ error: message, field }, status);
 
 export async function handleImportAction(request: Request, project: { slug: string }) {
+  sweepNowAndThen();
+  const here = new URL(request.url).pathname;
   const isMultipart = (request.headers.get("Content-Type") ?? "").startsWith("multipart/form-data");
-  let token: string | null = null;
-  let originalName = "";
-  let form: FormData;
-  if (isMultipart) {
-    token = crypto.randomBytes(16).toString("hex");
-    const dir = path.join(UPLOAD_ROOT, token);
-    fs.mkdirSync(dir, { recursive: true });
-    try {
-      form = await unstable_parseMultipartFormData(
-        request,
-        unstable_composeUploadHandlers(
-          unstable_createFileUploadHandler({
-            directory: dir,
-            maxPartSize: MAX_UPLOAD_BYTES,
-            avoidFileConflicts: false,
-            file: ({ filename }) => {
-              originalName = path.basename(filename);
-              return "upload" + (path.extname(filename).toLowerCase().match(/^\.[a-z0-9]{1,8}$/)?.[0] ?? "");
-            },
-          }),
-          unstable_createMemoryUploadHandler({ maxPartSize: 64 * 1024 }),
-        ),
-      );
-    } catch (err) {
-      fs.rmSync(dir, { recursive: true, force: true });
-      if (err instanceof MaxPartSizeExceededError) {
-        return json<ActionResult>({ ok: false, message: `The file is larger than ${MAX_UPLOAD_BYTES / 1024 / 1024} MB; use npm run import for big files.` }, 413);
-      }
-      throw err;
-    }
-  } else {
-    form = await request.formData();
-  }
-  const parsed = OptionsSchema.safeParse(Object.fromEntries([...form.entries()].filter(([, v]) => typeof v === "string")));
-  if (!parsed.success) return json<ActionResult>({ ok: false, message: parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ") }, 400);
+  if (isMultipart) return receiveUpload(request, project, here);
+  const form = await request.formData();
+  const parsed = Fields.safeParse(Object.fromEntries([...form.entries()].filter(([, v]) => typeof v === "string")));
+  if (!parsed.success) return fail("This form is out of date; upload the file again.");
   const o = parsed.data;
-  if (o.intent === "confirm") token = o.token;
-  if (!token) return json<ActionResult>({ ok: false, message: "Upload a file first." }, 400);
-  const dir = path.join(UPLOAD_ROOT, token);
-  const stored = fs.existsSync(dir) ? fs.readdirSync(dir).find((f) => f.startsWith("upload")) : undefined;
-  if (!stored) {
-    return json<ActionResult>(
-      { ok: false, message: o.intent === "confirm" ? "The uploaded file has expired; upload it again." : "Choose a file to upload." },
-      400,
-    );
+  if (o.intent === "upload") return fail("Choose a file to upload.", 400, "file");
+  const meta = readMeta(o.token);
+  if (!meta || meta.project !== project.slug) return fail("This upload has expired or was already imported; upload the file again.");
+  const dir = dirOf(o.token);
+  const back = `${here}?upload=${o.token}`;
+  if (o.intent === "discard") {
+    forgetJob(o.token);
+    fs.rmSync(dir, { recursive: true, force: true });
+    return redirect(here);
   }
-  // The preview stores its options next to the file; the confirm imports with exactly those.
-  const optionsFile = path.join(dir, "options.json");
-  let opts: StoredOptions;
+  if (isBusy(o.token)) return redirect(back);
   if (o.intent === "preview") {
+    const preset = PRESETS[meta.preset];
     const mapping: Record<string, string> = {};
-    for (const [k, v] of form.entries()) {
-      if (k.startsWith("map.") && typeof v === "string" && v.trim()) mapping[k.slice(4)] = v.trim();
+    for (const f of preset.fields ?? []) {
+      const v = form.get(`map.${f.name}`);
+      if (typeof v !== "string" || !v) continue;
+      if (!meta.columns.includes(v)) return fail(`"${v}" is not a column of ${meta.fileName}.`, 400, `map.${f.name}`);
+      mapping[f.name] = v;
     }
-    opts = { preset: o.preset, dataset: o.dataset || undefined, level: o.level || undefined, mapping, fileName: originalName || stored };
-    fs.writeFileSync(optionsFile, JSON.stringify(opts));
-  } else {
-    if (!fs.existsSync(optionsFile)) return json<ActionResult>({ ok: false, message: "Preview the file before confirming." }, 400);
-    opts = JSON.parse(fs.readFileSync(optionsFile, "utf8")) as StoredOptions;
+    meta.options = { dataset: o.dataset || undefined, level: o.level || undefined, mapping };
+    writeMeta(o.token, meta);
+  } else if (!meta.options) return fail("Preview the file before confirming.");
+  else {
+    const job = getJob(o.token);
+    if (!(job?.state === "done" && job.kind === "preview" && job.summary.errorCount === 0)) return fail("Preview the file before confirming.");
   }
-  const fileName = opts.fileName;
-  let summary: ImportSummary;
-  try {
-    summary = await runImport({
-      databaseFile: databasePathFromEnv(),
+  const opts = meta.options!;
+  startJob(
+    o.token,
+    o.intent,
+    path.resolve(databasePathFromEnv()),
+    {
       projectSlug: project.slug,
-      preset: opts.preset,
-      file: path.join(dir, stored),
-      fileName,
+      preset: meta.preset,
+      file: path.join(dir, meta.stored),
+      fileName: meta.fileName,
+      format: meta.format,
       dryRun: o.intent === "preview",
       mapping: opts.mapping,
       datasetName: opts.dataset,
-      level: opts.level as LabelLevel | undefined,
-    });
-  } catch (err) {
-    if (err instanceof ImportUsageError) return json<ActionResult>({ ok: false, message: err.message }, 400);
-    throw err;
-  }
-  if (o.intent === "confirm" && summary.committed) fs.rmSync(dir, { recursive: true, force: true });
-  if (summary.errorCount > 0 && o.intent === "preview") fs.rmSync(dir, { recursive: true, force: true });
-  return json<ActionResult>({
-    ok: true,
-    intent: o.intent,
-    token: summary.errorCount > 0 ? null : token,
-    fileName,
-    summary,
-    problems: summary.errors.slice(0, 20).map(formatProblem),
-    warnings: summary.warnings.slice(0, 20).map(formatProblem),
-  });
+      level: opts.level as (typeof LABEL_LEVELS)[number] | undefined,
+      stageFile: path.join(dir, "stage.db"),
+    },
+    (job) => {
+      // A confirmed import no longer needs the file; the outcome stays on the page until the upload expires.
+      if (o.intent === "confirm" && job.state === "done" && job.summary.errorCount === 0) fs.rmSync(path.join(dir, meta.stored), { force: true });
+    },
+  );
+  return redirect(back);
 }
 
+async function receiveUpload(request: Request, project: { slug: string }, here: string) {
+  const token = crypto.randomBytes(16).toString("hex");
+  const dir = dirOf(token);
+  fs.mkdirSync(dir, { recursive: true });
+  let originalName = "";
+  let stored = "";
+  let form: FormData;
+  try {
+    form = await unstable_parseMultipartFormData(
+      request,
+      unstable_composeUploadHandlers(
+        unstable_createFileUploadHandler({
+          directory: dir,
+          maxPartSize: MAX_UPLOAD_BYTES,
+          avoidFileConflicts: false,
+          file: ({ filename }) => {
+            originalName = path.basename(filename).slice(0, 200);
+            stored = "upload" + (path.extname(filename).toLowerCase().match(/^\.[a-z0-9]{1,8}$/)?.[0] ?? "");
+            return stored;
+          },
+        }),
+        unstable_createMemoryUploadHandler({ maxPartSize: 64 * 1024 }),
+      ),
+    );
+  } catch (err) {
+    fs.rmSync(dir, { recursive: true, force: true });
+    if (err instanceof MaxPartSizeExceededError) {
+      return fail(`The file is larger than ${MAX_UPLOAD_BYTES / 1024 / 1024} MB, the limit for uploads.`, 413, "file");
+    }
+    return fail("The upload did not arrive whole; try again.", 400, "file");
+  }
+  const presetName = form.get("preset");
+  const parsed = Fields.safeParse({ intent: form.get("intent"), preset: presetName });
+  if (!parsed.success || parsed.data.intent !== "upload") {
+    fs.rmSync(dir, { recursive: true, force: true });
+    return fail("Choose a preset.", 400, "preset");
+  }
+  const preset = getPreset(parsed.data.preset);
+  const file = stored ? path.join(dir, stored) : "";
+  if (!file || !fs.existsSync(file)) {
+    fs.rmSync(dir, { recursive: true, force: true });
+    return fail("Choose a file to upload.", 400, "file");
+  }
+  let size: number;
+  let columns: string[];
+  let format = formatFromName(originalName) ?? preset.formats[0];
+  if (!preset.formats.includes(format)) {
+    if (preset.formats.length === 1) format = preset.formats[0];
+    else {
+      fs.rmSync(dir, { recursive: true, force: true });
+      return fail(`The ${preset.name} preset reads ${preset.formats.join(" or ")} files; ${originalName} looks like ${format}.`, 400, "file");
+    }
+  }
+  try {
+    size = sniffFile(file);
+    columns = await detectColumns(file, format);
+  } catch (err) {
+    fs.rmSync(dir, { recursive: true, force: true });
+    if (err instanceof ImportRefusal) return fail(`${originalName}: ${webMessage(err.message.replace(/Cannot read the file .*/, "Cannot read the file."))}`, 400, "file");
+    throw err;
+  }
+  writeMeta(token, { project: project.slug, preset: preset.name, fileName: originalName, stored, size, format, columns, createdAt: Date.now() });
+  return redirect(`${here}?upload=${token}`);
+}
