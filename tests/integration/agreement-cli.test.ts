@@ -3,8 +3,12 @@
  * small original fixtures in tests/fixtures/stats/.
  */
 import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
+import { bootstrapCI, fleissKappa, gwetAC1, krippendorffAlpha, seededRandom, type Rating } from "~/stats";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 const fixture = (name: string) => `tests/fixtures/stats/${name}`;
@@ -126,5 +130,143 @@ describe("npm run agreement", () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/^agreement: missing --input FILE\.csv/);
     expect(run(["--input", "x.csv", "--raters", "a,b", "--level", "cardinal"]).code).toBe(2);
+  });
+});
+
+// ─── Intervals, options and warnings (issue 15) ─────────────────────────────
+
+const dir = mkdtempSync(join(tmpdir(), "concord-agreement-cli-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+let fileNo = 0;
+function csv(text: string): string {
+  const path = join(dir, `f${fileNo++}.csv`);
+  writeFileSync(path, text);
+  return path;
+}
+/** An original CSV of `n` units × raters from a seeded generator: each rater copies a unit's true label with probability `agree`. */
+function generated(n: number, raters: number, cats: string[], agree: number, seed: number): { path: string; rows: Rating[][] } {
+  const random = seededRandom(seed);
+  const rows: Rating[][] = [];
+  const lines = [["unit", ...Array.from({ length: raters }, (_, g) => `r${g + 1}`)].join(",")];
+  for (let u = 0; u < n; u++) {
+    const truth = cats[Math.floor(random() * cats.length)];
+    const row = Array.from({ length: raters }, () => (random() < agree ? truth : cats[Math.floor(random() * cats.length)]));
+    rows.push(row);
+    lines.push([`u${u}`, ...row].join(","));
+  }
+  return { path: csv(lines.join("\n") + "\n"), rows };
+}
+
+describe("npm run agreement: intervals, options and warnings", () => {
+  it("--ci bootstrap on small data: the same interval as the row bootstrap of app/stats with the same seed", () => {
+    const { path, rows } = generated(60, 3, ["a", "b", "c"], 0.6, 3);
+    const out = runJson(["--input", path, "--raters", "r1,r2,r3", "--ci", "bootstrap", "--resamples", "400", "--seed", "9"]);
+    // The rows as the old command bootstrapped them: units resampled with replacement, statistic recomputed.
+    const ref = (stat: (rows: Rating[][]) => number) => bootstrapCI({ data: rows, statistic: stat, seed: 9, resamples: 400 }).ci;
+    for (const [key, stat] of [
+      ["fleissKappa", (r: Rating[][]) => fleissKappa(r).kappa],
+      ["gwetAC1", (r: Rating[][]) => gwetAC1(r).value],
+      ["krippendorffAlpha", (r: Rating[][]) => krippendorffAlpha(r, { level: "nominal" }).alpha],
+    ] as const) {
+      const ci = out[`${key}CI`] as number[];
+      const expected = ref(stat);
+      expect(ci[0], key).toBeCloseTo(expected[0], 12);
+      expect(ci[1], key).toBeCloseTo(expected[1], 12);
+      expect((out.ciMethod as Record<string, string>)[key]).toMatch(/^percentile bootstrap over units \(400 resamples, seed 9/);
+    }
+  });
+
+  it("--ci analytic (default): SE-based intervals, percent agreement of 3 raters by Gwet's SE; --ci none: no intervals", () => {
+    const { path } = generated(120, 3, ["a", "b", "c"], 0.6, 4);
+    const out = runJson(["--input", path, "--raters", "r1,r2,r3"]);
+    const methods = out.ciMethod as Record<string, string>;
+    expect(methods.percentAgreement).toMatch(/^analytic SE of the mean per-unit agreement \(Gwet 2014\)/);
+    expect(methods.fleissKappa).toMatch(/^analytic SE/);
+    expect(methods.gwetAC1).toMatch(/^analytic SE.*q = 3 categories fixed/);
+    expect(out.used).toMatchObject({ fleissKappa: { units: 120 }, percentAgreement: { units: 120 } });
+    const none = runJson(["--input", path, "--raters", "r1,r2,r3", "--ci", "none"]);
+    for (const k of ["percentAgreement", "fleissKappa", "krippendorffAlpha", "gwetAC1"]) {
+      expect(none[`${k}CI`], k).toBeNull();
+      expect(none[k], k).toBeCloseTo(out[k] as number, 12);
+    }
+  });
+
+  it("missing tokens: NA, N/A and empty cells are missing by default and counted; null and - are read as categories with a warning", () => {
+    const path = csv("id,a,b\n1,yes,yes\n2,NA,no\n3,no,N/A\n4,,yes\n5,null,yes\n6,-,no\n7,yes,yes\n8,no,no\n");
+    const out = runJson(["--input", path, "--raters", "a,b"]);
+    expect(out.n).toBe(8);
+    expect(out.missing).toEqual({ "(empty)": 1, NA: 1, "N/A": 1 });
+    expect(out.categories).toEqual(["-", "no", "null", "yes"]);
+    const notes = (out.notes as string[]).join("\n");
+    expect(notes).toMatch(/3 cells read as missing \(empty: 1, "NA": 1, "N\/A": 1\)/);
+    expect(notes).toMatch(/"null" was read as a category \(1 cells\)/);
+    expect(notes).toMatch(/"-" was read as a category \(1 cells\)/);
+    // With null and - declared missing too, two categories remain.
+    const out2 = runJson(["--input", path, "--raters", "a,b", "--missing", "NA,N/A,null,-"]);
+    expect(out2.categories).toEqual(["no", "yes"]);
+    expect(out2.missing).toEqual({ "(empty)": 1, NA: 1, "N/A": 1, null: 1, "-": 1 });
+    // Units with both ratings: 1 (yes,yes), 7 (yes,yes), 8 (no,no) → perfect agreement on 3 pairs.
+    expect(out2.used).toMatchObject({ cohenKappa: { units: 3 } });
+    expect(out2.percentAgreement).toBe(1);
+  });
+
+  it("--categories declares the scale: AC1 keeps q = 4 with an unused category; a value outside it is an error naming row and column", () => {
+    const { path, rows } = generated(50, 2, ["a", "b", "c"], 0.7, 5);
+    const out = runJson(["--input", path, "--raters", "r1,r2", "--categories", "a,b,c,d"]);
+    expect(out.gwetAC1).toBeCloseTo(gwetAC1(rows, { categories: ["a", "b", "c", "d"] }).value, 12);
+    expect(out.gwetAC1).not.toBeCloseTo(gwetAC1(rows).value, 6);
+    expect((out.ciMethod as Record<string, string>).gwetAC1).toMatch(/q = 4 categories fixed \(--categories\)/);
+    const r = run(["--input", path, "--raters", "r1,r2", "--categories", "a,b"]);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim()).toMatch(/^agreement: data row \d+, column "r\d": "c" is not one of --categories \(a, b\)$/);
+  });
+
+  it("warnings: n < 30, a rater who gave one value to every unit, two identical raters", () => {
+    const path = csv("id,a,b,c\n" + Array.from({ length: 12 }, (_, i) => `${i},yes,${i % 3 ? "yes" : "no"},${i % 3 ? "yes" : "no"}`).join("\n"));
+    const out = runJson(["--input", path, "--raters", "a,b,c"]);
+    const notes = (out.notes as string[]).join("\n");
+    expect(notes).toMatch(/n = 12 units: fewer than 30/);
+    expect(notes).toMatch(/rater "a" gave the same value \(yes\) to all 12 units they rated/);
+    expect(notes).toMatch(/raters "b" and "c" gave identical ratings on all 12 units both rated/);
+  });
+
+  it("perfect agreement at n = 20: kappa's interval is not estimable (not [1, 1]); percent agreement gets a Wilson interval", () => {
+    const path = csv("id,a,b\n" + Array.from({ length: 20 }, (_, i) => `${i},${i % 2 ? "x" : "y"},${i % 2 ? "x" : "y"}`).join("\n"));
+    const out = runJson(["--input", path, "--raters", "a,b"]);
+    expect(out.cohenKappa).toBe(1);
+    expect(out.cohenKappaCI).toBeNull();
+    expect((out.ciMethod as Record<string, string>).cohenKappa).toMatch(/^not estimable: the asymptotic SE is 0/);
+    // Wilson 20/20 (Newcombe 1998 method 3): [0.8389, 1].
+    const pa = out.percentAgreementCI as number[];
+    expect(pa[0]).toBeCloseTo(0.83887, 4);
+    expect(pa[1]).toBe(1);
+    // PABAK = 2·po − 1 from the same Wilson interval.
+    expect((out.pabakCI as number[])[0]).toBeCloseTo(2 * 0.83887 - 1, 4);
+  });
+
+  it("an analytic interval that crosses 1 is clipped to [−1, 1] and says so", () => {
+    // 25 units, one disagreement: kappa = 0.92, FCE SE ≈ 0.077 → upper bound 1.07 before clipping.
+    const lines = Array.from({ length: 25 }, (_, i) => `${i},${i < 12 ? "x" : "y"},${i < 12 || i === 24 ? "x" : "y"}`);
+    const out = runJson(["--input", csv("id,a,b\n" + lines.join("\n")), "--raters", "a,b"]);
+    const ci = out.cohenKappaCI as number[];
+    expect(ci[1]).toBe(1);
+    expect((out.ciMethod as Record<string, string>).cohenKappa).toMatch(/clipped to \[-1, 1\]$/);
+    expect((out.notes as string[]).some((s) => /^cohenKappa: the interval .*clipped to \[-1, 1\]/.test(s))).toBe(true);
+  });
+
+  it("reads quoted fields (commas, doubled quotes, newlines inside quotes) and blank lines as papaparse does", () => {
+    const path = csv('"id","a; first","b"\r\n"1","say ""yes""",x\r\n\r\n2,"multi\nline",y\r\n3,"say ""yes""",x\r\n4,"multi\nline",x');
+    const out = runJson(["--input", path, "--raters", "a; first,b"]);
+    expect(out.n).toBe(4);
+    // Rater "a; first" gave the two quoted values, rater b gave x and y.
+    expect(out.categories).toEqual(["multi\nline", 'say "yes"', "x", "y"]);
+  });
+
+  it("npm run agreement (the cached esbuild bundle) prints exactly what tsx prints", () => {
+    const args = ["--input", fixture("two_raters_scores.csv"), "--raters", "ann_a,ann_b", "--level", "ordinal", "--format", "json"];
+    const viaTsx = run(args);
+    const viaNpm = spawnSync("node", ["scripts/agreement-cli.mjs", ...args], { cwd: root, encoding: "utf8", timeout: 60_000 });
+    expect(viaNpm.status).toBe(0);
+    expect(viaNpm.stdout).toBe(viaTsx.stdout);
   });
 });
