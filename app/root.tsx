@@ -1,3 +1,4 @@
+import { CsrfField } from "~/components/CsrfField";
 import type { LinksFunction, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { json } from "@remix-run/node";
 import {
@@ -15,6 +16,7 @@ import {
 } from "@remix-run/react";
 import styles from "~/styles.css";
 import { getOptionalUser } from "~/auth/guards.server";
+import { useNonce } from "~/nonce";
 
 export const links: LinksFunction = () => [
   { rel: "stylesheet", href: styles },
@@ -23,14 +25,19 @@ export const links: LinksFunction = () => [
 
 export const meta: MetaFunction = () => [{ title: "Concord" }];
 
-export async function loader({ request }: LoaderFunctionArgs) {
+export async function loader({ request, context }: LoaderFunctionArgs) {
   const user = await getOptionalUser(request);
-  return json({ user: user ? { name: user.name, email: user.email, isSiteAdmin: user.isSiteAdmin } : null });
+  return json({
+    user: user ? { name: user.name, email: user.email, isSiteAdmin: user.isSiteAdmin } : null,
+    // This browser's CSRF token (app/auth/csrf.server.ts), rendered into every form by <CsrfField />.
+    csrf: context?.csrfToken ?? "",
+  });
 }
 
 function Shell({ children }: { children: React.ReactNode }) {
   const data = useRouteLoaderData<typeof loader>("root");
   const user = data?.user ?? null;
+  const nonce = useNonce();
   return (
     <html lang="en">
       <head>
@@ -52,6 +59,7 @@ function Shell({ children }: { children: React.ReactNode }) {
                 {user.name}
               </span>
               <Form method="post" action="/logout">
+                <CsrfField />
                 <button type="submit" className="link-button">
                   Sign out
                 </button>
@@ -60,8 +68,8 @@ function Shell({ children }: { children: React.ReactNode }) {
           ) : null}
         </header>
         <main className="page">{children}</main>
-        <ScrollRestoration />
-        <Scripts />
+        <ScrollRestoration nonce={nonce} />
+        <Scripts nonce={nonce} />
       </body>
     </html>
   );

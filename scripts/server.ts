@@ -1,14 +1,42 @@
 /**
  * Production server: checks the environment and the database (one-line error,
  * exit 1), applies migrations, then serves the Remix build with Express.
+ *
+ * Every request that can change state (anything but GET/HEAD/OPTIONS) passes
+ * three gates here, before any route code runs:
+ *   - a body-size limit by route, checked before the body is read (413);
+ *   - the Origin check and the CSRF token (app/auth/csrf.server.ts) (403);
+ *   - JSON bodies are parsed with a depth limit (400).
+ * Pages get security headers (helmet) with a per-request nonce for the inline
+ * Remix scripts. SIGTERM/SIGINT stop accepting connections, let in-flight
+ * requests finish, close the database and exit within 10 s.
  */
+import { randomBytes } from "node:crypto";
+import type { IncomingMessage } from "node:http";
 import path from "node:path";
+import { Readable } from "node:stream";
 import { pathToFileURL } from "node:url";
-import { createRequestHandler } from "@remix-run/express";
-import { broadcastDevReady, type ServerBuild } from "@remix-run/node";
+import {
+  broadcastDevReady,
+  createReadableStreamFromReadable,
+  createRequestHandler,
+  writeReadableStreamToWritable,
+  type ServerBuild,
+} from "@remix-run/node";
 import compression from "compression";
-import express from "express";
+import express, { type NextFunction, type Request as ExpressRequest, type Response as ExpressResponse } from "express";
+import helmet from "helmet";
 import { databasePathFromEnv, openDatabase } from "../db/client";
+import {
+  CSRF_FIELD,
+  CSRF_HEADER,
+  csrfBindingFor,
+  multipartBoundary,
+  originRefusal,
+  scanMultipartForToken,
+  tokensMatch,
+} from "../app/auth/csrf.server";
+import { bodyLimitFor, JSON_MAX_DEPTH, jsonTooDeep } from "../app/request-limits.server";
 
 const root = path.resolve(import.meta.dirname, "..");
 const port = (() => {
@@ -37,24 +65,265 @@ try {
   console.error(`Concord: no server build at ${buildPath}; run "npm run build" first.`);
   process.exit(1);
 }
+const handleRemix = createRequestHandler(build, build.mode);
+const isDev = build.mode === "development";
 
 const app = express();
 app.disable("x-powered-by");
+
+// A fresh nonce per request; helmet's CSP and the Remix <Scripts> both use it.
+app.use((_req, res, next) => {
+  res.locals.cspNonce = randomBytes(16).toString("base64");
+  next();
+});
+app.use(
+  helmet({
+    contentSecurityPolicy: {
+      useDefaults: false,
+      directives: {
+        "default-src": ["'self'"],
+        "script-src": ["'self'", (_req, res) => `'nonce-${(res as ExpressResponse).locals.cspNonce}'`],
+        // React renders style attributes (charts, layout); scripts stay locked down.
+        "style-src": ["'self'", "'unsafe-inline'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'", "data:"],
+        "connect-src": isDev ? ["'self'", "ws:"] : ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+      },
+    },
+    xFrameOptions: { action: "deny" },
+    referrerPolicy: { policy: "same-origin" },
+    strictTransportSecurity: process.env.COOKIE_SECURE === "1",
+    crossOriginEmbedderPolicy: false,
+  }),
+);
 app.use(compression());
 app.use("/build", express.static(path.join(root, "public", "build"), { immutable: true, maxAge: "1y" }));
 app.use(express.static(path.join(root, "public"), { maxAge: "1h" }));
-app.all("*", createRequestHandler({ build, mode: build.mode }));
+
+class HttpRefusal extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
+
+function refuse(req: ExpressRequest, res: ExpressResponse, status: number, message: string) {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  res.status(status).type("text/plain; charset=utf-8");
+  // Remix's client shows a "catch" response in the route's error boundary.
+  if (new URL(req.originalUrl, "http://x").searchParams.has("_data")) res.set("X-Remix-Catch", "yes");
+  // Do not read (or wait for) a body we refuse.
+  if (!req.complete) res.set("Connection", "close");
+  res.end(message);
+}
+
+/** Reads the whole body (a small form or JSON), refusing more than `limit` bytes. */
+async function readAll(chunks: AsyncIterator<Buffer>, limit: number, already: Buffer[] = []): Promise<Buffer> {
+  let size = already.reduce((n, b) => n + b.length, 0);
+  for (;;) {
+    const { value, done } = await chunks.next();
+    if (done) break;
+    size += value.length;
+    if (size > limit) throw new HttpRefusal(413, `The request body is larger than ${limit} bytes.`);
+    already.push(value);
+  }
+  return Buffer.concat(already);
+}
+
+type Prepared = { body: Buffer | Readable | null; tooLarge: () => boolean };
+
+/**
+ * Checks origin, size and CSRF token of a state-changing request and returns the
+ * body to hand to Remix (buffered for forms and JSON; for uploads the peeked
+ * start followed by the rest of the stream, still size-limited).
+ */
+async function prepareBody(req: ExpressRequest, expectedToken: string): Promise<Prepared> {
+  const host = req.get("X-Forwarded-Host") ?? req.get("Host");
+  const refusal = originRefusal(req.get("Origin"), req.get("Sec-Fetch-Site"), host);
+  if (refusal) throw new HttpRefusal(403, `Refused: ${refusal} Changes are only accepted from Concord's own pages.`);
+
+  const contentType = (req.get("Content-Type") ?? "").toLowerCase();
+  const limit = bodyLimitFor(req.path, contentType);
+  const declared = Number(req.get("Content-Length") ?? "NaN");
+  if (Number.isFinite(declared) && declared > limit) {
+    throw new HttpRefusal(413, `The request body is larger than ${limit} bytes.`);
+  }
+  const headerToken = req.get(CSRF_HEADER);
+  const chunks = (req as IncomingMessage)[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  const badToken = () =>
+    new HttpRefusal(403, "Refused: the form's security token is missing or out of date. Reload the page and try again.");
+
+  if (contentType.startsWith("multipart/form-data")) {
+    const boundary = multipartBoundary(req.get("Content-Type") ?? "");
+    if (!boundary) throw new HttpRefusal(400, "The upload has no multipart boundary.");
+    const seen: Buffer[] = [];
+    let size = 0;
+    let token: string | null = headerToken ?? null;
+    while (token === null) {
+      const { value, done } = await chunks.next();
+      if (done) break;
+      seen.push(value);
+      size += value.length;
+      if (size > limit) throw new HttpRefusal(413, `The request body is larger than ${limit} bytes.`);
+      const scan = scanMultipartForToken(Buffer.concat(seen), boundary);
+      if (scan.state === "found") token = scan.token;
+      else if (scan.state === "missing" || size > 256 * 1024) break;
+    }
+    if (!tokensMatch(expectedToken, token)) throw badToken();
+    let over = false;
+    async function* rest() {
+      for (const b of seen) yield b;
+      for (;;) {
+        const { value, done } = await chunks.next();
+        if (done) return;
+        size += value.length;
+        if (size > limit) {
+          over = true;
+          throw new Error("request body too large");
+        }
+        yield value;
+      }
+    }
+    return { body: Readable.from(rest()), tooLarge: () => over };
+  }
+
+  const raw = await readAll(chunks, limit);
+  let sent: string | null = headerToken ?? null;
+  if (sent === null && contentType.startsWith("application/x-www-form-urlencoded")) {
+    sent = new URLSearchParams(raw.toString("utf8")).get(CSRF_FIELD);
+  } else if (contentType.startsWith("application/json") && raw.length > 0) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(raw.toString("utf8"));
+    } catch {
+      throw new HttpRefusal(400, "The request body is not valid JSON.");
+    }
+    if (jsonTooDeep(parsed, JSON_MAX_DEPTH)) throw new HttpRefusal(400, `JSON nested deeper than ${JSON_MAX_DEPTH} levels is refused.`);
+    if (sent === null && parsed && typeof parsed === "object" && !Array.isArray(parsed)) {
+      const v = (parsed as Record<string, unknown>)[CSRF_FIELD];
+      sent = typeof v === "string" ? v : null;
+    }
+  }
+  if (!tokensMatch(expectedToken, sent)) throw badToken();
+  return { body: raw, tooLarge: () => false };
+}
+
+function remixHeaders(req: ExpressRequest): Headers {
+  const headers = new Headers();
+  for (const [key, value] of Object.entries(req.headers)) {
+    if (Array.isArray(value)) for (const v of value) headers.append(key, v);
+    else if (value !== undefined) headers.set(key, value);
+  }
+  return headers;
+}
+
+async function sendResponse(res: ExpressResponse, response: Response) {
+  res.statusMessage = response.statusText;
+  res.status(response.status);
+  for (const [key, value] of response.headers.entries()) res.append(key, value);
+  if (/text\/event-stream/i.test(response.headers.get("Content-Type") ?? "")) res.flushHeaders();
+  if (response.body) await writeReadableStreamToWritable(response.body, res);
+  else res.end();
+}
+
+function requestUrl(req: ExpressRequest): URL {
+  const host = req.get("X-Forwarded-Host") ?? req.get("Host");
+  if (!host) throw new HttpRefusal(400, "The request has no Host header.");
+  try {
+    return new URL(`${req.protocol}://${host}${req.originalUrl}`);
+  } catch {
+    throw new HttpRefusal(400, "The request's Host header is malformed.");
+  }
+}
+
+/** Requests in flight, so a shutdown can wait for them. */
+let inFlight = 0;
+
+app.all("*", async (req: ExpressRequest, res: ExpressResponse, next: NextFunction) => {
+  inFlight++;
+  res.on("close", () => inFlight--);
+  let prepared: Prepared = { body: null, tooLarge: () => false };
+  try {
+    const binding = await csrfBindingFor(req.get("Cookie"));
+    if (binding.setCookie) res.append("Set-Cookie", binding.setCookie);
+    const url = requestUrl(req);
+    if (!SAFE_METHODS.has(req.method)) prepared = await prepareBody(req, binding.token);
+
+    const controller = new AbortController();
+    let finished = false;
+    res.on("finish", () => (finished = true));
+    res.on("close", () => {
+      if (!finished) controller.abort();
+    });
+    const init: RequestInit & { duplex?: "half" } = {
+      method: req.method,
+      headers: remixHeaders(req),
+      signal: controller.signal,
+    };
+    if (!SAFE_METHODS.has(req.method) && prepared.body !== null) {
+      init.body = (Buffer.isBuffer(prepared.body)
+        ? new Uint8Array(prepared.body.buffer, prepared.body.byteOffset, prepared.body.length)
+        : createReadableStreamFromReadable(prepared.body)) as BodyInit;
+      init.duplex = "half";
+    }
+    const response = await handleRemix(new Request(url.href, init), {
+      cspNonce: res.locals.cspNonce as string,
+      csrfToken: binding.token,
+      clientAddress: req.socket.remoteAddress ?? "unknown",
+    });
+    if (prepared.tooLarge()) throw new HttpRefusal(413, "The request body is too large.");
+    await sendResponse(res, response);
+  } catch (err) {
+    if (err instanceof HttpRefusal) refuse(req, res, err.status, err.message);
+    else if (prepared.tooLarge()) refuse(req, res, 413, "The request body is too large.");
+    else next(err);
+  }
+});
+
+// Never a stack trace to the client.
+app.use((err: unknown, req: ExpressRequest, res: ExpressResponse, _next: NextFunction) => {
+  console.error(err);
+  refuse(req, res, 500, "Something went wrong on our side. Your saved work is safe; try again.");
+});
 
 const server = app.listen(port, () => {
   const address = server.address();
   const actual = typeof address === "object" && address ? address.port : port;
   console.log(`Concord is running at http://localhost:${actual} (database: ${dbFile})`);
-  if (build.mode === "development") void broadcastDevReady(build);
+  if (isDev) void broadcastDevReady(build);
 });
 
-for (const signal of ["SIGINT", "SIGTERM"] as const) {
-  process.on(signal, () => {
-    server.close(() => process.exit(0));
-    setTimeout(() => process.exit(0), 2000).unref();
-  });
+let stopping = false;
+function shutdown(signal: string) {
+  if (stopping) return;
+  stopping = true;
+  console.log(`Concord: ${signal}, finishing ${inFlight} request(s) in flight and stopping.`);
+  const done = (code: number) => {
+    try {
+      // The build's own database connection (exported from app/entry.server.tsx).
+      (build.entry.module as { closeDatabase?: () => void }).closeDatabase?.();
+    } catch (err) {
+      console.error(err);
+    }
+    process.exit(code);
+  };
+  server.close(() => done(0));
+  server.closeIdleConnections();
+  // Long-lived streams (run progress events) do not end by themselves: cut them after 8 s.
+  setTimeout(() => {
+    server.closeAllConnections();
+    setTimeout(() => done(0), 500).unref();
+  }, 8000).unref();
 }
+for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => shutdown(signal));

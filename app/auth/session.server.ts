@@ -43,9 +43,17 @@ export async function destroySession(request: Request): Promise<string> {
 }
 
 async function readToken(request: Request): Promise<string | null> {
-  const value = await sessionCookie().parse(request.headers.get("Cookie"));
+  return sessionTokenFromCookieHeader(request.headers.get("Cookie"));
+}
+
+/** The session token from a Cookie header when its signature is valid (the session may still be expired). */
+export async function sessionTokenFromCookieHeader(cookieHeader: string | null | undefined): Promise<string | null> {
+  const value = await sessionCookie().parse(cookieHeader ?? null);
   return typeof value === "string" && /^[0-9a-f]{64}$/.test(value) ? value : null;
 }
+
+/** The stored id of a session token (its SHA-256). */
+export const sessionIdOf = sha256;
 
 export type SessionUser = {
   id: number;

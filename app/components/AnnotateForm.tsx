@@ -3,6 +3,7 @@
  * JavaScript; with JavaScript it adds keyboard shortcuts, auto-saved drafts
  * and time tracking. Responses are only ever named by their shown letter.
  */
+import { CsrfField, useCsrfToken } from "~/components/CsrfField";
 import { Form, useFetcher, useNavigate, useNavigation } from "@remix-run/react";
 import { useCallback, useEffect, useRef, useState } from "react";
 import { Markdown } from "./Markdown";
@@ -55,6 +56,7 @@ export function AnnotateForm(p: Props) {
   const dirty = useRef(false);
   const timer = useRef<ReturnType<typeof setTimeout>>();
   const fetcher = useFetcher<{ ok?: boolean }>();
+  const csrf = useCsrfToken();
   const navigate = useNavigate();
   const navigation = useNavigation();
   const submitting = navigation.state === "submitting";
@@ -72,7 +74,7 @@ export function AnnotateForm(p: Props) {
     setSaveState("pending");
     clearTimeout(timer.current);
     timer.current = setTimeout(() => {
-      fetcher.submit({ ...values, intent: "draft", unitId: String(unit.unitId), durationMs: String(elapsed()) }, { method: "post" });
+      fetcher.submit({ ...values, _csrf: csrf, intent: "draft", unitId: String(unit.unitId), durationMs: String(elapsed()) }, { method: "post" });
     }, 500);
     return () => clearTimeout(timer.current);
     // eslint-disable-next-line react-hooks/exhaustive-deps
@@ -188,6 +190,7 @@ export function AnnotateForm(p: Props) {
           if (d) d.value = String(elapsed());
         }}
       >
+        <CsrfField />
         <input type="hidden" name="unitId" value={unit.unitId} />
         <input type="hidden" name="clientToken" value={p.clientToken} />
         <input type="hidden" name="openedAt" value={p.openedAt} />

@@ -1,3 +1,4 @@
+import { CsrfField } from "~/components/CsrfField";
 import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { formError } from "~/forms.server";
 import { json } from "@remix-run/node";
@@ -109,6 +110,7 @@ export default function Users() {
               <td className="small">{u.memberships.join(", ") || <span className="muted">none</span>}</td>
               <td>
                 <Form method="post" className="inline">
+                  <CsrfField />
                   <input type="hidden" name="intent" value="set-disabled" />
                   <input type="hidden" name="userId" value={u.id} />
                   <input type="hidden" name="disabled" value={u.disabled ? "0" : "1"} />
@@ -120,6 +122,7 @@ export default function Users() {
               </td>
               <td>
                 <Form method="post" className="inline">
+                  <CsrfField />
                   <input type="hidden" name="intent" value="reset-password" />
                   <input type="hidden" name="userId" value={u.id} />
                   <input type="password" name="password" placeholder="New password" minLength={10} aria-label={`New password for ${u.email}`} autoComplete="new-password" />
@@ -135,6 +138,7 @@ export default function Users() {
       <div className="panel" style={{ marginTop: "1rem" }}>
         <h2>Create a user</h2>
         <Form method="post" className="stack">
+          <CsrfField />
           <input type="hidden" name="intent" value="create" />
           <label>
             Name

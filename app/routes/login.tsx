@@ -1,3 +1,4 @@
+import { CsrfField } from "~/components/CsrfField";
 import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { json, redirect } from "@remix-run/node";
 import { Form, useActionData, useNavigation, useSearchParams } from "@remix-run/react";
@@ -67,6 +68,7 @@ export default function Login() {
         </div>
       ) : null}
       <Form method="post" className="stack">
+        <CsrfField />
         <input type="hidden" name="redirectTo" value={params.get("redirectTo") ?? "/projects"} />
         <label>
           Email

@@ -1,3 +1,4 @@
+import { CsrfField } from "~/components/CsrfField";
 import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { formError } from "~/forms.server";
 import { json, redirect } from "@remix-run/node";
@@ -266,6 +267,7 @@ export default function CurateDataset() {
             <p className="muted small">Add a provider to this project first.</p>
           ) : (
             <Form method="post" className="inline">
+              <CsrfField />
               <input type="hidden" name="intent" value="back-check" />
               <select name="providerId" aria-label="Judge provider">
                 {providers.map((p) => (
@@ -327,6 +329,7 @@ export default function CurateDataset() {
                     <span className="badge yes">promoted</span>
                   ) : (
                     <Form method="post" className="stack" style={{ minWidth: "14rem" }}>
+                      <CsrfField />
                       <input type="hidden" name="intent" value="promote" />
                       <input type="hidden" name="responseId" value={c.responseId} />
                       <input type="hidden" name="annotationIds" value={c.annotationIds.join(",")} />
@@ -353,6 +356,7 @@ export default function CurateDataset() {
         <details className="panel" style={{ marginTop: "1rem" }}>
           <summary>Create a reference-optimisation task</summary>
           <Form method="post" className="stack">
+            <CsrfField />
             <input type="hidden" name="intent" value="reference-task" />
             <label>
               Name
@@ -412,6 +416,7 @@ export default function CurateDataset() {
       </p>
       {dataset.frozenAt ? (
         <Form method="post" className="inline">
+          <CsrfField />
           <input type="hidden" name="intent" value="next-version" />
           <input name="reason" required placeholder="Why a new version?" aria-label="Reason for the next version" />
           <button type="submit" disabled={busy}>
@@ -420,6 +425,7 @@ export default function CurateDataset() {
         </Form>
       ) : (
         <Form method="post" className="inline">
+          <CsrfField />
           <input type="hidden" name="intent" value="freeze" />
           <input name="reason" required placeholder="Release note" aria-label="Release note" />
           <button type="submit" disabled={busy}>

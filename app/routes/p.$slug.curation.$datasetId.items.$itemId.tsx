@@ -1,3 +1,4 @@
+import { CsrfField } from "~/components/CsrfField";
 import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { formError } from "~/forms.server";
 import { json } from "@remix-run/node";
@@ -234,6 +235,7 @@ export default function CurateItem() {
                   </td>
                   <td>
                     <Form method="post" className="stack" style={{ maxWidth: "none" }}>
+                      <CsrfField />
                       <input type="hidden" name="intent" value="edit-checklist" />
                       <input type="hidden" name="checklistItemId" value={c.id} />
                       <textarea name="text" defaultValue={c.text} rows={2} aria-label={`Text of checklist item ${i + 1}`} />
@@ -258,6 +260,7 @@ export default function CurateItem() {
                   <td>
                     {(["up", "down"] as const).map((direction) => (
                       <Form key={direction} method="post" className="inline" style={{ marginRight: "0.25rem" }}>
+                        <CsrfField />
                         <input type="hidden" name="intent" value="move" />
                         <input type="hidden" name="checklistItemId" value={c.id} />
                         <input type="hidden" name="direction" value={direction} />
@@ -272,6 +275,7 @@ export default function CurateItem() {
                       </Form>
                     ))}
                     <Form method="post" className="inline" style={{ marginTop: "0.3rem" }}>
+                      <CsrfField />
                       <input type="hidden" name="intent" value="retire" />
                       <input type="hidden" name="checklistItemId" value={c.id} />
                       <input name="reason" placeholder="Why retire?" required aria-label={`Reason for retiring item ${i + 1}`} style={{ width: "9rem" }} />
@@ -286,6 +290,7 @@ export default function CurateItem() {
           </table>
           {weighted ? (
             <Form method="post" className="inline" style={{ marginTop: "0.75rem", flexWrap: "wrap" }}>
+              <CsrfField />
               <input type="hidden" name="intent" value="reweight" />
               {active.map((c, i) => (
                 <label key={c.id} className="inline small">
@@ -297,6 +302,7 @@ export default function CurateItem() {
             </Form>
           ) : null}
           <Form method="post" className="inline" style={{ marginTop: "0.75rem" }}>
+            <CsrfField />
             <input type="hidden" name="intent" value="add-checklist" />
             <input name="text" required placeholder="Does the response …?" aria-label="New checklist item" style={{ minWidth: "24rem" }} />
             {weighted ? <input name="weight" type="number" step="any" min="0" placeholder="weight" aria-label="Weight" style={{ width: "6rem" }} /> : null}
@@ -313,6 +319,7 @@ export default function CurateItem() {
                   {c.text}{" "}
                   {!frozen ? (
                     <Form method="post" className="inline">
+                      <CsrfField />
                       <input type="hidden" name="intent" value="restore" />
                       <input type="hidden" name="checklistItemId" value={c.id} />
                       <input type="hidden" name="reason" value="Restored" />
@@ -336,6 +343,7 @@ export default function CurateItem() {
             <p className="muted small">Add a provider to this project first.</p>
           ) : (
             <Form method="post" className="inline">
+              <CsrfField />
               <input type="hidden" name="intent" value="draft" />
               <select name="providerId" aria-label="Drafting provider">
                 {providers.map((p) => (
@@ -351,6 +359,7 @@ export default function CurateItem() {
           )}
           {data && "draft" in data ? (
             <Form method="post" className="stack" style={{ maxWidth: "none", marginTop: "0.75rem" }}>
+              <CsrfField />
               <input type="hidden" name="intent" value="add-draft" />
               {data.draft.warnings.length ? (
                 <ul className="small muted">
@@ -375,6 +384,7 @@ export default function CurateItem() {
       <div className="panel">
         <h2>Reference</h2>
         <Form method="post" className="stack" style={{ maxWidth: "none" }}>
+          <CsrfField />
           <input type="hidden" name="intent" value="edit-reference" />
           <textarea name="text" rows={8} defaultValue={current?.text ?? ""} aria-label="Reference text" disabled={frozen} />
           <div className="inline">
@@ -420,6 +430,7 @@ export default function CurateItem() {
       <div className="panel">
         <h2>Item</h2>
         <Form method="post" className="stack" style={{ maxWidth: "none" }}>
+          <CsrfField />
           <input type="hidden" name="intent" value="edit-item" />
           <fieldset disabled={frozen || busy} style={{ border: 0, padding: 0, margin: 0, display: "grid", gap: "0.75rem" }}>
             <label>

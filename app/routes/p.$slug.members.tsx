@@ -1,3 +1,4 @@
+import { CsrfField } from "~/components/CsrfField";
 import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { formError } from "~/forms.server";
 import { json } from "@remix-run/node";
@@ -93,6 +94,7 @@ export default function Members() {
               <td>{m.email}</td>
               <td>
                 <Form method="post" className="inline">
+                  <CsrfField />
                   <input type="hidden" name="intent" value="set-role" />
                   <input type="hidden" name="userId" value={m.userId} />
                   <select name="role" defaultValue={m.role} aria-label={`Role of ${m.name}`}>
@@ -107,6 +109,7 @@ export default function Members() {
               </td>
               <td>
                 <Form method="post" className="inline">
+                  <CsrfField />
                   <input type="hidden" name="intent" value="remove" />
                   <input type="hidden" name="userId" value={m.userId} />
                   <button type="submit" className="danger">
@@ -124,6 +127,7 @@ export default function Members() {
           <p className="muted">Every user is already a member. A site admin can create more users.</p>
         ) : (
           <Form method="post" className="inline">
+            <CsrfField />
             <input type="hidden" name="intent" value="set-role" />
             <select name="userId" aria-label="User">
               {others.map((u) => (

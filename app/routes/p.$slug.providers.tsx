@@ -1,3 +1,4 @@
+import { CsrfField } from "~/components/CsrfField";
 import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { json } from "@remix-run/node";
 import { Form, useActionData, useLoaderData } from "@remix-run/react";
@@ -117,6 +118,7 @@ export default function Providers() {
               <td>{p.hasKey ? "set" : "—"}</td>
               <td>
                 <Form method="post">
+                  <CsrfField />
                   <input type="hidden" name="intent" value="delete" />
                   <input type="hidden" name="providerId" value={p.id} />
                   <button type="submit" className="link-button">Remove</button>
@@ -128,6 +130,7 @@ export default function Providers() {
       </table>
       <h2>Add a provider</h2>
       <Form method="post" className="panel">
+        <CsrfField />
         <input type="hidden" name="intent" value="create" />
         <label>
           Name <input name="name" required />

@@ -1,3 +1,4 @@
+import { CsrfField } from "~/components/CsrfField";
 import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { json, redirect } from "@remix-run/node";
 import { Form, Link, useActionData, useLoaderData } from "@remix-run/react";
@@ -125,6 +126,7 @@ export default function RunPage() {
       <div className="toolbar">
         {(["pause", "resume", "cancel", "retry-failed"] as const).map((intent) => (
           <Form method="post" key={intent} style={{ display: "inline" }}>
+            <CsrfField />
             <input type="hidden" name="intent" value={intent} />
             <button type="submit">{intent}</button>
           </Form>
@@ -133,6 +135,7 @@ export default function RunPage() {
       </div>
       <h2>Calibrate the judge</h2>
       <Form method="post" className="panel">
+        <CsrfField />
         <input type="hidden" name="intent" value="calibrate" />
         <label>
           Sampling plan{" "}

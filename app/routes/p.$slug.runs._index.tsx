@@ -1,3 +1,4 @@
+import { CsrfField } from "~/components/CsrfField";
 import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { json, redirect } from "@remix-run/node";
 import { Form, Link, useActionData, useLoaderData } from "@remix-run/react";
@@ -103,6 +104,7 @@ export default function Runs() {
       <h2>Start a run</h2>
       {result?.error ? <div className="alert">{result.error}</div> : null}
       <Form method="post" className="panel">
+        <CsrfField />
         <input type="hidden" name="intent" value="create" />
         <p className="small muted">
           Protocols: {protocols.join(", ")}. Providers: {providers.map((p) => `${p.name} (${p.kind === "replay" ? "recorded" : p.model})`).join(", ") || "none yet"}. Datasets:{" "}

@@ -3,6 +3,7 @@
  * pool (adding or removing annotators hands over unstarted work only),
  * adjudicators, gold answers, and closing or reopening the task.
  */
+import { CsrfField } from "~/components/CsrfField";
 import type { ActionFunctionArgs, LinksFunction, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { json } from "@remix-run/node";
 import { Form, Link, useActionData, useLoaderData, useParams } from "@remix-run/react";
@@ -154,6 +155,7 @@ export default function TaskOverview() {
       <div className="panel">
         <ProgressBar label="Overall" done={progress.done} total={progress.total} testId="progress-overall" />
         <Form method="post" className="inline">
+          <CsrfField />
           <span>
             Status: <strong data-testid="task-status">{task.status}</strong>
           </span>
@@ -206,6 +208,7 @@ export default function TaskOverview() {
             <p className="muted">Every member is already in the pool.</p>
           ) : (
             <Form method="post" className="stack">
+              <CsrfField />
               {outside.map((m) => (
                 <label key={m.id} className="choice">
                   <input type="checkbox" name="userId" value={m.id} /> {m.name} <span className="muted small">({m.role})</span>
@@ -229,6 +232,7 @@ export default function TaskOverview() {
               return (
                 <li key={id}>
                   <Form method="post" className="inline">
+                    <CsrfField />
                     <input type="hidden" name="userId" value={id} />
                     <span>{name}</span>
                     <button type="submit" name="intent" value="remove-annotator" className="secondary" disabled={pool.length <= task.overlap} aria-label={`Remove ${name} from the pool`}>
@@ -245,6 +249,7 @@ export default function TaskOverview() {
           <h2 style={{ marginTop: 0 }}>Adjudicators</h2>
           <p className="small muted">Researchers can always adjudicate. Annotators named here adjudicate units they did not label.</p>
           <Form method="post" className="stack">
+            <CsrfField />
             {members
               .filter((m) => m.role === "annotator")
               .map((m) => (
@@ -272,6 +277,7 @@ export default function TaskOverview() {
                   </td>
                   <td>
                     <Form method="post" className="inline gold-form">
+                      <CsrfField />
                       <input type="hidden" name="unitId" value={g.id} />
                       {yesNo ? (
                         <select name="answer" defaultValue={g.values.answer ?? ""} aria-label={`Known answer of unit ${g.id}`}>

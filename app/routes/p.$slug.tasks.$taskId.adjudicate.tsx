@@ -3,6 +3,7 @@
  * by side, and the final label with a reason. Researchers, and annotators the
  * task names as adjudicators (only for units they did not label).
  */
+import { CsrfField } from "~/components/CsrfField";
 import type { ActionFunctionArgs, LinksFunction, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { json } from "@remix-run/node";
 import { Form, Link, useActionData, useLoaderData, useParams } from "@remix-run/react";
@@ -121,6 +122,7 @@ export default function Adjudicate() {
             </div>
           ) : null}
           <Form method="post" className="panel">
+            <CsrfField />
             <input type="hidden" name="unitId" value={unitId} />
             <h2 style={{ marginTop: 0 }}>Final label</h2>
             {yesNo ? (

@@ -1,4 +1,5 @@
 /** Researchers create a task: dataset, kind, sampling plan, overlap, guidelines, pool. */
+import { CsrfField } from "~/components/CsrfField";
 import type { ActionFunctionArgs, LinksFunction, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { json, redirect } from "@remix-run/node";
 import { Form, useActionData, useLoaderData } from "@remix-run/react";
@@ -88,6 +89,7 @@ export default function NewTask() {
       <h1>New annotation task</h1>
       {e("form")}
       <Form method="post" className="stack" style={{ maxWidth: 640 }}>
+        <CsrfField />
         <label>
           Name
           <input name="name" required />

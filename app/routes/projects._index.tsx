@@ -1,3 +1,4 @@
+import { CsrfField } from "~/components/CsrfField";
 import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { formError } from "~/forms.server";
 import { json, redirect } from "@remix-run/node";
@@ -47,6 +48,7 @@ export default function Projects() {
           <h2>New project</h2>
           {data?.error ? <div className="alert error">{data.error}</div> : null}
           <Form method="post" className="stack">
+            <CsrfField />
             <label>
               Name
               <input name="name" required maxLength={120} />
