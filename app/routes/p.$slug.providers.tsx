@@ -2,37 +2,23 @@ import { CsrfField } from "~/components/CsrfField";
 import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { json } from "@remix-run/node";
 import { Form, useActionData, useLoaderData } from "@remix-run/react";
-import { and, asc, eq } from "drizzle-orm";
 import { z } from "zod";
 import { requireProjectRole } from "~/auth/guards.server";
-import { getDb, schema } from "~/db.server";
+import { getDb } from "~/db.server";
+import { listRecordings } from "~/runs/providers/replay.server";
+import { addProvider, listProviders, ProviderInputError, removeProvider } from "~/runs/providers/store.server";
+import { OPENAI_SETTING_KEYS } from "~/runs/providers/settings";
 
 export const meta: MetaFunction = () => [{ title: "Providers · Concord" }];
 
 export async function loader({ request, params }: LoaderFunctionArgs) {
   const { project } = await requireProjectRole(request, params.slug, "researcher");
-  // Never select the API key: only whether one is set.
-  const providers = getDb()
-    .select({
-      id: schema.providers.id,
-      name: schema.providers.name,
-      kind: schema.providers.kind,
-      baseUrl: schema.providers.baseUrl,
-      model: schema.providers.model,
-      settings: schema.providers.settings,
-      concurrency: schema.providers.concurrency,
-      requestsPerMinute: schema.providers.requestsPerMinute,
-      apiKey: schema.providers.apiKey,
-    })
-    .from(schema.providers)
-    .where(eq(schema.providers.projectId, project.id))
-    .orderBy(asc(schema.providers.name))
-    .all()
-    .map(({ apiKey, ...p }) => ({ ...p, hasKey: Boolean(apiKey) }));
-  return json({ project: { slug: project.slug, name: project.name }, providers });
+  // Never the API key: only whether one is set.
+  const providers = listProviders(getDb(), project.id);
+  return json({ project: { slug: project.slug, name: project.name }, providers, recordings: listRecordings(), settingKeys: OPENAI_SETTING_KEYS });
 }
 
-const SettingsJson = z.string().transform((s, ctx) => {
+const SettingsJson = z.string().max(300_000).transform((s, ctx) => {
   if (!s.trim()) return {};
   try {
     const v = JSON.parse(s);
@@ -54,6 +40,7 @@ const ProviderForm = z.discriminatedUnion("intent", [
     model: z.string().trim().min(1).max(200),
     concurrency: z.coerce.number().int().min(1).max(512).default(4),
     requestsPerMinute: z.string().default("").transform((s) => (s.trim() ? Number(s) : null)).pipe(z.number().int().positive().nullable()),
+    recording: z.string().max(300).default(""),
     settings: SettingsJson.default({}),
   }),
   z.object({ intent: z.literal("delete"), providerId: z.coerce.number().int().positive() }),
@@ -68,22 +55,23 @@ export async function action({ request, params }: ActionFunctionArgs) {
   }
   const db = getDb();
   const d = parsed.data;
-  if (d.intent === "delete") {
-    const n = db.delete(schema.providers).where(and(eq(schema.providers.id, d.providerId), eq(schema.providers.projectId, project.id))).run().changes;
-    return json(n ? { ok: "Provider removed." } : { error: "providerId: no such provider." }, { status: n ? 200 : 400 });
+  try {
+    if (d.intent === "delete") {
+      const n = removeProvider(db, project.id, { id: d.providerId });
+      return json(n ? { ok: "Provider removed." } : { error: "providerId: no such provider." }, { status: n ? 200 : 400 });
+    }
+    // A replay provider names a recording of the recordings folder (never a path).
+    const settings = d.kind === "replay" && d.recording ? { ...d.settings, file: d.recording } : d.settings;
+    addProvider(db, project.id, { name: d.name, kind: d.kind, baseUrl: d.baseUrl || undefined, apiKey: d.apiKey || undefined, model: d.model, concurrency: d.concurrency, requestsPerMinute: d.requestsPerMinute, settings });
+  } catch (err) {
+    if (err instanceof ProviderInputError) return json({ error: err.message }, { status: 400 });
+    throw err;
   }
-  if (d.kind === "openai-compatible" && !/^https?:\/\//.test(d.baseUrl)) return json({ error: "baseUrl: an http(s) URL is required" }, { status: 400 });
-  if (d.kind === "replay" && !d.settings.file && !d.baseUrl) return json({ error: "settings.file: the recorded-outputs file is required for a replay provider" }, { status: 400 });
-  const exists = db.select({ id: schema.providers.id }).from(schema.providers).where(and(eq(schema.providers.projectId, project.id), eq(schema.providers.name, d.name))).get();
-  if (exists) return json({ error: `name: a provider named "${d.name}" exists` }, { status: 400 });
-  db.insert(schema.providers)
-    .values({ projectId: project.id, name: d.name, kind: d.kind, baseUrl: d.baseUrl || null, apiKey: d.apiKey || null, model: d.model, concurrency: d.concurrency, requestsPerMinute: d.requestsPerMinute, settings: d.settings })
-    .run();
   return json({ ok: `Provider ${d.name} added.` });
 }
 
 export default function Providers() {
-  const { project, providers } = useLoaderData<typeof loader>();
+  const { project, providers, recordings, settingKeys } = useLoaderData<typeof loader>();
   const result = useActionData<typeof action>() as { ok?: string; error?: string } | undefined;
   return (
     <div>
@@ -112,7 +100,7 @@ export default function Providers() {
               <td>{p.name}</td>
               <td>{p.kind === "replay" ? <span className="badge">recorded outputs</span> : p.kind}</td>
               <td>{p.model}</td>
-              <td className="small">{p.kind === "replay" ? String((p.settings as Record<string, unknown>).file ?? p.baseUrl ?? "") : p.baseUrl}</td>
+              <td className="small">{p.kind === "replay" ? `recording ${String((p.settings as Record<string, unknown>).file ?? "")}` : p.baseUrl}</td>
               <td className="num">{p.concurrency}</td>
               <td className="num">{p.requestsPerMinute ?? "—"}</td>
               <td>{p.hasKey ? "set" : "—"}</td>
@@ -156,13 +144,25 @@ export default function Providers() {
         </label>{" "}
         <label>
           Requests/minute <input name="requestsPerMinute" type="number" min={1} />
+        </label>{" "}
+        <label>
+          Recording (replay only){" "}
+          <select name="recording" defaultValue="">
+            <option value="">—</option>
+            {recordings.map((r) => (
+              <option key={r} value={r}>
+                {r}
+              </option>
+            ))}
+          </select>
         </label>
         <div>
           <label>
-            Settings (JSON: temperature, top_p, max_tokens, timeoutMs, maxRetries, continueMode "vllm"|"template", chatTemplate, pricePerMillionInput/Output, file for replay)
+            Settings (JSON; an unknown key is refused). Keys: {settingKeys.join(", ")}.
             <textarea name="settings" rows={3} cols={80} defaultValue="{}" />
           </label>
         </div>
+        <p className="small muted">Concurrency and requests/minute hold for the provider across every worker process. API keys are stored encrypted.</p>
         <button type="submit">Add provider</button>
       </Form>
       <p className="small muted">Project: {project.name}</p>
