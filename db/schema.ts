@@ -9,6 +9,7 @@ import { sql } from "drizzle-orm";
 import {
   index,
   integer,
+  primaryKey,
   real,
   sqliteTable,
   text,
@@ -56,12 +57,22 @@ export const sessions = sqliteTable(
  * Failed sign-ins per submitted email, known account or not, so throttling
  * cannot be used to discover which accounts exist.
  */
-export const loginThrottle = sqliteTable("login_throttle", {
-  email: text("email").primaryKey(),
-  failures: integer("failures").notNull().default(0),
-  lockedUntil: integer("locked_until"),
-  updatedAt: integer("updated_at").notNull().default(sql`(unixepoch())`),
-});
+/**
+ * Sign-in attempts, counted before the password is checked. One row per
+ * (email, client address) and one per email across all clients (client "*"),
+ * so a stranger locks out only their own address (app/auth/accounts.server.ts).
+ */
+export const loginThrottle = sqliteTable(
+  "login_throttle",
+  {
+    email: text("email").notNull(),
+    client: text("client").notNull().default("*"),
+    failures: integer("failures").notNull().default(0),
+    lockedUntil: integer("locked_until"),
+    updatedAt: integer("updated_at").notNull().default(sql`(unixepoch())`),
+  },
+  (t) => [primaryKey({ columns: [t.email, t.client] })],
+);
 
 export const projects = sqliteTable(
   "projects",

@@ -247,6 +247,19 @@ function requestUrl(req: ExpressRequest): URL {
   }
 }
 
+/**
+ * The client's address for sign-in throttling: the socket's peer, or with
+ * TRUST_PROXY=1 (behind a reverse proxy) the last address the proxy appended
+ * to X-Forwarded-For.
+ */
+function clientAddress(req: ExpressRequest): string {
+  if (process.env.TRUST_PROXY === "1") {
+    const forwarded = req.get("X-Forwarded-For")?.split(",").pop()?.trim();
+    if (forwarded) return forwarded.slice(0, 100);
+  }
+  return req.socket.remoteAddress ?? "unknown";
+}
+
 /** Requests in flight, so a shutdown can wait for them. */
 let inFlight = 0;
 
@@ -280,7 +293,7 @@ app.all("*", async (req: ExpressRequest, res: ExpressResponse, next: NextFunctio
     const response = await handleRemix(new Request(url.href, init), {
       cspNonce: res.locals.cspNonce as string,
       csrfToken: binding.token,
-      clientAddress: req.socket.remoteAddress ?? "unknown",
+      clientAddress: clientAddress(req),
     });
     if (prepared.tooLarge()) throw new HttpRefusal(413, "The request body is too large.");
     await sendResponse(res, response);

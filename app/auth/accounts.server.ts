@@ -1,10 +1,11 @@
 /** Users, sign-in with throttling, and project memberships. */
-import { and, asc, eq } from "drizzle-orm";
+import { and, asc, eq, inArray, sql } from "drizzle-orm";
 import { z } from "zod";
 import { getDb, schema, type Db } from "~/db.server";
 import type { Role } from "../../db/schema";
 import { burnPasswordCheck, hashPassword, verifyPassword } from "./password.server";
 
+/** Failures one client address may make at one email before it waits (30 s, doubling up to 15 min). */
 export const MAX_FREE_FAILURES = 5;
 export const MAX_LOCK_SECONDS = 15 * 60;
 
@@ -47,18 +48,66 @@ export type SignInResult =
   | { ok: false; reason: "invalid" }
   | { ok: false; reason: "locked"; retryAfterSeconds: number };
 
+/** Failures at one email from all clients together before everyone waits (a slower limit, against guessing spread over many addresses). */
+export const GLOBAL_FREE_FAILURES = 50;
+/** The `client` of an email's row that counts attempts from every client. */
+const GLOBAL = "*";
+
+const lockFor = (failures: number, free: number) =>
+  failures >= free ? now() + Math.min(MAX_LOCK_SECONDS, 30 * 2 ** (failures - free)) : null;
+
+/**
+ * Counts a sign-in attempt before its password is checked, in one transaction:
+ * refused (no count) when the (email, client) row or the email's global row is
+ * locked; otherwise both counters go up by one and a lock is set when a counter
+ * reaches its limit. Parallel attempts therefore cannot all slip past the limit.
+ */
+function countAttempt(email: string, client: string, db: Db): { locked: number } | { counted: true; lockedAfter: number | null } {
+  return db.transaction(
+    (tx) => {
+      const t = now();
+      const rows = tx
+        .select()
+        .from(schema.loginThrottle)
+        .where(and(eq(schema.loginThrottle.email, email), inArray(schema.loginThrottle.client, [client, GLOBAL])))
+        .all();
+      const lockedUntil = Math.max(0, ...rows.map((r) => r.lockedUntil ?? 0));
+      if (lockedUntil > t) return { locked: lockedUntil - t };
+      let lockedAfter: number | null = null;
+      for (const [who, free] of [
+        [client, MAX_FREE_FAILURES],
+        [GLOBAL, GLOBAL_FREE_FAILURES],
+      ] as const) {
+        const failures = (rows.find((r) => r.client === who)?.failures ?? 0) + 1;
+        const lock = lockFor(failures, free);
+        if (lock) lockedAfter = Math.max(lockedAfter ?? 0, lock);
+        tx.insert(schema.loginThrottle)
+          .values({ email, client: who, failures, lockedUntil: lock, updatedAt: t })
+          .onConflictDoUpdate({
+            target: [schema.loginThrottle.email, schema.loginThrottle.client],
+            set: { failures, lockedUntil: lock, updatedAt: t },
+          })
+          .run();
+      }
+      return { counted: true as const, lockedAfter };
+    },
+    { behavior: "immediate" },
+  );
+}
+
 /**
  * Checks an email and password. Wrong password, unknown email and disabled
- * account all answer "invalid" after the same amount of work. After
- * MAX_FREE_FAILURES consecutive failures for one email, sign-in is refused for
- * a time that doubles with each further failure (30 s up to 15 min).
+ * account all answer "invalid" after the same amount of work. The attempt is
+ * counted before the password check (see countAttempt): after MAX_FREE_FAILURES
+ * failures from one client address at one email, that client waits for a time
+ * that doubles with each further failure (30 s up to 15 min); after
+ * GLOBAL_FREE_FAILURES failures from all clients, everyone does.
+ * A success clears the client's counter and takes this attempt off the global one.
  */
-export async function signIn(emailRaw: string, password: string, db: Db = getDb()): Promise<SignInResult> {
+export async function signIn(emailRaw: string, password: string, client = "unknown", db: Db = getDb()): Promise<SignInResult> {
   const email = normaliseEmail(emailRaw);
-  const throttle = db.select().from(schema.loginThrottle).where(eq(schema.loginThrottle.email, email)).get();
-  if (throttle?.lockedUntil && throttle.lockedUntil > now()) {
-    return { ok: false, reason: "locked", retryAfterSeconds: throttle.lockedUntil - now() };
-  }
+  const counted = countAttempt(email, client, db);
+  if ("locked" in counted) return { ok: false, reason: "locked", retryAfterSeconds: counted.locked };
   const user = db
     .select({ id: schema.users.id, passwordHash: schema.users.passwordHash, disabled: schema.users.disabled })
     .from(schema.users)
@@ -69,22 +118,21 @@ export async function signIn(emailRaw: string, password: string, db: Db = getDb(
   else await burnPasswordCheck(password);
 
   if (ok && user) {
-    db.delete(schema.loginThrottle).where(eq(schema.loginThrottle.email, email)).run();
+    db.transaction((tx) => {
+      tx.delete(schema.loginThrottle)
+        .where(and(eq(schema.loginThrottle.email, email), eq(schema.loginThrottle.client, client)))
+        .run();
+      tx.update(schema.loginThrottle)
+        .set({
+          failures: sql`max(0, ${schema.loginThrottle.failures} - 1)`,
+          lockedUntil: sql`case when ${schema.loginThrottle.failures} - 1 >= ${GLOBAL_FREE_FAILURES} then ${schema.loginThrottle.lockedUntil} else null end`,
+        })
+        .where(and(eq(schema.loginThrottle.email, email), eq(schema.loginThrottle.client, GLOBAL)))
+        .run();
+    });
     return { ok: true, userId: user.id };
   }
-  const failures = (throttle?.failures ?? 0) + 1;
-  const lockedUntil =
-    failures >= MAX_FREE_FAILURES
-      ? now() + Math.min(MAX_LOCK_SECONDS, 30 * 2 ** (failures - MAX_FREE_FAILURES))
-      : null;
-  db.insert(schema.loginThrottle)
-    .values({ email, failures, lockedUntil, updatedAt: now() })
-    .onConflictDoUpdate({
-      target: schema.loginThrottle.email,
-      set: { failures, lockedUntil, updatedAt: now() },
-    })
-    .run();
-  if (lockedUntil) return { ok: false, reason: "locked", retryAfterSeconds: lockedUntil - now() };
+  if (counted.lockedAfter) return { ok: false, reason: "locked", retryAfterSeconds: counted.lockedAfter - now() };
   return { ok: false, reason: "invalid" };
 }
 

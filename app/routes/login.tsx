@@ -27,14 +27,14 @@ export async function loader({ request }: LoaderFunctionArgs) {
   return json({});
 }
 
-export async function action({ request }: ActionFunctionArgs) {
+export async function action({ request, context }: ActionFunctionArgs) {
   assertSameOrigin(request);
   const form = Object.fromEntries(await request.formData());
   const parsed = LoginSchema.safeParse(form);
   if (!parsed.success) {
     return json({ error: parsed.error.issues[0].message }, { status: 400 });
   }
-  const result = await signIn(parsed.data.email, parsed.data.password);
+  const result = await signIn(parsed.data.email, parsed.data.password, context?.clientAddress ?? "unknown");
   if (!result.ok) {
     if (result.reason === "locked") {
       const minutes = Math.max(1, Math.ceil(result.retryAfterSeconds / 60));
