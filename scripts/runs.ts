@@ -9,7 +9,7 @@
  * stderr); with --detach it only queues them for `npm run worker` or the server.
  * The config file is JSON: see RunDefinition in app/runs/runner.server.ts.
  */
-import fs from "node:fs";
+import { readJsonFile } from "../app/files.server";
 import { eq } from "drizzle-orm";
 import { databasePathFromEnv, openDatabase, schema } from "../db/client";
 import { controlRun, createRun, runProgress, Worker, type RunControl } from "../app/runs/runner.server";
@@ -39,7 +39,8 @@ async function main() {
     const project = db.select().from(schema.projects).where(eq(schema.projects.slug, slug)).get() ?? fail(`no project "${slug}"`);
     let def: unknown;
     try {
-      def = JSON.parse(fs.readFileSync(file, "utf8"));
+      // Never the database file (opening it again would drop this process's locks), and never its content in the message.
+      def = readJsonFile(file, { databaseFile: databasePathFromEnv() });
     } catch (err) {
       fail(`cannot read ${file}: ${(err as Error).message}`);
     }

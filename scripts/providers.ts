@@ -1,0 +1,153 @@
+/**
+ * Providers from the command line, on the database named by DATABASE_URL.
+ *
+ *   npm run providers -- add --project SLUG --name NAME --base-url URL --model MODEL
+ *                            [--api-key-env VAR] [--concurrency N] [--rpm N] [--settings FILE]
+ *                            [--kind replay --recording NAME]
+ *   npm run providers -- list --project SLUG
+ *   npm run providers -- test --project SLUG --name NAME     (one tiny request: latency and reply)
+ *   npm run providers -- remove --project SLUG --name NAME
+ *
+ * The API key is read from the environment variable named by --api-key-env
+ * (never from the command line, which shells keep in their history) and
+ * stored encrypted. --settings is a JSON file checked strictly: an unknown
+ * key is an error naming it.
+ */
+import { parseArgs } from "node:util";
+import { eq } from "drizzle-orm";
+import { databasePathFromEnv, openDatabase, schema } from "../db/client";
+import { readJsonFile } from "../app/files.server";
+import { providerFromRow } from "../app/runs/providers/index.server";
+import { heartbeat, sharedLimits, unregisterWorker } from "../app/runs/providers/shared-limits.server";
+import { addProvider, listProviders, ProviderInputError, removeProvider } from "../app/runs/providers/store.server";
+
+const [cmd, ...rest] = process.argv.slice(2);
+const fail = (msg: string): never => {
+  console.error(`providers: ${msg}`);
+  process.exit(1);
+};
+const USAGE = "usage: providers add|list|test|remove --project SLUG [--name NAME …] (see scripts/providers.ts)";
+
+let values: Record<string, string | undefined>;
+try {
+  values = parseArgs({
+    args: rest,
+    options: {
+      project: { type: "string" },
+      name: { type: "string" },
+      "base-url": { type: "string" },
+      model: { type: "string" },
+      "api-key-env": { type: "string" },
+      concurrency: { type: "string" },
+      rpm: { type: "string" },
+      settings: { type: "string" },
+      kind: { type: "string" },
+      recording: { type: "string" },
+    },
+    strict: true,
+  }).values as Record<string, string | undefined>;
+} catch (err) {
+  fail(`${(err as Error).message}\n${USAGE}`);
+}
+
+const intArg = (name: string): number | undefined => {
+  const v = values[name];
+  if (v === undefined) return undefined;
+  if (!/^\d+$/.test(v)) fail(`--${name}: a whole number is required, got "${v}"`);
+  return Number(v);
+};
+
+async function main() {
+  if (!["add", "list", "test", "remove"].includes(cmd ?? "")) fail(USAGE);
+  const dbFile = databasePathFromEnv();
+  const db = openDatabase(dbFile);
+  const slug = values.project ?? fail("--project SLUG is required");
+  const project = db.select().from(schema.projects).where(eq(schema.projects.slug, slug)).get() ?? fail(`no project "${slug}"`);
+
+  if (cmd === "list") {
+    const rows = listProviders(db, project.id);
+    if (rows.length === 0) console.log(`project ${slug}: no providers`);
+    for (const p of rows)
+      console.log(
+        `${p.name}\t${p.kind}\t${p.model}\t${p.kind === "replay" ? `recording ${String(p.settings.file ?? "")}` : p.baseUrl}\tconcurrency ${p.concurrency}\trpm ${p.requestsPerMinute ?? "—"}\tkey ${p.hasKey ? "set (encrypted)" : "—"}`,
+      );
+    return;
+  }
+  const name = values.name ?? fail("--name NAME is required");
+
+  if (cmd === "add") {
+    let settings: Record<string, unknown> = {};
+    if (values.settings) {
+      let doc: unknown;
+      try {
+        doc = readJsonFile(values.settings, { maxBytes: 1024 * 1024, databaseFile: dbFile });
+      } catch (err) {
+        fail(`--settings: ${(err as Error).message}`);
+      }
+      if (!doc || typeof doc !== "object" || Array.isArray(doc)) fail(`--settings ${values.settings}: must hold a JSON object`);
+      settings = doc as Record<string, unknown>;
+    }
+    const kind = values.kind ?? "openai-compatible";
+    if (kind !== "openai-compatible" && kind !== "replay") fail(`--kind: "openai-compatible" or "replay", got "${kind}"`);
+    if (values.recording) settings = { ...settings, file: values.recording };
+    let apiKey: string | undefined;
+    if (values["api-key-env"]) {
+      apiKey = process.env[values["api-key-env"]];
+      if (!apiKey) fail(`--api-key-env ${values["api-key-env"]}: that environment variable is empty or not set`);
+    }
+    try {
+      const row = addProvider(db, project.id, {
+        name,
+        kind: kind as "openai-compatible" | "replay",
+        baseUrl: values["base-url"],
+        apiKey,
+        model: values.model ?? fail("--model MODEL is required"),
+        concurrency: intArg("concurrency") ?? 4,
+        requestsPerMinute: intArg("rpm") ?? null,
+        settings,
+      });
+      console.log(`provider ${row.name} added to ${slug} (id ${row.id})${apiKey ? "; API key stored encrypted" : ""}`);
+    } catch (err) {
+      if (err instanceof ProviderInputError) fail(err.message);
+      throw err;
+    }
+    return;
+  }
+
+  if (cmd === "remove") {
+    try {
+      if (!removeProvider(db, project.id, { name })) fail(`no provider named "${name}" in ${slug}`);
+    } catch (err) {
+      if (err instanceof ProviderInputError) fail(err.message);
+      throw err;
+    }
+    console.log(`provider ${name} removed from ${slug}`);
+    return;
+  }
+
+  // test: one tiny request through the provider's shared limits, logged like any call.
+  const row = db.select().from(schema.providers).where(eq(schema.providers.name, name)).all().find((r) => r.projectId === project.id) ?? fail(`no provider named "${name}" in ${slug}`);
+  const owner = `cli-${process.pid}`;
+  heartbeat(db, owner, 60_000);
+  try {
+    const provider = providerFromRow(row, dbFile);
+    const gate =
+      row.kind === "replay"
+        ? undefined
+        : sharedLimits(db).gate({ providerId: row.id, concurrency: row.concurrency, requestsPerMinute: row.requestsPerMinute, owner, runId: null, jobId: null });
+    const t0 = performance.now();
+    const reply = await provider.call({ kind: "chat", messages: [{ role: "user", content: "Reply with the single word: ready" }], params: { max_tokens: 16 } }, { gate });
+    const ms = performance.now() - t0;
+    console.log(`provider ${name} (${row.model}): ${Math.round(ms)} ms, ${reply.attempts} attempt${reply.attempts === 1 ? "" : "s"}${reply.promptTokens != null ? `, tokens ${reply.promptTokens}+${reply.completionTokens ?? 0}` : ""}`);
+    console.log(`reply: ${JSON.stringify(reply.text.length > 500 ? `${reply.text.slice(0, 500)}…` : reply.text)}`);
+  } catch (err) {
+    fail(`test of ${name} failed: ${(err as Error).message}`);
+  } finally {
+    unregisterWorker(db, owner);
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => fail((err as Error).message),
+);
