@@ -2,7 +2,7 @@ import { CsrfField } from "~/components/CsrfField";
 import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { json, redirect } from "@remix-run/node";
 import { Form, Link, useActionData, useLoaderData } from "@remix-run/react";
-import { and, eq } from "drizzle-orm";
+import { and, eq, inArray } from "drizzle-orm";
 import { useEffect, useState } from "react";
 import { z } from "zod";
 import { notFound, requireProjectRole } from "~/auth/guards.server";
@@ -23,7 +23,9 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
   if (run.status === "queued" || run.status === "running") ensureInProcessWorker();
   const cfg = run.config as unknown as StoredRunConfig;
   const providerIds = [...new Set([...(cfg.models ?? []), ...(cfg.judges ?? [])].map((m) => m.providerId))];
-  const recorded = providerIds.some((id) => db.select({ kind: schema.providers.kind }).from(schema.providers).where(eq(schema.providers.id, id)).get()?.kind === "replay");
+  const providerRows = providerIds.length ? db.select().from(schema.providers).where(inArray(schema.providers.id, providerIds)).all() : [];
+  const providerNames = new Map(providerRows.map((p) => [p.id, p.name]));
+  const recorded = providerRows.some((p) => p.kind === "replay");
   const tasks = db
     .select({ id: schema.tasks.id, name: schema.tasks.name, config: schema.tasks.config })
     .from(schema.tasks)
@@ -31,12 +33,28 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
     .all()
     .filter((t) => (t.config as Record<string, unknown>).runId === run.id);
   const calibration = tasks.map((t) => ({ taskId: t.id, name: t.name, scores: calibratedScores(db, run.id, t.id) }));
+  // Each failed job with the provider's error (stored with the API key masked), newest 200.
+  const failedJobs = db.$client
+    .prepare(`SELECT id, key, attempts, error, payload FROM jobs WHERE run_id = ? AND status = 'failed' ORDER BY id LIMIT 200`)
+    .all(run.id)
+    .map((r) => {
+      const j = r as { id: number; key: string; attempts: number; error: string | null; payload: string };
+      const payload = JSON.parse(j.payload) as { providerId?: number };
+      return { id: j.id, key: j.key, attempts: j.attempts, error: (j.error ?? "unknown error").slice(0, 1000), provider: providerNames.get(payload.providerId ?? -1) ?? "—" };
+    });
+  // The sampling settings each provider adds to every request (a run's protocol settings override them).
+  const providerSampling = providerRows.map((p) => {
+    const s = (p.settings ?? {}) as Record<string, unknown>;
+    return { name: p.name, kind: p.kind, model: p.model, concurrency: p.concurrency, requestsPerMinute: p.requestsPerMinute, sampling: Object.fromEntries(["temperature", "top_p", "max_tokens"].filter((k) => s[k] !== undefined).map((k) => [k, s[k] as number])) };
+  });
   return json({
     project: { slug: project.slug },
     run: { id: run.id, name: run.name, protocol: run.protocol, protocolVersion: run.protocolVersion, status: run.status, settings: cfg.settings, models: cfg.models?.map((m) => m.name) ?? [], judges: cfg.judges?.map((j) => j.name) ?? [] },
     recorded,
     progress: runProgress(db, run.id)!,
     calibration,
+    failedJobs,
+    providerSampling,
     members: projectMembers(project.id, db).map((m) => ({ id: m.id, name: m.name, role: m.role })),
   });
 }
@@ -96,8 +114,33 @@ export function ProgressBar({ p }: { p: RunProgress }) {
   );
 }
 
+/** Which controls apply to a run in this state (the others are shown disabled, with the reason). */
+export function applicableActions(status: string, failed: number): Record<"pause" | "resume" | "cancel" | "retry-failed", string | null> {
+  const active = status === "queued" || status === "running";
+  const terminal = ["completed", "completed-with-errors", "failed", "cancelled"].includes(status);
+  return {
+    pause: active ? null : `a ${status} run cannot be paused`,
+    resume: status === "paused" ? null : "only a paused run can be resumed",
+    cancel: terminal ? `the run is already ${status}` : null,
+    "retry-failed": status === "cancelled" ? "a cancelled run cannot be retried" : failed === 0 ? "no failed jobs" : null,
+  };
+}
+
+const ACTION_LABELS = { pause: "Pause", resume: "Resume", cancel: "Cancel", "retry-failed": "Retry failed jobs" } as const;
+
+/** "maxTurns" → "max turns"; nested objects become "a · b". */
+function settingRows(settings: Record<string, unknown>, prefix = ""): [string, string][] {
+  const out: [string, string][] = [];
+  for (const [k, v] of Object.entries(settings ?? {})) {
+    const label = `${prefix}${k.replace(/([a-z])([A-Z])/g, "$1 $2").replace(/_/g, " ").toLowerCase()}`;
+    if (v && typeof v === "object" && !Array.isArray(v)) out.push(...settingRows(v as Record<string, unknown>, `${label} · `));
+    else out.push([label, Array.isArray(v) ? v.join(", ") : String(v)]);
+  }
+  return out;
+}
+
 export default function RunPage() {
-  const { project, run, progress, recorded, calibration, members } = useLoaderData<typeof loader>();
+  const { project, run, progress, recorded, calibration, members, failedJobs, providerSampling } = useLoaderData<typeof loader>();
   const result = useActionData<typeof action>() as { ok?: string; error?: string; taskId?: number } | undefined;
   const [p, setP] = useState(progress);
   useEffect(() => {
@@ -114,25 +157,105 @@ export default function RunPage() {
         {run.name} {recorded ? <span className="badge">recorded outputs (replay)</span> : null}
       </h1>
       <p className="muted">
-        {run.protocol} v{run.protocolVersion} · models: {run.models.join(", ")} · judges: {run.judges.join(", ")} · settings: <code>{JSON.stringify(run.settings)}</code>
+        {run.protocol} v{run.protocolVersion} · models: {run.models.join(", ")} · judges: {run.judges.join(", ")}
       </p>
       <ProgressBar p={p} />
+      {p.interruptedCalls > 0 ? (
+        <p className="small muted">
+          {p.interruptedCalls} call{p.interruptedCalls === 1 ? " was" : "s were"} cut off when a worker stopped; they are counted (prompt tokens estimated).
+        </p>
+      ) : null}
       {result?.error ? <div className="alert">{result.error}</div> : null}
       {result?.ok ? (
         <div className="panel">
           {result.ok} {result.taskId ? <Link to={`/p/${project.slug}/tasks/${result.taskId}`}>Open the task</Link> : null}
         </div>
       ) : null}
-      <div className="toolbar">
-        {(["pause", "resume", "cancel", "retry-failed"] as const).map((intent) => (
-          <Form method="post" key={intent} style={{ display: "inline" }}>
-            <CsrfField />
-            <input type="hidden" name="intent" value={intent} />
-            <button type="submit">{intent}</button>
-          </Form>
-        ))}{" "}
+      <div className="toolbar" data-testid="run-actions">
+        {(["pause", "resume", "cancel", "retry-failed"] as const).map((intent) => {
+          const why = applicableActions(p.status, p.failed)[intent];
+          return (
+            <Form method="post" key={intent} style={{ display: "inline" }}>
+              <CsrfField />
+              <input type="hidden" name="intent" value={intent} />
+              <button type="submit" disabled={why !== null} title={why ?? undefined} className={intent === "cancel" ? "secondary" : undefined}>
+                {ACTION_LABELS[intent]}
+              </button>
+            </Form>
+          );
+        })}{" "}
         <Link to="results">Results</Link>
       </div>
+      <h2>Settings</h2>
+      <dl className="settings" data-testid="run-settings">
+        {settingRows(run.settings as Record<string, unknown>).map(([k, v]) => (
+          <div key={k}>
+            <dt>{k}</dt>
+            <dd>{v}</dd>
+          </div>
+        ))}
+      </dl>
+      <table className="small">
+        <caption className="muted">Providers of this run: the sampling settings each adds to its requests (the run's settings above override them), and its limits</caption>
+        <thead>
+          <tr>
+            <th>Provider</th>
+            <th>Model</th>
+            <th>Sampling</th>
+            <th className="num">Concurrency</th>
+            <th className="num">Requests/min</th>
+          </tr>
+        </thead>
+        <tbody>
+          {providerSampling.map((ps) => (
+            <tr key={ps.name}>
+              <td>{ps.name}</td>
+              <td>{ps.kind === "replay" ? `${ps.model} (recorded)` : ps.model}</td>
+              <td>{Object.keys(ps.sampling).length ? Object.entries(ps.sampling).map(([k, v]) => `${k.replace("_", " ")} ${v}`).join(", ") : "provider defaults"}</td>
+              <td className="num">{ps.concurrency}</td>
+              <td className="num">{ps.requestsPerMinute ?? "—"}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {failedJobs.length > 0 ? (
+        <section data-testid="failed-jobs">
+          <h2>
+            Failed jobs ({p.failed}){" "}
+            <Form method="post" style={{ display: "inline" }}>
+              <CsrfField />
+              <input type="hidden" name="intent" value="retry-failed" />
+              <button type="submit" disabled={run.status === "cancelled"}>
+                Retry failed jobs
+              </button>
+            </Form>
+          </h2>
+          <p className="small muted">A failed job is never counted as a result: its item is reported as failed until a retry succeeds.</p>
+          <table>
+            <thead>
+              <tr>
+                <th>Job</th>
+                <th>Provider</th>
+                <th className="num">Attempts</th>
+                <th>Error (from the provider)</th>
+              </tr>
+            </thead>
+            <tbody>
+              {failedJobs.map((j) => (
+                <tr key={j.id}>
+                  <td className="small">
+                    <code>{j.key}</code>
+                  </td>
+                  <td>{j.provider}</td>
+                  <td className="num">{j.attempts}</td>
+                  <td className="small">{j.error}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          {p.failed > failedJobs.length ? <p className="small muted">The first {failedJobs.length} of {p.failed} are listed.</p> : null}
+        </section>
+      ) : null}
       <h2>Calibrate the judge</h2>
       <Form method="post" className="panel">
         <CsrfField />
@@ -154,9 +277,10 @@ export default function RunPage() {
           Annotators per unit <input name="overlap" type="number" defaultValue={2} min={1} />
         </label>
         <fieldset>
-          <legend>Annotators (the pool; units are assigned at once, balanced)</legend>
+          <legend>Annotator pool</legend>
+          <p className="small muted">Units are assigned at once, balanced over the pool.</p>
           {members.map((m) => (
-            <label key={m.id} style={{ marginRight: "1em" }}>
+            <label key={m.id} className="choice">
               <input type="checkbox" name="pool" value={m.id} defaultChecked={m.role === "annotator"} /> {m.name} <span className="muted small">({m.role})</span>
             </label>
           ))}

@@ -17,7 +17,7 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
         try {
           const p = runProgress(getDb(), runId);
           controller.enqueue(encoder.encode(`event: progress\ndata: ${JSON.stringify(p)}\n\n`));
-          if (!p || ["completed", "cancelled", "failed", "paused", "draft"].includes(p.status)) {
+          if (!p || ["completed", "completed-with-errors", "cancelled", "failed", "paused", "draft"].includes(p.status)) {
             clearInterval(timer);
             controller.enqueue(encoder.encode(`event: end\ndata: {}\n\n`));
             controller.close();

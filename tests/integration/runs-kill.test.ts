@@ -3,18 +3,25 @@
  * run finishes; the fake server saw each request once, except at most the
  * calls whose jobs were leased at the kill (in flight, or replied and not yet
  * committed); no result is duplicated.
+ *
+ * The leases are long (60 s): the restarted worker sees that the dead one's
+ * process is gone (same host, pid not running) and takes its jobs at once,
+ * without waiting for the leases to expire. Calls are logged before they are
+ * sent, so the calls cut off by the kill stay in the log ("interrupted"),
+ * counted in the run's calls and tokens.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { openDatabase, schema } from "../../db/client";
-import { createRun, defaultPrefetch } from "../../app/runs/runner.server";
+import { createRun, defaultPrefetch, runProgress } from "../../app/runs/runner.server";
 import { tempDir } from "../support/db";
 import { startFakeLlm, type FakeLlm } from "../support/fake-llm";
 import { makeRunsFixture, refineScript } from "../unit/runs/fixtures";
 
 const ROOT = path.resolve(__dirname, "../..");
 const CONCURRENCY = 6;
+const LEASE_MS = 60_000;
 let fake: FakeLlm;
 beforeAll(async () => {
   fake = await startFakeLlm(refineScript(), { latencyMs: 25 });
@@ -24,7 +31,7 @@ afterAll(() => fake.close());
 function spawnWorker(file: string): ChildProcess {
   return spawn(process.execPath, ["--import", "tsx", "scripts/worker.ts", "--until-idle"], {
     cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: file, WORKER_CONCURRENCY: String(CONCURRENCY), WORKER_LEASE_MS: "800", WORKER_POLL_MS: "20" },
+    env: { ...process.env, DATABASE_URL: file, WORKER_CONCURRENCY: String(CONCURRENCY), WORKER_LEASE_MS: String(LEASE_MS), WORKER_POLL_MS: "20" },
     stdio: ["ignore", "pipe", "pipe"],
   });
 }
@@ -62,12 +69,15 @@ it("SIGKILL mid-run, restart: the run completes with no duplicate result and no 
   const leasedAtKill = (db.$client.prepare(`SELECT COUNT(*) AS n FROM jobs WHERE run_id=? AND status='leased'`).get(run.id) as { n: number }).n;
   // Leased at the kill: jobs calling, replied but not yet committed, or prefetched (never more than CONCURRENCY + prefetch).
   expect(leasedAtKill).toBeLessThanOrEqual(CONCURRENCY + defaultPrefetch(CONCURRENCY));
+  const leaseEnd = (db.$client.prepare(`SELECT MIN(lease_expires_at) AS t FROM jobs WHERE run_id=? AND status='leased'`).get(run.id) as { t: number | null }).t;
 
   const second = spawnWorker(file);
   second.stdout!.on("data", (d) => (out += d));
   second.stderr!.on("data", (d) => (out += d));
   const code = await new Promise((r) => second.once("exit", r));
   expect(code, out).toBe(0);
+  // The dead worker's jobs were taken before their leases would have expired.
+  if (leaseEnd !== null) expect(Date.now()).toBeLessThan(leaseEnd);
 
   const status = db.select({ status: schema.runs.status }).from(schema.runs).all()[0].status;
   expect(status).toBe("completed");
@@ -90,9 +100,16 @@ it("SIGKILL mid-run, restart: the run completes with no duplicate result and no 
   // (a reply's slot goes to a prefetched job before the next store, so this can exceed CONCURRENCY by the prefetch).
   expect(repeats).toBeLessThanOrEqual(leasedAtKill);
   expect(fake.requests.length).toBe(expectedJobs + repeats);
-  // provider_calls agrees with the server, minus calls cut off before they were logged.
-  const logged = (db.$client.prepare(`SELECT COUNT(*) AS n FROM provider_calls`).get() as { n: number }).n;
-  expect(logged).toBeGreaterThanOrEqual(expectedJobs);
-  expect(logged).toBeLessThanOrEqual(fake.requests.length);
+  // provider_calls holds every request the server saw (each was logged before it was sent), plus at most
+  // the calls logged by the dead worker that never left it; the calls it had in flight are "interrupted", none left "sent".
+  const states = Object.fromEntries((db.$client.prepare(`SELECT state, COUNT(*) AS n FROM provider_calls GROUP BY state`).all() as { state: string; n: number }[]).map((r) => [r.state, r.n]));
+  const logged = (states.done ?? 0) + (states.interrupted ?? 0);
+  expect(states.sent).toBeUndefined();
+  expect(logged).toBeGreaterThanOrEqual(fake.requests.length);
+  expect(states.done).toBeLessThanOrEqual(fake.requests.length);
+  expect(states.interrupted ?? 0).toBeLessThanOrEqual(leasedAtKill);
+  const progress = runProgress(db, run.id)!;
+  expect(progress.calls).toBe(logged);
+  expect(progress.interruptedCalls).toBe(states.interrupted ?? 0);
   db.$client.close();
 }, 60_000);
