@@ -14,10 +14,13 @@ import {
   krippendorffAlpha,
   krippendorffAlphaFromCoincidences,
   krippendorffAlphaSE,
+  countsBootstrapCI,
+  linearizedSE,
   meanCI,
   wilsonCI,
   pabakFromTable,
   pearson,
+  pearsonFromTable,
   percentAgreement,
   quantileSorted,
   spearman,
@@ -72,6 +75,57 @@ export function proportionEstimate(values: ArrayLike<number>): Estimate {
 export function proportionOf(sum: number, n: number): Estimate {
   if (n === 0) return { value: NaN, ci: null, n: 0, method: WILSON };
   return { value: sum / n, ci: wilsonCI(Math.min(sum, n), n), n, method: WILSON };
+}
+
+/**
+ * An interval as the page shows it: inside the statistic's range (clipped, and the
+ * method says so), and never zero-width — a degenerate sample (perfect agreement,
+ * one value everywhere) reports "not estimable" with the reason instead.
+ */
+export function honestEstimate(e: Estimate, range: [number, number] = [-1, 1], zeroReason = "the standard error is 0 (e.g. perfect agreement or a single value in use)"): Estimate {
+  if (!e.ci) return e;
+  const [lo, hi] = e.ci;
+  if (!finite(lo) || !finite(hi)) return { ...e, ci: null, method: `not estimable: ${zeroReason}` };
+  if (hi - lo <= 1e-12 * Math.max(1, Math.abs(e.value))) return { ...e, ci: null, method: `not estimable: ${zeroReason}` };
+  if (lo >= range[0] && hi <= range[1]) return e;
+  return { ...e, ci: [Math.max(range[0], lo), Math.min(range[1], hi)], method: `${e.method}; clipped to [${range[0]}, ${range[1]}]` };
+}
+
+/**
+ * The mean of scores on a bounded scale [lo, hi] (1–5, say) with an interval that
+ * stays on the scale: a seeded percentile bootstrap over the scores (resampled as
+ * counts of the distinct values), inside [min, max] of the data by construction.
+ * When every score is the same the bootstrap has zero width, so the interval is the
+ * Wilson score interval of the mean rescaled to [0, 1] (a bound for any variable
+ * on the scale, since its variance is at most p(1 − p)(hi − lo)²); one score: not estimable.
+ */
+export function scaleMeanEstimate(values: ArrayLike<number>, lo: number, hi: number, seed: number, resamples = 500): Estimate {
+  const n = values.length;
+  if (n === 0) return { value: NaN, ci: null, n: 0, method: "no labels" };
+  const counts = new Map<number, number>();
+  let sum = 0;
+  for (let i = 0; i < n; i++) (counts.set(values[i], (counts.get(values[i]) ?? 0) + 1), (sum += values[i]));
+  const mean = sum / n;
+  if (n < 2) return { value: mean, ci: null, n, method: "not estimable: one label" };
+  const xs = [...counts.keys()];
+  if (xs.length === 1 || !(hi > lo)) {
+    const p = Math.min(1, Math.max(0, (mean - lo) / (hi - lo)));
+    const w = wilsonCI(p * n, n);
+    return { value: mean, ci: [lo + w[0] * (hi - lo), lo + w[1] * (hi - lo)], n, method: `all ${n} scores equal: ${WILSON} of the mean rescaled to [0, 1]` };
+  }
+  const c = Float64Array.from(xs, (x) => counts.get(x)!);
+  const r = countsBootstrapCI({
+    counts: c,
+    statistic: (w) => {
+      let s = 0;
+      let m = 0;
+      for (let k = 0; k < w.length; k++) (s += w[k] * xs[k]), (m += w[k]);
+      return s / m;
+    },
+    seed,
+    resamples,
+  });
+  return { value: mean, ci: r.ci, n, se: r.se, method: `percentile bootstrap (B=${resamples}, seed ${seed})` };
 }
 
 /** Reliability matrix: rows = subjects with ≥ 1 rating, columns = annotators. */
@@ -175,6 +229,11 @@ function clusterTableBootstrap(opts: {
   seed: number;
   resamples: number;
 }) {
+  return clusterTables(opts).bootstrap(opts.stat, opts.seed, opts.resamples);
+}
+
+/** The per-cluster tables of {@link clusterTableBootstrap}, built once for several statistics (each run draws the same clusters for the same seed). */
+function clusterTables(opts: { rows: number; clusterOf: (row: number) => number | string; size: number; table: (rows: number[]) => ArrayLike<number> }) {
   const keyIndex = new Map<number | string, number>();
   const members: number[][] = [];
   for (let r = 0; r < opts.rows; r++) {
@@ -209,24 +268,76 @@ function clusterTableBootstrap(opts: {
   patterns.forEach((t, p) => tables.set(t, p * L));
   const drawn = new Float64Array(P);
   const sum = new Float64Array(L);
-  return bootstrapCI({
-    data: members,
-    indicesOnly: true,
-    statistic: (_s, ix) => {
-      drawn.fill(0);
-      for (let t = 0; t < ix.length; t++) drawn[patternOf[ix[t]]]++;
-      sum.fill(0);
-      for (let p = 0; p < P; p++) {
-        const w = drawn[p];
-        if (w === 0) continue;
-        const base = p * L;
-        for (let k = 0; k < L; k++) sum[k] += w * tables[base + k];
-      }
-      return opts.stat(sum);
+  return {
+    clusters: members.length,
+    bootstrap: (stat: (table: Float64Array) => number, seed: number, resamples: number) =>
+      bootstrapCI({
+        data: members,
+        indicesOnly: true,
+        statistic: (_s, ix) => {
+          drawn.fill(0);
+          for (let t = 0; t < ix.length; t++) drawn[patternOf[ix[t]]]++;
+          sum.fill(0);
+          for (let p = 0; p < P; p++) {
+            const w = drawn[p];
+            if (w === 0) continue;
+            const base = p * L;
+            for (let k = 0; k < L; k++) sum[k] += w * tables[base + k];
+          }
+          return stat(sum);
+        },
+        seed,
+        resamples,
+      }),
+  };
+}
+
+/**
+ * Pooled pairs as category codes: every unordered pair of ratings within a unit,
+ * ordered by annotator id (as {@link pooledPairs}), with the row each pair comes from.
+ */
+function pooledPairCodes(m: Matrix): { a: Int32Array; b: Int32Array; rowOf: Int32Array } {
+  const order = m.annotators.map((id, c) => [id, c] as const).sort((x, y) => x[0] - y[0]);
+  const cols = order.map(([, c]) => m.codes[c]);
+  const a: number[] = [];
+  const b: number[] = [];
+  const rowOf: number[] = [];
+  const present: number[] = [];
+  for (let u = 0; u < m.rows.length; u++) {
+    present.length = 0;
+    for (const col of cols) if (col[u] >= 0) present.push(col[u]);
+    for (let x = 0; x < present.length; x++) for (let y = x + 1; y < present.length; y++) (a.push(present[x]), b.push(present[y]), rowOf.push(u));
+  }
+  return { a: Int32Array.from(a), b: Int32Array.from(b), rowOf: Int32Array.from(rowOf) };
+}
+
+/**
+ * Pooled-pairs statistics resampled by item cluster: a unit's pairs (three labels
+ * make three pairs) are not independent, so their intervals come from a percentile
+ * bootstrap that draws whole items — each resample's q × q pair table is the sum of
+ * its items' tables (Davison & Hinkley 1997, §3.8).
+ */
+function pairClusterBootstrap(m: Matrix, pc: { a: Int32Array; b: Int32Array; rowOf: Int32Array }, q: number, seed: number) {
+  const tables = clusterTables({
+    rows: pc.a.length,
+    clusterOf: (i) => m.clusterOf[pc.rowOf[i]],
+    size: q * q,
+    table: (pairs) => {
+      const t = new Float64Array(q * q);
+      for (const i of pairs) t[pc.a[i] * q + pc.b[i]]++;
+      return t;
     },
-    seed: opts.seed,
-    resamples: opts.resamples,
   });
+  const B = resamplesFor(pc.a.length);
+  return (value: number, n: number, stat: (t: Float64Array) => number): Estimate => {
+    if (!finite(value) || pc.a.length < 2) return { value, ci: null, n, method: "not estimable: the statistic is undefined for these labels" };
+    const r = tables.bootstrap(stat, seed, B);
+    return honestEstimate(
+      { value, ci: finite(r.ci[0]) ? r.ci : null, n, se: r.se, method: `percentile bootstrap over item clusters (B=${B}, ${r.clusters} items, seed ${seed}): a unit's pairs move together` },
+      [-1, 1],
+      "every resample gave the same value (e.g. perfect agreement)",
+    );
+  };
 }
 
 /** Method label of an analytic (Gwet 2014 / irrCAC linearised) SE, clustered by item. */
@@ -242,13 +353,13 @@ function analyticEstimate(m: Matrix, value: number, se: (cluster: number[]) => A
   if (!finite(value) || m.rows.length < 2) return { value, ci: null, n: m.rows.length, method: "analytic SE (Gwet 2014, irrCAC)" };
   const r = se(m.clusterOf);
   const ok = finite(r.se);
-  return {
+  return honestEstimate({
     value,
-    ci: ok ? [Math.max(-1, value - Z95 * r.se), Math.min(1, value + Z95 * r.se)] : null,
+    ci: ok ? [value - Z95 * r.se, value + Z95 * r.se] : null,
     n: r.n,
     se: ok ? r.se : null,
-    method: analyticMethod(r.clusters),
-  };
+    method: `analytic SE (Gwet 2014, irrCAC), clustered by item (${r.clusters} items); ±1.96·SE`,
+  });
 }
 
 /** Equally spaced numeric categories (then quadratic weights give interval alpha). */
@@ -400,6 +511,12 @@ export interface IaaReport {
   dominantLabel: Label | null;
   /** Kappa's standard error (for the planner): [estimate, se, n]. */
   kappaForPlanner: { label: string; value: number; se: number; n: number } | null;
+  /**
+   * Every statistic the sample-size planner can extrapolate: its SE (analytic, or a
+   * bootstrap's — clustered where the labels are), and n in units (not pairs), the
+   * quantity that grows when more units are labelled.
+   */
+  planner: { label: string; value: number; se: number; n: number }[];
 }
 
 function kappaEstimate(k: { kappa: number; se: number; ci: Interval; n: number }, label = "asymptotic SE (Fleiss, Cohen & Everitt 1969)"): Estimate {
@@ -417,24 +534,50 @@ export function interAnnotatorAgreement(data: TaskData): IaaReport {
 
   // The rows counted by unit and category once, shared by the multi-rater coefficients below.
   const counted = countedMatrix(m);
-  // Percent agreement is the mean of per-unit agreement (a share in [0, 1]): Wilson score interval over the units.
-  const perRowPA = perUnitAgreement(counted).filter(finite);
-  const pa = percentAgreement(counted);
-  stats.push({ key: "percentAgreement", label: "Percent agreement", estimate: { ...proportionEstimate(perRowPA), value: pa, method: `${WILSON} (n = units with 2+ labels)` } });
-
   const design: IaaReport["design"] = m.annotators.length > 2 ? "pooled" : "two";
+  // Units are independent draws only when two annotators label units that are each their own item;
+  // otherwise (a pool's pairs within a unit, several units of one item) intervals account for the clusters.
+  const clusterCount = new Set(m.clusterOf).size;
+  const independent = design === "two" && clusterCount === m.rows.length;
+
+  // Percent agreement is the mean of per-unit agreement (a share in [0, 1]). Two annotators on independent
+  // units: the Wilson score interval over the units. Otherwise Gwet's (2014, eq. 5.7) SE of the mean
+  // per-unit agreement, clustered by item — a Wilson interval over per-unit shares treats each share as a
+  // 0/1 outcome, which overstates its variance with three or more annotators (1.3–1.7× too wide on real data).
+  const perUnitPA = perUnitAgreement(counted);
+  const perRowPA = perUnitPA.filter(finite);
+  const pa = percentAgreement(counted);
+  {
+    let estimate: Estimate = { ...proportionEstimate(perRowPA), value: pa, method: `${WILSON} (n = units with 2+ labels)` };
+    if (!independent && perRowPA.length >= 2) {
+      const keys: number[] = [];
+      for (let u = 0; u < perUnitPA.length; u++) if (finite(perUnitPA[u])) keys.push(m.clusterOf[u]);
+      const se = linearizedSE(perRowPA, pa, { cluster: keys });
+      if (finite(se) && se > 0)
+        estimate = honestEstimate({ value: pa, ci: [pa - Z95 * se, pa + Z95 * se], n: perRowPA.length, se, method: `analytic SE of the mean per-unit agreement (Gwet 2014), clustered by item (${new Set(keys).size} items); ±1.96·SE` }, [0, 1]);
+      else estimate = { ...estimate, method: `${WILSON} (n = units with 2+ labels; every unit agrees to the same degree, so the SE is 0)` };
+    }
+    stats.push({ key: "percentAgreement", label: "Percent agreement", estimate });
+  }
+
   const designNote =
     design === "pooled"
       ? `${m.annotators.length} annotators share the units (k = ${data.task.overlap} per unit, rotating across the pool), so Cohen's kappa is reported per annotator pair below; the pooled-pairs kappa treats every two labels of a unit as one pair, ordered by annotator id. Fleiss' kappa, Krippendorff's alpha and Gwet's AC1 handle the pool directly.`
       : "Two annotators labelled the units; Cohen's kappa compares them directly.";
   let kappaForPlanner: IaaReport["kappaForPlanner"] = null;
 
+  // Pairs of labels within a unit, as codes, resampled by item cluster unless units are independent.
+  const pc = pooledPairCodes(m);
+  const pairBoot = independent ? null : pairClusterBootstrap(m, pc, q, seed);
+  const unitsWithPairs = perRowPA.length;
   if (!numeric) {
     // Pooled pairs as one contingency table: the table cohenKappa and pabak would build from the pairs.
     const pooled = pooledTable(m);
     const ck = cohenKappaFromTable({ counts: pooled, q });
-    stats.push({ key: "cohenKappa", label: design === "pooled" ? "Cohen's kappa (pooled pairs)" : "Cohen's kappa", estimate: kappaEstimate(ck) });
-    if (finite(ck.kappa) && finite(ck.se)) kappaForPlanner = { label: stats[stats.length - 1].label, value: ck.kappa, se: ck.se, n: ck.n };
+    const kappaEst = pairBoot ? pairBoot(ck.kappa, ck.n, (t) => cohenKappaFromTable({ counts: t, q }).kappa) : honestEstimate(kappaEstimate(ck));
+    stats.push({ key: "cohenKappa", label: design === "pooled" ? "Cohen's kappa (pooled pairs)" : "Cohen's kappa", estimate: kappaEst });
+    // The planner scales the SE with the number of units (items resampled), not of pairs.
+    if (finite(ck.kappa) && kappaEst.se != null && finite(kappaEst.se)) kappaForPlanner = { label: stats[stats.length - 1].label, value: ck.kappa, se: kappaEst.se, n: unitsWithPairs };
     // fleissKappaSE and gwetSE compute the coefficient with the same arithmetic as fleissKappa and gwetAC1
     // (bit-identical values, checked in tests), so each is computed once.
     const fkr = fleissKappaSE(counted, { cluster: m.clusterOf });
@@ -453,7 +596,9 @@ export function interAnnotatorAgreement(data: TaskData): IaaReport {
       stats.push({
         key: "pabak",
         label: design === "pooled" ? "PABAK (pooled pairs)" : "PABAK",
-        estimate: { value, ci: [2 * po[0] - 1, 2 * po[1] - 1], n: pairsN, method: `2·po − 1, po by ${WILSON}` },
+        estimate: pairBoot
+          ? pairBoot(value, pairsN, (t) => pabakFromTable({ counts: t, q }))
+          : { value, ci: [2 * po[0] - 1, 2 * po[1] - 1], n: pairsN, method: `2·po − 1, po by ${WILSON}` },
       });
     }
   } else {
@@ -461,9 +606,12 @@ export function interAnnotatorAgreement(data: TaskData): IaaReport {
     const quad = cohenKappa(pp.a, pp.b, { categories, weights: "quadratic" });
     const lin = cohenKappa(pp.a, pp.b, { categories, weights: "linear" });
     const pre = design === "pooled" ? " (pooled pairs)" : "";
-    stats.push({ key: "weightedKappaQuadratic", label: `Weighted kappa, quadratic${pre}`, estimate: kappaEstimate(quad) });
-    stats.push({ key: "weightedKappaLinear", label: `Weighted kappa, linear${pre}`, estimate: kappaEstimate(lin) });
-    if (finite(quad.kappa) && finite(quad.se)) kappaForPlanner = { label: stats[stats.length - 2].label, value: quad.kappa, se: quad.se, n: quad.n };
+    const weighted = (k: typeof quad, weights: "quadratic" | "linear") =>
+      pairBoot ? pairBoot(k.kappa, k.n, (t) => cohenKappaFromTable({ counts: t, q }, { weights }).kappa) : honestEstimate(kappaEstimate(k));
+    const quadEst = weighted(quad, "quadratic");
+    stats.push({ key: "weightedKappaQuadratic", label: `Weighted kappa, quadratic${pre}`, estimate: quadEst });
+    stats.push({ key: "weightedKappaLinear", label: `Weighted kappa, linear${pre}`, estimate: weighted(lin, "linear") });
+    if (finite(quad.kappa) && quadEst.se != null && finite(quadEst.se)) kappaForPlanner = { label: stats[stats.length - 2].label, value: quad.kappa, se: quadEst.se, n: unitsWithPairs };
     {
       // Ordinal alpha's CI: resamples of item clusters, each resample's alpha from the sum of its
       // clusters' coincidence matrices (app/stats coincidenceMatrix, krippendorffAlphaFromCoincidences).
@@ -497,7 +645,15 @@ export function interAnnotatorAgreement(data: TaskData): IaaReport {
     const xb = pp.b as number[];
     if (xa.length >= 3) {
       const r = pearson(xa, xb);
-      stats.push({ key: "pearson", label: `Pearson r${pre}`, estimate: { value: r.r, ci: finite(r.r) ? r.ci : null, n: r.n, method: "Fisher z" } });
+      // Fisher's z assumes independent bivariate-normal pairs; pooled pairs (and skewed Likert scores) get the cluster bootstrap.
+      const values = categories as number[];
+      stats.push({
+        key: "pearson",
+        label: `Pearson r${pre}`,
+        estimate: pairBoot
+          ? pairBoot(r.r, r.n, (t) => pearsonFromTable({ counts: t, q }, values).r)
+          : honestEstimate({ value: r.r, ci: finite(r.r) ? r.ci : null, n: r.n, method: "Fisher z" }),
+      });
       const rho = spearman(xa, xb).rho;
       // Each resample's rho from the sum of its item clusters' q × q tables of score pairs
       // (app/stats spearmanFromTable: spearman's figure for the pairs the table counts).
@@ -527,6 +683,9 @@ export function interAnnotatorAgreement(data: TaskData): IaaReport {
     }
   }
 
+  // No interval leaves its statistic's range, and none is zero-width.
+  for (const st of stats) st.estimate = honestEstimate(st.estimate, st.key === "percentAgreement" ? [0, 1] : [-1, 1]);
+
   // Pairwise table: per pair of annotators, the units both rated, as a contingency table.
   const pairs: PairRow[] = [];
   for (let i = 0; i < m.annotators.length; i++)
@@ -543,9 +702,9 @@ export function interAnnotatorAgreement(data: TaskData): IaaReport {
         bName: names.get(m.annotators[j]) ?? String(m.annotators[j]),
         n: t.a.length,
         percentAgreement: percentAgreement(t.counted),
-        kappa: kappaEstimate(k),
+        kappa: honestEstimate(kappaEstimate(k)),
         pabak: !numeric && q <= 2 ? pabakFromTable({ counts: t.table, q }) : null,
-        pearson: r ? { value: r.r, ci: finite(r.r) ? r.ci : null, n: r.n, method: "Fisher z" } : null,
+        pearson: r ? honestEstimate({ value: r.r, ci: finite(r.r) ? r.ci : null, n: r.n, method: "Fisher z" }) : null,
       });
     }
 
@@ -567,7 +726,17 @@ export function interAnnotatorAgreement(data: TaskData): IaaReport {
       `Gwet's AC1 (${ac1 !== undefined ? ac1.toFixed(3) : "n/a"})${pb !== undefined ? ` and PABAK (${pb.toFixed(3)})` : ""} do not collapse under skewed prevalence; report them beside kappa.`;
   }
 
+  const planner: IaaReport["planner"] = [];
+  for (const st of stats) {
+    const e = st.estimate;
+    if (e.se == null || !finite(e.se) || !finite(e.value) || !e.ci) continue;
+    if (!e.method.startsWith("analytic SE") && !e.method.startsWith("percentile bootstrap") && !e.method.startsWith("asymptotic SE")) continue;
+    const pooledPairsStat = ["cohenKappa", "weightedKappaQuadratic", "weightedKappaLinear", "pabak", "pearson", "spearman"].includes(st.key);
+    planner.push({ label: st.label, value: e.value, se: e.se, n: pooledPairsStat ? unitsWithPairs : e.n });
+  }
+
   return {
+    planner,
     labelKind: data.labelKind,
     subjectsRated: m.rows.length,
     subjectsMultiplyRated: perRowPA.length,
@@ -681,6 +850,10 @@ export function breakdowns(data: TaskData, final: FinalLabels): BreakdownRow[] {
   for (let i = 0; i < m.rows.length; i++) if (finite(perRow[i])) rowAgreement[m.subjectOf[i]] = perRow[i];
   const out: BreakdownRow[] = [];
   const finalOf = final.values;
+  // Means of final scores stay on the task's scale (e.g. 1–5).
+  const scale = numeric ? data.categories.map(Number).filter(finite) : [];
+  const scaleLo = scale.length ? Math.min(...scale) : NaN;
+  const scaleHi = scale.length ? Math.max(...scale) : NaN;
   for (const dim of DIMENSIONS) {
     // Grouped by the raw value (strings are shared by every subject of an item), named at the end.
     const groups = new Map<string | number, number[]>();
@@ -694,7 +867,14 @@ export function breakdowns(data: TaskData, final: FinalLabels): BreakdownRow[] {
     if (groups.size === 0) continue;
     for (const [value, members] of [...groups].map(([k, v]) => [String(k), v] as const).sort((x, y) => (x[0] < y[0] ? -1 : 1))) {
       let summary: Estimate;
-      if (numeric) summary = meanEstimate(members.map((i) => Number(finalOf[i])));
+      if (numeric) {
+        const xs = members.map((i) => Number(finalOf[i]));
+        // Final scores can be averages (e.g. 3.5) between the scale's points: the scale's ends still bound them.
+        let lo = scaleLo;
+        let hi = scaleHi;
+        for (const x of xs) (lo = Math.min(lo, x)), (hi = Math.max(hi, x));
+        summary = finite(scaleLo) ? scaleMeanEstimate(xs, lo, hi, data.task.seed) : meanEstimate(xs);
+      }
       else if (data.positive !== null) {
         let hits = 0;
         for (const i of members) if (finalOf[i] === data.positive) hits++;

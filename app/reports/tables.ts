@@ -36,6 +36,7 @@ export function pairsTable(iaa: IaaReport): ReportTable {
   return {
     id: "pairs",
     title: "Pairwise agreement between annotators",
+    note: `95% CIs: ${numeric ? "Fleiss-Cohen-Everitt SE for weighted kappa, Fisher's z for Pearson r" : "Fleiss-Cohen-Everitt SE"}, treating the shared units as independent; clipped to [−1, 1]${iaa.pairs.some((p) => p.kappa.ci && (p.kappa.ci[0] === -1 || p.kappa.ci[1] === 1)) ? " (some are)" : ""}. "—": not estimable (e.g. perfect agreement gives a zero SE).`,
     columns: cols,
     rows: iaa.pairs.map((p) => ({
       a: p.aName,
@@ -111,13 +112,15 @@ export function breakdownTable(rows: BreakdownRow[], data: TaskData): ReportTabl
   return {
     id: "breakdowns",
     title: "Breakdowns",
-    note: "Small n (< 30) is flagged; its CI is wide. Shares and agreement use the Wilson score interval, which stays within 0–100%.",
+    note: numeric
+      ? "Small n (< 30) is flagged; its CI is wide. Mean scores: percentile bootstrap over the group's scores, which stays on the scale (all scores equal: the Wilson interval of the rescaled mean; one score: no interval). Agreement uses the Wilson score interval, which stays within 0–100%."
+      : "Small n (< 30) is flagged; its CI is wide. Shares and agreement use the Wilson score interval, which stays within 0–100%.",
     columns: [
       c("dimension", "By", "text"),
       c("value", "Group", "text"),
       c("n", "n", "int"),
       c("summary", summaryLabel, numeric ? "num" : "pct"),
-      c("summaryCi", numeric ? "95% CI (mean ± 1.96·SEM)" : "95% CI (Wilson)", "ci"),
+      c("summaryCi", numeric ? "95% CI (bootstrap, on the scale)" : "95% CI (Wilson)", "ci"),
       c("agreement", "Agreement", "pct"),
       c("agreementCi", "95% CI (Wilson)", "ci"),
       c("agreementN", "n (2+ labels)", "int"),

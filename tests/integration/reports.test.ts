@@ -17,6 +17,7 @@ import {
   krippendorffAlpha,
   krippendorffAlphaSE,
   wilsonCI,
+  bootstrapCI,
   pabak,
   pairwiseOrderingConsistency,
   pearson,
@@ -52,11 +53,26 @@ const M: Rating[][] = SAT_UNITS.map(([, , labels]) => labels.map((l) => l));
 const pooled = () => {
   const a: Rating[] = [];
   const b: Rating[] = [];
-  for (const row of M) {
+  const unit: number[] = [];
+  M.forEach((row, u) => {
     const present = row.filter((x) => x != null);
-    for (let i = 0; i < present.length; i++) for (let j = i + 1; j < present.length; j++) (a.push(present[i]), b.push(present[j]));
-  }
-  return { a, b };
+    for (let i = 0; i < present.length; i++) for (let j = i + 1; j < present.length; j++) (a.push(present[i]), b.push(present[j]), unit.push(u));
+  });
+  return { a, b, unit };
+};
+/**
+ * The interval the page must show for a pooled-pairs statistic: app/stats bootstrapCI over the
+ * pairs, resampling whole items (a unit's pairs together; every fixture unit is its own item),
+ * with the task's seed (5 for the satisfaction task, 9 for the writing task) and B = 1000.
+ */
+function clusterCI<T>(a: T[], b: T[], item: number[], seed: number, stat: (a: T[], b: T[]) => number): [number, number] {
+  const idx = a.map((_, i) => i);
+  return bootstrapCI({ data: idx, statistic: (s) => stat(s.map((i) => a[i]), s.map((i) => b[i])), cluster: (i) => item[i], seed, resamples: 1000 }).ci;
+}
+const closeCI = (got: unknown, want: [number, number]) => {
+  const g = got as number[];
+  expect(g[0]).toBeCloseTo(want[0], 12);
+  expect(g[1]).toBeCloseTo(want[1], 12);
 };
 const majority = (xs: Rating[]): Label | null => {
   const present = xs.filter((x): x is Label => x != null);
@@ -95,7 +111,10 @@ describe("agreement page, Yes/No labels from a pool of three annotators", () => 
     expect(stat(iaa, "Percent agreement").n).toBe(M.length);
 
     const ck = cohenKappa(a, b, { categories: CATS });
-    expect(stat(iaa, "Cohen's kappa (pooled pairs)")).toMatchObject({ value: ck.kappa, ci: ck.ci, n: ck.n });
+    // Three labels of a unit make three pairs that are not independent: the CI resamples units (issue 15;
+    // until then it was the Fleiss-Cohen-Everitt interval of ck.ci, which treats the pairs as independent).
+    expect(stat(iaa, "Cohen's kappa (pooled pairs)")).toMatchObject({ value: ck.kappa, n: ck.n, method: expect.stringMatching(/^percentile bootstrap over item clusters \(B=1000, 12 items, seed 5\)/) });
+    closeCI(stat(iaa, "Cohen's kappa (pooled pairs)").ci, clusterCI(a, b, pooled().unit, 5, (x, y) => cohenKappa(x, y, { categories: CATS }).kappa));
 
     // Fleiss' kappa, Krippendorff's alpha and AC1: analytic SEs (Gwet 2014 / irrCAC, app/stats *SE,
     // clustered by item — every fixture unit has its own item), CI = value ± 1.96·SE clipped to [−1, 1].
@@ -109,10 +128,16 @@ describe("agreement page, Yes/No labels from a pool of three annotators", () => 
     const ac1 = gwetAC1(M, { categories: CATS }).value;
     expect(stat(iaa, "Gwet's AC1")).toMatchObject({ value: gwetAC1(M).value, ci: clip(ac1, gwetSE(M, { categories: CATS, cluster: items }).se) });
     for (const label of ["Fleiss' kappa", "Krippendorff's alpha (nominal)", "Gwet's AC1"]) expect(stat(iaa, label).method).toMatch(/^analytic SE \(Gwet 2014, irrCAC\), clustered by item \(12 items\)/);
-    // Percent agreement: Wilson score interval over the 12 units (per-unit agreement summed as successes).
+    // Percent agreement with three annotators: Gwet's SE of the mean per-unit agreement (by hand: the
+    // sample SD of the 12 per-unit shares over √12), value ± 1.96·SE clipped to [0, 1]. Until issue 15 it
+    // was the Wilson interval of the per-unit shares, which treats a share as a 0/1 outcome.
     const perUnit = M.map((r) => percentAgreement([r], { categories: CATS }));
-    expect(stat(iaa, "Percent agreement")).toMatchObject({ ci: wilsonCI(perUnit.reduce((x, y) => x + y, 0), 12), method: expect.stringMatching(/^Wilson score/) });
+    const mean = perUnit.reduce((x, y) => x + y, 0) / 12;
+    const se = Math.sqrt(perUnit.reduce((s, x) => s + (x - mean) ** 2, 0) / (12 * 11));
+    expect(stat(iaa, "Percent agreement").method).toMatch(/^analytic SE of the mean per-unit agreement \(Gwet 2014\), clustered by item \(12 items\)/);
+    closeCI(stat(iaa, "Percent agreement").ci, [Math.max(0, mean - 1.96 * se), Math.min(1, mean + 1.96 * se)]);
     expect(stat(iaa, "PABAK (pooled pairs)").value).toBe(pabak(a, b));
+    closeCI(stat(iaa, "PABAK (pooled pairs)").ci, clusterCI(a, b, pooled().unit, 5, (x, y) => pabak(x, y)));
 
     // Pairwise kappas per annotator pair (three annotators share the units).
     const pairs: Table = data.report.tables.pairs;
@@ -124,7 +149,8 @@ describe("agreement page, Yes/No labels from a pool of three annotators", () => 
       col(i).forEach((v, t) => v != null && col(j)[t] != null && (x.push(v), y.push(col(j)[t])));
       const row = pairs.rows.find((r) => r.a === `Annotator ${i}` && r.b === `Annotator ${j}`)!;
       const k = cohenKappa(x, y, { categories: CATS });
-      expect(row).toMatchObject({ n: x.length, kappa: k.kappa, kappaCi: k.ci, pabak: pabak(x, y) });
+      // The Fleiss-Cohen-Everitt interval, clipped to kappa's range [−1, 1] (issue 15).
+      expect(row).toMatchObject({ n: x.length, kappa: k.kappa, kappaCi: [Math.max(-1, k.ci[0]), Math.min(1, k.ci[1])], pabak: pabak(x, y) });
     }
     expect(data.report.tables.iaa.note).toMatch(/per annotator pair/);
   });
@@ -187,13 +213,14 @@ describe("agreement page, Yes/No labels from a pool of three annotators", () => 
   });
 
   it("the CSV downloads carry the same figures at full precision", async () => {
-    const { a, b } = pooled();
+    const { a, b, unit } = pooled();
     const rows = await csv("iaa", fx.satTaskId);
     const ck = cohenKappa(a, b, { categories: CATS });
+    const ci = clusterCI(a, b, unit, 5, (x, y) => cohenKappa(x, y, { categories: CATS }).kappa);
     const row = rows.find((r) => r.Statistic === "Cohen's kappa (pooled pairs)")!;
     expect(Number(row.Value)).toBe(ck.kappa);
-    expect(Number(row["Value 95% CI low"])).toBe(ck.ci[0]);
-    expect(Number(row["Value 95% CI high"])).toBe(ck.ci[1]);
+    expect(Number(row["Value 95% CI low"])).toBeCloseTo(ci[0], 12);
+    expect(Number(row["Value 95% CI high"])).toBeCloseTo(ci[1], 12);
     expect(Number(rows.find((r) => r.Statistic === "Fleiss' kappa")!.Value)).toBe(fleissKappa(M).kappa);
     expect(Number(rows.find((r) => r.Statistic === "Percent agreement")!.n)).toBe(12);
   });
@@ -203,10 +230,11 @@ describe("agreement page, Yes/No labels from a pool of three annotators", () => 
     expect(res.headers.get("Content-Type")).toMatch(/application\/x-tex/);
     expect(res.headers.get("Content-Disposition")).toMatch(/task-\d+-iaa\.tex/);
     const tex = await res.text();
-    const { a, b } = pooled();
+    const { a, b, unit } = pooled();
     const ck = cohenKappa(a, b, { categories: CATS });
+    const ci = clusterCI(a, b, unit, 5, (x, y) => cohenKappa(x, y, { categories: CATS }).kappa);
     // Fixed precision of the page: coefficients to 3 decimals, CIs in brackets.
-    expect(tex).toContain(`Cohen's kappa (pooled pairs) & ${ck.kappa.toFixed(3)} & [${ck.ci[0].toFixed(3)}, ${ck.ci[1].toFixed(3)}] & ${ck.n} &`);
+    expect(tex).toContain(`Cohen's kappa (pooled pairs) & ${ck.kappa.toFixed(3)} & [${ci[0].toFixed(3)}, ${ci[1].toFixed(3)}] & ${ck.n} &`);
     expect(tex).toMatch(/^% Inter-annotator agreement: from Concord \(project reports-fixture, task \d+, final labels by the task's default rule\)/);
     expect(tex).toContain("\\begin{tabular}{lrrrl}");
   });
@@ -318,9 +346,14 @@ describe("judge–human agreement", () => {
     const b = WQ.flatMap((w) => w.scores.map((s) => s[1]));
     const iaa: Table = data.report.tables.iaa;
     const wk = cohenKappa(a, b, { categories: [1, 2, 3, 4, 5], weights: "quadratic" });
-    expect(stat(iaa, "Weighted kappa, quadratic")).toMatchObject({ value: wk.kappa, ci: wk.ci, n: 12 });
+    // The 12 scored responses come from 4 items (3 each): the CIs resample items (issue 15; until then
+    // the Fleiss-Cohen-Everitt and Fisher z intervals treated the 12 pairs as independent).
+    const item = WQ.flatMap((_, i) => [i, i, i]);
+    expect(stat(iaa, "Weighted kappa, quadratic")).toMatchObject({ value: wk.kappa, n: 12, method: expect.stringMatching(/^percentile bootstrap over item clusters \(B=1000, 4 items, seed 9\)/) });
+    closeCI(stat(iaa, "Weighted kappa, quadratic").ci, clusterCI(a, b, item, 9, (x, y) => cohenKappa(x, y, { categories: [1, 2, 3, 4, 5], weights: "quadratic" }).kappa));
     const r = pearson(a, b);
-    expect(stat(iaa, "Pearson r")).toMatchObject({ value: r.r, ci: r.ci });
+    expect(stat(iaa, "Pearson r")).toMatchObject({ value: r.r });
+    closeCI(stat(iaa, "Pearson r").ci, clusterCI(a, b, item, 9, (x, y) => pearson(x, y).r));
     const rows = a.map((x, i) => [x, b[i]]);
     expect(stat(iaa, "Krippendorff's alpha (interval)").value).toBe(krippendorffAlpha(rows, { level: "interval" }).alpha);
     expect(stat(iaa, "Krippendorff's alpha (ordinal)").value).toBe(krippendorffAlpha(rows, { level: "ordinal", categories: [1, 2, 3, 4, 5] }).alpha);
