@@ -55,3 +55,4 @@ export { countsBootstrapCI, type CountsBootstrapOptions, type CountsBootstrapRes
 export { ratingPatterns, patternStatistics, type RatingPatterns, type PatternStatistics } from "./ratingPatterns";
 export { pearsonFromTable } from "./pearsonFromTable";
 export { kendallTauBFromTable } from "./kendallTauBFromTable";
+export { cohenKappaClusteredSE } from "./cohenKappaClusteredSE";

@@ -9,6 +9,7 @@ import {
   binomialSample,
   bootstrapCI,
   cohenKappa,
+  cohenKappaClusteredSE,
   cohenKappaFromTable,
   countsBootstrapCI,
   fleissKappa,
@@ -252,5 +253,35 @@ describe("countsBootstrapCI", () => {
     // The bootstrap SE of a share is √(p(1 − p)/N).
     expect(r.se / Math.sqrt((p * (1 - p)) / N)).toBeGreaterThan(0.9);
     expect(r.se / Math.sqrt((p * (1 - p)) / N)).toBeLessThan(1.1);
+  });
+});
+
+describe("cohenKappaClusteredSE", () => {
+  it("with every pair its own cluster it is the Fleiss-Cohen-Everitt SE times √(n/(n − 1)); copies within a cluster do not shrink it", () => {
+    const random = seededRandom(21);
+    const a: number[] = [];
+    const b: number[] = [];
+    for (let i = 0; i < 90; i++) {
+      const x = Math.floor(random() * 3);
+      a.push(x);
+      b.push(random() < 0.6 ? x : Math.floor(random() * 3));
+    }
+    const own = a.map((_, i) => i);
+    for (const weights of ["none", "quadratic"] as const) {
+      const r = cohenKappaClusteredSE(a, b, own, 3, { weights });
+      const fce = cohenKappa(a, b, { weights, categories: [0, 1, 2] });
+      expect(r.kappa).toBeCloseTo(fce.kappa, 14);
+      expect(r.se).toBeCloseTo(fce.se * Math.sqrt(90 / 89), 12);
+    }
+    // Each pair copied three times into one cluster: the same kappa and the same SE — copies inside a
+    // cluster add no information (the pairs-as-independent FCE SE would shrink by √3).
+    const a3 = a.flatMap((x) => [x, x, x]);
+    const b3 = b.flatMap((x) => [x, x, x]);
+    const c3 = own.flatMap((i) => [i, i, i]);
+    const r3 = cohenKappaClusteredSE(a3, b3, c3, 3);
+    const r1 = cohenKappaClusteredSE(a, b, own, 3);
+    expect(r3.kappa).toBeCloseTo(r1.kappa, 14);
+    expect(r3.se).toBeCloseTo(r1.se, 12);
+    expect(r3.clusters).toBe(90);
   });
 });
