@@ -106,6 +106,9 @@ function prepare(s: Db["$client"]) {
 export class SharedLimits {
   private readonly st: ReturnType<typeof prepare>;
   private readonly lanes = new Map<number, Lane>();
+  /** Calls answered but not yet written: the next admitting transaction (or one right after this turn of the event loop) writes them. */
+  private ends: { id: number; providerId: number; o: CallOutcome }[] = [];
+  private flushQueued = false;
   /** Poll interval while another process holds every slot. */
   pollMs = 10;
 
@@ -145,7 +148,9 @@ export class SharedLimits {
     const head = queue[0].ctx;
     const now0 = Date.now();
     // A plain read first: no write lock while the provider is full.
-    const busy = st.inFlight.get(providerId) as number;
+    let answered = 0;
+    for (const e of this.ends) if (e.providerId === providerId) answered++;
+    const busy = (st.inFlight.get(providerId) as number) - answered;
     if (busy >= head.concurrency) return this.pollMs;
     if (head.requestsPerMinute) {
       const wait = this.rpmWait(providerId, head.requestsPerMinute, now0);
@@ -153,6 +158,7 @@ export class SharedLimits {
     }
     return this.db.$client
       .transaction((): number => {
+        this.writeEnds();
         const now = Date.now();
         let free = head.concurrency - (st.inFlight.get(providerId) as number);
         const rpm = head.requestsPerMinute;
@@ -205,6 +211,28 @@ export class SharedLimits {
     return Math.max(1, starts[starts.length - rpm] + RPM_WINDOW_MS + RPM_MARGIN_MS - now + 1);
   }
 
+  /** Writes the answered calls (inside the caller's transaction). */
+  private writeEnds(): void {
+    const ends = this.ends;
+    this.ends = [];
+    for (const e of ends) this.st.end.run(e.o.reply == null ? null : JSON.stringify(e.o.reply), e.o.status, e.o.latencyMs, e.o.promptTokens, e.o.completionTokens, e.o.error, e.id);
+  }
+
+  /** Writes the answered calls now, in one transaction (retried while the database is busy). */
+  flushEnds(): void {
+    this.flushQueued = false;
+    if (this.ends.length === 0) return;
+    const batch = this.ends;
+    try {
+      this.db.$client.transaction(() => this.writeEnds()).immediate();
+    } catch (err) {
+      this.ends = batch.concat(this.ends);
+      if (!isBusy(err)) throw err;
+      this.flushQueued = true;
+      setTimeout(() => this.flushEnds(), 20);
+    }
+  }
+
   private ticket(providerId: number, id: number): CallTicket {
     let ended = false;
     return {
@@ -212,16 +240,15 @@ export class SharedLimits {
       end: (o) => {
         if (ended) return;
         ended = true;
-        const write = (attempt: number) => {
-          try {
-            this.st.end.run(o.reply == null ? null : JSON.stringify(o.reply), o.status, o.latencyMs, o.promptTokens, o.completionTokens, o.error, id);
-            this.lanes.get(providerId)?.kick();
-          } catch (err) {
-            if (!isBusy(err) || attempt > 50) throw err;
-            setTimeout(() => write(attempt + 1), 20);
-          }
-        };
-        write(0);
+        // The slot is freed in the same transaction that admits the next waiting call of this process, or
+        // (nobody waiting here) in one transaction for every call answered in this turn of the event loop.
+        this.ends.push({ id, providerId, o });
+        const lane = this.lanes.get(providerId);
+        if (lane?.waiting) lane.kick();
+        else if (!this.flushQueued) {
+          this.flushQueued = true;
+          setImmediate(() => this.flushEnds());
+        }
       },
     };
   }
@@ -236,14 +263,25 @@ class Lane {
     private readonly providerId: number,
   ) {}
 
+  get waiting(): boolean {
+    return this.queue.some((w) => !w.settled);
+  }
+
   add(w: Waiter) {
     this.queue.push(w);
     this.kick();
   }
 
+  private kickQueued = false;
+  /** Wakes the queue after this turn of the event loop, so the calls answered in one turn free their slots and admit the next in one transaction. */
   kick() {
-    if (this.wake) this.wake();
-    else if (!this.pumping) void this.pump();
+    if (this.kickQueued) return;
+    this.kickQueued = true;
+    setImmediate(() => {
+      this.kickQueued = false;
+      if (this.wake) this.wake();
+      else if (!this.pumping) void this.pump();
+    });
   }
 
   private async pump() {
