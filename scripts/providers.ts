@@ -128,6 +128,7 @@ async function main() {
   // test: one tiny request through the provider's shared limits, logged like any call.
   const row = db.select().from(schema.providers).where(eq(schema.providers.name, name)).all().find((r) => r.projectId === project.id) ?? fail(`no provider named "${name}" in ${slug}`);
   const owner = `cli-${process.pid}`;
+  let failure: string | null = null;
   heartbeat(db, owner, 60_000);
   try {
     const provider = providerFromRow(row, dbFile);
@@ -141,10 +142,12 @@ async function main() {
     console.log(`provider ${name} (${row.model}): ${Math.round(ms)} ms, ${reply.attempts} attempt${reply.attempts === 1 ? "" : "s"}${reply.promptTokens != null ? `, tokens ${reply.promptTokens}+${reply.completionTokens ?? 0}` : ""}`);
     console.log(`reply: ${JSON.stringify(reply.text.length > 500 ? `${reply.text.slice(0, 500)}…` : reply.text)}`);
   } catch (err) {
-    fail(`test of ${name} failed: ${(err as Error).message}`);
+    failure = `test of ${name} failed: ${(err as Error).message}`;
   } finally {
+    sharedLimits(db).flushEnds(); // the call's row is completed before this process exits
     unregisterWorker(db, owner);
   }
+  if (failure) fail(failure);
 }
 
 main().then(

@@ -532,6 +532,7 @@ export class Worker {
       if (this.heartbeat) clearInterval(this.heartbeat);
       if (this.watcher) clearInterval(this.watcher);
       try {
+        sharedLimits(this.db).flushEnds();
         unregisterWorker(this.db, this.id);
       } catch {
         /* a stale row is swept by the next worker */
