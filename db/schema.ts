@@ -289,7 +289,8 @@ export const judges = sqliteTable(
   (t) => [uniqueIndex("judges_project_name_unique").on(t.projectId, t.name)],
 );
 
-export const PARSE_STATUSES = ["ok", "partial", "failed"] as const;
+/** "unparsed": an imported verdict that is empty or outside the task's label set (kept, counted as unparsed). */
+export const PARSE_STATUSES = ["ok", "partial", "failed", "unparsed"] as const;
 
 export const verdicts = sqliteTable(
   "verdicts",
@@ -354,7 +355,8 @@ export const tasks = sqliteTable(
     seed: integer("seed").notNull().default(1),
     /** Kind-specific settings: sampling plan, models, show reference, penalty reasons, ties, gold rate. */
     config: text("config", { mode: "json" }).$type<Record<string, unknown>>().notNull().default({}),
-    status: text("status", { enum: ["open", "closed"] }).notNull().default("open"),
+    /** "archived": kept with its labels and reports, hidden from annotators (a task with labels is archived, not deleted). */
+    status: text("status", { enum: ["open", "closed", "archived"] }).notNull().default("open"),
     createdBy: integer("created_by").references(() => users.id),
     createdAt: createdAt(),
   },

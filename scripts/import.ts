@@ -1,6 +1,7 @@
 /**
  * npm run import -- --preset NAME --project SLUG [--dry-run] [--format json]
- *                   [--dataset NAME] [--map field=column ...] [--level nominal|ordinal|interval] FILE
+ *                   [--dataset NAME] [--map field=column ...] [--level nominal|ordinal|interval]
+ *                   [--annotators COL,COL,...] FILE
  *
  * Imports FILE into the database DATABASE_URL names (the project is created
  * if it does not exist), all or nothing. Exit codes: 0 imported (or a valid
@@ -18,7 +19,7 @@ import type { LabelLevel } from "../app/formats/labels";
 import { PRESETS } from "../app/formats/presets.server";
 
 const USAGE =
-  "usage: npm run import -- --preset NAME --project SLUG [--dry-run] [--format json] [--dataset NAME] [--map field=column] [--level LEVEL] FILE";
+  "usage: npm run import -- --preset NAME --project SLUG [--dry-run] [--format json] [--dataset NAME] [--map field=column] [--level LEVEL] [--annotators COL,COL] FILE";
 
 function fail(message: string, code = 2): never {
   console.error(`import: ${message}`);
@@ -37,6 +38,7 @@ try {
       dataset: { type: "string" },
       map: { type: "string", multiple: true, default: [] },
       level: { type: "string" },
+      annotators: { type: "string" },
       help: { type: "boolean", default: false },
     },
   });
@@ -71,6 +73,7 @@ try {
     mapping,
     datasetName: values.dataset,
     level: values.level as LabelLevel | undefined,
+    annotators: values.annotators?.split(",").map((s) => s.trim()).filter(Boolean),
   });
   if (values.format === "json") {
     const { items, checklistItems, references, responses, verdicts, annotations, warnings, errors } = summary;

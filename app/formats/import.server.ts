@@ -41,6 +41,8 @@ export type ImportOptions = {
   /** Dataset to create (benchmarks, labels) or to look items up in (responses, verdicts). */
   datasetName?: string;
   level?: LabelLevel;
+  /** labels-wide: the annotator columns (other columns are ignored). */
+  annotators?: string[];
   format?: FileFormat;
   /** Scratch file for the staged rows (default: a new file in the OS temp folder); removed afterwards. */
   stageFile?: string;
@@ -165,7 +167,7 @@ async function attempt(
         }
       : undefined;
     try {
-      await preset.run({ file: o.file, fileName, format, mapping: o.mapping ?? {}, sink, onBytes });
+      await preset.run({ file: o.file, fileName, format, mapping: o.mapping ?? {}, sink, onBytes, annotators: o.annotators });
     } catch (err) {
       if (!(err instanceof ImportRefusal)) throw err;
       sink.error(err.problem);

@@ -10,7 +10,8 @@
  * | responses           | CSV/JSONL item,model,turn,text | responses (origin "import")                            |
  * | verdicts            | CSV/JSONL judge,item,response,checklist_item,value,raw | judges + verdicts            |
  * | labels-long         | CSV/JSONL unit,annotator,label | an "imported-labels" task with placeholder annotators  |
- * | labels-wide         | CSV, unit + one column per annotator | the same                                         |
+ * | labels-wide         | CSV/JSONL/JSON, unit + the annotator columns (--annotators) | the same                  |
+ * | unit-verdicts       | CSV/JSONL/JSON unit,judge,verdict[,raw] | verdicts on imported-label units (unparsed kept) |
  * | refinebench         | refinebench_samples.json    | items (domain = field), checklist, reference answers       |
  * | fb-bench            | fb_bench_dataset_v3.json    | items, weighted (error correction) or plain checklists     |
  * | fb-bench-judgments  | model_judgment/JUDGE/MODEL.jsonl | the follow-up response + per-item 是/否 verdicts      |
@@ -34,6 +35,8 @@ export type PresetContext = {
   mapping: Record<string, string>;
   sink: ImportWriter;
   onBytes?: (chunk: Buffer) => void;
+  /** labels-wide: the annotator columns (`--annotators`, or the columns picked on the Import page). */
+  annotators?: string[];
 };
 
 export type Preset = {
@@ -183,6 +186,19 @@ async function eachRow(
       problem: (p) => ctx.sink.error(p),
       bytes: ctx.onBytes,
     });
+  } else if (ctx.format === "json") {
+    // A JSON array of records, read as JSONL would read one record per line.
+    const doc = await readJson(ctx.file, ctx.onBytes);
+    if (!Array.isArray(doc)) throw new ImportRefusal("Expected a JSON array of records ([{...}, {...}]).");
+    rows = doc.length;
+    doc.forEach((rec, i) => {
+      if (rec === null || typeof rec !== "object" || Array.isArray(rec)) {
+        ctx.sink.error({ row: i + 1, message: "each record must be a JSON object ({...})" });
+        return;
+      }
+      const cols = resolveJsonColumns(fields, rec as SourceRecord, ctx.mapping);
+      each(pick(rec as SourceRecord, cols), i + 1, rec as SourceRecord, cols);
+    });
   } else {
     rows = await readJsonl(ctx.file, {
       row: (rec, row) => {
@@ -194,7 +210,7 @@ async function eachRow(
     });
   }
   if (rows === 0 && ctx.sink.errorCount === 0) {
-    throw new ImportRefusal(ctx.format === "csv" ? "The file has a header row but no data rows." : "The file has no JSON lines.");
+    throw new ImportRefusal(ctx.format === "csv" ? "The file has a header row but no data rows." : ctx.format === "json" ? "The file's JSON array is empty." : "The file has no JSON lines.");
   }
 }
 
@@ -247,7 +263,7 @@ const itemsJsonl: Preset = {
   name: "items-jsonl",
   summary: "Benchmark items, one JSON object per line, with a nested checklist (texts, [text, weight] pairs or {text, weight})",
   kind: "benchmark",
-  formats: ["jsonl"],
+  formats: ["jsonl", "json"],
   fields: [...ITEM_FIELDS, { name: "checklist", aliases: ["criteria", "rubric"], required: false, help: "the checklist (a list)" }],
   datasetName: baseName,
   async run(ctx) {
@@ -365,7 +381,7 @@ const responsesPreset: Preset = {
   name: "responses",
   summary: "Model responses: item, model, turn, text (optional response_id)",
   kind: "attach",
-  formats: ["csv", "jsonl"],
+  formats: ["csv", "jsonl", "json"],
   fields: [
     { name: "item", aliases: ["item_id", "id"], required: true, help: "the item's source ID" },
     { name: "model", aliases: ["model_name", "infer_model"], required: true, help: "the model" },
@@ -404,7 +420,7 @@ const verdictsPreset: Preset = {
   name: "verdicts",
   summary: "Judge verdicts: judge, item, response, checklist_item (number or text; blank = whole response), value, raw",
   kind: "attach",
-  formats: ["csv", "jsonl"],
+  formats: ["csv", "jsonl", "json"],
   fields: [
     { name: "judge", aliases: ["judge_model", "evaluator"], required: true, help: "the judge's name" },
     { name: "item", aliases: ["item_id", "id"], required: true, help: "the item's source ID" },
@@ -439,7 +455,7 @@ const labelsLong: Preset = {
   name: "labels-long",
   summary: "Labels from another tool, long form: unit, annotator, label (one row each)",
   kind: "labels",
-  formats: ["csv", "jsonl"],
+  formats: ["csv", "jsonl", "json"],
   fields: [
     { name: "unit", aliases: ["unit_id", "item", "item_id", "id"], required: true, help: "what was labelled" },
     { name: "annotator", aliases: ["annotator_name", "rater", "coder", "user"], required: true, help: "who labelled it" },
@@ -464,22 +480,81 @@ const labelsLong: Preset = {
 
 const labelsWide: Preset = {
   name: "labels-wide",
-  summary: "Labels from another tool, wide form: a unit column and one column per annotator (blank = not labelled)",
+  summary: "Labels from another tool, wide form: a unit column and one column per annotator, named with --annotators (blank = not labelled)",
   kind: "labels",
-  formats: ["csv", "jsonl"],
+  formats: ["csv", "jsonl", "json"],
   fields: [{ name: "unit", aliases: ["unit_id", "item", "item_id", "id"], required: true, help: "what was labelled" }],
   datasetName: baseName,
   async run(ctx) {
     const unitSchema = z.object({ unit: reqText });
+    const named = ctx.annotators?.map((a) => a.trim()).filter(Boolean) ?? [];
+    let checked = false;
+    const used = new Set<string>();
+    const ignored = new Set<string>();
     await eachRow(ctx, this.fields!, (m, row, rec, cols) => {
+      if (!checked && named.length) {
+        checked = true;
+        // CSV: every row has every column; JSON(L): a named column may be absent from a record (not labelled).
+        const missing = ctx.format === "csv" ? named.filter((a) => !(a in rec)) : [];
+        if (missing.length) {
+          throw new ImportRefusal(`--annotators names ${missing.map((x) => `"${x}"`).join(", ")}, not a column of the file; its columns are: ${Object.keys(rec).join(", ")}.`, {
+            row: 1,
+            field: missing[0],
+            message: `annotator column ${missing.map((x) => `"${x}"`).join(", ")} is not in the header (${Object.keys(rec).join(", ")})`,
+          });
+        }
+      }
       const d = check(unitSchema, m, row, ctx.sink, cols);
       if (!d) return;
-      for (const [col, v] of Object.entries(rec)) {
+      for (const col of named.length ? named : Object.keys(rec)) {
         if (col === cols.unit) continue;
-        const label = parseLabel(v);
+        used.add(col);
+        const label = parseLabel(rec[col]);
         if (label === null) continue;
         ctx.sink.label({ unit: d.unit.trim(), annotator: col, label }, row);
       }
+      if (named.length) for (const col of Object.keys(rec)) if (col !== cols.unit && !named.includes(col)) ignored.add(col);
+    });
+    // Which columns became annotators is always said: a stray column would otherwise become an annotator unnoticed.
+    if (named.length) {
+      if (ignored.size) ctx.sink.warn({ row: 1, message: `columns ignored (not among --annotators): ${[...ignored].join(", ")}` });
+    } else if (used.size) {
+      ctx.sink.warn({
+        row: 1,
+        message: `no --annotators given: every column other than the unit became an annotator (${[...used].join(", ")}); name the annotator columns with --annotators to leave other columns out`,
+      });
+    }
+  },
+};
+
+const unitVerdicts: Preset = {
+  name: "unit-verdicts",
+  summary: "Judge verdicts on units of imported labels: unit, judge, verdict (raw optional); empty or out-of-set verdicts are kept as unparsed",
+  kind: "attach",
+  formats: ["csv", "jsonl", "json"],
+  fields: [
+    { name: "unit", aliases: ["unit_id", "item", "item_id", "id"], required: true, help: "the unit key of the imported labels" },
+    { name: "judge", aliases: ["judge_model", "evaluator", "judge_name"], required: true, help: "the judge's name" },
+    { name: "verdict", aliases: ["value", "label", "prediction", "winner", "output"], required: true, help: "the verdict (a label of the task)" },
+    { name: "raw", aliases: ["raw_output", "reason", "explanation", "completion"], required: false, help: "the judge's raw output" },
+  ],
+  datasetName: baseName,
+  async run(ctx) {
+    const schema = z.object({
+      unit: reqText,
+      judge: reqText,
+      verdict: z.unknown(),
+      raw: z.preprocess((v) => (v === undefined || v === null ? undefined : typeof v === "string" ? v : JSON.stringify(v)), z.string().optional()),
+    });
+    await eachRow(ctx, this.fields!, (m, row, _r, cols) => {
+      const d = check(schema, m, row, ctx.sink, cols);
+      if (!d) return;
+      // Compared as text after trimming (a judge's "1" is the human label 1); blank = an unparsed output.
+      const l = parseLabel(d.verdict);
+      ctx.sink.unitVerdict(
+        { judge: d.judge.trim(), unit: d.unit.trim(), value: l === null ? null : String(l), score: typeof l === "number" ? l : null, raw: d.raw ?? null },
+        row,
+      );
     });
   },
 };
@@ -787,7 +862,7 @@ const llmbar: Preset = {
 };
 
 export const PRESETS: Record<string, Preset> = Object.fromEntries(
-  [itemsJsonl, itemsCsv, responsesPreset, verdictsPreset, labelsLong, labelsWide, refinebench, fbBench, fbBenchJudgments, c3ebench, llmbar].map((p) => [
+  [itemsJsonl, itemsCsv, responsesPreset, verdictsPreset, labelsLong, labelsWide, unitVerdicts, refinebench, fbBench, fbBenchJudgments, c3ebench, llmbar].map((p) => [
     p.name,
     p,
   ]),

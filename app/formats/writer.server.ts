@@ -53,10 +53,18 @@ export type VerdictRecord = {
   value: string | null;
   score?: number | null;
   raw?: string | null;
-  parseStatus?: "ok" | "partial" | "failed";
+  parseStatus?: "ok" | "partial" | "failed" | "unparsed";
+  /** The item, already resolved (unit verdicts); `item` then only names it in messages. */
+  itemId?: number;
 };
 
 export type LabelRecord = { unit: string; annotator: string; label: LabelValue; text?: string };
+
+/** A judge's verdict on a unit of imported labels, by unit key (the unit-verdicts preset). */
+export type UnitVerdictRecord = { judge: string; unit: string; value: string | null; score: number | null; raw: string | null };
+
+/** The response that stands for a unit of imported labels (what a judge of that unit judged). */
+export const UNIT_RESPONSE_KEY = "(unit)";
 
 export type Counts = {
   items: number;
@@ -479,7 +487,7 @@ export class ImportWriter {
   }
 
   verdict(rec: VerdictRecord, row: number): void {
-    const itemId = this.itemId(rec.item, row);
+    const itemId = rec.itemId ?? this.itemId(rec.item, row);
     if (itemId === undefined) return;
     let responseId = this.responseIds.get(`${itemId}\u0000${rec.response}`);
     if (responseId === undefined) {
@@ -613,6 +621,21 @@ export class ImportWriter {
       }
     }
     if (this.labels.length) this.counts.items = this.labelUnits();
+    if (this.labels.length && !this.opts.level) {
+      // The level of measurement is inferred only from numbers; say so, so a code book (0/1/2 for categories) is not taken as a scale unnoticed.
+      const level = inferLevel(this.labels.map((l) => l.label));
+      if (level !== "nominal") {
+        const distinct = [...new Set(this.labels.map((l) => l.label as number))].sort((x, y) => x - y);
+        const shown = distinct.length > 10 ? `${distinct.slice(0, 10).join(", ")}, …` : distinct.join(", ");
+        this.warn({
+          row: 0,
+          field: "label",
+          message:
+            `level "${level}" inferred: every label is a number (${distinct.length} distinct: ${shown})` +
+            `${level === "ordinal" ? ", whole numbers, at most 10 values" : ""}; if the numbers are category codes, import with --level nominal (the Label level select on the Import page)`,
+        });
+      }
+    }
     if (this.labels.length === 0 && this.opts.dataset && this.counts.annotations === 0 && this.counts.items === 0 && !this.failed) {
       this.error({ row: 0, message: "the file has no records to import" });
     }
@@ -646,7 +669,9 @@ export class ImportWriter {
         ).lastInsertRowid,
     );
     const insItem = c.prepare("insert into stage.items (dataset_id, source_id, query) values (?, ?, ?)");
-    const insUnit = c.prepare("insert into stage.units (task_id, item_id, position) values (?, ?, ?)");
+    // Each unit gets a response standing for it, so judges' verdicts on the unit (unit-verdicts) attach to it.
+    const insResp = c.prepare(`insert into stage.responses (item_id, model, turn, text, origin, source_key, metadata) values (?, '${UNIT_RESPONSE_KEY}', 1, ?, 'import', '${UNIT_RESPONSE_KEY}', '{}')`);
+    const insUnit = c.prepare("insert into stage.units (task_id, item_id, response_id, position) values (?, ?, ?, ?)");
     const findUser = c.prepare("select id from main.users where email = ?");
     const insUser = c.prepare("insert into stage.users (email, name, password_hash, disabled) values (?, ?, '!', 1)");
     const insAssign = c.prepare(
@@ -659,7 +684,8 @@ export class ImportWriter {
       let unitId = unitIds.get(l.unit);
       if (unitId === undefined) {
         const itemId = Number(insItem.run(this.datasetId, l.unit, l.text ?? l.unit).lastInsertRowid);
-        unitId = Number(insUnit.run(taskId, itemId, unitIds.size).lastInsertRowid);
+        const responseId = Number(insResp.run(itemId, l.text ?? l.unit).lastInsertRowid);
+        unitId = Number(insUnit.run(taskId, itemId, responseId, unitIds.size).lastInsertRowid);
         unitIds.set(l.unit, unitId);
       }
       let userId = users.get(l.annotator);
@@ -675,6 +701,66 @@ export class ImportWriter {
 
   labelUnits(): number {
     return new Set(this.labels.map((l) => l.unit)).size;
+  }
+
+  private unitItems: Map<string, { itemId: number; taskId: number } | "ambiguous"> | undefined;
+  private readonly taskLabels = new Map<number, Set<string>>();
+
+  /**
+   * A judge's verdict on a unit of imported labels, by its unit key: the verdict goes on the
+   * response standing for the unit. An empty value, or one outside the human labels of the
+   * unit's task, is stored with parse status "unparsed" (kept, never dropped).
+   */
+  unitVerdict(rec: UnitVerdictRecord, row: number): void {
+    if (!this.unitItems) {
+      this.unitItems = new Map();
+      const rows = this.conn
+        .prepare(
+          `select i.source_id, i.id as item_id, u.task_id from main.items i
+           join main.datasets d on d.id = i.dataset_id
+           join main.units u on u.item_id = i.id
+           join main.responses r on r.id = u.response_id and r.source_key = '${UNIT_RESPONSE_KEY}'
+           where d.project_id = ? and (? is null or d.name = ?)
+             and d.version = (select max(d2.version) from main.datasets d2 where d2.project_id = d.project_id and d2.name = d.name)`,
+        )
+        .all(this.opts.projectId, this.opts.lookupDataset ?? null, this.opts.lookupDataset ?? null) as { source_id: string; item_id: number; task_id: number }[];
+      for (const r of rows) {
+        const prev = this.unitItems.get(r.source_id);
+        this.unitItems.set(r.source_id, prev && (prev === "ambiguous" || prev.itemId !== r.item_id) ? "ambiguous" : { itemId: r.item_id, taskId: r.task_id });
+      }
+    }
+    const hit = this.unitItems.get(rec.unit);
+    if (hit === undefined || hit === "ambiguous") {
+      const where = this.opts.lookupDataset ? `the labels dataset "${this.opts.lookupDataset}"` : "this project's imported labels";
+      this.error({
+        row,
+        field: "unit",
+        message: hit === "ambiguous" ? `unit "${clip(rec.unit)}" is in more than one labels dataset; name one with --dataset` : `unknown unit "${clip(rec.unit)}": it is not in ${where}; import the labels first`,
+      });
+      return;
+    }
+    let labels = this.taskLabels.get(hit.taskId);
+    if (!labels) {
+      labels = new Set();
+      for (const r of this.conn
+        .prepare(
+          `select distinct an.label from main.annotations an join main.assignments a on a.id = an.assignment_id join main.units u on u.id = a.unit_id
+           where u.task_id = ? and an.status = 'submitted'`,
+        )
+        .all(hit.taskId) as { label: string }[]) {
+        try {
+          labels.add(String(JSON.parse(r.label)));
+        } catch {
+          labels.add(r.label);
+        }
+      }
+      this.taskLabels.set(hit.taskId, labels);
+    }
+    const parsed = rec.value !== null && labels.has(rec.value);
+    this.verdict(
+      { judge: rec.judge, item: rec.unit, itemId: hit.itemId, response: UNIT_RESPONSE_KEY, checklist: null, value: rec.value, score: parsed ? rec.score : null, raw: rec.raw, parseStatus: parsed ? "ok" : "unparsed" },
+      row,
+    );
   }
 }
 

@@ -3,8 +3,9 @@
  * Pure: every statistic comes from app/stats.
  *
  * A subject's verdict is the judge's verdict with the same responseId and
- * checklistItemId. Verdicts with parseStatus "failed" (or no value) are counted
- * as unparsed and left out of every figure — never treated as "No".
+ * checklistItemId. Verdicts with parseStatus "failed" or "unparsed", no value, or a value
+ * outside the task's categories are counted as unparsed and left out of every figure here —
+ * never treated as "No" (the any-label-set table of ./judgeAgreement offers the other policies).
  */
 import {
   accuracy,
@@ -25,6 +26,7 @@ import {
   type PairwiseOrderingResult,
 } from "~/stats";
 import { DIMENSIONS, SMALL_N, Z95, analyticMethod, proportionEstimate, type Dimension } from "./agreement";
+import { labelText } from "./judgeAgreement";
 import type { Estimate, FinalLabels, TaskData } from "./types";
 
 export interface JudgeInfo {
@@ -65,6 +67,10 @@ export function verdictsBySubject(data: TaskData, verdicts: Verdicts, numeric: b
     else byCk.set(ck, [i]);
   });
   const out = new Map<number, (Label | null | undefined)[]>();
+  // Categorical verdicts are matched to the task's categories as text (a judge's "1" is the human label 1);
+  // a verdict outside them ("Unsure", an unparseable reply) counts as unparsed, never as a new category.
+  const category = new Map<string, Label>();
+  if (!numeric) for (const c of data.categories) category.set(labelText(c) ?? String(c), c);
   for (let i = 0; i < verdicts.length; i++) {
     const subs = subjectOf.get(verdicts.responseId[i])?.get(verdicts.checklistItemId[i]);
     if (!subs) continue;
@@ -78,7 +84,7 @@ export function verdictsBySubject(data: TaskData, verdicts: Verdicts, numeric: b
         const score = verdicts.score[i];
         const x = !Number.isNaN(score) ? score : text != null && text.trim() !== "" ? Number(text) : NaN;
         value = Number.isFinite(x) ? x : null;
-      } else value = text != null && text !== "" ? text : null;
+      } else value = text != null && text !== "" ? (category.get(labelText(text) ?? "") ?? null) : null;
     }
     for (const s of subs) arr[s] = value;
   }

@@ -186,7 +186,7 @@ export function loadJudges(projectId: number): JudgeInfo[] {
 /** Verdicts on the task's responses; with `stale: "exclude"`, verdicts marked stale are left out. */
 export function loadVerdicts(projectId: number, taskId: number, opts: { stale?: StaleMode } = {}): Verdicts {
   const rows = rawRows(
-    `SELECT v.judge_id, v.response_id, v.checklist_item_id, v.value, v.score, v.parse_status = 'failed'
+    `SELECT v.judge_id, v.response_id, v.checklist_item_id, v.value, v.score, v.parse_status IN ('failed', 'unparsed')
      FROM verdicts v JOIN judges j ON j.id = v.judge_id
      WHERE j.project_id = ?${opts.stale === "exclude" ? " AND v.stale_at IS NULL" : ""}
        AND v.response_id IN (SELECT r.id FROM responses r WHERE r.item_id IN (SELECT DISTINCT u.item_id FROM units u WHERE u.task_id = ?))`,

@@ -41,6 +41,8 @@ import {
   planTable,
 } from "./tables";
 import { labelKindOf } from "./subjects";
+import { JudgeAgreementError, type Reference, type UnparsedPolicy } from "./judgeAgreement";
+import { JUDGE_AGREEMENT_KINDS, judgeAgreementTables, taskJudgeAgreement, type TaskJudgeAgreement } from "./judgeAgreementReport";
 import type { FinalLabels, FinalRule, ReportTable, StaleMode, TaskData } from "./types";
 import { FINAL_RULES } from "./types";
 
@@ -348,4 +350,49 @@ export function disagreementsFor(projectId: number, taskId: number, f: Disagreem
     total,
     rows: out,
   };
+}
+
+export interface JudgeAgreementPage {
+  task: { id: number; name: string; kind: string };
+  /** False for kinds whose labels are not one scalar per unit (writing quality, best-of-N). */
+  applicable: boolean;
+  result: TaskJudgeAgreement | null;
+  tables: Record<string, ReportTable>;
+  /** Why the chosen unparsed policy could not be applied, if it could not. */
+  note: string | null;
+}
+
+/**
+ * The any-label-set judge–human table of a task (app/reports/judgeAgreement): the same
+ * figures as `npm run judge-agreement` on the same labels and verdicts.
+ */
+export function judgeAgreementFor(
+  projectId: number,
+  taskId: number,
+  options: { reference: Reference; unparsed: UnparsedPolicy; stale?: StaleMode },
+): JudgeAgreementPage | null {
+  const task = findTask(projectId, taskId);
+  if (!task) return null;
+  const stale = options.stale ?? "include";
+  const version = taskVersion(task);
+  return memo(`jagree:${task.id}:${version}:${verdictVersion(projectId)}:${stale}:${options.reference}:${options.unparsed}`, () => {
+    const info = { id: task.id, name: task.name, kind: task.kind };
+    if (!JUDGE_AGREEMENT_KINDS.includes(task.kind)) return { task: info, applicable: false, result: null, tables: {}, note: null };
+    const data = taskData(task, version, stale);
+    const judges = loadJudges(projectId);
+    const verdicts = loadVerdicts(projectId, task.id, { stale });
+    let result: TaskJudgeAgreement;
+    let note: string | null = null;
+    try {
+      result = taskJudgeAgreement(data, judges, verdicts, options);
+    } catch (err) {
+      // as:LABEL naming a label this task does not have: say so, and count unparsed verdicts as wrong.
+      if (!(err instanceof JudgeAgreementError)) throw err;
+      note = `${err.message.replace(/^--unparsed /, "")} Unparsed verdicts are counted as wrong instead.`;
+      result = taskJudgeAgreement(data, judges, verdicts, { ...options, unparsed: "count-as-wrong" });
+    }
+    const tables: Record<string, ReportTable> = {};
+    for (const t of judgeAgreementTables(result)) tables[t.id] = t;
+    return { task: info, applicable: true, result, tables, note };
+  });
 }

@@ -9,7 +9,8 @@ import { notFound, requireProjectRole } from "~/auth/guards.server";
 import { DisagreementQuerySchema, disagreementFilters } from "~/reports/disagreements";
 import { tableToCsv, tableToLatex } from "~/reports/format";
 import type { ReportTable } from "~/reports/types";
-import { disagreementsFor, judgeReportFor, parseDelta, parseRule, parseStale, taskReport } from "~/reports/report.server";
+import { parseReference, parseUnparsedPolicy } from "~/reports/judgeAgreement";
+import { disagreementsFor, judgeAgreementFor, judgeReportFor, parseDelta, parseRule, parseStale, taskReport } from "~/reports/report.server";
 
 export async function loader({ request, params }: LoaderFunctionArgs) {
   const { project } = await requireProjectRole(request, params.slug, "researcher");
@@ -29,6 +30,16 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
     const result = disagreementsFor(project.id, taskId, disagreementFilters(q), { fullText: true });
     if (!result) notFound("Task not found.");
     body = Papa.unparse(result.rows.map((r) => ({ ...r })));
+  } else if (name.startsWith("agreement-")) {
+    // The any-label-set judge table, for the reference and unparsed policy in the query.
+    const page = judgeAgreementFor(project.id, taskId, {
+      reference: parseReference(url.searchParams.get("reference")) ?? "majority",
+      unparsed: parseUnparsedPolicy(url.searchParams.get("unparsed")) ?? "count-as-wrong",
+      stale,
+    });
+    if (!page) notFound("Task not found.");
+    const t = page.tables[name];
+    if (t) body = render(t);
   } else {
     const judgeTable = name === "judges" || name === "judge-breakdowns" || name === "label-metrics" || name === "ordering" || name === "ablation" || name === "judge-planner" || name.startsWith("confusion-") || name.startsWith("histogram-");
     if (judgeTable) {

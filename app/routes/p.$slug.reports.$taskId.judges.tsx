@@ -4,7 +4,9 @@ import { Form, useLoaderData } from "@remix-run/react";
 import { notFound, requireProjectRole } from "~/auth/guards.server";
 import { BarsWithCI, Heatmap, Histogram } from "~/reports/charts";
 import { staleCounts } from "~/reports/load.server";
-import { judgeReportFor, parseDelta, parseRule, parseStale } from "~/reports/report.server";
+import { parseReference, parseUnparsedPolicy, REFERENCES, UNPARSED } from "~/reports/judgeAgreement";
+import { policyLabel } from "~/reports/judgeAgreementReport";
+import { judgeAgreementFor, judgeReportFor, parseDelta, parseRule, parseStale } from "~/reports/report.server";
 import { FINAL_RULES } from "~/reports/types";
 import { csvHref, Figure, FigureTable, ReportTabs, reportQuery, StaleNote, StaleSelect } from "~/reports/ui";
 
@@ -22,14 +24,18 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
       })
     : null;
   if (!report) notFound("Task not found.");
-  return json({ slug: project.slug, report, stale: staleCounts(report.task.id) });
+  // The any-label-set table: reference and unparsed policy from the query (defaults: majority, count-as-wrong).
+  const reference = parseReference(url.searchParams.get("reference")) ?? "majority";
+  const unparsed = parseUnparsedPolicy(url.searchParams.get("unparsed")) ?? "count-as-wrong";
+  const agreement = judgeAgreementFor(project.id, taskId, { reference, unparsed, stale: report.stale });
+  return json({ slug: project.slug, report, agreement, reference, unparsed, stale: staleCounts(report.task.id) });
 }
 
 export default function JudgeAgreementReport() {
-  const { slug, report, stale } = useLoaderData<typeof loader>();
+  const { slug, report, agreement, reference, unparsed, stale } = useLoaderData<typeof loader>();
   const { task, tables } = report;
   const q = reportQuery(report.rule, report.stale);
-  const csv = (t: string) => csvHref(slug, task.id, t, q);
+  const csv = (t: string, extra: Record<string, string> = {}) => csvHref(slug, task.id, t, { ...q, ...extra });
   const numeric = report.labelKind === "ordinal" || report.labelKind === "interval";
   return (
     <div>
@@ -50,6 +56,75 @@ export default function JudgeAgreementReport() {
         <StaleSelect counts={stale} mode={report.stale} />
         <button type="submit">Apply</button>
       </Form>
+      {agreement?.applicable && agreement.result ? (
+        <section aria-labelledby="any-label-set">
+          <h2 id="any-label-set">Any label set: accuracy, kappa, macro precision/recall/F1</h2>
+          <Form method="get" className="toolbar">
+            <input type="hidden" name="rule" value={report.rule} />
+            {report.stale === "exclude" ? <input type="hidden" name="stale" value="exclude" /> : null}
+            <label>
+              Reference
+              <select name="reference" defaultValue={reference}>
+                {REFERENCES.map((r) => (
+                  <option key={r} value={r}>
+                    {r === "majority" ? "Majority of the annotators" : r === "each" ? "Each annotator (pooled)" : "Adjudicated final label"}
+                  </option>
+                ))}
+              </select>
+            </label>
+            <label>
+              Unparsed verdicts
+              <select name="unparsed" defaultValue={unparsed}>
+                <option value="count-as-wrong">Count as wrong (a class of their own)</option>
+                <option value="exclude">Leave those units out</option>
+                {agreement.result.labels.map((l) => (
+                  <option key={l} value={`as:${l}`}>
+                    Count as “{l}”
+                  </option>
+                ))}
+              </select>
+            </label>
+            <button type="submit">Apply</button>
+          </Form>
+          {agreement.note ? (
+            <p className="alert info" role="status">
+              {agreement.note}
+            </p>
+          ) : null}
+          <p className="muted small" data-testid="unparsed-summary">
+            {agreement.result.judges.map((j) => `${j.judge}: ${j.unparsed} unparsed`).join("; ") || "No judge has verdicts on these units."} Unparsed verdicts (empty, or outside the
+            label set) are {policyLabel(agreement.result.unparsedPolicy)}.
+          </p>
+          {["agreement-judges", "agreement-per-label", "agreement-annotators"].map((id) => (
+            <FigureTable key={id} table={agreement.tables[id]} csv={csv(id, { reference, unparsed: agreement.result!.unparsedPolicy })} />
+          ))}
+          {agreement.result.judges.map((j, i) => {
+            const labels = Object.keys(j.confusion);
+            const id = `agreement-confusion-${i}`;
+            return (
+              <Figure
+                key={id}
+                chart={
+                  <Heatmap
+                    title={`${j.judge}: reference (rows) × judge (columns)`}
+                    rowLabels={labels}
+                    colLabels={labels}
+                    values={labels.map((h) => labels.map((l) => j.confusion[h][l]))}
+                    min={0}
+                    max={Math.max(1, ...labels.flatMap((h) => labels.map((l) => j.confusion[h][l])))}
+                    format={(v) => String(v)}
+                    rowTitle="rows: reference label"
+                    colTitle={`columns: judge verdict${labels.includes(UNPARSED) ? ` (${UNPARSED}: outside the label set)` : ""}`}
+                  />
+                }
+                table={agreement.tables[id]}
+                csv={csv(id, { reference, unparsed: agreement.result!.unparsedPolicy })}
+              />
+            );
+          })}
+        </section>
+      ) : null}
+
       {report.judges.length === 0 ? <p className="muted">No judge has verdicts on the labelled units of this task.</p> : null}
       <FigureTable table={tables.judges} csv={csv("judges")} />
 

@@ -1,0 +1,158 @@
+/**
+ * The any-label-set judge–human table of a task (./judgeAgreement) from what the reports
+ * load: the task's subjects and ratings, the project's judges and their verdicts. Pure.
+ * The judge page, its CSV downloads and the `judge-agreement` / `judge-confusion` exports
+ * all go through {@link taskJudgeAgreement}, and the command line reads the same input
+ * from files, so every one of them prints the same figures.
+ */
+import type { JudgeInfo, Verdicts } from "./judges";
+import {
+  judgeAgreement,
+  labelText,
+  UNPARSED,
+  type JudgeAgreementResult,
+  type Reference,
+  type UnparsedPolicy,
+  type JudgeAgreementInput,
+} from "./judgeAgreement";
+import type { Column, ReportTable, TaskData } from "./types";
+
+/** Kinds with one subject per unit and one scalar label per rating. */
+export const JUDGE_AGREEMENT_KINDS = ["imported-labels", "checklist-appropriateness", "response-satisfaction"];
+
+export interface TaskJudgeAgreement extends JudgeAgreementResult {
+  /** judge name → judge id. */
+  judgeIds: Record<string, number>;
+  /** The task's label kind: weighted kappa only on an ordinal scale. */
+  ordinal: boolean;
+}
+
+/** The task's labels and verdicts as the input of `judgeAgreement` (verdicts matched by response and checklist item). */
+export function taskJudgeInput(data: TaskData, judges: JudgeInfo[], verdicts: Verdicts): { input: JudgeAgreementInput; judgeIds: Record<string, number> } {
+  const S = data.subjects.length;
+  const annotatorIndex = new Map(data.annotators.map((a, i) => [a.id, i]));
+  const labels: (string | null)[][] = Array.from({ length: S }, () => new Array<string | null>(data.annotators.length).fill(null));
+  for (let i = 0; i < data.ratings.length; i++) {
+    const a = annotatorIndex.get(data.ratings.annotator[i]);
+    if (a !== undefined) labels[data.ratings.s[i]][a] = labelText(data.ratings.value[i]);
+  }
+  const adjudicated = data.subjects.map((s) => (s.adjudicated === null ? null : labelText(s.adjudicated)));
+  // Subjects by (response, checklist item): the pair a verdict names.
+  const subjectOf = new Map<string, number[]>();
+  data.subjects.forEach((s, i) => {
+    if (s.responseId == null) return;
+    const key = `${s.responseId}:${s.checklistItemId ?? -1}`;
+    (subjectOf.get(key) ?? subjectOf.set(key, []).get(key)!).push(i);
+  });
+  const byId = new Map(judges.map((j) => [j.id, j]));
+  const perJudge = new Map<number, (string | null | undefined)[]>();
+  for (let i = 0; i < verdicts.length; i++) {
+    const subs = subjectOf.get(`${verdicts.responseId[i]}:${verdicts.checklistItemId[i]}`);
+    if (!subs || !byId.has(verdicts.judgeId[i])) continue;
+    let arr = perJudge.get(verdicts.judgeId[i]);
+    if (!arr) perJudge.set(verdicts.judgeId[i], (arr = new Array(S).fill(undefined)));
+    const score = verdicts.score[i];
+    const text = verdicts.failed[i] ? null : (verdicts.value[i] ?? (Number.isNaN(score) ? null : String(score)));
+    for (const s of subs) arr[s] = text;
+  }
+  const judgeIds: Record<string, number> = {};
+  const list = [...perJudge].map(([id, v]) => {
+    const name = byId.get(id)!.name;
+    judgeIds[name] = id;
+    return { name, verdicts: v };
+  });
+  return { input: { annotators: data.annotators.map((a) => a.name), labels, adjudicated, judges: list }, judgeIds };
+}
+
+export function taskJudgeAgreement(
+  data: TaskData,
+  judges: JudgeInfo[],
+  verdicts: Verdicts,
+  opts: { reference: Reference; unparsed: UnparsedPolicy },
+): TaskJudgeAgreement {
+  const { input, judgeIds } = taskJudgeInput(data, judges, verdicts);
+  const ordinal = data.labelKind === "ordinal";
+  const r = judgeAgreement(input, { reference: opts.reference, unparsed: opts.unparsed, seed: data.task.seed, ordinal });
+  return { ...r, judgeIds, ordinal };
+}
+
+const c = (key: string, label: string, kind: Column["kind"]): Column => ({ key, label, kind });
+
+export const REFERENCE_LABELS: Record<Reference, string> = {
+  majority: "the strict majority of the annotators",
+  each: "each annotator (every annotator × unit pair, pooled)",
+  adjudicated: "the adjudicated label (the strict majority where a unit was not adjudicated)",
+};
+
+export function policyLabel(p: UnparsedPolicy): string {
+  return p === "count-as-wrong" ? `counted as wrong (class "${UNPARSED}")` : p === "exclude" ? "left out" : `counted as "${p.slice(3)}"`;
+}
+
+/** The tables of the any-label-set section: summary, per label, per annotator, one confusion matrix per judge. */
+export function judgeAgreementTables(r: TaskJudgeAgreement): ReportTable[] {
+  const note =
+    `Against ${REFERENCE_LABELS[r.reference]}; label set: ${r.labels.join(", ") || "(none)"}; ` +
+    (r.reference === "each" ? "" : `${r.unitsWithoutMajority} of ${r.units} labelled units have no majority and are left out; `) +
+    `verdicts outside the label set are unparsed, ${policyLabel(r.unparsedPolicy)}. ` +
+    "Accuracy CI: Wilson score; kappa CI: asymptotic SE; macro F1 CI: percentile bootstrap over units (seeded). Macro averages are unweighted means over the labels either side used (scikit-learn average=\"macro\"; undefined ratios count 0).";
+  const summary: ReportTable = {
+    id: "agreement-judges",
+    title: "Judges against humans, any label set",
+    note,
+    columns: [
+      c("judge", "Judge", "text"),
+      c("n", "n", "int"),
+      c("unparsed", "Unparsed", "int"),
+      c("missing", "No verdict", "int"),
+      c("accuracy", "Accuracy", "pct"),
+      c("accuracyCi", "95% CI", "ci"),
+      c("kappa", "Cohen's kappa", "coef"),
+      c("kappaCi", "95% CI", "ci"),
+      ...(r.ordinal ? [c("weightedKappa", "Weighted kappa (quadratic)", "coef")] : []),
+      c("ac1", "Gwet's AC1", "coef"),
+      c("macroPrecision", "Macro precision", "coef"),
+      c("macroRecall", "Macro recall", "coef"),
+      c("macroF1", "Macro F1", "coef"),
+      c("macroF1Ci", "95% CI", "ci"),
+    ],
+    rows: r.judges.map((j) => ({
+      judge: j.judge,
+      n: j.n,
+      unparsed: j.unparsed,
+      missing: j.missing,
+      accuracy: j.accuracy,
+      accuracyCi: j.accuracyCI,
+      kappa: j.cohenKappa,
+      kappaCi: j.cohenKappaCI,
+      ...(r.ordinal ? { weightedKappa: j.weightedKappa } : {}),
+      ac1: j.ac1,
+      macroPrecision: j.macroPrecision,
+      macroRecall: j.macroRecall,
+      macroF1: j.macroF1,
+      macroF1Ci: j.macroF1CI,
+    })),
+  };
+  const perLabel: ReportTable = {
+    id: "agreement-per-label",
+    title: "Per label: precision, recall and F1 of each judge",
+    note: "One label against the rest, the reference label as truth; 0 where a ratio is undefined (as scikit-learn).",
+    columns: [c("judge", "Judge", "text"), c("label", "Label", "text"), c("precision", "Precision", "coef"), c("recall", "Recall", "coef"), c("f1", "F1", "coef"), c("support", "Support", "int")],
+    rows: r.judges.flatMap((j) => Object.entries(j.perLabel).map(([label, m]) => ({ judge: j.judge, label, precision: m.precision, recall: m.recall, f1: m.f1, support: m.support }))),
+  };
+  const annotators: ReportTable = {
+    id: "agreement-annotators",
+    title: "Each judge against each annotator",
+    columns: [c("judge", "Judge", "text"), c("annotator", "Annotator", "text"), c("n", "n", "int"), c("accuracy", "Accuracy", "pct"), c("kappa", "Cohen's kappa", "coef")],
+    rows: r.judges.flatMap((j) => j.perAnnotator.map((a) => ({ judge: j.judge, annotator: a.annotator, n: a.n, accuracy: a.accuracy, kappa: a.cohenKappa }))),
+  };
+  const confusions: ReportTable[] = r.judges.map((j, i) => {
+    const labels = Object.keys(j.confusion);
+    return {
+      id: `agreement-confusion-${i}`,
+      title: `Confusion matrix: ${j.judge} (rows reference, columns judge)`,
+      columns: [c("human", "Reference \\ Judge", "text"), ...labels.map((l) => c(`judge:${l}`, l, "int")), c("total", "Total", "int")],
+      rows: labels.map((h) => ({ human: h, ...Object.fromEntries(labels.map((l) => [`judge:${l}`, j.confusion[h][l]])), total: labels.reduce((s, l) => s + j.confusion[h][l], 0) })),
+    };
+  });
+  return [summary, perLabel, annotators, ...confusions];
+}
