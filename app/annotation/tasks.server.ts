@@ -467,5 +467,49 @@ export function listTasks(projectId: number, userId: number, researcher: boolean
       const c = byTask.get(t.id);
       return { ...t, total: c?.total ?? 0, done: c?.done ?? 0, mine: c?.mine ?? 0, mineDone: c?.mineDone ?? 0 };
     })
-    .filter((t) => researcher || t.mine > 0);
+    .filter((t) => researcher || (t.mine > 0 && t.status !== "archived"));
+}
+
+/** Labelling work already done on a task: annotation rows (drafts included) and skips. */
+export function taskWork(taskId: number, db: Db = getDb()): { annotations: number; skips: number } {
+  const row = db.get<{ annotations: number; skips: number }>(sql`
+    select
+      (select count(*) from annotations an join assignments a on a.id = an.assignment_id join units u on u.id = a.unit_id where u.task_id = ${taskId}) as annotations,
+      (select count(*) from assignments a join units u on u.id = a.unit_id where u.task_id = ${taskId} and a.status = 'skipped') as skips`);
+  return { annotations: row?.annotations ?? 0, skips: row?.skips ?? 0 };
+}
+
+/**
+ * Deletes a task with its units and assignments — only while nobody has labelled
+ * or skipped anything in it. Once labels exist the task is archived instead
+ * (archiveTask), so no human judgement is ever thrown away.
+ */
+export function deleteTask(projectId: number, taskId: number, db: Db = getDb()): { units: number } {
+  return db.transaction(
+    (tx) => {
+      const t = tx as unknown as Db;
+      const task = findTask(projectId, taskId, t);
+      if (!task) throw new TaskError("No such task.");
+      const work = taskWork(taskId, t);
+      if (work.annotations > 0 || work.skips > 0) {
+        const parts = [work.annotations ? `${work.annotations} label${work.annotations === 1 ? "" : "s"} (drafts included)` : "", work.skips ? `${work.skips} skip${work.skips === 1 ? "" : "s"}` : ""].filter(Boolean);
+        throw new TaskError(`This task cannot be deleted: it holds ${parts.join(" and ")}. Archive it instead; its labels and reports are kept.`, "delete");
+      }
+      const units = t.select({ n: sql<number>`count(*)` }).from(schema.units).where(eq(schema.units.taskId, taskId)).get()?.n ?? 0;
+      // Units and assignments go with the task (ON DELETE CASCADE).
+      tx.delete(schema.tasks).where(and(eq(schema.tasks.id, taskId), eq(schema.tasks.projectId, projectId))).run();
+      return { units };
+    },
+    { behavior: "immediate" },
+  );
+}
+
+/** Archives a task (or brings it back as closed): labels frozen, hidden from annotators, reports kept. */
+export function archiveTask(projectId: number, taskId: number, archived = true, db: Db = getDb()) {
+  const res = db
+    .update(schema.tasks)
+    .set({ status: archived ? "archived" : "closed" })
+    .where(and(eq(schema.tasks.id, taskId), eq(schema.tasks.projectId, projectId)))
+    .run();
+  if (res.changes === 0) throw new TaskError("No such task.");
 }

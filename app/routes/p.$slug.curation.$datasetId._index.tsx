@@ -1,8 +1,8 @@
 import { CsrfField } from "~/components/CsrfField";
 import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
-import { formError } from "~/forms.server";
+import { humanErrors, humanIssue } from "~/forms/messages";
 import { json, redirect } from "@remix-run/node";
-import { Form, Link, useActionData, useLoaderData, useNavigation } from "@remix-run/react";
+import { Form, Link, useActionData, useLoaderData, useNavigation, useParams } from "@remix-run/react";
 import { and, asc, eq, inArray } from "drizzle-orm";
 import { z } from "zod";
 import { notFound, requireProjectRole } from "~/auth/guards.server";
@@ -121,8 +121,11 @@ export async function action({ request, params }: ActionFunctionArgs) {
       throw err;
     }
   }
-  const parsed = CurationAction.safeParse(Object.fromEntries(form));
-  if (!parsed.success) return formError(parsed.error);
+  const parsed = CurationAction.safeParse(Object.fromEntries(form), { error: humanErrors({ reason: "Reason", responseId: "Response", annotationIds: "Annotations" }) });
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    return json({ error: issue.message, field: String(issue.path[0] ?? "") }, { status: 400 });
+  }
   const actor = { userId: user.id, reason: parsed.data.reason };
   try {
     switch (parsed.data.intent) {
@@ -169,10 +172,14 @@ function referenceTask(projectId: number, userId: number, datasetId: number, for
     });
     return json({ ok: `Created task ${taskId} with ${units} blind comparisons.`, taskId });
   } catch (err) {
-    if (err instanceof TaskError) return json({ error: `${err.field}: ${err.message}`, field: err.field }, { status: 400 });
+    if (err instanceof TaskError) return json({ error: err.message, field: err.field }, { status: 400 });
     if (err instanceof z.ZodError) {
       const issue = err.issues[0];
-      return json({ error: `${issue.path.join(".")}: ${issue.message}`, field: String(issue.path[0] ?? "") }, { status: 400 });
+      const field = String(issue.path[0] ?? "");
+      // Zod's own wording ("Too small: …") becomes a sentence naming the field; the schema's own messages stay.
+      const generic = /^(Too (small|big)|Invalid )/.test(issue.message);
+      const labels: Record<string, string> = { overlap: "Overlap k", seed: "Seed", n: "Responses per comparison", pool: "Annotators", name: "Name", turn: "Turn" };
+      return json({ error: generic ? humanIssue(issue as Parameters<typeof humanIssue>[0], labels[field] ?? field) : issue.message, field }, { status: 400 });
     }
     throw err;
   }
@@ -188,6 +195,7 @@ export default function CurateDataset() {
   const { dataset, versions, threshold, checklistCount, flags, candidates, models, annotators, providers } = useLoaderData<typeof loader>();
   const data = useActionData<typeof action>();
   const navigation = useNavigation();
+  const { slug } = useParams();
   const busy = navigation.state === "submitting";
   return (
     <div>
@@ -406,11 +414,11 @@ export default function CurateDataset() {
 
       <h2>Release</h2>
       <p>
-        <a href={`release?file=jsonl`} download>
+        <a href={`/p/${slug}/curation/${dataset.id}/release?file=jsonl`} download>
           Download {dataset.name} v{dataset.version} (JSONL)
         </a>
         {" · "}
-        <a href={`release?file=changelog`} download>
+        <a href={`/p/${slug}/curation/${dataset.id}/release?file=changelog`} download>
           Changelog (markdown)
         </a>
       </p>

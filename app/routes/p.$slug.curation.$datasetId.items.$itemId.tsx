@@ -1,6 +1,5 @@
 import { CsrfField } from "~/components/CsrfField";
 import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
-import { formError } from "~/forms.server";
 import { json } from "@remix-run/node";
 import { Form, Link, useActionData, useLoaderData, useNavigation } from "@remix-run/react";
 import { and, asc, desc, eq } from "drizzle-orm";
@@ -22,6 +21,10 @@ import {
 } from "~/curation/versions.server";
 import { getDb, schema } from "~/db.server";
 import { ActionMessage } from "~/components/ActionMessage";
+import { FieldError, fieldErrorsFrom, invalidProps, useFocusFirstError } from "~/components/FieldError";
+import { requeueStale, staleSummary } from "~/curation/requeue.server";
+import { humanErrors } from "~/forms/messages";
+import { useRef } from "react";
 
 export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: `Curate ${data?.item.sourceId ?? "item"} · Concord` }];
 
@@ -90,6 +93,7 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
     flags,
     references,
     history,
+    stale: staleSummary(project.id, { itemId: item.id }),
     providers: db
       .select({ id: schema.providers.id, name: schema.providers.name, model: schema.providers.model })
       .from(schema.providers)
@@ -114,14 +118,34 @@ const ItemAction = z.discriminatedUnion("intent", [
   z.object({ intent: z.literal("edit-reference"), text: z.string().trim().min(1, "A reference needs text."), reason: Reason }),
   z.object({ intent: z.literal("draft"), providerId: Id }),
   z.object({ intent: z.literal("add-draft"), items: z.string().trim().min(1, "The draft has no items left to add."), reason: Reason }),
+  z.object({ intent: z.literal("requeue-stale") }),
 ]);
+
+const LABELS: Record<string, string> = { query: "Prompt", text: "Text", weight: "Weight", reason: "Reason", items: "Draft", providerId: "Provider", checklistItemId: "Checklist item" };
+
+/** Which form answered: errors are shown beside the fields of that form only. */
+function formKey(entries: Record<string, FormDataEntryValue>): string {
+  const intent = String(entries.intent ?? "");
+  return intent === "edit-checklist" || intent === "retire" ? `${intent}-${String(entries.checklistItemId ?? "")}` : intent;
+}
 
 export async function action({ request, params }: ActionFunctionArgs) {
   const { project, user } = await requireProjectRole(request, params.slug, "researcher");
   const { item } = load(project.id, params);
-  const parsed = ItemAction.safeParse(Object.fromEntries(await request.formData()));
-  if (!parsed.success) return formError(parsed.error);
+  const entries = Object.fromEntries(await request.formData());
+  const form = formKey(entries);
+  const parsed = ItemAction.safeParse(entries, { error: humanErrors(LABELS) });
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    return json({ error: issue.message, field: String(issue.path[0] ?? ""), form }, { status: 400 });
+  }
   const input = parsed.data;
+  if (input.intent === "requeue-stale") {
+    const r = requeueStale(project.id, { itemId: item.id });
+    return json({
+      ok: r.assignments === 0 ? "No stale labels to send back." : `Sent ${r.assignments} stale label${r.assignments === 1 ? "" : "s"} on ${r.units} unit${r.units === 1 ? "" : "s"} back to their annotators.`,
+    });
+  }
   if (input.intent === "draft") {
     try {
       const draft = await draftChecklist({ projectId: project.id, itemId: item.id, providerId: input.providerId });
@@ -189,7 +213,7 @@ export async function action({ request, params }: ActionFunctionArgs) {
       }
     }
   } catch (err) {
-    if (err instanceof CurationError) return json({ error: err.message, field: err.field ?? "" }, { status: 400 });
+    if (err instanceof CurationError) return json({ error: err.message, field: err.field ?? "", form }, { status: 400 });
     throw err;
   }
 }
@@ -197,13 +221,17 @@ export async function action({ request, params }: ActionFunctionArgs) {
 const FLAG_TEXT = { inappropriate: "judged invalid", duplicate: "near-duplicate", "back-check": "reference fails it" } as const;
 
 export default function CurateItem() {
-  const { dataset, item, active, retired, weighted, flags, references, history, providers } = useLoaderData<typeof loader>();
+  const { dataset, item, active, retired, weighted, flags, references, history, providers, stale } = useLoaderData<typeof loader>();
   const data = useActionData<typeof action>();
+  const pageRef = useRef<HTMLDivElement>(null);
+  const answered = data && typeof data === "object" && "form" in data ? String(data.form) : "";
+  const errorsOf = (form: string) => fieldErrorsFrom(data, form);
+  useFocusFirstError(pageRef, answered ? errorsOf(answered) : {}, data);
   const busy = useNavigation().state === "submitting";
   const frozen = dataset.frozen;
   const current = references.find((r) => r.isCurrent);
   return (
-    <div>
+    <div ref={pageRef}>
       <div className="breadcrumbs">
         <Link to="../..">Curate {dataset.name} v{dataset.version}</Link> / {item.sourceId}
       </div>
@@ -212,6 +240,18 @@ export default function CurateItem() {
       </h1>
       {frozen ? <div className="alert info">This version is a frozen release and read-only. Start the next version to edit.</div> : null}
       <ActionMessage data={data} />
+      {stale.assignments > 0 ? (
+        <div className="alert info" data-testid="stale-labels">
+          {stale.assignments} submitted label{stale.assignments === 1 ? "" : "s"} on {stale.units} unit{stale.units === 1 ? "" : "s"} of this item judged an older version.{" "}
+          <Form method="post" className="inline">
+            <CsrfField />
+            <button type="submit" name="intent" value="requeue-stale">
+              Send stale units back to their annotators
+            </button>
+          </Form>
+          <div className="small">They see the current text with a &ldquo;changed&rdquo; badge and label it again; the old labels are kept, marked stale.</div>
+        </div>
+      ) : null}
 
       <div className="panel">
         <h2>Checklist ({active.length})</h2>
@@ -234,17 +274,19 @@ export default function CurateItem() {
                     <div className="muted small">v{c.version}</div>
                   </td>
                   <td>
-                    <Form method="post" className="stack" style={{ maxWidth: "none" }}>
+                    <Form method="post" className="stack" style={{ maxWidth: "none" }} noValidate>
                       <CsrfField />
                       <input type="hidden" name="intent" value="edit-checklist" />
                       <input type="hidden" name="checklistItemId" value={c.id} />
-                      <textarea name="text" defaultValue={c.text} rows={2} aria-label={`Text of checklist item ${i + 1}`} />
+                      <textarea name="text" defaultValue={c.text} rows={2} aria-label={`Text of checklist item ${i + 1}`} {...invalidProps(errorsOf(`edit-checklist-${c.id}`), "text", `c${c.id}-`)} />
+                      <FieldError errors={errorsOf(`edit-checklist-${c.id}`)} name="text" scope={`c${c.id}-`} />
                       <div className="inline">
-                        <input name="reason" placeholder="Why this edit?" aria-label={`Reason for editing item ${i + 1}`} />
+                        <input name="reason" placeholder="Why this edit?" aria-label={`Reason for editing item ${i + 1}`} {...invalidProps(errorsOf(`edit-checklist-${c.id}`), "reason", `c${c.id}-`)} />
                         <button type="submit" className="secondary">
                           Save as new version
                         </button>
                       </div>
+                      <FieldError errors={errorsOf(`edit-checklist-${c.id}`)} name="reason" scope={`c${c.id}-`} />
                     </Form>
                   </td>
                   {weighted ? <td className="num">{c.weight?.toFixed(3)}</td> : null}
@@ -301,13 +343,16 @@ export default function CurateItem() {
               <button type="submit">Save weights (re-normalised to 1)</button>
             </Form>
           ) : null}
-          <Form method="post" className="inline" style={{ marginTop: "0.75rem" }}>
+          <Form method="post" className="inline" style={{ marginTop: "0.75rem", flexWrap: "wrap" }} noValidate>
             <CsrfField />
             <input type="hidden" name="intent" value="add-checklist" />
-            <input name="text" required placeholder="Does the response …?" aria-label="New checklist item" style={{ minWidth: "24rem" }} />
-            {weighted ? <input name="weight" type="number" step="any" min="0" placeholder="weight" aria-label="Weight" style={{ width: "6rem" }} /> : null}
-            <input name="reason" required placeholder="Why add it?" aria-label="Reason for adding" />
+            <input name="text" required placeholder="Does the response …?" aria-label="New checklist item" style={{ minWidth: "24rem" }} {...invalidProps(errorsOf("add-checklist"), "text", "add-")} />
+            {weighted ? <input name="weight" type="number" step="any" min="0" placeholder="weight" aria-label="Weight" style={{ width: "6rem" }} {...invalidProps(errorsOf("add-checklist"), "weight", "add-")} /> : null}
+            <input name="reason" required placeholder="Why add it?" aria-label="Reason for adding" {...invalidProps(errorsOf("add-checklist"), "reason", "add-")} />
             <button type="submit">Add</button>
+            {["text", "weight", "reason"].map((f) => (
+              <FieldError key={f} errors={errorsOf("add-checklist")} name={f} scope="add-" />
+            ))}
           </Form>
         </fieldset>
         {retired.length > 0 ? (
@@ -383,16 +428,18 @@ export default function CurateItem() {
 
       <div className="panel">
         <h2>Reference</h2>
-        <Form method="post" className="stack" style={{ maxWidth: "none" }}>
+        <Form method="post" className="stack" style={{ maxWidth: "none" }} noValidate>
           <CsrfField />
           <input type="hidden" name="intent" value="edit-reference" />
-          <textarea name="text" rows={8} defaultValue={current?.text ?? ""} aria-label="Reference text" disabled={frozen} />
+          <textarea name="text" rows={8} defaultValue={current?.text ?? ""} aria-label="Reference text" disabled={frozen} {...invalidProps(errorsOf("edit-reference"), "text", "ref-")} />
+          <FieldError errors={errorsOf("edit-reference")} name="text" scope="ref-" />
           <div className="inline">
-            <input name="reason" required placeholder="Why change the reference?" aria-label="Reason for the reference change" disabled={frozen} />
+            <input name="reason" required placeholder="Why change the reference?" aria-label="Reason for the reference change" disabled={frozen} {...invalidProps(errorsOf("edit-reference"), "reason", "ref-")} />
             <button type="submit" disabled={frozen || busy}>
               Save as new reference version
             </button>
           </div>
+          <FieldError errors={errorsOf("edit-reference")} name="reason" scope="ref-" />
         </Form>
         <h3>History</h3>
         <table className="small">
@@ -429,14 +476,15 @@ export default function CurateItem() {
 
       <div className="panel">
         <h2>Item</h2>
-        <Form method="post" className="stack" style={{ maxWidth: "none" }}>
+        <Form method="post" className="stack" style={{ maxWidth: "none" }} noValidate>
           <CsrfField />
           <input type="hidden" name="intent" value="edit-item" />
           <fieldset disabled={frozen || busy} style={{ border: 0, padding: 0, margin: 0, display: "grid", gap: "0.75rem" }}>
             <label>
               Prompt
-              <textarea name="query" rows={5} defaultValue={item.query} />
+              <textarea name="query" rows={5} defaultValue={item.query} {...invalidProps(errorsOf("edit-item"), "query", "item-")} />
             </label>
+            <FieldError errors={errorsOf("edit-item")} name="query" scope="item-" />
             <label>
               Passage or grounding
               <textarea name="passage" rows={4} defaultValue={item.passage ?? ""} />
@@ -450,9 +498,10 @@ export default function CurateItem() {
               </label>
             </div>
             <div className="inline">
-              <input name="reason" required placeholder="Why edit the item?" aria-label="Reason for the item edit" />
+              <input name="reason" required placeholder="Why edit the item?" aria-label="Reason for the item edit" {...invalidProps(errorsOf("edit-item"), "reason", "item-")} />
               <button type="submit">Save as new item version</button>
             </div>
+            <FieldError errors={errorsOf("edit-item")} name="reason" scope="item-" />
           </fieldset>
         </Form>
       </div>

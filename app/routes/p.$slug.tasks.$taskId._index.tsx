@@ -5,19 +5,24 @@
  */
 import { CsrfField } from "~/components/CsrfField";
 import type { ActionFunctionArgs, LinksFunction, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
-import { json } from "@remix-run/node";
+import { json, redirect } from "@remix-run/node";
 import { Form, Link, useActionData, useLoaderData, useParams } from "@remix-run/react";
+import { useRef } from "react";
 import { and, asc, eq, inArray } from "drizzle-orm";
 import { z } from "zod";
 import { isAnnotatable, KIND_TITLES, readConfig } from "~/annotation/config";
 import { labelToForm, parseGoldLabel, type ResponseKey } from "~/annotation/labels";
 import { letter } from "~/annotation/random";
-import { addToPool, findTask, removeFromPool, poolOf, projectMembers, setAdjudicators, setGoldLabel, setTaskStatus, taskProgress, TaskError } from "~/annotation/tasks.server";
+import { addToPool, archiveTask, deleteTask, findTask, removeFromPool, poolOf, projectMembers, setAdjudicators, setGoldLabel, setTaskStatus, taskProgress, taskWork, TaskError } from "~/annotation/tasks.server";
+import { requeueStale, staleSummary } from "~/curation/requeue.server";
+import { FieldError, fieldErrorsFrom, invalidProps, useFocusFirstError } from "~/components/FieldError";
 import { notFound, requireProjectRole } from "~/auth/guards.server";
 import { ProgressBar } from "~/components/ProgressBar";
 import styles from "~/components/annotation.css";
 import { getDb, schema } from "~/db.server";
 import { ActionMessage } from "~/components/ActionMessage";
+import { renameTask } from "~/annotation/task-names.server";
+import { TaskNameForm, type TaskNameOutcome } from "~/components/TaskNameForm";
 
 export const links: LinksFunction = () => [{ rel: "stylesheet", href: styles }];
 export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: `${data?.task.name ?? "Task"} · Concord` }];
@@ -30,13 +35,40 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
   const pool = poolOf(task);
   const members = projectMembers(project.id);
   const goldUnits = getDb()
-    .select({ id: schema.units.id, position: schema.units.position, goldLabel: schema.units.goldLabel, responseIds: schema.units.responseIds })
+    .select({
+      id: schema.units.id,
+      position: schema.units.position,
+      goldLabel: schema.units.goldLabel,
+      responseIds: schema.units.responseIds,
+      responseId: schema.units.responseId,
+      itemId: schema.units.itemId,
+      checklistItemId: schema.units.checklistItemId,
+    })
     .from(schema.units)
     .where(and(eq(schema.units.taskId, task.id), eq(schema.units.isGold, true)))
     .orderBy(asc(schema.units.position))
     .all();
   // Multi-response kinds: the researcher (not blind) sees which response each letter is.
-  const rids = [...new Set(goldUnits.flatMap((g) => (g.responseIds ?? []).filter((r): r is number => r !== "reference")))];
+  const rids = [...new Set(goldUnits.flatMap((g) => [...(g.responseIds ?? []), ...(g.responseId != null ? [g.responseId] : [])].filter((r): r is number => r !== "reference")))];
+  // What each gold unit is about, so the known answer is entered with the content in view.
+  const itemIds = [...new Set(goldUnits.map((g) => g.itemId))];
+  const items = new Map(
+    (itemIds.length ? getDb().select({ id: schema.items.id, sourceId: schema.items.sourceId, query: schema.items.query, passage: schema.items.passage }).from(schema.items).where(inArray(schema.items.id, itemIds)).all() : []).map((i) => [i.id, i]),
+  );
+  const checklistIds = goldUnits.map((g) => g.checklistItemId).filter((c): c is number => c != null);
+  const checklistTexts = new Map(
+    (checklistIds.length ? getDb().select({ id: schema.checklistItems.id, text: schema.checklistItems.text }).from(schema.checklistItems).where(inArray(schema.checklistItems.id, checklistIds)).all() : []).map((c) => [c.id, c.text]),
+  );
+  const references = new Map(
+    (itemIds.length
+      ? getDb()
+          .select({ itemId: schema.references.itemId, text: schema.references.text })
+          .from(schema.references)
+          .where(and(inArray(schema.references.itemId, itemIds), eq(schema.references.isCurrent, true)))
+          .all()
+      : []
+    ).map((r) => [r.itemId, r.text]),
+  );
   const responses = new Map(
     (rids.length ? getDb().select({ id: schema.responses.id, model: schema.responses.model, text: schema.responses.text }).from(schema.responses).where(inArray(schema.responses.id, rids)).all() : []).map((r) => [r.id, r]),
   );
@@ -48,14 +80,24 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
     } catch {
       stored = g.goldLabel;
     }
+    const item = items.get(g.itemId);
+    const single = g.responseId != null ? responses.get(g.responseId) : undefined;
     return {
       id: g.id,
       position: g.position,
       known: g.goldLabel != null,
+      content: {
+        item: item?.sourceId ?? `#${g.itemId}`,
+        query: item?.query ?? "",
+        passage: item?.passage ?? null,
+        checklistItem: g.checklistItemId != null ? (checklistTexts.get(g.checklistItemId) ?? null) : null,
+        response: single ? { model: single.model, text: single.text } : null,
+        reference: task.kind === "writing-quality" || task.kind === "checklist-appropriateness" ? (references.get(g.itemId) ?? null) : null,
+      },
       values: isAnnotatable(task.kind) ? labelToForm(task.kind, stored == null ? null : { label: stored, penaltyReasons: null, notes: null }, order) : {},
       responses: order.map((key, i) => {
         const r = key === "reference" ? null : responses.get(key);
-        return { letter: letter(i), reference: key === "reference", model: r?.model ?? null, preview: r ? r.text.slice(0, 140) : null };
+        return { letter: letter(i), reference: key === "reference", model: r?.model ?? null, preview: r ? r.text.slice(0, 140) : null, text: key === "reference" ? (references.get(g.itemId) ?? "") : (r?.text ?? "") };
       }),
     };
   });
@@ -63,6 +105,7 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
     task: {
       id: task.id,
       name: task.name,
+      guidelines: task.guidelines,
       kind: task.kind,
       kindTitle: isAnnotatable(task.kind) ? KIND_TITLES[task.kind] : task.kind,
       status: task.status,
@@ -74,6 +117,8 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
       allowTies: config.allowTies === true,
     },
     progress: taskProgress(task),
+    work: taskWork(task.id),
+    stale: staleSummary(project.id, { taskId: task.id }),
     pool,
     adjudicators: config.adjudicators ?? [],
     members,
@@ -93,9 +138,32 @@ export async function action({ request, params }: ActionFunctionArgs) {
   const form = await request.formData();
   const intent = String(form.get("intent") ?? "");
   try {
+    if (intent === "rename") {
+      const values = { name: String(form.get("name") ?? ""), guidelines: String(form.get("guidelines") ?? "") };
+      const r = renameTask(project.id, task.id, { ...values, confirmed: form.get("confirmNames") === "yes" });
+      return r.ok ? json({ ok: r.message }) : json({ intent: "rename", fieldErrors: r.fieldErrors, warning: r.warning, values }, { status: 400 });
+    }
     if (StatusSchema.safeParse(intent).success) {
       setTaskStatus(project.id, task.id, intent === "close" ? "closed" : "open");
       return json({ ok: intent === "close" ? "Task closed: labels are frozen." : "Task reopened." });
+    }
+    if (intent === "archive" || intent === "unarchive") {
+      archiveTask(project.id, task.id, intent === "archive");
+      return json({ ok: intent === "archive" ? "Task archived: its labels and reports are kept; annotators no longer see it." : "Task brought back from the archive, closed." });
+    }
+    if (intent === "delete") {
+      if (form.get("confirm") !== "yes") return json({ error: "Tick the box to confirm that the task is deleted for good.", field: "confirm", form: "delete" }, { status: 400 });
+      deleteTask(project.id, task.id);
+      return redirect(`/p/${project.slug}/tasks`);
+    }
+    if (intent === "requeue-stale") {
+      const r = requeueStale(project.id, { taskId: task.id });
+      return json({
+        ok:
+          r.assignments === 0
+            ? "No stale labels to send back."
+            : `Sent ${r.assignments} stale label${r.assignments === 1 ? "" : "s"} on ${r.units} unit${r.units === 1 ? "" : "s"} back to their annotators${r.moved ? ` (${r.moved} unit${r.moved === 1 ? "" : "s"} moved to the checklist item's current version)` : ""}.`,
+      });
     }
     if (intent === "add-annotators") {
       const add = ids(form);
@@ -122,28 +190,37 @@ export async function action({ request, params }: ActionFunctionArgs) {
             .where(and(eq(schema.units.id, unitId), eq(schema.units.taskId, task.id), eq(schema.units.isGold, true)))
             .get()
         : undefined;
-      if (!unit) return json({ error: "unitId: no such gold unit in this task." }, { status: 400 });
-      if (!isAnnotatable(task.kind)) return json({ error: "kind: this task kind has no gold units." }, { status: 400 });
+      if (!unit) return json({ error: "No such gold unit in this task.", field: "unitId" }, { status: 400 });
+      if (!isAnnotatable(task.kind)) return json({ error: "This task kind has no gold units.", field: "kind" }, { status: 400 });
       const parsed = parseGoldLabel(task.kind, unit.responseIds ?? null, readConfig(task.config).allowTies === true, form);
-      if (!parsed.ok) return json({ error: Object.entries(parsed.fieldErrors).map(([f, m]) => `${f}: ${m}`).join(" ") }, { status: 400 });
+      if (!parsed.ok) {
+        return json(
+          { error: `Gold answer of unit #${unitId} not saved: ${Object.values(parsed.fieldErrors).join(" ")}`, fieldErrors: parsed.fieldErrors, form: `gold-${unitId}` },
+          { status: 400 },
+        );
+      }
       setGoldLabel(task.id, unitId, parsed.label);
       return json({ ok: `Gold answer of unit #${unitId} saved.` });
     }
   } catch (err) {
-    if (err instanceof TaskError) return json({ error: `${err.field}: ${err.message}` }, { status: 400 });
+    if (err instanceof TaskError) return json({ error: err.message, field: err.field, form: intent }, { status: 400 });
     throw err;
   }
   return json({ error: `Unknown intent "${intent.slice(0, 20)}".` }, { status: 400 });
 }
 
 export default function TaskOverview() {
-  const { task, progress, pool, adjudicators, members, gold } = useLoaderData<typeof loader>();
+  const { task, progress, pool, adjudicators, members, gold, work, stale } = useLoaderData<typeof loader>();
   const data = useActionData<typeof action>();
   const { slug } = useParams();
   const outside = members.filter((m) => !pool.includes(m.id));
   const yesNo = task.kind === "checklist-appropriateness" || task.kind === "response-satisfaction";
+  const pageRef = useRef<HTMLDivElement>(null);
+  const answeredForm = data && typeof data === "object" && "form" in data ? String(data.form) : "";
+  useFocusFirstError(pageRef, answeredForm ? fieldErrorsFrom(data, answeredForm) : {}, data);
+  const hasWork = work.annotations > 0 || work.skips > 0;
   return (
-    <div>
+    <div ref={pageRef}>
       <div className="annotate-head">
         <h1>{task.name}</h1>
         <span className="muted">
@@ -152,6 +229,7 @@ export default function TaskOverview() {
         </span>
       </div>
       <ActionMessage data={data} />
+      <TaskNameForm name={task.name} guidelines={task.guidelines} outcome={data as TaskNameOutcome} />
       <div className="panel">
         <ProgressBar label="Overall" done={progress.done} total={progress.total} testId="progress-overall" />
         <Form method="post" className="inline">
@@ -159,7 +237,7 @@ export default function TaskOverview() {
           <span>
             Status: <strong data-testid="task-status">{task.status}</strong>
           </span>
-          {task.status === "open" ? (
+          {task.status === "archived" ? null : task.status === "open" ? (
             <button type="submit" name="intent" value="close" className="danger">
               Close task
             </button>
@@ -170,6 +248,25 @@ export default function TaskOverview() {
           )}
         </Form>
       </div>
+      {stale.assignments > 0 || stale.inClosedTasks > 0 ? (
+        <div className="alert info" data-testid="stale-labels">
+          <p style={{ margin: 0 }}>
+            {stale.assignments + stale.inClosedTasks} submitted label{stale.assignments + stale.inClosedTasks === 1 ? "" : "s"} judged an older version of their unit
+            (the item, checklist item or reference was edited in curation since).
+          </p>
+          {stale.assignments > 0 ? (
+            <Form method="post" className="inline" style={{ marginTop: "0.5rem" }}>
+              <CsrfField />
+              <button type="submit" name="intent" value="requeue-stale">
+                Send {stale.units} stale unit{stale.units === 1 ? "" : "s"} back to {stale.assignments === 1 ? "its annotator" : "their annotators"}
+              </button>
+              <span className="small">They see the current text with a &ldquo;changed&rdquo; badge and label it again; the old labels are kept, marked stale.</span>
+            </Form>
+          ) : (
+            <p className="small" style={{ margin: "0.5rem 0 0" }}>Reopen the task to send them back for relabelling.</p>
+          )}
+        </div>
+      ) : null}
       <h2>Progress per annotator</h2>
       <table data-testid="per-annotator">
         <thead>
@@ -268,59 +365,163 @@ export default function TaskOverview() {
         <>
           <h2>Gold units ({gold.length})</h2>
           <p className="small muted">Hidden among every annotator's units. Record the known answer to score their accuracy.</p>
-          <table>
-            <tbody>
-              {gold.map((g) => (
-                <tr key={g.id}>
-                  <td>
-                    Unit {g.position + 1} (#{g.id}) <span className="muted small">{g.known ? "answer set" : "no answer yet"}</span>
-                  </td>
-                  <td>
-                    <Form method="post" className="inline gold-form">
+          <div className="gold-list">
+            {gold.map((g) => {
+              const scope = `gold-${g.id}`;
+              const errors = fieldErrorsFrom(data, scope);
+              return (
+                <section className="panel gold-unit" key={g.id} aria-labelledby={`gold-${g.id}-title`} data-testid={`gold-unit-${g.id}`}>
+                  <h3 id={`gold-${g.id}-title`} style={{ marginTop: 0 }}>
+                    Unit {g.position + 1} (#{g.id}) · item {g.content.item}{" "}
+                    <span className={g.known ? "badge yes" : "badge"}>{g.known ? "answer set" : "no answer yet"}</span>
+                  </h3>
+                  <div className="gold-grid">
+                    <div className="gold-content" data-testid="gold-content">
+                      <div className="small muted">Prompt</div>
+                      <div className="prewrap gold-text">{g.content.query}</div>
+                      {g.content.passage ? (
+                        <details>
+                          <summary className="small">Passage</summary>
+                          <div className="prewrap gold-text">{g.content.passage}</div>
+                        </details>
+                      ) : null}
+                      {g.content.checklistItem ? (
+                        <>
+                          <div className="small muted">Checklist item</div>
+                          <div className="gold-checklist">{g.content.checklistItem}</div>
+                        </>
+                      ) : null}
+                      {g.content.response ? (
+                        <>
+                          <div className="small muted">Response ({g.content.response.model})</div>
+                          <div className="prewrap gold-text">{g.content.response.text}</div>
+                        </>
+                      ) : null}
+                      {g.content.reference ? (
+                        <details>
+                          <summary className="small">Reference answer</summary>
+                          <div className="prewrap gold-text">{g.content.reference}</div>
+                        </details>
+                      ) : null}
+                      {g.responses.length > 0 ? (
+                        <div className="gold-responses">
+                          {g.responses.map((r) => (
+                            <div key={r.letter} className="response">
+                              <div className="small muted">
+                                Response {r.letter} · {r.reference ? "the reference" : (r.model ?? "response")}
+                              </div>
+                              <div className="prewrap gold-text">{r.text}</div>
+                            </div>
+                          ))}
+                        </div>
+                      ) : null}
+                    </div>
+                    <Form method="post" className="stack gold-form" noValidate>
                       <CsrfField />
                       <input type="hidden" name="unitId" value={g.id} />
                       {yesNo ? (
-                        <select name="answer" defaultValue={g.values.answer ?? ""} aria-label={`Known answer of unit ${g.id}`}>
-                          <option value="">—</option>
-                          <option>Yes</option>
-                          <option>No</option>
-                        </select>
+                        <label>
+                          Known answer
+                          <select name="answer" defaultValue={g.values.answer ?? ""} aria-label={`Known answer of unit ${g.id}`} {...invalidProps(errors, "answer", scope)}>
+                            <option value="">—</option>
+                            <option>Yes</option>
+                            <option>No</option>
+                          </select>
+                          <FieldError errors={errors} name="answer" scope={scope} />
+                        </label>
                       ) : task.kind === "writing-quality" ? (
                         g.responses.map((r) =>
                           r.reference ? null : (
-                            <label key={r.letter} title={r.preview ?? ""}>
-                              {r.letter} {r.model ? <span className="muted small">({r.model})</span> : null}
-                              <select name={`score.${r.letter}`} defaultValue={g.values[`score.${r.letter}`] ?? ""} aria-label={`Known score of response ${r.letter} in unit ${g.id}`}>
+                            <label key={r.letter}>
+                              Score of response {r.letter}
+                              <select
+                                name={`score.${r.letter}`}
+                                defaultValue={g.values[`score.${r.letter}`] ?? ""}
+                                aria-label={`Known score of response ${r.letter} in unit ${g.id}`}
+                                {...invalidProps(errors, `score.${r.letter}`, scope)}
+                              >
                                 <option value="">—</option>
                                 {[1, 2, 3, 4, 5].map((n) => (
                                   <option key={n}>{n}</option>
                                 ))}
                               </select>
+                              <FieldError errors={errors} name={`score.${r.letter}`} scope={scope} />
                             </label>
                           ),
                         )
                       ) : (
-                        <select name="best" defaultValue={g.values.best ?? ""} aria-label={`Known best response of unit ${g.id}`}>
-                          <option value="">—</option>
-                          {g.responses.map((r) => (
-                            <option key={r.letter} value={r.letter}>
-                              {r.letter}: {r.reference ? "the reference" : `${r.model ?? "response"} — ${r.preview ?? ""}`.slice(0, 80)}
-                            </option>
-                          ))}
-                          {task.allowTies ? <option value="tie">Tie</option> : null}
-                        </select>
+                        <label>
+                          Best response
+                          <select name="best" defaultValue={g.values.best ?? ""} aria-label={`Known best response of unit ${g.id}`} {...invalidProps(errors, "best", scope)}>
+                            <option value="">—</option>
+                            {g.responses.map((r) => (
+                              <option key={r.letter} value={r.letter}>
+                                {r.letter}: {r.reference ? "the reference" : (r.model ?? "response")}
+                              </option>
+                            ))}
+                            {task.allowTies ? <option value="tie">Tie</option> : null}
+                          </select>
+                          <FieldError errors={errors} name="best" scope={scope} />
+                        </label>
                       )}
+                      {Object.keys(errors)
+                        .filter((k) => !(k === "answer" || k === "best" || k.startsWith("score.")))
+                        .map((k) => (
+                          <FieldError key={k} errors={errors} name={k} scope={scope} />
+                        ))}
                       <button type="submit" name="intent" value="gold" className="secondary">
-                        Save
+                        Save answer
                       </button>
                     </Form>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+                  </div>
+                </section>
+              );
+            })}
+          </div>
         </>
       ) : null}
+
+      <h2>Archive or delete</h2>
+      <div className="panel" data-testid="task-lifecycle">
+        {task.status === "archived" ? (
+          <Form method="post" className="inline">
+            <CsrfField />
+            <span>This task is archived: its labels and reports are kept, annotators no longer see it.</span>
+            <button type="submit" name="intent" value="unarchive" className="secondary">
+              Bring back (closed)
+            </button>
+          </Form>
+        ) : (
+          <Form method="post" className="inline">
+            <CsrfField />
+            <span>Archive: labels and reports are kept; the task disappears from annotators&apos; lists and labels are frozen.</span>
+            <button type="submit" name="intent" value="archive" className="secondary">
+              Archive task
+            </button>
+          </Form>
+        )}
+        {hasWork ? (
+          <p className="small muted" data-testid="delete-refused">
+            This task cannot be deleted: it holds {work.annotations} label{work.annotations === 1 ? "" : "s"}
+            {work.skips ? ` and ${work.skips} skip${work.skips === 1 ? "" : "s"}` : ""}. Archive it instead.
+          </p>
+        ) : (
+          <details style={{ marginTop: "0.75rem" }} open={answeredForm === "delete"}>
+            <summary>Delete this task…</summary>
+            <Form method="post" className="stack" noValidate style={{ marginTop: "0.5rem" }}>
+              <CsrfField />
+              <label className="choice">
+                <input type="checkbox" name="confirm" value="yes" {...invalidProps(fieldErrorsFrom(data, "delete"), "confirm", "delete-")} /> Delete &ldquo;{task.name}&rdquo; and its{" "}
+                {progress.total} assignment{progress.total === 1 ? "" : "s"} for good. Nobody has labelled anything in it yet.
+              </label>
+              <FieldError errors={fieldErrorsFrom(data, "delete")} name="confirm" scope="delete-" />
+              <button type="submit" name="intent" value="delete" className="danger">
+                Delete task
+              </button>
+            </Form>
+          </details>
+        )}
+      </div>
     </div>
   );
 }

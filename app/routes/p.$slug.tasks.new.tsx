@@ -3,13 +3,16 @@ import { CsrfField } from "~/components/CsrfField";
 import type { ActionFunctionArgs, LinksFunction, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { json, redirect } from "@remix-run/node";
 import { Form, useActionData, useLoaderData } from "@remix-run/react";
+import { useRef, useState } from "react";
 import { asc, eq } from "drizzle-orm";
-import { ANNOTATABLE_KINDS, DEFAULT_PENALTY_REASONS, KIND_TITLES, PLANS } from "~/annotation/config";
+import { ANNOTATABLE_KINDS, DEFAULT_PENALTY_REASONS, KIND_TITLES, PLANS, type AnnotatableKind } from "~/annotation/config";
 import { SamplingError } from "~/annotation/sampling";
 import { AssignmentError } from "~/annotation/assignment";
 import { createTask, NewTaskSchema, projectMembers, TaskError } from "~/annotation/tasks.server";
 import { requireProjectRole } from "~/auth/guards.server";
 import styles from "~/components/annotation.css";
+import { ErrorSummary, FieldError, invalidProps, useFocusFirstError, type FieldErrors } from "~/components/FieldError";
+import { fieldErrorsOf, humanErrors } from "~/forms/messages";
 import { getDb, schema } from "~/db.server";
 
 export const links: LinksFunction = () => [{ rel: "stylesheet", href: styles }];
@@ -38,6 +41,35 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
 
 const opt = (v: FormDataEntryValue | null) => (typeof v === "string" && v.trim() !== "" ? v.trim() : undefined);
 
+/** The form's labels, also used to word the errors ("Seed must be 0 or more."). */
+const LABELS: Record<string, string> = {
+  name: "Name",
+  datasetId: "Dataset",
+  kind: "Kind",
+  plan: "Sampling plan",
+  models: "Models",
+  overlap: "Overlap k",
+  seed: "Seed",
+  turn: "Turn",
+  itemLimit: "Items to sample",
+  responsesPerItem: "Responses per item",
+  strata: "Stratify by",
+  perStratum: "Units per stratum",
+  n: "Responses per comparison",
+  goldRate: "Gold rate",
+  penaltyReasons: "Penalty reasons",
+  guidelines: "Guidelines",
+  pool: "Annotator pool",
+};
+
+/** Which optional settings each kind uses (the form shows only these). */
+const KIND_FIELDS: Record<AnnotatableKind, readonly string[]> = {
+  "checklist-appropriateness": ["showReference"],
+  "response-satisfaction": ["plan", "models", "turn", "responsesPerItem", "strata", "perStratum", "showReference"],
+  "writing-quality": ["models", "turn", "penaltyReasons"],
+  "best-of-n": ["models", "turn", "n", "allowTies", "includeReference"],
+};
+
 export async function action({ request, params }: ActionFunctionArgs) {
   const { project, user } = await requireProjectRole(request, params.slug, "researcher");
   const form = await request.formData();
@@ -63,41 +95,54 @@ export async function action({ request, params }: ActionFunctionArgs) {
     n: opt(form.get("n")),
     goldRate: opt(form.get("goldRate")) ?? "0",
   };
-  const parsed = NewTaskSchema.safeParse(raw);
-  if (!parsed.success) {
-    const fieldErrors: Record<string, string> = {};
-    for (const issue of parsed.error.issues) fieldErrors[String(issue.path[0] ?? "form")] ??= issue.message;
-    return json({ fieldErrors }, { status: 400 });
-  }
+  const parsed = NewTaskSchema.safeParse(raw, { error: humanErrors(LABELS) });
+  if (!parsed.success) return json({ fieldErrors: fieldErrorsOf(parsed.error) as FieldErrors }, { status: 400 });
   try {
     const { taskId } = createTask(project.id, user.id, parsed.data);
     return redirect(`/p/${project.slug}/tasks/${taskId}`);
   } catch (err) {
-    if (err instanceof TaskError) return json({ fieldErrors: { [err.field]: err.message } }, { status: 400 });
-    if (err instanceof SamplingError || err instanceof AssignmentError) return json({ fieldErrors: { form: err.message } }, { status: 400 });
+    if (err instanceof TaskError) return json({ fieldErrors: { [err.field]: err.message } as FieldErrors }, { status: 400 });
+    if (err instanceof SamplingError || err instanceof AssignmentError) return json({ fieldErrors: { form: err.message.replace(/^sampling: /, "") } as FieldErrors }, { status: 400 });
     throw err;
   }
 }
 
+const PLAN_TITLES: Record<string, string> = {
+  "all-items": "every checklist item of every item",
+  paper: "one checklist item and one response per item, at random (RefineBench E.4)",
+  "all-items-of-sampled-responses": "every checklist item of m sampled responses per item",
+  stratified: "a fixed number of units per stratum (model, domain or turn)",
+  "all-responses": "every response of every item",
+  "sample-n": "n responses sampled per item",
+};
+
 export default function NewTask() {
   const { datasets, models, members } = useLoaderData<typeof loader>();
   const data = useActionData<typeof action>();
-  const errors = (data?.fieldErrors ?? {}) as Record<string, string>;
-  const e = (name: string) => (errors[name] ? <div className="field-error">{errors[name]}</div> : null);
+  const errors: FieldErrors = (data && "fieldErrors" in data ? data.fieldErrors : {}) ?? {};
+  const [kind, setKind] = useState<AnnotatableKind>(ANNOTATABLE_KINDS[0]);
+  const [plan, setPlan] = useState<string>("");
+  const formRef = useRef<HTMLFormElement>(null);
+  const summaryRef = useRef<HTMLDivElement>(null);
+  useFocusFirstError(formRef, errors, data, summaryRef);
+  const uses = (field: string) => KIND_FIELDS[kind].includes(field);
+  const effectivePlan = plan && (PLANS[kind] as readonly string[]).includes(plan) ? plan : PLANS[kind][0];
+  const err = (name: string) => <FieldError errors={errors} name={name} />;
+  const aria = (name: string) => invalidProps(errors, name);
   return (
     <div>
       <h1>New annotation task</h1>
-      {e("form")}
-      <Form method="post" className="stack" style={{ maxWidth: 640 }}>
+      <ErrorSummary errors={errors} summaryRef={summaryRef} />
+      <Form method="post" className="stack" style={{ maxWidth: 640 }} noValidate ref={formRef}>
         <CsrfField />
         <label>
           Name
-          <input name="name" required />
+          <input name="name" required {...aria("name")} />
         </label>
-        {e("name")}
+        {err("name")}
         <label>
           Dataset
-          <select name="datasetId" required>
+          <select name="datasetId" required {...aria("datasetId")}>
             {datasets.map((d) => (
               <option key={d.id} value={d.id}>
                 {d.name} v{d.version}
@@ -105,10 +150,10 @@ export default function NewTask() {
             ))}
           </select>
         </label>
-        {e("datasetId")}
+        {err("datasetId")}
         <label>
           Kind
-          <select name="kind">
+          <select name="kind" value={kind} onChange={(e) => setKind(e.target.value as AnnotatableKind)} {...aria("kind")}>
             {ANNOTATABLE_KINDS.map((k) => (
               <option key={k} value={k}>
                 {KIND_TITLES[k]}
@@ -116,98 +161,156 @@ export default function NewTask() {
             ))}
           </select>
         </label>
-        <label>
-          Sampling plan (default: the kind's first)
-          <select name="plan" defaultValue="">
-            <option value="">default</option>
-            {ANNOTATABLE_KINDS.flatMap((k) => PLANS[k].map((p) => (
-              <option key={`${k}-${p}`} value={p}>
-                {KIND_TITLES[k]}: {p}
-              </option>
-            )))}
-          </select>
-        </label>
-        {e("plan")}
-        <fieldset>
-          <legend>Models (none chosen: all)</legend>
-          {models.map((m) => (
-            <label key={m} className="choice">
-              <input type="checkbox" name="models" value={m} /> {m}
+        {err("kind")}
+        {uses("plan") ? (
+          <>
+            <label>
+              Sampling plan
+              <select name="plan" value={effectivePlan} onChange={(e) => setPlan(e.target.value)} {...aria("plan")}>
+                {PLANS[kind].map((p) => (
+                  <option key={p} value={p}>
+                    {p}: {PLAN_TITLES[p] ?? p}
+                  </option>
+                ))}
+              </select>
             </label>
-          ))}
-        </fieldset>
+            {err("plan")}
+          </>
+        ) : (
+          <p className="muted small" data-testid="plan-note">
+            Units: {PLAN_TITLES[PLANS[kind][0]] ?? PLANS[kind][0]}.
+          </p>
+        )}
+        {uses("models") ? (
+          <fieldset {...aria("models")}>
+            <legend>Models (none chosen: all)</legend>
+            {models.map((m) => (
+              <label key={m} className="choice">
+                <input type="checkbox" name="models" value={m} /> {m}
+              </label>
+            ))}
+            {err("models")}
+          </fieldset>
+        ) : null}
         <div className="side-by-side">
-          <label>
-            Overlap k
-            <input name="overlap" type="number" min={1} max={20} defaultValue={2} />
-          </label>
-          <label>
-            Seed
-            <input name="seed" type="number" min={0} defaultValue={1} />
-          </label>
-          <label>
-            Turn (blank: all)
-            <input name="turn" type="number" min={1} />
-          </label>
-          <label>
-            Items to sample (blank: all)
-            <input name="itemLimit" type="number" min={1} />
-          </label>
-          <label>
-            Responses per item
-            <input name="responsesPerItem" type="number" min={1} />
-          </label>
-          <label>
-            Stratify by
-            <select name="strata" defaultValue="">
-              <option value="">—</option>
-              <option value="model">model</option>
-              <option value="domain">domain</option>
-              <option value="turn">turn</option>
-            </select>
-          </label>
-          <label>
-            Units per stratum
-            <input name="perStratum" type="number" min={1} />
-          </label>
-          <label>
-            Responses per comparison (2–4)
-            <input name="n" type="number" min={2} max={4} />
-          </label>
-          <label>
-            Gold rate (0–0.5)
-            <input name="goldRate" type="number" step="0.01" min={0} max={0.5} defaultValue={0} />
-          </label>
+          <div>
+            <label>
+              Overlap k
+              <input name="overlap" type="number" min={1} max={20} defaultValue={2} {...aria("overlap")} />
+            </label>
+            {err("overlap")}
+          </div>
+          <div>
+            <label>
+              Seed
+              <input name="seed" type="number" min={0} defaultValue={1} {...aria("seed")} />
+            </label>
+            {err("seed")}
+          </div>
+          {uses("turn") ? (
+            <div>
+              <label>
+                Turn (blank: all)
+                <input name="turn" type="number" min={1} {...aria("turn")} />
+              </label>
+              {err("turn")}
+            </div>
+          ) : null}
+          <div>
+            <label>
+              Items to sample (blank: all)
+              <input name="itemLimit" type="number" min={1} {...aria("itemLimit")} />
+            </label>
+            {err("itemLimit")}
+          </div>
+          {uses("responsesPerItem") && effectivePlan === "all-items-of-sampled-responses" ? (
+            <div>
+              <label>
+                Responses per item
+                <input name="responsesPerItem" type="number" min={1} {...aria("responsesPerItem")} />
+              </label>
+              {err("responsesPerItem")}
+            </div>
+          ) : null}
+          {uses("strata") && effectivePlan === "stratified" ? (
+            <>
+              <div>
+                <label>
+                  Stratify by
+                  <select name="strata" defaultValue="model" {...aria("strata")}>
+                    <option value="model">model</option>
+                    <option value="domain">domain</option>
+                    <option value="turn">turn</option>
+                  </select>
+                </label>
+                {err("strata")}
+              </div>
+              <div>
+                <label>
+                  Units per stratum
+                  <input name="perStratum" type="number" min={1} placeholder="5" {...aria("perStratum")} />
+                </label>
+                {err("perStratum")}
+              </div>
+            </>
+          ) : null}
+          {uses("n") ? (
+            <div>
+              <label>
+                Responses per comparison (2–4)
+                <input name="n" type="number" min={2} max={4} placeholder="4" {...aria("n")} />
+              </label>
+              {err("n")}
+            </div>
+          ) : null}
+          <div>
+            <label>
+              Gold rate (0–0.5)
+              <input name="goldRate" type="number" step="0.01" min={0} max={0.5} defaultValue={0} {...aria("goldRate")} />
+            </label>
+            {err("goldRate")}
+          </div>
         </div>
-        {e("overlap")}
-        {e("n")}
-        {e("goldRate")}
-        <label className="choice">
-          <input type="checkbox" name="showReference" /> Show the reference answer (checklist kinds)
-        </label>
-        <label className="choice">
-          <input type="checkbox" name="allowTies" /> Allow ties (best-of-N)
-        </label>
-        <label className="choice">
-          <input type="checkbox" name="includeReference" /> Hide the reference among compared responses (best-of-N)
-        </label>
-        <label>
-          Penalty reasons (writing quality, comma-separated)
-          <input name="penaltyReasons" placeholder={DEFAULT_PENALTY_REASONS.join(", ")} />
-        </label>
+        {uses("showReference") ? (
+          <label className="choice">
+            <input type="checkbox" name="showReference" /> Show annotators the benchmark&apos;s reference answer beside the unit
+          </label>
+        ) : null}
+        {uses("allowTies") ? (
+          <label className="choice">
+            <input type="checkbox" name="allowTies" /> Allow ties
+          </label>
+        ) : null}
+        {uses("includeReference") ? (
+          <label className="choice">
+            <input type="checkbox" name="includeReference" /> Add the benchmark&apos;s reference answer as one of the compared responses, unmarked (annotators cannot
+            tell which one it is; used to test whether a model output beats the reference)
+          </label>
+        ) : null}
+        {uses("penaltyReasons") ? (
+          <>
+            <label>
+              Penalty reasons (comma-separated)
+              <input name="penaltyReasons" placeholder={DEFAULT_PENALTY_REASONS.join(", ")} {...aria("penaltyReasons")} />
+            </label>
+            {err("penaltyReasons")}
+          </>
+        ) : null}
         <label>
           Guidelines (markdown)
-          <textarea name="guidelines" rows={6} />
+          <textarea name="guidelines" rows={6} {...aria("guidelines")} />
         </label>
+        {err("guidelines")}
         <fieldset>
           <legend>Annotator pool</legend>
-          {members.map((m) => (
+          {members.map((m, i) => (
             <label key={m.id} className="choice">
-              <input type="checkbox" name="pool" value={m.id} defaultChecked={m.role === "annotator"} /> {m.name} <span className="muted small">({m.role})</span>
+              <input type="checkbox" name="pool" value={m.id} defaultChecked={m.role === "annotator"} {...(i === 0 ? aria("pool") : {})} /> {m.name}{" "}
+              <span className="muted small">({m.role})</span>
             </label>
           ))}
+          {err("pool")}
         </fieldset>
-        {e("pool")}
         <button type="submit">Create task</button>
       </Form>
     </div>
