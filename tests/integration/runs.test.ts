@@ -177,6 +177,52 @@ describe("runner", () => {
     expect(fake.requests).toHaveLength(12);
   });
 
+  it("pause is prompt: calls waiting for the provider's slot never start after the answer; cancel aborts the call in flight and stores nothing", async () => {
+    let release!: () => void;
+    let held = new Promise<void>((ok) => (release = ok));
+    const base = refineScript();
+    fake.setScript(async (req) => {
+      await held;
+      return base(req);
+    });
+    fake.requests.length = 0;
+    // One slot at the provider; the worker would run 4 jobs at once: three wait for the slot.
+    const fx = makeRunsFixture(db(), { baseUrl: fake.baseUrl, items: 4, checklist: 1, concurrency: 1 });
+    const run = createRun(db(), fx.project.id, { name: "prompt", protocol: "refinebench", datasetId: fx.dataset.id, models: [{ provider: "target" }], judges: [{ provider: "judge" }], settings: { maxTurns: 1 } });
+    const w = new Worker(db(), { concurrency: 4, prefetch: 0, pollMs: 10, runId: run.id }).start();
+    await expect.poll(() => fake.requests.length).toBe(1);
+    const callsOf = () => db().select().from(schema.providerCalls).all().filter((c) => c.providerId === fx.target.id);
+    expect(callsOf().map((c) => c.state)).toEqual(["sent"]); // logged before it was sent
+    expect(controlRun(db(), run.id, "pause")).toBe("paused");
+    const answeredAt = Date.now();
+    release(); // the call in flight finishes and is stored
+    const leased = () => db().select().from(schema.jobs).where(and(eq(schema.jobs.runId, run.id), eq(schema.jobs.status, "leased"))).all().length;
+    await expect.poll(leased).toBe(0);
+    await new Promise((ok) => setTimeout(ok, 100));
+    expect(fake.requests).toHaveLength(1);
+    expect(callsOf().filter((c) => (c.startedAt ?? 0) >= answeredAt)).toEqual([]);
+    expect(runProgress(db(), run.id)).toMatchObject({ status: "paused", done: 1, failed: 0 });
+    expect(db().select().from(schema.responses).where(eq(schema.responses.runId, run.id)).all()).toHaveLength(1);
+
+    // Resume; then cancel while a call hangs: it is aborted, and nothing more is stored into the run.
+    held = new Promise<void>((ok) => (release = ok));
+    expect(controlRun(db(), run.id, "resume")).toBe("queued");
+    // (The first item's judge call, on the judge provider, and the next generation hang together.)
+    await expect.poll(() => fake.requests.length).toBe(3);
+    const responsesBefore = db().select().from(schema.responses).where(eq(schema.responses.runId, run.id)).all().length;
+    expect(controlRun(db(), run.id, "cancel")).toBe("cancelled");
+    const sentCalls = () => db().select().from(schema.providerCalls).all().filter((c) => c.state === "sent").length;
+    await expect.poll(sentCalls).toBe(0); // the hanging calls were aborted
+    release();
+    await w.stop();
+    expect(fake.requests).toHaveLength(3);
+    expect(db().select().from(schema.responses).where(eq(schema.responses.runId, run.id)).all()).toHaveLength(responsesBefore);
+    expect(db().select().from(schema.verdicts).where(eq(schema.verdicts.runId, run.id)).all()).toHaveLength(0);
+    expect(runProgress(db(), run.id)).toMatchObject({ status: "cancelled", failed: 0 });
+    expect(() => controlRun(db(), run.id, "pause")).toThrow(/cannot pause a cancelled run/);
+    fake.setScript(refineScript());
+  });
+
   it("pause stops claiming, resume continues, cancel stops; bad definitions are refused with the field named", async () => {
     fake.setScript(refineScript());
     const fx = makeRunsFixture(db(), { baseUrl: fake.baseUrl, items: 2, checklist: 1 });
