@@ -17,13 +17,22 @@ const BAR = "#3b6ea5";
 
 export type Bar = { label: string; value: number; ci: [number, number] | null; n: number };
 
+/**
+ * The width a title of `text` needs at 12 px (a generous 7 px per character), so
+ * the SVG is never narrower than its heading and no title is cut off.
+ */
+function titleWidth(text: string, x: number): number {
+  return Math.ceil(x + text.length * 7 + 8);
+}
+
 function linear(d0: number, d1: number, r0: number, r1: number) {
   return (v: number) => (d1 === d0 ? r0 : r0 + ((v - d0) / (d1 - d0)) * (r1 - r0));
 }
 
 /** Vertical bars with 95% CI whiskers; n under each bar. */
-export function BarsWithCI({ title, bars, domain, percent, width = 560, height = 260 }: { title: string; bars: Bar[]; domain?: [number, number]; percent?: boolean; width?: number; height?: number }) {
+export function BarsWithCI({ title, bars, domain, percent, width: minWidth = 560, height = 260 }: { title: string; bars: Bar[]; domain?: [number, number]; percent?: boolean; width?: number; height?: number }) {
   const m = { top: 24, right: 12, bottom: 56, left: 48 };
+  const width = Math.max(minWidth, titleWidth(title, m.left));
   const finite = bars.filter((b) => Number.isFinite(b.value));
   const hi = Math.max(0, ...finite.map((b) => b.ci?.[1] ?? b.value));
   const lo = Math.min(0, ...finite.map((b) => b.ci?.[0] ?? b.value));
@@ -110,7 +119,7 @@ export function Heatmap({
 }) {
   const left = 110;
   const top = 44;
-  const width = left + cell * colLabels.length + 12;
+  const width = Math.max(left + cell * colLabels.length + 12, titleWidth(title, 4));
   const height = top + cell * rowLabels.length + 12;
   const shade = (v: number) => {
     const t = max === min ? 1 : Math.max(0, Math.min(1, (v - min) / (max - min)));

@@ -47,8 +47,27 @@ export function csvHref(slug: string, taskId: number, table: string, extra: Reco
   return `/p/${slug}/reports/${taskId}/csv?${new URLSearchParams({ table, ...extra })}`;
 }
 
+/** Why a cell has no number: "—" (nothing to compute from) or "n/a" (the formula is undefined, 0/0). */
+const EMPTY_WHY = "nothing to compute for this row (no data of this kind, e.g. gold accuracy without gold units, or no pairs)";
+const UNDEFINED_WHY = "undefined here: the formula divides by zero (e.g. kappa when every label is the same so chance agreement is 1, precision when the judge never gives the label)";
+
+/**
+ * The legend under a table for its empty and undefined cells, unless the table's
+ * own note already explains them: a figure without a number always says why.
+ */
+function missingLegend(table: ReportTable, shown: string[][]): string | null {
+  const note = table.note ?? "";
+  const flat = shown.flat();
+  const parts: string[] = [];
+  if (flat.some((c) => c === "—" || c.includes("[—") || c.includes("—]")) && !note.includes("—")) parts.push(`“—”: ${EMPTY_WHY}.`);
+  if (flat.some((c) => c.includes("n/a")) && !note.includes("n/a")) parts.push(`“n/a”: ${UNDEFINED_WHY}.`);
+  return parts.length ? parts.join(" ") : null;
+}
+
 export function FigureTable({ table, csv, caption }: { table: ReportTable | undefined; csv?: string; caption?: ReactNode }) {
   if (!table) return null;
+  const shown = table.rows.map((row) => table.columns.map((c, j) => (c.kind === "link" ? "" : formatCell(table.columns, j, row))));
+  const legend = missingLegend(table, shown);
   return (
     <div className="figure-table" data-table={table.id}>
       <h3>
@@ -84,7 +103,15 @@ export function FigureTable({ table, csv, caption }: { table: ReportTable | unde
               <tr key={i}>
                 {table.columns.map((c, j) => (
                   <td key={c.key} className={c.kind === "text" || c.kind === "link" ? undefined : "num"} data-col={c.key}>
-                    {c.kind === "link" && typeof row[c.key] === "string" ? <Link to={String(row[c.key])}>Fix item</Link> : formatCell(table.columns, j, row)}
+                    {c.kind === "link" && typeof row[c.key] === "string" ? (
+                      <Link to={String(row[c.key])}>Fix item</Link>
+                    ) : shown[i][j] === "—" ? (
+                      <span title={`No value: ${EMPTY_WHY}`}>—</span>
+                    ) : shown[i][j] === "n/a" ? (
+                      <span title={`Undefined: ${UNDEFINED_WHY}`}>n/a</span>
+                    ) : (
+                      shown[i][j]
+                    )}
                   </td>
                 ))}
               </tr>
@@ -92,6 +119,11 @@ export function FigureTable({ table, csv, caption }: { table: ReportTable | unde
           </tbody>
         </table>
       )}
+      {legend ? (
+        <p className="muted small" data-testid="missing-legend">
+          {legend}
+        </p>
+      ) : null}
     </div>
   );
 }
@@ -99,9 +131,9 @@ export function FigureTable({ table, csv, caption }: { table: ReportTable | unde
 /** A chart with its numbers beside it. */
 export function Figure({ chart, table, csv }: { chart: ReactNode; table: ReportTable | undefined; csv?: string }) {
   return (
-    <div className="figure" style={{ display: "flex", gap: "1.5rem", flexWrap: "wrap", alignItems: "flex-start" }}>
-      <div>{chart}</div>
-      <div style={{ flex: "1 1 320px", minWidth: 0 }}>
+    <div className="figure">
+      <div className="figure-chart">{chart}</div>
+      <div className="figure-side">
         <FigureTable table={table} csv={csv} />
       </div>
     </div>

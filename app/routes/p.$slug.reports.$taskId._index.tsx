@@ -39,11 +39,14 @@ export default function TaskAgreementReport() {
   const csv = (t: string) => csvHref(slug, task.id, t, q);
   const percentBars = report.labelKind !== "ordinal" && report.labelKind !== "interval";
   return (
-    <div>
+    <div className="report-page">
       <h1>{task.name}</h1>
       <ReportTabs slug={slug} taskId={task.id} query={new URLSearchParams(q).toString()} />
       <p className="muted" data-testid="report-counts">
         {task.kind} · {report.labelKind} labels · {counts.annotations} submitted annotations by {counts.annotators} annotators · {counts.rated} of {counts.subjects} rated subjects · k = {task.overlap}
+      </p>
+      <p className="muted small" data-testid="n-meaning">
+        n in the tables below counts rated subjects ({task.kind === "writing-quality" ? "each scored response of a unit" : "units"}), not annotations.
       </p>
       <StaleNote counts={stale} mode={report.stale} />
       <Form method="get" className="toolbar">

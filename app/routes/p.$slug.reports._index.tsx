@@ -2,13 +2,26 @@ import type { LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { json } from "@remix-run/node";
 import { Link, useLoaderData } from "@remix-run/react";
 import { requireProjectRole } from "~/auth/guards.server";
+import { sql } from "drizzle-orm";
+import { getDb } from "~/db.server";
 import { listTasks } from "~/reports/load.server";
 
 export const meta: MetaFunction = () => [{ title: "Reports · Concord" }];
 
 export async function loader({ request, params }: LoaderFunctionArgs) {
   const { project } = await requireProjectRole(request, params.slug, "researcher");
-  return json({ slug: project.slug, tasks: listTasks(project.id) });
+  // "Submitted annotations" as each report counts them: one per annotator and unit (its
+  // latest submitted revision), not every revision ever submitted.
+  const current = new Map(
+    getDb()
+      .all<{ task_id: number; n: number }>(sql`
+        SELECT u.task_id, COUNT(DISTINCT an.assignment_id) AS n
+        FROM annotations an JOIN assignments a ON a.id = an.assignment_id JOIN units u ON u.id = a.unit_id JOIN tasks t ON t.id = u.task_id
+        WHERE t.project_id = ${project.id} AND an.status = 'submitted'
+        GROUP BY u.task_id`)
+      .map((r) => [r.task_id, r.n]),
+  );
+  return json({ slug: project.slug, tasks: listTasks(project.id).map((t) => ({ ...t, annotations: current.get(t.id) ?? 0 })) });
 }
 
 export default function ReportsIndex() {
@@ -27,7 +40,7 @@ export default function ReportsIndex() {
               <th>Kind</th>
               <th className="num">k</th>
               <th className="num">Units</th>
-              <th className="num">Submitted labels</th>
+              <th className="num">Submitted annotations</th>
               <th>Reports</th>
             </tr>
           </thead>
@@ -50,6 +63,12 @@ export default function ReportsIndex() {
           </tbody>
         </table>
       )}
+      {tasks.length > 0 ? (
+        <p className="muted small" data-testid="n-legend">
+          Units: what annotators are assigned. Submitted annotations: one per annotator and unit (the latest revision), the count each report starts from. In
+          the reports&apos; tables, n is the number of rated subjects behind a figure: units, or, in writing-quality tasks, each scored response of a unit.
+        </p>
+      ) : null}
     </div>
   );
 }
