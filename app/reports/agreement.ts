@@ -215,10 +215,11 @@ function bootstrapEstimate(m: Matrix, seed: number, stat: (rows: Rating[][]) => 
 /**
  * A percentile bootstrap over item clusters of a statistic of an additive table (a
  * coincidence matrix, a contingency table): each cluster's table is computed once and
- * a resample's table is the sum over its drawn clusters. The draws are the ones
- * bootstrapCI makes for rows clustered by item with the same seed (clusters in order of
- * first appearance, G draws of G), so the interval is the rows' interval, computed in
- * O(G · table) per resample instead of re-reading every row.
+ * a resample's table is the sum over its drawn clusters. For small tasks the draws are
+ * the ones bootstrapCI makes for rows clustered by item with the same seed (clusters in
+ * order of first appearance, G draws of G), so the interval is the rows' interval; for
+ * large ones the number of draws of each distinct cluster table is one multinomial draw
+ * (the same resampling distribution), so a resample costs O(distinct tables), not O(G).
  */
 function clusterTableBootstrap(opts: {
   rows: number;
@@ -266,17 +267,20 @@ function clusterTables(opts: { rows: number; clusterOf: (row: number) => number 
   const P = patterns.length;
   const tables = new Float64Array(P * L);
   patterns.forEach((t, p) => tables.set(t, p * L));
-  const drawn = new Float64Array(P);
   const sum = new Float64Array(L);
+  const clustersPer = new Float64Array(P);
+  for (let g = 0; g < patternOf.length; g++) clustersPer[patternOf[g]]++;
   return {
     clusters: members.length,
+    // A resample counts how often it drew each distinct table. Up to 200,000 draws in all the clusters
+    // are drawn one by one, exactly as bootstrapCI draws them for the same seed; beyond, the counts are
+    // one multinomial draw per resample (app/stats countsBootstrapCI: the same distribution, O(tables)).
     bootstrap: (stat: (table: Float64Array) => number, seed: number, resamples: number) =>
-      bootstrapCI({
-        data: members,
-        indicesOnly: true,
-        statistic: (_s, ix) => {
-          drawn.fill(0);
-          for (let t = 0; t < ix.length; t++) drawn[patternOf[ix[t]]]++;
+      countsBootstrapCI({
+        counts: clustersPer,
+        patternOfUnit: patternOf,
+        rowDrawLimit: 200_000,
+        statistic: (drawn) => {
           sum.fill(0);
           for (let p = 0; p < P; p++) {
             const w = drawn[p];
@@ -657,28 +661,32 @@ export function interAnnotatorAgreement(data: TaskData): IaaReport {
       const rho = spearman(xa, xb).rho;
       // Each resample's rho from the sum of its item clusters' q × q tables of score pairs
       // (app/stats spearmanFromTable: spearman's figure for the pairs the table counts).
-      const codeOf = new Map(categories.map((v, k) => [v, k]));
-      const ca = Int32Array.from(xa, (v) => codeOf.get(v)!);
-      const cb = Int32Array.from(xb, (v) => codeOf.get(v)!);
-      const boot = finite(rho)
-        ? clusterTableBootstrap({
-            rows: xa.length,
-            clusterOf: (i) => m.clusterOf[pp.rowOf[i]],
-            size: q * q,
-            table: (pairs) => {
-              const t = new Float64Array(q * q);
-              for (const i of pairs) t[ca[i] * q + cb[i]]++;
-              return t;
-            },
-            stat: (t) => spearmanFromTable({ counts: t, q }).rho,
-            seed,
-            resamples: resamplesFor(xa.length),
-          })
-        : null;
+      const spearmanStat = (t: Float64Array) => spearmanFromTable({ counts: t, q }).rho;
+      let boot: { ci: Interval; resamples: number } | null = null;
+      if (finite(rho) && !pairBoot) {
+        const codeOf = new Map(categories.map((v, k) => [v, k]));
+        const ca = Int32Array.from(xa, (v) => codeOf.get(v)!);
+        const cb = Int32Array.from(xb, (v) => codeOf.get(v)!);
+        boot = clusterTableBootstrap({
+          rows: xa.length,
+          clusterOf: (i) => m.clusterOf[pp.rowOf[i]],
+          size: q * q,
+          table: (pairs) => {
+            const t = new Float64Array(q * q);
+            for (const i of pairs) t[ca[i] * q + cb[i]]++;
+            return t;
+          },
+          stat: spearmanStat,
+          seed,
+          resamples: resamplesFor(xa.length),
+        });
+      }
       stats.push({
         key: "spearman",
         label: `Spearman rho${pre}`,
-        estimate: { value: rho, ci: boot && finite(boot.ci[0]) ? boot.ci : null, n: xa.length, method: boot ? `percentile bootstrap (B=${boot.resamples}, clustered by item)` : "" },
+        estimate: pairBoot
+          ? pairBoot(rho, xa.length, spearmanStat)
+          : { value: rho, ci: boot && finite(boot.ci[0]) ? boot.ci : null, n: xa.length, method: boot ? `percentile bootstrap (B=${boot.resamples}, clustered by item)` : "" },
       });
     }
   }
