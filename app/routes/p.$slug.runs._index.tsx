@@ -2,11 +2,13 @@ import { CsrfField } from "~/components/CsrfField";
 import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { json, redirect } from "@remix-run/node";
 import { Form, Link, useActionData, useLoaderData } from "@remix-run/react";
+import { useEffect, useState } from "react";
 import { asc, desc, eq } from "drizzle-orm";
 import { z } from "zod";
 import { requireProjectRole } from "~/auth/guards.server";
 import { getDb, schema } from "~/db.server";
 import { PROTOCOL_IDS } from "~/runs/protocols";
+import { protocolForms, RunFormError, settingsFromForm, type FormField } from "~/runs/run-form.server";
 import { createRun, RunInputError } from "~/runs/runner.server";
 import { ensureInProcessWorker } from "~/runs/worker.server";
 
@@ -27,35 +29,123 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
   // The form starts from the latest run's definition (on the demo: the recorded providers), else a template.
   const latest = runs.length ? db.select({ config: schema.runs.config }).from(schema.runs).where(eq(schema.runs.id, runs[0].id)).get() : undefined;
   const previous = (latest?.config as { definition?: Record<string, unknown> } | undefined)?.definition ?? null;
-  return json({ project: { slug: project.slug, name: project.name }, runs, datasets, providers, protocols: PROTOCOL_IDS, previous });
+  return json({ project: { slug: project.slug, name: project.name }, runs, datasets, providers, protocols: PROTOCOL_IDS, previous, forms: protocolForms() });
 }
 
-const NewRun = z.object({ intent: z.literal("create"), definition: z.string().min(2) });
+const NewRunJson = z.object({ intent: z.literal("create-json"), definition: z.string().min(2).max(1_000_000) });
+const NewRunForm = z.object({
+  intent: z.literal("create"),
+  name: z.string().trim().min(1, "give the run a name").max(200),
+  protocol: z.enum(PROTOCOL_IDS as [string, ...string[]]),
+  datasetId: z.coerce.number().int().positive("choose a dataset"),
+  limit: z.string().trim().max(12).default("").transform((v) => (v === "" ? undefined : Number(v))).pipe(z.number().int().positive("a positive whole number, or empty for every item").optional()),
+});
+
+type ActionError = { error: string; field?: string };
 
 export async function action({ request, params }: ActionFunctionArgs) {
   const { project, user } = await requireProjectRole(request, params.slug, "researcher");
-  const parsed = NewRun.safeParse(Object.fromEntries(await request.formData()));
-  if (!parsed.success) return json({ error: `${parsed.error.issues[0].path.join(".") || "form"}: ${parsed.error.issues[0].message}` }, { status: 400 });
+  const form = await request.formData();
   let def: unknown;
-  try {
-    def = JSON.parse(parsed.data.definition);
-  } catch (err) {
-    return json({ error: `definition: not valid JSON (${(err as Error).message})` }, { status: 400 });
+  if (form.get("intent") === "create-json") {
+    const parsed = NewRunJson.safeParse(Object.fromEntries(form));
+    if (!parsed.success) return json<ActionError>({ error: `definition: ${parsed.error.issues[0].message}`, field: "definition" }, { status: 400 });
+    try {
+      def = JSON.parse(parsed.data.definition);
+    } catch {
+      return json<ActionError>({ error: "definition: not valid JSON", field: "definition" }, { status: 400 });
+    }
+  } else {
+    const parsed = NewRunForm.safeParse({ intent: form.get("intent"), name: form.get("name") ?? "", protocol: form.get("protocol") ?? "", datasetId: form.get("datasetId") ?? "", limit: form.get("limit") ?? "" });
+    if (!parsed.success) {
+      const i = parsed.error.issues[0];
+      const field = String(i.path[0] ?? "form");
+      return json<ActionError>({ error: `${label(field)}: ${i.message}`, field }, { status: 400 });
+    }
+    const d = parsed.data;
+    const models = form.getAll("models").map(String).filter(Boolean);
+    const judges = form.getAll("judges").map(String).filter(Boolean);
+    if (models.length === 0) return json<ActionError>({ error: "Models: choose at least one model to run", field: "models" }, { status: 400 });
+    if (judges.length === 0) return json<ActionError>({ error: "Judges: choose at least one judge", field: "judges" }, { status: 400 });
+    let settings: Record<string, unknown>;
+    try {
+      settings = settingsFromForm(d.protocol, form);
+    } catch (err) {
+      if (err instanceof RunFormError) return json<ActionError>({ error: err.message, field: err.field }, { status: 400 });
+      throw err;
+    }
+    def = { name: d.name, protocol: d.protocol, datasetId: d.datasetId, limit: d.limit, models: models.map((provider) => ({ provider })), judges: judges.map((provider) => ({ provider })), settings };
   }
   try {
     const run = createRun(getDb(), project.id, def as never, user.id);
     ensureInProcessWorker();
     return redirect(`/p/${project.slug}/runs/${run.id}`);
   } catch (err) {
-    if (err instanceof z.ZodError) return json({ error: `definition.${err.issues[0].path.join(".")}: ${err.issues[0].message}` }, { status: 400 });
-    if (err instanceof RunInputError) return json({ error: err.message }, { status: 400 });
+    if (err instanceof z.ZodError) return json<ActionError>({ error: `definition.${err.issues[0].path.join(".")}: ${err.issues[0].message}` }, { status: 400 });
+    if (err instanceof RunInputError) return json<ActionError>({ error: err.message, field: err.message.startsWith("settings.") ? "settings" : undefined }, { status: 400 });
     throw err;
   }
 }
 
+const label = (f: string) => ({ name: "Name", protocol: "Protocol", datasetId: "Dataset", limit: "Items", definition: "Definition" })[f] ?? f;
+
+function Field({ f }: { f: FormField }) {
+  const help = f.help ? <span className="small muted"> {f.help}</span> : null;
+  if (f.kind === "group")
+    return (
+      <fieldset>
+        <legend>{f.label}</legend>
+        {help ? <p className="small muted">{f.help}</p> : null}
+        {f.fields.map((c) => (
+          <Field key={c.name} f={c} />
+        ))}
+      </fieldset>
+    );
+  if (f.kind === "select")
+    return (
+      <label className="choice">
+        {f.label}{" "}
+        <select name={f.name} defaultValue={f.value}>
+          {f.options.map((o) => (
+            <option key={o} value={o}>
+              {o}
+            </option>
+          ))}
+        </select>
+        {help}
+      </label>
+    );
+  if (f.kind === "multi")
+    return (
+      <fieldset>
+        <legend>{f.label}</legend>
+        {help ? <p className="small muted">{f.help}</p> : null}
+        {f.options.map((o) => (
+          <label key={o} className="choice">
+            <input type="checkbox" name={f.name} value={o} defaultChecked={f.value.includes(o)} /> {o}
+          </label>
+        ))}
+      </fieldset>
+    );
+  return (
+    <label className="choice">
+      {f.label} <input type="number" name={f.name} defaultValue={f.value ?? ""} min={f.min} max={f.max} step={f.integer ? 1 : "any"} style={{ width: "8em" }} />
+      {help}
+    </label>
+  );
+}
+
 export default function Runs() {
-  const { project, runs, datasets, providers, protocols, previous } = useLoaderData<typeof loader>();
-  const result = useActionData<typeof action>() as { error?: string } | undefined;
+  const { project, runs, datasets, providers, protocols, previous, forms } = useLoaderData<typeof loader>();
+  const result = useActionData<typeof action>() as ActionError | undefined;
+  const [protocol, setProtocol] = useState(forms[0]?.id ?? "refinebench");
+  const [hydrated, setHydrated] = useState(false);
+  useEffect(() => setHydrated(true), []);
+  useEffect(() => {
+    if (!result?.field) return;
+    const el = document.querySelector<HTMLElement>(`[name="${result.field}"], [name^="s.${protocol}.${result.field}"]`);
+    el?.focus();
+  }, [result, protocol]);
   const example = JSON.stringify(
     previous ? { ...previous, name: `${String(previous.name ?? "run").replace(/ \(again( \d+)?\)$/, "")} (again)` } : {
       name: "RefineBench self-refinement",
@@ -102,19 +192,87 @@ export default function Runs() {
         </table>
       )}
       <h2>Start a run</h2>
-      {result?.error ? <div className="alert">{result.error}</div> : null}
-      <Form method="post" className="panel">
+      {result?.error ? (
+        <div className="alert" role="alert">
+          {result.error}
+        </div>
+      ) : null}
+      {providers.length === 0 ? (
+        <p className="muted">
+          Add a <Link to={`/p/${project.slug}/providers`}>provider</Link> first: the models and judges of a run are providers.
+        </p>
+      ) : null}
+      <Form method="post" className="panel" data-testid="new-run">
         <CsrfField />
         <input type="hidden" name="intent" value="create" />
-        <p className="small muted">
-          Protocols: {protocols.join(", ")}. Providers: {providers.map((p) => `${p.name} (${p.kind === "replay" ? "recorded" : p.model})`).join(", ") || "none yet"}. Datasets:{" "}
-          {datasets.map((d) => `${d.id} = ${d.name} v${d.version}`).join(", ") || "none"}.
-        </p>
-        <textarea name="definition" rows={14} cols={80} defaultValue={example} />
-        <div>
-          <button type="submit">Start run</button>
-        </div>
+        <label className="choice">
+          Name <input name="name" required maxLength={200} defaultValue={previous ? "" : "RefineBench self-refinement"} aria-invalid={result?.field === "name" || undefined} />
+        </label>
+        <label className="choice">
+          Protocol{" "}
+          <select name="protocol" value={protocol} onChange={(e) => setProtocol(e.target.value)}>
+            {forms.map((f) => (
+              <option key={f.id} value={f.id}>
+                {f.title}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label className="choice">
+          Dataset{" "}
+          <select name="datasetId" defaultValue={datasets[0]?.id}>
+            {datasets.map((d) => (
+              <option key={d.id} value={d.id}>
+                {d.name} (v{d.version})
+              </option>
+            ))}
+          </select>
+        </label>
+        <label className="choice">
+          Items <input name="limit" type="number" min={1} placeholder="all" style={{ width: "8em" }} /> <span className="small muted">the first N items of the dataset; empty for all</span>
+        </label>
+        <fieldset>
+          <legend>Models (the responses come from these)</legend>
+          {providers.map((p) => (
+            <label key={p.name} className="choice">
+              <input type="checkbox" name="models" value={p.name} /> {p.name} <span className="small muted">({p.kind === "replay" ? "recorded outputs" : p.model})</span>
+            </label>
+          ))}
+        </fieldset>
+        <fieldset>
+          <legend>Judges (the first one also writes guided feedback)</legend>
+          {providers.map((p) => (
+            <label key={p.name} className="choice">
+              <input type="checkbox" name="judges" value={p.name} /> {p.name} <span className="small muted">({p.kind === "replay" ? "recorded outputs" : p.model})</span>
+            </label>
+          ))}
+        </fieldset>
+        {forms.map((f) => (
+          <fieldset key={f.id} hidden={hydrated && f.id !== protocol} data-protocol={f.id}>
+            <legend>Settings: {f.title}</legend>
+            {!hydrated ? <p className="small muted">Used when this protocol is chosen above.</p> : null}
+            {f.fields.map((field) => (
+              <Field key={field.name} f={field} />
+            ))}
+          </fieldset>
+        ))}
+        <button type="submit">Start run</button>
       </Form>
+      <details className="panel">
+        <summary>Advanced: a run definition in JSON</summary>
+        <Form method="post">
+          <CsrfField />
+          <input type="hidden" name="intent" value="create-json" />
+          <p className="small muted">
+            The same definition `npm run runs -- start --config FILE` reads (models can be renamed with <code>as</code>, items chosen with <code>itemIds</code>). Protocols: {protocols.join(", ")}. Datasets:{" "}
+            {datasets.map((d) => `${d.id} = ${d.name} v${d.version}`).join(", ") || "none"}.
+          </p>
+          <textarea name="definition" rows={14} cols={80} defaultValue={example} aria-invalid={result?.field === "definition" || undefined} />
+          <div>
+            <button type="submit">Start run from JSON</button>
+          </div>
+        </Form>
+      </details>
     </div>
   );
 }
