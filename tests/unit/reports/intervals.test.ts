@@ -1,0 +1,110 @@
+/**
+ * Report intervals that mean what they say (issues 14 and 15): inside the
+ * statistic's range, never zero-width, pooled pairs resampled by unit, means of
+ * scores on the scale. Built with the report engine's own buildTaskData.
+ */
+import { describe, expect, it } from "vitest";
+import { breakdowns, honestEstimate, interAnnotatorAgreement, scaleMeanEstimate } from "../../../app/reports/agreement";
+import { finalLabels } from "../../../app/reports/finalLabels";
+import { buildTaskData, type RawAnnotation, type RawUnit } from "../../../app/reports/subjects";
+import { cohenKappa, wilsonCI } from "../../../app/stats";
+
+const unit = (id: number, extra: Partial<RawUnit> = {}): RawUnit => ({
+  id,
+  itemId: id,
+  checklistItemId: null,
+  responseId: null,
+  responseIds: null,
+  isGold: false,
+  goldLabel: null,
+  domain: "D",
+  subject: null,
+  taskType: null,
+  ...extra,
+});
+const task = (kind: string, units: RawUnit[], annotations: RawAnnotation[], annotators = 3) =>
+  buildTaskData({
+    task: { id: 1, name: "t", kind, datasetId: 1, seed: 7, overlap: 2 },
+    config: {},
+    adjudications: {},
+    units,
+    responses: [],
+    annotations,
+    annotators: Array.from({ length: annotators }, (_, i) => ({ id: i + 1, name: `A${i + 1}` })),
+  });
+const ann = (unitId: number, annotatorId: number, label: unknown): RawAnnotation => ({ unitId, annotatorId, label, durationMs: 1000, shownOrder: null });
+const stat = (iaa: ReturnType<typeof interAnnotatorAgreement>, key: string) => iaa.statistics.find((s) => s.key === key)!.estimate;
+
+describe("report intervals", () => {
+  it("perfect agreement of two annotators on 20 units: kappa, Fleiss, alpha and AC1 are not estimable (no [1, 1]); percent agreement and PABAK get Wilson intervals", () => {
+    const units = Array.from({ length: 20 }, (_, i) => unit(i + 1));
+    const anns = units.flatMap((u) => [ann(u.id, 1, u.id % 2 ? "Yes" : "No"), ann(u.id, 2, u.id % 2 ? "Yes" : "No")]);
+    const iaa = interAnnotatorAgreement(task("response-satisfaction", units, anns, 2));
+    for (const key of ["cohenKappa", "fleissKappa", "krippendorffAlpha", "gwetAC1"]) {
+      const e = stat(iaa, key);
+      expect(e.value, key).toBe(1);
+      expect(e.ci, key).toBeNull();
+      expect(e.method, key).toMatch(/^not estimable: /);
+    }
+    // Wilson 20/20 (Newcombe 1998, method 3): [0.8389, 1].
+    expect(stat(iaa, "percentAgreement").ci).toEqual(wilsonCI(20, 20));
+    expect(stat(iaa, "pabak").ci![0]).toBeCloseTo(2 * wilsonCI(20, 20)[0] - 1, 12);
+  });
+
+  it("an analytic kappa interval crossing 1 is clipped and says so", () => {
+    // 25 units, one disagreement: kappa 0.920, Fleiss-Cohen-Everitt interval up to about 1.07.
+    const units = Array.from({ length: 25 }, (_, i) => unit(i + 1));
+    const anns = units.flatMap((u, i) => [ann(u.id, 1, i < 12 ? "Yes" : "No"), ann(u.id, 2, i < 12 || i === 24 ? "Yes" : "No")]);
+    const iaa = interAnnotatorAgreement(task("response-satisfaction", units, anns, 2));
+    const a = anns.filter((x) => x.annotatorId === 1).map((x) => x.label as string);
+    const b = anns.filter((x) => x.annotatorId === 2).map((x) => x.label as string);
+    const ref = cohenKappa(a, b, { categories: ["No", "Yes"] });
+    expect(ref.ci[1]).toBeGreaterThan(1);
+    const e = stat(iaa, "cohenKappa");
+    expect(e.value).toBeCloseTo(ref.kappa, 12);
+    expect(e.ci).toEqual([ref.ci[0], 1]);
+    expect(e.method).toMatch(/Fleiss, Cohen & Everitt 1969\); clipped to \[-1, 1\]$/);
+  });
+
+  it("three annotators: pooled-pairs kappa resamples units; the planner's n counts units, not pairs", () => {
+    const units = Array.from({ length: 40 }, (_, i) => unit(i + 1));
+    const anns = units.flatMap((u, i) => [1, 2, 3].map((a) => ann(u.id, a, (i + (a === 3 && i % 4 === 0 ? 1 : 0)) % 2 ? "Yes" : "No")));
+    const iaa = interAnnotatorAgreement(task("response-satisfaction", units, anns, 3));
+    const k = stat(iaa, "cohenKappa");
+    expect(k.n).toBe(120); // 3 pairs per unit
+    expect(k.method).toMatch(/^percentile bootstrap over item clusters \(B=1000, 40 items, seed 7\)/);
+    expect(iaa.planner.find((p) => p.label === "Cohen's kappa (pooled pairs)")).toMatchObject({ n: 40, se: k.se });
+    expect(stat(iaa, "percentAgreement").method).toMatch(/^analytic SE of the mean per-unit agreement/);
+  });
+
+  it("mean scores stay on the 1-5 scale: a bootstrap inside it, all-equal scores a Wilson bound, one score no interval", () => {
+    const units = [1, 2, 3, 4, 5, 6, 7].map((id) => unit(id, { responseIds: [10 * id], domain: id <= 5 ? "top" : id === 6 ? "single" : "mixed" }));
+    const anns: RawAnnotation[] = [];
+    for (const u of units) {
+      if (u.domain === "top") anns.push(ann(u.id, 1, { scores: { [10 * u.id]: 5 } }), ann(u.id, 2, { scores: { [10 * u.id]: 5 } }));
+      else if (u.domain === "single") anns.push(ann(u.id, 1, { scores: { [10 * u.id]: 3 } }));
+      else anns.push(ann(u.id, 1, { scores: { [10 * u.id]: 1 } }), ann(u.id, 2, { scores: { [10 * u.id]: 2 } }));
+    }
+    const d = task("writing-quality", units, anns, 2);
+    const rows = breakdowns(d, finalLabels(d, "mean")).filter((r) => r.dimension === "domain");
+    const top = rows.find((r) => r.value === "top")!.summary;
+    expect(top.value).toBe(5);
+    expect(top.ci![1]).toBeLessThanOrEqual(5);
+    expect(top.ci![0]).toBeLessThan(5);
+    expect(top.ci![0]).toBeGreaterThanOrEqual(1);
+    expect(top.method).toMatch(/all 5 scores equal: Wilson/);
+    const single = rows.find((r) => r.value === "single")!.summary;
+    expect(single.ci).toBeNull();
+    expect(single.method).toBe("not estimable: one label");
+  });
+
+  it("scaleMeanEstimate's bootstrap never leaves [min, max] of the scores; honestEstimate clips and flags zero width", () => {
+    const xs = [1, 1, 1, 1, 2, 1, 1, 1, 1, 1];
+    const e = scaleMeanEstimate(xs, 1, 5, 3);
+    expect(e.ci![0]).toBeGreaterThanOrEqual(1);
+    expect(e.ci![1]).toBeLessThanOrEqual(2);
+    expect(e.method).toBe("percentile bootstrap (B=500, seed 3)");
+    expect(honestEstimate({ value: 0.99, ci: [0.95, 1.03], n: 10, method: "m" })).toMatchObject({ ci: [0.95, 1], method: "m; clipped to [-1, 1]" });
+    expect(honestEstimate({ value: 1, ci: [1, 1], n: 10, method: "m" })).toMatchObject({ ci: null, method: expect.stringMatching(/^not estimable/) });
+  });
+});
