@@ -1,28 +1,29 @@
 /**
- * The labelling form for one unit. A plain POST form that works without
- * JavaScript; with JavaScript it adds keyboard shortcuts, auto-saved drafts
- * and time tracking. Responses are only ever named by their shown letter.
+ * The labelling form for one unit. Plain POST forms that work without JavaScript
+ * (label, skip with a reason, guidelines in a <details>); with JavaScript it adds
+ * keyboard shortcuts, auto-saved drafts (flushed before any navigation), a guard
+ * on a changed submitted answer, a raw-text view and time tracking. Responses are
+ * only ever named by their shown letter. The kind-specific controls live in
+ * ./annotate/*Kind.tsx.
+ *
+ * Keys never surprise: Enter activates the focused control (a button, a link) and
+ * submits only when no control is focused; ↑/↓ scroll; ←/→ move between units
+ * (J/K too, except where several responses are shown: there J/K move between them).
  */
-import { CsrfField, useCsrfToken } from "~/components/CsrfField";
-import { Form, useFetcher, useNavigate, useNavigation } from "@remix-run/react";
-import { useCallback, useEffect, useRef, useState } from "react";
-import { Markdown } from "./Markdown";
+import { Form, useActionData, useBlocker, useFetcher, useNavigate, useNavigation } from "@remix-run/react";
+import { useCallback, useEffect, useRef, useState, type ReactNode } from "react";
+import { KIND_MODULES, type BlindUnitProps, type KindContext, type Rules } from "./annotate";
+import { LabelText } from "./annotate/Label";
+import { CSRF_FIELD, CsrfField, useCsrfToken } from "./CsrfField";
+import { Markdown, RawTextProvider } from "./Markdown";
 
-export type BlindUnitProps = {
-  unitId: number;
-  kind: "checklist-appropriateness" | "response-satisfaction" | "writing-quality" | "best-of-n";
-  query: string;
-  passage: string | null;
-  reference: string | null;
-  checklistItem: string | null;
-  responses: { letter: string; text: string }[];
-};
+export type { BlindUnitProps } from "./annotate";
 
 type Props = {
   unit: BlindUnitProps;
   initialValues: Record<string, string>;
   fieldErrors: Record<string, string>;
-  rules: { penaltyReasons: string[]; allowTies: boolean };
+  rules: Rules;
   status: string;
   skipReason: string | null;
   clientToken: string;
@@ -34,29 +35,57 @@ type Props = {
   nextHref: string | null;
 };
 
-const QUESTION: Record<string, string> = {
-  "checklist-appropriateness": "Is this a valid criterion for grading answers to this question?",
-  "response-satisfaction": "Does the response satisfy the checklist item?",
+const DRAFT_DELAY_MS = 500;
+
+/** Text entry: every key belongs to the field. */
+function isTextEntry(t: HTMLElement | null): boolean {
+  if (!t) return false;
+  if (t.isContentEditable || t.tagName === "TEXTAREA" || t.tagName === "SELECT") return true;
+  if (t.tagName !== "INPUT") return false;
+  const type = (t as HTMLInputElement).type;
+  return !["radio", "checkbox", "button", "submit", "reset", "range", "color", "file", "image"].includes(type);
+}
+
+/** A control whose own Enter means something (follow the link, press the button, open the summary). */
+function ownsEnter(t: HTMLElement | null): boolean {
+  if (!t || t === document.body || t === document.documentElement) return false;
+  if (t.tagName === "INPUT" && ["radio", "checkbox"].includes((t as HTMLInputElement).type)) return false;
+  return t.closest("a[href], button, summary, [role='button'], [role='link'], input, select, textarea") != null;
+}
+
+const sameValues = (a: Record<string, string>, b: Record<string, string>) => {
+  const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+  for (const k of keys) if ((a[k] ?? "") !== (b[k] ?? "")) return false;
+  return true;
 };
 
 export function AnnotateForm(p: Props) {
   const { unit, rules } = p;
-  const yesNo = unit.kind === "checklist-appropriateness" || unit.kind === "response-satisfaction";
-  const multi = !yesNo;
+  const kind = KIND_MODULES[unit.kind];
   const [values, setValues] = useState<Record<string, string>>(p.initialValues);
   const [focus, setFocus] = useState(0);
   const [sheet, setSheet] = useState(false);
   const [showGuidelines, setShowGuidelines] = useState(false);
-  const [skipping, setSkipping] = useState(p.fieldErrors.skipReason != null);
+  const [raw, setRaw] = useState(false);
+  const [skipping, setSkipping] = useState(p.fieldErrors.skipReason != null || p.status === "skipped");
   const [saveState, setSaveState] = useState<"idle" | "pending" | "saved" | "error">("idle");
   const [ready, setReady] = useState(false);
   useEffect(() => setReady(true), []);
   const formRef = useRef<HTMLFormElement>(null);
+  const nextRef = useRef<HTMLInputElement>(null);
   const mounted = useRef(Date.now());
   const dirty = useRef(false);
   const timer = useRef<ReturnType<typeof setTimeout>>();
+  /** A draft is waiting for its timer: it must be sent before leaving. */
+  const pendingDraft = useRef(false);
+  /** Our own submission is under way: let its navigation through. */
+  const leaving = useRef(false);
+  const lastIntent = useRef<string | null>(null);
+  const valuesRef = useRef(values);
+  valuesRef.current = values;
   const fetcher = useFetcher<{ ok?: boolean }>();
   const csrf = useCsrfToken();
+  const actionData = useActionData() as { ok?: boolean } | undefined;
   const navigate = useNavigate();
   const navigation = useNavigation();
   const submitting = navigation.state === "submitting";
@@ -67,69 +96,135 @@ export function AnnotateForm(p: Props) {
     setValues((v) => ({ ...v, [name]: value }));
   }, []);
   const elapsed = () => p.baseDurationMs + (Date.now() - mounted.current);
+  const revisionChanged = () => revising && !p.closed && !sameValues(valuesRef.current, p.initialValues);
+
+  const draftFields = () => ({ ...valuesRef.current, intent: "draft", unitId: String(unit.unitId), durationMs: String(elapsed()), [CSRF_FIELD]: csrf });
+  const flushDraft = () => {
+    if (!pendingDraft.current) return;
+    clearTimeout(timer.current);
+    pendingDraft.current = false;
+    fetcher.submit(draftFields(), { method: "post" });
+  };
 
   // Auto-save drafts (not when revising a submitted label: that is saved by submitting).
   useEffect(() => {
     if (!dirty.current || revising || p.closed) return;
     setSaveState("pending");
+    pendingDraft.current = true;
     clearTimeout(timer.current);
-    timer.current = setTimeout(() => {
-      fetcher.submit({ ...values, _csrf: csrf, intent: "draft", unitId: String(unit.unitId), durationMs: String(elapsed()) }, { method: "post" });
-    }, 500);
-    return () => clearTimeout(timer.current);
+    timer.current = setTimeout(flushDraft, DRAFT_DELAY_MS);
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [values]);
   useEffect(() => {
     if (fetcher.state === "idle" && fetcher.data) setSaveState(fetcher.data.ok ? "saved" : "error");
   }, [fetcher.state, fetcher.data]);
+  // "Save draft" pressed (a normal form submission that stays on the page).
+  useEffect(() => {
+    if (navigation.state !== "idle") return;
+    leaving.current = false;
+    if (lastIntent.current === "draft") setSaveState(actionData?.ok ? "saved" : "error");
+    lastIntent.current = null;
+  }, [navigation.state, actionData]);
+
+  // Leaving the page: a pending draft is sent first; a changed submitted answer asks.
+  const blocker = useBlocker(({ currentLocation, nextLocation }) => {
+    if (leaving.current) return false;
+    if (currentLocation.pathname === nextLocation.pathname && currentLocation.search === nextLocation.search) return false;
+    return pendingDraft.current || revisionChanged();
+  });
+  useEffect(() => {
+    if (blocker.state !== "blocked") return;
+    flushDraft();
+    if (!revisionChanged()) blocker.proceed();
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [blocker.state]);
+  useEffect(() => {
+    const onHide = () => {
+      if (!pendingDraft.current) return;
+      const body = new FormData();
+      for (const [k, v] of Object.entries(draftFields())) body.append(k, v);
+      navigator.sendBeacon(window.location.href, body);
+      pendingDraft.current = false;
+    };
+    const onBeforeUnload = (e: BeforeUnloadEvent) => {
+      if (revisionChanged() && !leaving.current) {
+        e.preventDefault();
+        e.returnValue = "";
+      }
+    };
+    window.addEventListener("pagehide", onHide);
+    window.addEventListener("beforeunload", onBeforeUnload);
+    return () => {
+      window.removeEventListener("pagehide", onHide);
+      window.removeEventListener("beforeunload", onBeforeUnload);
+    };
+  });
+  const asking = blocker.state === "blocked" && revisionChanged();
 
   const submit = () => {
-    clearTimeout(timer.current);
     const button = formRef.current?.querySelector<HTMLButtonElement>('button[value="submit"]');
     if (button && !button.disabled) formRef.current?.requestSubmit(button);
+  };
+  const submitRevisionThenGo = () => {
+    if (blocker.state !== "blocked") return;
+    const to = blocker.location;
+    if (nextRef.current) nextRef.current.value = `${to.pathname}${to.search}`;
+    leaving.current = true;
+    blocker.reset();
+    submit();
+  };
+
+  const c: KindContext = {
+    unit,
+    rules,
+    values,
+    set,
+    focus,
+    setFocus,
+    closed: p.closed,
+    err: (name: string) =>
+      p.fieldErrors[name] ? (
+        <div className="field-error" role="alert" data-field={name} id={`error-${name}`}>
+          {p.fieldErrors[name]}
+        </div>
+      ) : null,
   };
 
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
-      if (e.ctrlKey || e.metaKey || e.altKey) return;
+      if (e.ctrlKey || e.metaKey || e.altKey || e.defaultPrevented) return;
       const t = e.target as HTMLElement | null;
-      const typing = t && (t.tagName === "TEXTAREA" || t.tagName === "SELECT" || (t.tagName === "INPUT" && (t as HTMLInputElement).type === "text"));
-      if (typing) {
-        if (e.key === "Escape") (t as HTMLElement).blur();
+      if (isTextEntry(t)) {
+        if (e.key === "Escape") t!.blur();
+        return;
+      }
+      if (asking) {
+        // The leave dialog has the keyboard; Esc stays on this unit.
+        if (e.key === "Escape" && blocker.state === "blocked") blocker.reset();
         return;
       }
       const key = e.key;
       const n = unit.responses.length;
-      const L = unit.responses[focus]?.letter;
       const go = (href: string | null) => href && navigate(href);
       let handled = true;
-      if (key === "?") setSheet((s) => !s);
+      if (key === "Enter") {
+        if (ownsEnter(t)) return; // the focused button or link does what it says
+        submit();
+      } else if (key === "?") setSheet((s) => !s);
       else if (key === "Escape") {
         setSheet(false);
         setShowGuidelines(false);
       } else if (key === "g" || key === "G") setShowGuidelines((s) => !s);
-      else if (key === "Enter") submit();
-      else if (key === "ArrowRight") go(p.nextHref);
-      else if (key === "ArrowLeft") go(p.prevHref);
-      else if (key === "j" || key === "J" || key === "ArrowDown") multi ? setFocus((f) => Math.min(n - 1, f + 1)) : go(p.nextHref);
-      else if (key === "k" || key === "K" || key === "ArrowUp") multi ? setFocus((f) => Math.max(0, f - 1)) : go(p.prevHref);
-      else if (yesNo && (key === "y" || key === "Y")) set("answer", "Yes");
-      else if (yesNo && (key === "n" || key === "N")) set("answer", "No");
-      else if (unit.kind === "writing-quality" && /^[1-5]$/.test(key) && L) set(`score.${L}`, key);
-      else if (unit.kind === "writing-quality" && (key === "p" || key === "P") && L) {
-        const list = ["", ...rules.penaltyReasons];
-        const next = list[(list.indexOf(values[`reason.${L}`] ?? "") + 1) % list.length];
-        set(`reason.${L}`, next);
-        if (next === "safety") set(`score.${L}`, "1");
-      } else if (unit.kind === "best-of-n" && /^[1-4]$/.test(key) && Number(key) <= n) {
-        set("best", unit.responses[Number(key) - 1].letter);
-        setFocus(Number(key) - 1);
-      } else if (unit.kind === "best-of-n" && (key === "b" || key === "B") && L) set("best", L);
-      else if (unit.kind === "best-of-n" && rules.allowTies && (key === "t" || key === "T")) set("best", "tie");
-      else if (key === "c" || key === "C") {
-        const field = document.querySelector<HTMLTextAreaElement>(yesNo ? 'textarea[name="comment"]' : `textarea[name="note.${L}"]`);
-        field?.focus();
-      } else if (key === "s" || key === "S") {
+      else if (key === "r" || key === "R") setRaw((r) => !r);
+      else if (key === "ArrowRight" || key === "ArrowLeft") {
+        if (t?.tagName === "INPUT" || t?.tagName === "SELECT") return; // arrows move between radio buttons
+        go(key === "ArrowRight" ? p.nextHref : p.prevHref);
+      } else if (key === "j" || key === "J") kind.multi ? setFocus((f) => Math.min(n - 1, f + 1)) : go(p.nextHref);
+      else if (key === "k" || key === "K") kind.multi ? setFocus((f) => Math.max(0, f - 1)) : go(p.prevHref);
+      else if (p.closed) handled = false;
+      else if (kind.onKey(key, c)) handled = true;
+      else if (key === "c" || key === "C") document.querySelector<HTMLTextAreaElement>(`textarea[name="${kind.commentField(c)}"]`)?.focus();
+      else if (key === "s" || key === "S") {
         setSkipping(true);
         setTimeout(() => document.querySelector<HTMLInputElement>('input[name="skipReason"]')?.focus(), 0);
       } else handled = false;
@@ -139,289 +234,222 @@ export function AnnotateForm(p: Props) {
     return () => window.removeEventListener("keydown", onKey);
   });
 
+  // The focused response stays in view (not on the first render: the page opens at the top).
+  const firstFocus = useRef(true);
   useEffect(() => {
-    if (multi) document.getElementById(`response-${unit.responses[focus]?.letter}`)?.scrollIntoView({ block: "nearest" });
-  }, [focus, multi, unit.responses]);
+    if (firstFocus.current) {
+      firstFocus.current = false;
+      return;
+    }
+    if (kind.multi) document.getElementById(`response-${unit.responses[focus]?.letter}`)?.scrollIntoView({ block: "nearest" });
+  }, [focus, kind.multi, unit.responses]);
 
-  const err = (name: string) =>
-    p.fieldErrors[name] ? (
-      <div className="field-error" role="alert" data-field={name}>
-        {p.fieldErrors[name]}
-      </div>
-    ) : null;
+  // After a refused save, the keyboard goes to the (first) field in error.
+  useEffect(() => {
+    const names = Object.keys(p.fieldErrors);
+    if (names.length === 0) return;
+    if (p.fieldErrors.skipReason) setSkipping(true);
+    setTimeout(() => {
+      const first = document.querySelector<HTMLElement>(".annotate-grid .field-error[data-field]");
+      const name = first?.dataset.field;
+      const field = name
+        ? (document.querySelector<HTMLElement>(`[name="${CSS.escape(name)}"]:checked`) ?? document.querySelector<HTMLElement>(`[name="${CSS.escape(name)}"]`))
+        : document.querySelector<HTMLElement>(".annotate-grid .form-error");
+      field?.focus();
+      field?.scrollIntoView({ block: "center" });
+    }, 0);
+  }, [p.fieldErrors]);
 
+  const saveText = p.closed
+    ? "Task closed: read only."
+    : saveState === "pending"
+      ? "Saving…"
+      : saveState === "saved"
+        ? "Draft saved."
+        : saveState === "error"
+          ? "Draft not saved."
+          : revising
+            ? "Submitted; a changed answer is saved as a new revision when you submit it."
+            : "";
+
+  const rows: [ReactNode, string][] = [
+    ...kind.shortcuts(c),
+    [<><kbd>J</kbd> / <kbd>K</kbd></>, kind.multi ? "Next / previous response" : "Next / previous unit"],
+    [<><kbd>→</kbd> / <kbd>←</kbd></>, "Next / previous unit"],
+    [<><kbd>↓</kbd> / <kbd>↑</kbd></>, "Scroll the page"],
+    [<kbd>C</kbd>, `Write a ${kind.multi ? "note on the focused response" : "comment"} (Esc leaves the field)`],
+    [<kbd>Enter</kbd>, "Submit (on a focused button or link: press it)"],
+    [<kbd>S</kbd>, "Skip (with a reason)"],
+    [<kbd>R</kbd>, "Show the raw text (exact characters) or the formatted text"],
+    [<kbd>G</kbd>, "Show or hide the guidelines"],
+    [<kbd>?</kbd>, "This sheet"],
+  ];
+
+  const hasReference = unit.reference != null;
   return (
-    <div className="annotate-grid" data-ready={ready ? "true" : "false"}>
-      {showGuidelines ? (
-        <div className="panel guidelines-panel" data-testid="guidelines">
-          <h2>Guidelines</h2>
-          <Markdown>{p.guidelines || "_No guidelines for this task._"}</Markdown>
-          <p className="small muted">
-            Press <kbd>G</kbd> or <kbd>Esc</kbd> to close.
-          </p>
-        </div>
-      ) : null}
-      <section className="panel" aria-label="Problem">
-        <h2>Problem</h2>
-        <Markdown>{unit.query}</Markdown>
-        {unit.passage ? (
-          <>
-            <h3>Passage</h3>
-            <Markdown>{unit.passage}</Markdown>
-          </>
-        ) : null}
-        {unit.reference ? (
-          <>
-            <h3>{unit.kind === "writing-quality" ? "Reference (scores 4)" : "Reference answer"}</h3>
-            <div className="reference-box">
-              <Markdown>{unit.reference}</Markdown>
-            </div>
-          </>
-        ) : null}
-      </section>
+    <RawTextProvider raw={raw}>
+      <div className={`annotate-grid${hasReference ? " has-reference" : ""}`} data-ready={ready ? "true" : "false"} data-raw={raw ? "true" : "false"}>
+        <section className="panel problem-column" aria-label="Problem">
+          <h2>Problem</h2>
+          <Markdown>{unit.query}</Markdown>
+          {unit.passage ? (
+            <>
+              <h3>Passage</h3>
+              <Markdown>{unit.passage}</Markdown>
+            </>
+          ) : null}
+          {unit.reference ? (
+            <>
+              <h3>{unit.kind === "writing-quality" ? "Reference (scores 4)" : "Reference answer"}</h3>
+              <div className="reference-box" data-testid="reference">
+                <Markdown>{unit.reference}</Markdown>
+              </div>
+            </>
+          ) : null}
+        </section>
 
-      <Form
-        method="post"
-        ref={formRef}
-        replace
-        onSubmit={(e) => {
-          clearTimeout(timer.current);
-          const d = e.currentTarget.elements.namedItem("durationMs") as HTMLInputElement | null;
-          if (d) d.value = String(elapsed());
-        }}
-      >
-        <CsrfField />
-        <input type="hidden" name="unitId" value={unit.unitId} />
-        <input type="hidden" name="clientToken" value={p.clientToken} />
-        <input type="hidden" name="openedAt" value={p.openedAt} />
-        <input type="hidden" name="durationMs" defaultValue="" />
-        {p.fieldErrors.form ? <div className="alert error">{p.fieldErrors.form}</div> : null}
-        {p.fieldErrors.unitId ? <div className="alert error">{p.fieldErrors.unitId}</div> : null}
-
-        {unit.kind === "response-satisfaction" && unit.responses[0] ? (
-          <section className="panel" aria-label="Response">
-            <h2>Response</h2>
-            <div className="response-text">
-              <Markdown>{unit.responses[0].text}</Markdown>
-            </div>
-          </section>
-        ) : null}
-
-        {yesNo ? (
-          <section className="panel">
-            <h2>Checklist item</h2>
-            <Markdown className="question">{unit.checklistItem ?? ""}</Markdown>
-            <p>{QUESTION[unit.kind]}</p>
-            <div className="choice-row" role="radiogroup" aria-label="Answer">
-              {(["Yes", "No"] as const).map((v) => (
-                <label className="choice" key={v}>
-                  <input type="radio" name="answer" value={v} checked={values.answer === v} onChange={() => set("answer", v)} disabled={p.closed} />
-                  {v} <kbd>{v[0]}</kbd>
-                </label>
-              ))}
-            </div>
-            {err("answer")}
-            <label style={{ marginTop: "0.75rem" }}>
-              Comment (optional) <kbd>C</kbd>
-              <textarea name="comment" rows={2} value={values.comment ?? ""} onChange={(e) => set("comment", e.target.value)} disabled={p.closed} />
-            </label>
-            {err("comment")}
-          </section>
-        ) : (
-          <section aria-label="Responses">
-            <div className={`compare n${unit.responses.length}`}>
-              {unit.responses.map((r, i) => {
-                const L = r.letter;
-                return (
-                  <article
-                    key={L}
-                    id={`response-${L}`}
-                    className={`response-card${i === focus ? " focused" : ""}`}
-                    onClick={() => setFocus(i)}
-                    aria-label={`Response ${L}`}
-                  >
-                    <h3>
-                      Response {L} <span className="muted small">({i + 1})</span>
-                    </h3>
-                    <div className="response-text">
-                      <Markdown>{r.text}</Markdown>
-                    </div>
-                    {unit.kind === "writing-quality" ? (
-                      <>
-                        <fieldset>
-                          <legend>Score for Response {L}</legend>
-                          <div className="scores">
-                            {["1", "2", "3", "4", "5"].map((s) => (
-                              <label className="choice" key={s}>
-                                <input type="radio" name={`score.${L}`} value={s} checked={values[`score.${L}`] === s} onChange={() => set(`score.${L}`, s)} disabled={p.closed} />
-                                {s}
-                              </label>
-                            ))}
-                          </div>
-                        </fieldset>
-                        {err(`score.${L}`)}
-                        <label>
-                          Penalty reason (needed below 3) <kbd>P</kbd>
-                          <select
-                            name={`reason.${L}`}
-                            value={values[`reason.${L}`] ?? ""}
-                            onChange={(e) => {
-                              set(`reason.${L}`, e.target.value);
-                              if (e.target.value === "safety") set(`score.${L}`, "1");
-                            }}
-                            disabled={p.closed}
-                          >
-                            <option value="">—</option>
-                            {rules.penaltyReasons.map((reason) => (
-                              <option key={reason} value={reason}>
-                                {reason}
-                              </option>
-                            ))}
-                          </select>
-                        </label>
-                        {err(`reason.${L}`)}
-                      </>
-                    ) : (
-                      <label className="choice">
-                        <input type="radio" name="best" value={L} checked={values.best === L} onChange={() => set("best", L)} disabled={p.closed} />
-                        Best <kbd>{i + 1}</kbd>
-                      </label>
-                    )}
-                    <label>
-                      {unit.kind === "writing-quality" ? "Observations" : "Notes"} <kbd>C</kbd>
-                      <textarea name={`note.${L}`} rows={2} value={values[`note.${L}`] ?? ""} onChange={(e) => set(`note.${L}`, e.target.value)} disabled={p.closed} />
-                    </label>
-                    {err(`note.${L}`)}
-                  </article>
-                );
-              })}
-            </div>
-            {unit.kind === "best-of-n" ? (
-              <div className="panel" style={{ marginTop: "0.75rem" }}>
-                <p>Which response is best?</p>
-                {rules.allowTies ? (
-                  <label className="choice">
-                    <input type="radio" name="best" value="tie" checked={values.best === "tie"} onChange={() => set("best", "tie")} disabled={p.closed} />
-                    Tie <kbd>T</kbd>
-                  </label>
-                ) : null}
-                {err("best")}
+        <div className="work-column">
+          <Form
+            method="post"
+            ref={formRef}
+            replace
+            onSubmit={(e) => {
+              clearTimeout(timer.current);
+              pendingDraft.current = false;
+              leaving.current = true;
+              const submitter = (e.nativeEvent as SubmitEvent).submitter as HTMLButtonElement | null;
+              lastIntent.current = submitter?.value ?? "submit";
+              const d = e.currentTarget.elements.namedItem("durationMs") as HTMLInputElement | null;
+              if (d) d.value = String(elapsed());
+            }}
+          >
+            <CsrfField />
+            <input type="hidden" name="unitId" value={unit.unitId} />
+            <input type="hidden" name="clientToken" value={p.clientToken} />
+            <input type="hidden" name="openedAt" value={p.openedAt} />
+            <input type="hidden" name="durationMs" defaultValue="" />
+            <input type="hidden" name="next" defaultValue="" ref={nextRef} />
+            {p.fieldErrors.form ? (
+              <div className="alert error form-error" role="alert" tabIndex={-1}>
+                {p.fieldErrors.form}
               </div>
             ) : null}
-          </section>
-        )}
+            {p.fieldErrors.unitId ? (
+              <div className="alert error form-error" role="alert" tabIndex={-1}>
+                {p.fieldErrors.unitId}
+              </div>
+            ) : null}
 
-        {skipping || p.status === "skipped" ? (
-          <div className="panel">
-            <label>
-              Reason for skipping
-              <input
-                type="text"
-                name="skipReason"
-                defaultValue={p.skipReason ?? ""}
-                onKeyDown={(e) => {
-                  if (e.key !== "Enter") return;
-                  e.preventDefault();
-                  const button = formRef.current?.querySelector<HTMLButtonElement>('button[value="skip"]');
-                  if (button) formRef.current?.requestSubmit(button);
-                }}
-              />
-            </label>
-            {err("skipReason")}
+            {kind.Body(c)}
+
+            <div className="actions">
+              <button type="submit" name="intent" value="submit" disabled={p.closed || submitting}>
+                {revising ? "Submit revision" : "Submit"} <kbd>Enter</kbd>
+              </button>
+              {revising ? null : (
+                <button type="submit" name="intent" value="draft" className="secondary" disabled={p.closed}>
+                  Save draft
+                </button>
+              )}
+              {ready ? (
+                <>
+                  <button type="button" className="link-button" onClick={() => setSheet(true)}>
+                    Shortcuts <kbd>?</kbd>
+                  </button>
+                  <button type="button" className="link-button" onClick={() => setShowGuidelines((s) => !s)} aria-expanded={showGuidelines}>
+                    Guidelines <kbd>G</kbd>
+                  </button>
+                  <button type="button" className="link-button" onClick={() => setRaw((r) => !r)} aria-pressed={raw} data-testid="raw-toggle">
+                    Raw text <kbd>R</kbd>
+                  </button>
+                </>
+              ) : null}
+              <span className="save-state" data-testid="save-state" aria-live="polite">
+                {saveText}
+              </span>
+            </div>
+          </Form>
+
+          {p.closed ? null : (
+            <details
+              className="panel skip-panel"
+              open={skipping}
+              onToggle={(e) => setSkipping((e.currentTarget as HTMLDetailsElement).open)}
+              data-testid="skip"
+            >
+              <summary>
+                Skip this unit… <kbd>S</kbd>
+              </summary>
+              <Form method="post" replace className="skip-form">
+                <CsrfField />
+                <input type="hidden" name="unitId" value={unit.unitId} />
+                <label className="field">
+                  <LabelText>Reason for skipping</LabelText>
+                  <input
+                    type="text"
+                    name="skipReason"
+                    defaultValue={p.skipReason ?? ""}
+                    aria-invalid={p.fieldErrors.skipReason ? true : undefined}
+                    aria-describedby={p.fieldErrors.skipReason ? "error-skipReason" : undefined}
+                  />
+                </label>
+                {c.err("skipReason")}
+                <button type="submit" name="intent" value="skip" className="secondary">
+                  Skip
+                </button>
+              </Form>
+            </details>
+          )}
+        </div>
+
+        {showGuidelines ? (
+          <aside className="drawer guidelines-panel" role="dialog" aria-label="Guidelines" data-testid="guidelines">
+            <h2>Guidelines</h2>
+            <Markdown>{p.guidelines || "_No guidelines for this task._"}</Markdown>
+            <p className="small muted">
+              Press <kbd>G</kbd> or <kbd>Esc</kbd> to close.
+            </p>
+          </aside>
+        ) : null}
+
+        {asking ? (
+          <div className="sheet" role="dialog" aria-modal="true" aria-label="Unsaved revision">
+            <div className="panel">
+              <h2>Your changed answer is not saved</h2>
+              <p>This unit was submitted. Save the changed answer as a new revision before leaving, or leave the submitted answer as it was?</p>
+              <div className="actions">
+                <button type="button" autoFocus onClick={submitRevisionThenGo}>
+                  Submit revision and continue
+                </button>
+                <button type="button" className="secondary" onClick={() => blocker.state === "blocked" && blocker.proceed()}>
+                  Discard the change
+                </button>
+                <button type="button" className="link-button" onClick={() => blocker.state === "blocked" && blocker.reset()}>
+                  Stay here
+                </button>
+              </div>
+            </div>
           </div>
         ) : null}
 
-        <div className="actions">
-          <button type="submit" name="intent" value="submit" disabled={p.closed || submitting}>
-            {revising ? "Submit revision" : "Submit"} <kbd>Enter</kbd>
-          </button>
-          <button type="submit" name="intent" value="draft" className="secondary" disabled={p.closed}>
-            Save draft
-          </button>
-          {skipping || p.status === "skipped" ? (
-            <button type="submit" name="intent" value="skip" className="secondary" disabled={p.closed}>
-              Skip
-            </button>
-          ) : (
-            <button type="button" className="secondary" onClick={() => setSkipping(true)} disabled={p.closed}>
-              Skip… <kbd>S</kbd>
-            </button>
-          )}
-          <button type="button" className="link-button" onClick={() => setSheet(true)}>
-            Shortcuts <kbd>?</kbd>
-          </button>
-          <button type="button" className="link-button" onClick={() => setShowGuidelines((s) => !s)}>
-            Guidelines <kbd>G</kbd>
-          </button>
-          <span className="save-state" data-testid="save-state" aria-live="polite">
-            {p.closed ? "Task closed: read only." : saveState === "pending" ? "Saving…" : saveState === "saved" ? "Draft saved." : saveState === "error" ? "Draft not saved." : revising ? "Submitted; you may revise." : ""}
-          </span>
-        </div>
-      </Form>
-
-      {sheet ? (
-        <div className="sheet" role="dialog" aria-label="Keyboard shortcuts" onClick={() => setSheet(false)}>
-          <div className="panel" onClick={(e) => e.stopPropagation()}>
-            <h2>Keyboard shortcuts</h2>
-            <table>
-              <tbody>
-                {yesNo ? (
-                  <tr>
-                    <td><kbd>Y</kbd> / <kbd>N</kbd></td>
-                    <td>Answer Yes / No</td>
-                  </tr>
-                ) : null}
-                {unit.kind === "writing-quality" ? (
-                  <>
-                    <tr>
-                      <td><kbd>1</kbd>–<kbd>5</kbd></td>
-                      <td>Score the focused response</td>
+        {sheet ? (
+          <div className="sheet" role="dialog" aria-label="Keyboard shortcuts" onClick={() => setSheet(false)}>
+            <div className="panel" onClick={(e) => e.stopPropagation()}>
+              <h2>Keyboard shortcuts</h2>
+              <table>
+                <tbody>
+                  {rows.map(([keys, what], i) => (
+                    <tr key={i}>
+                      <td>{keys}</td>
+                      <td>{what}</td>
                     </tr>
-                    <tr>
-                      <td><kbd>P</kbd></td>
-                      <td>Cycle the penalty reason of the focused response</td>
-                    </tr>
-                  </>
-                ) : null}
-                {unit.kind === "best-of-n" ? (
-                  <tr>
-                    <td><kbd>1</kbd>–<kbd>{unit.responses.length}</kbd>, <kbd>B</kbd>{rules.allowTies ? <>, <kbd>T</kbd></> : null}</td>
-                    <td>Pick the best response (B: the focused one){rules.allowTies ? "; T: a tie" : ""}</td>
-                  </tr>
-                ) : null}
-                <tr>
-                  <td><kbd>J</kbd> / <kbd>K</kbd>, <kbd>↓</kbd> / <kbd>↑</kbd></td>
-                  <td>{multi ? "Next / previous response" : "Next / previous unit"}</td>
-                </tr>
-                <tr>
-                  <td><kbd>→</kbd> / <kbd>←</kbd></td>
-                  <td>Next / previous unit</td>
-                </tr>
-                <tr>
-                  <td><kbd>C</kbd></td>
-                  <td>Write a {yesNo ? "comment" : "note on the focused response"} (<kbd>Esc</kbd> leaves the field)</td>
-                </tr>
-                <tr>
-                  <td><kbd>Enter</kbd></td>
-                  <td>Submit</td>
-                </tr>
-                <tr>
-                  <td><kbd>S</kbd></td>
-                  <td>Skip (with a reason)</td>
-                </tr>
-                <tr>
-                  <td><kbd>G</kbd></td>
-                  <td>Show or hide the guidelines</td>
-                </tr>
-                <tr>
-                  <td><kbd>?</kbd></td>
-                  <td>This sheet</td>
-                </tr>
-              </tbody>
-            </table>
+                  ))}
+                </tbody>
+              </table>
+            </div>
           </div>
-        </div>
-      ) : null}
-    </div>
+        ) : null}
+      </div>
+    </RawTextProvider>
   );
 }

@@ -1,5 +1,5 @@
 import type { LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
-import { json } from "@remix-run/node";
+import { json, redirect } from "@remix-run/node";
 import { Link, useLoaderData } from "@remix-run/react";
 import { hasRole, requireProjectRole } from "~/auth/guards.server";
 import { datasetSummaries, projectCounts } from "~/projects/projects.server";
@@ -9,6 +9,8 @@ export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: `${data
 export async function loader({ request, params }: LoaderFunctionArgs) {
   const { project, role } = await requireProjectRole(request, params.slug, "annotator");
   const researcher = hasRole(role, "researcher");
+  // An annotator's home in a project is their own task list.
+  if (!researcher) throw redirect(`/p/${project.slug}/tasks`);
   return json({
     project,
     role,

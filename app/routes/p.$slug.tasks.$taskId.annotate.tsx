@@ -9,13 +9,15 @@ import { json, redirect } from "@remix-run/node";
 import { Link, useActionData, useLoaderData, useParams, type ShouldRevalidateFunction } from "@remix-run/react";
 import { annotatePageData, nextUnitId, progress, saveAnnotation, type SaveIntent } from "~/annotation/annotate.server";
 import { isAnnotatable, KIND_TITLES } from "~/annotation/config";
+import { nextTaskWithWork } from "~/annotation/queue.server";
 import { findTask } from "~/annotation/tasks.server";
 import { notFound, requireProjectRole } from "~/auth/guards.server";
 import { AnnotateForm } from "~/components/AnnotateForm";
+import { Markdown, markdownLinks } from "~/components/Markdown";
 import { ProgressBar } from "~/components/ProgressBar";
 import styles from "~/components/annotation.css";
 
-export const links: LinksFunction = () => [{ rel: "stylesheet", href: styles }];
+export const links: LinksFunction = () => [{ rel: "stylesheet", href: styles }, ...markdownLinks];
 export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: `${data?.task.name ?? "Annotate"} · Concord` }];
 
 async function context(request: Request, params: { slug?: string; taskId?: string }) {
@@ -34,11 +36,15 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
     task: { name: task.name, kind: task.kind, kindTitle: KIND_TITLES[task.kind as keyof typeof KIND_TITLES], guidelines: task.guidelines, closed: task.status !== "open" },
     progress: progress(task.id, user.id),
   };
-  if (unitId == null) return json({ ...base, page: null });
+  if (unitId == null) {
+    // (same keys in both answers, so the page's types stay simple)
+    // Nothing left here: point to the next of the user's own open tasks that has work.
+    return json({ ...base, page: null, clientToken: null, openedAt: null, nextTask: nextTaskWithWork(task.projectId, user.id, task.id) });
+  }
   const page = annotatePageData(task, unitId, user.id);
   // Another annotator's unit, an unknown unit, or a unit of another task: not found.
   if (!page) notFound("This unit is not in your queue.");
-  return json({ ...base, page, clientToken: randomUUID(), openedAt: Date.now() });
+  return json({ ...base, page, clientToken: randomUUID() as string | null, openedAt: Date.now() as number | null, nextTask: null });
 }
 
 const INTENTS = new Set<SaveIntent>(["draft", "submit", "skip"]);
@@ -59,8 +65,18 @@ export async function action({ request, params }: ActionFunctionArgs) {
     return json({ ok: true, fieldErrors: {} as Record<string, string>, values: {} as Record<string, string> });
   }
   if (intent === "draft") return redirect(`${new URL(request.url).pathname}?unit=${unitId}`);
+  // "Submit revision and continue": back to where the annotator was going, inside this project only.
+  const wanted = form.get("next");
+  if (typeof wanted === "string" && safeReturnPath(wanted, params.slug ?? "")) return redirect(wanted);
   const next = nextUnitId(task.id, user.id, unitId);
   return redirect(next != null ? `${new URL(request.url).pathname}?unit=${next}` : new URL(request.url).pathname);
+}
+
+/** A path of this project's pages (no scheme, no host, no "//", no backslash, no dot segments). */
+function safeReturnPath(path: string, slug: string): boolean {
+  if (path.length > 300 || !path.startsWith(`/p/${slug}/`)) return false;
+  if (/[\\\s]|\/\/|\/\.\.?(\/|$|\?)/.test(path)) return false;
+  return /^\/p\/[A-Za-z0-9._~\-\/]+(\?[A-Za-z0-9._~\-=&%]*)?$/.test(path);
 }
 
 export const shouldRevalidate: ShouldRevalidateFunction = ({ formData, defaultShouldRevalidate }) => {
@@ -74,8 +90,11 @@ export default function Annotate() {
   const { task, progress } = data;
   const { slug, taskId } = useParams();
   const base = `/p/${slug}/tasks/${taskId}`;
+  const page = data.page;
+  const prevHref = page?.position.prev != null ? `${base}/annotate?unit=${page.position.prev}` : null;
+  const nextHref = page?.position.next != null ? `${base}/annotate?unit=${page.position.next}` : null;
   return (
-    <div>
+    <div className="annotate-page">
       <div className="annotate-head">
         <h1>{task.name}</h1>
         <span className="muted">
@@ -83,36 +102,63 @@ export default function Annotate() {
         </span>
       </div>
       <ProgressBar label="Your progress" done={progress.mine.done} total={progress.mine.total} testId="progress-mine" />
-      {"page" in data && data.page ? (
+      {/* Works without JavaScript; with it, G opens the same text in a panel beside the work. */}
+      <details className="guidelines-inline" data-testid="guidelines-details">
+        <summary>Guidelines</summary>
+        <Markdown>{task.guidelines || "_No guidelines for this task._"}</Markdown>
+      </details>
+      {page ? (
         <>
-          <p className="small muted">
-            Unit {data.page.position.index} of {data.page.position.total}
-            {data.page.status !== "pending" ? ` · ${data.page.status}` : ""}
-            {data.page.revision > 1 ? ` · revision ${data.page.revision}` : ""} · press <kbd>?</kbd> for shortcuts, <kbd>G</kbd> for guidelines
-          </p>
+          <nav className="unit-nav small muted" aria-label="Units">
+            <span>
+              Unit {page.position.index} of {page.position.total}
+              {page.status !== "pending" ? ` · ${page.status}` : ""}
+              {page.revision > 1 ? ` · revision ${page.revision}` : ""}
+            </span>
+            {prevHref ? <Link to={prevHref} rel="prev">← Previous</Link> : null}
+            {nextHref ? <Link to={nextHref} rel="next">Next →</Link> : null}
+            <span>
+              press <kbd>?</kbd> for shortcuts, <kbd>G</kbd> for guidelines
+            </span>
+          </nav>
           <AnnotateForm
-            key={`${data.page.unit.unitId}-${data.clientToken}`}
-            unit={data.page.unit}
-            initialValues={actionData && !actionData.ok ? actionData.values : data.page.values}
-            fieldErrors={actionData && !actionData.ok ? actionData.fieldErrors : {}}
-            rules={data.page.rules}
-            status={data.page.status}
-            skipReason={data.page.skipReason}
+            key={`${page.unit.unitId}-${data.clientToken}`}
+            unit={page.unit}
+            initialValues={actionData && !actionData.ok ? actionData.values : page.values}
+            fieldErrors={actionData && !actionData.ok ? actionData.fieldErrors : NO_ERRORS}
+            rules={page.rules}
+            status={page.status}
+            skipReason={page.skipReason}
             clientToken={data.clientToken!}
             openedAt={data.openedAt!}
-            baseDurationMs={data.page.baseDurationMs}
+            baseDurationMs={page.baseDurationMs}
             guidelines={task.guidelines}
             closed={task.closed}
-            prevHref={data.page.position.prev != null ? `${base}/annotate?unit=${data.page.position.prev}` : null}
-            nextHref={data.page.position.next != null ? `${base}/annotate?unit=${data.page.position.next}` : null}
+            prevHref={prevHref}
+            nextHref={nextHref}
           />
         </>
       ) : (
         <div className="panel" data-testid="queue-done">
           <h2>Nothing left to label</h2>
-          <p>Every unit in your queue is submitted or skipped. You can revise your labels from the <Link to={`${base}/queue`}>queue</Link>.</p>
+          <p>
+            Every unit in your queue is submitted or skipped. You can revise your labels from the <Link to={`${base}/queue`}>queue</Link>.
+          </p>
+          {data.nextTask ? (
+            <p>
+              <Link className="button" to={`/p/${slug}/tasks/${data.nextTask.id}/annotate`} data-testid="next-task">
+                Next task with work: {data.nextTask.name} ({data.nextTask.left} left)
+              </Link>
+            </p>
+          ) : (
+            <p>
+              <Link to={`/p/${slug}/tasks`}>My tasks</Link>
+            </p>
+          )}
         </div>
       )}
     </div>
   );
 }
+
+const NO_ERRORS: Record<string, string> = {};

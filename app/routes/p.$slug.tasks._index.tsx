@@ -9,7 +9,7 @@ import { ProgressBar } from "~/components/ProgressBar";
 import styles from "~/components/annotation.css";
 
 export const links: LinksFunction = () => [{ rel: "stylesheet", href: styles }];
-export const meta: MetaFunction = () => [{ title: "Tasks · Concord" }];
+export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: `${data?.researcher ? "Tasks" : "My tasks"} · Concord` }];
 
 export async function loader({ request, params }: LoaderFunctionArgs) {
   const { user, project, role } = await requireProjectRole(request, params.slug, "annotator");
@@ -33,7 +33,7 @@ export default function Tasks() {
   return (
     <div>
       <div className="annotate-head">
-        <h1>Annotation tasks</h1>
+        <h1>{researcher ? "Annotation tasks" : "My tasks"}</h1>
         {researcher ? (
           <Link className="button" to={`/p/${slug}/tasks/new`}>
             New task
@@ -51,6 +51,11 @@ export default function Tasks() {
             {t.mine.total > 0 ? <ProgressBar label="Yours" done={t.mine.done} total={t.mine.total} /> : null}
             <ProgressBar label="Overall" done={t.overall.done} total={t.overall.total} />
             <p className="actions">
+              {t.annotatable && t.mine.total > 0 && t.mine.done < t.mine.total && t.status === "open" ? (
+                <Link className="button" to={`/p/${slug}/tasks/${t.id}/annotate`}>
+                  Continue labelling
+                </Link>
+              ) : null}
               {t.annotatable && t.mine.total > 0 ? <Link to={`/p/${slug}/tasks/${t.id}/queue`}>Open queue</Link> : null}
               {researcher ? <Link to={`/p/${slug}/tasks/${t.id}`}>Overview</Link> : null}
             </p>

@@ -10,7 +10,10 @@ export const meta: MetaFunction = () => [{ title: "Projects · Concord" }];
 
 export async function loader({ request }: LoaderFunctionArgs) {
   const user = await requireUser(request);
-  return json({ projects: listProjectsFor(user), canCreate: user.isSiteAdmin });
+  const projects = listProjectsFor(user);
+  // An annotator of a single project lands straight on their tasks there.
+  if (!user.isSiteAdmin && projects.length === 1 && projects[0].role === "annotator") throw redirect(`/p/${projects[0].slug}/tasks`);
+  return json({ projects, canCreate: user.isSiteAdmin });
 }
 
 export async function action({ request }: ActionFunctionArgs) {
@@ -35,7 +38,7 @@ export default function Projects() {
       ) : (
         <div className="grid">
           {projects.map((p) => (
-            <Link key={p.id} to={`/p/${p.slug}`} className="panel" style={{ textDecoration: "none", color: "inherit" }}>
+            <Link key={p.id} to={p.role === "annotator" ? `/p/${p.slug}/tasks` : `/p/${p.slug}`} className="panel" style={{ textDecoration: "none", color: "inherit" }}>
               <strong>{p.name}</strong>
               <div className="muted small">{p.description || p.slug}</div>
               <span className="badge">{p.role}</span>

@@ -1,0 +1,68 @@
+/**
+ * An annotator's queue as a list to scan: per unit its status, whether the text
+ * changed since they labelled it (stale), and a short plain-text snippet of what
+ * the unit is about. Blind: the snippet is built from the item's question and the
+ * checklist item only — never a response's model, a verdict or another label.
+ */
+import { and, asc, eq, sql } from "drizzle-orm";
+import { getDb, schema, type Db } from "~/db.server";
+import { isAnnotatable } from "./config";
+import { listTasks } from "./tasks.server";
+
+import type { QueueFilter } from "./queue-filters";
+
+const SNIPPET_CHARS = 110;
+
+/** Markdown and math reduced to a one-line plain-text preview. */
+export function snippetOf(text: string | null | undefined, max = SNIPPET_CHARS): string {
+  const plain = (text ?? "")
+    .replace(/```[\s\S]*?(```|$)/g, " [code] ")
+    .replace(/[#>*_`~|]+/g, " ")
+    .replace(/\[([^\]]*)\]\([^)]*\)/g, "$1")
+    .replace(/\s+/g, " ")
+    .trim();
+  return plain.length > max ? `${plain.slice(0, max - 1).trimEnd()}…` : plain;
+}
+
+export function queueRows(taskId: number, userId: number, db: Db = getDb()) {
+  const latestStale = sql<number | null>`(select ${schema.annotations.staleAt} from ${schema.annotations}
+    where ${schema.annotations.assignmentId} = ${schema.assignments.id} order by ${schema.annotations.revision} desc limit 1)`;
+  const rows = db
+    .select({
+      unitId: schema.assignments.unitId,
+      status: schema.assignments.status,
+      staleAt: latestStale,
+      query: sql<string>`substr(${schema.items.query}, 1, 400)`,
+      checklistItem: sql<string | null>`substr(${schema.checklistItems.text}, 1, 200)`,
+    })
+    .from(schema.assignments)
+    .innerJoin(schema.units, eq(schema.units.id, schema.assignments.unitId))
+    .innerJoin(schema.items, eq(schema.items.id, schema.units.itemId))
+    .leftJoin(schema.checklistItems, eq(schema.checklistItems.id, schema.units.checklistItemId))
+    .where(and(eq(schema.units.taskId, taskId), eq(schema.assignments.annotatorId, userId)))
+    .orderBy(asc(schema.units.position), asc(schema.units.id))
+    .all();
+  return rows.map((r, i) => ({
+    unitId: r.unitId,
+    n: i + 1,
+    status: r.status,
+    stale: r.staleAt != null,
+    snippet: snippetOf(r.query),
+    checklistItem: r.checklistItem != null ? snippetOf(r.checklistItem, 90) : null,
+  }));
+}
+
+export function filterQueue<T extends { status: string; stale: boolean }>(rows: T[], filter: QueueFilter): T[] {
+  if (filter === "all") return rows;
+  if (filter === "stale") return rows.filter((r) => r.stale);
+  if (filter === "open") return rows.filter((r) => r.status === "pending" || r.status === "draft");
+  return rows.filter((r) => r.status === filter);
+}
+
+/** The user's next open task (other than `exceptTaskId`) with units still to label. */
+export function nextTaskWithWork(projectId: number, userId: number, exceptTaskId: number, db: Db = getDb()) {
+  const other = listTasks(projectId, userId, false, db).find(
+    (t) => t.id !== exceptTaskId && t.status === "open" && isAnnotatable(t.kind) && t.mine > 0 && t.mineDone < t.mine,
+  );
+  return other ? { id: other.id, name: other.name, left: other.mine - other.mineDone } : null;
+}

@@ -1,0 +1,93 @@
+/**
+ * Annotator-visible text that researchers type (a task's name and guidelines) is
+ * checked against the project's model, judge and provider names before it is
+ * saved: such a name would unblind annotators, so saving it needs an explicit
+ * "save anyway". Renaming a task lives here too.
+ */
+import { and, eq, sql } from "drizzle-orm";
+import { getDb, schema, type Db } from "~/db.server";
+import { findTask } from "./tasks.server";
+
+export const TASK_NAME_MAX = 200;
+export const GUIDELINES_MAX = 20_000;
+
+/** Every model, judge and provider name of the project (models of its responses included). */
+export function blindingNames(projectId: number, db: Db = getDb()): string[] {
+  const names = new Set<string>();
+  const add = (s: string | null | undefined) => {
+    const t = (s ?? "").trim();
+    if (!t) return;
+    names.add(t);
+    // "org/Model-7B" is also written as "Model-7B".
+    const tail = t.split("/").pop()!.trim();
+    if (tail && tail !== t) names.add(tail);
+  };
+  for (const p of db.select({ name: schema.providers.name, model: schema.providers.model }).from(schema.providers).where(eq(schema.providers.projectId, projectId)).all()) {
+    add(p.name);
+    add(p.model);
+  }
+  for (const j of db
+    .select({ name: schema.judges.name, model: schema.judges.model, provider: schema.judges.provider })
+    .from(schema.judges)
+    .where(eq(schema.judges.projectId, projectId))
+    .all()) {
+    add(j.name);
+    add(j.model);
+    add(j.provider);
+  }
+  const models = db.all<{ model: string }>(sql`select distinct r.model as model from ${schema.responses} r
+    join ${schema.items} i on i.id = r.item_id join ${schema.datasets} d on d.id = i.dataset_id where d.project_id = ${projectId}`);
+  for (const m of models) add(m.model);
+  // Two-letter names ("A", "v2") would match everywhere; they say nothing about a model.
+  return [...names].filter((n) => n.length >= 3);
+}
+
+/** The project names (models, judges, providers) that occur in any of the texts, case-insensitively. */
+export function blindingNamesIn(projectId: number, texts: string[], db: Db = getDb()): string[] {
+  const hay = texts.join("\n").toLowerCase();
+  if (!hay.trim()) return [];
+  const found = blindingNames(projectId, db).filter((n) => hay.includes(n.toLowerCase()));
+  // Report "Model-7B" once, not also its "org/Model-7B" spelling when only the tail occurs.
+  return [...new Set(found)].sort((a, b) => a.localeCompare(b));
+}
+
+export type RenameResult =
+  | { ok: true; message: string }
+  | { ok: false; fieldErrors: Record<string, string>; warning?: { names: string[] } };
+
+/**
+ * Renames a task and/or replaces its guidelines. A text naming a model, judge or
+ * provider of the project is refused with a warning unless `confirmed`.
+ */
+export function renameTask(
+  projectId: number,
+  taskId: number,
+  input: { name: unknown; guidelines: unknown; confirmed: boolean },
+  db: Db = getDb(),
+): RenameResult {
+  const task = findTask(projectId, taskId, db);
+  if (!task) return { ok: false, fieldErrors: { name: "No such task." } };
+  const name = typeof input.name === "string" ? input.name.trim() : "";
+  const guidelines = typeof input.guidelines === "string" ? input.guidelines.replace(/\r\n/g, "\n") : task.guidelines;
+  const fieldErrors: Record<string, string> = {};
+  if (!name) fieldErrors.name = "Give the task a name.";
+  else if (name.length > TASK_NAME_MAX) fieldErrors.name = `Keep the name under ${TASK_NAME_MAX} characters (it has ${name.length}).`;
+  if (guidelines.length > GUIDELINES_MAX) fieldErrors.guidelines = `Keep the guidelines under ${GUIDELINES_MAX.toLocaleString("en")} characters (they have ${guidelines.length.toLocaleString("en")}).`;
+  if (Object.keys(fieldErrors).length) return { ok: false, fieldErrors };
+  if (!input.confirmed) {
+    const names = blindingNamesIn(projectId, [name, guidelines], db);
+    if (names.length) {
+      const where = (text: string) => names.some((n) => text.toLowerCase().includes(n.toLowerCase()));
+      const msg = `Annotators see this text, and it names ${names.map((n) => `"${n}"`).join(", ")} of this project: they would no longer be blind.`;
+      const errs: Record<string, string> = {};
+      if (where(name)) errs.name = msg;
+      if (where(guidelines)) errs.guidelines = msg;
+      return { ok: false, fieldErrors: errs, warning: { names } };
+    }
+  }
+  db.update(schema.tasks)
+    .set({ name, guidelines })
+    .where(and(eq(schema.tasks.id, taskId), eq(schema.tasks.projectId, projectId)))
+    .run();
+  return { ok: true, message: name === task.name ? "Task details saved." : `Task renamed to "${name}".` };
+}

@@ -1,0 +1,74 @@
+/** Writing quality: a 1–5 score per response (the reference scores 4), a penalty reason below 3. */
+import { LabelText } from "./Label";
+import { ResponseCards } from "./Responses";
+import type { KindContext, KindModule } from "./types";
+
+function Body(c: KindContext) {
+  const { values, set, closed, err, rules } = c;
+  return (
+    <section aria-label="Responses">
+      <ResponseCards
+        c={c}
+        noteLabel="Observations"
+        controls={(L) => (
+          <>
+            <fieldset>
+              <legend>Score for Response {L}</legend>
+              <div className="scores">
+                {["1", "2", "3", "4", "5"].map((s) => (
+                  <label className="choice" key={s}>
+                    <input type="radio" name={`score.${L}`} value={s} checked={values[`score.${L}`] === s} onChange={() => set(`score.${L}`, s)} disabled={closed} />
+                    {s}
+                  </label>
+                ))}
+              </div>
+            </fieldset>
+            {err(`score.${L}`)}
+            <label className="field">
+              <LabelText hint="P">Penalty reason (needed below 3)</LabelText>
+              <select
+                name={`reason.${L}`}
+                value={values[`reason.${L}`] ?? ""}
+                onChange={(e) => {
+                  set(`reason.${L}`, e.target.value);
+                  if (e.target.value === "safety") set(`score.${L}`, "1");
+                }}
+                disabled={closed}
+              >
+                <option value="">—</option>
+                {rules.penaltyReasons.map((reason) => (
+                  <option key={reason} value={reason}>
+                    {reason}
+                  </option>
+                ))}
+              </select>
+            </label>
+            {err(`reason.${L}`)}
+          </>
+        )}
+      />
+    </section>
+  );
+}
+
+export const WritingQualityKind: KindModule = {
+  multi: true,
+  Body,
+  onKey(key, c) {
+    const L = c.unit.responses[c.focus]?.letter;
+    if (!L) return false;
+    if (/^[1-5]$/.test(key)) c.set(`score.${L}`, key);
+    else if (key === "p" || key === "P") {
+      const list = ["", ...c.rules.penaltyReasons];
+      const next = list[(list.indexOf(c.values[`reason.${L}`] ?? "") + 1) % list.length];
+      c.set(`reason.${L}`, next);
+      if (next === "safety") c.set(`score.${L}`, "1");
+    } else return false;
+    return true;
+  },
+  shortcuts: () => [
+    [<><kbd>1</kbd>–<kbd>5</kbd></>, "Score the focused response"],
+    [<kbd>P</kbd>, "Cycle the penalty reason of the focused response"],
+  ],
+  commentField: (c) => `note.${c.unit.responses[c.focus]?.letter ?? "A"}`,
+};

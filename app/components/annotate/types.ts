@@ -1,0 +1,45 @@
+/**
+ * What every annotation kind's module gets from the annotate form, and what it
+ * gives back: its controls, its keys and its lines of the shortcut sheet. The
+ * form itself (drafts, navigation, skip, guidelines, raw text) is kind-agnostic.
+ */
+import type { ReactNode } from "react";
+
+export type AnnotatableKindName = "checklist-appropriateness" | "response-satisfaction" | "writing-quality" | "best-of-n";
+
+export type BlindUnitProps = {
+  unitId: number;
+  kind: AnnotatableKindName;
+  query: string;
+  passage: string | null;
+  reference: string | null;
+  checklistItem: string | null;
+  responses: { letter: string; text: string }[];
+};
+
+export type Rules = { penaltyReasons: string[]; allowTies: boolean };
+
+export type KindContext = {
+  unit: BlindUnitProps;
+  rules: Rules;
+  values: Record<string, string>;
+  set: (name: string, value: string) => void;
+  /** The focused response (multi-response kinds). */
+  focus: number;
+  setFocus: (i: number) => void;
+  closed: boolean;
+  /** The error message under a field, if any. */
+  err: (name: string) => ReactNode;
+};
+
+export type KindModule = {
+  /** Several responses side by side, with a focused one (J/K move the focus). */
+  multi: boolean;
+  Body: (c: KindContext) => ReactNode;
+  /** Handles a shortcut key; true when it did something. */
+  onKey: (key: string, c: KindContext) => boolean;
+  /** Rows of the shortcut sheet: keys, what they do. */
+  shortcuts: (c: KindContext) => [ReactNode, string][];
+  /** The textarea that C focuses. */
+  commentField: (c: KindContext) => string;
+};
