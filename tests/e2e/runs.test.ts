@@ -86,20 +86,21 @@ describe("runs in the browser", () => {
     const demoRow = page.locator("tbody tr").filter({ hasText: DEMO_RUN_NAME });
     expect(await demoRow.count()).toBe(1);
     expect(await demoRow.textContent()).toContain("completed");
-    // The form starts from the demo's recorded definition.
-    const textarea = page.locator("textarea[name=definition]");
-    expect(await textarea.inputValue()).toContain("Quillon-8B (recorded)");
-    await textarea.fill(
-      JSON.stringify({
-        name: "e2e live run",
-        protocol: "refinebench",
-        datasetId: sampleDatasetId,
-        models: [{ provider: "local-fake" }],
-        judges: [{ provider: "local-fake", name: "local-fake judge" }],
-        settings: { setting: "self-refinement", maxTurns: 2 },
-      }),
-    );
-    await page.getByRole("button", { name: "Start run" }).click();
+    // The advanced JSON definition starts from the demo's recorded definition.
+    expect(await page.locator("textarea[name=definition]").inputValue()).toContain("Quillon-8B (recorded)");
+    // The run is started from the form: only the chosen protocol's settings are shown, with the paper's defaults.
+    const form = page.getByTestId("new-run");
+    await form.getByLabel("Name").fill("e2e live run");
+    await form.getByLabel("Protocol").selectOption("fb-bench");
+    expect(await form.locator('fieldset[data-protocol="fb-bench"]').isVisible()).toBe(true);
+    expect(await form.locator('fieldset[data-protocol="refinebench"]').isVisible()).toBe(false);
+    await form.getByLabel("Protocol").selectOption("refinebench");
+    expect(await form.locator('input[name="s.refinebench.targetSampling.temperature"]').inputValue()).toBe("1");
+    await form.locator("select[name=datasetId]").selectOption(String(sampleDatasetId));
+    await form.locator('fieldset:has(legend:text("Models")) input[value="local-fake"]').check();
+    await form.locator('fieldset:has(legend:text("Judges")) input[value="local-fake"]').check();
+    await form.locator('input[name="s.refinebench.maxTurns"]').fill("2");
+    await form.getByRole("button", { name: "Start run", exact: true }).click();
     await page.waitForURL(/\/p\/demo\/runs\/\d+$/);
     await expect.poll(() => page.getByRole("heading", { level: 1 }).textContent()).toContain("e2e live run");
     const bar = page.getByTestId("progress");
@@ -115,6 +116,14 @@ describe("runs in the browser", () => {
     expect(await bar.getByRole("progressbar").getAttribute("aria-valuenow")).toBe("12");
     expect(await page.evaluate(() => (window as unknown as { __stay?: number }).__stay)).toBe(1); // no reload: the events did it
     expect(eventStreams.length).toBeGreaterThan(0);
+    // A completed run: nothing to pause, resume or cancel; the settings used are listed.
+    const actions = page.getByTestId("run-actions");
+    expect(await actions.getByRole("button", { name: "Pause" }).isDisabled()).toBe(true);
+    expect(await actions.getByRole("button", { name: "Cancel" }).isDisabled()).toBe(true);
+    expect(await actions.getByRole("button", { name: "Retry failed jobs" }).isDisabled()).toBe(true);
+    const settings = await page.getByTestId("run-settings").textContent();
+    expect(settings).toContain("max turns2");
+    expect(settings).toContain("target sampling · temperature1");
     // The results page of the new run draws its curve.
     await page.getByRole("link", { name: "Results" }).click();
     await page.waitForURL(/\/results$/);
