@@ -11,6 +11,7 @@ import { isUtf8 } from "node:buffer";
 import { Readable } from "node:stream";
 import Papa from "papaparse";
 import { ImportRefusal, type Problem } from "./problems";
+import { isDatabaseFile } from "../files.server";
 
 export type FileFormat = "csv" | "jsonl" | "json";
 export type SourceRecord = Record<string, unknown>;
@@ -43,6 +44,8 @@ export function sniffFile(file: string): number {
     throw new ImportRefusal(`Cannot read the file ${file}.`);
   }
   if (size === 0) throw new ImportRefusal("The file is empty (0 bytes).");
+  // Never open the database file (or any live SQLite database): closing that descriptor would drop this process's locks (app/files.server.ts).
+  if (isDatabaseFile(file)) throw new ImportRefusal("This is not a text file: it is a database file.");
   const fd = fs.openSync(file, "r");
   const head = Buffer.alloc(Math.min(size, 65536));
   try {
