@@ -70,7 +70,7 @@ describe("demo run from recorded outputs", () => {
     const page = await (await run(runsLoader, args(get("/p/demo/runs", cookie), { slug: "demo" }))).json();
     expect(page.previous).toMatchObject({ protocol: "refinebench", models: [{ provider: "Quillon-8B (recorded)" }, { provider: "Orrery-70B (recorded)" }] });
     const definition = JSON.stringify({ ...page.previous, name: "again" });
-    const res = await run(runsAction, args(post("/p/demo/runs", { intent: "create", definition }, cookie), { slug: "demo" }));
+    const res = await run(runsAction, args(post("/p/demo/runs", { intent: "create-json", definition }, cookie), { slug: "demo" }));
     expect(res.status).toBe(302);
     const again = db().select().from(schema.runs).where(eq(schema.runs.name, "again")).get()!;
     await new Worker(db(), { concurrency: 4, pollMs: 5, untilIdle: true, runId: again.id }).start().done;
