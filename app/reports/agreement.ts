@@ -36,6 +36,8 @@ import { normalTwoSidedP } from "./pvalue";
 import type { Estimate, FinalLabels, FinalRule, TaskData } from "./types";
 
 export const Z95 = 1.96;
+/** Label strings that usually mean "missing" when they arrive as labels (warned about). */
+const MISSING_LIKE = new Set(["", "NA", "N/A", "n/a", "na", "null", "NULL", "None", "none", "-", "NaN", "nan", "?"]);
 /** Groups smaller than this are flagged as small n. */
 export const SMALL_N = 30;
 
@@ -521,6 +523,12 @@ export interface IaaReport {
    * quantity that grows when more units are labelled.
    */
   planner: { label: string; value: number; se: number; n: number }[];
+  /**
+   * What a methods reviewer would want flagged: fewer than 30 units with two labels, an
+   * annotator who gave one label to every unit, two annotators identical on every shared
+   * unit, and labels such as "NA" or "null" that usually mean "no label".
+   */
+  warnings: string[];
 }
 
 function kappaEstimate(k: { kappa: number; se: number; ci: Interval; n: number }, label = "asymptotic SE (Fleiss, Cohen & Everitt 1969)"): Estimate {
@@ -734,6 +742,24 @@ export function interAnnotatorAgreement(data: TaskData): IaaReport {
       `Gwet's AC1 (${ac1 !== undefined ? ac1.toFixed(3) : "n/a"})${pb !== undefined ? ` and PABAK (${pb.toFixed(3)})` : ""} do not collapse under skewed prevalence; report them beside kappa.`;
   }
 
+  const warnings: string[] = [];
+  if (perRowPA.length < 30) warnings.push(`Only ${perRowPA.length} unit${perRowPA.length === 1 ? " has" : "s have"} two or more labels (fewer than 30): every interval is rough.`);
+  m.codes.forEach((column, g) => {
+    let only = -2;
+    let rated = 0;
+    for (let u = 0; u < column.length; u++) {
+      const k = column[u];
+      if (k < 0) continue;
+      rated++;
+      only = only === -2 || only === k ? k : -1;
+    }
+    if (rated > 1 && only >= 0) warnings.push(`${names.get(m.annotators[g]) ?? m.annotators[g]} gave the same label (${String(categories[only])}) to all ${rated} units they labelled.`);
+  });
+  for (const p of pairs) if (p.n > 1 && p.percentAgreement === 1) warnings.push(`${p.aName} and ${p.bName} gave identical labels on all ${p.n} units both labelled.`);
+  for (const c of categories) {
+    if (typeof c === "string" && MISSING_LIKE.has(c.trim())) warnings.push(`The label "${c}" is counted as a category; if it means "no label", remove those labels before computing agreement.`);
+  }
+
   const planner: IaaReport["planner"] = [];
   for (const st of stats) {
     const e = st.estimate;
@@ -745,6 +771,7 @@ export function interAnnotatorAgreement(data: TaskData): IaaReport {
 
   return {
     planner,
+    warnings,
     labelKind: data.labelKind,
     subjectsRated: m.rows.length,
     subjectsMultiplyRated: perRowPA.length,

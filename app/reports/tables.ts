@@ -22,7 +22,7 @@ export function iaaTable(iaa: IaaReport): ReportTable {
   return {
     id: "iaa",
     title: "Inter-annotator agreement",
-    note: iaa.designNote,
+    note: [iaa.designNote, ...(iaa.warnings ?? []).map((w) => `Note: ${w}`)].join(" "),
     columns: [c("statistic", "Statistic", "text"), c("value", "Value", "coef"), c("ci", "95% CI", "ci"), c("n", "n", "int"), c("method", "CI method", "text")],
     rows: iaa.statistics.map((s) => ({ statistic: s.label, value: s.estimate.value, ci: ci(s.estimate), n: s.estimate.n, method: s.estimate.method })),
   };

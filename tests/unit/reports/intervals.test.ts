@@ -46,6 +46,8 @@ describe("report intervals", () => {
       expect(e.ci, key).toBeNull();
       expect(e.method, key).toMatch(/^not estimable: /);
     }
+    expect(iaa.warnings).toContain("Only 20 units have two or more labels (fewer than 30): every interval is rough.");
+    expect(iaa.warnings).toContain("A1 and A2 gave identical labels on all 20 units both labelled.");
     // Wilson 20/20 (Newcombe 1998, method 3): [0.8389, 1].
     expect(stat(iaa, "percentAgreement").ci).toEqual(wilsonCI(20, 20));
     expect(stat(iaa, "pabak").ci![0]).toBeCloseTo(2 * wilsonCI(20, 20)[0] - 1, 12);
@@ -96,6 +98,15 @@ describe("report intervals", () => {
     const single = rows.find((r) => r.value === "single")!.summary;
     expect(single.ci).toBeNull();
     expect(single.method).toBe("not estimable: one label");
+  });
+
+  it("warns about an annotator who gave one label to every unit and about labels that usually mean missing", () => {
+    const units = Array.from({ length: 6 }, (_, i) => unit(i + 1));
+    const anns = units.flatMap((u, i) => [ann(u.id, 1, "Yes"), ann(u.id, 2, i % 3 === 0 ? "NA" : i % 2 ? "Yes" : "No")]);
+    // An imported label set (free categories, nominal): "NA" arrives as a label.
+    const iaa = interAnnotatorAgreement(task("imported-labels", units, anns, 2));
+    expect(iaa.warnings).toContain("A1 gave the same label (Yes) to all 6 units they labelled.");
+    expect(iaa.warnings.some((w) => w.startsWith('The label "NA" is counted as a category'))).toBe(true);
   });
 
   it("scaleMeanEstimate's bootstrap never leaves [min, max] of the scores; honestEstimate clips and flags zero width", () => {
