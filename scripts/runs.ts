@@ -29,7 +29,7 @@ const db = openDatabase(databasePathFromEnv());
 function show(runId: number) {
   const p = runProgress(db, runId) ?? fail(`run ${runId} not found`);
   const eta = p.etaSeconds == null ? "?" : `${p.etaSeconds}s`;
-  return `run ${runId} ${p.status}: ${p.done} done, ${p.failed} failed, ${p.remaining} remaining of ~${p.total}; ${p.throughput.toFixed(1)} jobs/s, ETA ${eta}; tokens ${p.promptTokens}+${p.completionTokens}${p.cost != null ? `, cost ${p.cost.toFixed(4)}` : ""}`;
+  return `run ${runId} ${p.status}: ${p.done} done, ${p.failed} failed, ${p.remaining} remaining of ~${p.total}; ${p.throughput.toFixed(1)} jobs/s, ETA ${eta}; tokens ${p.promptTokens}+${p.completionTokens}${p.cost != null ? `, cost ${p.cost.toFixed(4)}` : ""}; ${p.calls} provider calls${p.interruptedCalls ? ` (${p.interruptedCalls} interrupted: prompt tokens estimated)` : ""}`;
 }
 
 async function main() {
