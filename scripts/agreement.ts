@@ -66,6 +66,9 @@ interface Options {
 const SUSPECT_TOKENS = ["null", "NULL", "Null", "-", "NaN", "nan", "None", "none", "n/a", "na", "?", "."];
 /** Bootstraps that need a q × q table (weighted kappa, correlations, ordinal/ratio alpha) stop at this many distinct values. */
 const MAX_TABLE_Q = 300;
+/** Limits of the counted data: distinct values (q² tables), and patterns × values (the unit × category counts). */
+const MAX_CATEGORIES = 2000;
+const MAX_CELLS = 40_000_000;
 
 function parseArgs(argv: string[]): Options | "help" {
   const opts: Partial<Options> = { level: "nominal", format: "table", ci: "analytic", categories: null, missing: ["NA", "N/A"], seed: 1, resamples: 1000 };
@@ -446,6 +449,13 @@ function readPatterns(opts: Options): Read {
   if (rows === 0) throw new InputError(`input file ${opts.input} has a header but no data rows`);
   if (units === 0) throw new InputError(`no rating in the columns ${opts.raters.join(", ")} (every cell is empty or a missing token)`);
 
+  // Every statistic counts the patterns by category (patterns × categories) and pairs of categories
+  // (categories²): continuous ratings with thousands of distinct values are refused with advice.
+  if (values.length > MAX_CATEGORIES || P * values.length > MAX_CELLS) {
+    throw new InputError(
+      `the ratings have ${values.length} distinct values in ${P} distinct rating patterns: too many to count as categories (at most ${MAX_CATEGORIES} values and ${MAX_CELLS.toLocaleString("en-US")} values × patterns); round the ratings (e.g. to one decimal) or bin them`,
+    );
+  }
   // Final categories: --categories in the given order (numbers if all are), else the values in use sorted
   // as app/stats encodeLabels sorts them (numerically when every value is a number).
   const declared = opts.categories !== null;

@@ -1,4 +1,4 @@
-import { coincidenceMatrix, krippendorffAlphaFromCoincidences } from "./krippendorffAlphaFromCoincidences";
+import { krippendorffAlphaFromCoincidences } from "./krippendorffAlphaFromCoincidences";
 import type { MeasurementLevel } from "./krippendorffAlpha";
 import { unitCategoryCounts } from "./unitCategoryCounts";
 import type { Label, ReliabilityData, UnitCategoryCounts } from "./types";
@@ -120,16 +120,27 @@ export function patternStatistics(p: RatingPatterns): PatternStatistics {
     }
     pa[i] = s / (r[i] * (r[i] - 1));
   }
-  // Sparse coincidence matrix of each pattern (Krippendorff 2011).
+  // Sparse coincidence matrix of each pattern (Krippendorff 2011): o_ck = Σ n_c (n_k − [c = k]) / (m − 1)
+  // is 1/(m − 1) for every ordered pair of two different raters who said c and k.
   const start = new Int32Array(P + 1);
   const cells: number[] = [];
   const vals: number[] = [];
-  const one = new Int32Array(1);
+  const local = new Map<number, number>();
   for (let i = 0; i < P; i++) {
-    if (r[i] >= 2) {
-      one[0] = i;
-      const o = coincidenceMatrix(unitCounts, one);
-      for (let k = 0; k < q * q; k++) if (o[k] !== 0) (cells.push(k), vals.push(o[k]));
+    const m = r[i];
+    if (m >= 2) {
+      local.clear();
+      for (let g = 0; g < raters; g++) {
+        const x = codes[i * raters + g];
+        if (x < 0) continue;
+        for (let h = 0; h < raters; h++) {
+          const y = codes[i * raters + h];
+          if (h === g || y < 0) continue;
+          const cell = x * q + y;
+          local.set(cell, (local.get(cell) ?? 0) + 1);
+        }
+      }
+      for (const [cell, pairs] of local) (cells.push(cell), vals.push(pairs / (m - 1)));
     }
     start[i + 1] = cells.length;
   }

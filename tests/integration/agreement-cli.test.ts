@@ -262,6 +262,22 @@ describe("npm run agreement: intervals, options and warnings", () => {
     expect(out.categories).toEqual(["multi\nline", 'say "yes"', "x", "y"]);
   });
 
+  it("continuous ratings: hundreds of distinct values work (bootstraps that need a values² table say why they are skipped); thousands are refused with advice", () => {
+    const random = seededRandom(8);
+    const rows = Array.from({ length: 500 }, (_, i) => {
+      const x = Math.round(random() * 1000) / 100;
+      return `${i},${x},${Math.round((x + random() - 0.5) * 100) / 100}`;
+    });
+    const out = runJson(["--input", csv("id,a,b\n" + rows.join("\n")), "--raters", "a,b", "--level", "interval"]);
+    expect(out.pearson as number).toBeGreaterThan(0.9);
+    expect(out.pearsonCI).not.toBeNull();
+    expect((out.ciMethod as Record<string, string>).spearman).toMatch(/^not estimable: the bootstrap is not run for more than 300 distinct values/);
+    const many = Array.from({ length: 2500 }, (_, i) => `${i},${i / 7},${i / 7 + 1}`);
+    const r = run(["--input", csv("id,a,b\n" + many.join("\n")), "--raters", "a,b", "--level", "interval"]);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim()).toMatch(/^agreement: the ratings have 2525 distinct values in 2500 distinct rating patterns: too many to count as categories .*round the ratings/);
+  });
+
   it("npm run agreement (the cached esbuild bundle) prints exactly what tsx prints", () => {
     const args = ["--input", fixture("two_raters_scores.csv"), "--raters", "ann_a,ann_b", "--level", "ordinal", "--format", "json"];
     const viaTsx = run(args);
