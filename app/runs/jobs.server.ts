@@ -1,0 +1,266 @@
+/**
+ * Persistence of a run's jobs: claiming them under a lease (an IMMEDIATE
+ * transaction), renewing leases, and storing a job's outcome — responses,
+ * verdicts, follow-up jobs and the "done" mark — atomically, guarded by the
+ * lease. Lease times are epoch milliseconds.
+ */
+import type { Db } from "../../db/client";
+import type { JobPayload, Outcome } from "./protocols/types";
+import type { CallRecord } from "./providers/types";
+
+// ─── Claiming and completing ─────────────────────────────────────────────────
+//
+// The hot path talks to better-sqlite3 directly with statements prepared once
+// per connection (drizzle's query building and per-call `prepare` were most of
+// the worker's CPU in bench:runs). A worker stores the outcomes of every reply
+// that arrived in one event-loop turn, and claims work for the slots they
+// free, in ONE immediate transaction; each job's writes sit in a savepoint so
+// one bad outcome fails that job only. Nothing is acknowledged before commit:
+// a reply not yet committed when the process dies is a call in flight, and its
+// lease expiry hands it to the next worker — exactly as before.
+
+export type ClaimedJob = { id: number; runId: number; key: string; payload: JobPayload; protocol: string; attempts: number };
+
+type Sqlite = Db["$client"];
+
+function prepareStatements(s: Sqlite) {
+  return {
+    activeRuns: s.prepare(`SELECT id, protocol FROM runs WHERE status IN ('queued','running') ORDER BY id`),
+    activeRun: s.prepare(`SELECT id, protocol FROM runs WHERE id = ? AND status IN ('queued','running')`),
+    expired: s.prepare(`SELECT id, run_id AS runId, key, payload, attempts FROM jobs WHERE run_id = ? AND status = 'leased' AND lease_expires_at < ? ORDER BY id LIMIT ?`),
+    queued: s.prepare(`SELECT id, run_id AS runId, key, payload, attempts FROM jobs WHERE run_id = ? AND status = 'queued' ORDER BY id LIMIT ?`),
+    lease: s.prepare(`UPDATE jobs SET status = 'leased', lease_owner = ?, lease_expires_at = ?, attempts = attempts + 1 WHERE id = ?`),
+    markRunning: s.prepare(`UPDATE runs SET status = 'running' WHERE id = ? AND status = 'queued'`),
+    done: s.prepare(
+      `UPDATE jobs SET status = 'done', result = ?, error = NULL, lease_owner = NULL, lease_expires_at = NULL, finished_at = unixepoch() WHERE id = ? AND status = 'leased' AND lease_owner = ?`,
+    ),
+    fail: s.prepare(
+      `UPDATE jobs SET status = 'failed', error = ?, lease_owner = NULL, lease_expires_at = NULL, finished_at = unixepoch() WHERE id = ? AND status = 'leased' AND lease_owner = ?`,
+    ),
+    insertResponse: s.prepare(`INSERT INTO responses (item_id, model, turn, text, origin, run_id, source_key, metadata) VALUES (?, ?, ?, ?, 'run', ?, ?, ?) ON CONFLICT DO NOTHING`),
+    findResponse: s.prepare(`SELECT id FROM responses WHERE item_id = ? AND source_key = ?`).pluck(),
+    insertVerdict: s.prepare(
+      `INSERT INTO verdicts (judge_id, response_id, checklist_item_id, value, score, raw_output, parse_status, run_id)
+       SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM verdicts WHERE judge_id = ? AND response_id = ? AND checklist_item_id IS ?)`,
+    ),
+    insertJob: s.prepare(`INSERT INTO jobs (run_id, key, payload) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`),
+    anyLeft: s.prepare(`SELECT 1 FROM jobs WHERE run_id = ? AND status IN ('queued','leased') LIMIT 1`).pluck(),
+    finishRun: s.prepare(`UPDATE runs SET status = ?, finished_at = unixepoch() WHERE id = ? AND status IN ('queued','running')`),
+    outcomeCounts: s.prepare(`SELECT COALESCE(SUM(status = 'done'), 0) AS done, COALESCE(SUM(status = 'failed'), 0) AS failed FROM jobs WHERE run_id = ?`),
+    runStatus: s.prepare(`SELECT status FROM runs WHERE id = ?`).pluck(),
+    insertCall: s.prepare(
+      `INSERT INTO provider_calls (provider_id, job_id, request, reply, status, latency_ms, prompt_tokens, completion_tokens, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    runSettings: s.prepare(`SELECT protocol, config FROM runs WHERE id = ?`),
+    release: s.prepare(`UPDATE jobs SET status = 'queued', lease_owner = NULL, lease_expires_at = NULL, attempts = attempts - 1 WHERE id = ? AND status = 'leased' AND lease_owner = ?`),
+    activeRunIds: s.prepare(`SELECT id FROM runs WHERE status IN ('queued','running')`).pluck(),
+    isActive: s.prepare(`SELECT 1 FROM runs WHERE id = ? AND status IN ('queued','running')`).pluck(),
+  };
+}
+type Statements = ReturnType<typeof prepareStatements>;
+const statementCache = new WeakMap<Sqlite, Statements>();
+export function stmts(db: Db): Statements {
+  let s = statementCache.get(db.$client);
+  if (!s) statementCache.set(db.$client, (s = prepareStatements(db.$client)));
+  return s;
+}
+
+type JobRow = { id: number; runId: number; key: string; payload: string; attempts: number };
+
+/** Leases up to `max` jobs (expired leases first, then queued, oldest first). Call inside an immediate transaction. */
+function claimWithin(db: Db, owner: string, max: number, leaseMs: number, now: number, runId?: number): ClaimedJob[] {
+  const st = stmts(db);
+  const runs = (runId === undefined ? st.activeRuns.all() : st.activeRun.all(runId)) as { id: number; protocol: string }[];
+  const out: ClaimedJob[] = [];
+  const expires = now + leaseMs;
+  for (const run of runs) {
+    if (out.length >= max) break;
+    const rows = st.expired.all(run.id, now, max - out.length) as JobRow[];
+    if (rows.length < max - out.length) rows.push(...(st.queued.all(run.id, max - out.length - rows.length) as JobRow[]));
+    if (rows.length === 0) continue;
+    for (const r of rows) {
+      st.lease.run(owner, expires, r.id);
+      out.push({ id: r.id, runId: r.runId, key: r.key, payload: JSON.parse(r.payload) as JobPayload, protocol: run.protocol, attempts: r.attempts + 1 });
+    }
+    st.markRunning.run(run.id);
+  }
+  return out;
+}
+
+export function claimJobs(db: Db, owner: string, max: number, leaseMs: number, now = Date.now(), runId?: number): ClaimedJob[] {
+  if (max <= 0) return [];
+  return db.$client.transaction(() => claimWithin(db, owner, max, leaseMs, now, runId)).immediate();
+}
+
+export function renewLeases(db: Db, owner: string, jobIds: number[], leaseMs: number): void {
+  if (jobIds.length === 0) return;
+  db.$client.prepare(`UPDATE jobs SET lease_expires_at=? WHERE status='leased' AND lease_owner=? AND id IN (${jobIds.map(() => "?").join(",")})`).run(Date.now() + leaseMs, owner, ...jobIds);
+}
+
+/** A drained run ends "completed", "completed-with-errors" (some jobs failed) or "failed" (no job succeeded). */
+function finishRunIfDrained(db: Db, runId: number): void {
+  const st = stmts(db);
+  if (st.anyLeft.get(runId) !== undefined) return;
+  const c = st.outcomeCounts.get(runId) as { done: number; failed: number };
+  st.finishRun.run(c.failed === 0 ? "completed" : c.done === 0 ? "failed" : "completed-with-errors", runId);
+}
+
+/**
+ * A job's outcome (or error) and the HTTP attempts it made, ready to store.
+ * `stopped`: the job made no call because its run was paused or cancelled; it goes back to the queue.
+ */
+export type Finished = { job: ClaimedJob; outcome?: Outcome; error?: string; calls?: CallRecord[]; stopped?: boolean };
+
+/** Request bodies in provider_calls: "full" stores the JSON body sent; "compact" stores its shape (the messages are in the job's payload). */
+export type CallLogDetail = "full" | "compact";
+
+function callRequest(c: CallRecord, detail: CallLogDetail): string {
+  return requestJson(c.request, detail);
+}
+
+export function requestJson(request: unknown, detail: CallLogDetail): string {
+  if (detail === "full") return JSON.stringify(request);
+  const r = (request ?? {}) as Record<string, unknown>;
+  const { messages, prompt, ...rest } = r;
+  const m = Array.isArray(messages) ? (messages as { content?: unknown }[]) : null;
+  const chars = m ? m.reduce((a, x) => a + String(x.content ?? "").length, 0) : typeof prompt === "string" ? prompt.length : 0;
+  return JSON.stringify({ ...rest, ...(m ? { messages: m.length } : {}), chars, see: "jobs.payload" });
+}
+
+/**
+ * Stores one finished job inside the caller's transaction. Returns false (and
+ * writes nothing but the call log) when the lease was lost to another worker.
+ * With `isolate`, the job's writes sit in a savepoint and a failure to store
+ * them fails the job alone; without, the error propagates (the fast path: the
+ * caller retries the batch isolated).
+ */
+function storeFinished(db: Db, owner: string, f: Finished, detail: CallLogDetail = "full", isolate = true, runStatus?: (runId: number) => string): boolean {
+  const st = stmts(db);
+  const { job } = f;
+  if (f.calls)
+    for (const c of f.calls)
+      st.insertCall.run(job.payload.providerId, job.id, callRequest(c, detail), c.reply == null ? null : JSON.stringify(c.reply), c.status, c.latencyMs, c.promptTokens, c.completionTokens, c.error);
+  // Nothing is stored into a cancelled run, and a job stopped by a pause goes back to the queue.
+  const status = runStatus ? runStatus(job.runId) : String(st.runStatus.get(job.runId) ?? "deleted");
+  if (f.stopped || status === "cancelled" || status === "deleted") {
+    st.release.run(job.id, owner);
+    return false;
+  }
+  if (f.outcome) {
+    const outcome = f.outcome;
+    const write = () => {
+      if (st.done.run(outcome.result === undefined ? null : JSON.stringify(outcome.result), job.id, owner).changes === 0) return false;
+      for (const r of outcome.responses) st.insertResponse.run(r.itemId, r.model, r.turn, r.text, job.runId, r.sourceKey, JSON.stringify(r.metadata ?? {}));
+      for (const v of outcome.verdicts) {
+        const responseId = st.findResponse.get(v.itemId, v.responseSourceKey) as number | undefined;
+        if (responseId === undefined) throw new Error(`job ${job.key}: verdict for unknown response ${v.responseSourceKey}`);
+        st.insertVerdict.run(v.judgeId, responseId, v.checklistItemId, v.value, v.score, v.rawOutput, v.parseStatus, job.runId, v.judgeId, responseId, v.checklistItemId);
+      }
+      for (const n of outcome.next) st.insertJob.run(job.runId, n.key, JSON.stringify(n.payload));
+      return true;
+    };
+    if (!isolate) return write();
+    try {
+      return db.$client.transaction(write)();
+    } catch (err) {
+      f = { job, error: `storing the outcome failed: ${err instanceof Error ? err.message : String(err)}` };
+    }
+  }
+  return st.fail.run(String(f.error ?? "unknown error").slice(0, 2000), job.id, owner).changes > 0;
+}
+
+/**
+ * Stores a job's outcome atomically. Returns false (and writes nothing) when
+ * the lease was lost to another worker, who will store it instead.
+ */
+export function completeJob(db: Db, owner: string, job: ClaimedJob, outcome: Outcome): boolean {
+  return db.$client
+    .transaction(() => {
+      const ok = storeFinished(db, owner, { job, outcome });
+      if (ok) finishRunIfDrained(db, job.runId);
+      return ok;
+    })
+    .immediate();
+}
+
+export function failJob(db: Db, owner: string, job: ClaimedJob, error: string): boolean {
+  return db.$client
+    .transaction(() => {
+      const ok = storeFinished(db, owner, { job, error });
+      if (ok) finishRunIfDrained(db, job.runId);
+      return ok;
+    })
+    .immediate();
+}
+
+type StoreArgs = {
+  owner: string;
+  finished: Finished[];
+  claim: number;
+  leaseMs: number;
+  runId?: number;
+  detail: CallLogDetail;
+  isolate: boolean;
+  /** Leased but not started: handed back if their run is no longer active (or all of them, with releaseAll). */
+  held: ClaimedJob[];
+  releaseAll: boolean;
+};
+export type StoreResult = { claimed: ClaimedJob[]; released: number[] };
+const storeTxCache = new WeakMap<Sqlite, (a: StoreArgs) => StoreResult>();
+
+function storeTx(db: Db): (a: StoreArgs) => StoreResult {
+  let fn = storeTxCache.get(db.$client);
+  if (!fn) {
+    const st = stmts(db);
+    const tx = db.$client.transaction((a: StoreArgs): StoreResult => {
+      const runs = new Set<number>();
+      const statuses = new Map<number, string>();
+      const runStatus = (id: number) => {
+        let s = statuses.get(id);
+        if (s === undefined) statuses.set(id, (s = String(st.runStatus.get(id) ?? "deleted")));
+        return s;
+      };
+      for (const f of a.finished) if (storeFinished(db, a.owner, f, a.detail, a.isolate, runStatus)) runs.add(f.job.runId);
+      for (const r of runs) finishRunIfDrained(db, r);
+      const released: number[] = [];
+      if (a.held.length) {
+        const active = a.releaseAll ? new Set<number>() : new Set(st.activeRunIds.all() as number[]);
+        for (const j of a.held)
+          if (!active.has(j.runId)) {
+            st.release.run(j.id, a.owner);
+            released.push(j.id);
+          }
+      }
+      return { claimed: a.claim > 0 ? claimWithin(db, a.owner, a.claim, a.leaseMs, Date.now(), a.runId) : [], released };
+    });
+    fn = (a) => tx.immediate(a);
+    storeTxCache.set(db.$client, fn);
+  }
+  return fn;
+}
+
+export const isBusy = (err: unknown) => /SQLITE_BUSY|database is locked/i.test(String(err));
+
+/**
+ * One transaction: store every finished job, hand back held (leased, not
+ * started) jobs whose run was paused or cancelled, then lease up to `claim`
+ * new ones. If storing fails for a reason other than a busy database, the
+ * batch is stored again with each job isolated, so one bad outcome fails only
+ * its job.
+ */
+export function storeAndClaim(
+  db: Db,
+  owner: string,
+  finished: Finished[],
+  claim: number,
+  leaseMs: number,
+  opts: { runId?: number; detail?: CallLogDetail; held?: ClaimedJob[]; releaseAll?: boolean } = {},
+): StoreResult {
+  const args: StoreArgs = { owner, finished, claim, leaseMs, runId: opts.runId, detail: opts.detail ?? "full", isolate: false, held: opts.held ?? [], releaseAll: opts.releaseAll ?? false };
+  try {
+    return storeTx(db)(args);
+  } catch (err) {
+    if (isBusy(err)) throw err;
+    return storeTx(db)({ ...args, isolate: true });
+  }
+}

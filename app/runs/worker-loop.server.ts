@@ -1,0 +1,309 @@
+/**
+ * The worker: claims jobs, calls providers (each HTTP attempt admitted by the
+ * provider's shared limits, providers/shared-limits.server.ts), and stores
+ * what finished (jobs.server.ts). Several workers — processes, and the web
+ * server's in-process worker — share one database.
+ *
+ * Throughput (bench:runs): the outcomes of all replies that arrive in one
+ * event-loop turn are stored, and the freed slots claimed, in ONE transaction
+ * with statements prepared once per connection; a few jobs are leased ahead
+ * (prefetch) so a reply's slot is refilled at once; providers and run
+ * settings are built once per worker; HTTP goes through a shared keep-alive
+ * agent (providers/node-fetch.server.ts).
+ */
+import { eq } from "drizzle-orm";
+import { schema, type Db } from "../../db/client";
+import { getProtocol } from "./protocols";
+import { isBusy, renewLeases, requestJson, stmts, storeAndClaim, type CallLogDetail, type ClaimedJob, type Finished, type StoreResult } from "./jobs.server";
+import { providerFromRow } from "./providers/index.server";
+import { encryptPlaintextKeys } from "./providers/secrets.server";
+import { heartbeat, RunStopped, sharedLimits, sweepDeadWorkers, unregisterWorker } from "./providers/shared-limits.server";
+import { ProviderError, type CallRecord, type LlmProvider } from "./providers/types";
+import type { StoredRunConfig } from "./runner.server";
+
+// ─── Worker ──────────────────────────────────────────────────────────────────
+
+export type WorkerOptions = {
+  id?: string;
+  /** Jobs in flight at once (each provider's own limit still applies). */
+  concurrency?: number;
+  /**
+   * Jobs leased ahead of a free slot, so a reply's slot is refilled at once
+   * instead of after the next store (default ceil(concurrency / 4); 0 = none).
+   * They are calls not yet made: a crash repeats none of them.
+   */
+  prefetch?: number;
+  leaseMs?: number;
+  pollMs?: number;
+  /** Stop once no claimable work remains (CLI and tests). */
+  untilIdle?: boolean;
+  /** Only work on this run. */
+  runId?: number;
+  /** Log every HTTP attempt to provider_calls (default true). */
+  logCalls?: boolean;
+  /** How much of each request body provider_calls keeps (default "full"). */
+  callLog?: CallLogDetail;
+  /**
+   * Least time between two stores (default 4 ms): replies arriving meanwhile
+   * share one transaction. Prefetched jobs keep the slots busy in between; a
+   * crash loses at most this window's replies (their calls are repeated).
+   */
+  storeEveryMs?: number;
+};
+
+export const defaultPrefetch = (concurrency: number) => Math.ceil(concurrency / 4);
+
+export class Worker {
+  readonly id: string;
+  private readonly o: Required<Omit<WorkerOptions, "runId" | "id">> & { runId?: number };
+  private providers = new Map<number, { provider: LlmProvider; concurrency: number; requestsPerMinute: number | null; gated: boolean }>();
+  /** Per executing job: `stop` ends waiting for a slot (pause or cancel), `cancel` also aborts the request in flight. */
+  private controls = new Map<number, { stop: AbortController; cancel: AbortController; runId: number }>();
+  private watcher: NodeJS.Timeout | null = null;
+  private runs = new Map<number, { protocol: ReturnType<typeof getProtocol>; settings: unknown }>();
+  /** Jobs calling their provider now. */
+  private executing = new Map<number, Promise<void>>();
+  /** Replied, waiting for the next store. */
+  private finished: Finished[] = [];
+  /** Leased, not started (prefetched). */
+  private ready: ClaimedJob[] = [];
+  private stopped = false;
+  private wake: (() => void) | null = null;
+  private wakeQueued = false;
+  private lastTick = 0;
+  private heartbeat: NodeJS.Timeout | null = null;
+  done: Promise<void> = Promise.resolve();
+  processed = 0;
+
+  constructor(
+    private readonly db: Db,
+    opts: WorkerOptions = {},
+  ) {
+    this.id = opts.id ?? `w-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+    const concurrency = opts.concurrency ?? 8;
+    this.o = { leaseMs: 60_000, pollMs: 500, untilIdle: false, logCalls: true, callLog: "full", prefetch: defaultPrefetch(concurrency), storeEveryMs: 4, ...opts, concurrency };
+  }
+
+  /** Every job this worker holds a lease on. */
+  private held(): number[] {
+    return [...this.executing.keys(), ...this.finished.map((f) => f.job.id), ...this.ready.map((j) => j.id)];
+  }
+
+  start(): this {
+    this.stopped = false;
+    // Registered before the first claim, and a dead worker's jobs and calls reclaimed at once.
+    heartbeat(this.db, this.id, this.o.leaseMs);
+    try {
+      sweepDeadWorkers(this.db, this.id);
+      encryptPlaintextKeys(this.db);
+    } catch {
+      /* retried by the heartbeat */
+    }
+    this.heartbeat = setInterval(() => {
+      try {
+        heartbeat(this.db, this.id, this.o.leaseMs);
+        renewLeases(this.db, this.id, this.held(), this.o.leaseMs);
+        sweepDeadWorkers(this.db, this.id);
+      } catch {
+        /* the next beat retries */
+      }
+    }, Math.min(5_000, Math.max(50, Math.floor(this.o.leaseMs / 3))));
+    this.heartbeat.unref?.();
+    // Pause and cancel reach the jobs of this worker promptly: no new call starts once the run is stopped.
+    this.watcher = setInterval(() => this.watchRuns(), Math.min(200, this.o.pollMs));
+    this.watcher.unref?.();
+    this.done = this.loop().finally(() => {
+      if (this.heartbeat) clearInterval(this.heartbeat);
+      if (this.watcher) clearInterval(this.watcher);
+      try {
+        sharedLimits(this.db).flushEnds();
+        unregisterWorker(this.db, this.id);
+      } catch {
+        /* a stale row is swept by the next worker */
+      }
+    });
+    return this;
+  }
+
+  private watchRuns(): void {
+    if (this.controls.size === 0) return;
+    const ids = [...new Set([...this.controls.values()].map((c) => c.runId))];
+    let rows: { id: number; status: string }[];
+    try {
+      rows = this.db.$client.prepare(`SELECT id, status FROM runs WHERE id IN (${ids.map(() => "?").join(",")})`).all(...ids) as { id: number; status: string }[];
+    } catch {
+      return;
+    }
+    const status = new Map(rows.map((r) => [r.id, r.status]));
+    for (const c of this.controls.values()) {
+      const st = status.get(c.runId) ?? "deleted";
+      if (st === "queued" || st === "running") continue;
+      if (!c.stop.signal.aborted) c.stop.abort(st);
+      if ((st === "cancelled" || st === "deleted") && !c.cancel.signal.aborted) c.cancel.abort(st);
+    }
+  }
+
+  /** Stops claiming; resolves when in-flight jobs have finished and been stored. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.wake?.();
+    await this.done;
+  }
+
+  /** Starts prefetched jobs while slots are free; a job whose run was paused or cancelled meanwhile waits to be handed back. */
+  private startReady(): void {
+    if (this.ready.length === 0 || this.executing.size >= this.o.concurrency) return;
+    const st = stmts(this.db);
+    const active = new Map<number, boolean>();
+    const isActive = (runId: number) => {
+      let a = active.get(runId);
+      if (a === undefined) active.set(runId, (a = st.isActive.get(runId) !== undefined));
+      return a;
+    };
+    for (let i = 0; i < this.ready.length && this.executing.size < this.o.concurrency; ) {
+      const job = this.ready[i];
+      if (!isActive(job.runId)) {
+        i++;
+        continue;
+      }
+      this.ready.splice(i, 1);
+      this.executing.set(job.id, this.execute(job));
+    }
+  }
+
+  /**
+   * Stores what has finished, hands back prefetched jobs of paused or
+   * cancelled runs, and claims for the free slots plus the prefetch, in one
+   * transaction; starts what the slots allow. Returns the number claimed.
+   */
+  private tick(claim: boolean): number {
+    const batch = this.finished;
+    const want = claim ? Math.max(0, this.o.concurrency - this.executing.size + this.o.prefetch - this.ready.length) : 0;
+    if (batch.length === 0 && want === 0 && this.ready.length === 0) return 0;
+    this.finished = [];
+    this.lastTick = performance.now();
+    let r: StoreResult;
+    try {
+      r = storeAndClaim(this.db, this.id, batch, want, this.o.leaseMs, { runId: this.o.runId, detail: this.o.callLog, held: this.ready, releaseAll: !claim });
+    } catch (err) {
+      this.finished = batch.concat(this.finished);
+      if (isBusy(err)) return 0;
+      throw err;
+    }
+    this.processed += batch.length;
+    if (r.released.length) {
+      const gone = new Set(r.released);
+      this.ready = this.ready.filter((j) => !gone.has(j.id));
+    }
+    this.ready.push(...r.claimed);
+    this.startReady();
+    return r.claimed.length;
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.stopped) {
+      const claimed = this.tick(true);
+      if (claimed === 0 && this.executing.size === 0 && this.finished.length === 0 && this.ready.length === 0 && this.o.untilIdle && !this.hasPendingWork()) break;
+      await new Promise<void>((ok) => {
+        const t = setTimeout(ok, this.o.pollMs);
+        this.wake = () => {
+          clearTimeout(t);
+          this.wake = null;
+          ok();
+        };
+      });
+    }
+    for (;;) {
+      await Promise.allSettled([...this.executing.values()]);
+      this.tick(false);
+      if (this.executing.size === 0 && this.finished.length === 0 && this.ready.length === 0) break;
+      await new Promise((ok) => setTimeout(ok, Math.min(this.o.pollMs, 100))); // the store was busy; retry
+    }
+  }
+
+  /** A reply's slot goes to a prefetched job at once; replies of one event-loop turn (or of storeEveryMs) are stored together. */
+  private finish(f: Finished): void {
+    this.executing.delete(f.job.id);
+    this.finished.push(f);
+    if (!this.stopped) this.startReady();
+    if (this.wakeQueued) return;
+    this.wakeQueued = true;
+    const fire = () => {
+      this.wakeQueued = false;
+      this.wake?.();
+    };
+    const wait = this.lastTick + this.o.storeEveryMs - performance.now();
+    if (wait > 1) setTimeout(fire, wait);
+    else setImmediate(fire);
+  }
+
+  private hasPendingWork(): boolean {
+    const row = this.db.$client
+      .prepare(
+        `SELECT COUNT(*) AS n FROM jobs j JOIN runs r ON r.id=j.run_id WHERE r.status IN ('queued','running') AND j.status IN ('queued','leased') ${this.o.runId !== undefined ? "AND j.run_id = ?" : ""}`,
+      )
+      .get(...(this.o.runId !== undefined ? [this.o.runId] : [])) as { n: number };
+    return row.n > 0;
+  }
+
+  private provider(id: number) {
+    let p = this.providers.get(id);
+    if (!p) {
+      const row = this.db.select().from(schema.providers).where(eq(schema.providers.id, id)).get();
+      if (!row) throw new ProviderError(`provider ${id} no longer exists`, false);
+      p = { provider: providerFromRow(row, this.db.$client.name), concurrency: row.concurrency, requestsPerMinute: row.requestsPerMinute, gated: row.kind !== "replay" };
+      this.providers.set(id, p);
+    }
+    return p;
+  }
+
+  /** The run's protocol and parsed settings, read once per run (settings do not change after creation). */
+  private run(runId: number) {
+    let r = this.runs.get(runId);
+    if (!r) {
+      const row = stmts(this.db).runSettings.get(runId) as { protocol: string; config: string } | undefined;
+      if (!row) throw new Error(`run ${runId} no longer exists`);
+      const protocol = getProtocol(row.protocol);
+      const settings = (JSON.parse(row.config) as Partial<StoredRunConfig>).settings ?? {};
+      r = { protocol, settings: protocol.configSchema.parse(settings) };
+      this.runs.set(runId, r);
+    }
+    return r;
+  }
+
+  private async execute(job: ClaimedJob): Promise<void> {
+    const calls: CallRecord[] = [];
+    const onCall = this.o.logCalls ? (c: CallRecord) => void calls.push(c) : undefined;
+    const control = { stop: new AbortController(), cancel: new AbortController(), runId: job.runId };
+    this.controls.set(job.id, control);
+    // Yield first, so the job is registered as executing before it can finish.
+    await undefined;
+    try {
+      const { protocol, settings } = this.run(job.runId);
+      const p = this.provider(job.payload.providerId);
+      const detail = this.o.callLog;
+      // HTTP providers: each attempt is admitted and logged by the shared limits before it is sent.
+      const gate = p.gated
+        ? sharedLimits(this.db).gate({
+            providerId: job.payload.providerId,
+            concurrency: p.concurrency,
+            requestsPerMinute: p.requestsPerMinute,
+            owner: this.id,
+            runId: job.runId,
+            jobId: job.id,
+            requestJson: (r) => requestJson(r, detail),
+            signal: control.stop.signal,
+          })
+        : undefined;
+      const reply = await p.provider.call(job.payload.request, { onCall: gate ? undefined : onCall, gate, signal: control.cancel.signal, stopSignal: control.stop.signal });
+      const outcome = protocol.onReply(job.payload, reply.text, settings);
+      if (reply.recorded) for (const r of outcome.responses) r.metadata = { ...r.metadata, recorded: true };
+      this.finish({ job, outcome, calls });
+    } catch (err) {
+      if (err instanceof RunStopped || control.stop.signal.aborted) this.finish({ job, stopped: true, calls });
+      else this.finish({ job, error: err instanceof Error ? err.message : String(err), calls });
+    } finally {
+      this.controls.delete(job.id);
+    }
+  }
+}
