@@ -100,6 +100,15 @@ console.log(hasTime ? "peak RSS: GNU time (-f %M)" : "peak RSS: not measured (/u
 // Compile the command's bundle once (npm run agreement does it when a source changed) so no run pays for it.
 spawnSync(npm, ["run", "-s", "agreement", "--", "--help"], { cwd: root, encoding: "utf8" });
 
+// Start-up alone (`--help`): the cached bundle through npm, the same through node, and the sources through tsx.
+{
+  const startup = (cmd: string, a: string[]) => median(Array.from({ length: Math.max(3, runs) }, () => measure(cmd, a).seconds));
+  const viaNpm = startup(npm, ["run", "-s", "agreement", "--", "--help"]);
+  const viaNode = startup(process.execPath, ["scripts/agreement-cli.mjs", "--help"]);
+  const viaTsx = startup(process.execPath, ["node_modules/tsx/dist/cli.mjs", "scripts/agreement.ts", "--help"]);
+  console.log(`start-up (--help): npm run agreement ${viaNpm.toFixed(2)} s; node scripts/agreement-cli.mjs (bundle) ${viaNode.toFixed(2)} s; tsx scripts/agreement.ts ${viaTsx.toFixed(2)} s`);
+}
+
 interface Row {
   rows: number;
   variant: string;
