@@ -1,6 +1,8 @@
 /**
- * The agreement command line, spawned as `npx tsx scripts/agreement.ts ...` on the
- * small original fixtures in tests/fixtures/stats/.
+ * The agreement command line, spawned as `npm run agreement` runs it (node on the
+ * cached esbuild bundle, scripts/agreement-cli.mjs; one test checks that the sources
+ * through tsx print the same) on the small original fixtures in tests/fixtures/stats/
+ * and on small original CSVs written by the tests.
  */
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -13,7 +15,13 @@ import { bootstrapCI, fleissKappa, gwetAC1, krippendorffAlpha, seededRandom, typ
 const root = fileURLToPath(new URL("../..", import.meta.url));
 const fixture = (name: string) => `tests/fixtures/stats/${name}`;
 
+/** Runs the command as `npm run agreement` does (node on the cached esbuild bundle of scripts/agreement.ts). */
 function run(args: string[]) {
+  const r = spawnSync("node", ["scripts/agreement-cli.mjs", ...args], { cwd: root, encoding: "utf8", timeout: 60_000 });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+/** The same command from its TypeScript sources through tsx. */
+function runTsx(args: string[]) {
   const r = spawnSync("npx", ["tsx", "scripts/agreement.ts", ...args], { cwd: root, encoding: "utf8", timeout: 60_000 });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
@@ -278,11 +286,15 @@ describe("npm run agreement: intervals, options and warnings", () => {
     expect(r.stderr.trim()).toMatch(/^agreement: the ratings have 2525 distinct values in 2500 distinct rating patterns: too many to count as categories .*round the ratings/);
   });
 
-  it("npm run agreement (the cached esbuild bundle) prints exactly what tsx prints", () => {
-    const args = ["--input", fixture("two_raters_scores.csv"), "--raters", "ann_a,ann_b", "--level", "ordinal", "--format", "json"];
-    const viaTsx = run(args);
-    const viaNpm = spawnSync("node", ["scripts/agreement-cli.mjs", ...args], { cwd: root, encoding: "utf8", timeout: 60_000 });
-    expect(viaNpm.status).toBe(0);
-    expect(viaNpm.stdout).toBe(viaTsx.stdout);
+  it("npm run agreement (the cached esbuild bundle) prints exactly what tsx prints from the sources", () => {
+    for (const args of [
+      ["--input", fixture("two_raters_scores.csv"), "--raters", "ann_a,ann_b", "--level", "ordinal", "--format", "json"],
+      ["--input", fixture("three_raters_labels.csv"), "--raters", "rater1,rater2,rater3", "--ci", "bootstrap"],
+      ["--input", fixture("bad_number.csv"), "--raters", "a,b", "--level", "interval"],
+    ]) {
+      const viaTsx = runTsx(args);
+      const viaNpm = run(args);
+      expect(viaNpm).toEqual(viaTsx);
+    }
   });
 });
