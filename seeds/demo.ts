@@ -478,7 +478,7 @@ export async function seedDemoRun(db: Db, opts: { dir?: string } = {}): Promise<
       it.checklist.forEach((c, position) => tx.insert(schema.checklistItems).values({ itemId: item.id, text: c.text, position }).run());
     }
     for (const model of [...rec.DEMO_RUN_MODELS, rec.DEMO_RUN_JUDGE_MODEL])
-      tx.insert(schema.providers).values({ projectId: project.id, name: providerName(model), kind: "replay", model, concurrency: 4, settings: { file: rec.DEMO_REPLAY_FILE, note } }).run();
+      tx.insert(schema.providers).values({ projectId: project.id, name: providerName(model), kind: "replay", model, concurrency: 4, settings: { file: path.basename(rec.DEMO_REPLAY_FILE), note } }).run();
     return set.id;
   });
   const run = createRun(
