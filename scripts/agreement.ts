@@ -38,6 +38,7 @@ import { krippendorffAlphaSE } from "../app/stats/krippendorffAlphaSE.js";
 import { linearizedSE } from "../app/stats/linearizedSE.js";
 import { pabakFromTable } from "../app/stats/pabakFromTable.js";
 import { pearsonFromTable } from "../app/stats/pearsonFromTable.js";
+import { pooledKappa } from "../app/stats/pooledKappa.js";
 import { patternStatistics, type RatingPatterns } from "../app/stats/ratingPatterns.js";
 import { spearmanFromTable } from "../app/stats/spearmanFromTable.js";
 import type { Interval, Label } from "../app/stats/types.js";
@@ -492,8 +493,8 @@ type Stat = {
   value: number;
   ci: Interval | null;
   method: string;
-  /** Units (or rater pairs) the statistic used. */
-  used: { units: number } | { pairs: number };
+  /** Units the statistic used (and, for pooled pairs, the pairs of ratings). */
+  used: { units: number; pairs?: number };
 } | null;
 
 const Z = 1.959963984540054;
@@ -602,6 +603,19 @@ function compute(opts: Options, read: Read) {
   stats.cohenKappaLinear = two && ordered ? kappa("linear", "cohenKappaLinear") : null;
   stats.cohenKappaQuadratic = two && ordered ? kappa("quadratic", "cohenKappaQuadratic") : null;
 
+  // Three or more raters: Cohen's kappa of the pooled pairs (every two ratings of a unit, raters in
+  // column order). A unit's pairs are not independent: the SE is cluster-robust (the unit is the
+  // cluster) and the bootstrap resamples units.
+  const pooled = (weights: "none" | "quadratic", name: string): Stat => {
+    const r = pooledKappa(patterns, w, { weights });
+    const used = { units: r.units, pairs: r.pairs };
+    if (!fin(r.kappa)) return finish(name, r.kappa, null, "", coefRange, used);
+    if (wantBoot) return bootStat(name, r.kappa, (x) => pooledKappa(patterns, x, { weights }).kappa, used);
+    return finish(name, r.kappa, r.ci, "cluster-robust SE (a unit's pairs as one cluster; Fleiss-Cohen-Everitt influence values), ±1.96·SE", coefRange, used, r.se === 0 ? "the SE is 0 (e.g. perfect agreement)" : "");
+  };
+  stats.pooledKappa = !two ? pooled("none", "pooledKappa") : null;
+  stats.pooledKappaQuadratic = !two && ordered ? pooled("quadratic", "pooledKappaQuadratic") : null;
+
   // Multi-rater coefficients: analytic linearised SEs over the units (each pattern weighted by its units).
   const unitWeights = { unitWeights: w };
   {
@@ -670,7 +684,7 @@ function compute(opts: Options, read: Read) {
   for (const [name, s] of Object.entries(stats)) {
     if (s && !fin(s.value)) notes.unshift(`${name} is undefined for these data (e.g. only one category in use, or no unit with two ratings)`);
   }
-  if (!two) notes.push("Cohen's kappa, PABAK and correlations need exactly two raters");
+  if (!two) notes.push("Cohen's kappa, PABAK and correlations need exactly two raters; pooledKappa compares every two ratings of a unit");
   else if (q > 2) notes.push(`PABAK needs two categories; the data use ${q}`);
   if (!ordered) notes.push("weighted kappa and correlations need --level ordinal, interval or ratio");
   else if (two && !read.numeric) notes.push("correlations need numeric ratings");
@@ -759,7 +773,7 @@ function toTable(opts: Options, n: number, stats: Record<string, Stat>, notes: s
   for (const [name, s] of Object.entries(stats)) {
     if (!s) rows.push([name, "n/a", "", "", "does not apply"]);
     else {
-      const used = "pairs" in s.used ? `${s.used.pairs} pairs` : `${s.used.units}`;
+      const used = s.used.pairs !== undefined ? `${s.used.units} (${s.used.pairs} pairs)` : `${s.used.units}`;
       rows.push([name, f(s.value), s.ci ? `[${f(s.ci[0])}, ${f(s.ci[1])}]` : "", used, s.method]);
     }
   }

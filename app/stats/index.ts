@@ -56,3 +56,4 @@ export { ratingPatterns, patternStatistics, type RatingPatterns, type PatternSta
 export { pearsonFromTable } from "./pearsonFromTable";
 export { kendallTauBFromTable } from "./kendallTauBFromTable";
 export { cohenKappaClusteredSE } from "./cohenKappaClusteredSE";
+export { pooledKappa } from "./pooledKappa";

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { bootstrapCI, fleissKappa, gwetAC1, krippendorffAlpha, seededRandom, type Rating } from "~/stats";
+import { bootstrapCI, cohenKappa, cohenKappaClusteredSE, fleissKappa, gwetAC1, krippendorffAlpha, seededRandom, type Rating } from "~/stats";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 const fixture = (name: string) => `tests/fixtures/stats/${name}`;
@@ -182,6 +182,33 @@ describe("npm run agreement: intervals, options and warnings", () => {
       expect(ci[1], key).toBeCloseTo(expected[1], 12);
       expect((out.ciMethod as Record<string, string>)[key]).toMatch(/^percentile bootstrap over units \(400 resamples, seed 9/);
     }
+  });
+
+  it("three raters: pooled-pairs kappa with a cluster-robust SE (analytic) or a unit bootstrap, both treating a unit's pairs as one cluster", () => {
+    const { path, rows } = generated(80, 3, ["a", "b", "c"], 0.6, 6);
+    // The pooled pairs by hand: every two ratings of a unit, raters in column order, keyed by the unit.
+    const pairsOf = (units: Rating[][]) => {
+      const a: string[] = [];
+      const b: string[] = [];
+      const unit: number[] = [];
+      units.forEach((r, u) => {
+        for (let g = 0; g < 3; g++) for (let h = g + 1; h < 3; h++) (a.push(r[g] as string), b.push(r[h] as string), unit.push(u));
+      });
+      return { a, b, unit };
+    };
+    const { a, b, unit } = pairsOf(rows);
+    const ref = cohenKappa(a, b, { categories: ["a", "b", "c"] });
+    const code = (x: string) => ["a", "b", "c"].indexOf(x);
+    const clustered = cohenKappaClusteredSE(a.map(code), b.map(code), unit, 3);
+    const out = runJson(["--input", path, "--raters", "r1,r2,r3"]);
+    expect(out.pooledKappa).toBeCloseTo(ref.kappa, 12);
+    expect((out.pooledKappaCI as number[])[0]).toBeCloseTo(clustered.ci[0], 12);
+    expect((out.pooledKappaCI as number[])[1]).toBeCloseTo(clustered.ci[1], 12);
+    expect(out.used).toMatchObject({ pooledKappa: { units: 80, pairs: 240 } });
+    const boot = runJson(["--input", path, "--raters", "r1,r2,r3", "--ci", "bootstrap", "--resamples", "300"]);
+    const rowBoot = bootstrapCI({ data: rows, statistic: (s) => { const p = pairsOf(s); return cohenKappa(p.a, p.b, { categories: ["a", "b", "c"] }).kappa; }, seed: 1, resamples: 300 }).ci;
+    expect((boot.pooledKappaCI as number[])[0]).toBeCloseTo(rowBoot[0], 12);
+    expect((boot.pooledKappaCI as number[])[1]).toBeCloseTo(rowBoot[1], 12);
   });
 
   it("--ci analytic (default): SE-based intervals, percent agreement of 3 raters by Gwet's SE; --ci none: no intervals", () => {

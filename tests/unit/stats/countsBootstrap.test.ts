@@ -23,6 +23,7 @@ import {
   multinomialSample,
   patternStatistics,
   pearson,
+  pooledKappa,
   pearsonFromTable,
   percentAgreement,
   ratingPatterns,
@@ -283,5 +284,34 @@ describe("cohenKappaClusteredSE", () => {
     expect(r3.kappa).toBeCloseTo(r1.kappa, 14);
     expect(r3.se).toBeCloseTo(r1.se, 12);
     expect(r3.clusters).toBe(90);
+  });
+});
+
+describe("pooledKappa (from patterns)", () => {
+  it("equals cohenKappaClusteredSE on the units' expanded pairs (unit = cluster), unweighted and quadratic", () => {
+    const rows = threeRaterRows(70, 17);
+    const { patterns, patternOfUnit } = ratingPatterns(rows);
+    const a: number[] = [];
+    const b: number[] = [];
+    const unit: number[] = [];
+    patternOfUnit.forEach((p, u) => {
+      for (let g = 0; g < 3; g++)
+        for (let h = g + 1; h < 3; h++) {
+          const x = patterns.codes[p * 3 + g];
+          const y = patterns.codes[p * 3 + h];
+          if (x >= 0 && y >= 0) (a.push(x), b.push(y), unit.push(u));
+        }
+    });
+    for (const weights of ["none", "quadratic"] as const) {
+      const viaPatterns = pooledKappa(patterns, patterns.counts, { weights });
+      const viaPairs = cohenKappaClusteredSE(a, b, unit, patterns.q, { weights });
+      expect(viaPatterns.kappa).toBeCloseTo(viaPairs.kappa, 13);
+      expect(viaPatterns.se).toBeCloseTo(viaPairs.se, 13);
+      expect(viaPatterns.pairs).toBe(a.length);
+      expect(viaPatterns.units).toBe(viaPairs.clusters);
+    }
+    // The doc example: po = 7/9, pe = 39/81.
+    const ex = ratingPatterns([["a", "a", "a"], ["a", "b", "b"], ["b", "b", "b"]]).patterns;
+    expect(pooledKappa(ex, ex.counts).kappa).toBeCloseTo((7 / 9 - 39 / 81) / (1 - 39 / 81), 14);
   });
 });
