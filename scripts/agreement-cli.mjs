@@ -4,13 +4,28 @@
 // precompiled file instead of going through the tsx loader saves most of the start-up
 // time of the command (see `npm run bench:agreement-cli`). `npx tsx scripts/agreement.ts`
 // runs the same code uncompiled.
-import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { accessSync, constants, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const entry = join(root, "scripts", "agreement.ts");
-const cacheDir = join(root, "node_modules", ".cache", "concord");
+// node_modules/.cache/concord, or a directory in the system's temporary folder when node_modules is read-only.
+function pickCacheDir() {
+  const preferred = join(root, "node_modules", ".cache", "concord");
+  try {
+    mkdirSync(preferred, { recursive: true });
+    accessSync(preferred, constants.W_OK);
+    return preferred;
+  } catch {
+    const fallback = join(tmpdir(), `concord-cache-${createHash("sha256").update(root).digest("hex").slice(0, 16)}`);
+    mkdirSync(fallback, { recursive: true });
+    return fallback;
+  }
+}
+const cacheDir = pickCacheDir();
 const bundle = join(cacheDir, "agreement.mjs");
 const inputsFile = join(cacheDir, "agreement.inputs.json");
 
@@ -40,7 +55,6 @@ function fresh() {
 
 if (!fresh()) {
   const { build } = await import("esbuild");
-  mkdirSync(cacheDir, { recursive: true });
   // Written under temporary names and renamed, so concurrent runs never read half a file.
   const tmp = `${bundle}.${process.pid}.tmp`;
   const result = await build({
