@@ -17,6 +17,13 @@
  * opens and closes the database, then 25 writes acknowledged by the server
  * (providers added through its form) — all 25 are on disk, read by a third
  * process while the server still runs.
+ *
+ * Against the code before the fix, the first test and the error-message
+ * checks of the second fail (the path is accepted; the job's error quotes the
+ * database's first bytes). The loss itself depends on the platform's locking
+ * and did not happen on the machine this was written on even before the fix,
+ * so the guarantee rests on the file never being opened (the refusals above
+ * come before any file access; see also replay-database-files.test.ts).
  */
 import { spawnSync } from "node:child_process";
 import path from "node:path";
