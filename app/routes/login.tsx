@@ -1,5 +1,5 @@
 import { CsrfField } from "~/components/CsrfField";
-import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
+import type { ActionFunctionArgs, HeadersFunction, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { json, redirect } from "@remix-run/node";
 import { Form, useActionData, useNavigation, useSearchParams } from "@remix-run/react";
 import { z } from "zod";
@@ -8,6 +8,12 @@ import { assertSameOrigin, getOptionalUser } from "~/auth/guards.server";
 import { createSession } from "~/auth/session.server";
 
 export const meta: MetaFunction = () => [{ title: "Sign in · Concord" }];
+
+/** A refused sign-in page tells the client when to try again. */
+export const headers: HeadersFunction = ({ actionHeaders }) => {
+  const retry = actionHeaders.get("Retry-After");
+  return retry ? { "Retry-After": retry } : new Headers();
+};
 
 const LoginSchema = z.object({
   email: z.string().trim().min(1, "Enter your email address.").max(320),

@@ -5,6 +5,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
+import http from "node:http";
 import path from "node:path";
 import { tempDir } from "./db";
 import { SERVER_NODE_FLAGS } from "../../scripts/server-flags";
@@ -13,6 +14,8 @@ export const ROOT = path.resolve(__dirname, "../..");
 
 export type RunningApp = {
   url: string;
+  /** The server's process id (to read its memory use, or signal it). */
+  pid: number;
   databaseFile: string;
   stop: () => Promise<void>;
   /** Everything the server printed, for debugging a failed test. */
@@ -52,6 +55,7 @@ export async function startApp(prepare?: (databaseFile: string) => Promise<void>
   });
   return {
     url,
+    pid: child.pid!,
     databaseFile,
     output: () => out,
     stop: async () => {
@@ -65,21 +69,29 @@ export async function startApp(prepare?: (databaseFile: string) => Promise<void>
   };
 }
 
+/** A response read by AppClient. */
+export type AppResponse = { status: number; headers: http.IncomingHttpHeaders; text: string };
+
 /**
  * An HTTP client for the running app that behaves like a browser: it keeps the
  * cookies the server sets, sends `Origin` on state-changing requests, and reads
  * the CSRF token from a page (the hidden `_csrf` field) before posting a form.
+ * `localAddress` picks the loopback address it connects from (127.0.0.2, ...),
+ * so tests can act as different clients.
  */
 export class AppClient {
   private cookies = new Map<string, string>();
-  constructor(readonly baseUrl: string) {}
+  constructor(
+    readonly baseUrl: string,
+    readonly opts: { localAddress?: string } = {},
+  ) {}
 
   cookieHeader(): string {
     return [...this.cookies].map(([k, v]) => `${k}=${v}`).join("; ");
   }
 
-  private remember(res: Response) {
-    for (const line of res.headers.getSetCookie()) {
+  private remember(setCookie: string[] | undefined) {
+    for (const line of setCookie ?? []) {
       const [pair, ...attrs] = line.split(";");
       const eq = pair.indexOf("=");
       const name = pair.slice(0, eq).trim();
@@ -89,41 +101,73 @@ export class AppClient {
     }
   }
 
-  async get(pathname: string, headers: Record<string, string> = {}): Promise<Response> {
-    const res = await fetch(this.baseUrl + pathname, { headers: { Cookie: this.cookieHeader(), ...headers }, redirect: "manual" });
-    this.remember(res);
-    return res;
+  /** One request; cookies are sent and remembered; redirects are not followed. */
+  request(method: string, pathname: string, headers: Record<string, string> = {}, body?: string | Buffer): Promise<AppResponse> {
+    const url = new URL(this.baseUrl + pathname);
+    return new Promise((resolve, reject) => {
+      const req = http.request(
+        {
+          host: url.hostname === "localhost" ? "127.0.0.1" : url.hostname,
+          port: url.port,
+          path: url.pathname + url.search,
+          method,
+          localAddress: this.opts.localAddress,
+          agent: false,
+          headers: {
+            Host: url.host,
+            ...(this.cookies.size ? { Cookie: this.cookieHeader() } : {}),
+            ...(body !== undefined ? { "Content-Length": String(Buffer.byteLength(body)) } : {}),
+            ...headers,
+          },
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on("data", (c: Buffer) => chunks.push(c));
+          res.on("end", () => {
+            this.remember(res.headers["set-cookie"]);
+            resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString("utf8") });
+          });
+          res.on("error", reject);
+        },
+      );
+      req.on("error", reject);
+      req.end(body);
+    });
+  }
+
+  get(pathname: string, headers: Record<string, string> = {}): Promise<AppResponse> {
+    return this.request("GET", pathname, headers);
   }
 
   /** The CSRF token the page at `pathname` renders into its forms. */
   async csrfToken(pathname = "/login"): Promise<string> {
-    const html = await (await this.get(pathname)).text();
-    const m = /name="_csrf" value="([^"]+)"/.exec(html) ?? /"csrf":"([^"]+)"/.exec(html);
+    const { text } = await this.get(pathname);
+    const m = /name="_csrf" value="([^"]+)"/.exec(text) ?? /"csrf":"([^"]+)"/.exec(text);
     if (!m) throw new Error(`no CSRF token on ${pathname}`);
     return m[1];
   }
 
-  /** Posts a urlencoded form the way a page of the app would (token from `tokenFrom`, own Origin). */
-  async postForm(pathname: string, form: Record<string, string>, opts: { tokenFrom?: string; headers?: Record<string, string> } = {}): Promise<Response> {
-    const token = await this.csrfToken(opts.tokenFrom ?? pathname.split("?")[0]);
-    const res = await fetch(this.baseUrl + pathname, {
-      method: "POST",
-      redirect: "manual",
-      headers: {
-        "Content-Type": "application/x-www-form-urlencoded",
-        Cookie: this.cookieHeader(),
-        Origin: this.baseUrl,
-        ...opts.headers,
-      },
-      body: new URLSearchParams({ _csrf: token, ...form }),
-    });
-    this.remember(res);
-    return res;
+  /**
+   * Posts a urlencoded form the way a page of the app would: with the token the
+   * page `tokenFrom` (default: the same path) renders, and our own Origin.
+   */
+  async postForm(
+    pathname: string,
+    form: Record<string, string>,
+    opts: { tokenFrom?: string; token?: string; headers?: Record<string, string> } = {},
+  ): Promise<AppResponse> {
+    const token = opts.token ?? (await this.csrfToken(opts.tokenFrom ?? pathname.split("?")[0]));
+    return this.request(
+      "POST",
+      pathname,
+      { "Content-Type": "application/x-www-form-urlencoded", Origin: this.baseUrl, ...opts.headers },
+      new URLSearchParams({ _csrf: token, ...form }).toString(),
+    );
   }
 
   /** Signs in through the real /login form; throws unless the server redirects. */
   async signIn(email: string, password: string): Promise<void> {
     const res = await this.postForm("/login", { email, password });
-    if (res.status !== 302) throw new Error(`sign-in failed for ${email}: ${res.status}`);
+    if (res.status !== 302) throw new Error(`sign-in failed for ${email}: ${res.status} ${res.text.slice(0, 200)}`);
   }
 }
