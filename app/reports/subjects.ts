@@ -9,7 +9,8 @@
  *   ("A", "B", ... — not the shown order), or "reference" / "tie": the same agreement as
  *   comparing response ids (same pick ⇔ same slot), with a handful of categories instead
  *   of one per response in the task.
- * - imported-labels: the raw value; config.level = nominal | ordinal | interval.
+ * - imported-labels: the raw value; config.level = nominal | ordinal | interval; config.categories,
+ *   when given, declares the scale (its categories in order, used or not).
  */
 import type { Label } from "~/stats";
 import { isAnnotatable } from "~/annotation/config";
@@ -284,6 +285,15 @@ export class TaskDataBuilder {
         if (s.adjudicated !== null) seen.add(s.adjudicated);
       }
       categories = [...seen].sort((a, b) => (typeof a === "number" && typeof b === "number" ? a - b : String(a).localeCompare(String(b))));
+      // A declared scale (config.categories) keeps its categories and their order even when some are
+      // unused, so coefficients that count the categories (Gwet's AC1: q) use the scale, not the labels seen.
+      const declared = this.raw.config.categories;
+      if (Array.isArray(declared) && declared.length > 0 && declared.every(isLabel)) {
+        const scale: Label[] = this.numeric ? declared.map(Number).filter((x) => Number.isFinite(x)) : (declared as Label[]);
+        const inScale = new Set<Label>(scale);
+        categories = [...scale, ...categories.filter((c) => !inScale.has(c))];
+        if (this.numeric) categories.sort((a, b) => (a as number) - (b as number));
+      }
       if (labelKind === "nominal" && categories.length === 2 && categories.includes("Yes") && categories.includes("No")) {
         labelKind = "binary";
         categories = ["Yes", "No"];

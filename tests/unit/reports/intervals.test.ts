@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { breakdowns, honestEstimate, interAnnotatorAgreement, scaleMeanEstimate } from "../../../app/reports/agreement";
 import { finalLabels } from "../../../app/reports/finalLabels";
 import { buildTaskData, type RawAnnotation, type RawUnit } from "../../../app/reports/subjects";
-import { cohenKappa, wilsonCI } from "../../../app/stats";
+import { cohenKappa, gwetAC1, wilsonCI } from "../../../app/stats";
 
 const unit = (id: number, extra: Partial<RawUnit> = {}): RawUnit => ({
   id,
@@ -22,10 +22,10 @@ const unit = (id: number, extra: Partial<RawUnit> = {}): RawUnit => ({
   taskType: null,
   ...extra,
 });
-const task = (kind: string, units: RawUnit[], annotations: RawAnnotation[], annotators = 3) =>
+const task = (kind: string, units: RawUnit[], annotations: RawAnnotation[], annotators = 3, config: Record<string, unknown> = {}) =>
   buildTaskData({
     task: { id: 1, name: "t", kind, datasetId: 1, seed: 7, overlap: 2 },
-    config: {},
+    config,
     adjudications: {},
     units,
     responses: [],
@@ -107,6 +107,18 @@ describe("report intervals", () => {
     const iaa = interAnnotatorAgreement(task("imported-labels", units, anns, 2));
     expect(iaa.warnings).toContain("A1 gave the same label (Yes) to all 6 units they labelled.");
     expect(iaa.warnings.some((w) => w.startsWith('The label "NA" is counted as a category'))).toBe(true);
+  });
+
+  it("Gwet's AC1 counts the task's declared scale (config.categories), used or not", () => {
+    const units = Array.from({ length: 30 }, (_, i) => unit(i + 1));
+    const labels = ["low", "mid", "high"];
+    const anns = units.flatMap((u, i) => [ann(u.id, 1, labels[i % 3]), ann(u.id, 2, labels[(i + (i % 4 === 0 ? 1 : 0)) % 3])]);
+    const M = units.map((_, i) => [labels[i % 3], labels[(i + (i % 4 === 0 ? 1 : 0)) % 3]]);
+    const declared = task("imported-labels", units, anns, 2, { level: "nominal", categories: ["low", "mid", "high", "extreme"] });
+    expect(declared.categories).toEqual(["low", "mid", "high", "extreme"]);
+    expect(stat(interAnnotatorAgreement(declared), "gwetAC1").value).toBeCloseTo(gwetAC1(M, { categories: ["low", "mid", "high", "extreme"] }).value, 12);
+    const inferred = task("imported-labels", units, anns, 2, { level: "nominal" });
+    expect(stat(interAnnotatorAgreement(inferred), "gwetAC1").value).toBeCloseTo(gwetAC1(M).value, 12);
   });
 
   it("scaleMeanEstimate's bootstrap never leaves [min, max] of the scores; honestEstimate clips and flags zero width", () => {
