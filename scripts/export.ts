@@ -1,6 +1,7 @@
 /**
- * npm run export -- --project SLUG --what annotations|agreement|judge-agreement|runs
+ * npm run export -- --project SLUG --what annotations|agreement|judge-agreement|runs|judge-confusion
  *                   [--format csv|jsonl] [--out FILE]
+ *                   [--reference majority|each|adjudicated] [--unparsed count-as-wrong|exclude|as:LABEL]
  *
  * Writes the export to FILE (or stdout). Columns are documented in
  * app/formats/export.server.ts. Exit codes: 0 written, 2 bad command line or
@@ -9,9 +10,11 @@
 import fs from "node:fs";
 import { parseArgs } from "node:util";
 import { databasePathFromEnv, DatabaseOpenError, openDatabase } from "../db/client";
+import { parseReference, parseUnparsedPolicy } from "../app/reports/judgeAgreement";
 import { EXPORT_FORMATS, EXPORT_KINDS, exportRows, writeExport, type ExportFormat, type ExportKind } from "../app/formats/export.server";
+import { isDatabaseFile } from "../app/files.server";
 
-const USAGE = `usage: npm run export -- --project SLUG --what ${EXPORT_KINDS.join("|")} [--format csv|jsonl] [--out FILE]`;
+const USAGE = `usage: npm run export -- --project SLUG --what ${EXPORT_KINDS.join("|")} [--format csv|jsonl] [--out FILE] [--reference majority|each|adjudicated] [--unparsed count-as-wrong|exclude|as:LABEL]`;
 
 function fail(message: string): never {
   console.error(`export: ${message}`);
@@ -26,6 +29,8 @@ try {
       what: { type: "string" },
       format: { type: "string", default: "csv" },
       out: { type: "string" },
+      reference: { type: "string", default: "majority" },
+      unparsed: { type: "string", default: "count-as-wrong" },
       help: { type: "boolean", default: false },
     },
   }));
@@ -39,6 +44,10 @@ if (values.help) {
 if (!values.project) fail(`--project is required.\n${USAGE}`);
 if (!values.what || !EXPORT_KINDS.includes(values.what as ExportKind)) fail(`--what must be one of ${EXPORT_KINDS.join(", ")}.`);
 if (!EXPORT_FORMATS.includes(values.format as ExportFormat)) fail(`--format must be csv or jsonl, not "${values.format}".`);
+const reference = parseReference(values.reference);
+if (!reference) fail(`--reference must be majority, each or adjudicated, not "${values.reference}".`);
+const unparsed = parseUnparsedPolicy(values.unparsed);
+if (!unparsed) fail(`--unparsed must be count-as-wrong, exclude or as:LABEL, not "${values.unparsed}".`);
 
 let db;
 try {
@@ -49,8 +58,10 @@ try {
 }
 const project = db.$client.prepare("select id from projects where slug = ?").get(values.project) as { id: number } | undefined;
 if (!project) fail(`no project "${values.project}" in ${databasePathFromEnv()}.`);
-const rows = exportRows(db.$client, project.id, values.what as ExportKind);
+const rows = exportRows(db.$client, project.id, values.what as ExportKind, { reference, unparsed });
 if (values.out) {
+  // Opening the database file for writing would truncate it (and drop this process's locks).
+  if (isDatabaseFile(values.out)) fail(`--out ${values.out} is a database file; choose another output file.`);
   const fd = fs.openSync(values.out, "w");
   writeExport(rows, values.what as ExportKind, values.format as ExportFormat, (c) => fs.writeSync(fd, c));
   fs.closeSync(fd);

@@ -18,12 +18,27 @@
  *   percent_agreement, fleiss_kappa, krippendorff_alpha, gwet_ac1, cohen_kappa
  *   (cohen_kappa only when the task has exactly two annotators; NaN/undefined values are empty)
  *
- * judge-agreement — one row per (task, judge): the human label of a unit is the majority of
- *   its submitted labels (ties are left out and counted), compared with the judge's verdict
- *   on the same response and checklist item:
+ * judge-agreement — one row per (task, judge) for the chosen reference (default: the strict
+ *   majority of the unit's annotators; units without one are left out and counted in
+ *   ties_excluded), the judge's verdict on the same response and checklist item (or unit of
+ *   imported labels); the figures of the judge page and of `npm run judge-agreement`
+ *   (app/reports/judgeAgreement.ts), for any label set:
  *   task_id, task, judge, judge_id, n, ties_excluded, accuracy, cohen_kappa,
- *   human_yes_rate, judge_yes_rate, yes_yes, yes_no, no_yes, no_no
- *   (yes_no = human Yes, judge No; the four counts are empty unless labels are Yes/No)
+ *   human_yes_rate, judge_yes_rate, yes_yes, yes_no, no_yes, no_no,
+ *   reference, unparsed_policy, unparsed, accuracy_ci_low, accuracy_ci_high,
+ *   cohen_kappa_ci_low, cohen_kappa_ci_high, macro_precision, macro_recall, macro_f1,
+ *   macro_f1_ci_low, macro_f1_ci_high, missing
+ *   (yes_no = human Yes, judge No; the Yes/No columns are empty unless labels are Yes/No;
+ *   unparsed = verdicts outside the label set, counted per unparsed_policy; accuracy CI Wilson,
+ *   kappa CI asymptotic SE, macro F1 CI a seeded bootstrap over units; missing = compared
+ *   units without a verdict)
+ *
+ * judge-confusion — the confusion matrix and per-label figures behind judge-agreement: one row
+ *   per (task, judge, reference label, judge label), over the labels either side used:
+ *   task_id, task, judge, judge_id, reference, unparsed_policy, human_label, judge_label, count,
+ *   precision, recall, f1, support
+ *   (precision/recall/f1/support of the label are filled on its diagonal row, human_label =
+ *   judge_label, so `df[df.human_label == df.judge_label]` is the per-label table)
  *
  * runs — one row per verdict (responses without verdicts get one row with empty judge columns):
  *   dataset, dataset_version, item, item_id, response_id, model, turn, origin, run_id, run,
@@ -32,9 +47,12 @@
  */
 import Papa from "papaparse";
 import type Database from "better-sqlite3";
-import { accuracy, cohenKappa, confusionMatrix, fleissKappa, gwetAC1, krippendorffAlpha, percentAgreement, type MeasurementLevel } from "../stats";
+import { cohenKappa, fleissKappa, gwetAC1, krippendorffAlpha, percentAgreement, type MeasurementLevel } from "../stats";
+import type { Reference, UnparsedPolicy } from "../reports/judgeAgreement";
+import { UNPARSED as UNPARSED_CLASS } from "../reports/judgeAgreement";
+import { judgeAgreementFor } from "../reports/report.server";
 
-export const EXPORT_KINDS = ["annotations", "agreement", "judge-agreement", "runs"] as const;
+export const EXPORT_KINDS = ["annotations", "agreement", "judge-agreement", "runs", "judge-confusion"] as const;
 export type ExportKind = (typeof EXPORT_KINDS)[number];
 export const EXPORT_FORMATS = ["csv", "jsonl"] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
@@ -52,13 +70,23 @@ export const COLUMNS: Record<ExportKind, string[]> = {
   "judge-agreement": [
     "task_id", "task", "judge", "judge_id", "n", "ties_excluded", "accuracy", "cohen_kappa",
     "human_yes_rate", "judge_yes_rate", "yes_yes", "yes_no", "no_yes", "no_no",
+    "reference", "unparsed_policy", "unparsed", "accuracy_ci_low", "accuracy_ci_high",
+    "cohen_kappa_ci_low", "cohen_kappa_ci_high", "macro_precision", "macro_recall", "macro_f1",
+    "macro_f1_ci_low", "macro_f1_ci_high", "missing",
   ],
   runs: [
     "dataset", "dataset_version", "item", "item_id", "response_id", "model", "turn", "origin", "run_id", "run",
     "response", "judge", "checklist_item_id", "checklist_item", "checklist_weight", "value", "score",
     "parse_status", "raw_output", "stale_at",
   ],
+  "judge-confusion": [
+    "task_id", "task", "judge", "judge_id", "reference", "unparsed_policy", "human_label", "judge_label", "count",
+    "precision", "recall", "f1", "support",
+  ],
 };
+
+/** Options of the judge exports (the `--reference` and `--unparsed` flags). */
+export type JudgeExportOptions = { reference?: Reference; unparsed?: UnparsedPolicy };
 
 type Row = Record<string, unknown>;
 const iso = (t: number | null) => (t === null || t === undefined ? null : new Date(t * 1000).toISOString());
@@ -202,62 +230,88 @@ function agreement(conn: Database.Database, projectId: number): Row[] {
 
 const finiteOrNull = (x: number | null) => (x === null ? null : finite(x));
 
-function majority(labels: Iterable<Scalar>): Scalar | "tie" {
-  const counts = new Map<string, { v: Scalar; n: number }>();
-  for (const v of labels) {
-    const k = JSON.stringify(v);
-    counts.set(k, { v, n: (counts.get(k)?.n ?? 0) + 1 });
-  }
-  const sorted = [...counts.values()].sort((a, b) => b.n - a.n);
-  if (sorted.length > 1 && sorted[0].n === sorted[1].n) return "tie";
-  return sorted[0].v;
+/**
+ * The judge figures of every task with one scalar label per unit, from the report engine
+ * (app/reports/report.server judgeAgreementFor), so the export, the judge page and its CSV
+ * agree. It reads through the app's database client, which every caller shares with `conn`.
+ */
+function judgeTasks(conn: Database.Database, projectId: number, opts: JudgeExportOptions) {
+  const tasks = conn.prepare("select id from tasks where project_id = ? order by id").all(projectId) as { id: number }[];
+  return tasks
+    .map((t) => judgeAgreementFor(projectId, t.id, { reference: opts.reference ?? "majority", unparsed: opts.unparsed ?? "count-as-wrong" }))
+    .filter((p): p is NonNullable<typeof p> => !!p && !!p.result);
 }
 
-function judgeAgreement(conn: Database.Database, projectId: number): Row[] {
+function judgeAgreement(conn: Database.Database, projectId: number, opts: JudgeExportOptions): Row[] {
   const out: Row[] = [];
-  const verdictsFor = conn.prepare(
-    `select v.judge_id, j.name as judge, v.value from verdicts v join judges j on j.id = v.judge_id
-     where v.response_id = ? and (v.checklist_item_id is ? or v.checklist_item_id = ?) and j.project_id = ?`,
-  );
-  for (const [taskId, t] of labelsByTask(conn, projectId)) {
-    const perJudge = new Map<number, { name: string; human: Scalar[]; judge: Scalar[]; ties: number }>();
-    for (const [unitId, byAnnotator] of t.units) {
-      const meta = t.meta.get(unitId)!;
-      if (meta.responseId === null) continue;
-      const human = majority(byAnnotator.values());
-      const vs = verdictsFor.all(meta.responseId, meta.checklistItemId, meta.checklistItemId, projectId) as { judge_id: number; judge: string; value: string | null }[];
-      for (const v of vs) {
-        if (v.value === null) continue;
-        let e = perJudge.get(v.judge_id);
-        if (!e) perJudge.set(v.judge_id, (e = { name: v.judge, human: [], judge: [], ties: 0 }));
-        if (human === "tie") {
-          e.ties++;
-          continue;
-        }
-        e.human.push(human);
-        e.judge.push(typeof human === "number" && !Number.isNaN(Number(v.value)) ? Number(v.value) : v.value);
-      }
-    }
-    for (const [judgeId, e] of perJudge) {
-      const yesNo = [...e.human, ...e.judge].every((x) => x === "Yes" || x === "No");
-      const cm = yesNo && e.human.length ? confusionMatrix(e.human, e.judge, ["Yes", "No"]).matrix : null;
-      const rate = (xs: Scalar[]) => (yesNo && xs.length ? xs.filter((x) => x === "Yes").length / xs.length : null);
+  for (const page of judgeTasks(conn, projectId, opts)) {
+    const r = page.result!;
+    const yesNo = r.labels.length > 0 && r.labels.every((l) => l === "Yes" || l === "No");
+    for (const j of r.judges) {
+      const cm = j.confusion;
+      const cell = (h: string, v: string) => cm[h]?.[v] ?? 0;
+      const humanYes = cell("Yes", "Yes") + cell("Yes", "No") + cell("Yes", UNPARSED_CLASS);
+      const judgeYes = Object.keys(cm).reduce((s, h) => s + cell(h, "Yes"), 0);
       out.push({
-        task_id: taskId,
-        task: t.name,
-        judge: e.name,
-        judge_id: judgeId,
-        n: e.human.length,
-        ties_excluded: e.ties,
-        accuracy: e.human.length ? finite(accuracy(e.human, e.judge)) : null,
-        cohen_kappa: e.human.length ? finite(cohenKappa(e.human, e.judge).kappa) : null,
-        human_yes_rate: rate(e.human),
-        judge_yes_rate: rate(e.judge),
-        yes_yes: cm?.[0][0] ?? null,
-        yes_no: cm?.[0][1] ?? null,
-        no_yes: cm?.[1][0] ?? null,
-        no_no: cm?.[1][1] ?? null,
+        task_id: page.task.id,
+        task: page.task.name,
+        judge: j.judge,
+        judge_id: r.judgeIds[j.judge],
+        n: j.n,
+        ties_excluded: r.unitsWithoutMajority,
+        accuracy: j.accuracy,
+        cohen_kappa: j.cohenKappa,
+        human_yes_rate: yesNo && j.n ? humanYes / j.n : null,
+        judge_yes_rate: yesNo && j.n ? judgeYes / j.n : null,
+        yes_yes: yesNo ? cell("Yes", "Yes") : null,
+        yes_no: yesNo ? cell("Yes", "No") : null,
+        no_yes: yesNo ? cell("No", "Yes") : null,
+        no_no: yesNo ? cell("No", "No") : null,
+        reference: r.reference,
+        unparsed_policy: r.unparsedPolicy,
+        unparsed: j.unparsed,
+        accuracy_ci_low: j.accuracyCI?.[0] ?? null,
+        accuracy_ci_high: j.accuracyCI?.[1] ?? null,
+        cohen_kappa_ci_low: j.cohenKappaCI?.[0] ?? null,
+        cohen_kappa_ci_high: j.cohenKappaCI?.[1] ?? null,
+        macro_precision: j.macroPrecision,
+        macro_recall: j.macroRecall,
+        macro_f1: j.macroF1,
+        macro_f1_ci_low: j.macroF1CI?.[0] ?? null,
+        macro_f1_ci_high: j.macroF1CI?.[1] ?? null,
+        missing: j.missing,
       });
+    }
+  }
+  return out;
+}
+
+function judgeConfusion(conn: Database.Database, projectId: number, opts: JudgeExportOptions): Row[] {
+  const out: Row[] = [];
+  for (const page of judgeTasks(conn, projectId, opts)) {
+    const r = page.result!;
+    for (const j of r.judges) {
+      const labels = Object.keys(j.confusion);
+      for (const h of labels) {
+        for (const v of labels) {
+          const m = h === v ? j.perLabel[h] : undefined;
+          out.push({
+            task_id: page.task.id,
+            task: page.task.name,
+            judge: j.judge,
+            judge_id: r.judgeIds[j.judge],
+            reference: r.reference,
+            unparsed_policy: r.unparsedPolicy,
+            human_label: h,
+            judge_label: v,
+            count: j.confusion[h][v],
+            precision: m?.precision ?? null,
+            recall: m?.recall ?? null,
+            f1: m?.f1 ?? null,
+            support: m?.support ?? null,
+          });
+        }
+      }
     }
   }
   return out;
@@ -284,14 +338,16 @@ function runs(conn: Database.Database, projectId: number): Row[] {
     .map((r) => ({ ...(r as Row), stale_at: iso((r as { stale_at: number | null }).stale_at) }));
 }
 
-export function exportRows(conn: Database.Database, projectId: number, what: ExportKind): Row[] {
+export function exportRows(conn: Database.Database, projectId: number, what: ExportKind, opts: JudgeExportOptions = {}): Row[] {
   switch (what) {
     case "annotations":
       return annotations(conn, projectId);
     case "agreement":
       return agreement(conn, projectId);
     case "judge-agreement":
-      return judgeAgreement(conn, projectId);
+      return judgeAgreement(conn, projectId, opts);
+    case "judge-confusion":
+      return judgeConfusion(conn, projectId, opts);
     case "runs":
       return runs(conn, projectId);
   }
@@ -320,8 +376,8 @@ function csvCell(v: unknown): string {
   return String(v);
 }
 
-export function exportToString(conn: Database.Database, projectId: number, what: ExportKind, format: ExportFormat): string {
+export function exportToString(conn: Database.Database, projectId: number, what: ExportKind, format: ExportFormat, opts: JudgeExportOptions = {}): string {
   const parts: string[] = [];
-  writeExport(exportRows(conn, projectId, what), what, format, (c) => parts.push(c));
+  writeExport(exportRows(conn, projectId, what, opts), what, format, (c) => parts.push(c));
   return parts.join("");
 }

@@ -5,6 +5,7 @@
  * Column names resolve as in the import presets (aliases, or `--map field=column`).
  * Every problem is a {@link JudgeFileError} naming the file, row and field.
  */
+import fs from "node:fs";
 import path from "node:path";
 import { resolveColumns, type FieldSpec } from "./presets.server";
 import { ImportRefusal, formatProblem, type Problem } from "./problems";
@@ -40,6 +41,7 @@ export async function readTable(file: string, what: string): Promise<Table> {
     for (const k of Object.keys(record)) keys.set(k, true);
     rows.push({ record, row });
   };
+  if (!fs.existsSync(file)) throw new JudgeFileError(`${where}: no such file.`);
   try {
     sniffFile(file);
     if (format === "csv") {

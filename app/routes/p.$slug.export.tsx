@@ -9,8 +9,9 @@ export const meta: MetaFunction = () => [{ title: "Export · Concord" }];
 const DESCRIPTIONS: Record<ExportKind, string> = {
   annotations: "Every annotation in long form: task, unit, item, checklist item, response, annotator, label, penalty reasons, notes, shown order, timestamps, status.",
   agreement: "Inter-annotator agreement per task: percent agreement, Fleiss' kappa, Krippendorff's alpha (at the task's level), Gwet's AC1, Cohen's kappa for two annotators.",
-  "judge-agreement": "Each judge against the human majority label of the same response and checklist item: accuracy, Cohen's kappa, Yes rates, confusion counts.",
+  "judge-agreement": "Each judge against the strict human majority of the same unit, response or checklist item, for any label set: accuracy and Cohen's kappa with 95% CIs, macro precision/recall/F1, unparsed verdicts, Yes rates and confusion counts for Yes/No labels.",
   runs: "Responses and judge verdicts, one row per verdict.",
+  "judge-confusion": "The confusion matrix of each judge against the human majority, one row per (human label, judge label), with each label's precision, recall, F1 and support on its diagonal row.",
 };
 
 /** The page. Downloads are the resource route p.$slug.export.$file (old `?what=KIND&format=F` links redirect there). */

@@ -110,6 +110,6 @@ describe("exports", () => {
       err = e as typeof err;
     }
     expect(err?.status).toBe(2);
-    expect(err?.stderr.toString().trim()).toBe("export: --what must be one of annotations, agreement, judge-agreement, runs.");
+    expect(err?.stderr.toString().trim()).toBe("export: --what must be one of annotations, agreement, judge-agreement, runs, judge-confusion.");
   });
 });

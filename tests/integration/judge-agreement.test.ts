@@ -1,0 +1,237 @@
+/**
+ * Judge–human agreement on a team's own files, from import to export: the command
+ * (`npm run judge-agreement`, no database) and the app (labels-wide / labels-long and
+ * unit-verdicts imports, the judge page's loader and CSV, `npm run export -- --what
+ * judge-agreement|judge-confusion`) give identical figures on the same files
+ * (tests/fixtures/judge; the scikit-learn reference values are in
+ * tests/unit/judge/judgeAgreement.test.ts and repeated here where asserted).
+ */
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import Papa from "papaparse";
+import { beforeAll, describe, expect, it } from "vitest";
+import { tempDir, useTempDatabase } from "../support/db";
+import { makeUser } from "../support/factory";
+import { args, get, run, signInCookie } from "../support/http";
+import { setMembership } from "../../app/auth/accounts.server";
+import { runImport } from "../../app/formats/import.server";
+import { exportToString } from "../../app/formats/export.server";
+import { judgeAgreementFor } from "../../app/reports/report.server";
+import type { JudgeAgreementResult } from "../../app/reports/judgeAgreement";
+import { loader as judgesLoader } from "../../app/routes/p.$slug.reports.$taskId.judges";
+import { loader as csvLoader } from "../../app/routes/p.$slug.reports.$taskId.csv";
+
+const { file: dbFile, db } = useTempDatabase();
+const ROOT = path.resolve(__dirname, "../..");
+const FX = path.join(ROOT, "tests/fixtures/judge");
+const dir = tempDir();
+
+function cli(argv: string[]) {
+  const r = spawnSync("npx", ["tsx", "scripts/judge-agreement.ts", ...argv], { cwd: ROOT, encoding: "utf8", timeout: 60_000 });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+function cliJson(argv: string[]): JudgeAgreementResult & Record<string, unknown> {
+  const r = cli([...argv, "--format", "json"]);
+  expect(r.stderr).toBe("");
+  expect(r.code).toBe(0);
+  return JSON.parse(r.stdout);
+}
+const WIDE = ["--labels", path.join(FX, "labels-wide.csv"), "--annotators", "ann_1,ann_2,ann_3", "--verdicts", path.join(FX, "verdicts.csv")];
+const NUMERIC = ["--labels", path.join(FX, "labels-numeric.json"), "--verdicts", path.join(FX, "verdicts-numeric.jsonl")];
+const c = () => db().$client;
+const projectId = (slug: string) => (c().prepare("select id from projects where slug = ?").get(slug) as { id: number }).id;
+const taskOf = (slug: string) => (c().prepare("select t.id from tasks t join projects p on p.id = t.project_id where p.slug = ?").get(slug) as { id: number }).id;
+const csvRows = (text: string) => {
+  const r = Papa.parse<Record<string, string>>(text, { header: true, skipEmptyLines: true });
+  expect(r.errors).toEqual([]);
+  return r.data;
+};
+/** The figures compared between the command and the app (judge order, every key of the issue). */
+const figures = (r: JudgeAgreementResult) => ({
+  reference: r.reference,
+  labels: r.labels,
+  unitsWithoutMajority: r.unitsWithoutMajority,
+  judges: r.judges.map(({ perAnnotator: _p, ...j }) => j),
+});
+
+beforeAll(async () => {
+  const labels = await runImport({ databaseFile: dbFile, projectSlug: "pairwise", preset: "labels-wide", file: path.join(FX, "labels-wide.csv"), annotators: ["ann_1", "ann_2", "ann_3"] });
+  expect(labels.errors).toEqual([]);
+  expect(labels.annotations).toBe(40); // 14 units × 3 annotators, two cells blank; prompt and notes are not annotators
+  expect(labels.warnings.map((w) => w.message)).toEqual(["columns ignored (not among --annotators): prompt, notes"]);
+  const verdicts = await runImport({ databaseFile: dbFile, projectSlug: "pairwise", preset: "unit-verdicts", file: path.join(FX, "verdicts.csv") });
+  expect(verdicts.errors).toEqual([]);
+  expect(verdicts.verdicts).toBe(26);
+  const numLabels = await runImport({ databaseFile: dbFile, projectSlug: "numeric", preset: "labels-long", file: path.join(FX, "labels-numeric.json"), level: "nominal" });
+  expect(numLabels.errors).toEqual([]);
+  const numVerdicts = await runImport({ databaseFile: dbFile, projectSlug: "numeric", preset: "unit-verdicts", file: path.join(FX, "verdicts-numeric.jsonl") });
+  expect(numVerdicts.errors).toEqual([]);
+});
+
+describe("the command and the app give identical figures", () => {
+  for (const [reference, unparsed] of [
+    ["majority", "count-as-wrong"],
+    ["majority", "exclude"],
+    ["majority", "as:tie"],
+    ["each", "count-as-wrong"],
+  ] as const) {
+    it(`pairwise with ties, --reference ${reference} --unparsed ${unparsed}`, () => {
+      const fromFiles = cliJson([...WIDE, "--reference", reference, "--unparsed", unparsed]);
+      const app = judgeAgreementFor(projectId("pairwise"), taskOf("pairwise"), { reference, unparsed })!;
+      expect(app.result).not.toBeNull();
+      expect(figures(app.result!)).toEqual(figures(fromFiles));
+      // The export carries the same numbers, one row per judge.
+      const rows = csvRows(exportToString(c(), projectId("pairwise"), "judge-agreement", "csv", { reference, unparsed }));
+      expect(rows.map((r) => r.judge)).toEqual(["judge-steady", "judge-wobbly"]);
+      rows.forEach((row, i) => {
+        const j = fromFiles.judges[i];
+        expect(row).toMatchObject({ reference, unparsed_policy: unparsed, n: String(j.n), unparsed: String(j.unparsed), missing: String(j.missing) });
+        expect(Number(row.accuracy)).toBe(j.accuracy);
+        expect(Number(row.accuracy_ci_low)).toBe(j.accuracyCI![0]);
+        expect(Number(row.cohen_kappa)).toBe(j.cohenKappa);
+        expect(Number(row.cohen_kappa_ci_high)).toBe(j.cohenKappaCI![1]);
+        expect(Number(row.macro_precision)).toBe(j.macroPrecision);
+        expect(Number(row.macro_recall)).toBe(j.macroRecall);
+        expect(Number(row.macro_f1)).toBe(j.macroF1);
+        expect(Number(row.macro_f1_ci_low)).toBe(j.macroF1CI![0]);
+      });
+    });
+  }
+
+  it("the figures are scikit-learn's (majority, count-as-wrong; see tests/unit/judge)", () => {
+    const r = cliJson(WIDE);
+    expect(r.labels).toEqual(["A", "B", "tie"]);
+    expect(r.unitsWithoutMajority).toBe(2);
+    expect(r.ignoredColumns).toEqual(["prompt", "notes"]);
+    const [steady, wobbly] = r.judges;
+    // accuracy_score, cohen_kappa_score, precision_recall_fscore_support(average="macro") in scikit-learn 1.2.1.
+    expect(steady.accuracy).toBeCloseTo(0.6666666666666666, 12);
+    expect(steady.cohenKappa).toBeCloseTo(0.49473684210526314, 12);
+    expect(steady.macroF1).toBeCloseTo(0.6666666666666665, 12);
+    expect([wobbly.n, wobbly.unparsed, wobbly.missing]).toEqual([10, 3, 2]);
+    expect(wobbly.macroRecall).toBeCloseTo(0.45833333333333326, 12);
+  });
+
+  it("numeric human labels (a JSON array) against string verdicts (JSONL): same figures, in the app too", () => {
+    const fromFiles = cliJson(NUMERIC);
+    expect(fromFiles.labels).toEqual(["0", "1", "2"]);
+    expect(fromFiles.judges[0].accuracy).toBeCloseTo(0.6666666666666666, 12);
+    const app = judgeAgreementFor(projectId("numeric"), taskOf("numeric"), { reference: "majority", unparsed: "count-as-wrong" })!;
+    expect(figures(app.result!)).toEqual(figures(fromFiles));
+  });
+
+  it("judge-confusion: the confusion matrix, per-label figures on the diagonal", () => {
+    const r = cliJson(WIDE);
+    const rows = csvRows(exportToString(c(), projectId("pairwise"), "judge-confusion", "csv"));
+    const wobbly = rows.filter((x) => x.judge === "judge-wobbly");
+    expect(wobbly).toHaveLength(16); // (A, B, tie, (unparsed))²
+    expect(wobbly.find((x) => x.human_label === "B" && x.judge_label === "(unparsed)")!.count).toBe("2");
+    const diag = rows.filter((x) => x.judge === "judge-steady" && x.human_label === x.judge_label);
+    expect(diag.map((x) => [x.human_label, Number(x.precision), Number(x.recall), Number(x.support)])).toEqual(
+      Object.entries(r.judges[0].perLabel).map(([l, m]) => [l, m.precision, m.recall, m.support]),
+    );
+  });
+});
+
+describe("unparsed verdicts are kept", () => {
+  it("empty and out-of-set verdicts are stored with parse status unparsed, never dropped", () => {
+    const rows = c()
+      .prepare("select j.name, v.value, v.parse_status from verdicts v join judges j on j.id = v.judge_id join projects p on p.id = j.project_id where p.slug = 'pairwise' and v.parse_status != 'ok' order by v.id")
+      .all();
+    expect(rows).toEqual([
+      { name: "judge-wobbly", value: null, parse_status: "unparsed" },
+      { name: "judge-wobbly", value: "Unsure", parse_status: "unparsed" },
+      { name: "judge-wobbly", value: "I cannot decide", parse_status: "unparsed" },
+    ]);
+  });
+
+  it("a verdict on an unknown unit is refused with its row and field, nothing written", async () => {
+    const file = path.join(dir, "bad-verdicts.csv");
+    fs.writeFileSync(file, "unit,judge,verdict\nu01,judge-late,A\nu99,judge-late,B\n");
+    const s = await runImport({ databaseFile: dbFile, projectSlug: "pairwise", preset: "unit-verdicts", file });
+    expect(s.committed).toBe(false);
+    expect(s.errors).toEqual([{ row: 3, field: "unit", message: 'unknown unit "u99": it is not in this project\'s imported labels; import the labels first' }]);
+    expect(c().prepare("select count(*) as n from judges where name = 'judge-late'").get()).toEqual({ n: 0 });
+  });
+});
+
+describe("labels-wide columns and level", () => {
+  it("without --annotators every other column becomes an annotator, and the summary says so", async () => {
+    const s = await runImport({ databaseFile: dbFile, projectSlug: "wide-all", preset: "labels-wide", file: path.join(FX, "labels-wide.csv"), dryRun: true });
+    expect(s.warnings.map((w) => w.message)).toEqual([
+      "no --annotators given: every column other than the unit became an annotator (prompt, ann_1, ann_2, ann_3, notes); name the annotator columns with --annotators to leave other columns out",
+    ]);
+  });
+
+  it("an annotator column not in the file is refused", async () => {
+    const s = await runImport({ databaseFile: dbFile, projectSlug: "wide-bad", preset: "labels-wide", file: path.join(FX, "labels-wide.csv"), annotators: ["ann_1", "ann_9"] });
+    expect(s.committed).toBe(false);
+    expect(s.errors[0]).toMatchObject({ row: 1, field: "ann_9" });
+  });
+
+  it("numeric labels: the inferred level is stated, --level sets it", async () => {
+    const inferred = await runImport({ databaseFile: dbFile, projectSlug: "lvl", preset: "labels-long", file: path.join(FX, "labels-numeric.json"), dryRun: true });
+    expect(inferred.warnings.map((w) => w.message)).toEqual([
+      'level "ordinal" inferred: every label is a number (3 distinct: 0, 1, 2), whole numbers, at most 10 values; if the numbers are category codes, import with --level nominal (the Label level select on the Import page)',
+    ]);
+    const given = await runImport({ databaseFile: dbFile, projectSlug: "lvl", preset: "labels-long", file: path.join(FX, "labels-numeric.json"), dryRun: true, level: "nominal" });
+    expect(given.warnings).toEqual([]);
+  });
+});
+
+describe("the judge page", () => {
+  let cookie: string;
+  beforeAll(async () => {
+    const u = await makeUser();
+    setMembership(projectId("pairwise"), u.id, "researcher");
+    setMembership(projectId("numeric"), u.id, "researcher");
+    cookie = await signInCookie(u.email, u.password);
+  });
+
+  it("answers 200 with out-of-set verdicts, for every reference and unparsed policy; its CSV has the command's numbers", async () => {
+    const taskId = String(taskOf("pairwise"));
+    for (const q of ["", "?reference=each&unparsed=exclude", "?reference=adjudicated&unparsed=as:tie", "?unparsed=as:Nonsense"]) {
+      const res = await run(judgesLoader, args(get(`/p/pairwise/reports/${taskId}/judges${q}`, cookie), { slug: "pairwise", taskId }));
+      expect(res.status).toBe(200);
+      const body = await res.json();
+      expect(body.agreement.applicable).toBe(true);
+      expect(body.agreement.result.judges.map((j: { unparsed: number }) => j.unparsed)).toEqual([0, 3]);
+      if (q.includes("Nonsense")) expect(body.agreement.note).toMatch(/not one of the human labels \(A, B, tie\)/);
+    }
+    const res = await run(csvLoader, args(get(`/p/pairwise/reports/${taskId}/csv?table=agreement-judges&reference=majority&unparsed=count-as-wrong`, cookie), { slug: "pairwise", taskId }));
+    expect(res.status).toBe(200);
+    const rows = csvRows(await res.text());
+    const r = cliJson(WIDE);
+    expect(rows.map((x) => [x.Judge, Number(x.n), Number(x.Unparsed), Number(x.Accuracy), Number(x["Macro F1"])])).toEqual(
+      r.judges.map((j) => [j.judge, j.n, j.unparsed, j.accuracy, j.macroF1]),
+    );
+  });
+
+  it("numeric human labels with string verdicts: the older judge tables answer too (out-of-set counted as unparsed)", async () => {
+    const taskId = String(taskOf("numeric"));
+    const res = await run(judgesLoader, args(get(`/p/numeric/reports/${taskId}/judges`, cookie), { slug: "numeric", taskId }));
+    expect(res.status).toBe(200);
+    const body = await res.json();
+    const judges = body.report.tables.judges.rows as { judge: string; n: number; unparsed: number; accuracy: number }[];
+    const wobbly = judges.find((j) => j.judge === "judge-wobbly")!;
+    expect([wobbly.n, wobbly.unparsed]).toEqual([7, 3]); // the older table leaves unparsed verdicts out (= exclude)
+    expect(wobbly.accuracy).toBeCloseTo(0.8571428571428571, 12); // scikit-learn accuracy_score under exclude
+  });
+});
+
+describe("bad input to the command", () => {
+  it.each([
+    [["--labels", path.join(FX, "labels-wide.csv"), "--verdicts", path.join(FX, "verdicts.csv")], /^judge-agreement: LABELS labels-wide\.csv: missing column "annotator".*needs --annotators COL,COL naming them; its columns are: unit, prompt, ann_1, ann_2, ann_3, notes$/],
+    [[...WIDE.slice(0, 2), "--annotators", "ann_1,ann_7", ...WIDE.slice(4)], /^judge-agreement: LABELS labels-wide\.csv: --annotators names "ann_7", not in the file/],
+    [[...WIDE, "--unparsed", "as:Maybe"], /^judge-agreement: --unparsed as:Maybe: "Maybe" is not one of the human labels \(A, B, tie\)\.$/],
+    [[...WIDE, "--unparsed", "drop"], /^judge-agreement: --unparsed must be count-as-wrong, exclude or as:LABEL, not "drop"\.$/],
+    [[...WIDE.slice(0, 4), "--verdicts", path.join(FX, "nope.csv")], /^judge-agreement: VERDICTS nope\.csv: no such file\.$/],
+  ])("%# exits 2 with one line on stderr", (argv, message) => {
+    const r = cli(argv as string[]);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe("");
+    expect(r.stderr.trim().split("\n")).toHaveLength(1);
+    expect(r.stderr.trim()).toMatch(message);
+  });
+});
