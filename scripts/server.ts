@@ -38,6 +38,10 @@ import {
 } from "../app/auth/csrf.server";
 import { bodyLimitFor, JSON_MAX_DEPTH, jsonTooDeep } from "../app/request-limits.server";
 
+// The production build runs with production React and Express unless told otherwise
+// (npm start and npm run demo also set it; `remix dev` sets "development").
+process.env.NODE_ENV ??= "production";
+
 const root = path.resolve(import.meta.dirname, "..");
 const port = (() => {
   const raw = process.env.PORT ?? "3000";
@@ -123,9 +127,16 @@ function refuse(req: ExpressRequest, res: ExpressResponse, status: number, messa
   res.status(status).type("text/plain; charset=utf-8");
   // Remix's client shows a "catch" response in the route's error boundary.
   if (new URL(req.originalUrl, "http://x").searchParams.has("_data")) res.set("X-Remix-Catch", "yes");
-  // Do not read (or wait for) a body we refuse.
-  if (!req.complete) res.set("Connection", "close");
   res.end(message);
+  // The rest of a refused body is read and dropped (never kept), so the client
+  // can read this answer; a client that keeps sending is cut off after 2 s.
+  if (!req.complete) {
+    const cut = setTimeout(() => req.socket.destroy(), 2000);
+    cut.unref();
+    req.on("end", () => clearTimeout(cut));
+    req.on("data", () => {});
+    req.resume();
+  }
 }
 
 /** Reads the whole body (a small form or JSON), refusing more than `limit` bytes. */
@@ -260,11 +271,14 @@ function clientAddress(req: ExpressRequest): string {
   return req.socket.remoteAddress ?? "unknown";
 }
 
+/** Set once SIGTERM/SIGINT arrives. */
+let stopping = false;
 /** Requests in flight, so a shutdown can wait for them. */
 let inFlight = 0;
 
 app.all("*", async (req: ExpressRequest, res: ExpressResponse, next: NextFunction) => {
   inFlight++;
+  if (stopping) res.set("Connection", "close");
   res.on("close", () => inFlight--);
   let prepared: Prepared = { body: null, tooLarge: () => false };
   try {
@@ -317,7 +331,6 @@ const server = app.listen(port, () => {
   if (isDev) void broadcastDevReady(build);
 });
 
-let stopping = false;
 function shutdown(signal: string) {
   if (stopping) return;
   stopping = true;
@@ -332,9 +345,12 @@ function shutdown(signal: string) {
     process.exit(code);
   };
   server.close(() => done(0));
+  // Connections whose last request ends are closed too (a keep-alive client would hold them open).
   server.closeIdleConnections();
+  setInterval(() => server.closeIdleConnections(), 200).unref();
   // Long-lived streams (run progress events) do not end by themselves: cut them after 8 s.
   setTimeout(() => {
+    console.log("Concord: still busy after 8 s, cutting the remaining connections.");
     server.closeAllConnections();
     setTimeout(() => done(0), 500).unref();
   }, 8000).unref();
