@@ -24,7 +24,7 @@ beforeAll(async () => {
     const seeded = openDatabase(file);
     await seedDemo(seeded);
     seeded.$client.close();
-  }, 90_000);
+  });
   db = openDatabase(app.databaseFile);
   benchId = db.select().from(schema.datasets).where(eq(schema.datasets.name, "Concord Demo Bench")).get()!.id;
   browser = await launchBrowser();
