@@ -1,3 +1,4 @@
+import { parseQuery } from "~/forms.server";
 import type { LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { json } from "@remix-run/node";
 import { Form, Link, useLoaderData, useNavigation } from "@remix-run/react";
@@ -15,7 +16,7 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
   const dataset = Number.isInteger(datasetId) ? findDataset(project.id, datasetId) : undefined;
   if (!dataset) notFound("Dataset not found.");
   const url = new URL(request.url);
-  const query = BrowseQuerySchema.parse(Object.fromEntries(url.searchParams));
+  const query = parseQuery(BrowseQuerySchema, url);
   const result = browseItems(dataset.id, query);
   return json({
     dataset: { id: dataset.id, name: dataset.name, version: dataset.version, source: dataset.source },

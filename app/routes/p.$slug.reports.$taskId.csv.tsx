@@ -3,6 +3,7 @@
  * The rows are the ones the page shows, at full precision (CIs as low/high columns).
  * With &format=latex: the same table as a LaTeX booktabs table at the page's precision.
  */
+import { parseQuery } from "~/forms.server";
 import type { LoaderFunctionArgs } from "@remix-run/node";
 import Papa from "papaparse";
 import { notFound, requireProjectRole } from "~/auth/guards.server";
@@ -26,7 +27,7 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
     latex ? tableToLatex(t, `project ${project.slug}, task ${taskId}, final labels by ${rule ?? "the task's default rule"}${stale === "exclude" ? ", stale labels left out" : ""}`) : tableToCsv(t);
   let body: string | null = null;
   if (name === "disagreements") {
-    const q = DisagreementQuerySchema.parse(Object.fromEntries(url.searchParams));
+    const q = parseQuery(DisagreementQuerySchema, url);
     const result = disagreementsFor(project.id, taskId, disagreementFilters(q), { fullText: true });
     if (!result) notFound("Task not found.");
     body = Papa.unparse(result.rows.map((r) => ({ ...r })));

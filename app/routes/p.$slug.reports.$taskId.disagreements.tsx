@@ -1,3 +1,4 @@
+import { parseQuery } from "~/forms.server";
 import type { LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { json } from "@remix-run/node";
 import { Form, Link, useLoaderData, useSearchParams } from "@remix-run/react";
@@ -13,7 +14,7 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
   const { project } = await requireProjectRole(request, params.slug, "researcher");
   const taskId = Number(params.taskId);
   const url = new URL(request.url);
-  const query = DisagreementQuerySchema.parse(Object.fromEntries(url.searchParams));
+  const query = parseQuery(DisagreementQuerySchema, url);
   const result = Number.isInteger(taskId) ? disagreementsFor(project.id, taskId, disagreementFilters(query)) : null;
   if (!result) notFound("Task not found.");
   return json({ slug: project.slug, query, ...result });
