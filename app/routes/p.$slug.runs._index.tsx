@@ -82,30 +82,47 @@ export async function action({ request, params }: ActionFunctionArgs) {
     return redirect(`/p/${project.slug}/runs/${run.id}`);
   } catch (err) {
     if (err instanceof z.ZodError) return json<ActionError>({ error: `definition.${err.issues[0].path.join(".")}: ${err.issues[0].message}` }, { status: 400 });
-    if (err instanceof RunInputError) return json<ActionError>({ error: err.message, field: err.message.startsWith("settings.") ? "settings" : undefined }, { status: 400 });
+    if (err instanceof RunInputError) {
+      // "settings.maxTurns: …" belongs to that field of the chosen protocol's settings.
+      const m = /^settings\.([\w.]+):/.exec(err.message);
+      const protocol = String(form.get("protocol") ?? "");
+      return json<ActionError>({ error: err.message, field: m && form.get("intent") === "create" ? `s.${protocol}.${m[1]}` : undefined }, { status: 400 });
+    }
     throw err;
   }
 }
 
 const label = (f: string) => ({ name: "Name", protocol: "Protocol", datasetId: "Dataset", limit: "Items", definition: "Definition" })[f] ?? f;
 
-function Field({ f }: { f: FormField }) {
+/** The form's error, shown beside the field it concerns. */
+function FieldError({ name, result }: { name: string; result?: ActionError }) {
+  if (!result?.field || result.field !== name) return null;
+  return (
+    <span className="field-error" role="alert" id={`err-${name}`}>
+      {result.error}
+    </span>
+  );
+}
+
+function Field({ f, result }: { f: FormField; result?: ActionError }) {
   const help = f.help ? <span className="small muted"> {f.help}</span> : null;
+  const invalid = result?.field === f.name || undefined;
   if (f.kind === "group")
     return (
       <fieldset>
         <legend>{f.label}</legend>
         {help ? <p className="small muted">{f.help}</p> : null}
         {f.fields.map((c) => (
-          <Field key={c.name} f={c} />
+          <Field key={c.name} f={c} result={result} />
         ))}
+        <FieldError name={f.name} result={result} />
       </fieldset>
     );
   if (f.kind === "select")
     return (
       <label className="choice">
         {f.label}{" "}
-        <select name={f.name} defaultValue={f.value}>
+        <select name={f.name} defaultValue={f.value} aria-invalid={invalid}>
           {f.options.map((o) => (
             <option key={o} value={o}>
               {o}
@@ -113,6 +130,7 @@ function Field({ f }: { f: FormField }) {
           ))}
         </select>
         {help}
+        <FieldError name={f.name} result={result} />
       </label>
     );
   if (f.kind === "multi")
@@ -125,12 +143,14 @@ function Field({ f }: { f: FormField }) {
             <input type="checkbox" name={f.name} value={o} defaultChecked={f.value.includes(o)} /> {o}
           </label>
         ))}
+        <FieldError name={f.name} result={result} />
       </fieldset>
     );
   return (
     <label className="choice">
-      {f.label} <input type="number" name={f.name} defaultValue={f.value ?? ""} min={f.min} max={f.max} step={f.integer ? 1 : "any"} style={{ width: "8em" }} />
+      {f.label} <input type="number" name={f.name} defaultValue={f.value ?? ""} min={f.min} max={f.max} step={f.integer ? 1 : "any"} style={{ width: "8em" }} aria-invalid={invalid} />
       {help}
+      <FieldError name={f.name} result={result} />
     </label>
   );
 }
@@ -143,7 +163,7 @@ export default function Runs() {
   useEffect(() => setHydrated(true), []);
   useEffect(() => {
     if (!result?.field) return;
-    const el = document.querySelector<HTMLElement>(`[name="${result.field}"], [name^="s.${protocol}.${result.field}"]`);
+    const el = document.querySelector<HTMLElement>(`[name="${CSS.escape(result.field)}"]`);
     el?.focus();
   }, [result, protocol]);
   const example = JSON.stringify(
@@ -192,10 +212,12 @@ export default function Runs() {
         </table>
       )}
       <h2>Start a run</h2>
-      {result?.error ? (
+      {result?.error && !result.field ? (
         <div className="alert" role="alert">
           {result.error}
         </div>
+      ) : result?.error ? (
+        <p className="small muted">The form has an error: see the field marked below.</p>
       ) : null}
       {providers.length === 0 ? (
         <p className="muted">
@@ -207,6 +229,7 @@ export default function Runs() {
         <input type="hidden" name="intent" value="create" />
         <label className="choice">
           Name <input name="name" required maxLength={200} defaultValue={previous ? "" : "RefineBench self-refinement"} aria-invalid={result?.field === "name" || undefined} />
+          <FieldError name="name" result={result} />
         </label>
         <label className="choice">
           Protocol{" "}
@@ -229,7 +252,8 @@ export default function Runs() {
           </select>
         </label>
         <label className="choice">
-          Items <input name="limit" type="number" min={1} placeholder="all" style={{ width: "8em" }} /> <span className="small muted">the first N items of the dataset; empty for all</span>
+          Items <input name="limit" type="number" min={1} placeholder="all" style={{ width: "8em" }} aria-invalid={result?.field === "limit" || undefined} /> <span className="small muted">the first N items of the dataset; empty for all</span>
+          <FieldError name="limit" result={result} />
         </label>
         <fieldset>
           <legend>Models (the responses come from these)</legend>
@@ -238,6 +262,7 @@ export default function Runs() {
               <input type="checkbox" name="models" value={p.name} /> {p.name} <span className="small muted">({p.kind === "replay" ? "recorded outputs" : p.model})</span>
             </label>
           ))}
+          <FieldError name="models" result={result} />
         </fieldset>
         <fieldset>
           <legend>Judges (the first one also writes guided feedback)</legend>
@@ -246,19 +271,20 @@ export default function Runs() {
               <input type="checkbox" name="judges" value={p.name} /> {p.name} <span className="small muted">({p.kind === "replay" ? "recorded outputs" : p.model})</span>
             </label>
           ))}
+          <FieldError name="judges" result={result} />
         </fieldset>
         {forms.map((f) => (
           <fieldset key={f.id} hidden={hydrated && f.id !== protocol} data-protocol={f.id}>
             <legend>Settings: {f.title}</legend>
             {!hydrated ? <p className="small muted">Used when this protocol is chosen above.</p> : null}
             {f.fields.map((field) => (
-              <Field key={field.name} f={field} />
+              <Field key={field.name} f={field} result={result} />
             ))}
           </fieldset>
         ))}
         <button type="submit">Start run</button>
       </Form>
-      <details className="panel">
+      <details className="panel" open={result?.field === "definition" || undefined}>
         <summary>Advanced: a run definition in JSON</summary>
         <Form method="post">
           <CsrfField />
@@ -268,6 +294,7 @@ export default function Runs() {
             {datasets.map((d) => `${d.id} = ${d.name} v${d.version}`).join(", ") || "none"}.
           </p>
           <textarea name="definition" rows={14} cols={80} defaultValue={example} aria-invalid={result?.field === "definition" || undefined} />
+          <FieldError name="definition" result={result} />
           <div>
             <button type="submit">Start run from JSON</button>
           </div>

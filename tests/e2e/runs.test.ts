@@ -97,6 +97,12 @@ describe("runs in the browser", () => {
     await form.getByLabel("Protocol").selectOption("refinebench");
     expect(await form.locator('input[name="s.refinebench.targetSampling.temperature"]').inputValue()).toBe("1");
     await form.locator("select[name=datasetId]").selectOption(String(sampleDatasetId));
+    // Without a model the error appears beside the models, which take focus.
+    await form.getByRole("button", { name: "Start run", exact: true }).click();
+    await expect.poll(() => form.locator('fieldset:has(legend:text("Models")) [role=alert]').textContent()).toBe("Models: choose at least one model to run");
+    expect(await page.evaluate(() => (document.activeElement as HTMLInputElement | null)?.name)).toBe("models");
+    // The browser logs the expected 400 answer to the invalid form; anything else still counts as an error.
+    for (let i = errors.length - 1; i >= 0; i--) if (/status of 400/.test(errors[i])) errors.splice(i, 1);
     await form.locator('fieldset:has(legend:text("Models")) input[value="local-fake"]').check();
     await form.locator('fieldset:has(legend:text("Judges")) input[value="local-fake"]').check();
     await form.locator('input[name="s.refinebench.maxTurns"]').fill("2");

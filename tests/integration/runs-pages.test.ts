@@ -96,7 +96,9 @@ describe("runs pages", () => {
     const badTurns = await formFor("refinebench", { intent: "create", name: "x", protocol: "refinebench", datasetId: String(fx.dataset.id), models: "target", judges: "judge", "s.refinebench.maxTurns": "0" });
     const r2 = await run(runsAction, args(postForm(base(), badTurns), { slug: fx.project.slug }));
     expect(r2.status).toBe(400);
-    expect(((await r2.json()) as { error: string }).error).toMatch(/^settings\.maxTurns: /);
+    const e2 = (await r2.json()) as { error: string; field: string };
+    expect(e2.error).toMatch(/^settings\.maxTurns: /);
+    expect(e2.field).toBe("s.refinebench.maxTurns"); // shown beside that field, which takes focus
 
     const noName = await formFor("refinebench", { intent: "create", name: " ", protocol: "refinebench", datasetId: String(fx.dataset.id), models: "target", judges: "judge" });
     const r3 = await run(runsAction, args(postForm(base(), noName), { slug: fx.project.slug }));
