@@ -1,6 +1,9 @@
 /**
  * Runs a worker as its own process on the database named by DATABASE_URL.
- * Several workers may share one database; each claims jobs under a lease.
+ * Several workers may share one database; each claims jobs under a lease,
+ * renews a heartbeat while alive (a restarted worker takes a dead one's jobs
+ * at once when its process is gone), and every provider's concurrency and
+ * requests per minute hold across all of them (app/runs/providers/shared-limits.server.ts).
  *
  *   npm run worker [-- --concurrency 16 --prefetch 4 --lease-ms 60000 --poll-ms 500 --until-idle --run RUN_ID --call-log full|compact]
  * Environment equivalents: WORKER_CONCURRENCY, WORKER_PREFETCH, WORKER_LEASE_MS, WORKER_POLL_MS, WORKER_CALL_LOG.
