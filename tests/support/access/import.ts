@@ -13,4 +13,9 @@ export const ROUTES: Record<string, Entry> = {
     path: (i) => `/p/${i.slug}/export`,
     params: (i) => ({ slug: i.slug }),
   },
+  "p.$slug.export.$file.tsx": {
+    access: "researcher",
+    path: (i) => `/p/${i.slug}/export/annotations.csv`,
+    params: (i) => ({ slug: i.slug, file: "annotations.csv" }),
+  },
 };
