@@ -25,8 +25,11 @@ export function snippetOf(text: string | null | undefined, max = SNIPPET_CHARS):
 }
 
 export function queueRows(taskId: number, userId: number, db: Db = getDb()) {
-  const latestStale = sql<number | null>`(select ${schema.annotations.staleAt} from ${schema.annotations}
-    where ${schema.annotations.assignmentId} = ${schema.assignments.id} order by ${schema.annotations.revision} desc limit 1)`;
+  // Written out qualified: inside a select list drizzle renders columns bare, so
+  // ${schema.assignments.id} would read as the subquery's own annotations.id.
+  // The latest *submitted* revision decides: a draft after a relabel request keeps the mark.
+  const latestStale = sql<number | null>`(select an.stale_at from ${schema.annotations} an
+    where an.assignment_id = "assignments"."id" and an.status = 'submitted' order by an.revision desc limit 1)`;
   const rows = db
     .select({
       unitId: schema.assignments.unitId,

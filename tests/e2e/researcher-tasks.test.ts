@@ -101,6 +101,14 @@ describe("stale labels", () => {
     // The annotator finds the unit back in their queue, with the new prompt.
     const annotator = accountOf(unit.annotatorId);
     await signInAs(page, app.url, annotator.email, annotator.password);
+    // Their queue marks exactly their units of the edited item as stale.
+    await page.goto(`${app.url}/p/demo/tasks/${task.id}/queue`);
+    const mine = db.all<{ unit_id: number }>(sql`SELECT a.unit_id FROM assignments a JOIN units u ON u.id = a.unit_id
+      WHERE u.task_id = ${task.id} AND u.item_id = ${unit.itemId} AND a.annotator_id = ${unit.annotatorId} AND a.status = 'pending'
+        AND EXISTS (SELECT 1 FROM annotations an WHERE an.assignment_id = a.id AND an.stale_at IS NOT NULL)`);
+    expect(mine.map((m) => m.unit_id)).toContain(unit.unitId);
+    const marked = await page.locator('li[data-stale="true"] a').evaluateAll((as) => as.map((a) => Number(new URL((a as HTMLAnchorElement).href).searchParams.get("unit"))));
+    expect(marked.sort((a, b) => a - b)).toEqual(mine.map((m) => m.unit_id).sort((a, b) => a - b));
     await page.goto(`${app.url}/p/demo/tasks/${task.id}/annotate?unit=${unit.unitId}`);
     await expect.poll(async () => (await page.locator("body").innerText()).includes("Answer in at most 200 words.")).toBe(true);
   }, 90_000);
