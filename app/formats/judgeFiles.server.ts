@@ -7,12 +7,40 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { resolveColumns, type FieldSpec } from "./presets.server";
-import { ImportRefusal, formatProblem, type Problem } from "./problems";
-import { formatFromName, readCsv, readJson, readJsonl, sniffFile, type SourceRecord } from "./source.server";
+import type { FieldSpec } from "./presets.server";
+import { isUtf8 } from "node:buffer";
+import Papa from "papaparse";
+import { ImportRefusal } from "./problems";
 import { labelText, type JudgeAgreementInput } from "~/reports/judgeAgreement";
 
 export class JudgeFileError extends Error {}
+
+/**
+ * Which column each field reads: `--map field=column`, else the field's name or an alias
+ * (case-insensitive), as the import presets resolve them. Throws an ImportRefusal naming
+ * the missing field and the header.
+ */
+function resolveColumns(fields: FieldSpec[], header: string[], mapping: Record<string, string>): Record<string, string | undefined> {
+  const lower = new Map(header.map((h) => [h.toLowerCase(), h]));
+  const out: Record<string, string | undefined> = {};
+  for (const f of fields) {
+    const mapped = mapping[f.name];
+    if (mapped) {
+      if (!header.includes(mapped)) throw new ImportRefusal(`--map ${f.name}=${mapped}`, { row: 1, field: mapped, message: `mapped column "${mapped}" for ${f.name} is not in the header (${header.join(", ")})` });
+      out[f.name] = mapped;
+      continue;
+    }
+    out[f.name] = [f.name, ...f.aliases].map((a) => lower.get(a.toLowerCase())).find(Boolean);
+    if (!out[f.name] && f.required) {
+      throw new ImportRefusal(`missing column "${f.name}"`, {
+        row: 1,
+        field: f.name,
+        message: `missing column "${f.name}" (also looked for ${f.aliases.join(", ")}; the header has: ${header.join(", ")}); map it with --map ${f.name}=COLUMN`,
+      });
+    }
+  }
+  return out;
+}
 
 const UNIT: FieldSpec = { name: "unit", aliases: ["unit_id", "item", "item_id", "id"], required: true, help: "what was labelled" };
 export const LABEL_FIELDS: FieldSpec[] = [
@@ -27,41 +55,85 @@ export const VERDICT_FIELDS: FieldSpec[] = [
 ];
 
 type Table = { header: string[]; rows: { record: SourceRecord; row: number }[] };
+type SourceRecord = Record<string, unknown>;
 
-/** Reads a CSV, JSONL or JSON-array file into records with their row numbers; the header is every key seen, in order. */
+/** Largest file read (the whole file is held in memory: label and verdict files are small). */
+const MAX_BYTES = 512 * 1024 * 1024;
+
+export function formatFromName(name: string): "csv" | "jsonl" | "json" | undefined {
+  const lower = name.toLowerCase();
+  if (/\.(csv|tsv|txt)$/.test(lower)) return "csv";
+  if (/\.(jsonl|ndjson)$/.test(lower)) return "jsonl";
+  if (/\.json$/.test(lower)) return "json";
+  return undefined;
+}
+
+/**
+ * Reads a CSV (header row; quoted fields, CRLF), JSONL or JSON-array file into records
+ * with the row numbers a person sees (CSV: header = row 1; JSONL: line; JSON: record).
+ * UTF-8 only (a BOM is dropped). The header is the CSV header, or every key seen in order.
+ * Self-contained (papaparse only), so the command starts fast.
+ */
 export async function readTable(file: string, what: string): Promise<Table> {
   const format = formatFromName(file);
   const where = `${what} ${path.basename(file)}`;
   if (!format) throw new JudgeFileError(`${where}: name it .csv, .jsonl or .json so its format is known.`);
+  let buf: Buffer;
+  try {
+    const size = fs.statSync(file).size;
+    if (size > MAX_BYTES) throw new JudgeFileError(`${where}: the file is larger than ${MAX_BYTES / 1024 / 1024} MB.`);
+    buf = fs.readFileSync(file);
+  } catch (err) {
+    if (err instanceof JudgeFileError) throw err;
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new JudgeFileError(`${where}: ${code === "ENOENT" ? "no such file." : code === "EISDIR" ? "is a directory, not a file." : "cannot be read."}`);
+  }
+  if (buf.length === 0) throw new JudgeFileError(`${where}: the file is empty (0 bytes).`);
+  if (buf.includes(0)) throw new JudgeFileError(`${where}: this is not a text file (it contains NUL bytes).`);
+  if (!isUtf8(buf)) throw new JudgeFileError(`${where}: the file is not UTF-8 text; save it as UTF-8 first.`);
+  let text = buf.toString("utf8");
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   const rows: Table["rows"] = [];
   const keys = new Map<string, true>();
-  let header: string[] = [];
-  const problems: Problem[] = [];
   const add = (record: SourceRecord, row: number) => {
     for (const k of Object.keys(record)) keys.set(k, true);
     rows.push({ record, row });
   };
-  if (!fs.existsSync(file)) throw new JudgeFileError(`${where}: no such file.`);
-  try {
-    sniffFile(file);
-    if (format === "csv") {
-      await readCsv(file, { header: (h) => (header = h), row: add, problem: (p) => problems.push(p) });
-    } else if (format === "jsonl") {
-      await readJsonl(file, { row: add, problem: (p) => problems.push(p) });
-    } else {
-      const doc = await readJson(file);
-      if (!Array.isArray(doc)) throw new JudgeFileError(`${where}: expected a JSON array of objects.`);
-      doc.forEach((r, i) => {
-        if (r === null || typeof r !== "object" || Array.isArray(r)) problems.push({ row: i + 1, message: "each record must be a JSON object ({...})" });
-        else add(r as SourceRecord, i + 1);
-      });
+  const bad = (row: number, message: string): never => {
+    throw new JudgeFileError(`${where}: row ${row}: ${message}`);
+  };
+  let header: string[] = [];
+  if (format === "csv") {
+    const parsed = Papa.parse<Record<string, string>>(text, { header: true, skipEmptyLines: true, transformHeader: (h) => h.trim() });
+    const e = parsed.errors.find((x) => x.code !== "UndetectableDelimiter");
+    if (e) bad((e.row ?? 0) + 2, e.code === "MissingQuotes" ? "a quoted field is never closed (unbalanced quote)" : e.message);
+    header = parsed.meta.fields ?? [];
+    parsed.data.forEach((r, i) => add(r, i + 2));
+  } else if (format === "jsonl") {
+    text.split("\n").forEach((line, i) => {
+      if (!line.trim()) return;
+      let v: unknown;
+      try {
+        v = JSON.parse(line);
+      } catch (err) {
+        bad(i + 1, `not valid JSON: ${(err as Error).message}`);
+      }
+      if (v === null || typeof v !== "object" || Array.isArray(v)) bad(i + 1, "each line must hold one JSON object ({...})");
+      add(v as SourceRecord, i + 1);
+    });
+  } else {
+    let doc: unknown;
+    try {
+      doc = JSON.parse(text);
+    } catch (err) {
+      throw new JudgeFileError(`${where}: not valid JSON: ${(err as Error).message}`);
     }
-  } catch (err) {
-    if (err instanceof ImportRefusal) throw new JudgeFileError(`${where}: ${err.message}`);
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") throw new JudgeFileError(`${where}: no such file.`);
-    throw err;
+    if (!Array.isArray(doc)) throw new JudgeFileError(`${where}: expected a JSON array of objects.`);
+    doc.forEach((r, i) => {
+      if (r === null || typeof r !== "object" || Array.isArray(r)) bad(i + 1, "each record must be a JSON object ({...})");
+      add(r as SourceRecord, i + 1);
+    });
   }
-  if (problems.length) throw new JudgeFileError(`${where}: ${formatProblem(problems[0])}${problems.length > 1 ? ` (and ${problems.length - 1} more problems)` : ""}`);
   if (rows.length === 0) throw new JudgeFileError(`${where}: no records.`);
   if (format !== "csv") header = [...keys.keys()];
   return { header, rows };

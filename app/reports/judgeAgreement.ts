@@ -25,7 +25,12 @@
  * for the kappa SE; E. B. Wilson (1927); K. Gwet (2008) for AC1; Y. Yang (1999) for
  * macro averaging.
  */
-import { bootstrapCI, cohenKappa, gwetAC1, macroPrecisionRecallF1, wilsonCI } from "~/stats";
+// Each statistic from its own file (not the ~/stats index): the command line loads only what it uses.
+import { bootstrapCI } from "~/stats/bootstrapCI";
+import { cohenKappa } from "~/stats/cohenKappa";
+import { gwetAC1 } from "~/stats/gwetAC1";
+import { macroPrecisionRecallF1 } from "~/stats/macroPrecisionRecallF1";
+import { wilsonCI } from "~/stats/wilsonCI";
 import { parseLabel } from "~/formats/labels";
 
 export const REFERENCES = ["majority", "each", "adjudicated"] as const;
