@@ -5,7 +5,8 @@
  *
  * Who: researchers, and annotators the task names as adjudicators — the latter
  * only for units they were not assigned themselves, so adjudication never
- * shows an annotator other people's labels for a unit they label.
+ * shows an annotator other people's labels for a unit they label. A researcher
+ * who is also in the pool sees a unit of their own only after submitting it.
  */
 import { and, eq } from "drizzle-orm";
 import { hasRole } from "~/auth/guards.server";
@@ -24,17 +25,28 @@ export function canAdjudicate(task: Task, userId: number, role: Role): boolean {
   return (readConfig(task.config).adjudicators ?? []).includes(userId);
 }
 
-/** Units the user may not adjudicate (their own assignments, for annotator-adjudicators). */
-function ownUnits(task: Task, userId: number, role: Role, rows: { unitId: number; annotatorId: number }[]): Set<number> {
-  if (hasRole(role, "researcher")) return new Set();
-  return new Set(rows.filter((r) => r.annotatorId === userId).map((r) => r.unitId));
+/**
+ * Units whose labels the user may not see here, so adjudication never breaks
+ * their own blinding: an annotator-adjudicator never adjudicates a unit assigned
+ * to them; a researcher who is also in the task's pool sees a unit assigned to
+ * them only once they have submitted their own label for it.
+ */
+function ownUnits(task: Task, userId: number, role: Role, db: Db): Set<number> {
+  const mine = db
+    .select({ unitId: schema.assignments.unitId, status: schema.assignments.status })
+    .from(schema.assignments)
+    .innerJoin(schema.units, eq(schema.units.id, schema.assignments.unitId))
+    .where(and(eq(schema.units.taskId, task.id), eq(schema.assignments.annotatorId, userId)))
+    .all();
+  const researcher = hasRole(role, "researcher");
+  return new Set(mine.filter((a) => !researcher || a.status !== "submitted").map((a) => a.unitId));
 }
 
 export function disagreements(task: Task, userId: number, role: Role, db: Db = getDb()) {
   if (!isAnnotatable(task.kind)) return [];
   const kind = task.kind;
   const rows = currentAnnotations(task.id, db);
-  const excluded = ownUnits(task, userId, role, rows);
+  const excluded = ownUnits(task, userId, role, db);
   const adjudications = readConfig(task.config).adjudications ?? {};
   const byUnit = new Map<number, typeof rows>();
   for (const r of rows) {
@@ -55,7 +67,7 @@ export function disagreements(task: Task, userId: number, role: Role, db: Db = g
 export function adjudicationView(task: Task, unitId: number, userId: number, role: Role, db: Db = getDb()) {
   if (!isAnnotatable(task.kind)) return null;
   const rows = currentAnnotations(task.id, db).filter((r) => r.unitId === unitId);
-  if (rows.length === 0 || ownUnits(task, userId, role, rows).has(unitId)) return null;
+  if (rows.length === 0 || ownUnits(task, userId, role, db).has(unitId)) return null;
   const unitRow = db
     .select({ responseIds: schema.units.responseIds, responseId: schema.units.responseId })
     .from(schema.units)

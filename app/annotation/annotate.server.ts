@@ -150,8 +150,10 @@ export type SaveResult =
 const MAX_DURATION_MS = 24 * 3600 * 1000;
 
 /**
- * Saves one label. A retried submit with the same clientToken stores nothing
- * new and answers as the first did. Invalid labels store nothing.
+ * Saves one label. A retried submit with the same clientToken and the same
+ * answer stores nothing new and answers as the first did; a changed answer under
+ * a used clientToken (the form resubmitted after going back) is stored as a new
+ * revision, never dropped. Invalid labels store nothing.
  */
 export function saveAnnotation(
   args: { task: Task; userId: number; unitId: number; intent: SaveIntent; form: FormLike; nowMs?: number },
@@ -171,15 +173,34 @@ export function saveAnnotation(
     (tx): SaveResult => {
       const a = myAssignment(task.id, unitId, userId, tx as unknown as Db);
       if (!a) return { ok: false, httpStatus: 404, fieldErrors: { unitId: "This unit is not assigned to you, or does not exist." } };
+      // A form already submitted once: the same answer again is a retry (nothing stored);
+      // a changed answer (the form resubmitted after going back) is stored as a new revision.
+      let tokenUsed = false;
       if (token && intent === "submit") {
         const seen = tx
-          .select({ assignmentId: schema.annotations.assignmentId, revision: schema.annotations.revision })
+          .select({
+            assignmentId: schema.annotations.assignmentId,
+            revision: schema.annotations.revision,
+            label: schema.annotations.label,
+            penaltyReasons: schema.annotations.penaltyReasons,
+            notes: schema.annotations.notes,
+          })
           .from(schema.annotations)
           .where(eq(schema.annotations.clientToken, token))
           .get();
         if (seen) {
           if (seen.assignmentId !== a.id) return { ok: false, httpStatus: 409, fieldErrors: { form: "This form was already used for another unit; reload the page." } };
-          return { ok: true, status: "submitted", duplicate: true, revision: seen.revision };
+          const again = parseLabel(
+            { kind, penaltyReasons: penaltyReasonsOf(config), allowTies: config.allowTies === true, shownOrder: a.shownOrder ?? null },
+            form,
+            intent,
+          );
+          if (!again.ok) return { ok: false, httpStatus: 400, fieldErrors: again.fieldErrors };
+          const same = (x: unknown, y: unknown) => JSON.stringify(x ?? null) === JSON.stringify(y ?? null);
+          if (same(again.value.label, seen.label) && same(again.value.penaltyReasons, seen.penaltyReasons) && same(again.value.notes, seen.notes)) {
+            return { ok: true, status: "submitted", duplicate: true, revision: seen.revision };
+          }
+          tokenUsed = true;
         }
       }
       const task2 = tx.select({ status: schema.tasks.status }).from(schema.tasks).where(eq(schema.tasks.id, task.id)).get();
@@ -219,7 +240,7 @@ export function saveAnnotation(
         notes: parsed.value.notes,
         shownOrder: a.shownOrder ?? null,
         status: intent === "submit" ? ("submitted" as const) : ("draft" as const),
-        clientToken: intent === "submit" ? token : null,
+        clientToken: intent === "submit" && !tokenUsed ? token : null,
         durationMs,
       };
       let revision: number;
