@@ -1,0 +1,10 @@
+/**
+ * Coverage of Gwet's AC1 and Krippendorff's alpha intervals (three raters), analytic and
+ * bootstrap, at realistic n: see agreementCoverage.ts for the model and seeds.
+ */
+import { describe, it } from "vitest";
+import { CASES, checkCoverage } from "./agreementCoverage";
+
+describe("coverage of AC1 and alpha intervals at realistic n (seeded simulations)", () => {
+  it.each([[CASES[2].name, 2] as const, [CASES[3].name, 3] as const])("%s: analytic and bootstrap 95%% intervals cover 93-97%%", (_name, index) => checkCoverage(index));
+});
