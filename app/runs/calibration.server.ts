@@ -1,84 +1,157 @@
 /**
- * Judge calibration from a run: human "response satisfaction" tasks drawn by
- * a seeded sampling plan, each unit pointing at the verdict it checks
- * (unit.responseId + unit.checklistItemId), and — once labels exist — each
- * model's score raw (the judge's) and bias-corrected by prediction-powered
- * inference (app/stats ppiMean), with CIs.
+ * Judge calibration from a run: a human "response satisfaction" task drawn by
+ * a seeded probability sample of the verdicts the run's first judge gave
+ * (unit.responseId + unit.checklistItemId; Self-Correction Bench: the whole
+ * reply, checklistItemId null, "does it reach the golden answer?"), and — once
+ * labels exist — every headline metric of the protocol raw (the judge's) and
+ * bias-corrected with the human labels.
  *
- * Units are assigned at once, by the annotation module's own planner
- * (planAssignments: each unit to `overlap` distinct annotators of the pool,
- * balanced, deterministic for the seed), so the task is labelable as soon as it
- * exists; the pool is stored in the task's config like any other task, so the
- * annotation pages can add annotators and rebalance (addToPool) later.
+ * The human value of a unit is the strict majority of its submitted Yes/No
+ * labels (the latest revision of each annotator). A split (no strict
+ * majority) is left out, or — when the researcher chooses adjudication — takes
+ * the adjudicated label, and is left out while not adjudicated; the report
+ * counts what each rule dropped.
+ *
+ * Estimator. Every headline metric is a weighted sum over the run's
+ * population of judged units, θ = Σ a_u·g(Y_u) (Acc_t: a = 1/(I_t·N_i);
+ * FB-Bench error correction: a = w_j/I; accuracies: a = 1/I; Pass_t and
+ * response maintenance are sums over responses of a function of all their
+ * checklist labels). The judge gives f_u for the whole population, so
+ * Σ a_u·f_u is known exactly; the correction Σ a_u·(Y_u − f_u) is estimated
+ * from the labelled sample with each unit weighted by its inclusion
+ * probability π_u under the sampling plan (Horvitz–Thompson): the
+ * prediction-powered rectifier of Angelopoulos et al. (2023, §2, mean
+ * estimation) with design weights, i.e. the difference estimator of survey
+ * sampling (Särndal, Swensson & Wretman 1992, §6.3). Units drawn but left
+ * without a human value are treated as missing at random within their
+ * stratum (model × turn × condition): π is scaled by the stratum's labelled
+ * share. Variance: the Poisson-sampling form Σ (1 − π)·(a·(Y − f)/π)²;
+ * 95% interval ± 1.96·SE, clipped to the metric's range. Ratios (the blind
+ * spot, Self-Correction Bench Eq. 2) use the delta method.
+ *
+ * Units are assigned at once by the annotation module's planner
+ * (planAssignments), so the task is labelable as soon as it exists.
  */
 import { and, eq, inArray } from "drizzle-orm";
 import { schema, type Db } from "../../db/client";
 import { planAssignments } from "../annotation/assignment";
+import { readConfig } from "../annotation/config";
 import { projectMembers } from "../annotation/tasks.server";
 import { shownOrderFor } from "../annotation/random";
-import { meanCI, ppiMean, seededRandom } from "../stats";
+import { meanCI, seededRandom } from "../stats";
+import { FbBenchConfig, fbItemFacts } from "./protocols/fbbench";
+import { refineBenchMetrics } from "./protocols/refinebench";
+import { CONDITIONS } from "./protocols/selfcorrection";
+import { refineBenchInputsFor } from "./results.server";
 import type { StoredRunConfig } from "./runner.server";
 
-export type SamplingPlan = { kind: "e4" } | { kind: "stratified"; perStratum: number };
+export type SamplingPlan =
+  /** RefineBench E.4: for each problem one checklist item, then one response, at random. */
+  | { kind: "e4" }
+  /** Up to `perStratum` (response, checklist item) pairs per model × turn (× condition), simple random sampling within the stratum. */
+  | { kind: "stratified"; perStratum: number }
+  /** Up to `perStratum` whole responses per model × turn (× condition), with every checklist item: needed for Pass_t and response maintenance. */
+  | { kind: "responses"; perStratum: number }
+  /** A simple random sample of `size` units from the whole run. */
+  | { kind: "uniform"; size: number };
 
-type Candidate = { responseId: number; itemId: number; checklistItemId: number; model: string; turn: number };
+export type SplitRule = "exclude" | "adjudicate";
 
-function candidates(db: Db, runId: number, judgeId: number): Candidate[] {
-  return db.$client
-    .prepare(
-      `SELECT v.response_id AS responseId, r.item_id AS itemId, v.checklist_item_id AS checklistItemId, r.model, r.turn
-       FROM verdicts v JOIN responses r ON r.id = v.response_id
-       WHERE v.run_id = ? AND v.judge_id = ? AND v.checklist_item_id IS NOT NULL AND v.parse_status != 'failed'
-       ORDER BY r.item_id, v.checklist_item_id, r.id`,
-    )
-    .all(runId, judgeId) as Candidate[];
+type Candidate = { responseId: number; itemId: number; checklistItemId: number | null; model: string; turn: number; condition: string | null };
+type Drawn = Candidate & { pi: number };
+
+const stratumOf = (c: { model: string; turn: number; condition: string | null }) => `${c.model}\u0000${c.turn}\u0000${c.condition ?? ""}`;
+const unitKey = (responseId: number, checklistItemId: number | null) => `${responseId}/${checklistItemId ?? "-"}`;
+
+export class CalibrationError extends Error {}
+
+function primaryJudge(run: typeof schema.runs.$inferSelect): number {
+  return (run.config as unknown as StoredRunConfig).judges[0].judgeId;
 }
 
-/**
- * E.4: for each problem, one checklist item and one response drawn at random.
- * Stratified: up to `perStratum` (response, checklist item) pairs per model × turn.
- */
-export function sampleUnits(all: Candidate[], plan: SamplingPlan, seed: number): Candidate[] {
+/** The first judge's parsed verdicts of the run, as candidate units. */
+function candidates(db: Db, run: typeof schema.runs.$inferSelect): Candidate[] {
+  if (run.protocol === "c3ebench")
+    throw new CalibrationError(
+      "C3EBench runs cannot be calibrated here: the judge scores 1–10 against the reference while human writing-quality labels are 1–5 with the reference as the 4-point anchor, so a human label is not a measurement of the judge's quantity",
+    );
+  const checklist = run.protocol === "self-correction" ? "v.checklist_item_id IS NULL" : "v.checklist_item_id IS NOT NULL";
+  const rows = db.$client
+    .prepare(
+      `SELECT v.response_id AS responseId, r.item_id AS itemId, v.checklist_item_id AS checklistItemId, r.model, r.turn, r.metadata
+       FROM verdicts v JOIN responses r ON r.id = v.response_id
+       WHERE v.run_id = ? AND v.judge_id = ? AND ${checklist} AND v.parse_status NOT IN ('failed','unparsed') AND v.value IN ('Yes','No')
+       ORDER BY r.item_id, v.checklist_item_id, r.id`,
+    )
+    .all(run.id, primaryJudge(run)) as (Omit<Candidate, "condition"> & { metadata: string | null })[];
+  return rows.map(({ metadata, ...c }) => {
+    const md = metadata ? (JSON.parse(metadata) as Record<string, unknown>) : {};
+    return { ...c, condition: typeof md.condition === "string" ? md.condition : null };
+  });
+}
+
+/** Draws the units and gives each its inclusion probability under the plan. */
+export function sampleUnits(all: Candidate[], plan: SamplingPlan, seed: number): Drawn[] {
   const rand = seededRandom(seed);
-  const pick = <T,>(xs: T[]) => xs[Math.floor(rand() * xs.length)];
+  const pickIndex = (n: number) => Math.floor(rand() * n);
+  const srs = <T,>(xs: T[], k: number): T[] => {
+    const pool = [...xs];
+    const out: T[] = [];
+    for (let i = 0; i < k && pool.length; i++) out.push(pool.splice(pickIndex(pool.length), 1)[0]);
+    return out;
+  };
+  const group = <K,>(xs: Candidate[], key: (c: Candidate) => K) => {
+    const m = new Map<K, Candidate[]>();
+    for (const c of xs) m.set(key(c), [...(m.get(key(c)) ?? []), c]);
+    return m;
+  };
   if (plan.kind === "e4") {
-    const byItem = new Map<number, Candidate[]>();
-    for (const c of all) byItem.set(c.itemId, [...(byItem.get(c.itemId) ?? []), c]);
-    const out: Candidate[] = [];
-    for (const [, cs] of [...byItem].sort((a, b) => a[0] - b[0])) {
-      const checklistIds = [...new Set(cs.map((c) => c.checklistItemId))].sort((a, b) => a - b);
-      const cid = pick(checklistIds);
-      const responses = [...new Set(cs.filter((c) => c.checklistItemId === cid).map((c) => c.responseId))].sort((a, b) => a - b);
-      const rid = pick(responses);
-      out.push(cs.find((c) => c.checklistItemId === cid && c.responseId === rid)!);
+    const out: Drawn[] = [];
+    for (const [, cs] of [...group(all, (c) => c.itemId)].sort((a, b) => a[0] - b[0])) {
+      const checklistIds = [...new Set(cs.map((c) => c.checklistItemId))].sort((a, b) => (a ?? 0) - (b ?? 0));
+      const cid = checklistIds[pickIndex(checklistIds.length)];
+      const options = cs.filter((c) => c.checklistItemId === cid).sort((a, b) => a.responseId - b.responseId);
+      const chosen = options[pickIndex(options.length)];
+      out.push({ ...chosen, pi: 1 / (checklistIds.length * options.length) });
     }
     return out;
   }
-  const strata = new Map<string, Candidate[]>();
-  for (const c of all) strata.set(`${c.model}\u0000${c.turn}`, [...(strata.get(`${c.model}\u0000${c.turn}`) ?? []), c]);
-  const out: Candidate[] = [];
-  for (const [, cs] of [...strata].sort((a, b) => a[0].localeCompare(b[0]))) {
-    const pool = [...cs];
-    for (let i = 0; i < plan.perStratum && pool.length; i++) out.push(pool.splice(Math.floor(rand() * pool.length), 1)[0]);
+  if (plan.kind === "uniform") return srs(all, plan.size).map((c) => ({ ...c, pi: Math.min(1, plan.size / all.length) }));
+  const out: Drawn[] = [];
+  for (const [, cs] of [...group(all, stratumOf)].sort((a, b) => a[0].localeCompare(b[0]))) {
+    if (plan.kind === "stratified") {
+      for (const c of srs(cs, plan.perStratum)) out.push({ ...c, pi: Math.min(1, plan.perStratum / cs.length) });
+    } else {
+      const responses = [...new Set(cs.map((c) => c.responseId))].sort((a, b) => a - b);
+      const chosen = new Set(srs(responses, plan.perStratum));
+      const pi = Math.min(1, plan.perStratum / responses.length);
+      for (const c of cs) if (chosen.has(c.responseId)) out.push({ ...c, pi });
+    }
   }
   return out;
 }
 
-export class CalibrationError extends Error {}
+function describePlan(plan: SamplingPlan): string {
+  if (plan.kind === "e4") return "E.4 plan: one checklist item and one response per problem";
+  if (plan.kind === "stratified") return `stratified: up to ${plan.perStratum} units per model × turn`;
+  if (plan.kind === "responses") return `whole responses: up to ${plan.perStratum} per model × turn, every checklist item`;
+  return `uniform: ${plan.size} units at random`;
+}
 
 /**
  * Creates the human task, its units and their assignments in one transaction.
  * `pool`: the annotators (project members); default: every member with the
- * annotator role. Each unit goes to `overlap` of them (default 2, at most the pool size).
+ * annotator role. Each unit goes to `overlap` of them (default 2, at most the
+ * pool size). `warnings` says which models the plan cannot give
+ * `minLabelsPerModel` units (default 10).
  */
 export function createCalibrationTask(
   db: Db,
-  args: { runId: number; projectId: number; plan: SamplingPlan; seed: number; overlap?: number; pool?: number[]; name?: string; createdBy?: number | null },
+  args: { runId: number; projectId: number; plan: SamplingPlan; seed: number; overlap?: number; pool?: number[]; name?: string; createdBy?: number | null; minLabelsPerModel?: number; splits?: SplitRule },
 ) {
   const run = db.select().from(schema.runs).where(and(eq(schema.runs.id, args.runId), eq(schema.runs.projectId, args.projectId))).get();
   if (!run || run.datasetId == null) throw new CalibrationError(`run ${args.runId}: not found in this project`);
-  const cfg = run.config as unknown as StoredRunConfig;
-  const judgeId = cfg.judges[0].judgeId;
+  const judgeId = primaryJudge(run);
   const members = projectMembers(args.projectId, db);
   const pool = [...new Set(args.pool ?? members.filter((m) => m.role === "annotator").map((m) => m.id))];
   const stranger = pool.find((id) => !members.some((m) => m.id === id));
@@ -86,8 +159,16 @@ export function createCalibrationTask(
   const overlap = args.overlap ?? 2;
   if (pool.length === 0) throw new CalibrationError("pool: choose at least one annotator");
   if (overlap < 1 || overlap > pool.length) throw new CalibrationError(`overlap: ${overlap} annotators per unit needs a pool of at least ${overlap}; the pool has ${pool.length}`);
-  const units = sampleUnits(candidates(db, run.id, judgeId), args.plan, args.seed);
-  if (units.length === 0) throw new CalibrationError("this run has no parsed checklist verdicts to calibrate yet");
+  const all = candidates(db, run);
+  const units = sampleUnits(all, args.plan, args.seed);
+  if (units.length === 0) throw new CalibrationError("this run has no parsed verdicts to calibrate yet");
+  const min = args.minLabelsPerModel ?? 10;
+  const warnings: string[] = [];
+  for (const model of [...new Set(all.map((c) => c.model))].sort()) {
+    const n = units.filter((u) => u.model === model).length;
+    if (n < min) warnings.push(`${model}: this plan draws ${n} unit${n === 1 ? "" : "s"}, fewer than the minimum of ${min} labelled units per model`);
+  }
+  const sc = run.protocol === "self-correction";
   return db.transaction(
     (tx) => {
       const task = tx
@@ -96,16 +177,33 @@ export function createCalibrationTask(
           projectId: args.projectId,
           datasetId: run.datasetId!,
           kind: "response-satisfaction",
-          name: args.name ?? `Calibrate ${run.name} (${args.plan.kind === "e4" ? "E.4 plan" : "stratified by model × turn"})`,
-          guidelines: "Does the response satisfy the checklist item? Answer Yes or No.",
+          // Neutral: run names often carry model names, and annotators see task names.
+          name: args.name ?? "Judge calibration",
+          guidelines: sc
+            ? "Does the response finally arrive at the correct answer (the reference shown)? Answer Yes or No."
+            : "Does the response satisfy the checklist item? Answer Yes or No.",
           overlap,
           seed: args.seed,
           // `plan` names the plan as the annotation module's config expects (a string); the details sit in `samplingPlan`.
-          config: { source: "run", runId: run.id, judgeId, plan: args.plan.kind === "e4" ? "paper" : "stratified", samplingPlan: args.plan, pool, adjudicators: [] },
+          config: {
+            source: "run",
+            runId: run.id,
+            judgeId,
+            plan: args.plan.kind === "e4" ? "paper" : args.plan.kind === "responses" ? "all-items-of-sampled-responses" : "stratified",
+            samplingPlan: args.plan,
+            /** Inclusion probability of each unit, by unit position. */
+            inclusion: units.map((u) => u.pi),
+            splitRule: args.splits ?? "exclude",
+            minLabelsPerModel: min,
+            ...(sc ? { showReference: true } : {}),
+            pool,
+            adjudicators: [],
+          },
           createdBy: args.createdBy ?? null,
         })
         .returning()
         .get();
+      if (!args.name) tx.update(schema.tasks).set({ name: `Judge calibration #${task.id}` }).where(eq(schema.tasks.id, task.id)).run();
       const unitIds = units.map(
         (u, i) =>
           tx
@@ -121,10 +219,321 @@ export function createCalibrationTask(
           tx.insert(schema.assignments).values({ unitId, annotatorId, shownOrder: shownOrderFor(null, args.seed, unitId, annotatorId) }).run();
           assignments++;
         }
-      return { taskId: task.id, units: units.length, assignments, pool };
+      return { taskId: task.id, units: units.length, assignments, pool, warnings };
     },
     { behavior: "immediate" },
   );
+}
+
+// ─── Human values ────────────────────────────────────────────────────────────
+
+export type HumanCounts = {
+  units: number;
+  /** Units with a human value under the rule. */
+  valued: number;
+  /** Dropped: no submitted label yet. */
+  unlabelled: number;
+  /** Dropped: a split (no strict majority) without an adjudication under the rule. */
+  splitDropped: number;
+  /** Splits resolved by adjudication (rule "adjudicate"). */
+  adjudicated: number;
+};
+
+/** The human value (1 = Yes) of each unit: strict majority of submitted labels; splits left out or adjudicated. */
+export function humanValues(db: Db, taskId: number, rule: SplitRule): { values: Map<number, number>; counts: HumanCounts } {
+  const task = db.select().from(schema.tasks).where(eq(schema.tasks.id, taskId)).get();
+  const units = db.select({ id: schema.units.id }).from(schema.units).where(eq(schema.units.taskId, taskId)).all();
+  const ids = units.map((u) => u.id);
+  const labels = ids.length
+    ? (db.$client
+        .prepare(
+          `SELECT a.unit_id AS unitId, an.label FROM assignments a JOIN annotations an ON an.assignment_id = a.id
+           WHERE a.unit_id IN (${ids.map(() => "?").join(",")}) AND an.status = 'submitted'
+             AND an.revision = (SELECT MAX(revision) FROM annotations x WHERE x.assignment_id = a.id AND x.status = 'submitted')`,
+        )
+        .all(...ids) as { unitId: number; label: string }[])
+    : [];
+  const yesNo = (raw: unknown): number | null => {
+    let v = raw;
+    if (typeof raw === "string") {
+      try {
+        v = JSON.parse(raw);
+      } catch {
+        v = raw;
+      }
+    }
+    return v === "Yes" ? 1 : v === "No" ? 0 : null;
+  };
+  const byUnit = new Map<number, number[]>();
+  for (const l of labels) {
+    const v = yesNo(l.label);
+    if (v !== null) byUnit.set(l.unitId, [...(byUnit.get(l.unitId) ?? []), v]);
+  }
+  const adjudications = readConfig(task?.config).adjudications ?? {};
+  const values = new Map<number, number>();
+  const counts: HumanCounts = { units: ids.length, valued: 0, unlabelled: 0, splitDropped: 0, adjudicated: 0 };
+  for (const id of ids) {
+    const xs = byUnit.get(id);
+    if (!xs || xs.length === 0) {
+      counts.unlabelled++;
+      continue;
+    }
+    const yes = xs.filter((x) => x === 1).length;
+    if (2 * yes > xs.length) values.set(id, 1);
+    else if (2 * yes < xs.length) values.set(id, 0);
+    else {
+      const adj = rule === "adjudicate" ? yesNo(adjudications[String(id)]?.label) : null;
+      if (adj === null) {
+        counts.splitDropped++;
+        continue;
+      }
+      values.set(id, adj);
+      counts.adjudicated++;
+    }
+  }
+  counts.valued = values.size;
+  return { values, counts };
+}
+
+// ─── Estimation ──────────────────────────────────────────────────────────────
+
+/** A population term: weight a, the judge's value f, and the key and stratum of the unit a human would label. */
+type Term = { key: string; a: number; f: number; stratum: string };
+/** A drawn unit (or drawn whole response): inclusion probability, stratum, human value (null: none under the rule). */
+type Draw = { pi: number; stratum: string; y: number | null };
+
+export type Interval = { estimate: number; se: number; ci: [number, number]; n: number };
+type Range = [number, number];
+const PERCENT: Range = [0, 100];
+const PROPORTION: Range = [0, 1];
+const BLIND_SPOT: Range = [-Infinity, 1];
+
+const clip = (x: number, r: Range) => Math.min(r[1], Math.max(r[0], x));
+const interval = (estimate: number, se: number, n: number, range: Range): Interval => ({ estimate, se, n, ci: [clip(estimate - 1.96 * se, range), clip(estimate + 1.96 * se, range)] });
+
+/** Difference (prediction-powered) estimate of Σ a·Y with HT design weights; null when fewer than 2 population terms are labelled. */
+function differenceEstimate(pop: Term[], draws: Map<string, Draw>, range: Range): { raw: number; corrected: Interval | null; unlabelledStrata: number } {
+  const raw = pop.reduce((s, t) => s + t.a * t.f, 0);
+  const sampled = new Map<string, number>();
+  const labelled = new Map<string, number>();
+  for (const d of draws.values()) {
+    sampled.set(d.stratum, (sampled.get(d.stratum) ?? 0) + 1);
+    if (d.y !== null) labelled.set(d.stratum, (labelled.get(d.stratum) ?? 0) + 1);
+  }
+  let corr = 0;
+  let variance = 0;
+  let n = 0;
+  const strata = new Set(pop.map((t) => t.stratum));
+  for (const t of pop) {
+    const d = draws.get(t.key);
+    if (!d || d.y === null) continue;
+    const pi = d.pi * ((labelled.get(d.stratum) ?? 0) / (sampled.get(d.stratum) ?? 1));
+    const z = (t.a * (d.y - t.f)) / pi;
+    corr += z;
+    variance += (1 - pi) * z * z;
+    n++;
+  }
+  const unlabelledStrata = [...strata].filter((s) => !labelled.get(s)).length;
+  return { raw, corrected: n >= 2 ? interval(raw + corr, Math.sqrt(Math.max(0, variance)), n, range) : null, unlabelledStrata };
+}
+
+export type CalibratedMetric = {
+  /** e.g. "Acc_2", "Pass_2", "Error correction", "Blind spot". */
+  metric: string;
+  model: string;
+  /** Dataset × condition etc. where the metric has one. */
+  group: string | null;
+  raw: number;
+  corrected: Interval | null;
+  /** Why there is no corrected value, or what to keep in mind. */
+  note: string | null;
+};
+
+export type CalibrationReport = {
+  taskId: number;
+  protocol: string;
+  plan: string;
+  weighting: string;
+  splitRule: SplitRule;
+  human: HumanCounts;
+  metrics: CalibratedMetric[];
+};
+
+type TaskRow = typeof schema.tasks.$inferSelect;
+
+function drawsOf(db: Db, task: TaskRow, values: Map<number, number>) {
+  const units = db.select().from(schema.units).where(eq(schema.units.taskId, task.id)).all();
+  const cfg = task.config as { inclusion?: number[]; samplingPlan?: SamplingPlan };
+  const rids = [...new Set(units.map((u) => u.responseId).filter((x): x is number => x != null))];
+  const resp = rids.length ? db.select({ id: schema.responses.id, model: schema.responses.model, turn: schema.responses.turn, metadata: schema.responses.metadata }).from(schema.responses).where(inArray(schema.responses.id, rids)).all() : [];
+  const info = new Map(resp.map((r) => [r.id, { model: r.model, turn: r.turn, condition: typeof (r.metadata as Record<string, unknown>)?.condition === "string" ? ((r.metadata as Record<string, unknown>).condition as string) : null }]));
+  const pairs = new Map<string, Draw>();
+  const byResponse = new Map<number, { pi: number; stratum: string; ys: (number | null)[]; checklist: (number | null)[] }>();
+  for (const u of units) {
+    if (u.responseId == null) continue;
+    const i = info.get(u.responseId);
+    if (!i) continue;
+    // Tasks created before inclusion probabilities were stored: not weighable.
+    const pi = cfg.inclusion?.[u.position];
+    if (pi === undefined) continue;
+    const stratum = stratumOf(i);
+    const y = values.has(u.id) ? values.get(u.id)! : null;
+    pairs.set(unitKey(u.responseId, u.checklistItemId), { pi, stratum, y });
+    const r = byResponse.get(u.responseId) ?? { pi, stratum, ys: [], checklist: [] };
+    r.ys.push(y);
+    r.checklist.push(u.checklistItemId);
+    byResponse.set(u.responseId, r);
+  }
+  return { pairs, byResponse, plan: cfg.samplingPlan, weighable: cfg.inclusion !== undefined };
+}
+
+/** Whole-response draws for metrics of all of a response's labels (`g` of its human values), only under the whole-response plan. */
+function responseDraws(byResponse: ReturnType<typeof drawsOf>["byResponse"], checklistCount: (rid: number) => number, g: (ys: number[]) => number) {
+  const out = new Map<string, Draw>();
+  for (const [rid, r] of byResponse) {
+    const complete = r.ys.length === checklistCount(rid) && r.ys.every((y) => y !== null);
+    out.set(String(rid), { pi: r.pi, stratum: r.stratum, y: complete ? g(r.ys as number[]) : null });
+  }
+  return out;
+}
+
+/** Every headline metric of the run's protocol, raw and corrected by the task's human labels. */
+export function calibrationReport(db: Db, runId: number, taskId: number, opts: { splits?: SplitRule } = {}): CalibrationReport | null {
+  const run = db.select().from(schema.runs).where(eq(schema.runs.id, runId)).get();
+  const task = db.select().from(schema.tasks).where(eq(schema.tasks.id, taskId)).get();
+  if (!run || !task) return null;
+  const splitRule: SplitRule = opts.splits ?? ((task.config as { splitRule?: SplitRule }).splitRule === "adjudicate" ? "adjudicate" : "exclude");
+  const { values, counts } = humanValues(db, taskId, splitRule);
+  const { pairs, byResponse, plan, weighable } = drawsOf(db, task, values);
+  const metrics: CalibratedMetric[] = [];
+  const wholeResponses = plan?.kind === "responses";
+  const noWhole = "needs whole-response labels (the whole-responses plan): this metric depends on every checklist item of a response";
+  const push = (metric: string, model: string, group: string | null, r: ReturnType<typeof differenceEstimate>, note: string | null = null) =>
+    metrics.push({ metric, model, group, raw: r.raw, corrected: weighable ? r.corrected : null, note: !weighable ? "this task predates sampling weights; create a new calibration task" : (note ?? (r.unlabelledStrata ? `${r.unlabelledStrata} stratum(s) without a human value: corrected only where labelled` : r.corrected ? null : "needs ≥ 2 labelled units")) });
+  const judgeId = primaryJudge(run);
+
+  if (run.protocol === "refinebench") {
+    const { obs, settings } = refineBenchInputsFor(db, run, judgeId);
+    const responses = db.select({ id: schema.responses.id, itemId: schema.responses.itemId, model: schema.responses.model, turn: schema.responses.turn, metadata: schema.responses.metadata }).from(schema.responses).where(eq(schema.responses.runId, run.id)).all();
+    const rid = new Map(responses.map((r) => [`${r.itemId}\u0000${r.model}\u0000${r.turn}`, r.id]));
+    const scored: { model: string; itemId: number; turn: number; fromTurn: number; verdicts: { checklistItemId: number; value: "Yes" | "No" | null }[] }[] = [];
+    refineBenchMetrics(obs, { maxTurns: settings.maxTurns, onScored: (s) => scored.push(s) });
+    const models = [...new Set(scored.map((s) => s.model))].sort();
+    const checklistCount = new Map<number, number>();
+    for (const model of models)
+      for (let t = 1; t <= settings.maxTurns; t++) {
+        const inst = scored.filter((s) => s.model === model && s.turn === t);
+        if (!inst.length) continue;
+        const acc: Term[] = [];
+        const pass: Term[] = [];
+        for (const s of inst) {
+          const r = rid.get(`${s.itemId}\u0000${model}\u0000${s.fromTurn}`)!;
+          const stratum = stratumOf({ model, turn: s.fromTurn, condition: null });
+          checklistCount.set(r, s.verdicts.length);
+          for (const v of s.verdicts) acc.push({ key: unitKey(r, v.checklistItemId), a: 100 / (inst.length * s.verdicts.length), f: v.value === "Yes" ? 1 : 0, stratum });
+          pass.push({ key: String(r), a: 100 / inst.length, f: s.verdicts.every((v) => v.value === "Yes") ? 1 : 0, stratum });
+        }
+        push(`Acc_${t}`, model, null, differenceEstimate(acc, pairs, PERCENT));
+        const pr = differenceEstimate(pass, wholeResponses ? responseDraws(byResponse, (r) => checklistCount.get(r) ?? -1, (ys) => (ys.every((y) => y === 1) ? 1 : 0)) : new Map(), PERCENT);
+        push(`Pass_${t}`, model, null, pr, wholeResponses ? null : noWhole);
+      }
+  } else if (run.protocol === "fb-bench") {
+    const rule = FbBenchConfig.parse((run.config as unknown as StoredRunConfig).settings).maintenanceRule;
+    const rows = db.$client
+      .prepare(
+        `SELECT r.id AS responseId, r.item_id AS itemId, r.model, r.turn, v.checklist_item_id AS checklistItemId, v.value, c.weight
+         FROM responses r JOIN verdicts v ON v.response_id = r.id AND v.judge_id = ? JOIN checklist_items c ON c.id = v.checklist_item_id
+         WHERE r.run_id = ? ORDER BY r.id, c.position, c.id`,
+      )
+      .all(judgeId, run.id) as { responseId: number; itemId: number; model: string; turn: number; checklistItemId: number; value: string | null; weight: number | null }[];
+    const items = db.select().from(schema.items).where(inArray(schema.items.id, [...new Set(rows.map((r) => r.itemId))].concat([-1]))).all();
+    const scenario = new Map(items.map((i) => [i.id, fbItemFacts({ taskType: i.taskType, domain: i.domain, metadata: (i.metadata ?? {}) as Record<string, unknown> }).scenario ?? "error_correction"]));
+    const byResp = new Map<number, typeof rows>();
+    for (const r of rows) byResp.set(r.responseId, [...(byResp.get(r.responseId) ?? []), r]);
+    // Only fully parsed responses are scored (as in the results).
+    const complete = [...byResp.values()].filter((vs) => vs.every((v) => v.value === "Yes" || v.value === "No"));
+    for (const model of [...new Set(complete.map((vs) => vs[0].model))].sort()) {
+      const mine = complete.filter((vs) => vs[0].model === model);
+      const ec = mine.filter((vs) => scenario.get(vs[0].itemId) === "error_correction");
+      const rm = mine.filter((vs) => scenario.get(vs[0].itemId) === "response_maintenance");
+      const ecTerms: Term[] = ec.flatMap((vs) => {
+        const weighted = vs.every((v) => v.weight !== null);
+        return vs.map((v) => ({ key: unitKey(v.responseId, v.checklistItemId), a: (100 * (weighted ? v.weight! : 1 / vs.length)) / ec.length, f: v.value === "Yes" ? 1 : 0, stratum: stratumOf({ model, turn: v.turn, condition: null }) }));
+      });
+      const g = (ys: number[]) => (rule === "any" ? (ys.some((y) => y === 1) ? 1 : 0) : ys.every((y) => y === 1) ? 1 : 0);
+      const rmTerms: Term[] = rm.map((vs) => ({ key: String(vs[0].responseId), a: 100 / rm.length, f: g(vs.map((v) => (v.value === "Yes" ? 1 : 0))), stratum: stratumOf({ model, turn: vs[0].turn, condition: null }) }));
+      const counts = new Map(mine.map((vs) => [vs[0].responseId, vs.length]));
+      const e = differenceEstimate(ecTerms, pairs, PERCENT);
+      const m = differenceEstimate(rmTerms, wholeResponses ? responseDraws(byResponse, (r) => counts.get(r) ?? -1, g) : new Map(), PERCENT);
+      push("Error correction", model, null, e);
+      push(`Response maintenance (rule: ${rule})`, model, null, m, wholeResponses ? null : noWhole);
+      const both = e.corrected && m.corrected && weighable ? interval((e.corrected.estimate + m.corrected.estimate) / 2, Math.sqrt(e.corrected.se ** 2 + m.corrected.se ** 2) / 2, e.corrected.n + m.corrected.n, PERCENT) : null;
+      metrics.push({ metric: `Overall (rule: ${rule})`, model, group: null, raw: (e.raw + m.raw) / 2, corrected: both, note: both ? null : "needs both scenarios corrected" });
+    }
+  } else if (run.protocol === "self-correction") {
+    const rows = db.$client
+      .prepare(
+        `SELECT r.id AS responseId, r.item_id AS itemId, r.model, r.turn, r.metadata, v.value
+         FROM responses r JOIN verdicts v ON v.response_id = r.id AND v.judge_id = ? AND v.checklist_item_id IS NULL
+         WHERE r.run_id = ? AND v.value IN ('Yes','No')`,
+      )
+      .all(judgeId, run.id) as { responseId: number; itemId: number; model: string; turn: number; metadata: string | null; value: string }[];
+    const obs = rows.map((r) => {
+      const md = r.metadata ? (JSON.parse(r.metadata) as Record<string, unknown>) : {};
+      return { ...r, condition: String(md.condition ?? ""), dataset: String(md.dataset ?? "") };
+    });
+    for (const model of [...new Set(obs.map((o) => o.model))].sort()) {
+      const blind: { dataset: string; b: number; se: number; raw: number; ok: boolean }[] = [];
+      for (const dataset of [...new Set(obs.filter((o) => o.model === model).map((o) => o.dataset))].sort()) {
+        const p: Record<string, ReturnType<typeof differenceEstimate>> = {};
+        for (const condition of CONDITIONS) {
+          const cell = obs.filter((o) => o.model === model && o.dataset === dataset && o.condition === condition);
+          if (!cell.length) continue;
+          const terms: Term[] = cell.map((o) => ({ key: unitKey(o.responseId, null), a: 1 / cell.length, f: o.value === "Yes" ? 1 : 0, stratum: stratumOf({ model, turn: o.turn, condition }) }));
+          p[condition] = differenceEstimate(terms, pairs, PROPORTION);
+          push(`Accuracy (${condition})`, model, dataset, p[condition]);
+        }
+        const i = p.internal;
+        const e = p.external;
+        if (!i || !e) continue;
+        // Eq. 2: 1 − P(internal)/P(external), 0 when P(external) = 0; delta-method SE.
+        const bs = (pi: number, pe: number) => (pe > 0 ? 1 - pi / pe : 0);
+        const raw = bs(i.raw, e.raw);
+        let corrected: Interval | null = null;
+        if (i.corrected && e.corrected && weighable) {
+          const pi = i.corrected.estimate;
+          const pe = e.corrected.estimate;
+          const se = pe > 0 ? Math.sqrt(i.corrected.se ** 2 / pe ** 2 + (pi ** 2 * e.corrected.se ** 2) / pe ** 4) : 0;
+          corrected = interval(bs(pi, pe), se, i.corrected.n + e.corrected.n, BLIND_SPOT);
+        }
+        metrics.push({ metric: "Blind spot", model, group: dataset, raw, corrected, note: corrected ? null : "needs both the internal and external accuracies corrected" });
+        blind.push({ dataset, b: corrected?.estimate ?? NaN, se: corrected?.se ?? NaN, raw, ok: corrected !== null });
+      }
+      if (blind.length) {
+        const D = blind.length;
+        const ok = blind.every((x) => x.ok);
+        metrics.push({
+          metric: "Blind spot (macro average)",
+          model,
+          group: null,
+          raw: blind.reduce((s, x) => s + x.raw, 0) / D,
+          corrected: ok ? interval(blind.reduce((s, x) => s + x.b, 0) / D, Math.sqrt(blind.reduce((s, x) => s + x.se ** 2, 0)) / D, 0, BLIND_SPOT) : null,
+          note: ok ? null : "needs every dataset's blind spot corrected",
+        });
+      }
+    }
+  }
+  return {
+    taskId,
+    protocol: run.protocol,
+    plan: plan ? describePlan(plan) : "unknown",
+    weighting: weighable
+      ? "each labelled unit weighted by 1 / its inclusion probability under the plan (scaled by its stratum's labelled share)"
+      : "no sampling weights stored with this task: no corrected values",
+    splitRule,
+    human: counts,
+    metrics,
+  };
 }
 
 export type CalibratedScore = {
@@ -134,57 +543,31 @@ export type CalibratedScore = {
 };
 
 /**
- * Per model: the judge's checklist satisfaction rate (raw, mean ± 1.96·SEM) and
- * the PPI estimate using human labels (majority of submitted Yes/No labels per unit).
+ * Per model: the share of the first judge's verdicts that are Yes (raw, mean ±
+ * 1.96·SEM) and the same share corrected by the human labels (the estimator
+ * above, split rule of the task). The protocol's own headline metrics are in
+ * calibrationReport.
  */
 export function calibratedScores(db: Db, runId: number, taskId: number): CalibratedScore[] {
   const run = db.select().from(schema.runs).where(eq(schema.runs.id, runId)).get();
-  if (!run) return [];
-  const judgeId = (run.config as unknown as StoredRunConfig).judges[0].judgeId;
-  const all = candidates(db, runId, judgeId);
-  const verdictValue = new Map(
-    (db.$client.prepare(`SELECT response_id AS r, checklist_item_id AS c, value FROM verdicts WHERE run_id=? AND judge_id=? AND parse_status != 'failed'`).all(runId, judgeId) as { r: number; c: number; value: string }[]).map((v) => [
-      `${v.r}/${v.c}`,
-      v.value === "Yes" ? 1 : 0,
-    ]),
+  const task = db.select().from(schema.tasks).where(eq(schema.tasks.id, taskId)).get();
+  if (!run || !task || run.protocol === "c3ebench") return [];
+  const all = candidates(db, run);
+  const judged = new Map(
+    (db.$client.prepare(`SELECT response_id AS r, checklist_item_id AS c, value FROM verdicts WHERE run_id = ? AND judge_id = ? AND value IN ('Yes','No')`).all(runId, primaryJudge(run)) as { r: number; c: number | null; value: string }[]).map((v) => [unitKey(v.r, v.c), v.value === "Yes" ? 1 : 0]),
   );
-  const units = db.select().from(schema.units).where(eq(schema.units.taskId, taskId)).all();
-  const unitIds = units.map((u) => u.id);
-  const labels = unitIds.length
-    ? (db.$client
-        .prepare(
-          `SELECT a.unit_id AS unitId, an.label FROM assignments a JOIN annotations an ON an.assignment_id = a.id
-           WHERE a.unit_id IN (${unitIds.map(() => "?").join(",")}) AND an.status = 'submitted'
-             AND an.revision = (SELECT MAX(revision) FROM annotations x WHERE x.assignment_id = a.id)`,
-        )
-        .all(...unitIds) as { unitId: number; label: string }[])
-    : [];
-  const human = new Map<number, number[]>();
-  for (const l of labels) {
-    let v: unknown = l.label;
-    try {
-      v = JSON.parse(l.label);
-    } catch {
-      /* plain text */
-    }
-    if (v === "Yes" || v === "No") human.set(l.unitId, [...(human.get(l.unitId) ?? []), v === "Yes" ? 1 : 0]);
-  }
-  const models = [...new Set(all.map((c) => c.model))].sort();
-  const modelOfResponse = new Map(all.map((c) => [c.responseId, c.model]));
-  return models.map((model) => {
-    const judged = all.filter((c) => c.model === model).map((c) => verdictValue.get(`${c.responseId}/${c.checklistItemId}`) ?? 0);
-    const raw = meanCI(judged);
-    const labelled = units.filter((u) => u.responseId != null && modelOfResponse.get(u.responseId) === model && human.has(u.id));
-    let corrected: CalibratedScore["corrected"] = null;
-    if (labelled.length >= 2) {
-      const Y = labelled.map((u) => {
-        const xs = human.get(u.id)!;
-        return xs.reduce((a, b) => a + b, 0) / xs.length >= 0.5 ? 1 : 0;
-      });
-      const F = labelled.map((u) => verdictValue.get(`${u.responseId}/${u.checklistItemId}`) ?? 0);
-      const r = ppiMean({ labelledHuman: Y, labelledJudge: F, unlabelledJudge: judged });
-      corrected = { estimate: 100 * r.estimate, ci: [100 * r.ci[0], 100 * r.ci[1]], n: r.n, N: r.N };
-    }
-    return { model, raw: { mean: 100 * raw.mean, ci: [100 * raw.ci[0], 100 * raw.ci[1]], n: raw.n }, corrected };
+  const splitRule: SplitRule = (task.config as { splitRule?: SplitRule }).splitRule === "adjudicate" ? "adjudicate" : "exclude";
+  const { pairs, weighable } = drawsOf(db, task, humanValues(db, taskId, splitRule).values);
+  return [...new Set(all.map((c) => c.model))].sort().map((model) => {
+    const mine = all.filter((c) => c.model === model);
+    const f = mine.map((c) => judged.get(unitKey(c.responseId, c.checklistItemId)) ?? 0);
+    const raw = meanCI(f);
+    const terms: Term[] = mine.map((c, i) => ({ key: unitKey(c.responseId, c.checklistItemId), a: 100 / mine.length, f: f[i], stratum: stratumOf(c) }));
+    const r = differenceEstimate(terms, pairs, PERCENT);
+    return {
+      model,
+      raw: { mean: 100 * raw.mean, ci: [clip(100 * raw.ci[0], PERCENT), clip(100 * raw.ci[1], PERCENT)], n: raw.n },
+      corrected: r.corrected && weighable ? { estimate: r.corrected.estimate, ci: r.corrected.ci, n: r.corrected.n, N: mine.length } : null,
+    };
   });
 }

@@ -24,7 +24,7 @@ export type RunResults =
   | { protocol: "c3ebench"; judge: string; judgeId: number; metrics: ReturnType<typeof c3eScores>; parse: ParseCounts }
   | { protocol: string; judge: string; judgeId: number; metrics: null; parse: ParseCounts };
 
-type ParseCounts = { ok: number; partial: number; failed: number };
+type ParseCounts = { ok: number; partial: number; failed: number; unparsed: number };
 
 /** A job that has not finished well: failed (with the provider's error) or still queued/leased. */
 type OpenJob = { status: "failed" | "queued" | "leased"; step: "generate" | "judge"; itemId: number; model: string; turn: number | null; condition: string | null; judgeId: number | null };
@@ -66,60 +66,16 @@ function resultsFor(db: Db, run: typeof schema.runs.$inferSelect, judgeId: numbe
   const judge = cfg.judges.find((j) => j.judgeId === judgeId) ?? cfg.judges[0];
   const { responses, verdicts: all } = loaded;
   const verdicts = all.filter((v) => v.judgeId === judge.judgeId);
-  const parse: ParseCounts = { ok: 0, partial: 0, failed: 0 };
+  const parse: ParseCounts = { ok: 0, partial: 0, failed: 0, unparsed: 0 };
   for (const v of verdicts) parse[v.parseStatus]++;
   const byResponse = new Map<number, typeof verdicts>();
   for (const v of verdicts) byResponse.set(v.responseId, [...(byResponse.get(v.responseId) ?? []), v]);
-  // This judge's open jobs and every generation job, keyed by what they produce.
-  const mine = jobs.filter((x) => x.step === "generate" || x.judgeId === judge.judgeId);
-  const jobKey = (itemId: number, model: string, extra: string | number | null) => `${itemId}\u0000${model}\u0000${extra ?? ""}`;
-  const genJobs = new Map<string, OpenJob>();
-  const judgeJobs = new Map<string, OpenJob>();
-  for (const x of mine) {
-    const k = jobKey(x.itemId, x.model, run.protocol === "refinebench" ? x.turn : run.protocol === "self-correction" ? x.condition : null);
-    const target = x.step === "generate" ? genJobs : judgeJobs;
-    // A failed attempt and a queued re-ask of the same job: the open one wins.
-    if (!target.has(k) || x.status !== "failed") target.set(k, x);
-  }
+  const { genJobs, judgeJobs, jobKey } = jobMaps(run, jobs, judge.judgeId);
   const base = { judge: judge.name, judgeId: judge.judgeId, parse };
   const itemIds = [...new Set([...responses.map((r) => r.itemId), ...[...genJobs.values()].map((x) => x.itemId)])];
 
   if (run.protocol === "refinebench") {
-    const settings = RefineBenchConfig.parse(cfg.settings);
-    const guided = settings.setting === "guided" || settings.setting === "partially-guided";
-    const primary = cfg.judges[0]?.judgeId === judge.judgeId;
-    const obs: RbObservation[] = responses.map((r) => {
-      const vs = byResponse.get(r.id) ?? [];
-      const terminated = Boolean((r.metadata as Record<string, unknown>).terminated);
-      const jj = judgeJobs.get(jobKey(r.itemId, r.model, r.turn));
-      // The primary judge drives guided feedback: when ITS call failed, no later turn could be asked.
-      const failedJudge = !terminated && vs.length === 0 && jj?.status === "failed";
-      const breaksChain = failedJudge && guided && !primary ? jobs.some((x) => x.step === "judge" && x.status === "failed" && x.judgeId === cfg.judges[0]?.judgeId && x.itemId === r.itemId && x.model === r.model && x.turn === r.turn) : failedJudge && guided;
-      return {
-        model: r.model,
-        itemId: r.itemId,
-        turn: r.turn,
-        terminated,
-        verdicts: vs.map((v) => ({ checklistItemId: v.checklistItemId!, value: v.value as "Yes" | "No" | null })),
-        ...(failedJudge ? { failed: "judge" as const, breaksChain } : {}),
-        ...(!terminated && vs.length === 0 && jj && jj.status !== "failed" ? { pending: true } : {}),
-      };
-    });
-    for (const g of genJobs.values())
-      if (g.turn !== null) obs.push({ model: g.model, itemId: g.itemId, turn: g.turn, terminated: false, verdicts: [], ...(g.status === "failed" ? { failed: "generate" as const } : { pending: true }) });
-    // In guided settings, a non-primary judge's conversation also stops where the primary judge's call failed.
-    if (guided && !primary)
-      for (const x of jobs)
-        if (x.step === "judge" && x.status === "failed" && x.judgeId === cfg.judges[0]?.judgeId && x.turn !== null) {
-          const o = obs.find((y) => y.itemId === x.itemId && y.model === x.model && y.turn === x.turn);
-          if (o) o.breaksChain = true;
-        }
-    let knownIds: Map<number, Set<number>> | undefined;
-    if (settings.setting === "partially-guided") {
-      knownIds = new Map();
-      const cl = itemIds.length ? db.select().from(schema.checklistItems).where(inArray(schema.checklistItems.itemId, itemIds)).all() : [];
-      for (const id of itemIds) knownIds.set(id, new Set(knownItemIds(cl.filter((c) => c.itemId === id && c.retiredAt == null).sort((a, b) => a.position - b.position || a.id - b.id), settings.knownRatio, settings.seed, id)));
-    }
+    const { settings, obs, knownIds } = refineBenchInputs(db, run, judge.judgeId, { responses, byResponse, jobs, judgeJobs, genJobs, jobKey, itemIds });
     return { protocol: "refinebench", ...base, setting: settings.setting, maxTurns: settings.maxTurns, metrics: refineBenchMetrics(obs, { maxTurns: settings.maxTurns, knownIds }) };
   }
 
@@ -187,6 +143,85 @@ function resultsFor(db: Db, run: typeof schema.runs.$inferSelect, judgeId: numbe
     return { protocol: "c3ebench", ...base, metrics: c3eScores(obs) };
   }
   return { protocol: run.protocol, ...base, metrics: null };
+}
+
+/** This judge's open jobs and every generation job, keyed by what they produce. */
+function jobMaps(run: typeof schema.runs.$inferSelect, jobs: OpenJob[], judgeId: number) {
+  const judge = { judgeId };
+  const mine = jobs.filter((x) => x.step === "generate" || x.judgeId === judge.judgeId);
+  const jobKey = (itemId: number, model: string, extra: string | number | null) => `${itemId}\u0000${model}\u0000${extra ?? ""}`;
+  const genJobs = new Map<string, OpenJob>();
+  const judgeJobs = new Map<string, OpenJob>();
+  for (const x of mine) {
+    const k = jobKey(x.itemId, x.model, run.protocol === "refinebench" ? x.turn : run.protocol === "self-correction" ? x.condition : null);
+    const target = x.step === "generate" ? genJobs : judgeJobs;
+    // A failed attempt and a queued re-ask of the same job: the open one wins.
+    if (!target.has(k) || x.status !== "failed") target.set(k, x);
+  }
+  return { genJobs, judgeJobs, jobKey };
+}
+
+/** RefineBench observations of one judge (with failures and unfinished jobs), for the results and for calibration. */
+export function refineBenchInputsFor(db: Db, run: typeof schema.runs.$inferSelect, judgeId: number) {
+  const { responses, verdicts } = load(db, run.id);
+  const jobs = openJobs(db, run.id);
+  const byResponse = new Map<number, typeof verdicts>();
+  for (const v of verdicts) if (v.judgeId === judgeId) byResponse.set(v.responseId, [...(byResponse.get(v.responseId) ?? []), v]);
+  const { genJobs, judgeJobs, jobKey } = jobMaps(run, jobs, judgeId);
+  const itemIds = [...new Set([...responses.map((r) => r.itemId), ...[...genJobs.values()].map((x) => x.itemId)])];
+  return refineBenchInputs(db, run, judgeId, { responses, byResponse, jobs, judgeJobs, genJobs, jobKey, itemIds });
+}
+
+type RbContext = {
+  responses: ReturnType<typeof load>["responses"];
+  byResponse: Map<number, ReturnType<typeof load>["verdicts"]>;
+  jobs: OpenJob[];
+  judgeJobs: Map<string, OpenJob>;
+  genJobs: Map<string, OpenJob>;
+  jobKey: (itemId: number, model: string, extra: string | number | null) => string;
+  itemIds: number[];
+};
+
+function refineBenchInputs(db: Db, run: typeof schema.runs.$inferSelect, judgeId: number, x: RbContext) {
+  const cfg = run.config as unknown as StoredRunConfig;
+  const { responses, byResponse, jobs, judgeJobs, genJobs, jobKey, itemIds } = x;
+  const judge = { judgeId };
+  const settings = RefineBenchConfig.parse(cfg.settings);
+    const guided = settings.setting === "guided" || settings.setting === "partially-guided";
+    const primary = cfg.judges[0]?.judgeId === judge.judgeId;
+    const obs: RbObservation[] = responses.map((r) => {
+      const vs = byResponse.get(r.id) ?? [];
+      const terminated = Boolean((r.metadata as Record<string, unknown>).terminated);
+      const jj = judgeJobs.get(jobKey(r.itemId, r.model, r.turn));
+      // The primary judge drives guided feedback: when ITS call failed, no later turn could be asked.
+      const failedJudge = !terminated && vs.length === 0 && jj?.status === "failed";
+      const breaksChain = failedJudge && guided && !primary ? jobs.some((x) => x.step === "judge" && x.status === "failed" && x.judgeId === cfg.judges[0]?.judgeId && x.itemId === r.itemId && x.model === r.model && x.turn === r.turn) : failedJudge && guided;
+      return {
+        model: r.model,
+        itemId: r.itemId,
+        turn: r.turn,
+        terminated,
+        verdicts: vs.map((v) => ({ checklistItemId: v.checklistItemId!, value: v.value as "Yes" | "No" | null })),
+        ...(failedJudge ? { failed: "judge" as const, breaksChain } : {}),
+        ...(!terminated && vs.length === 0 && jj && jj.status !== "failed" ? { pending: true } : {}),
+      };
+    });
+    for (const g of genJobs.values())
+      if (g.turn !== null) obs.push({ model: g.model, itemId: g.itemId, turn: g.turn, terminated: false, verdicts: [], ...(g.status === "failed" ? { failed: "generate" as const } : { pending: true }) });
+    // In guided settings, a non-primary judge's conversation also stops where the primary judge's call failed.
+    if (guided && !primary)
+      for (const x of jobs)
+        if (x.step === "judge" && x.status === "failed" && x.judgeId === cfg.judges[0]?.judgeId && x.turn !== null) {
+          const o = obs.find((y) => y.itemId === x.itemId && y.model === x.model && y.turn === x.turn);
+          if (o) o.breaksChain = true;
+        }
+    let knownIds: Map<number, Set<number>> | undefined;
+    if (settings.setting === "partially-guided") {
+      knownIds = new Map();
+      const cl = itemIds.length ? db.select().from(schema.checklistItems).where(inArray(schema.checklistItems.itemId, itemIds)).all() : [];
+      for (const id of itemIds) knownIds.set(id, new Set(knownItemIds(cl.filter((c) => c.itemId === id && c.retiredAt == null).sort((a, b) => a.position - b.position || a.id - b.id), settings.knownRatio, settings.seed, id)));
+    }
+  return { settings, obs, knownIds };
 }
 
 function datasetsOf(db: Db, itemIds: number[], f: (it: typeof schema.items.$inferSelect) => string): Map<number, string> {

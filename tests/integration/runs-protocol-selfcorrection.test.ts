@@ -86,9 +86,9 @@ describe("Self-Correction Bench", () => {
       const p: Record<string, number> = {};
       for (const c of ["internal", "external", "internal-wait"] as Cond[]) {
         const rows = recs.filter((r) => r.dataset === dataset && !failedOne(r, c));
-        const xs = rows.map((r) => (corrects(c, r.question) ? 1 : 0));
+        const xs: number[] = rows.map((r) => (corrects(c, r.question) ? 1 : 0));
         const mu = mean(xs);
-        const sd = Math.sqrt(xs.reduce((s, x) => s + (x - mu) ** 2, 0) / (xs.length - 1));
+        const sd = Math.sqrt(xs.reduce((s: number, x) => s + (x - mu) ** 2, 0) / (xs.length - 1));
         const half = (1.96 * sd) / Math.sqrt(xs.length);
         expect(cell.byCondition[c].n, `${dataset} ${c}`).toBe(xs.length);
         expect(cell.byCondition[c].mean).toBeCloseTo(mu, 12);

@@ -290,7 +290,15 @@ const FAILED = Symbol("failed");
  * whose verdicts at t contain a parse failure is counted in `unparsed` —
  * neither is ever scored as "No" nor given an earlier turn's verdicts.
  */
-export function refineBenchMetrics(obs: RbObservation[], opts: { maxTurns: number; knownIds?: Map<number, Set<number>> }): RbModelMetrics[] {
+export function refineBenchMetrics(
+  obs: RbObservation[],
+  opts: {
+    maxTurns: number;
+    knownIds?: Map<number, Set<number>>;
+    /** Called for every instance scored at a turn, with the turn whose answer it scores (calibration weighs human labels by it). */
+    onScored?: (s: { model: string; itemId: number; turn: number; fromTurn: number; verdicts: { checklistItemId: number; value: "Yes" | "No" | null }[] }) => void;
+  },
+): RbModelMetrics[] {
   const byModel = new Map<string, Map<number, Map<number, RbObservation>>>();
   for (const o of obs) {
     const m = byModel.get(o.model) ?? new Map();
@@ -314,6 +322,7 @@ export function refineBenchMetrics(obs: RbObservation[], opts: { maxTurns: numbe
     const termTurns: number[] = [];
     for (const [itemId, conv] of convs) {
       let carried: RbObservation["verdicts"] | typeof FAILED | null = null;
+      let carriedFrom = 0;
       let stopped = false;
       let broken = false;
       let prevPass: boolean | null = null;
@@ -345,8 +354,10 @@ export function refineBenchMetrics(obs: RbObservation[], opts: { maxTurns: numbe
           terminatedAt ??= t;
           stopped = true;
           v = carried;
-        } else if (o && o.verdicts.length > 0) v = o.verdicts;
-        else if (!o && carried && (stopped || t > lastTurn)) {
+        } else if (o && o.verdicts.length > 0) {
+          v = o.verdicts;
+          carriedFrom = t;
+        } else if (!o && carried && (stopped || t > lastTurn)) {
           // Conversation ended early (terminated, or guided refinement had nothing left): the last answer stands.
           stopped = true;
           v = carried;
@@ -371,6 +382,7 @@ export function refineBenchMetrics(obs: RbObservation[], opts: { maxTurns: numbe
         const p = yes === v.length;
         acc[t - 1].push(yes / v.length);
         pass[t - 1].push(p ? 1 : 0);
+        opts.onScored?.({ model, itemId, turn: t, fromTurn: carriedFrom, verdicts: v });
         const known = opts.knownIds?.get(itemId);
         if (known) {
           const k = v.filter((x) => known.has(x.checklistItemId));
