@@ -131,7 +131,7 @@ function table(r: typeof out): string {
     const labels = Object.keys(j.confusion);
     if (!labels.length) continue;
     lines.push("", `${j.judge}: confusion (rows human, columns judge)${j.missing ? `; ${j.missing} units without a verdict` : ""}`);
-    lines.push(...grid(["human \\ judge", ...labels], labels.map((h) => [h, ...labels.map((l) => String(j.confusion[h][l]))])));
+    lines.push(...grid(["human \\ judge", ...labels], labels.filter((h) => h !== UNPARSED).map((h) => [h, ...labels.map((l) => String(j.confusion[h][l]))])));
   }
   return lines.join("\n");
 }

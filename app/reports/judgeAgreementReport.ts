@@ -151,7 +151,7 @@ export function judgeAgreementTables(r: TaskJudgeAgreement): ReportTable[] {
       id: `agreement-confusion-${i}`,
       title: `Confusion matrix: ${j.judge} (rows reference, columns judge)`,
       columns: [c("human", "Reference \\ Judge", "text"), ...labels.map((l) => c(`judge:${l}`, l, "int")), c("total", "Total", "int")],
-      rows: labels.map((h) => ({ human: h, ...Object.fromEntries(labels.map((l) => [`judge:${l}`, j.confusion[h][l]])), total: labels.reduce((s, l) => s + j.confusion[h][l], 0) })),
+      rows: labels.filter((h) => h !== UNPARSED).map((h) => ({ human: h, ...Object.fromEntries(labels.map((l) => [`judge:${l}`, j.confusion[h][l]])), total: labels.reduce((s, l) => s + j.confusion[h][l], 0) })),
     };
   });
   return [summary, perLabel, annotators, ...confusions];
