@@ -220,6 +220,25 @@ describe("the judge page", () => {
   });
 });
 
+describe("real files: LLMBar's MT-Bench subset and GPT-4's verdicts (read when /work/shared/data is present)", () => {
+  const RESULT = "/work/shared/data/LLMBar/Dataset/Processed/MT-Bench/evaluators/GPT-4/Vanilla_NoRules/result.json";
+  it.skipIf(!fs.existsSync(RESULT))("a gold label (1 or 2, a JSON number) against the judge's winner (\"1\" or \"2\", a string)", () => {
+    // The upstream fields as they are: label (number) and results[0]["swap = False"].winner (string).
+    const doc = JSON.parse(fs.readFileSync(RESULT, "utf8")) as { label: number; results: Record<string, { winner: string }>[] }[];
+    const labels = path.join(dir, "llmbar-labels.json");
+    const verdicts = path.join(dir, "llmbar-verdicts.jsonl");
+    fs.writeFileSync(labels, JSON.stringify(doc.map((r, i) => ({ unit: `mt-${i}`, annotator: "gold", label: r.label }))));
+    fs.writeFileSync(verdicts, doc.map((r, i) => JSON.stringify({ unit: `mt-${i}`, judge: "GPT-4/Vanilla_NoRules", verdict: r.results[0]["swap = False"].winner })).join("\n"));
+    const r = cliJson(["--labels", labels, "--verdicts", verdicts]);
+    const j = r.judges[0];
+    expect([j.n, j.unparsed]).toEqual([200, 0]);
+    // LLMBar's statistics.json: "correct_False": "159 / 200 = 79.5%". Kappa: scikit-learn 1.2.1
+    // cohen_kappa_score(label, int(winner)) on the same 200 records = 0.5899179835967194.
+    expect(j.accuracy).toBe(0.795);
+    expect(j.cohenKappa).toBeCloseTo(0.5899179835967194, 12);
+  });
+});
+
 describe("bad input to the command", () => {
   it.each([
     [["--labels", path.join(FX, "labels-wide.csv"), "--verdicts", path.join(FX, "verdicts.csv")], /^judge-agreement: LABELS labels-wide\.csv: missing column "annotator".*needs --annotators COL,COL naming them; its columns are: unit, prompt, ann_1, ann_2, ann_3, notes$/],
