@@ -9,6 +9,13 @@
  * or duplicated. Options: BENCH_ANNOTATORS (50), BENCH_ITEMS (200), BENCH_THINK_MS
  * (1000: each annotator pauses 0.5–1.5 s on a unit before submitting, as people
  * do; 0 turns the bench into a closed-loop saturation test).
+ *
+ * --with-import: while the annotators work, a researcher imports a
+ * BENCH_IMPORT_ROWS-row (100,000) responses CSV through the import page over
+ * HTTP (upload, preview, confirm); submit latency is reported for the time the
+ * import runs, with the import's own durations and how long it held the
+ * database's write lock. BENCH_ITEMS defaults to 1000 then, so the annotators
+ * have work for the whole import.
  */
 import { spawn, execFileSync } from "node:child_process";
 import fs from "node:fs";
@@ -17,10 +24,13 @@ import path from "node:path";
 import { seedAnnotationScenario } from "../app/annotation/synthetic.server";
 import { openDatabase } from "../db/client";
 import { SERVER_NODE_FLAGS } from "./server-flags";
+import { csrfToken, importOverHttp, signInOverHttp, writeResponsesFile, type ImportOutcome } from "./import-http";
 
 const root = path.resolve(import.meta.dirname, "..");
 const ANNOTATORS = Number(process.env.BENCH_ANNOTATORS ?? 50);
-const ITEMS = Number(process.env.BENCH_ITEMS ?? 200);
+const WITH_IMPORT = process.argv.includes("--with-import");
+const ITEMS = Number(process.env.BENCH_ITEMS ?? (WITH_IMPORT ? 1000 : 200));
+const IMPORT_ROWS = Number(process.env.BENCH_IMPORT_ROWS ?? 100_000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 60);
 /** Mean pause between opening a unit and submitting it (a person reading); 0 = closed loop, saturation. */
 const THINK_MS = Number(process.env.BENCH_THINK_MS ?? 1000);
@@ -75,35 +85,30 @@ async function main() {
   const host = new URL(base).host;
 
   const latencies: number[] = [];
+  /** [start, latency] of every submit, to pick those sent while the import ran. */
+  const timed: [number, number][] = [];
   let submits = 0;
   let retries = 0;
   let failures = 0;
-  const deadline = Date.now() + SECONDS * 1000;
+  let deadline = Date.now() + SECONDS * 1000;
+  let importRunning = false;
 
-  async function signIn(email: string) {
-    const login = await fetch(`${base}/login`, {
-      method: "POST",
-      redirect: "manual",
-      headers: { "Content-Type": "application/x-www-form-urlencoded", Origin: base, Host: host },
-      body: new URLSearchParams({ email, password: PASSWORD }),
-    });
-    const cookie = login.headers.get("set-cookie")?.split(";")[0];
-    if (login.status !== 302 || !cookie) throw new Error(`sign-in failed for ${email}: ${login.status}`);
-    return cookie;
-  }
+  const signIn = (email: string) => signInOverHttp(base, email, PASSWORD);
 
   async function annotator(cookie: string, index: number) {
+    const csrf = await csrfToken(base, cookie);
     // People do not all arrive in the same millisecond: starts are spread over the first two seconds.
     if (THINK_MS > 0) await sleep((2000 * index) / ANNOTATORS);
     let n = 0;
     for (const [kind, taskId] of Object.entries(scenario.tasks)) {
       const pathName = `/p/${scenario.slug}/tasks/${taskId}/annotate`;
-      while (Date.now() < deadline) {
+      while (Date.now() < deadline || importRunning) {
         const res = await fetch(`${base}${pathName}?_data=${encodeURIComponent(ROUTE)}`, { headers: { Cookie: cookie } });
         if (res.status !== 200) throw new Error(`GET ${pathName}: ${res.status}`);
         const data = (await res.json()) as { page: null | { unit: { unitId: number; responses: { letter: string }[] } }; clientToken: string; openedAt: number };
         if (!data.page) break;
         const form = new URLSearchParams({ intent: "submit", unitId: String(data.page.unit.unitId), clientToken: data.clientToken, durationMs: String(1000 + n) });
+        if (csrf) form.set("_csrf", csrf);
         if (kind === "checklist-appropriateness") form.set("answer", n % 3 ? "Yes" : "No");
         else if (kind === "writing-quality") data.page.unit.responses.forEach((r, i) => form.set(`score.${r.letter}`, String(3 + ((i + n) % 3))));
         else form.set("best", data.page.unit.responses[n % data.page.unit.responses.length].letter);
@@ -118,6 +123,7 @@ async function main() {
           });
           await r.arrayBuffer();
           latencies.push(performance.now() - t0);
+          timed.push([t0, performance.now() - t0]);
           if (r.status !== 302) failures++;
           return r.status;
         };
@@ -134,8 +140,36 @@ async function main() {
 
   // Sign-in (scrypt) is not what is measured: everyone signs in first.
   const cookies = await Promise.all(scenario.annotators.map((a) => signIn(a.email)));
+  let importFile = "";
+  let importRows = 0;
+  if (WITH_IMPORT) {
+    importFile = path.join(dir, "responses-100k.csv");
+    const models = Math.ceil(IMPORT_ROWS / ITEMS);
+    importRows = writeResponsesFile(importFile, ITEMS, models);
+    console.log(`Import file: ${importRows} responses (${(fs.statSync(importFile).size / 1024 / 1024).toFixed(1)} MB)`);
+  }
+  const researcherCookie = WITH_IMPORT ? await signIn("researcher@lab.test") : "";
   const t0 = performance.now();
-  const results = await Promise.allSettled(cookies.map((c, i) => annotator(c, i)));
+  let importWindow: [number, number] | undefined;
+  let imported: ImportOutcome | undefined;
+  let importError: unknown;
+  const importRun = WITH_IMPORT
+    ? (async () => {
+        await sleep(3000); // the annotators are at work first
+        importRunning = true;
+        const start = performance.now();
+        try {
+          imported = await importOverHttp(base, researcherCookie, { slug: scenario.slug, preset: "responses", file: importFile, fileName: "responses-100k.csv" });
+        } catch (err) {
+          importError = err;
+        } finally {
+          importWindow = [start, performance.now()];
+          importRunning = false;
+          deadline = Math.min(deadline, Date.now() + 2000);
+        }
+      })()
+    : Promise.resolve();
+  const results = await Promise.allSettled([...cookies.map((c, i) => annotator(c, i)), importRun]);
   const seconds = (performance.now() - t0) / 1000;
   child.kill("SIGTERM");
   await new Promise((r) => child.once("exit", r));
@@ -147,6 +181,7 @@ async function main() {
   const submittedAssignments = q("select count(*) as n from assignments where status = 'submitted'");
   const duplicates = q("select count(*) as n from (select assignment_id from annotations group by assignment_id having count(*) > 1)");
   const orphans = q("select count(*) as n from assignments a where a.status = 'submitted' and not exists (select 1 from annotations an where an.assignment_id = a.id and an.status = 'submitted')");
+  const importedResponses = q("select count(*) as n from responses where model like 'bench-model-%'");
   check.$client.close();
   fs.rmSync(dir, { recursive: true, force: true });
 
@@ -158,7 +193,24 @@ async function main() {
   console.log(`submit latency: p50 ${p50.toFixed(1)} ms, p95 ${p95.toFixed(1)} ms (target p95 < 50 ms: ${p95 < 50 ? "met" : "MISSED"})`);
   console.log(`throughput: ${(submits / seconds).toFixed(1)} labels/s (${(latencies.length / seconds).toFixed(1)} POST/s)`);
   console.log(`rows: ${annotations} submitted annotations, ${submittedAssignments} submitted assignments, ${duplicates} duplicated, ${orphans} lost`);
-  const ok = errors.length === 0 && failures === 0 && annotations === submits && submittedAssignments === submits && duplicates === 0 && orphans === 0;
+  if (WITH_IMPORT) {
+    if (importError || !imported || !importWindow) console.log(`import FAILED: ${importError}`);
+    else {
+      const during = timed.filter(([start]) => start >= importWindow![0] && start <= importWindow![1]).map(([, ms]) => ms).sort((a, b) => a - b);
+      const d50 = quantile(during, 0.5);
+      const d95 = quantile(during, 0.95);
+      console.log(
+        `import: ${importRows} responses through the import page: preview ${imported.previewSeconds.toFixed(1)} s, confirm ${imported.confirmSeconds.toFixed(1)} s, ` +
+          `write lock held ${imported.summary.lockMs.toFixed(0)} ms, ${importedResponses} rows on disk`,
+      );
+      console.log(
+        `submit latency during the import (${during.length} POSTs): p50 ${d50.toFixed(1)} ms, p95 ${d95.toFixed(1)} ms (target p95 < 100 ms: ${d95 < 100 ? "met" : "MISSED"})`,
+      );
+    }
+  }
+  const importOk = !WITH_IMPORT || (!importError && importedResponses === importRows && imported?.summary.committed === true);
+  const ok =
+    importOk && errors.length === 0 && failures === 0 && annotations === submits && submittedAssignments === submits && duplicates === 0 && orphans === 0;
   if (errors.length) console.log(`errors: ${errors.length}; first: ${errors[0].reason}`);
   console.log(ok ? "Nothing lost, nothing duplicated." : "CHECK FAILED");
   process.exit(ok ? 0 : 1);
