@@ -14,6 +14,12 @@ import { annotatePageData, myQueue, saveAnnotation } from "../../app/annotation/
 import { calibratedScores, createCalibrationTask } from "../../app/runs/calibration.server";
 import { action as runAction, loader as runLoader } from "../../app/routes/p.$slug.runs.$runId._index";
 import { useTempDatabase } from "../support/db";
+import { adjudicate } from "../../app/annotation/adjudication.server";
+import { calibrationReport } from "../../app/runs/calibration.server";
+import { createRun, Worker } from "../../app/runs/runner.server";
+import { startFakeLlm } from "../support/fake-llm";
+import { addMember, makeUser } from "../support/factory";
+import { makeRunsFixture, refineScript } from "../unit/runs/fixtures";
 import { args, get, post, run, signInCookie } from "../support/http";
 
 const { db } = useTempDatabase();
@@ -111,5 +117,89 @@ describe("calibration tasks from a run", () => {
     const scores = calibratedScores(db(), runId, taskId);
     expect(scores.map((s) => s.model).sort()).toEqual(["Orrery-70B", "Quillon-8B"]);
     expect(scores.every((s) => s.corrected !== null && s.corrected.n >= 2)).toBe(true);
+  });
+});
+
+// ─── The estimate itself, on a run whose judge is wrong in a known way ────────
+//
+// RefineBench self-refinement, 4 problems × 3 checklist items × 2 turns; the
+// judge answers Yes, Yes, No to every response, so Acc_t = 66.7 and Pass_t = 0
+// by the judge. Expected values below are computed in the test from the units
+// drawn and the labels given, with the formulas written out here.
+
+
+describe("calibrated headline metrics", () => {
+  it("majority rule with splits excluded or adjudicated, design weights, every RefineBench metric, clipped intervals, neutral name, min-label warning", async () => {
+    const fake = await startFakeLlm(refineScript(() => "Q1: Yes\nQ2: Yes\nQ3: No"));
+    try {
+      const fx = makeRunsFixture(db(), { baseUrl: fake.baseUrl, items: 4, checklist: 3 });
+      const [a, b, lead] = [await makeUser(), await makeUser(), await makeUser()];
+      addMember(fx.project.id, a.id, "annotator");
+      addMember(fx.project.id, b.id, "annotator");
+      addMember(fx.project.id, lead.id, "researcher");
+      const run = createRun(db(), fx.project.id, { name: "tiny-model vs judge-model", protocol: "refinebench", datasetId: fx.dataset.id, models: [{ provider: "target" }], judges: [{ provider: "judge" }], settings: { setting: "self-refinement", maxTurns: 2 } });
+      await new Worker(db(), { concurrency: 4, pollMs: 10, untilIdle: true, runId: run.id }).start().done;
+      const projectId = fx.project.id;
+      const units = (taskId: number) => db().select().from(schema.units).where(eq(schema.units.taskId, taskId)).all();
+      const checklistText = new Map(db().select().from(schema.checklistItems).all().map((c) => [c.id, c.text]));
+      const label = (taskId: number, unitId: number, userId: number, answer: "Yes" | "No") => {
+        const task = db().select().from(schema.tasks).where(eq(schema.tasks.id, taskId)).get()!;
+        expect(saveAnnotation({ task, userId, unitId, intent: "submit", form: new URLSearchParams({ answer, clientToken: `t-${taskId}-${unitId}-${userId}` }) }, db())).toMatchObject({ ok: true });
+      };
+      const point3 = (u: { checklistItemId: number | null }) => /point 3/.test(checklistText.get(u.checklistItemId!) ?? "");
+      const metric = (r: ReturnType<typeof calibrationReport>, name: string) => r!.metrics.find((m) => m.metric === name)!;
+
+      // A census (π = 1), two annotators: they agree except on item 3, where one says No — a 1–1 split.
+      const census = createCalibrationTask(db(), { runId: run.id, projectId, plan: { kind: "uniform", size: 1000 }, seed: 3, overlap: 2, pool: [a.id, b.id] });
+      const task = db().select().from(schema.tasks).where(eq(schema.tasks.id, census.taskId)).get()!;
+      expect(task.name).toBe(`Judge calibration #${task.id}`); // neutral: no run or model name
+      expect(census.units).toBe(24);
+      for (const u of units(census.taskId)) {
+        label(census.taskId, u.id, a.id, "Yes");
+        label(census.taskId, u.id, b.id, point3(u) ? "No" : "Yes");
+      }
+      const excl = calibrationReport(db(), run.id, census.taskId, { splits: "exclude" })!;
+      expect(excl.human).toEqual({ units: 24, valued: 16, unlabelled: 0, splitDropped: 8, adjudicated: 0 });
+      // Item 3 units dropped: the labelled ones agree with the judge, so no correction is made.
+      expect(metric(excl, "Acc_1").raw).toBeCloseTo(200 / 3, 9);
+      expect(metric(excl, "Acc_1").corrected).toMatchObject({ estimate: expect.closeTo(200 / 3, 9), se: 0, n: 8 });
+      expect(metric(excl, "Pass_1").corrected).toBeNull();
+      expect(metric(excl, "Pass_1").note).toMatch(/needs whole-response labels/);
+      // Adjudicated "Yes": every unit now has a human value, and a census gives the human metric exactly.
+      for (const u of units(census.taskId).filter(point3))
+        expect(adjudicate({ projectId, taskId: census.taskId, unitId: u.id, userId: lead.id, role: "researcher", form: new URLSearchParams({ answer: "Yes", reason: "re-read" }) }, db())).toEqual({ ok: true });
+      const adj = calibrationReport(db(), run.id, census.taskId, { splits: "adjudicate" })!;
+      expect(adj.human).toEqual({ units: 24, valued: 24, unlabelled: 0, splitDropped: 0, adjudicated: 8 });
+      for (const t of [1, 2]) expect(metric(adj, `Acc_${t}`).corrected).toMatchObject({ estimate: expect.closeTo(100, 9), se: 0, ci: [100, 100], n: 12 });
+
+      // Whole responses, 2 of the 4 per turn (π = 1/2): one annotator says Yes to everything.
+      const whole = createCalibrationTask(db(), { runId: run.id, projectId, plan: { kind: "responses", perStratum: 2 }, seed: 9, overlap: 1, pool: [a.id] });
+      expect(whole.units).toBe(12);
+      for (const u of units(whole.taskId)) label(whole.taskId, u.id, a.id, "Yes");
+      const w = calibrationReport(db(), run.id, whole.taskId)!;
+      expect(w.weighting).toMatch(/inclusion probability/);
+      // Difference estimator: raw + Σ a·(y − f)/π, SE² = Σ (1 − π)·(a·(y − f)/π)², π = 2/4.
+      // Acc_t: a = 100/(4·3); y − f = 1 on the two item-3 units of the turn. Pass_t: a = 100/4; y − f = 1 on both responses.
+      const accSe = Math.sqrt(2 * 0.5 * ((100 / 12) / 0.5) ** 2);
+      const passSe = Math.sqrt(2 * 0.5 * ((100 / 4) / 0.5) ** 2);
+      for (const t of [1, 2]) {
+        const acc = metric(w, `Acc_${t}`).corrected!;
+        expect(acc.estimate).toBeCloseTo(200 / 3 + 2 * (100 / 12) / 0.5, 9);
+        expect(acc.se).toBeCloseTo(accSe, 9);
+        expect(acc.ci[0]).toBeCloseTo(100 - 1.96 * accSe, 9);
+        expect(acc.ci[1]).toBe(100); // clipped to the metric's range (unclipped: 132.7)
+        const pass = metric(w, `Pass_${t}`);
+        expect(pass.raw).toBe(0);
+        expect(pass.corrected!.estimate).toBeCloseTo(2 * (100 / 4) / 0.5, 9);
+        expect(pass.corrected!.se).toBeCloseTo(passSe, 9);
+        expect(pass.corrected!.ci).toEqual([expect.closeTo(100 - 1.96 * passSe, 9), 100]);
+      }
+
+      // A plan that cannot reach the minimum says so when it is created.
+      const small = createCalibrationTask(db(), { runId: run.id, projectId, plan: { kind: "e4" }, seed: 1, overlap: 1, pool: [a.id], minLabelsPerModel: 10 });
+      expect(small.warnings).toEqual(["tiny-model: this plan draws 4 units, fewer than the minimum of 10 labelled units per model"]);
+    } finally {
+      await fake.close();
+    }
   });
 });
