@@ -136,20 +136,49 @@ export async function signIn(emailRaw: string, password: string, client = "unkno
   return { ok: false, reason: "invalid" };
 }
 
-export function setMembership(projectId: number, userId: number, role: Role, db: Db = getDb()) {
-  db.insert(schema.memberships)
-    .values({ projectId, userId, role })
-    .onConflictDoUpdate({
-      target: [schema.memberships.projectId, schema.memberships.userId],
-      set: { role },
-    })
-    .run();
+/** Refused: the change would leave a project without an admin member. */
+export class LastAdminError extends Error {}
+
+/** Throws LastAdminError when `userId` is the project's only admin member. */
+function assertNotLastAdmin(projectId: number, userId: number, tx: Db) {
+  const admins = tx
+    .select({ userId: schema.memberships.userId })
+    .from(schema.memberships)
+    .where(and(eq(schema.memberships.projectId, projectId), eq(schema.memberships.role, "admin")))
+    .all();
+  if (admins.length === 1 && admins[0].userId === userId) {
+    throw new LastAdminError("This is the project's last admin: make another member admin first.");
+  }
 }
 
+/** Adds a member or changes their role; never demotes the project's last admin. */
+export function setMembership(projectId: number, userId: number, role: Role, db: Db = getDb()) {
+  db.transaction(
+    (tx) => {
+      if (role !== "admin") assertNotLastAdmin(projectId, userId, tx as unknown as Db);
+      tx.insert(schema.memberships)
+        .values({ projectId, userId, role })
+        .onConflictDoUpdate({
+          target: [schema.memberships.projectId, schema.memberships.userId],
+          set: { role },
+        })
+        .run();
+    },
+    { behavior: "immediate" },
+  );
+}
+
+/** Removes a member; never the project's last admin. */
 export function removeMembership(projectId: number, userId: number, db: Db = getDb()) {
-  db.delete(schema.memberships)
-    .where(and(eq(schema.memberships.projectId, projectId), eq(schema.memberships.userId, userId)))
-    .run();
+  db.transaction(
+    (tx) => {
+      assertNotLastAdmin(projectId, userId, tx as unknown as Db);
+      tx.delete(schema.memberships)
+        .where(and(eq(schema.memberships.projectId, projectId), eq(schema.memberships.userId, userId)))
+        .run();
+    },
+    { behavior: "immediate" },
+  );
 }
 
 export function listUsers(db: Db = getDb()) {

@@ -17,6 +17,7 @@ import { requireSiteAdmin } from "~/auth/guards.server";
 import { getDb, schema } from "~/db.server";
 import { ROLES } from "../../db/schema";
 import { ActionMessage } from "~/components/ActionMessage";
+import { ConfirmButton } from "~/components/ConfirmButton";
 
 export const meta: MetaFunction = () => [{ title: "Users · Concord" }];
 
@@ -115,9 +116,15 @@ export default function Users() {
                   <input type="hidden" name="userId" value={u.id} />
                   <input type="hidden" name="disabled" value={u.disabled ? "0" : "1"} />
                   {u.disabled ? <span className="badge no">disabled</span> : <span className="badge yes">active</span>}
-                  <button type="submit" className="secondary">
-                    {u.disabled ? "Enable" : "Disable"}
-                  </button>
+                  {u.disabled ? (
+                    <button type="submit" className="secondary">
+                      Enable
+                    </button>
+                  ) : (
+                    <ConfirmButton className="secondary" question={`Disable ${u.email}? They are signed out everywhere and cannot sign in until enabled again.`}>
+                      Disable
+                    </ConfirmButton>
+                  )}
                 </Form>
               </td>
               <td>

@@ -5,11 +5,12 @@ import { json } from "@remix-run/node";
 import { Form, useActionData, useLoaderData } from "@remix-run/react";
 import { and, asc, eq } from "drizzle-orm";
 import { z } from "zod";
-import { removeMembership, setMembership } from "~/auth/accounts.server";
+import { LastAdminError, removeMembership, setMembership } from "~/auth/accounts.server";
 import { requireProjectRole } from "~/auth/guards.server";
 import { getDb, schema } from "~/db.server";
 import { ROLES } from "../../db/schema";
 import { ActionMessage } from "~/components/ActionMessage";
+import { ConfirmButton } from "~/components/ConfirmButton";
 
 export const meta: MetaFunction = () => [{ title: "Members · Concord" }];
 
@@ -55,7 +56,12 @@ export async function action({ request, params }: ActionFunctionArgs) {
     if (target.id === user.id && parsed.data.role !== "admin" && !user.isSiteAdmin) {
       return json({ error: "You cannot lower your own role; ask another admin." }, { status: 400 });
     }
-    setMembership(project.id, target.id, parsed.data.role);
+    try {
+      setMembership(project.id, target.id, parsed.data.role);
+    } catch (err) {
+      if (err instanceof LastAdminError) return json({ error: err.message }, { status: 409 });
+      throw err;
+    }
     return json({ ok: "Role saved." });
   }
   if (target.id === user.id && !user.isSiteAdmin) {
@@ -67,7 +73,12 @@ export async function action({ request, params }: ActionFunctionArgs) {
     .where(and(eq(schema.memberships.projectId, project.id), eq(schema.memberships.userId, target.id)))
     .get();
   if (!exists) return json({ error: "userId: not a member of this project." }, { status: 400 });
-  removeMembership(project.id, target.id);
+  try {
+    removeMembership(project.id, target.id);
+  } catch (err) {
+    if (err instanceof LastAdminError) return json({ error: err.message }, { status: 409 });
+    throw err;
+  }
   return json({ ok: "Member removed." });
 }
 
@@ -112,9 +123,9 @@ export default function Members() {
                   <CsrfField />
                   <input type="hidden" name="intent" value="remove" />
                   <input type="hidden" name="userId" value={m.userId} />
-                  <button type="submit" className="danger">
+                  <ConfirmButton className="danger" question={`Remove ${m.name} from ${project.name}? Their labels stay; they lose access.`}>
                     Remove
-                  </button>
+                  </ConfirmButton>
                 </Form>
               </td>
             </tr>

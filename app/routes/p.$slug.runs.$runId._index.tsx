@@ -1,3 +1,4 @@
+import { ConfirmButton } from "~/components/ConfirmButton";
 import { CsrfField } from "~/components/CsrfField";
 import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { json, redirect } from "@remix-run/node";
@@ -178,9 +179,15 @@ export default function RunPage() {
             <Form method="post" key={intent} style={{ display: "inline" }}>
               <CsrfField />
               <input type="hidden" name="intent" value={intent} />
-              <button type="submit" disabled={why !== null} title={why ?? undefined} className={intent === "cancel" ? "secondary" : undefined}>
-                {ACTION_LABELS[intent]}
-              </button>
+              {intent === "cancel" ? (
+                <ConfirmButton disabled={why !== null} title={why ?? undefined} className="secondary" question="Cancel this run? Jobs not yet done are dropped; finished results are kept.">
+                  {ACTION_LABELS[intent]}
+                </ConfirmButton>
+              ) : (
+                <button type="submit" disabled={why !== null} title={why ?? undefined}>
+                  {ACTION_LABELS[intent]}
+                </button>
+              )}
             </Form>
           );
         })}{" "}
