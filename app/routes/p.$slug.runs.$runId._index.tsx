@@ -62,7 +62,7 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
 
 const RunAction = z.discriminatedUnion("intent", [
   z.object({ intent: z.enum(["pause", "resume", "cancel", "retry-failed"]) }),
-  z.object({ intent: z.literal("calibrate"), plan: z.enum(["e4", "stratified"]).default("e4"), perStratum: z.coerce.number().int().min(1).max(1000).default(10), seed: z.coerce.number().int().default(1), overlap: z.coerce.number().int().min(1).max(10).default(2) }),
+  z.object({ intent: z.literal("calibrate"), plan: z.enum(["e4", "stratified", "responses", "uniform"]).default("e4"), perStratum: z.coerce.number().int().min(1).max(1000).default(10), seed: z.coerce.number().int().default(1), overlap: z.coerce.number().int().min(1).max(10).default(2), splits: z.enum(["exclude", "adjudicate"]).default("exclude") }),
 ]);
 
 export async function action({ request, params }: ActionFunctionArgs) {
@@ -78,8 +78,8 @@ export async function action({ request, params }: ActionFunctionArgs) {
       const d = parsed.data;
       const pool = form.getAll("pool").map(Number);
       if (pool.some((id) => !Number.isInteger(id))) return json({ error: "pool: not a user id" }, { status: 400 });
-      const r = createCalibrationTask(db, { runId: run.id, projectId: project.id, plan: d.plan === "e4" ? { kind: "e4" } : { kind: "stratified", perStratum: d.perStratum }, seed: d.seed, overlap: d.overlap, pool, createdBy: user.id });
-      return json({ ok: `Task ${r.taskId} created with ${r.units} units, each assigned to ${d.overlap} of ${r.pool.length} annotators (${r.assignments} assignments): it can be labelled now.`, taskId: r.taskId });
+      const r = createCalibrationTask(db, { runId: run.id, projectId: project.id, plan: d.plan === "e4" ? { kind: "e4" } : d.plan === "uniform" ? { kind: "uniform", size: d.perStratum } : { kind: d.plan, perStratum: d.perStratum }, seed: d.seed, overlap: d.overlap, pool, splits: d.splits, createdBy: user.id });
+      return json({ ok: `Task ${r.taskId} created with ${r.units} units, each assigned to ${d.overlap} of ${r.pool.length} annotators (${r.assignments} assignments): it can be labelled now.${r.warnings.length ? ` Warning: ${r.warnings.join("; ")}.` : ""}`, taskId: r.taskId });
     }
     controlRun(db, run.id, parsed.data.intent);
     ensureInProcessWorker();
@@ -272,6 +272,15 @@ export default function RunPage() {
           <select name="plan" defaultValue="e4">
             <option value="e4">RefineBench E.4: one checklist item and one response per problem</option>
             <option value="stratified">Stratified by model × turn</option>
+            <option value="responses">Whole responses per model × turn (needed for Pass_t and response maintenance)</option>
+            <option value="uniform">Uniform: this many units at random (per stratum field)</option>
+          </select>
+        </label>{" "}
+        <label>
+          Splits{" "}
+          <select name="splits" defaultValue="exclude">
+            <option value="exclude">left out</option>
+            <option value="adjudicate">resolved by adjudication</option>
           </select>
         </label>{" "}
         <label>

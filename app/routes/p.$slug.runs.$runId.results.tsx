@@ -5,7 +5,10 @@ import type { ReactNode } from "react";
 import { notFound, requireProjectRole } from "~/auth/guards.server";
 import { getDb } from "~/db.server";
 import { turnCurvesSvg } from "~/runs/chart.server";
+import { calibrationReport } from "~/runs/calibration.server";
 import { conversation, conversationList, runResultsAll, runRow } from "~/runs/results.server";
+import { and, eq } from "drizzle-orm";
+import { schema } from "~/db.server";
 
 export const meta: MetaFunction = () => [{ title: "Run results · Concord" }];
 
@@ -25,6 +28,14 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
     return { results, chart };
   });
   const settings = ((run.config ?? {}) as { settings?: Record<string, unknown> }).settings ?? {};
+  // Calibration tasks made from this run: every headline metric raw and corrected by the human labels.
+  const calibration = db
+    .select({ id: schema.tasks.id, name: schema.tasks.name, config: schema.tasks.config })
+    .from(schema.tasks)
+    .where(and(eq(schema.tasks.projectId, project.id), eq(schema.tasks.kind, "response-satisfaction")))
+    .all()
+    .filter((t) => (t.config as Record<string, unknown>).runId === run.id)
+    .map((t) => ({ name: t.name, report: calibrationReport(db, run.id, t.id) }));
   const itemId = Number(url.searchParams.get("item"));
   const model = url.searchParams.get("model");
   return json({
@@ -32,6 +43,7 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
     run: { id: run.id, name: run.name, protocol: run.protocol, status: run.status, protocolVersion: run.protocolVersion },
     judges,
     settings,
+    calibration,
     conversations: conversationList(db, run.id),
     detail: Number.isInteger(itemId) && itemId > 0 && model ? conversation(db, run.id, itemId, model) : null,
     selected: { itemId, model },
@@ -235,7 +247,7 @@ function OtherTables({ r }: { r: any }) {
 }
 
 export default function RunResults() {
-  const { project, run, judges, settings, conversations, detail, selected } = useLoaderData<typeof loader>();
+  const { project, run, judges, settings, calibration, conversations, detail, selected } = useLoaderData<typeof loader>();
   return (
     <div>
       <h1>Results: {run.name}</h1>
@@ -266,6 +278,48 @@ export default function RunResults() {
           </section>
         );
       })}
+      {calibration.length ? <h2>Calibrated against human labels (first judge)</h2> : null}
+      {calibration.map(({ name, report }) =>
+        report ? (
+          <section key={report.taskId} aria-label={name}>
+            <h3>{name}</h3>
+            <p className="small">
+              Plan: {report.plan}. Weighting: {report.weighting}. Human value: majority of the annotators; splits{" "}
+              {report.splitRule === "adjudicate" ? "take the adjudicated label (left out until adjudicated)" : "left out"}. Units: {report.human.units}; with a human
+              value: {report.human.valued}; dropped — no label yet: {report.human.unlabelled}, split: {report.human.splitDropped}
+              {report.splitRule === "adjudicate" ? `; adjudicated: ${report.human.adjudicated}` : ""}.
+            </p>
+            <table>
+              <thead>
+                <tr>
+                  <th>Metric</th>
+                  <th>Model</th>
+                  <th>Group</th>
+                  <th className="num">Judge (raw)</th>
+                  <th className="num">Corrected</th>
+                  <th>95% CI</th>
+                  <th className="num">Labelled</th>
+                  <th>Note</th>
+                </tr>
+              </thead>
+              <tbody>
+                {report.metrics.map((m, i) => (
+                  <tr key={i}>
+                    <td>{m.metric}</td>
+                    <td>{m.model}</td>
+                    <td>{m.group ?? ""}</td>
+                    <td className="num">{f3(m.raw)}</td>
+                    <td className="num">{m.corrected ? f3(m.corrected.estimate) : "—"}</td>
+                    <td>{m.corrected ? `[${f3(m.corrected.ci[0])}, ${f3(m.corrected.ci[1])}]` : ""}</td>
+                    <td className="num">{m.corrected?.n ?? 0}</td>
+                    <td className="small">{m.note ?? ""}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </section>
+        ) : null,
+      )}
       <h2>Conversations</h2>
       <table>
         <thead>
