@@ -7,6 +7,7 @@ import { redirect } from "@remix-run/node";
 import { and, eq } from "drizzle-orm";
 import { getDb, schema } from "~/db.server";
 import type { Role } from "../../db/schema";
+import { originRefusal } from "./csrf.server";
 import { lookupSession, type SessionUser } from "./session.server";
 
 const RANK: Record<Role, number> = { annotator: 1, researcher: 2, admin: 3 };
@@ -20,21 +21,17 @@ export function notFound(message = "Not found."): never {
 }
 
 /**
- * Rejects state-changing requests whose Origin header names another site.
- * (SameSite=Lax already keeps the session cookie off cross-site POSTs; this is the second lock.)
+ * Rejects state-changing requests that do not come from our own origin: another
+ * site, a malformed Origin, or no usable Origin ("null" or missing) without
+ * `Sec-Fetch-Site: same-origin`. The HTTP server applies the same rule and the
+ * CSRF token to every request before any route runs (app/auth/csrf.server.ts);
+ * this is the second lock, for code that calls actions directly.
  */
 export function assertSameOrigin(request: Request): void {
-  if (request.method === "GET" || request.method === "HEAD") return;
-  const origin = request.headers.get("Origin");
-  if (!origin || origin === "null") return;
+  if (request.method === "GET" || request.method === "HEAD" || request.method === "OPTIONS") return;
   const host = request.headers.get("X-Forwarded-Host") ?? request.headers.get("Host") ?? new URL(request.url).host;
-  let originHost: string;
-  try {
-    originHost = new URL(origin).host;
-  } catch {
-    forbidden("Cross-origin request refused.");
-  }
-  if (originHost !== host) forbidden("Cross-origin request refused.");
+  const refusal = originRefusal(request.headers.get("Origin"), request.headers.get("Sec-Fetch-Site"), host);
+  if (refusal) forbidden(`Cross-origin request refused: ${refusal}`);
 }
 
 export async function getOptionalUser(request: Request): Promise<SessionUser | null> {
