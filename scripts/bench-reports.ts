@@ -218,13 +218,18 @@ async function main() {
   }
   const server = await startServer(file);
   try {
+    // Sign in as a browser does: the login page sets a pre-session cookie and renders its CSRF token.
+    const loginPage = await fetch(`${server.url}/login`);
+    const preCookie = loginPage.headers.get("set-cookie")?.split(";")[0] ?? "";
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(await loginPage.text())?.[1];
+    if (!csrf) throw new Error("the login page rendered no CSRF token");
     const login = await fetch(`${server.url}/login`, {
       method: "POST",
       redirect: "manual",
-      headers: { "Content-Type": "application/x-www-form-urlencoded", Origin: server.url },
-      body: new URLSearchParams({ email: "bench@example.test", password, redirectTo: "/projects" }),
+      headers: { "Content-Type": "application/x-www-form-urlencoded", Origin: server.url, Cookie: preCookie },
+      body: new URLSearchParams({ _csrf: csrf, email: "bench@example.test", password, redirectTo: "/projects" }),
     });
-    const cookie = login.headers.get("set-cookie")?.split(";")[0];
+    const cookie = login.headers.getSetCookie().map((c) => c.split(";")[0]).find((c) => c.startsWith("concord_session="));
     if (!cookie) throw new Error(`sign-in failed: ${login.status}`);
     const pages = [
       ["Agreement page", `/p/bench/reports/${taskId}`],
@@ -235,7 +240,7 @@ async function main() {
     ] as const;
     const time = async (p: string) => {
       const t0 = performance.now();
-      const res = await fetch(server.url + p, { headers: { Cookie: cookie } });
+      const res = await fetch(server.url + p, { headers: { Cookie: cookie }, redirect: "manual" });
       const body = await res.text();
       if (res.status !== 200) throw new Error(`${p}: ${res.status} ${body.slice(0, 200)}`);
       return { ms: performance.now() - t0, bytes: body.length, svg: (body.match(/<svg/g) ?? []).length };
