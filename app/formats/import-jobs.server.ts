@@ -10,6 +10,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { ImportOptions, ImportProgress, ImportSummary } from "./import.server";
@@ -86,6 +87,12 @@ export function startJob(
       stdio: ["ignore", "pipe", "pipe"],
     });
     entry.child = child;
+    // Background work: the web server (annotators' submits) gets the CPU first.
+    try {
+      if (child.pid) os.setPriority(child.pid, 10);
+    } catch {
+      // not permitted here; it runs at normal priority
+    }
     let buf = "";
     let result: JobState | undefined;
     let stderr = "";

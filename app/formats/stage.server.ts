@@ -46,6 +46,8 @@ export function attachStage(conn: Database.Database, file: string): void {
   conn.prepare("attach database ? as stage").run(file);
   conn.pragma("stage.journal_mode = OFF");
   conn.pragma("stage.synchronous = OFF");
+  // The staged rows stay in memory up to this size, so the copy under the lock reads no disk (a constant bound, not the file's size).
+  conn.pragma("stage.cache_size = -131072");
   const ddl = conn.prepare("select sql from main.sqlite_master where type = 'table' and name = ?");
   for (const t of STAGED_TABLES) {
     const row = ddl.get(t) as { sql: string } | undefined;
