@@ -9,6 +9,10 @@ import { beforeAll, afterAll, describe, expect, it } from "vitest";
 import { schema } from "../../db/client";
 import { createRun } from "../../app/runs/runner.server";
 import { runResultsAll } from "../../app/runs/results.server";
+import { calibrationReport, createCalibrationTask } from "../../app/runs/calibration.server";
+import { saveAnnotation } from "../../app/annotation/annotate.server";
+import { addMember, makeUser } from "../support/factory";
+import { eq } from "drizzle-orm";
 import { useTempDatabase } from "../support/db";
 import { startFakeLlm, type FakeLlm } from "../support/fake-llm";
 import { addProviders, codeSum, FIXTURES, hasShared, importThrough, mean, messagesOf, projectIdOf, runToEnd, SHARED } from "./runs-protocol-support";
@@ -121,6 +125,20 @@ describe("FB-Bench on the released format", () => {
     expectScores(j2, expected(recs, "any", () => true));
     expect(j2).toMatchObject({ failed: 0, unparsed: 0 });
     expect(j2.errorCorrection.mean).toBeCloseTo(100, 9);
+
+    // Calibration: a census of whole responses, every unit labelled Yes by a human — the corrected
+    // EC, RM and Overall are then the human scores exactly (each weight set sums to 1: 100), with no sampling error.
+    const annotator = await makeUser();
+    addMember(projectId, annotator.id, "annotator");
+    const cal = createCalibrationTask(db(), { runId: run.id, projectId, plan: { kind: "responses", perStratum: 1000 }, seed: 1, overlap: 1, pool: [annotator.id] });
+    const task = db().select().from(schema.tasks).where(eq(schema.tasks.id, cal.taskId)).get()!;
+    for (const u of db().select().from(schema.units).where(eq(schema.units.taskId, cal.taskId)).all())
+      expect(saveAnnotation({ task, userId: annotator.id, unitId: u.id, intent: "submit", form: new URLSearchParams({ answer: "Yes", clientToken: `u${u.id}` }) }, db())).toMatchObject({ ok: true });
+    const report = calibrationReport(db(), run.id, cal.taskId)!;
+    const row = (name: string) => report.metrics.find((m) => m.metric === name)!;
+    expect(row("Error correction").raw).toBeCloseTo(j1.errorCorrection.mean, 9);
+    expect(row("Response maintenance (rule: any)").raw).toBeCloseTo(j1.responseMaintenance.mean, 9);
+    for (const name of ["Error correction", "Response maintenance (rule: any)", "Overall (rule: any)"]) expect(row(name).corrected, name).toMatchObject({ estimate: expect.closeTo(100, 9), se: 0, ci: [100, 100] });
 
     // The maintenance rule changes RM (and only RM).
     const all = createRun(db(), projectId, { name: "fb all", protocol: "fb-bench", datasetId, models: [{ provider: "target" }], judges: [{ provider: "judge" }], settings: { maintenanceRule: "all" } });

@@ -10,6 +10,11 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRun } from "../../app/runs/runner.server";
 import { runResultsAll } from "../../app/runs/results.server";
+import { calibrationReport, createCalibrationTask } from "../../app/runs/calibration.server";
+import { saveAnnotation } from "../../app/annotation/annotate.server";
+import { schema } from "../../db/client";
+import { addMember, makeUser } from "../support/factory";
+import { eq } from "drizzle-orm";
 import { tempDir, useTempDatabase } from "../support/db";
 import { startFakeLlm, type FakeLlm } from "../support/fake-llm";
 import { addProviders, codeSum, FIXTURES, importThrough, mean, messagesOf, projectIdOf, runToEnd } from "./runs-protocol-support";
@@ -102,6 +107,26 @@ describe("Self-Correction Bench", () => {
       blind.push(b);
     }
     expect(m.macro.blindSpot).toBeCloseTo(mean(blind), 12);
+
+    // Calibration: every reply labelled "reaches the golden answer" by a human, in a census — the corrected
+    // accuracies are 1, so every blind spot (Eq. 2) is 0; the raw values are the judge's, as in the results.
+    const annotator = await makeUser();
+    addMember(projectId, annotator.id, "annotator");
+    const cal = createCalibrationTask(db(), { runId: run.id, projectId, plan: { kind: "uniform", size: 1000 }, seed: 1, overlap: 1, pool: [annotator.id] });
+    const task = db().select().from(schema.tasks).where(eq(schema.tasks.id, cal.taskId)).get()!;
+    expect(task.guidelines).toMatch(/correct answer/);
+    for (const u of db().select().from(schema.units).where(eq(schema.units.taskId, cal.taskId)).all()) {
+      expect(u.checklistItemId).toBeNull();
+      expect(saveAnnotation({ task, userId: annotator.id, unitId: u.id, intent: "submit", form: new URLSearchParams({ answer: "Yes", clientToken: `u${u.id}` }) }, db())).toMatchObject({ ok: true });
+    }
+    const report = calibrationReport(db(), run.id, cal.taskId)!;
+    for (const dataset of ["GSM8K-SC", "SCLI5"]) {
+      const b = report.metrics.find((x) => x.metric === "Blind spot" && x.group === dataset)!;
+      expect(b.raw).toBeCloseTo(m.datasets.find((d: any) => d.dataset === dataset).blindSpot.value, 12);
+      expect(b.corrected).toMatchObject({ estimate: 0, se: 0 });
+      expect(report.metrics.find((x) => x.metric === "Accuracy (internal)" && x.group === dataset)!.corrected).toMatchObject({ estimate: expect.closeTo(1, 12), ci: [1, 1] });
+    }
+    expect(report.metrics.find((x) => x.metric === "Blind spot (macro average)")).toMatchObject({ raw: expect.closeTo(m.macro.blindSpot, 12), corrected: { estimate: 0 } });
   });
 
   it("refuses to start on items without an injected error, and on template continuation without a chat template", async () => {
