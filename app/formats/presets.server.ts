@@ -451,6 +451,13 @@ const verdictsPreset: Preset = {
   },
 };
 
+/**
+ * Labels presets: an optional column naming an imported response (its key, or its model when the
+ * item has one response of that model). With it, `unit` names the item, and the unit of the task is
+ * that response, so verdicts imported with the `verdicts` preset meet the labels.
+ */
+const RESPONSE_LINK: FieldSpec = { name: "response", aliases: ["response_key", "model"], required: false, help: "the imported response labelled (key or model; optional)" };
+
 const labelsLong: Preset = {
   name: "labels-long",
   summary: "Labels from another tool, long form: unit, annotator, label (one row each)",
@@ -461,10 +468,11 @@ const labelsLong: Preset = {
     { name: "annotator", aliases: ["annotator_name", "rater", "coder", "user"], required: true, help: "who labelled it" },
     { name: "label", aliases: ["value", "rating", "score", "answer"], required: true, help: "the label" },
     { name: "text", aliases: ["unit_text", "prompt"], required: false, help: "what the unit shows (optional)" },
+    RESPONSE_LINK,
   ],
   datasetName: baseName,
   async run(ctx) {
-    const schema = z.object({ unit: reqText, annotator: reqText, label: z.any(), text: optText });
+    const schema = z.object({ unit: reqText, annotator: reqText, label: z.any(), text: optText, response: optText });
     await eachRow(ctx, this.fields!, (m, row, _r, cols) => {
       const d = check(schema, m, row, ctx.sink, cols);
       if (!d) return;
@@ -473,7 +481,7 @@ const labelsLong: Preset = {
         ctx.sink.error({ row, field: cols.label, message: "the label is empty" });
         return;
       }
-      ctx.sink.label({ unit: d.unit.trim(), annotator: d.annotator.trim(), label, text: d.text }, row);
+      ctx.sink.label({ unit: d.unit.trim(), annotator: d.annotator.trim(), label, text: d.text, ...(d.response ? { response: d.response.trim() } : {}) }, row);
     });
   },
 };
@@ -483,10 +491,10 @@ const labelsWide: Preset = {
   summary: "Labels from another tool, wide form: a unit column and one column per annotator, named with --annotators (blank = not labelled)",
   kind: "labels",
   formats: ["csv", "jsonl", "json"],
-  fields: [{ name: "unit", aliases: ["unit_id", "item", "item_id", "id"], required: true, help: "what was labelled" }],
+  fields: [{ name: "unit", aliases: ["unit_id", "item", "item_id", "id"], required: true, help: "what was labelled" }, RESPONSE_LINK],
   datasetName: baseName,
   async run(ctx) {
-    const unitSchema = z.object({ unit: reqText });
+    const unitSchema = z.object({ unit: reqText, response: optText });
     const named = ctx.annotators?.map((a) => a.trim()).filter(Boolean) ?? [];
     let checked = false;
     const used = new Set<string>();
@@ -507,13 +515,13 @@ const labelsWide: Preset = {
       const d = check(unitSchema, m, row, ctx.sink, cols);
       if (!d) return;
       for (const col of named.length ? named : Object.keys(rec)) {
-        if (col === cols.unit) continue;
+        if (col === cols.unit || col === cols.response) continue;
         used.add(col);
         const label = parseLabel(rec[col]);
         if (label === null) continue;
-        ctx.sink.label({ unit: d.unit.trim(), annotator: col, label }, row);
+        ctx.sink.label({ unit: d.unit.trim(), annotator: col, label, ...(d.response ? { response: d.response.trim() } : {}) }, row);
       }
-      if (named.length) for (const col of Object.keys(rec)) if (col !== cols.unit && !named.includes(col)) ignored.add(col);
+      if (named.length) for (const col of Object.keys(rec)) if (col !== cols.unit && col !== cols.response && !named.includes(col)) ignored.add(col);
     });
     // Which columns became annotators is always said: a stray column would otherwise become an annotator unnoticed.
     if (named.length) {

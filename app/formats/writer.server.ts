@@ -58,7 +58,8 @@ export type VerdictRecord = {
   itemId?: number;
 };
 
-export type LabelRecord = { unit: string; annotator: string; label: LabelValue; text?: string };
+/** `response` (a response key or model of the item named by `unit`) links the label to an imported response. */
+export type LabelRecord = { unit: string; annotator: string; label: LabelValue; text?: string; response?: string };
 
 /** A judge's verdict on a unit of imported labels, by unit key (the unit-verdicts preset). */
 export type UnitVerdictRecord = { judge: string; unit: string; value: string | null; score: number | null; raw: string | null };
@@ -118,7 +119,7 @@ export class ImportWriter {
   private readonly checklists = new Map<number, { id: number; text: string; position: number }[]>();
   private readonly responseIds = new Map<string, number>();
   private readonly judgeIds = new Map<string, number>();
-  private readonly labels: (LabelRecord & { row: number })[] = [];
+  private readonly labels: (LabelRecord & { row: number; itemId?: number; responseId?: number })[] = [];
   private readonly labelKeys = new Map<string, number>();
   private readonly verdictKeys = new Map<string, number>();
   private readonly reportedUnknown = new Set<string>();
@@ -574,16 +575,38 @@ export class ImportWriter {
 
   label(rec: LabelRecord, row: number): void {
     this.sampleRow("label", row, { unit: rec.unit, annotator: rec.annotator, label: rec.label, text: rec.text });
-    this.hashText(JSON.stringify([rec.unit, rec.annotator, rec.label, rec.text ?? null]));
+    this.hashText(JSON.stringify(rec.response === undefined ? [rec.unit, rec.annotator, rec.label, rec.text ?? null] : [rec.unit, rec.annotator, rec.label, rec.text ?? null, rec.response]));
     this.hashText("\n");
-    const key = `${rec.unit}\u0000${rec.annotator}`;
+    const what = rec.response === undefined ? `unit "${rec.unit}"` : `item "${rec.unit}", response "${rec.response}"`;
+    const key = rec.response === undefined ? `${rec.unit}\u0000${rec.annotator}` : `${rec.unit}\u0000${rec.annotator}\u0000${rec.response}`;
     const first = this.labelKeys.get(key);
     if (first !== undefined) {
-      this.error({ row, message: `duplicate label: annotator "${rec.annotator}" already labelled unit "${rec.unit}" at row ${first}` });
+      this.error({ row, message: `duplicate label: annotator "${rec.annotator}" already labelled ${what} at row ${first}` });
       return;
     }
     this.labelKeys.set(key, row);
-    this.labels.push({ ...rec, row });
+    let link: { itemId: number; responseId: number } | undefined;
+    if (rec.response !== undefined) {
+      // A label on an imported response: the unit is (that item, that response), so judges' verdicts on the response meet it.
+      const itemId = this.itemId(rec.unit, row, "unit");
+      if (itemId === undefined) return;
+      const byKey = this.s.responseId.get(itemId, rec.response, itemId, rec.response) as { id: number } | undefined;
+      const byModel = byKey ? [] : (this.s.responseByModel.all(itemId, rec.response, itemId, rec.response) as { id: number }[]);
+      const responseId = byKey?.id ?? (byModel.length === 1 ? byModel[0].id : undefined);
+      if (responseId === undefined) {
+        this.error({
+          row,
+          field: "response",
+          message:
+            byModel.length > 1
+              ? `item "${clip(rec.unit)}" has ${byModel.length} responses of model "${clip(rec.response)}"; give the response key`
+              : `unknown response "${clip(rec.response)}" for item "${clip(rec.unit)}"; import the responses first`,
+        });
+        return;
+      }
+      link = { itemId, responseId };
+    }
+    this.labels.push({ ...rec, row, ...link });
     this.counts.annotations++;
   }
 
@@ -655,7 +678,10 @@ export class ImportWriter {
     const c = this.conn;
     const level = this.opts.level ?? inferLevel(this.labels.map((l) => l.label));
     const perUnit = new Map<string, number>();
-    for (const l of this.labels) perUnit.set(l.unit, (perUnit.get(l.unit) ?? 0) + 1);
+    for (const l of this.labels) {
+      const k = l.response === undefined ? l.unit : `${l.unit}\u0000${l.response}`;
+      perUnit.set(k, (perUnit.get(k) ?? 0) + 1);
+    }
     const overlap = Math.max(...perUnit.values());
     const taskId = Number(
       c
@@ -681,12 +707,18 @@ export class ImportWriter {
     const unitIds = new Map<string, number>();
     const users = new Map<string, number>();
     for (const l of this.labels) {
-      let unitId = unitIds.get(l.unit);
+      const unitKey = l.response === undefined ? l.unit : `${l.unit}\u0000${l.response}`;
+      let unitId = unitIds.get(unitKey);
+      if (unitId === undefined && l.responseId !== undefined) {
+        // Linked to an imported response: the unit judges that response of that item.
+        unitId = Number(insUnit.run(taskId, l.itemId, l.responseId, unitIds.size).lastInsertRowid);
+        unitIds.set(unitKey, unitId);
+      }
       if (unitId === undefined) {
         const itemId = Number(insItem.run(this.datasetId, l.unit, l.text ?? l.unit).lastInsertRowid);
         const responseId = Number(insResp.run(itemId, l.text ?? l.unit).lastInsertRowid);
         unitId = Number(insUnit.run(taskId, itemId, responseId, unitIds.size).lastInsertRowid);
-        unitIds.set(l.unit, unitId);
+        unitIds.set(unitKey, unitId);
       }
       let userId = users.get(l.annotator);
       if (userId === undefined) {
@@ -700,7 +732,7 @@ export class ImportWriter {
   }
 
   labelUnits(): number {
-    return new Set(this.labels.map((l) => l.unit)).size;
+    return new Set(this.labels.map((l) => (l.response === undefined ? l.unit : `${l.unit}\u0000${l.response}`))).size;
   }
 
   private unitItems: Map<string, { itemId: number; taskId: number } | "ambiguous"> | undefined;

@@ -220,6 +220,44 @@ describe("the judge page", () => {
   });
 });
 
+describe("labels linked to imported responses (a response column)", () => {
+  it("labels-long with unit = item and a response column meet the verdicts preset's verdicts on those responses", async () => {
+    const IMPORT = path.join(ROOT, "tests/fixtures/import");
+    for (const [preset, file] of [["items-jsonl", "items.jsonl"], ["responses", "responses.csv"]]) {
+      const s = await runImport({ databaseFile: dbFile, projectSlug: "linked", preset, file: path.join(IMPORT, file) });
+      expect(s.errors).toEqual([]);
+    }
+    const labels = path.join(dir, "linked-labels.csv");
+    fs.writeFileSync(labels, "unit,model,annotator,label\nq1,model-a,rae,good\nq1,model-a,sol,good\nq1,model-b,rae,bad\nq1,model-b,sol,good\nq2,model-a,rae,good\nq2,model-a,sol,good\n");
+    const l = await runImport({ databaseFile: dbFile, projectSlug: "linked", preset: "labels-long", file: labels });
+    expect(l.errors).toEqual([]);
+    expect(l.annotations).toBe(6);
+    const verdicts = path.join(dir, "linked-verdicts.csv");
+    fs.writeFileSync(verdicts, "judge,item,response,value\nrater-bot,q1,model-a#1,good\nrater-bot,q1,model-b#1,bad\nrater-bot,q2,model-a#1,meh\n");
+    const v = await runImport({ databaseFile: dbFile, projectSlug: "linked", preset: "verdicts", file: verdicts });
+    expect(v.errors).toEqual([]);
+    const task = (c().prepare("select t.id from tasks t join projects p on p.id = t.project_id where p.slug = 'linked' and t.kind = 'imported-labels'").get() as { id: number }).id;
+    const units = c().prepare("select u.response_id, r.model from units u join responses r on r.id = u.response_id where u.task_id = ? order by u.position").all(task);
+    expect(units).toEqual([
+      { response_id: expect.any(Number), model: "model-a" },
+      { response_id: expect.any(Number), model: "model-b" },
+      { response_id: expect.any(Number), model: "model-a" },
+    ]);
+    const r = judgeAgreementFor(projectId("linked"), task, { reference: "majority", unparsed: "count-as-wrong" })!.result!;
+    // Majority: q1/model-a good, q1/model-b none (1–1), q2/model-a good; the judge: good, —, "meh" (outside {bad, good}).
+    expect(r.unitsWithoutMajority).toBe(1);
+    expect(r.judges.map((j) => [j.judge, j.n, j.unparsed, j.accuracy])).toEqual([["rater-bot", 2, 1, 0.5]]);
+  });
+
+  it("an unknown response is refused with its row", async () => {
+    const labels = path.join(dir, "linked-bad.csv");
+    fs.writeFileSync(labels, "unit,response,annotator,label\nq1,model-z,rae,good\n");
+    const l = await runImport({ databaseFile: dbFile, projectSlug: "linked", preset: "labels-long", file: labels });
+    expect(l.committed).toBe(false);
+    expect(l.errors[0]).toMatchObject({ row: 2, field: "response", message: 'unknown response "model-z" for item "q1"; import the responses first' });
+  });
+});
+
 describe("real files: LLMBar's MT-Bench subset and GPT-4's verdicts (read when /work/shared/data is present)", () => {
   const RESULT = "/work/shared/data/LLMBar/Dataset/Processed/MT-Bench/evaluators/GPT-4/Vanilla_NoRules/result.json";
   it.skipIf(!fs.existsSync(RESULT))("a gold label (1 or 2, a JSON number) against the judge's winner (\"1\" or \"2\", a string)", () => {
