@@ -208,6 +208,24 @@ describe("the judge page", () => {
     );
   });
 
+  it("an ordinal scale (--level ordinal): quadratic-weighted kappa on the page, as scikit-learn", async () => {
+    await runImport({ databaseFile: dbFile, projectSlug: "ordinal", preset: "labels-long", file: path.join(FX, "labels-numeric.json"), level: "ordinal" });
+    await runImport({ databaseFile: dbFile, projectSlug: "ordinal", preset: "unit-verdicts", file: path.join(FX, "verdicts-numeric.jsonl") });
+    const u = await makeUser();
+    setMembership(projectId("ordinal"), u.id, "researcher");
+    const ck = await signInCookie(u.email, u.password);
+    const taskId = String(taskOf("ordinal"));
+    const res = await run(judgesLoader, args(get(`/p/ordinal/reports/${taskId}/judges`, ck), { slug: "ordinal", taskId }));
+    expect(res.status).toBe(200);
+    const rows = (await res.json()).agreement.tables["agreement-judges"].rows as { judge: string; weightedKappa: number }[];
+    // cohen_kappa_score(y_true, y_pred, weights="quadratic", labels=[0, 1, 2]), unparsed pairs left out (scikit-learn 1.2.1).
+    expect(rows[0].weightedKappa).toBeCloseTo(0.5227272727272727, 12);
+    expect(rows[1].weightedKappa).toBeCloseTo(0.8888888888888888, 12);
+    // The command gives the same with --level ordinal.
+    const r = cliJson([...NUMERIC, "--level", "ordinal"]);
+    expect(r.judges.map((j) => j.weightedKappa)).toEqual(rows.map((x) => x.weightedKappa));
+  });
+
   it("numeric human labels with string verdicts: the older judge tables answer too (out-of-set counted as unparsed)", async () => {
     const taskId = String(taskOf("numeric"));
     const res = await run(judgesLoader, args(get(`/p/numeric/reports/${taskId}/judges`, cookie), { slug: "numeric", taskId }));
@@ -274,6 +292,19 @@ describe("real files: LLMBar's MT-Bench subset and GPT-4's verdicts (read when /
     // cohen_kappa_score(label, int(winner)) on the same 200 records = 0.5899179835967194.
     expect(j.accuracy).toBe(0.795);
     expect(j.cohenKappa).toBeCloseTo(0.5899179835967194, 12);
+  });
+});
+
+describe("--map names other columns", () => {
+  it("long labels and verdicts with their own column names", () => {
+    const labels = path.join(dir, "mapped-labels.csv");
+    const verdicts = path.join(dir, "mapped-verdicts.csv");
+    fs.writeFileSync(labels, "case,coder,choice\nc1,x,A\nc1,y,A\nc2,x,B\nc2,y,B\nc3,x,tie\nc3,y,A\n");
+    fs.writeFileSync(verdicts, "case,grader,pick\nc1,g,A\nc2,g,A\nc3,g,tie\n");
+    const r = cliJson(["--labels", labels, "--verdicts", verdicts, "--map", "unit=case", "--map", "label=choice", "--map", "judge=grader", "--map", "verdict=pick"]);
+    expect(r.annotatorColumns).toEqual(["x", "y"]); // "coder" is an alias of annotator
+    expect(r.unitsWithoutMajority).toBe(1);
+    expect(r.judges[0]).toMatchObject({ judge: "g", n: 2, accuracy: 0.5 });
   });
 });
 
