@@ -14,6 +14,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { c3eJudgePrompt, taskTypeOf } from "../../app/runs/protocols/c3ebench";
 import { judgePrompt, SELF_REFINE_PROMPT, userQuery } from "../../app/runs/protocols/refinebench";
 import { requestKey, type ReplayFile } from "../../app/runs/providers/replay.server";
 import type { LlmRequest } from "../../app/runs/providers/types";
@@ -97,8 +98,35 @@ type BenchItem = { sourceId: string; query: string; passage?: string | null; che
 
 const chat = (messages: LlmRequest["messages"]): LlmRequest => ({ kind: "chat", messages });
 
-/** Builds the replay file from SCRIPT and the demo benchmark's items. */
-export function buildReplayFile(items: BenchItem[]): ReplayFile {
+type WritingItem = { sourceId: string; taskType: string; query: string; passage?: string | null; reference: string; responses: { model: string; text: string; quality: number | string }[] };
+
+/**
+ * C3EBench on the demo writing set: each recorded model's writing is the
+ * demo's own response of that model, and the recorded judge's 1–10 score is
+ * twice the demo's 1–5 quality of that writing (a fictional judge that agrees
+ * with the demo's annotators), keyed by the protocol's own prompts.
+ */
+export function buildC3eEntries(items: WritingItem[]): ReplayFile["entries"] {
+  const entries: ReplayFile["entries"] = [];
+  for (const item of items) {
+    const taskType = taskTypeOf(item.taskType);
+    if (!taskType) throw new Error(`demo-refinebench: writing item ${item.sourceId} has task type ${item.taskType}`);
+    const content = item.passage ? `${item.query}\n\n${item.passage}` : item.query;
+    for (const model of DEMO_RUN_MODELS) {
+      const response = item.responses.find((r) => r.model === model);
+      if (!response) continue;
+      entries.push({ key: requestKey(chat([{ role: "user", content }])), model, text: response.text, note: `${item.sourceId} ${model} (C3EBench)` });
+      const score = Math.min(10, 2 * Number(response.quality));
+      const prompt = c3eJudgePrompt({ taskType, instruction: item.query, grounding: item.passage ?? null, reference: item.reference, candidate: response.text });
+      const reply = JSON.stringify({ score, verdict: score >= 8 ? "As good as the reference or better." : score >= 6 ? "Passes, below the reference." : "Falls short of the reference." });
+      entries.push({ key: requestKey(chat([{ role: "user", content: prompt }])), model: DEMO_RUN_JUDGE_MODEL, text: reply, note: `${item.sourceId} ${model} (C3EBench), judged` });
+    }
+  }
+  return entries;
+}
+
+/** Builds the replay file from SCRIPT and the demo benchmark's items (and, given them, the demo writing set's for C3EBench). */
+export function buildReplayFile(items: BenchItem[], writing: WritingItem[] = []): ReplayFile {
   const entries: ReplayFile["entries"] = [];
   for (const sourceId of DEMO_RUN_ITEMS) {
     const item = items.find((i) => i.sourceId === sourceId);
@@ -120,10 +148,11 @@ export function buildReplayFile(items: BenchItem[]): ReplayFile {
       });
     }
   }
+  entries.push(...buildC3eEntries(writing));
   return {
     recorded: true,
     description:
-      "Recorded outputs for Concord's demo (no network): hand-written replies of the fictional models Quillon-8B and Orrery-70B to three Concord Demo Bench problems over two self-refinement turns, and the fictional judge Sentinel-34B's checklist answers. Original text, CC0 1.0.",
+      "Recorded outputs for Concord's demo (no network): hand-written replies of the fictional models Quillon-8B and Orrery-70B to three Concord Demo Bench problems over two self-refinement turns, and the fictional judge Sentinel-34B's checklist answers; for C3EBench on the demo writing set, the demo's own writings of those models and Sentinel-34B's 1–10 scores. Original text, CC0 1.0.",
     entries,
   };
 }
@@ -131,7 +160,8 @@ export function buildReplayFile(items: BenchItem[]): ReplayFile {
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
   const bench = JSON.parse(fs.readFileSync(path.join(root, "seeds/demo-benchmark.json"), "utf8")) as { items: BenchItem[] };
-  const file = buildReplayFile(bench.items);
+  const writing = JSON.parse(fs.readFileSync(path.join(root, "seeds/demo-writing.json"), "utf8")) as { items: WritingItem[] };
+  const file = buildReplayFile(bench.items, writing.items);
   fs.writeFileSync(path.join(root, DEMO_REPLAY_FILE), JSON.stringify(file, null, 2) + "\n");
   console.log(`wrote ${DEMO_REPLAY_FILE}: ${file.entries.length} recorded outputs`);
 }

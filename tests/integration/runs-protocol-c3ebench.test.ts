@@ -110,4 +110,25 @@ describe("C3EBench on RAVEL's released format", () => {
     expect(m.byTask).toEqual({ Expand: { mean: mean(xs), n: 4 } });
     expect(m).toMatchObject({ failed: 0, unparsed: 0 });
   });
+
+  it("the demo works offline: the recorded models and judge serve C3EBench on the demo writing set without a miss", async () => {
+    const { seedDemo, loadDemoFiles, DEMO_PROJECT } = await import("../../seeds/demo");
+    await seedDemo(db());
+    const projectId = projectIdOf(db(), DEMO_PROJECT.slug);
+    const { writing } = loadDemoFiles();
+    const ds = db().select().from(schema.datasets).all().find((d) => d.projectId === projectId && d.name === writing.dataset.name)!;
+    const run = createRun(db(), projectId, { name: "demo writing", protocol: "c3ebench", datasetId: ds.id, models: [{ provider: "Quillon-8B (recorded)" }, { provider: "Orrery-70B (recorded)" }], judges: [{ provider: "Sentinel-34B (recorded)" }] });
+    const done = await runToEnd(db(), run.id);
+    const failed = db().select().from(schema.jobs).all().filter((j) => j.runId === run.id && j.status !== "done");
+    expect(failed.map((j) => j.error)).toEqual([]);
+    const ms = (runResultsAll(db(), done)[0] as any).metrics;
+    // Expected: the recorded judge scores 2 × the demo's 1–5 quality of each writing.
+    for (const model of ["Orrery-70B", "Quillon-8B"]) {
+      const m = ms.find((x: any) => x.model === model);
+      const byTask: Record<string, number[]> = {};
+      for (const it of writing.items) (byTask[TASK_OF[String(it.taskType).toLowerCase()] ?? it.taskType] ??= []).push(Math.min(10, 2 * Number(it.responses.find((r: any) => r.model === model)!.quality)));
+      for (const [t, xs] of Object.entries(byTask)) expect(m.byTask[t], `${model} ${t}`).toEqual({ mean: mean(xs), n: xs.length });
+      expect(m).toMatchObject({ n: writing.items.length, failed: 0, unparsed: 0 });
+    }
+  });
 });
