@@ -1,3 +1,4 @@
+import { ConfirmButton } from "~/components/ConfirmButton";
 import { CsrfField } from "~/components/CsrfField";
 import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { json } from "@remix-run/node";
@@ -109,7 +110,9 @@ export default function Providers() {
                   <CsrfField />
                   <input type="hidden" name="intent" value="delete" />
                   <input type="hidden" name="providerId" value={p.id} />
-                  <button type="submit" className="link-button">Remove</button>
+                  <ConfirmButton className="link-button" question={`Remove the provider ${p.name}? Runs that used it keep their results.`}>
+                    Remove
+                  </ConfirmButton>
                 </Form>
               </td>
             </tr>

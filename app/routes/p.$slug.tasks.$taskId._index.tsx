@@ -3,6 +3,7 @@
  * pool (adding or removing annotators hands over unstarted work only),
  * adjudicators, gold answers, and closing or reopening the task.
  */
+import { ConfirmButton } from "~/components/ConfirmButton";
 import { CsrfField } from "~/components/CsrfField";
 import type { ActionFunctionArgs, LinksFunction, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { json, redirect } from "@remix-run/node";
@@ -238,9 +239,9 @@ export default function TaskOverview() {
             Status: <strong data-testid="task-status">{task.status}</strong>
           </span>
           {task.status === "archived" ? null : task.status === "open" ? (
-            <button type="submit" name="intent" value="close" className="danger">
+            <ConfirmButton name="intent" value="close" className="danger" question="Close this task? Annotators can no longer label or revise; you can reopen it.">
               Close task
-            </button>
+            </ConfirmButton>
           ) : (
             <button type="submit" name="intent" value="reopen" className="secondary">
               Reopen task
@@ -332,9 +333,9 @@ export default function TaskOverview() {
                     <CsrfField />
                     <input type="hidden" name="userId" value={id} />
                     <span>{name}</span>
-                    <button type="submit" name="intent" value="remove-annotator" className="secondary" disabled={pool.length <= task.overlap} aria-label={`Remove ${name} from the pool`}>
+                    <ConfirmButton name="intent" value="remove-annotator" className="secondary" disabled={pool.length <= task.overlap} aria-label={`Remove ${name} from the pool`} question={`Remove ${name} from this task's pool? Their unlabelled units move to others; their labels stay.`}>
                       Remove
-                    </button>
+                    </ConfirmButton>
                   </Form>
                 </li>
               );
