@@ -59,7 +59,7 @@ type UploadMeta = {
   format: FileFormat;
   columns: string[];
   createdAt: number;
-  options?: { dataset?: string; level?: string; mapping: Record<string, string> };
+  options?: { dataset?: string; level?: string; mapping: Record<string, string>; annotators?: string[] };
 };
 
 function dirOf(token: string): string {
@@ -143,6 +143,8 @@ export function webMessage(text: string): string {
     .replace(/name one with --dataset/g, 'choose the dataset under "Items from dataset"')
     .replace(/--dataset/g, '"Items from dataset"')
     .replace(/--level/g, '"Label level"')
+    .replace(/name the annotator columns with --annotators/g, 'tick the annotator columns')
+    .replace(/--annotators/g, '"Annotator columns"')
     .replace(/--map/g, "the mapping");
 }
 
@@ -319,7 +321,11 @@ export async function handleImportAction(request: Request, project: { slug: stri
       if (!meta.columns.includes(v)) return fail(`"${v}" is not a column of ${meta.fileName}.`, 400, `map.${f.name}`);
       mapping[f.name] = v;
     }
-    meta.options = { dataset: o.dataset || undefined, level: o.level || undefined, mapping };
+    // labels-wide: the annotator columns picked (checkboxes); other columns are ignored and listed in the preview.
+    const annotators = form.getAll("annotators").filter((v): v is string => typeof v === "string");
+    const unknown = annotators.find((a) => !meta.columns.includes(a));
+    if (unknown !== undefined) return fail(`"${unknown}" is not a column of ${meta.fileName}.`, 400, "annotators");
+    meta.options = { dataset: o.dataset || undefined, level: o.level || undefined, mapping, ...(annotators.length ? { annotators } : {}) };
     writeMeta(o.token, meta);
   } else if (!meta.options) return fail("Preview the file before confirming.");
   else {
@@ -341,6 +347,7 @@ export async function handleImportAction(request: Request, project: { slug: stri
       mapping: opts.mapping,
       datasetName: opts.dataset,
       level: opts.level as (typeof LABEL_LEVELS)[number] | undefined,
+      annotators: opts.annotators,
       stageFile: path.join(dir, "stage.db"),
     },
     (job) => {

@@ -226,6 +226,19 @@ function OptionsForm({
           <input type="text" name="dataset" maxLength={200} defaultValue={upload.options?.dataset ?? ""} placeholder="default: from the file name" />
         </label>
       )}
+      {preset.name === "labels-wide" && upload.columns.length ? (
+        <fieldset data-testid="annotator-columns">
+          <legend>Annotator columns: each ticked column is one annotator's labels; the others are ignored</legend>
+          {upload.columns
+            .filter((col) => col !== chosen.unit && col !== chosen.response)
+            .map((col) => (
+              <label key={col} className="inline">
+                <input type="checkbox" name="annotators" value={col} defaultChecked={upload.options?.annotators ? upload.options.annotators.includes(col) : true} /> {col}
+              </label>
+            ))}
+          <FieldError errors={errors} name="annotators" />
+        </fieldset>
+      ) : null}
       {preset.kind === "labels" ? (
         <label>
           Label level
