@@ -47,7 +47,7 @@ export function attachStage(conn: Database.Database, file: string): void {
   conn.pragma("stage.journal_mode = OFF");
   conn.pragma("stage.synchronous = OFF");
   // The staged rows stay in memory up to this size, so the copy under the lock reads no disk (a constant bound, not the file's size).
-  conn.pragma("stage.cache_size = -131072");
+  conn.pragma("stage.cache_size = -65536");
   const ddl = conn.prepare("select sql from main.sqlite_master where type = 'table' and name = ?");
   for (const t of STAGED_TABLES) {
     const row = ddl.get(t) as { sql: string } | undefined;
@@ -56,8 +56,9 @@ export function attachStage(conn: Database.Database, file: string): void {
   }
   const seq = conn.prepare("insert into stage.sqlite_sequence (name, seq) values (?, ?)");
   for (const t of STAGED_TABLES) seq.run(t, STAGE_BASE - 1);
-  // What the writer looks up in staged rows.
+  // What the writer looks up in staged rows; the response keys seen in the file (not copied).
   conn.exec(`
+    create table stage.response_keys (item_id integer not null, source_key text not null, id integer not null, primary key (item_id, source_key)) without rowid;
     create index stage.s_items_dataset on items (dataset_id, source_id);
     create index stage.s_checklist_item on checklist_items (item_id, position);
     create index stage.s_responses_key on responses (item_id, source_key);

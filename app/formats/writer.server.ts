@@ -117,7 +117,6 @@ export class ImportWriter {
   private hashPending = "";
   private projectItems: Map<string, number | "ambiguous"> | undefined;
   private readonly checklists = new Map<number, { id: number; text: string; position: number }[]>();
-  private readonly responseIds = new Map<string, number>();
   private readonly judgeIds = new Map<string, number>();
   private readonly labels: (LabelRecord & { row: number; itemId?: number; responseId?: number })[] = [];
   private readonly labelKeys = new Map<string, number>();
@@ -140,6 +139,9 @@ export class ImportWriter {
       response: c.prepare(
         "insert into stage.responses (item_id, model, turn, text, origin, source_key, metadata) values (?, ?, ?, ?, 'import', ?, ?)",
       ),
+      // The response keys of this file so far (their ID: staged, already in the database, or 0 if refused): on disk, not in memory.
+      keyGet: c.prepare("select id from stage.response_keys where item_id = ? and source_key = ?"),
+      keyIns: c.prepare("insert into stage.response_keys (item_id, source_key, id) values (?, ?, ?)"),
       liveResponse: c.prepare("select id, model, turn, text from main.responses where item_id = ? and source_key = ?"),
       responseId: c.prepare(
         "select id from main.responses where item_id = ? and source_key = ? union all select id from stage.responses where item_id = ? and source_key = ?",
@@ -437,8 +439,7 @@ export class ImportWriter {
     const key = rec.key ?? `${rec.model}#${rec.turn}`;
     const itemId = this.itemId(rec.item, row);
     if (itemId === undefined) return;
-    const k = `${itemId}\u0000${key}`;
-    if (this.responseIds.has(k)) {
+    if (this.s.keyGet.get(itemId, key)) {
       this.error({ row, message: `duplicate response "${key}" for item "${rec.item}"` });
       return;
     }
@@ -450,7 +451,7 @@ export class ImportWriter {
     if (live) {
       if (live.text === rec.text && live.model === rec.model && live.turn === rec.turn) {
         this.alreadyPresent++;
-        this.responseIds.set(k, live.id);
+        this.s.keyIns.run(itemId, key, live.id);
         return;
       }
       const what = live.text !== rec.text ? "text" : live.model !== rec.model ? `model ("${clip(live.model, 40)}")` : `turn (${live.turn})`;
@@ -462,15 +463,15 @@ export class ImportWriter {
           (rec.key ? `response "${clip(key, 60)}"` : `model "${clip(rec.model, 60)}", turn ${rec.turn}`) +
           `: its ${what} differs. Imported responses are never replaced; give the new one another model name (or response key)`,
       });
-      this.responseIds.set(k, 0);
+      this.s.keyIns.run(itemId, key, 0);
       return;
     }
     if (this.failed) {
-      this.responseIds.set(k, 0);
+      this.s.keyIns.run(itemId, key, 0);
       return;
     }
     const res = this.s.response.run(itemId, rec.model, rec.turn, rec.text, key, JSON.stringify(rec.metadata ?? {}));
-    this.responseIds.set(k, Number(res.lastInsertRowid));
+    this.s.keyIns.run(itemId, key, Number(res.lastInsertRowid));
   }
 
   /** The judge's ID: an existing judge of the project, else a new one (staged) when `model` is given. */
@@ -490,7 +491,7 @@ export class ImportWriter {
   verdict(rec: VerdictRecord, row: number): void {
     const itemId = rec.itemId ?? this.itemId(rec.item, row);
     if (itemId === undefined) return;
-    let responseId = this.responseIds.get(`${itemId}\u0000${rec.response}`);
+    let responseId = (this.s.keyGet.get(itemId, rec.response) as { id: number } | undefined)?.id;
     if (responseId === undefined) {
       const byKey = this.s.responseId.get(itemId, rec.response, itemId, rec.response) as { id: number } | undefined;
       const byModel = byKey ? [] : (this.s.responseByModel.all(itemId, rec.response, itemId, rec.response) as { id: number }[]);
