@@ -127,6 +127,13 @@ function table(r: typeof out): string {
     `${f3(j.macroF1)} ${ci(j.macroF1CI, (x) => x.toFixed(3))}`.trim(),
   ]);
   lines.push(...grid(head, body));
+  if (r.humans) {
+    const h = r.humans;
+    lines.push(
+      "",
+      `Humans (${r.reference === "each" ? "every two annotators of a unit" : "each annotator against the majority of the others"}): n ${h.n}, accuracy ${pct(h.accuracy)} ${ci(h.accuracyCI, (x) => `${(100 * x).toFixed(1)}%`)}, kappa ${f3(h.cohenKappa)}`,
+    );
+  }
   for (const j of r.judges) {
     const labels = Object.keys(j.confusion);
     if (!labels.length) continue;

@@ -136,6 +136,15 @@ export interface JudgeAgreementResult {
   units: number;
   annotators: string[];
   judges: JudgeAgreementRow[];
+  /**
+   * The human ceiling a judge is read against (MT-Bench Table 2 sets judge–human beside
+   * human–human agreement). Reference majority/adjudicated: each annotator against the strict
+   * majority of the *other* annotators of the unit (units where they have one), pooled.
+   * Reference each: every two annotators of a unit, pooled, each pair counted in both orders
+   * (so kappa does not depend on which annotator is called first). Null with fewer than two
+   * annotators on any unit.
+   */
+  humans: { n: number; accuracy: number; accuracyCI: [number, number] | null; cohenKappa: number | null } | null;
 }
 
 const isNumberText = (s: string) => s.trim() !== "" && Number.isFinite(Number(s));
@@ -244,7 +253,7 @@ export function judgeAgreement(input: JudgeAgreementInput, options: JudgeAgreeme
     }
     return figures(j.name, ref, jud, unitOf, unparsed, missing, input, policy, judged, numericScale, labels, options);
   });
-  return { reference, unparsedPolicy: policy, labels, unitsWithoutMajority: withoutMajority, units, annotators: input.annotators, judges: rows };
+  return { reference, unparsedPolicy: policy, labels, unitsWithoutMajority: withoutMajority, units, annotators: input.annotators, judges: rows, humans: humanBaseline(input, reference) };
 }
 
 function figures(
@@ -329,6 +338,35 @@ function figures(
   if (B > 0 && n > 1) row.macroF1CI = macroF1Bootstrap(ref, jud, unitOf, index, B, options.seed ?? 1);
   void policy;
   return row;
+}
+
+function humanBaseline(input: JudgeAgreementInput, reference: Reference): JudgeAgreementResult["humans"] {
+  const a: string[] = [];
+  const b: string[] = [];
+  input.labels.forEach((row) => {
+    const present = row.map((l, i) => [l, i] as const).filter((x): x is readonly [string, number] => x[0] !== null);
+    if (present.length < 2) return;
+    if (reference === "each") {
+      for (let x = 0; x < present.length; x++)
+        for (let y = x + 1; y < present.length; y++) {
+          a.push(present[x][0], present[y][0]);
+          b.push(present[y][0], present[x][0]);
+        }
+      return;
+    }
+    for (const [l, i] of present) {
+      const others = strictMajority(row.map((v, k) => (k === i ? null : v)));
+      if (others === null) continue;
+      a.push(others);
+      b.push(l);
+    }
+  });
+  if (a.length === 0) return null;
+  let hits = 0;
+  for (let i = 0; i < a.length; i++) if (a[i] === b[i]) hits++;
+  // Each annotator–unit pair counts once (in "each", every pair twice: n is the number of label pairs).
+  const n = reference === "each" ? a.length / 2 : a.length;
+  return { n, accuracy: hits / a.length, accuracyCI: interval(wilsonCI(reference === "each" ? hits / 2 : hits, n)), cohenKappa: finiteOrNull(cohenKappa(a, b).kappa) };
 }
 
 /** Percentile bootstrap of macro F1, resampling units (a unit's pairs together), from codes and a q×q table per resample. */

@@ -132,6 +132,16 @@ export function judgeAgreementTables(r: TaskJudgeAgreement): ReportTable[] {
       macroF1Ci: j.macroF1CI,
     })),
   };
+  if (r.humans) {
+    // The human ceiling, on the same footing (see JudgeAgreementResult.humans).
+    summary.rows.push({
+      judge: r.reference === "each" ? "Humans (every two annotators)" : "Humans (each annotator vs the others' majority)",
+      n: r.humans.n,
+      accuracy: r.humans.accuracy,
+      accuracyCi: r.humans.accuracyCI,
+      kappa: r.humans.cohenKappa,
+    });
+  }
   const perLabel: ReportTable = {
     id: "agreement-per-label",
     title: "Per label: precision, recall and F1 of each judge",

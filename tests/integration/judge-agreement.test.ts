@@ -53,6 +53,7 @@ const figures = (r: JudgeAgreementResult) => ({
   labels: r.labels,
   unitsWithoutMajority: r.unitsWithoutMajority,
   judges: r.judges.map(({ perAnnotator: _p, ...j }) => j),
+  humans: r.humans,
 });
 
 beforeAll(async () => {
@@ -201,11 +202,15 @@ describe("the judge page", () => {
     }
     const res = await run(csvLoader, args(get(`/p/pairwise/reports/${taskId}/csv?table=agreement-judges&reference=majority&unparsed=count-as-wrong`, cookie), { slug: "pairwise", taskId }));
     expect(res.status).toBe(200);
-    const rows = csvRows(await res.text());
+    const all = csvRows(await res.text());
     const r = cliJson(WIDE);
+    const rows = all.filter((x) => !x.Judge.startsWith("Humans"));
     expect(rows.map((x) => [x.Judge, Number(x.n), Number(x.Unparsed), Number(x.Accuracy), Number(x["Macro F1"])])).toEqual(
       r.judges.map((j) => [j.judge, j.n, j.unparsed, j.accuracy, j.macroF1]),
     );
+    // The human baseline row, as the command's `humans`.
+    const humans = all.find((x) => x.Judge.startsWith("Humans"))!;
+    expect([Number(humans.n), Number(humans.Accuracy), Number(humans["Cohen's kappa"])]).toEqual([r.humans!.n, r.humans!.accuracy, r.humans!.cohenKappa]);
   });
 
   it("an ordinal scale (--level ordinal): quadratic-weighted kappa on the page, as scikit-learn", async () => {
@@ -217,7 +222,7 @@ describe("the judge page", () => {
     const taskId = String(taskOf("ordinal"));
     const res = await run(judgesLoader, args(get(`/p/ordinal/reports/${taskId}/judges`, ck), { slug: "ordinal", taskId }));
     expect(res.status).toBe(200);
-    const rows = (await res.json()).agreement.tables["agreement-judges"].rows as { judge: string; weightedKappa: number }[];
+    const rows = ((await res.json()).agreement.tables["agreement-judges"].rows as { judge: string; weightedKappa: number }[]).filter((x) => !x.judge.startsWith("Humans"));
     // cohen_kappa_score(y_true, y_pred, weights="quadratic", labels=[0, 1, 2]), unparsed pairs left out (scikit-learn 1.2.1).
     expect(rows[0].weightedKappa).toBeCloseTo(0.5227272727272727, 12);
     expect(rows[1].weightedKappa).toBeCloseTo(0.8888888888888888, 12);

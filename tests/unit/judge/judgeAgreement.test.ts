@@ -133,6 +133,23 @@ describe("judgeAgreement on the pairwise fixture", () => {
     close(ord[1].weightedKappa, 0.8888888888888888);
   });
 
+  it("the human baseline: leave-one-out majority, or every two annotators", async () => {
+    const { input } = await wide();
+    // scikit-learn 1.2.1: each annotator's label (y_pred) against the strict majority of the other
+    // annotators of the unit (y_true), pooled: 21 pairs, accuracy_score 0.5238095238095238,
+    // cohen_kappa_score 0.27835051546391754.
+    const m = judgeAgreement(input).humans!;
+    expect(m.n).toBe(21);
+    close(m.accuracy, 0.5238095238095238);
+    close(m.cohenKappa, 0.27835051546391754);
+    // Every two annotators of a unit, both orders stacked: 38 pairs, accuracy 0.47368421052631576,
+    // cohen_kappa_score 0.20543648719289076.
+    const e = judgeAgreement(input, { reference: "each" }).humans!;
+    expect(e.n).toBe(38);
+    close(e.accuracy, 0.47368421052631576);
+    close(e.cohenKappa, 0.20543648719289076);
+  });
+
   it("label text, strict majority", () => {
     expect([labelText(1), labelText(" 1 "), labelText("1.0"), labelText("yes"), labelText(" tie "), labelText("")]).toEqual(["1", "1", "1", "Yes", "tie", null]);
     expect(strictMajority(["A", "A", "B"])).toBe("A");
