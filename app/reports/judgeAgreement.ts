@@ -26,7 +26,7 @@
  * macro averaging.
  */
 // Each statistic from its own file (not the ~/stats index): the command line loads only what it uses.
-import { bootstrapCI } from "~/stats/bootstrapCI";
+import { countsBootstrapCI } from "~/stats/countsBootstrapCI";
 import { cohenKappa } from "~/stats/cohenKappa";
 import { gwetAC1 } from "~/stats/gwetAC1";
 import { macroPrecisionRecallF1 } from "~/stats/macroPrecisionRecallF1";
@@ -220,8 +220,19 @@ export function judgeAgreement(input: JudgeAgreementInput, options: JudgeAgreeme
   }
 
   /** A verdict as the label it counts as; undefined = no verdict; null = left out (exclude). */
+  // Verdict texts repeat (a handful of labels): each distinct text is read once.
+  const seen = new Map<string, { label: string | null; unparsed: boolean }>();
+  const NONE = { label: undefined, unparsed: false };
   const judged = (v: string | null | undefined): { label: string | null | undefined; unparsed: boolean } => {
-    if (v === undefined) return { label: undefined, unparsed: false };
+    if (v === undefined) return NONE;
+    if (v !== null) {
+      let hit = seen.get(v);
+      if (!hit) seen.set(v, (hit = judgedText(v)));
+      return hit;
+    }
+    return judgedText(null);
+  };
+  const judgedText = (v: string | null): { label: string | null; unparsed: boolean } => {
     const t = v === null ? null : labelText(v);
     if (t !== null && labelSet.has(t)) return { label: t, unparsed: false };
     if (policy === "exclude") return { label: null, unparsed: true };
@@ -369,26 +380,50 @@ function humanBaseline(input: JudgeAgreementInput, reference: Reference): JudgeA
   return { n, accuracy: hits / a.length, accuracyCI: interval(wilsonCI(reference === "each" ? hits / 2 : hits, n)), cohenKappa: finiteOrNull(cohenKappa(a, b).kappa) };
 }
 
-/** Percentile bootstrap of macro F1, resampling units (a unit's pairs together), from codes and a q×q table per resample. */
+/**
+ * Percentile bootstrap of macro F1, resampling units (a unit's pairs together). Macro F1 depends
+ * only on the confusion table, so units with the same pairs (the same pattern) are interchangeable:
+ * countsBootstrapCI draws the units per pattern (the units themselves on small data, with the row
+ * bootstrap's draws; one multinomial draw over the few patterns on large data), and each resample's
+ * table is the patterns' tables weighted by their draws.
+ */
 function macroF1Bootstrap(ref: string[], jud: string[], unitOf: number[], index: Map<string, number>, B: number, seed: number): [number, number] | null {
   const q = index.size;
   const n = ref.length;
-  const rc = new Int32Array(n);
-  const jc = new Int32Array(n);
-  for (let i = 0; i < n; i++) {
-    rc[i] = index.get(ref[i])!;
-    jc[i] = index.get(jud[i])!;
+  // Units in order of first appearance, each with its pattern (the sorted cells of its pairs).
+  const patternIndex = new Map<string, number>();
+  const patternCells: number[][] = [];
+  const counts: number[] = [];
+  const unitPattern: number[] = [];
+  let i = 0;
+  while (i < n) {
+    const u = unitOf[i];
+    const cells: number[] = [];
+    for (; i < n && unitOf[i] === u; i++) cells.push(index.get(ref[i])! * q + index.get(jud[i])!);
+    cells.sort((x, y) => x - y);
+    const key = cells.join(",");
+    let p = patternIndex.get(key);
+    if (p === undefined) {
+      p = patternCells.length;
+      patternIndex.set(key, p);
+      patternCells.push(cells);
+      counts.push(0);
+    }
+    counts[p]++;
+    unitPattern.push(p);
   }
   const table = new Float64Array(q * q);
-  const r = bootstrapCI({
-    data: unitOf,
-    indicesOnly: true,
-    cluster: (u) => u,
+  const r = countsBootstrapCI({
+    counts,
+    patternOfUnit: Int32Array.from(unitPattern),
     resamples: B,
     seed,
-    statistic: (_s, idx) => {
+    statistic: (w) => {
       table.fill(0);
-      for (let t = 0; t < idx.length; t++) table[rc[idx[t]] * q + jc[idx[t]]]++;
+      for (let p = 0; p < w.length; p++) {
+        if (w[p] === 0) continue;
+        for (const c of patternCells[p]) table[c] += w[p];
+      }
       // Macro F1 over the labels present in the resample (either side), undefined ratios 0: as on the full data.
       let sum = 0;
       let labels = 0;
@@ -401,8 +436,7 @@ function macroF1Bootstrap(ref: string[], jud: string[], unitOf: number[], index:
         }
         if (support === 0 && predicted === 0) continue;
         labels++;
-        const tp = table[k * q + k];
-        sum += (2 * tp) / (support + predicted);
+        sum += (2 * table[k * q + k]) / (support + predicted);
       }
       return labels ? sum / labels : NaN;
     },
