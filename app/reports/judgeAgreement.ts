@@ -157,15 +157,17 @@ export function sortLabels(labels: Iterable<string>): string[] {
 }
 
 /** The label more than half of the unit's annotators gave, or null. */
-export function strictMajority(labels: readonly (string | null)[]): string | null {
+export function strictMajority(labels: readonly (string | null)[], skip = -1): string | null {
+  // A unit has a few annotators: count by scanning (no map per unit). `skip`: leave that annotator out.
   let total = 0;
-  const counts = new Map<string, number>();
-  for (const l of labels) {
-    if (l === null) continue;
-    total++;
-    counts.set(l, (counts.get(l) ?? 0) + 1);
+  for (let i = 0; i < labels.length; i++) if (i !== skip && labels[i] !== null) total++;
+  for (let i = 0; i < labels.length; i++) {
+    const l = labels[i];
+    if (i === skip || l === null) continue;
+    let n = 0;
+    for (let k = i; k < labels.length; k++) if (k !== skip && labels[k] === l) n++;
+    if (2 * n > total) return l;
   }
-  for (const [l, n] of counts) if (2 * n > total) return l;
   return null;
 }
 
@@ -246,13 +248,12 @@ export function judgeAgreement(input: JudgeAgreementInput, options: JudgeAgreeme
     const jud: string[] = [];
     const unitOf: number[] = [];
     const ann: number[] = [];
-    const seenUnit = new Set<number>();
     let unparsed = 0;
     let missing = 0;
     for (let p = 0; p < pairUnit.length; p++) {
+      // A unit's pairs are contiguous: its first pair counts the unit.
       const u = pairUnit[p];
-      const first = !seenUnit.has(u);
-      seenUnit.add(u);
+      const first = p === 0 || pairUnit[p - 1] !== u;
       const { label, unparsed: bad } = judged(j.verdicts[u]);
       if (first && label === undefined) missing++;
       if (first && bad) unparsed++;
@@ -354,24 +355,29 @@ function figures(
 function humanBaseline(input: JudgeAgreementInput, reference: Reference): JudgeAgreementResult["humans"] {
   const a: string[] = [];
   const b: string[] = [];
-  input.labels.forEach((row) => {
-    const present = row.map((l, i) => [l, i] as const).filter((x): x is readonly [string, number] => x[0] !== null);
-    if (present.length < 2) return;
+  for (const row of input.labels) {
     if (reference === "each") {
-      for (let x = 0; x < present.length; x++)
-        for (let y = x + 1; y < present.length; y++) {
-          a.push(present[x][0], present[y][0]);
-          b.push(present[y][0], present[x][0]);
+      for (let x = 0; x < row.length; x++) {
+        const lx = row[x];
+        if (lx === null) continue;
+        for (let y = x + 1; y < row.length; y++) {
+          const ly = row[y];
+          if (ly === null) continue;
+          a.push(lx, ly);
+          b.push(ly, lx);
         }
-      return;
+      }
+      continue;
     }
-    for (const [l, i] of present) {
-      const others = strictMajority(row.map((v, k) => (k === i ? null : v)));
+    for (let i = 0; i < row.length; i++) {
+      const l = row[i];
+      if (l === null) continue;
+      const others = strictMajority(row, i);
       if (others === null) continue;
       a.push(others);
       b.push(l);
     }
-  });
+  }
   if (a.length === 0) return null;
   let hits = 0;
   for (let i = 0; i < a.length; i++) if (a[i] === b[i]) hits++;
@@ -391,7 +397,7 @@ function macroF1Bootstrap(ref: string[], jud: string[], unitOf: number[], index:
   const q = index.size;
   const n = ref.length;
   // Units in order of first appearance, each with its pattern (the sorted cells of its pairs).
-  const patternIndex = new Map<string, number>();
+  const patternIndex = new Map<string | number, number>();
   const patternCells: number[][] = [];
   const counts: number[] = [];
   const unitPattern: number[] = [];
@@ -400,8 +406,8 @@ function macroF1Bootstrap(ref: string[], jud: string[], unitOf: number[], index:
     const u = unitOf[i];
     const cells: number[] = [];
     for (; i < n && unitOf[i] === u; i++) cells.push(index.get(ref[i])! * q + index.get(jud[i])!);
-    cells.sort((x, y) => x - y);
-    const key = cells.join(",");
+    if (cells.length > 1) cells.sort((x, y) => x - y);
+    const key = cells.length === 1 ? cells[0] : cells.join(",");
     let p = patternIndex.get(key);
     if (p === undefined) {
       p = patternCells.length;

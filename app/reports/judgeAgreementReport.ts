@@ -31,23 +31,36 @@ export interface TaskJudgeAgreement extends JudgeAgreementResult {
 export function taskJudgeInput(data: TaskData, judges: JudgeInfo[], verdicts: Verdicts): { input: JudgeAgreementInput; judgeIds: Record<string, number> } {
   const S = data.subjects.length;
   const annotatorIndex = new Map(data.annotators.map((a, i) => [a.id, i]));
-  const labels: (string | null)[][] = Array.from({ length: S }, () => new Array<string | null>(data.annotators.length).fill(null));
+  const A = data.annotators.length;
+  const labels: (string | null)[][] = new Array(S);
+  for (let s = 0; s < S; s++) labels[s] = new Array<string | null>(A).fill(null);
+  // Labels repeat (a handful of values): each distinct one is read once.
+  const text = new Map<unknown, string | null>();
+  const textOf = (v: unknown) => {
+    let t = text.get(v);
+    if (t === undefined && !text.has(v)) text.set(v, (t = labelText(v)));
+    return t ?? null;
+  };
   for (let i = 0; i < data.ratings.length; i++) {
     const a = annotatorIndex.get(data.ratings.annotator[i]);
-    if (a !== undefined) labels[data.ratings.s[i]][a] = labelText(data.ratings.value[i]);
+    if (a !== undefined) labels[data.ratings.s[i]][a] = textOf(data.ratings.value[i]);
   }
-  const adjudicated = data.subjects.map((s) => (s.adjudicated === null ? null : labelText(s.adjudicated)));
-  // Subjects by (response, checklist item): the pair a verdict names.
-  const subjectOf = new Map<string, number[]>();
+  const adjudicated = data.subjects.map((s) => (s.adjudicated === null ? null : textOf(s.adjudicated)));
+  // Subjects by response, then checklist item (-1 for none): the pair a verdict names, without a string per row.
+  const subjectOf = new Map<number, Map<number, number[]>>();
   data.subjects.forEach((s, i) => {
     if (s.responseId == null) return;
-    const key = `${s.responseId}:${s.checklistItemId ?? -1}`;
-    (subjectOf.get(key) ?? subjectOf.set(key, []).get(key)!).push(i);
+    let byCk = subjectOf.get(s.responseId);
+    if (!byCk) subjectOf.set(s.responseId, (byCk = new Map()));
+    const ck = s.checklistItemId ?? -1;
+    const list = byCk.get(ck);
+    if (list) list.push(i);
+    else byCk.set(ck, [i]);
   });
   const byId = new Map(judges.map((j) => [j.id, j]));
   const perJudge = new Map<number, (string | null | undefined)[]>();
   for (let i = 0; i < verdicts.length; i++) {
-    const subs = subjectOf.get(`${verdicts.responseId[i]}:${verdicts.checklistItemId[i]}`);
+    const subs = subjectOf.get(verdicts.responseId[i])?.get(verdicts.checklistItemId[i]);
     if (!subs || !byId.has(verdicts.judgeId[i])) continue;
     let arr = perJudge.get(verdicts.judgeId[i]);
     if (!arr) perJudge.set(verdicts.judgeId[i], (arr = new Array(S).fill(undefined)));

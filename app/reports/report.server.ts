@@ -190,11 +190,16 @@ export interface JudgePageReport {
   histograms: { title: string; bins: { label: string; n: number }[] }[];
 }
 
+/** The verdicts on a task's responses, read once per (task data version, verdict version): the judge tables share them. */
+function taskVerdicts(projectId: number, task: TaskRow, version: string, stale: StaleMode) {
+  return memo(`verdicts:${task.id}:${version}:${verdictVersion(projectId)}:${stale}`, () => loadVerdicts(projectId, task.id, { stale }));
+}
+
 function judgeRows(task: TaskRow, version: string, rule: FinalRule, projectId: number, stale: StaleMode): { data: TaskData; rows: JudgeRow[]; final: FinalLabels } {
   return memo(`judgerows:${task.id}:${version}:${verdictVersion(projectId)}:${stale}:${rule}`, () => {
     const data = taskData(task, version, stale);
     const final = finalLabels(data, rule);
-    return { data, final, rows: judgeReport(data, final, loadJudges(projectId), loadVerdicts(projectId, task.id, { stale })) };
+    return { data, final, rows: judgeReport(data, final, loadJudges(projectId), taskVerdicts(projectId, task, version, stale)) };
   });
 }
 
@@ -380,7 +385,7 @@ export function judgeAgreementFor(
     if (!JUDGE_AGREEMENT_KINDS.includes(task.kind)) return { task: info, applicable: false, result: null, tables: {}, note: null };
     const data = taskData(task, version, stale);
     const judges = loadJudges(projectId);
-    const verdicts = loadVerdicts(projectId, task.id, { stale });
+    const verdicts = taskVerdicts(projectId, task, version, stale);
     let result: TaskJudgeAgreement;
     let note: string | null = null;
     try {
