@@ -56,7 +56,7 @@ export default function JudgeAgreementReport() {
         <StaleSelect counts={stale} mode={report.stale} />
         <button type="submit">Apply</button>
       </Form>
-      {agreement?.applicable && agreement.result ? (
+      {agreement?.applicable && agreement.result && agreement.result.judges.length > 0 ? (
         <section aria-labelledby="any-label-set">
           <h2 id="any-label-set">Any label set: accuracy, kappa, macro precision/recall/F1</h2>
           <Form method="get" className="toolbar">
