@@ -79,6 +79,8 @@ export type GateContext = {
 };
 
 type Waiter = {
+  /** Arrival order in its queue. */
+  seq?: number;
   ctx: GateContext;
   request: unknown;
   estimate: number | null;
@@ -156,6 +158,27 @@ export class SharedLimits {
       const wait = this.rpmWait(providerId, head.requestsPerMinute, now0);
       if (wait > 0) return wait;
     }
+    // Waiters are answered only once the transaction has committed (a call is never sent unlogged).
+    const admitted: [Waiter, number][] = [];
+    const stopped: [Waiter, string][] = [];
+    let wait: number;
+    try {
+      wait = this.admitTx(providerId, queue, head, admitted, stopped);
+      this.ends = []; // written by that (synchronous) transaction
+    } catch (err) {
+      // Nothing was written: the taken waiters go back to the front of the queue, in order.
+      const back = [...admitted.map(([w]) => w), ...stopped.map(([w]) => w)].sort((a, b) => (a.seq ?? 0) - (b.seq ?? 0));
+      for (const w of back) w.settled = false;
+      queue.unshift(...back);
+      throw err;
+    }
+    for (const [w, id] of admitted) w.resolve(this.ticket(providerId, id));
+    for (const [w, status] of stopped) w.reject(new RunStopped(status));
+    return wait;
+  }
+
+  private admitTx(providerId: number, queue: Waiter[], head: GateContext, admitted: [Waiter, number][], stopped: [Waiter, string][]): number {
+    const st = this.st;
     return this.db.$client
       .transaction((): number => {
         this.writeEnds();
@@ -183,7 +206,7 @@ export class SharedLimits {
             if (status !== "queued" && status !== "running") {
               queue.shift();
               w.settled = true;
-              w.reject(new RunStopped(status));
+              stopped.push([w, status]);
               progressed = true;
               continue;
             }
@@ -197,7 +220,7 @@ export class SharedLimits {
           if (rpm) starts.push(now);
           queue.shift();
           w.settled = true;
-          w.resolve(this.ticket(providerId, id));
+          admitted.push([w, id]);
           progressed = true;
         }
         return 0;
@@ -212,21 +235,19 @@ export class SharedLimits {
   }
 
   /** Writes the answered calls (inside the caller's transaction). */
+  /** (The caller forgets them once its transaction has committed.) */
   private writeEnds(): void {
-    const ends = this.ends;
-    this.ends = [];
-    for (const e of ends) this.st.end.run(e.o.reply == null ? null : JSON.stringify(e.o.reply), e.o.status, e.o.latencyMs, e.o.promptTokens, e.o.completionTokens, e.o.error, e.id);
+    for (const e of this.ends) this.st.end.run(e.o.reply == null ? null : JSON.stringify(e.o.reply), e.o.status, e.o.latencyMs, e.o.promptTokens, e.o.completionTokens, e.o.error, e.id);
   }
 
   /** Writes the answered calls now, in one transaction (retried while the database is busy). */
   flushEnds(): void {
     this.flushQueued = false;
     if (this.ends.length === 0) return;
-    const batch = this.ends;
     try {
       this.db.$client.transaction(() => this.writeEnds()).immediate();
+      this.ends = []; // written by that (synchronous) transaction
     } catch (err) {
-      this.ends = batch.concat(this.ends);
       if (!isBusy(err)) throw err;
       this.flushQueued = true;
       setTimeout(() => this.flushEnds(), 20);
@@ -267,7 +288,9 @@ class Lane {
     return this.queue.some((w) => !w.settled);
   }
 
+  private seq = 0;
   add(w: Waiter) {
+    w.seq = ++this.seq;
     this.queue.push(w);
     this.kick();
   }
