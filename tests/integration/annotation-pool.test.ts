@@ -151,15 +151,18 @@ describe("removing an annotator from the pool", () => {
     const config = findTask(projectId, taskId)!.config;
     const res = await remove(taskId, annotators[2].id);
     expect(res.status).toBe(400);
-    const { error } = await res.json();
-    expect(error).toMatch(/^userId: Removing Pool Annotator 3 would leave 1 annotator in the pool, but this task has overlap k = 2/);
+    const { error, field } = await res.json();
+    expect(field).toBe("userId");
+    expect(error).toMatch(/^Removing Pool Annotator 3 would leave 1 annotator in the pool, but this task has overlap k = 2/);
     expect(rowsOf(taskId)).toEqual(before);
     expect(findTask(projectId, taskId)!.config).toEqual(config);
 
     // Not in the pool, or no user given: a clear 400, nothing changes.
     const gone = await remove(taskId, annotators[0].id);
     expect(gone.status).toBe(400);
-    expect((await gone.json()).error).toMatch(/^userId: .*not in this task's pool/);
+    const goneBody = await gone.json();
+    expect(goneBody.field).toBe("userId");
+    expect(goneBody.error).toMatch(/not in this task's pool/);
     const blank = await remove(taskId, "");
     expect(blank.status).toBe(400);
     expect((await blank.json()).error).toMatch(/^userId:/);

@@ -57,9 +57,10 @@ describe("flags", () => {
     const before = db().select().from(schema.checklistItems).all().length;
     const res = await run(itemAction, args(post("/x", { intent: "add-checklist", text: "  ", reason: "x" }, cookie), p(benchId, { itemId: String(item.id) })));
     expect(res.status).toBe(400);
-    expect((await res.json()).error).toBe("text: A checklist item needs text.");
+    // The message is shown beside the field it names (`field`), for the form that sent it (`form`).
+    expect(await res.json()).toEqual({ error: "A checklist item needs text.", field: "text", form: "add-checklist" });
     const noReason = await run(itemAction, args(post("/x", { intent: "add-checklist", text: "Does the response x?", reason: "" }, cookie), p(benchId, { itemId: String(item.id) })));
-    expect((await noReason.json()).error).toBe("reason: Say why; it goes into the changelog.");
+    expect(await noReason.json()).toEqual({ error: "Say why; it goes into the changelog.", field: "reason", form: "add-checklist" });
     expect(db().select().from(schema.checklistItems).all().length).toBe(before);
     // A checklist item of another item is refused.
     const other = db().select().from(schema.checklistItems).where(eq(schema.checklistItems.itemId, item.id + 1)).get()!;

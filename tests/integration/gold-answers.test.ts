@@ -72,7 +72,8 @@ describe("gold answers on the task page", () => {
     delete partial[`score.${scored[1].letter}`];
     const bad = await save("writing-quality", partial);
     expect(bad.status).toBe(400);
-    expect(bad.body.error).toMatch(new RegExp(`score\\.${scored[1].letter}: Give Response ${scored[1].letter} a known score from 1 to 5`));
+    expect(bad.body.fieldErrors).toEqual({ [`score.${scored[1].letter}`]: `Give Response ${scored[1].letter} a known score from 1 to 5.` });
+    expect(bad.body.form).toBe(`gold-${g.id}`);
     expect(stored(g.id).g).toBeNull();
     expect((await save("writing-quality", { ...form, [`score.${scored[0].letter}`]: "7" })).status).toBe(400);
     expect(stored(g.id).g).toBeNull();
@@ -88,7 +89,7 @@ describe("gold answers on the task page", () => {
     const [g] = await page("best-of-n");
     expect(g.responses.some((r) => r.reference)).toBe(true);
     const tie = await save("best-of-n", { unitId: String(g.id), best: "tie" });
-    expect(tie).toMatchObject({ status: 400, body: { error: "best: This task does not allow ties." } });
+    expect(tie).toMatchObject({ status: 400, body: { fieldErrors: { best: "This task does not allow ties." } } });
     expect((await save("best-of-n", { unitId: String(g.id), best: "Z" })).status).toBe(400);
     expect(stored(g.id).g).toBeNull();
     const pick = g.responses.find((r) => !r.reference)!;
@@ -109,7 +110,7 @@ describe("gold answers on the task page", () => {
       .where(and(eq(schema.units.taskId, tasks["response-satisfaction"]), eq(schema.units.isGold, false)))
       .get()!;
     const res = await save("response-satisfaction", { unitId: String(other.id), answer: "Yes" });
-    expect(res).toMatchObject({ status: 400, body: { error: "unitId: no such gold unit in this task." } });
+    expect(res).toMatchObject({ status: 400, body: { error: "No such gold unit in this task.", field: "unitId" } });
     expect(stored(other.id).g).toBeNull();
   });
 });
