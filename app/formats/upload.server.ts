@@ -139,6 +139,7 @@ setInterval(() => sweepNowAndThen(), 10 * 60_000).unref();
 /** Command-line wording → the page's wording (the page has selects, not flags). */
 export function webMessage(text: string): string {
   return text
+    .replace(/import with --level (\w+) \(the Label level select on the Import page\)/g, 'choose "$1" under "Label level" and preview again')
     .replace(/;? ?map it with --map ([^=\s]+)=COLUMN/g, '; choose its column for "$1" in the mapping')
     .replace(/name one with --dataset/g, 'choose the dataset under "Items from dataset"')
     .replace(/--dataset/g, '"Items from dataset"')
@@ -245,7 +246,7 @@ export function importPageData(project: { id: number; slug: string; name: string
     project: { slug: project.slug, name: project.name },
     presets: Object.values(PRESETS).map((p) => ({
       name: p.name,
-      summary: p.summary,
+      summary: webMessage(p.summary),
       kind: p.kind,
       formats: p.formats,
       fields: (p.fields ?? []).map((f) => ({ name: f.name, help: f.help, required: f.required })),
