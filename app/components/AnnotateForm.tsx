@@ -234,6 +234,7 @@ export function AnnotateForm(p: Props) {
     return () => window.removeEventListener("keydown", onKey);
   });
 
+  const firstRender = useRef(true);
   // The focused response stays in view (not on the first render: the page opens at the top).
   const firstFocus = useRef(true);
   useEffect(() => {
@@ -244,10 +245,17 @@ export function AnnotateForm(p: Props) {
     if (kind.multi) document.getElementById(`response-${unit.responses[focus]?.letter}`)?.scrollIntoView({ block: "nearest" });
   }, [focus, kind.multi, unit.responses]);
 
-  // After a refused save, the keyboard goes to the (first) field in error.
+  // After a refused save, the keyboard goes to the (first) field in error. On a new
+  // unit, nothing keeps the focus of the last page (a "Next" link that Enter would follow).
   useEffect(() => {
     const names = Object.keys(p.fieldErrors);
-    if (names.length === 0) return;
+    if (names.length === 0) {
+      const active = document.activeElement as HTMLElement | null;
+      if (firstRender.current && active && active !== document.body) active.blur();
+      firstRender.current = false;
+      return;
+    }
+    firstRender.current = false;
     if (p.fieldErrors.skipReason) setSkipping(true);
     setTimeout(() => {
       const first = document.querySelector<HTMLElement>(".annotate-grid .field-error[data-field]");

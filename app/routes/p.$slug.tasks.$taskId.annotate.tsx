@@ -79,8 +79,10 @@ function safeReturnPath(path: string, slug: string): boolean {
   return /^\/p\/[A-Za-z0-9._~\-\/]+(\?[A-Za-z0-9._~\-=&%]*)?$/.test(path);
 }
 
-export const shouldRevalidate: ShouldRevalidateFunction = ({ formData, defaultShouldRevalidate }) => {
+export const shouldRevalidate: ShouldRevalidateFunction = ({ formData, actionStatus, defaultShouldRevalidate }) => {
   if (formData?.get("intent") === "draft") return false;
+  // A refused save changed nothing: keep the page (and what is being typed into it).
+  if (actionStatus != null && actionStatus >= 400 && actionStatus < 500) return false;
   return defaultShouldRevalidate;
 };
 
@@ -124,7 +126,7 @@ export default function Annotate() {
           <AnnotateForm
             key={`${page.unit.unitId}-${data.clientToken}`}
             unit={page.unit}
-            initialValues={actionData && !actionData.ok ? actionData.values : page.values}
+            initialValues={actionData && !actionData.ok ? { ...page.values, ...actionData.values } : page.values}
             fieldErrors={actionData && !actionData.ok ? actionData.fieldErrors : NO_ERRORS}
             rules={page.rules}
             status={page.status}

@@ -114,7 +114,7 @@ describe("annotate page: text as written", () => {
     await page.waitForURL((u) => u.pathname === `/p/${scenario.slug}/tasks`);
     await assertNoModelNames(page);
     await context.close();
-  });
+  }, 90_000);
 
   it("shows four lines as four lines, math with KaTeX (local CSS and fonts), code verbatim, and the exact characters on R", async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
@@ -142,7 +142,10 @@ describe("annotate page: text as written", () => {
     expect(await page.locator(`${response} .md p`).textContent()).toContain("costs $5 and $10");
     // KaTeX's stylesheet is ours (the MathML copy is visually hidden by it), and so are its fonts.
     expect(await page.locator(`${response} .katex-mathml`).evaluate((e) => getComputedStyle(e).position)).toBe("absolute");
-    await page.evaluate(() => document.fonts.ready);
+    await page.evaluate(async () => {
+      await document.fonts.ready;
+      return true;
+    });
     const sheets = await page.locator('link[rel="stylesheet"]').evaluateAll((ls) => ls.map((l) => (l as HTMLLinkElement).href));
     expect(sheets.some((h) => /katex/i.test(h))).toBe(true);
     for (const h of sheets) expect(new URL(h).origin).toBe(new URL(app.url).origin);
@@ -178,7 +181,7 @@ describe("annotate page: text as written", () => {
     expect(Math.abs(k!.y + k!.height / 2 - (label!.y + label!.height / 2))).toBeLessThan(6);
     await assertNoModelNames(page);
     await context.close();
-  });
+  }, 90_000);
 
   it("on a wide screen the reference stays in a sticky column beside the responses; the page opens at the top", async () => {
     const context = await browser.newContext({ viewport: { width: 1440, height: 600 } });
@@ -207,7 +210,7 @@ describe("annotate page: text as written", () => {
     const problemTop = await page.locator(".problem-column h2").boundingBox();
     expect(problemTop!.y).toBeLessThan(600);
     await context.close();
-  });
+  }, 90_000);
 
   it("the queue shows a snippet per unit, filters by status and marks stale units; Nothing left links to the next task", async () => {
     const context = await browser.newContext();
@@ -220,14 +223,16 @@ describe("annotate page: text as written", () => {
     for (const s of await page.getByTestId("snippet").allTextContents()) expect(s).toContain("Solve for x and explain.");
     await page.getByRole("link", { name: /^Skipped \(1\)/ }).click();
     await page.waitForURL((u) => u.searchParams.get("status") === "skipped");
-    expect(await items.count()).toBe(1);
+    await expect.poll(() => items.count()).toBe(1);
     expect(await items.first().getAttribute("data-status")).toBe("skipped");
     await page.getByRole("link", { name: /^Stale \(1\)/ }).click();
     await page.waitForURL((u) => u.searchParams.get("status") === "stale");
-    expect(await items.count()).toBe(1);
+    await expect.poll(() => items.first().getAttribute("data-stale")).toBe("true");
+    await expect.poll(() => items.count()).toBe(1);
     await items.first().getByText("stale", { exact: true }).waitFor();
     await page.getByRole("link", { name: /^All / }).click();
     await page.waitForURL((u) => !u.searchParams.has("status"));
+    await expect.poll(() => items.count()).toBe(units.length);
     expect(await page.locator('li[data-stale="true"]').count()).toBe(1);
     await assertNoModelNames(page);
 
@@ -241,5 +246,5 @@ describe("annotate page: text as written", () => {
     await page.waitForURL((u) => u.pathname.endsWith(`/tasks/${scenario.tasks["writing-quality"]}/annotate`));
     await page.getByText("Unit 1 of").waitFor();
     await context.close();
-  });
+  }, 90_000);
 });
