@@ -11,10 +11,10 @@ import { adjudicate, adjudicationView, canAdjudicate, disagreements } from "~/an
 import { isAnnotatable, penaltyReasonsOf, readConfig } from "~/annotation/config";
 import { findTask } from "~/annotation/tasks.server";
 import { forbidden, notFound, requireProjectRole } from "~/auth/guards.server";
-import { Markdown } from "~/components/Markdown";
+import { Markdown, markdownLinks } from "~/components/Markdown";
 import styles from "~/components/annotation.css";
 
-export const links: LinksFunction = () => [{ rel: "stylesheet", href: styles }];
+export const links: LinksFunction = () => [{ rel: "stylesheet", href: styles }, ...markdownLinks];
 export const meta: MetaFunction = () => [{ title: "Adjudicate · Concord" }];
 
 async function context(request: Request, params: { slug?: string; taskId?: string }) {

@@ -51,6 +51,8 @@ export default function Queue() {
     const onKey = (e: KeyboardEvent) => {
       const t = e.target as HTMLElement;
       if (e.ctrlKey || e.metaKey || e.altKey || t.tagName === "INPUT" || t.tagName === "TEXTAREA") return;
+      // Enter on a focused link or button (a unit, a filter) does what that control says.
+      if (e.key === "Enter" && t !== document.body && t.closest("a[href], button, summary, select")) return;
       if ((e.key === "Enter" || e.key === "n" || e.key === "N" || e.key === "ArrowRight") && next != null) {
         e.preventDefault();
         navigate(`${base}/annotate?unit=${next}`);
