@@ -127,16 +127,33 @@ function refuse(req: ExpressRequest, res: ExpressResponse, status: number, messa
   res.status(status).type("text/plain; charset=utf-8");
   // Remix's client shows a "catch" response in the route's error boundary.
   if (new URL(req.originalUrl, "http://x").searchParams.has("_data")) res.set("X-Remix-Catch", "yes");
-  res.end(message);
-  // The rest of a refused body is read and dropped (never kept), so the client
-  // can read this answer; a client that keeps sending is cut off after 2 s.
-  if (!req.complete) {
-    const cut = setTimeout(() => req.socket.destroy(), 2000);
-    cut.unref();
-    req.on("end", () => clearTimeout(cut));
-    req.on("data", () => {});
-    req.resume();
+  if (req.complete) {
+    res.end(message);
+    return;
   }
+  // The body is still arriving. The whole answer is written at once (with its
+  // length, so the client can read it), but the connection is held open while the
+  // rest of the body is read and dropped (never kept): closing it under a client
+  // that is still sending would reset the connection before the answer is read.
+  // A client that keeps sending is cut off after 2 s.
+  res.set("Connection", "close");
+  res.set("Content-Length", String(Buffer.byteLength(message)));
+  res.write(message);
+  const finish = () => {
+    clearTimeout(cut);
+    res.end();
+  };
+  const cut = setTimeout(() => {
+    res.end();
+    req.socket.destroy();
+  }, 2000);
+  cut.unref();
+  req.on("end", finish);
+  req.on("close", finish);
+  // A half-used async iterator leaves a 'readable' listener, which would keep the stream paused.
+  req.removeAllListeners("readable");
+  req.on("data", () => {});
+  req.resume();
 }
 
 /** Reads the whole body (a small form or JSON), refusing more than `limit` bytes. */
