@@ -28,7 +28,7 @@ async function page(kind: string): Promise<GoldRow[]> {
 }
 async function save(kind: string, form: Record<string, string>) {
   const res = await run(taskPage.action, args(post(`/p/${slug}/tasks/${tasks[kind]}`, { intent: "gold", ...form }, cookie), { slug, taskId: String(tasks[kind]) }));
-  return { status: res.status, body: (await res.json()) as { ok?: string; error?: string } };
+  return { status: res.status, body: (await res.json()) as { ok?: string; error?: string; fieldErrors?: Record<string, string>; form?: string } };
 }
 const stored = (unitId: number) => db().select({ g: schema.units.goldLabel, r: schema.units.responseIds }).from(schema.units).where(eq(schema.units.id, unitId)).get()!;
 
