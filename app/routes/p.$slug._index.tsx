@@ -15,11 +15,8 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
     project,
     role,
     researcher,
-    // Annotators see names and sizes only: no models, no judges, no verdicts.
-    datasets: researcher
-      ? datasetSummaries(project.id)
-      : datasetSummaries(project.id).map((d) => ({ ...d, responses: null, verdicts: null })),
-    counts: researcher ? projectCounts(project.id) : null,
+    datasets: datasetSummaries(project.id),
+    counts: projectCounts(project.id),
   });
 }
 

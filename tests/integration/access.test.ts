@@ -115,7 +115,12 @@ describe("access control", () => {
       const mod = await load(file);
       for (const role of ["annotator", "researcher", "admin"] as const) {
         const res = await run(mod.loader!, args(get(entry.path(ids), cookies[role]), entry.params(ids)));
-        expect(res.status, `${role} loading ${file}`).toBe(RANK[role] >= RANK[min] ? 200 : 403);
+        if (role === "annotator" && entry.annotatorRedirect && RANK[role] >= RANK[min]) {
+          expect(res.status, `${role} loading ${file}`).toBe(302);
+          expect(res.headers.get("Location")).toBe(entry.annotatorRedirect(ids));
+        } else {
+          expect(res.status, `${role} loading ${file}`).toBe(RANK[role] >= RANK[min] ? 200 : 403);
+        }
         if (mod.action && entry.form && RANK[role] < RANK[min]) {
           const req = post(entry.path(ids), entry.form(ids), cookies[role]);
           expect((await run(mod.action, args(req, entry.params(ids)))).status).toBe(403);
@@ -127,13 +132,11 @@ describe("access control", () => {
 });
 
 describe("blinding on shared pages", () => {
-  it("an annotator's project overview carries no response or verdict counts", async () => {
+  it("an annotator opening the project overview is sent to their task list and gets no counts", async () => {
     const mod = await load("p.$slug._index.tsx");
     const res = await run(mod.loader!, args(get(`/p/${ids.slug}`, cookies.annotator), { slug: ids.slug }));
-    const body = await res.text();
-    expect(body).not.toMatch(/Model-X/);
-    const data = JSON.parse(body);
-    expect(data.counts).toBeNull();
-    expect(data.datasets[0].responses).toBeNull();
+    expect(res.status).toBe(302);
+    expect(res.headers.get("Location")).toBe(`/p/${ids.slug}/tasks`);
+    expect(await res.text()).not.toMatch(/Model-X|responses|verdicts/);
   });
 });

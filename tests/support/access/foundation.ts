@@ -17,7 +17,13 @@ export const ROUTES: Record<string, Entry> = {
     form: (ids) => ({ intent: "set-disabled", userId: String(ids.userId), disabled: "0" }),
   },
   "p.$slug.tsx": { access: "annotator", path: (i) => `/p/${i.slug}`, params: (i) => ({ slug: i.slug }) },
-  "p.$slug._index.tsx": { access: "annotator", path: (i) => `/p/${i.slug}`, params: (i) => ({ slug: i.slug }) },
+  "p.$slug._index.tsx": {
+    access: "annotator",
+    path: (i) => `/p/${i.slug}`,
+    params: (i) => ({ slug: i.slug }),
+    // An annotator's home in a project is their task list ("My tasks").
+    annotatorRedirect: (i) => `/p/${i.slug}/tasks`,
+  },
   "p.$slug.datasets.$datasetId._index.tsx": {
     access: "researcher",
     path: (i) => `/p/${i.slug}/datasets/${i.datasetId}`,

@@ -7,6 +7,8 @@ export type Entry = {
   params: (ids: Ids) => Record<string, string>;
   /** A harmless, valid form for the action, if the route has one. */
   form?: (ids: Ids) => Record<string, string>;
+  /** Where an annotator allowed in is sent instead of the page (their own home in the project). */
+  annotatorRedirect?: (ids: Ids) => string;
 };
 /**
  * Fixture ids: the base ones made by access.test.ts, plus whatever each area's
