@@ -51,6 +51,25 @@ export function blindingNamesIn(projectId: number, texts: string[], db: Db = get
   return [...new Set(found)].sort((a, b) => a.localeCompare(b));
 }
 
+/**
+ * The warning for annotator-visible fields (field name → text) that name a model,
+ * judge or provider of the project: the same sentence beside each field that
+ * names one, and the names. Null when none does.
+ */
+export function blindingWarning(
+  projectId: number,
+  fields: Record<string, string>,
+  db: Db = getDb(),
+): { fieldErrors: Record<string, string>; warning: { names: string[] } } | null {
+  const names = blindingNamesIn(projectId, Object.values(fields), db);
+  if (!names.length) return null;
+  const where = (text: string) => names.some((n) => text.toLowerCase().includes(n.toLowerCase()));
+  const msg = `Annotators see this text, and it names ${names.map((n) => `"${n}"`).join(", ")} of this project: they would no longer be blind.`;
+  const fieldErrors: Record<string, string> = {};
+  for (const [field, text] of Object.entries(fields)) if (where(text)) fieldErrors[field] = msg;
+  return { fieldErrors, warning: { names } };
+}
+
 export type RenameResult =
   | { ok: true; message: string }
   | { ok: false; fieldErrors: Record<string, string>; warning?: { names: string[] } };
@@ -75,15 +94,8 @@ export function renameTask(
   if (guidelines.length > GUIDELINES_MAX) fieldErrors.guidelines = `Keep the guidelines under ${GUIDELINES_MAX.toLocaleString("en")} characters (they have ${guidelines.length.toLocaleString("en")}).`;
   if (Object.keys(fieldErrors).length) return { ok: false, fieldErrors };
   if (!input.confirmed) {
-    const names = blindingNamesIn(projectId, [name, guidelines], db);
-    if (names.length) {
-      const where = (text: string) => names.some((n) => text.toLowerCase().includes(n.toLowerCase()));
-      const msg = `Annotators see this text, and it names ${names.map((n) => `"${n}"`).join(", ")} of this project: they would no longer be blind.`;
-      const errs: Record<string, string> = {};
-      if (where(name)) errs.name = msg;
-      if (where(guidelines)) errs.guidelines = msg;
-      return { ok: false, fieldErrors: errs, warning: { names } };
-    }
+    const held = blindingWarning(projectId, { name, guidelines }, db);
+    if (held) return { ok: false, ...held };
   }
   db.update(schema.tasks)
     .set({ name, guidelines })

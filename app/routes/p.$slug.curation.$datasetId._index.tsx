@@ -13,6 +13,9 @@ import { runBackCheck } from "~/curation/assist.server";
 import { createTask, projectMembers, TaskError } from "~/annotation/tasks.server";
 import { getDb, schema } from "~/db.server";
 import { ActionMessage } from "~/components/ActionMessage";
+import { FieldError, fieldErrorsFrom, invalidProps, useFocusFirstError } from "~/components/FieldError";
+import { blindingWarning } from "~/annotation/task-names.server";
+import { useRef } from "react";
 
 export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: `Curate ${data?.dataset.name ?? "dataset"} · Concord` }];
 
@@ -153,9 +156,16 @@ export async function action({ request, params }: ActionFunctionArgs) {
 
 function referenceTask(projectId: number, userId: number, datasetId: number, form: FormData) {
   const n = Number(form.get("n") ?? 2);
+  const name = String(form.get("name") || "Reference optimisation: pick the best").trim();
+  // Annotators see the task's name: one naming a model, judge or provider of the
+  // project waits for "Save anyway".
+  if (form.get("confirmNames") !== "yes") {
+    const held = blindingWarning(projectId, { name });
+    if (held) return json({ error: held.fieldErrors.name, field: "name", form: "reference-task", warning: held.warning }, { status: 400 });
+  }
   try {
     const { taskId, units } = createTask(projectId, userId, {
-      name: String(form.get("name") || "Reference optimisation: pick the best"),
+      name,
       datasetId,
       kind: "best-of-n",
       plan: "sample-n",
@@ -172,14 +182,14 @@ function referenceTask(projectId: number, userId: number, datasetId: number, for
     });
     return json({ ok: `Created task ${taskId} with ${units} blind comparisons.`, taskId });
   } catch (err) {
-    if (err instanceof TaskError) return json({ error: err.message, field: err.field }, { status: 400 });
+    if (err instanceof TaskError) return json({ error: err.message, field: err.field, form: "reference-task" }, { status: 400 });
     if (err instanceof z.ZodError) {
       const issue = err.issues[0];
       const field = String(issue.path[0] ?? "");
       // Zod's own wording ("Too small: …") becomes a sentence naming the field; the schema's own messages stay.
       const generic = /^(Too (small|big)|Invalid )/.test(issue.message);
       const labels: Record<string, string> = { overlap: "Overlap k", seed: "Seed", n: "Responses per comparison", pool: "Annotators", name: "Name", turn: "Turn" };
-      return json({ error: generic ? humanIssue(issue as Parameters<typeof humanIssue>[0], labels[field] ?? field) : issue.message, field }, { status: 400 });
+      return json({ error: generic ? humanIssue(issue as Parameters<typeof humanIssue>[0], labels[field] ?? field) : issue.message, field, form: "reference-task" }, { status: 400 });
     }
     throw err;
   }
@@ -197,6 +207,10 @@ export default function CurateDataset() {
   const navigation = useNavigation();
   const { slug } = useParams();
   const busy = navigation.state === "submitting";
+  const refErrors = fieldErrorsFrom(data, "reference-task");
+  const refWarning = data && typeof data === "object" && "warning" in data ? (data.warning as { names: string[] }) : undefined;
+  const refForm = useRef<HTMLFormElement>(null);
+  useFocusFirstError(refForm, refErrors, data);
   return (
     <div>
       <h1>
@@ -361,15 +375,16 @@ export default function CurateDataset() {
         </table>
       )}
       {!dataset.frozenAt ? (
-        <details className="panel" style={{ marginTop: "1rem" }}>
+        <details className="panel" style={{ marginTop: "1rem" }} open={Object.keys(refErrors).length > 0 || undefined} data-testid="reference-task-form">
           <summary>Create a reference-optimisation task</summary>
-          <Form method="post" className="stack">
+          <Form method="post" className="stack" ref={refForm}>
             <CsrfField />
             <input type="hidden" name="intent" value="reference-task" />
             <label>
-              Name
-              <input name="name" defaultValue="Reference optimisation: pick the best" />
+              Name (annotators see it)
+              <input name="name" defaultValue="Reference optimisation: pick the best" {...invalidProps(refErrors, "name", "ref-")} />
             </label>
+            <FieldError errors={refErrors} name="name" scope="ref-" />
             <fieldset>
               <legend>Strong models to compare with the reference</legend>
               {models.map((m) => (
@@ -405,9 +420,16 @@ export default function CurateDataset() {
             <label style={{ display: "flex", gap: "0.4rem" }}>
               <input type="checkbox" name="allowTies" /> Allow ties
             </label>
-            <button type="submit" disabled={busy}>
-              Create task
-            </button>
+            <div className="actions">
+              <button type="submit" name="confirmNames" value="no" disabled={busy}>
+                Create task
+              </button>
+              {refWarning ? (
+                <button type="submit" name="confirmNames" value="yes" className="danger" disabled={busy}>
+                  Save anyway
+                </button>
+              ) : null}
+            </div>
           </Form>
         </details>
       ) : null}

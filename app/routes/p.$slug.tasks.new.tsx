@@ -14,6 +14,7 @@ import styles from "~/components/annotation.css";
 import { ErrorSummary, FieldError, invalidProps, useFocusFirstError, type FieldErrors } from "~/components/FieldError";
 import { fieldErrorsOf, humanErrors } from "~/forms/messages";
 import { getDb, schema } from "~/db.server";
+import { blindingWarning } from "~/annotation/task-names.server";
 
 export const links: LinksFunction = () => [{ rel: "stylesheet", href: styles }];
 export const meta: MetaFunction = () => [{ title: "New task · Concord" }];
@@ -97,6 +98,12 @@ export async function action({ request, params }: ActionFunctionArgs) {
   };
   const parsed = NewTaskSchema.safeParse(raw, { error: humanErrors(LABELS) });
   if (!parsed.success) return json({ fieldErrors: fieldErrorsOf(parsed.error) as FieldErrors }, { status: 400 });
+  // Annotators see the name and guidelines: one naming a model, judge or provider of
+  // the project is held back with a warning until the researcher saves it anyway.
+  if (form.get("confirmNames") !== "yes") {
+    const held = blindingWarning(project.id, { name: parsed.data.name, guidelines: parsed.data.guidelines ?? "" });
+    if (held) return json({ fieldErrors: held.fieldErrors as FieldErrors, warning: held.warning }, { status: 400 });
+  }
   try {
     const { taskId } = createTask(project.id, user.id, parsed.data);
     return redirect(`/p/${project.slug}/tasks/${taskId}`);
@@ -120,6 +127,7 @@ export default function NewTask() {
   const { datasets, models, members } = useLoaderData<typeof loader>();
   const data = useActionData<typeof action>();
   const errors: FieldErrors = (data && "fieldErrors" in data ? data.fieldErrors : {}) ?? {};
+  const warning = data && "warning" in data ? data.warning : undefined;
   const [kind, setKind] = useState<AnnotatableKind>(ANNOTATABLE_KINDS[0]);
   const [plan, setPlan] = useState<string>("");
   const formRef = useRef<HTMLFormElement>(null);
@@ -311,7 +319,16 @@ export default function NewTask() {
           ))}
           {err("pool")}
         </fieldset>
-        <button type="submit">Create task</button>
+        <div className="actions">
+          <button type="submit" name="confirmNames" value="no">
+            Create task
+          </button>
+          {warning ? (
+            <button type="submit" name="confirmNames" value="yes" className="danger">
+              Save anyway
+            </button>
+          ) : null}
+        </div>
       </Form>
     </div>
   );

