@@ -177,7 +177,7 @@ type Prepared = { body: Buffer | Readable | null; tooLarge: () => boolean };
  * start followed by the rest of the stream, still size-limited).
  */
 async function prepareBody(req: ExpressRequest, expectedToken: string): Promise<Prepared> {
-  const host = req.get("X-Forwarded-Host") ?? req.get("Host");
+  const host = ownHost(req);
   const refusal = originRefusal(req.get("Origin"), req.get("Sec-Fetch-Site"), host);
   if (refusal) throw new HttpRefusal(403, `Refused: ${refusal} Changes are only accepted from Concord's own pages.`);
 
@@ -265,11 +265,37 @@ async function sendResponse(res: ExpressResponse, response: Response) {
   else res.end();
 }
 
+/** TRUST_PROXY=1: a reverse proxy in front of us sets the X-Forwarded-* headers (and strips the client's). */
+const TRUST_PROXY = process.env.TRUST_PROXY === "1";
+
+/** The first value of a header a proxy may have appended to ("a, b" → "a"). */
+function firstForwarded(req: ExpressRequest, name: string): string | undefined {
+  const v = req.get(name)?.split(",")[0]?.trim();
+  return v ? v : undefined;
+}
+
+/**
+ * The host our own pages are served under, which the Origin check compares
+ * against. X-Forwarded-Host is anyone's to send: it counts only behind a proxy
+ * we were told about (TRUST_PROXY=1). Otherwise a cross-site page could send
+ * `X-Forwarded-Host: evil.example` with `Origin: http://evil.example` and pass.
+ */
+function ownHost(req: ExpressRequest): string | undefined {
+  return (TRUST_PROXY ? firstForwarded(req, "X-Forwarded-Host") : undefined) ?? req.get("Host");
+}
+
+/** http or https: the socket's, or with TRUST_PROXY=1 the proxy's X-Forwarded-Proto. */
+function ownProtocol(req: ExpressRequest): "http" | "https" {
+  const forwarded = TRUST_PROXY ? firstForwarded(req, "X-Forwarded-Proto")?.toLowerCase() : undefined;
+  if (forwarded === "http" || forwarded === "https") return forwarded;
+  return (req.socket as { encrypted?: boolean }).encrypted ? "https" : "http";
+}
+
 function requestUrl(req: ExpressRequest): URL {
-  const host = req.get("X-Forwarded-Host") ?? req.get("Host");
+  const host = ownHost(req);
   if (!host) throw new HttpRefusal(400, "The request has no Host header.");
   try {
-    return new URL(`${req.protocol}://${host}${req.originalUrl}`);
+    return new URL(`${ownProtocol(req)}://${host}${req.originalUrl}`);
   } catch {
     throw new HttpRefusal(400, "The request's Host header is malformed.");
   }

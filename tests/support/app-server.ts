@@ -22,17 +22,28 @@ export type RunningApp = {
   output: () => string;
 };
 
+/** Extra settings for startApp: environment variables (undefined removes one) and node flags. */
+export type StartOptions = {
+  env?: Record<string, string | undefined> | ((databaseFile: string) => Record<string, string | undefined>);
+  nodeArgs?: string[];
+};
+
 /**
  * @param prepare runs before the server starts, with the database file path
  *   (for example to seed it with seedDemo(openDatabase(file))).
+ * @param options extra environment (e.g. TRUST_PROXY) and node flags (e.g. a
+ *   test-only --import preload) for the server process.
  */
-export async function startApp(prepare?: (databaseFile: string) => Promise<void> | void): Promise<RunningApp> {
+export async function startApp(prepare?: (databaseFile: string) => Promise<void> | void, options: StartOptions = {}): Promise<RunningApp> {
   const dir = tempDir("concord-app-");
   const databaseFile = path.join(dir, "app.db");
   if (prepare) await prepare(databaseFile);
-  const child: ChildProcess = spawn(process.execPath, [...SERVER_NODE_FLAGS, "--import", "tsx", "scripts/server.ts"], {
+  const extraEnv = typeof options.env === "function" ? options.env(databaseFile) : (options.env ?? {});
+  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: databaseFile, PORT: "0", NODE_ENV: "production", ...extraEnv };
+  for (const [k, v] of Object.entries(extraEnv)) if (v === undefined) delete env[k];
+  const child: ChildProcess = spawn(process.execPath, [...SERVER_NODE_FLAGS, ...(options.nodeArgs ?? []), "--import", "tsx", "scripts/server.ts"], {
     cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: databaseFile, PORT: "0", NODE_ENV: "production" },
+    env,
     stdio: ["ignore", "pipe", "pipe"],
   });
   let out = "";
