@@ -141,10 +141,10 @@ function OtherTables({ r }: { r: any }) {
           <tr>
             <th>Model</th>
             <th>Dataset</th>
-            <th className="num">Internal</th>
-            <th className="num">External</th>
-            <th className="num">Internal + Wait</th>
-            <th className="num">Blind spot [95% CI]</th>
+            <th className="num">Internal [95% Wilson CI]</th>
+            <th className="num">External [95% Wilson CI]</th>
+            <th className="num">Internal + Wait [95% Wilson CI]</th>
+            <th className="num">Blind spot [95% CI, delta method, upper end clipped at 1]</th>
           </tr>
         </thead>
         <tbody>
@@ -159,7 +159,10 @@ function OtherTables({ r }: { r: any }) {
                     {d.byCondition[c] ? <div className="small muted">n={d.byCondition[c].n}, failed={d.byCondition[c].failed}, unparsed={d.byCondition[c].unparsed}</div> : null}
                   </td>
                 ))}
-                <td className="num">{d.blindSpot ? `${f3(d.blindSpot.value)} [${f3(d.blindSpot.ci[0])}, ${f3(d.blindSpot.ci[1])}]` : "—"}</td>
+                <td className="num">
+                  {d.blindSpot ? `${f3(d.blindSpot.value)} [${f3(d.blindSpot.ci[0])}, ${f3(d.blindSpot.ci[1])}]` : "—"}
+                  {d.blindSpot?.clipped ? <div className="small muted">clipped at 1</div> : null}
+                </td>
               </tr>
             )),
             <tr key={m.model + "macro"}>

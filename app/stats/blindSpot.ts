@@ -18,8 +18,10 @@ export interface BlindSpotResult {
   pExternal: number;
   /** Delta-method standard error; NaN when pExternal = 0 or a condition has N < 2. */
   se: number;
-  /** value ± z·se (z = 1.96 by default). */
+  /** value ± z·se (z = 1.96 by default), the upper end clipped at 1 (the blind spot cannot exceed 1). */
   ci: Interval;
+  /** Whether the upper end was clipped at 1. */
+  clipped: boolean;
 }
 
 /**
@@ -37,6 +39,8 @@ export interface BlindSpotResult {
  * G. Casella & R. L. Berger (2002) Statistical Inference, §5.5.4 (delta method).
  *
  * Preconditions: counts are integers with 0 ≤ correct ≤ N and N ≥ 1.
+ * The blind spot is at most 1 (p_I ≥ 0), so the upper end of the delta-method
+ * interval is clipped at 1 (`clipped` says when); it has no lower bound.
  * The CI is [NaN, NaN] when p_E = 0 (the value 0 is a convention, not an
  * estimate) or when a condition has N = 1 (no sample variance).
  *
@@ -58,10 +62,11 @@ export function blindSpot(input: BlindSpotInput, options: { z?: number } = {}): 
   if (typeof z !== "number" || !(z > 0) || !Number.isFinite(z)) throw new Error(`${fn}: z must be a positive finite number`);
   const pI = ic / iN;
   const pE = ec / eN;
-  if (pE === 0) return { value: 0, pInternal: pI, pExternal: pE, se: NaN, ci: [NaN, NaN] };
+  if (pE === 0) return { value: 0, pInternal: pI, pExternal: pE, se: NaN, ci: [NaN, NaN], clipped: false };
   const value = 1 - pI / pE;
   const semI2 = iN > 1 ? (pI * (1 - pI)) / (iN - 1) : NaN; // s²/N with s² = N p(1-p)/(N-1)
   const semE2 = eN > 1 ? (pE * (1 - pE)) / (eN - 1) : NaN;
   const se = Math.sqrt(semI2 / (pE * pE) + (pI * pI * semE2) / (pE * pE * pE * pE));
-  return { value, pInternal: pI, pExternal: pE, se, ci: [value - z * se, value + z * se] };
+  const hi = value + z * se;
+  return { value, pInternal: pI, pExternal: pE, se, ci: [value - z * se, Math.min(1, hi)], clipped: hi > 1 };
 }

@@ -4,6 +4,16 @@
  * injected error and dataset land in the item's metadata), run in the three
  * conditions against the local fake endpoint; accuracy, its CI and the blind
  * spot (§3.2, Eq. 2) recomputed here from the replies.
+ *
+ * The paper's data is not among the real files this project tests against, so
+ * the fixture follows the paper's description of an item (§4, Table 1,
+ * Appendix D): one JSON object per line with `id`, `question`, `answer` (the
+ * golden answer; `items-jsonl` stores it as the reference), `dataset` (SCLI5,
+ * GSM8K-SC or PRM800K-SC: it picks the wrong-answer or wrong-reasoning judge
+ * prompt of D.2) and `injected_error` (a wrong answer for SCLI5, reasoning
+ * steps with one mistake for the others). `items-jsonl` keeps the fields it does
+ * not map (`injected_error`, `dataset`) in the item's metadata, where the
+ * protocol reads them (metadata `injected_error`, `dataset`).
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -94,11 +104,16 @@ describe("Self-Correction Bench", () => {
         const xs: number[] = rows.map((r) => (corrects(c, r.question) ? 1 : 0));
         const mu = mean(xs);
         const sd = Math.sqrt(xs.reduce((s: number, x) => s + (x - mu) ** 2, 0) / (xs.length - 1));
-        const half = (1.96 * sd) / Math.sqrt(xs.length);
         expect(cell.byCondition[c].n, `${dataset} ${c}`).toBe(xs.length);
         expect(cell.byCondition[c].mean).toBeCloseTo(mu, 12);
-        expect(cell.byCondition[c].ci[0]).toBeCloseTo(mu - half, 12);
-        expect(cell.byCondition[c].ci[1]).toBeCloseTo(mu + half, 12);
+        expect(cell.byCondition[c].sem).toBeCloseTo(sd / Math.sqrt(xs.length), 12); // the paper's SEM
+        // The interval is Wilson's score interval (stays in [0, 1]): centre (p + z²/2n)/(1 + z²/n), half z/(1 + z²/n)·√(p(1−p)/n + z²/4n²).
+        const nn = xs.length;
+        const z = 1.96;
+        const centre = (mu + z * z / (2 * nn)) / (1 + z * z / nn);
+        const half = (z / (1 + z * z / nn)) * Math.sqrt((mu * (1 - mu)) / nn + (z * z) / (4 * nn * nn));
+        expect(cell.byCondition[c].ci[0]).toBeCloseTo(Math.max(0, centre - half), 12);
+        expect(cell.byCondition[c].ci[1]).toBeCloseTo(Math.min(1, centre + half), 12);
         expect(cell.byCondition[c].failed).toBe(recs.filter((r) => r.dataset === dataset && failedOne(r, c)).length);
         p[c] = mu;
       }

@@ -5,7 +5,7 @@
  * (Figures 13–16), JSON output, as published.
  */
 import { z } from "zod";
-import { blindSpot, meanCI } from "../../stats";
+import { blindSpot, meanCI, wilsonCI } from "../../stats";
 import type { ChatMessage } from "../providers/types";
 import { sampling } from "./sampling";
 import { fillTemplate } from "./template";
@@ -233,7 +233,11 @@ export function selfCorrectionMetrics(obs: ScObservation[]) {
   const acc = (all: ScObservation[]) => {
     const rows = all.filter((o) => !o.failed);
     const xs = rows.filter((o) => o.correct !== null).map((o) => (o.correct ? 1 : 0));
-    return xs.length ? { ...meanCI(xs), correct: xs.filter((x) => x === 1).length, unparsed: rows.length - xs.length, failed: all.length - rows.length } : null;
+    if (!xs.length) return null;
+    const correct = xs.filter((x) => x === 1).length;
+    // Mean and SEM as the paper (§5); the 95% interval is Wilson's score interval, which stays in [0, 1]
+    // (mean ± 1.96·SEM leaves it near 0 or 1: 19/20 gives [0.852, 1.048]).
+    return { ...meanCI(xs), ci: wilsonCI(correct, xs.length), ciMethod: "wilson" as const, correct, unparsed: rows.length - xs.length, failed: all.length - rows.length };
   };
   return models.map((model) => {
     const cells = datasets.map((dataset) => {
