@@ -8,7 +8,7 @@
  * | items-jsonl         | JSONL, nested checklist     | items, checklist items (weighted or not), references      |
  * | items-csv           | CSV, one row per checklist item | the same                                              |
  * | responses           | CSV/JSONL item,model,turn,text | responses (origin "import")                            |
- * | verdicts            | CSV/JSONL judge,item,response,checklist_item,value,raw | judges + verdicts            |
+ * | verdicts            | CSV/JSONL judge,item,response,checklist_item,value,raw | judges + verdicts (unparsed kept on labelled responses) |
  * | labels-long         | CSV/JSONL unit,annotator,label | an "imported-labels" task with placeholder annotators  |
  * | labels-wide         | CSV/JSONL/JSON, unit + the annotator columns (--annotators) | the same                  |
  * | unit-verdicts       | CSV/JSONL/JSON unit,judge,verdict[,raw] | verdicts on imported-label units (unparsed kept) |
@@ -418,7 +418,8 @@ function checklistRef(v: string | number | undefined): ChecklistRef {
 
 const verdictsPreset: Preset = {
   name: "verdicts",
-  summary: "Judge verdicts: judge, item, response, checklist_item (number or text; blank = whole response), value, raw",
+  summary:
+    "Judge verdicts: judge, item, response, checklist_item (number or text; blank = whole response), value, raw; on a response with imported labels an empty or out-of-set value is kept as unparsed",
   kind: "attach",
   formats: ["csv", "jsonl", "json"],
   fields: [
@@ -436,7 +437,8 @@ const verdictsPreset: Preset = {
       item: reqText,
       response: reqText,
       checklist_item: z.preprocess(blankToUndef, z.union([z.string(), z.number()]).optional()),
-      value: z.preprocess(blankToUndef, z.union([z.string(), z.number(), z.boolean()], { error: "is missing" })),
+      // Empty is allowed here: the writer keeps it as unparsed on a response with imported labels, and refuses it elsewhere.
+      value: z.preprocess(blankToUndef, z.union([z.string(), z.number(), z.boolean()], { error: (iss) => `expected text, a number or yes/no, got ${describe(iss.input)}` }).optional()),
       raw: z.preprocess((v) => (v === undefined || v === null ? undefined : typeof v === "string" ? v : JSON.stringify(v)), z.string().optional()),
     });
     await eachRow(ctx, this.fields!, (m, row, _r, cols) => {
@@ -444,7 +446,16 @@ const verdictsPreset: Preset = {
       if (!d) return;
       const { value, score } = verdictValue(d.value);
       ctx.sink.verdict(
-        { judge: d.judge.trim(), item: d.item.trim(), response: d.response.trim(), checklist: checklistRef(d.checklist_item), value, score, raw: d.raw ?? null },
+        {
+          judge: d.judge.trim(),
+          item: d.item.trim(),
+          response: d.response.trim(),
+          checklist: checklistRef(d.checklist_item),
+          value,
+          score,
+          raw: d.raw ?? null,
+          againstLabels: { valueField: cols.value },
+        },
         row,
       );
     });

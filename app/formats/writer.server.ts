@@ -56,6 +56,12 @@ export type VerdictRecord = {
   parseStatus?: "ok" | "partial" | "failed" | "unparsed";
   /** The item, already resolved (unit verdicts); `item` then only names it in messages. */
   itemId?: number;
+  /**
+   * The verdicts preset: a whole-response verdict on a response that is a unit of imported labels is
+   * checked against that task's labels (empty or outside them: kept, parse status "unparsed"); on any
+   * other response an empty value is refused, naming `valueField`.
+   */
+  againstLabels?: { valueField?: string };
 };
 
 /** `response` (a response key or model of the item named by `unit`) links the label to an imported response. */
@@ -527,6 +533,21 @@ export class ImportWriter {
       }
       checklistItemId = hit.id;
     }
+    if (rec.againstLabels) {
+      const labels = checklistItemId === null ? this.labelsOfResponse(responseId) : undefined;
+      if (labels) {
+        // A judge of labelled units: an empty output or one outside the task's labels is kept as unparsed.
+        const parsed = rec.value !== null && labels.has(rec.value);
+        rec = { ...rec, score: parsed ? rec.score : null, parseStatus: parsed ? "ok" : "unparsed" };
+      } else if (rec.value === null) {
+        this.error({
+          row,
+          field: rec.againstLabels.valueField ?? "value",
+          message: "is empty (an empty verdict is kept, as unparsed, only on a response labelled by imported labels)",
+        });
+        return;
+      }
+    }
     const key = `${rec.judge}\u0000${responseId}\u0000${checklistItemId}`;
     if (this.verdictKeys.has(key)) {
       this.error({ row, message: `duplicate verdict of judge "${rec.judge}" (first at row ${this.verdictKeys.get(key)})` });
@@ -739,6 +760,52 @@ export class ImportWriter {
   private unitItems: Map<string, { itemId: number; taskId: number } | "ambiguous"> | undefined;
   private readonly taskLabels = new Map<number, Set<string>>();
 
+  /** The labels of an imported-labels task as text: the human labels submitted, and its declared scale. */
+  private labelsOfTask(taskId: number): Set<string> {
+    let labels = this.taskLabels.get(taskId);
+    if (labels) return labels;
+    labels = new Set();
+    for (const r of this.conn
+      .prepare(
+        `select distinct an.label from main.annotations an join main.assignments a on a.id = an.assignment_id join main.units u on u.id = a.unit_id
+         where u.task_id = ? and an.status = 'submitted'`,
+      )
+      .all(taskId) as { label: string }[]) {
+      try {
+        labels.add(String(JSON.parse(r.label)));
+      } catch {
+        labels.add(r.label);
+      }
+    }
+    const config = this.conn.prepare("select config from main.tasks where id = ?").get(taskId) as { config: string | null } | undefined;
+    try {
+      const declared = (JSON.parse(config?.config ?? "{}") as { categories?: unknown }).categories;
+      if (Array.isArray(declared)) for (const c of declared) labels.add(String(c));
+    } catch {
+      // a config that is not JSON declares no scale
+    }
+    this.taskLabels.set(taskId, labels);
+    return labels;
+  }
+
+  private readonly responseLabels = new Map<number, Set<string> | undefined>();
+
+  /** The labels of the imported-labels task(s) whose units judge this response; undefined when none does. */
+  private labelsOfResponse(responseId: number): Set<string> | undefined {
+    if (responseId <= 0 || responseId >= STAGE_BASE) return undefined;
+    if (this.responseLabels.has(responseId)) return this.responseLabels.get(responseId);
+    const tasks = this.conn
+      .prepare("select distinct u.task_id from main.units u join main.tasks t on t.id = u.task_id where u.response_id = ? and t.kind = 'imported-labels'")
+      .all(responseId) as { task_id: number }[];
+    let out: Set<string> | undefined;
+    for (const t of tasks) {
+      out ??= new Set();
+      for (const l of this.labelsOfTask(t.task_id)) out.add(l);
+    }
+    this.responseLabels.set(responseId, out);
+    return out;
+  }
+
   /**
    * A judge's verdict on a unit of imported labels, by its unit key: the verdict goes on the
    * response standing for the unit. An empty value, or one outside the human labels of the
@@ -772,23 +839,7 @@ export class ImportWriter {
       });
       return;
     }
-    let labels = this.taskLabels.get(hit.taskId);
-    if (!labels) {
-      labels = new Set();
-      for (const r of this.conn
-        .prepare(
-          `select distinct an.label from main.annotations an join main.assignments a on a.id = an.assignment_id join main.units u on u.id = a.unit_id
-           where u.task_id = ? and an.status = 'submitted'`,
-        )
-        .all(hit.taskId) as { label: string }[]) {
-        try {
-          labels.add(String(JSON.parse(r.label)));
-        } catch {
-          labels.add(r.label);
-        }
-      }
-      this.taskLabels.set(hit.taskId, labels);
-    }
+    const labels = this.labelsOfTask(hit.taskId);
     const parsed = rec.value !== null && labels.has(rec.value);
     this.verdict(
       { judge: rec.judge, item: rec.unit, itemId: hit.itemId, response: UNIT_RESPONSE_KEY, checklist: null, value: rec.value, score: parsed ? rec.score : null, raw: rec.raw, parseStatus: parsed ? "ok" : "unparsed" },

@@ -328,3 +328,69 @@ describe("bad input to the command", () => {
     expect(r.stderr.trim()).toMatch(message);
   });
 });
+
+describe("the verdicts preset on responses with imported labels (unparsed verdicts)", () => {
+  const IMPORT = path.join(ROOT, "tests/fixtures/import");
+  beforeAll(async () => {
+    for (const [preset, file] of [["items-jsonl", "items.jsonl"], ["responses", "responses.csv"]]) {
+      expect((await runImport({ databaseFile: dbFile, projectSlug: "linked-unparsed", preset, file: path.join(IMPORT, file) })).errors).toEqual([]);
+    }
+    const labels = path.join(dir, "unparsed-labels.csv");
+    // q1's two responses are labelled; q2's response is not.
+    fs.writeFileSync(labels, "unit,response,annotator,label\nq1,model-a,rae,good\nq1,model-a,sol,good\nq1,model-b,rae,bad\nq1,model-b,sol,bad\n");
+    expect((await runImport({ databaseFile: dbFile, projectSlug: "linked-unparsed", preset: "labels-long", file: labels })).errors).toEqual([]);
+  });
+
+  it("an empty or out-of-set verdict on a labelled response is stored as unparsed with its raw output; other empty verdicts are refused by row and field", async () => {
+    const bad = path.join(dir, "unparsed-verdicts-bad.csv");
+    fs.writeFileSync(
+      bad,
+      "judge,item,response,checklist_item,value,raw\n" +
+        "bot-two,q1,model-a#1,,,I cannot decide.\n" + // row 2: labelled response, empty: unparsed
+        "bot-two,q2,model-a#1,,,\n" + // row 3: a response nobody labelled, empty: refused
+        "bot-two,q1,model-b#1,1,,\n", // row 4: a checklist verdict, empty: refused
+    );
+    const refused = await runImport({ databaseFile: dbFile, projectSlug: "linked-unparsed", preset: "verdicts", file: bad });
+    expect(refused.committed).toBe(false);
+    expect(refused.errors.map((e) => [e.row, e.field])).toEqual([
+      [3, "value"],
+      [4, "value"],
+    ]);
+    expect(c().prepare("select count(*) as n from judges where name = 'bot-two'").get()).toEqual({ n: 0 });
+
+    const good = path.join(dir, "unparsed-verdicts.csv");
+    fs.writeFileSync(
+      good,
+      "judge,item,response,checklist_item,value,raw\n" +
+        "bot-two,q1,model-a#1,,,I cannot decide.\n" +
+        "bot-two,q1,model-b#1,, Unsure ,Unsure.\n" +
+        "bot-two,q1,model-a#1,1,Yes,names Jupiter\n" + // a checklist verdict on the same response: not a label, kept as ok
+        "bot-three,q1,model-a#1,,good,good\n" +
+        "bot-three,q1,model-b#1,,bad,bad\n",
+    );
+    const s = await runImport({ databaseFile: dbFile, projectSlug: "linked-unparsed", preset: "verdicts", file: good });
+    expect(s.errors).toEqual([]);
+    expect(s.verdicts).toBe(5);
+    const stored = c()
+      .prepare(
+        `select j.name as judge, r.model, v.checklist_item_id is not null as checklist, v.value, v.score, v.raw_output as raw, v.parse_status as status
+         from verdicts v join judges j on j.id = v.judge_id join responses r on r.id = v.response_id
+         where j.project_id = ? order by j.name, r.model, v.checklist_item_id`,
+      )
+      .all(projectId("linked-unparsed"));
+    expect(stored).toEqual([
+      { judge: "bot-three", model: "model-a", checklist: 0, value: "good", score: null, raw: "good", status: "ok" },
+      { judge: "bot-three", model: "model-b", checklist: 0, value: "bad", score: null, raw: "bad", status: "ok" },
+      { judge: "bot-two", model: "model-a", checklist: 0, value: null, score: null, raw: "I cannot decide.", status: "unparsed" },
+      { judge: "bot-two", model: "model-a", checklist: 1, value: "Yes", score: 1, raw: "names Jupiter", status: "ok" },
+      { judge: "bot-two", model: "model-b", checklist: 0, value: "Unsure", score: null, raw: "Unsure.", status: "unparsed" },
+    ]);
+    // The judge page counts them: bot-two has two unparsed verdicts (count-as-wrong keeps them in n), bot-three none.
+    const task = (c().prepare("select t.id from tasks t join projects p on p.id = t.project_id where p.slug = 'linked-unparsed' and t.kind = 'imported-labels'").get() as { id: number }).id;
+    const r = judgeAgreementFor(projectId("linked-unparsed"), task, { reference: "majority", unparsed: "count-as-wrong" })!.result!;
+    expect(r.judges.map((j) => [j.judge, j.n, j.unparsed, j.accuracy])).toEqual([
+      ["bot-three", 2, 0, 1],
+      ["bot-two", 2, 2, 0],
+    ]);
+  });
+});
