@@ -1,7 +1,11 @@
 /**
  * C3EBench end to end on data in RAVEL's released format (english_dataset/TASK/*.jsonl
  * field names): imported with the `c3ebench` preset, run against the local fake
- * endpoint, every mean recomputed here from the file itself.
+ * endpoint, every mean recomputed here from the file itself. The fixture has
+ * the released `input` objects of each task type — cloze {prefix, suffix},
+ * edit {content, critique}, condition (= Expand) {genre, brief, condition,
+ * audience, word}, end2end {genre, brief, audience, word} — and each real
+ * English file (../shared/data, when present) is imported and run the same way.
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -16,7 +20,38 @@ import { addProviders, codeSum, FIXTURES, hasShared, importThrough, mean, messag
 const { db, file: dbFile } = useTempDatabase();
 let fake: FakeLlm;
 
-type Rec = { infer_id: string; task_type: string; instruction: string };
+type Rec = { infer_id: string; task_type: string; instruction: string; input: Record<string, string>; reference: string };
+
+/**
+ * What the model and the judge are given as grounding for each task type,
+ * written here from the released fields: the blank between prefix and suffix,
+ * draft and critique, and for Expand/End2End every requirement field with the
+ * outline (`condition`) first.
+ */
+function expectedGrounding(r: Rec): string {
+  const i = r.input;
+  if (r.task_type === "cloze") return `[Context]\n${i.prefix}[fill in the blank]${i.suffix}`;
+  if (r.task_type === "edit") return `[Draft and Critique]\nDraft:\n${i.content}\n\nCritique:\n${i.critique}`;
+  const lines = [i.condition === undefined ? null : `Outline: ${i.condition}`, `Genre: ${i.genre}`, `Brief: ${i.brief}`, `Audience: ${i.audience}`, `Word count: ${i.word}`].filter(Boolean).join("\n");
+  return `${r.task_type === "condition" ? "[Outline]" : "[Context]"}\n${lines}`;
+}
+
+/**
+ * The model gets the instruction and the grounding; the judge its task's
+ * prompt, then instruction, grounding, reference and the model's writing.
+ * (Matched as booleans: a mismatch names the item, never prints the file's text.)
+ */
+function expectPrompts(rec: Rec, gens: { body: Record<string, unknown> }[], judged: { body: Record<string, unknown> }[]) {
+  const grounding = expectedGrounding(rec);
+  const genContent = `${rec.instruction}\n\n${grounding.slice(grounding.indexOf("\n") + 1)}`;
+  const gen = gens.find((g) => messagesOf(g.body)[0].content === genContent);
+  expect(gen !== undefined, `${rec.infer_id}: the model's prompt is the instruction and every grounding field`).toBe(true);
+  const tail = `\n\n[Instruction]\n${rec.instruction}\n\n${grounding}\n\n[Reference Answer]\n${rec.reference}\n\n[Candidate Answer]\n${draft(genContent)}`;
+  const j = judged.find((r) => messagesOf(r.body)[0].content.endsWith(tail));
+  expect(j !== undefined, `${rec.infer_id}: the judge sees instruction, grounding, reference and the writing`).toBe(true);
+  const marker = `# Role\n${FAMILY.find((f) => f.task === TASK_OF[rec.task_type])!.marker}`;
+  expect(messagesOf(j!.body)[0].content.startsWith(marker), `${rec.infer_id}: judged with the ${TASK_OF[rec.task_type]} prompt`).toBe(true);
+}
 
 /** What each prompt of Appendix E opens with, and the score the fake judge gives under it (plus 1 when the candidate's code-point sum is odd). */
 const FAMILY = [
@@ -65,11 +100,8 @@ describe("C3EBench on RAVEL's released format", () => {
     expect(gens.every((g) => g.body.temperature === 0.7)).toBe(true);
     // Each item's judge prompt is its task's (E.1–E.4): the two condition items get Expand's.
     const judged = fake.requests.filter((r) => r.body.model === "judge-model");
-    for (const rec of recs.filter((r) => !r.instruction.includes("bees and orchards"))) {
-      const j = judged.find((r) => messagesOf(r.body)[0].content.includes(`[Instruction]\n${rec.instruction}\n`))!;
-      expect(j, rec.infer_id).toBeDefined();
-      expect(messagesOf(j.body)[0].content.startsWith(`# Role\n${FAMILY.find((f) => f.task === TASK_OF[rec.task_type])!.marker}`), rec.infer_id).toBe(true);
-    }
+    // Every released input field reaches the model and the judge ($$ and $' verbatim).
+    for (const rec of recs.filter((r) => !r.instruction.includes("bees and orchards"))) expectPrompts(rec, gens, judged);
     const m = (runResultsAll(db(), done)[0] as any).metrics[0];
     // Expected: every item except the failed generation and the unparseable verdict.
     const scored = recs.filter((r) => !r.instruction.includes("bees and orchards") && r.infer_id !== "edit_en_r2");
@@ -91,25 +123,38 @@ describe("C3EBench on RAVEL's released format", () => {
     expect(() => createRun(db(), projectId, { name: "odd", protocol: "c3ebench", datasetId: ds.id, models: [{ provider: "target" }], judges: [{ provider: "judge" }] })).toThrow(/item odd-1: task type "haiku" is not cloze, edit, condition\/expand or end2end/);
   });
 
-  it.skipIf(!hasShared("RAVEL-Reasoning-Agents-Text-Eval"))("on RAVEL's real condition file: judged with the Expand prompt", async () => {
-    const file = path.join(SHARED, "RAVEL-Reasoning-Agents-Text-Eval/english_dataset/condition/step_4_condition_benchmark.jsonl");
-    const recs = fs.readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l) as Rec);
-    expect(new Set(recs.map((r) => r.task_type))).toEqual(new Set(["condition"]));
-    const datasetId = await importThrough(dbFile, "c3ereal", "c3ebench", file);
-    const projectId = projectIdOf(db(), "c3ereal");
-    addProviders(db(), projectId, fake.baseUrl);
-    fake.requests.length = 0;
-    const run = createRun(db(), projectId, { name: "real", protocol: "c3ebench", datasetId, limit: 4, models: [{ provider: "target" }], judges: [{ provider: "judge" }] });
-    const done = await runToEnd(db(), run.id);
-    const judged = fake.requests.filter((r) => r.body.model === "judge-model");
-    expect(judged).toHaveLength(4);
-    expect(judged.every((r) => messagesOf(r.body)[0].content.startsWith(`# Role\n${FAMILY[0].marker}`))).toBe(true);
-    const gens = fake.requests.filter((r) => r.body.model === "target-model");
-    const xs = gens.map((g) => scoreOf("Expand", draft(messagesOf(g.body)[0].content)));
-    const m = (runResultsAll(db(), done)[0] as any).metrics[0];
-    expect(m.byTask).toEqual({ Expand: { mean: mean(xs), n: 4 } });
-    expect(m).toMatchObject({ failed: 0, unparsed: 0 });
-  });
+  const REAL = [
+    { task: "cloze", file: "cloze/step_4_cloze_benchmark.jsonl" },
+    { task: "condition", file: "condition/step_4_condition_benchmark.jsonl" },
+    { task: "edit", file: "edit/step_7_edit_revised_instruction.jsonl" },
+    { task: "end2end", file: "end2end/step_4_end2end_benchmark.jsonl" },
+  ];
+  for (const { task, file: rel } of REAL)
+    it.skipIf(!hasShared(`RAVEL-Reasoning-Agents-Text-Eval/english_dataset/${rel}`))(`on RAVEL's real ${task} file: nothing refused, judged with the ${TASK_OF[task]} prompt on every released field`, async () => {
+      const file = path.join(SHARED, "RAVEL-Reasoning-Agents-Text-Eval/english_dataset", rel);
+      const recs = fs.readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l) as Rec);
+      expect(new Set(recs.map((r) => r.task_type))).toEqual(new Set([task]));
+      const slug = `c3e-${task}`;
+      const datasetId = await importThrough(dbFile, slug, "c3ebench", file);
+      const projectId = projectIdOf(db(), slug);
+      addProviders(db(), projectId, fake.baseUrl);
+      fake.requests.length = 0;
+      const run = createRun(db(), projectId, { name: "real", protocol: "c3ebench", datasetId, limit: 3, models: [{ provider: "target" }], judges: [{ provider: "judge" }] });
+      const done = await runToEnd(db(), run.id);
+      expect(done.status).toBe("completed");
+      const jobs = db().select().from(schema.jobs).all().filter((j) => j.runId === run.id);
+      expect(jobs.filter((j) => j.status !== "done").map((j) => j.error)).toEqual([]);
+      const gens = fake.requests.filter((r) => r.body.model === "target-model");
+      const judged = fake.requests.filter((r) => r.body.model === "judge-model");
+      expect(gens).toHaveLength(3);
+      expect(judged).toHaveLength(3);
+      // The run takes the first three items in file order.
+      for (const rec of recs.slice(0, 3)) expectPrompts(rec, gens, judged);
+      const xs = gens.map((g) => scoreOf(TASK_OF[task], draft(messagesOf(g.body)[0].content)));
+      const m = (runResultsAll(db(), done)[0] as any).metrics[0];
+      expect(m.byTask).toEqual({ [TASK_OF[task]]: { mean: mean(xs), n: 3 } });
+      expect(m).toMatchObject({ failed: 0, unparsed: 0 });
+    });
 
   it("the demo works offline: the recorded models and judge serve C3EBench on the demo writing set without a miss", async () => {
     const { seedDemo, loadDemoFiles, DEMO_PROJECT } = await import("../../seeds/demo");

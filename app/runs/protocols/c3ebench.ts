@@ -58,6 +58,32 @@ export function validateC3eDataset(items: ItemData[]): string[] {
 
 const GROUNDING_LABEL: Record<C3eTaskType, string> = { End2End: "Context", Cloze: "Context", Expand: "Outline", Edit: "Draft and Critique" };
 
+/**
+ * The grounding G of an item (§3.1, Figure 3) from RAVEL's `input` object as
+ * released: Cloze {prefix, suffix} (the context around the blank), Edit
+ * {content, critique} (the draft and its critique), Expand — code name
+ * `condition` — {genre, brief, condition, audience, word} (the outline
+ * G_outline is `condition`; E.3 also judges genre suitability), End2End
+ * {genre, brief, audience, word}. Every field the file gives reaches the model
+ * and the judge, under a readable name. Without such an object (an item
+ * imported otherwise) the item's stored passage is the grounding.
+ */
+export function c3eGrounding(taskType: C3eTaskType, input: unknown, passage: string | null): string | null {
+  if (!input || typeof input !== "object" || Array.isArray(input)) return passage;
+  const o = input as Record<string, unknown>;
+  const s = (v: unknown) => (typeof v === "string" ? v : v === undefined || v === null ? "" : JSON.stringify(v));
+  const has = (k: string) => s(o[k]).trim() !== "";
+  if (taskType === "Cloze" && ("prefix" in o || "suffix" in o)) return `${s(o.prefix)}[fill in the blank]${s(o.suffix)}`;
+  if (taskType === "Edit" && ("content" in o || "critique" in o)) return `Draft:\n${s(o.content)}\n\nCritique:\n${s(o.critique)}`;
+  if (taskType === "Expand" || taskType === "End2End") {
+    const named: [string, string][] = [["condition", "Outline"], ["genre", "Genre"], ["brief", "Brief"], ["audience", "Audience"], ["word", "Word count"]];
+    const known = new Set(named.map(([k]) => k));
+    const lines = [...named.filter(([k]) => has(k)).map(([k, label]) => `${label}: ${s(o[k])}`), ...Object.keys(o).filter((k) => !known.has(k) && has(k)).map((k) => `${k}: ${s(o[k])}`)];
+    if (lines.length) return lines.join("\n");
+  }
+  return passage;
+}
+
 export function c3eJudgePrompt(a: { taskType: C3eTaskType; instruction: string; grounding: string | null; reference: string; candidate: string }): string {
   const fields = [
     `[Instruction]\n${a.instruction}`,
@@ -139,11 +165,11 @@ export const c3eBench: Protocol<C3eBenchConfig> = {
           model: m.name,
           taskType: taskTypeOf(item.taskType) ?? "End2End",
           instruction: item.query,
-          grounding: item.passage,
+          grounding: c3eGrounding(taskTypeOf(item.taskType) ?? "End2End", item.metadata?.input, item.passage),
           reference: item.reference ?? "",
           judges: judges.map((j) => ({ judgeId: j.judgeId, providerId: j.providerId })),
         };
-        const content = item.passage ? `${item.query}\n\n${item.passage}` : item.query;
+        const content = s.grounding ? `${item.query}\n\n${s.grounding}` : item.query;
         jobs.push({ key: `${key(s)}:gen`, payload: { step: "generate", providerId: m.providerId, request: { kind: "chat", messages: [{ role: "user", content }], params: config.targetSampling }, state: s } });
       }
     return jobs;
