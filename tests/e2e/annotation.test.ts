@@ -214,7 +214,9 @@ describe("annotation workspace in Chromium", () => {
     // One score missing: the server names the field, nothing is saved.
     for (let i = 0; i < n - 1; i++) await selects.nth(i).selectOption(String(5 - (i % 5)));
     await row.getByRole("button", { name: "Save" }).click();
-    await page.getByText(/Give Response [A-Z] a known score from 1 to 5/).waitFor();
+    // The message sits beside the missing score's field (and is summed up in the page's alert).
+    await row.locator(".field-error", { hasText: /Give Response [A-Z] a known score from 1 to 5/ }).waitFor();
+    await page.getByRole("alert").filter({ hasText: /not saved/ }).waitFor();
     await page.locator(".gold-form").first().locator("select").nth(n - 1).selectOption("3");
     for (let i = 0; i < n - 1; i++) await page.locator(".gold-form").first().locator("select").nth(i).selectOption(String(5 - (i % 5)));
     await page.locator(".gold-form").first().getByRole("button", { name: "Save" }).click();
