@@ -28,7 +28,7 @@
 // Each statistic from its own file (not the ~/stats index): the command line loads only what it uses.
 import { countsBootstrapCI } from "~/stats/countsBootstrapCI";
 import { cohenKappa } from "~/stats/cohenKappa";
-import { gwetAC1 } from "~/stats/gwetAC1";
+import { gwetSE } from "~/stats/gwetSE";
 import { macroPrecisionRecallF1 } from "~/stats/macroPrecisionRecallF1";
 import { wilsonCI } from "~/stats/wilsonCI";
 import { parseLabel } from "~/formats/labels";
@@ -110,10 +110,18 @@ export interface JudgeAgreementRow {
   cohenKappaCI: [number, number] | null;
   /** Quadratic-weighted kappa on an ordinal scale of numbers (options.ordinal), on the parsed verdicts; else null. */
   weightedKappa: number | null;
+  /** weighted kappa ± 1.96·SE, the asymptotic SE of Fleiss, Cohen & Everitt (1969) with the quadratic weights. */
+  weightedKappaCI: [number, number] | null;
   /** Gwet's AC1 on the same pairs as kappa. */
   ac1: number | null;
+  /** AC1 ± 1.96·SE, Gwet's (2008) analytic SE, clustered by unit (a unit's pairs under reference "each"). */
+  ac1CI: [number, number] | null;
   macroPrecision: number | null;
+  /** Seeded percentile bootstrap over units, the same draws as macroF1CI. */
+  macroPrecisionCI: [number, number] | null;
   macroRecall: number | null;
+  /** Seeded percentile bootstrap over units, the same draws as macroF1CI. */
+  macroRecallCI: [number, number] | null;
   macroF1: number | null;
   /** Seeded percentile bootstrap over units (all of a unit's pairs move together). */
   macroF1CI: [number, number] | null;
@@ -293,9 +301,13 @@ function figures(
     cohenKappa: null,
     cohenKappaCI: null,
     weightedKappa: null,
+    weightedKappaCI: null,
     ac1: null,
+    ac1CI: null,
     macroPrecision: null,
+    macroPrecisionCI: null,
     macroRecall: null,
+    macroRecallCI: null,
     macroF1: null,
     macroF1CI: null,
     perLabel: {},
@@ -330,10 +342,19 @@ function figures(
     const hs: number[] = [];
     const vs: number[] = [];
     for (let i = 0; i < n; i++) if (jud[i] !== UNPARSED) (hs.push(Number(ref[i])), vs.push(Number(jud[i])));
-    if (hs.length) row.weightedKappa = finiteOrNull(cohenKappa(hs, vs, { weights: "quadratic", categories: labelSet.map(Number) }).kappa);
+    if (hs.length) {
+      const wk = cohenKappa(hs, vs, { weights: "quadratic", categories: labelSet.map(Number) });
+      row.weightedKappa = finiteOrNull(wk.kappa);
+      row.weightedKappaCI = row.weightedKappa === null || !Number.isFinite(wk.se) ? null : interval(wk.ci);
+    }
   }
   const pairs = ref.map((r, i) => [r, jud[i]]);
-  row.ac1 = n > 1 ? finiteOrNull(gwetAC1(pairs).value) : null;
+  if (n > 1) {
+    // gwetSE computes AC1 with gwetAC1's arithmetic (the categories in use) and its SE, clustered by unit.
+    const g = gwetSE(pairs, { cluster: unitOf });
+    row.ac1 = finiteOrNull(g.value);
+    row.ac1CI = row.ac1 === null || !Number.isFinite(g.se) ? null : interval(g.ci);
+  }
   // The union of the labels present on either side, in label-set order, the unparsed class last.
   const present = new Set<string>([...ref, ...jud]);
   const order = [...labelSet.filter((l) => present.has(l)), ...[...present].filter((l) => !labelSet.includes(l))];
@@ -347,7 +368,12 @@ function figures(
   for (const h of union) row.confusion[h] = Object.fromEntries(union.map((l) => [l, 0]));
   for (let i = 0; i < n; i++) row.confusion[ref[i]][jud[i]]++;
   const B = options.resamples ?? 1000;
-  if (B > 0 && n > 1) row.macroF1CI = macroF1Bootstrap(ref, jud, unitOf, index, B, options.seed ?? 1);
+  if (B > 0 && n > 1) {
+    const ci = macroBootstrap(ref, jud, unitOf, index, B, options.seed ?? 1);
+    row.macroPrecisionCI = ci.precision;
+    row.macroRecallCI = ci.recall;
+    row.macroF1CI = ci.f1;
+  }
   void policy;
   return row;
 }
@@ -387,13 +413,21 @@ function humanBaseline(input: JudgeAgreementInput, reference: Reference): JudgeA
 }
 
 /**
- * Percentile bootstrap of macro F1, resampling units (a unit's pairs together). Macro F1 depends
- * only on the confusion table, so units with the same pairs (the same pattern) are interchangeable:
- * countsBootstrapCI draws the units per pattern (the units themselves on small data, with the row
- * bootstrap's draws; one multinomial draw over the few patterns on large data), and each resample's
- * table is the patterns' tables weighted by their draws.
+ * Percentile bootstraps of macro precision, recall and F1, resampling units (a unit's pairs
+ * together). The macro averages depend only on the confusion table, so units with the same pairs
+ * (the same pattern) are interchangeable: countsBootstrapCI draws the units per pattern (the units
+ * themselves on small data, with the row bootstrap's draws; one multinomial draw over the few
+ * patterns on large data), and each resample's table is the patterns' tables weighted by their
+ * draws. The three statistics use the same seed, hence the same resamples.
  */
-function macroF1Bootstrap(ref: string[], jud: string[], unitOf: number[], index: Map<string, number>, B: number, seed: number): [number, number] | null {
+function macroBootstrap(
+  ref: string[],
+  jud: string[],
+  unitOf: number[],
+  index: Map<string, number>,
+  B: number,
+  seed: number,
+): { precision: [number, number] | null; recall: [number, number] | null; f1: [number, number] | null } {
   const q = index.size;
   const n = ref.length;
   // Units in order of first appearance, each with its pattern (the sorted cells of its pairs).
@@ -419,33 +453,31 @@ function macroF1Bootstrap(ref: string[], jud: string[], unitOf: number[], index:
     unitPattern.push(p);
   }
   const table = new Float64Array(q * q);
-  const r = countsBootstrapCI({
-    counts,
-    patternOfUnit: Int32Array.from(unitPattern),
-    resamples: B,
-    seed,
-    statistic: (w) => {
-      table.fill(0);
-      for (let p = 0; p < w.length; p++) {
-        if (w[p] === 0) continue;
-        for (const c of patternCells[p]) table[c] += w[p];
+  const patternOfUnit = Int32Array.from(unitPattern);
+  // Macro precision (0), recall (1) or F1 (2) over the labels present in the resample (either side),
+  // undefined ratios 0: as on the full data (scikit-learn average="macro", zero_division=0).
+  const macro = (w: Float64Array, which: 0 | 1 | 2) => {
+    table.fill(0);
+    for (let p = 0; p < w.length; p++) {
+      if (w[p] === 0) continue;
+      for (const c of patternCells[p]) table[c] += w[p];
+    }
+    let sum = 0;
+    let labels = 0;
+    for (let k = 0; k < q; k++) {
+      let support = 0;
+      let predicted = 0;
+      for (let x = 0; x < q; x++) {
+        support += table[k * q + x];
+        predicted += table[x * q + k];
       }
-      // Macro F1 over the labels present in the resample (either side), undefined ratios 0: as on the full data.
-      let sum = 0;
-      let labels = 0;
-      for (let k = 0; k < q; k++) {
-        let support = 0;
-        let predicted = 0;
-        for (let x = 0; x < q; x++) {
-          support += table[k * q + x];
-          predicted += table[x * q + k];
-        }
-        if (support === 0 && predicted === 0) continue;
-        labels++;
-        sum += (2 * table[k * q + k]) / (support + predicted);
-      }
-      return labels ? sum / labels : NaN;
-    },
-  });
-  return interval(r.ci);
+      if (support === 0 && predicted === 0) continue;
+      labels++;
+      const tp = table[k * q + k];
+      sum += which === 0 ? (predicted ? tp / predicted : 0) : which === 1 ? (support ? tp / support : 0) : (2 * tp) / (support + predicted);
+    }
+    return labels ? sum / labels : NaN;
+  };
+  const run = (which: 0 | 1 | 2) => interval(countsBootstrapCI({ counts, patternOfUnit, resamples: B, seed, statistic: (w) => macro(w, which) }).ci);
+  return { precision: run(0), recall: run(1), f1: run(2) };
 }

@@ -107,7 +107,7 @@ export function judgeAgreementTables(r: TaskJudgeAgreement): ReportTable[] {
     `Against ${REFERENCE_LABELS[r.reference]}; label set: ${r.labels.join(", ") || "(none)"}; ` +
     (r.reference === "each" ? "" : `${r.unitsWithoutMajority} of ${r.units} labelled units have no majority and are left out; `) +
     `verdicts outside the label set are unparsed, ${policyLabel(r.unparsedPolicy)}. ` +
-    "Accuracy CI: Wilson score; kappa CI: asymptotic SE; macro F1 CI: percentile bootstrap over units (seeded). Macro averages are unweighted means over the labels either side used (scikit-learn average=\"macro\"; undefined ratios count 0).";
+    "Accuracy CI: Wilson score; kappa CI" + (r.ordinal ? " and weighted kappa CI" : "") + ": asymptotic SE; AC1 CI: Gwet's analytic SE, clustered by unit; macro precision, recall and F1 CIs: percentile bootstrap over units (seeded, the same resamples). Macro averages are unweighted means over the labels either side used (scikit-learn average=\"macro\"; undefined ratios count 0).";
   const summary: ReportTable = {
     id: "agreement-judges",
     title: "Judges against humans, any label set",
@@ -121,10 +121,13 @@ export function judgeAgreementTables(r: TaskJudgeAgreement): ReportTable[] {
       c("accuracyCi", "95% CI", "ci"),
       c("kappa", "Cohen's kappa", "coef"),
       c("kappaCi", "95% CI", "ci"),
-      ...(r.ordinal ? [c("weightedKappa", "Weighted kappa (quadratic)", "coef")] : []),
+      ...(r.ordinal ? [c("weightedKappa", "Weighted kappa (quadratic)", "coef"), c("weightedKappaCi", "95% CI", "ci")] : []),
       c("ac1", "Gwet's AC1", "coef"),
+      c("ac1Ci", "95% CI", "ci"),
       c("macroPrecision", "Macro precision", "coef"),
+      c("macroPrecisionCi", "95% CI", "ci"),
       c("macroRecall", "Macro recall", "coef"),
+      c("macroRecallCi", "95% CI", "ci"),
       c("macroF1", "Macro F1", "coef"),
       c("macroF1Ci", "95% CI", "ci"),
     ],
@@ -137,10 +140,13 @@ export function judgeAgreementTables(r: TaskJudgeAgreement): ReportTable[] {
       accuracyCi: j.accuracyCI,
       kappa: j.cohenKappa,
       kappaCi: j.cohenKappaCI,
-      ...(r.ordinal ? { weightedKappa: j.weightedKappa } : {}),
+      ...(r.ordinal ? { weightedKappa: j.weightedKappa, weightedKappaCi: j.weightedKappaCI } : {}),
       ac1: j.ac1,
+      ac1Ci: j.ac1CI,
       macroPrecision: j.macroPrecision,
+      macroPrecisionCi: j.macroPrecisionCI,
       macroRecall: j.macroRecall,
+      macroRecallCi: j.macroRecallCI,
       macroF1: j.macroF1,
       macroF1Ci: j.macroF1CI,
     })),

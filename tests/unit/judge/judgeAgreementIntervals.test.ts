@@ -1,0 +1,170 @@
+/**
+ * The 95% intervals of the judge–human table beyond accuracy and kappa: weighted kappa
+ * (ordinal), Gwet's AC1, macro precision and macro recall. Every expected interval is
+ * computed here, independently of app/stats, from the figures the row itself reports
+ * (its confusion matrix) or from the fixture files:
+ *
+ * - weighted kappa: the asymptotic variance of Fleiss, Cohen & Everitt (1969, eq. 13) with
+ *   quadratic agreement weights, written out below;
+ * - AC1: Gwet's (2008, eqs. 20–30) linearised variance for two raters, written out below;
+ * - macro precision / recall: a percentile bootstrap over units written out below (the
+ *   units drawn with the same seeded generator as the app, Hyndman & Fan type-6 quantiles),
+ *   the macro averages as scikit-learn's average="macro" with zero_division=0.
+ */
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { readJudgeFiles } from "~/formats/judgeFiles.server";
+import { judgeAgreement, labelText, strictMajority, UNPARSED, type JudgeAgreementRow } from "~/reports/judgeAgreement";
+import { seededRandom } from "~/stats/seededRandom";
+
+const FX = path.resolve(__dirname, "../../fixtures/judge");
+const Z = 1.96;
+
+/** Fleiss, Cohen & Everitt (1969): weighted kappa and its asymptotic SE from a q × q table of counts. */
+function weightedKappaSE(t: number[][]): { kappa: number; se: number } {
+  const q = t.length;
+  const n = t.flat().reduce((a, b) => a + b, 0);
+  const p = t.map((r) => r.map((x) => x / n));
+  const row = p.map((r) => r.reduce((a, b) => a + b, 0));
+  const col = p[0].map((_, j) => p.reduce((a, r) => a + r[j], 0));
+  const w = (i: number, j: number) => 1 - (i - j) ** 2 / (q - 1) ** 2;
+  let po = 0;
+  let pe = 0;
+  for (let i = 0; i < q; i++) for (let j = 0; j < q; j++) (po += w(i, j) * p[i][j]), (pe += w(i, j) * row[i] * col[j]);
+  const kappa = (po - pe) / (1 - pe);
+  const wi = row.map((_, i) => col.reduce((a, c, j) => a + c * w(i, j), 0));
+  const wj = col.map((_, j) => row.reduce((a, r, i) => a + r * w(i, j), 0));
+  let s = 0;
+  for (let i = 0; i < q; i++) for (let j = 0; j < q; j++) s += p[i][j] * (w(i, j) - (wi[i] + wj[j]) * (1 - kappa)) ** 2;
+  const v = (s - (kappa - pe * (1 - kappa)) ** 2) / (n * (1 - pe) ** 2);
+  return { kappa, se: Math.sqrt(v) };
+}
+
+/** Gwet (2008): AC1 of two raters on every unit and its linearised SE, from pairs of labels. */
+function ac1SE(pairs: [string, string][]): { ac1: number; se: number } {
+  const n = pairs.length;
+  const cats = [...new Set(pairs.flat())];
+  const q = cats.length;
+  const pi = cats.map((c) => pairs.reduce((a, [x, y]) => a + ((x === c ? 1 : 0) + (y === c ? 1 : 0)) / 2, 0) / n);
+  const pa = pairs.filter(([x, y]) => x === y).length / n;
+  const pe = pi.reduce((a, p) => a + p * (1 - p), 0) / (q - 1);
+  const ac1 = (pa - pe) / (1 - pe);
+  let ss = 0;
+  for (const [x, y] of pairs) {
+    const paI = x === y ? 1 : 0;
+    const acI = (paI - pe) / (1 - pe);
+    const peI = cats.reduce((a, c, k) => a + ((x === c ? 1 : 0) + (y === c ? 1 : 0)) * (1 - pi[k]), 0) / (2 * (q - 1));
+    const star = acI - (2 * (1 - ac1) * (peI - pe)) / (1 - pe);
+    ss += (star - ac1) ** 2;
+  }
+  return { ac1, se: Math.sqrt(ss / (n * (n - 1))) };
+}
+
+/** scikit-learn's macro precision and recall (average="macro", zero_division=0) over the labels either side used. */
+function macroPR(y: string[], p: string[]): [number, number] {
+  const labels = [...new Set([...y, ...p])];
+  let sp = 0;
+  let sr = 0;
+  for (const l of labels) {
+    let tp = 0;
+    let pred = 0;
+    let sup = 0;
+    for (let i = 0; i < y.length; i++) {
+      if (p[i] === l) pred++;
+      if (y[i] === l) sup++;
+      if (p[i] === l && y[i] === l) tp++;
+    }
+    sp += pred ? tp / pred : 0;
+    sr += sup ? tp / sup : 0;
+  }
+  return [sp / labels.length, sr / labels.length];
+}
+
+/** Hyndman & Fan (1996) type-6 quantile of a sorted sample. */
+function q6(x: number[], prob: number): number {
+  const h = (x.length + 1) * prob;
+  if (h < 1) return x[0];
+  if (h >= x.length) return x[x.length - 1];
+  const f = Math.floor(h);
+  return x[f - 1] + (h - f) * (x[f] - x[f - 1]);
+}
+
+const tableOf = (row: JudgeAgreementRow, labels: string[]) => labels.map((h) => labels.map((v) => row.confusion[h][v]));
+
+describe("intervals of weighted kappa, AC1, macro precision and macro recall", () => {
+  it("weighted kappa (ordinal): kappa_w ± 1.96·SE of Fleiss, Cohen & Everitt (1969)", async () => {
+    const { input } = await readJudgeFiles({ labels: path.join(FX, "labels-numeric.json"), verdicts: path.join(FX, "verdicts-numeric.jsonl") });
+    const rows = judgeAgreement(input, { ordinal: true }).judges;
+    for (const row of rows) {
+      // The weighted kappa leaves pairs with an unparsed verdict out: the table over the scale 0, 1, 2.
+      const ref = weightedKappaSE(tableOf(row, ["0", "1", "2"]));
+      expect(row.weightedKappa).toBeCloseTo(ref.kappa, 12);
+      expect(row.weightedKappaCI![0]).toBeCloseTo(ref.kappa - Z * ref.se, 3);
+      expect(row.weightedKappaCI![1]).toBeCloseTo(ref.kappa + Z * ref.se, 3);
+    }
+    // Not ordinal: no weighted kappa, no interval.
+    expect(judgeAgreement(input).judges[0].weightedKappaCI).toBeNull();
+  });
+
+  it("AC1: Gwet's analytic SE on the judge's pairs (the unparsed class a category of its own)", async () => {
+    const { input } = await readJudgeFiles({ labels: path.join(FX, "labels-wide.csv"), annotators: ["ann_1", "ann_2", "ann_3"], verdicts: path.join(FX, "verdicts.csv") });
+    for (const row of judgeAgreement(input).judges) {
+      const pairs: [string, string][] = [];
+      for (const [h, byJudge] of Object.entries(row.confusion)) for (const [v, k] of Object.entries(byJudge)) for (let i = 0; i < k; i++) pairs.push([h, v]);
+      expect(pairs.length).toBe(row.n);
+      const ref = ac1SE(pairs);
+      expect(row.ac1).toBeCloseTo(ref.ac1, 12);
+      expect(row.ac1CI![0]).toBeCloseTo(Math.max(-1, ref.ac1 - Z * ref.se), 3);
+      expect(row.ac1CI![1]).toBeCloseTo(Math.min(1, ref.ac1 + Z * ref.se), 3);
+    }
+  });
+
+  it("macro precision and recall: a seeded percentile bootstrap over units, the same resamples as macro F1", async () => {
+    const { input } = await readJudgeFiles({ labels: path.join(FX, "labels-wide.csv"), annotators: ["ann_1", "ann_2", "ann_3"], verdicts: path.join(FX, "verdicts.csv") });
+    const B = 400;
+    const seed = 7;
+    const r = judgeAgreement(input, { resamples: B, seed });
+    const labelSet = new Set(r.labels);
+    for (const row of r.judges) {
+      const j = input.judges.find((x) => x.name === row.judge)!;
+      // The compared pairs in unit order: the strict majority, the verdict as its label (out of set: unparsed).
+      const y: string[] = [];
+      const p: string[] = [];
+      input.labels.forEach((labels, u) => {
+        const ref = strictMajority(labels);
+        const v = j.verdicts[u];
+        if (ref === null || v === undefined) return;
+        const t = v === null ? null : labelText(v);
+        y.push(ref);
+        p.push(t !== null && labelSet.has(t) ? t : UNPARSED);
+      });
+      expect(y.length).toBe(row.n);
+      const [mp, mr] = macroPR(y, p);
+      expect(row.macroPrecision).toBeCloseTo(mp, 12);
+      expect(row.macroRecall).toBeCloseTo(mr, 12);
+      const random = seededRandom(seed);
+      const ps: number[] = [];
+      const rs: number[] = [];
+      for (let b = 0; b < B; b++) {
+        const yy: string[] = [];
+        const pp: string[] = [];
+        for (let i = 0; i < y.length; i++) {
+          const k = Math.floor(random() * y.length);
+          yy.push(y[k]);
+          pp.push(p[k]);
+        }
+        const [bp, br] = macroPR(yy, pp);
+        ps.push(bp);
+        rs.push(br);
+      }
+      ps.sort((a, b) => a - b);
+      rs.sort((a, b) => a - b);
+      expect(row.macroPrecisionCI![0]).toBeCloseTo(q6(ps, 0.025), 12);
+      expect(row.macroPrecisionCI![1]).toBeCloseTo(q6(ps, 0.975), 12);
+      expect(row.macroRecallCI![0]).toBeCloseTo(q6(rs, 0.025), 12);
+      expect(row.macroRecallCI![1]).toBeCloseTo(q6(rs, 0.975), 12);
+      expect(row.macroPrecisionCI![0]).toBeLessThan(row.macroPrecision!);
+      expect(row.macroRecallCI![1]).toBeGreaterThan(row.macroRecall!);
+    }
+  });
+});
