@@ -48,7 +48,7 @@
 import Papa from "papaparse";
 import type Database from "better-sqlite3";
 import { cohenKappa, fleissKappa, gwetAC1, krippendorffAlpha, percentAgreement, type MeasurementLevel } from "../stats";
-import type { Reference, UnparsedPolicy } from "../reports/judgeAgreement";
+import type { JudgeAgreementRow, Reference, UnparsedPolicy } from "../reports/judgeAgreement";
 import { UNPARSED as UNPARSED_CLASS } from "../reports/judgeAgreement";
 import { judgeAgreementFor } from "../reports/report.server";
 
@@ -242,48 +242,80 @@ function judgeTasks(conn: Database.Database, projectId: number, opts: JudgeExpor
     .filter((p): p is NonNullable<typeof p> => !!p && !!p.result);
 }
 
+type JudgePage = ReturnType<typeof judgeTasks>[number];
+
+/** One judge's row of the judge-agreement export (also the rows of the judge page's CSV). */
+export function judgeAgreementRow(task: { id: number; name: string }, r: NonNullable<JudgePage["result"]>, j: JudgeAgreementRow): Row {
+  const yesNo = r.labels.length > 0 && r.labels.every((l) => l === "Yes" || l === "No");
+  const cm = j.confusion;
+  const cell = (h: string, v: string) => cm[h]?.[v] ?? 0;
+  const humanYes = cell("Yes", "Yes") + cell("Yes", "No") + cell("Yes", UNPARSED_CLASS);
+  const judgeYes = Object.keys(cm).reduce((s, h) => s + cell(h, "Yes"), 0);
+  return {
+    task_id: task.id,
+    task: task.name,
+    judge: j.judge,
+    judge_id: r.judgeIds[j.judge],
+    n: j.n,
+    ties_excluded: r.unitsWithoutMajority,
+    accuracy: j.accuracy,
+    cohen_kappa: j.cohenKappa,
+    human_yes_rate: yesNo && j.n ? humanYes / j.n : null,
+    judge_yes_rate: yesNo && j.n ? judgeYes / j.n : null,
+    yes_yes: yesNo ? cell("Yes", "Yes") : null,
+    yes_no: yesNo ? cell("Yes", "No") : null,
+    no_yes: yesNo ? cell("No", "Yes") : null,
+    no_no: yesNo ? cell("No", "No") : null,
+    reference: r.reference,
+    unparsed_policy: r.unparsedPolicy,
+    unparsed: j.unparsed,
+    accuracy_ci_low: j.accuracyCI?.[0] ?? null,
+    accuracy_ci_high: j.accuracyCI?.[1] ?? null,
+    cohen_kappa_ci_low: j.cohenKappaCI?.[0] ?? null,
+    cohen_kappa_ci_high: j.cohenKappaCI?.[1] ?? null,
+    macro_precision: j.macroPrecision,
+    macro_recall: j.macroRecall,
+    macro_f1: j.macroF1,
+    macro_f1_ci_low: j.macroF1CI?.[0] ?? null,
+    macro_f1_ci_high: j.macroF1CI?.[1] ?? null,
+    missing: j.missing,
+  };
+}
+
 function judgeAgreement(conn: Database.Database, projectId: number, opts: JudgeExportOptions): Row[] {
   const out: Row[] = [];
-  for (const page of judgeTasks(conn, projectId, opts)) {
-    const r = page.result!;
-    const yesNo = r.labels.length > 0 && r.labels.every((l) => l === "Yes" || l === "No");
-    for (const j of r.judges) {
-      const cm = j.confusion;
-      const cell = (h: string, v: string) => cm[h]?.[v] ?? 0;
-      const humanYes = cell("Yes", "Yes") + cell("Yes", "No") + cell("Yes", UNPARSED_CLASS);
-      const judgeYes = Object.keys(cm).reduce((s, h) => s + cell(h, "Yes"), 0);
-      out.push({
-        task_id: page.task.id,
-        task: page.task.name,
-        judge: j.judge,
-        judge_id: r.judgeIds[j.judge],
-        n: j.n,
-        ties_excluded: r.unitsWithoutMajority,
-        accuracy: j.accuracy,
-        cohen_kappa: j.cohenKappa,
-        human_yes_rate: yesNo && j.n ? humanYes / j.n : null,
-        judge_yes_rate: yesNo && j.n ? judgeYes / j.n : null,
-        yes_yes: yesNo ? cell("Yes", "Yes") : null,
-        yes_no: yesNo ? cell("Yes", "No") : null,
-        no_yes: yesNo ? cell("No", "Yes") : null,
-        no_no: yesNo ? cell("No", "No") : null,
-        reference: r.reference,
-        unparsed_policy: r.unparsedPolicy,
-        unparsed: j.unparsed,
-        accuracy_ci_low: j.accuracyCI?.[0] ?? null,
-        accuracy_ci_high: j.accuracyCI?.[1] ?? null,
-        cohen_kappa_ci_low: j.cohenKappaCI?.[0] ?? null,
-        cohen_kappa_ci_high: j.cohenKappaCI?.[1] ?? null,
-        macro_precision: j.macroPrecision,
-        macro_recall: j.macroRecall,
-        macro_f1: j.macroF1,
-        macro_f1_ci_low: j.macroF1CI?.[0] ?? null,
-        macro_f1_ci_high: j.macroF1CI?.[1] ?? null,
-        missing: j.missing,
-      });
-    }
-  }
+  for (const page of judgeTasks(conn, projectId, opts)) for (const j of page.result!.judges) out.push(judgeAgreementRow(page.task, page.result!, j));
   return out;
+}
+
+/** The columns of the judge page's judge-agreement CSV: the export's, without the task and Yes/No columns. */
+export const JUDGE_PAGE_COLUMNS = [
+  "judge", "reference", "unparsed_policy", "n", "unparsed", "accuracy", "accuracy_ci_low", "accuracy_ci_high",
+  "cohen_kappa", "cohen_kappa_ci_low", "cohen_kappa_ci_high", "macro_precision", "macro_recall", "macro_f1",
+];
+
+/**
+ * The judge page's judge-agreement CSV: one row per judge, the export's rows (judgeAgreementRow) in
+ * JUDGE_PAGE_COLUMNS, then the human baseline the page shows beside the judges (empty where the
+ * figure is not defined for humans).
+ */
+export function judgeAgreementPageCsv(page: { task: { id: number; name: string }; result: JudgePage["result"] }): string {
+  const r = page.result;
+  const rows: Row[] = r ? r.judges.map((j) => judgeAgreementRow(page.task, r, j)) : [];
+  if (r?.humans) {
+    rows.push({
+      judge: r.reference === "each" ? "Humans (every two annotators)" : "Humans (each annotator vs the others' majority)",
+      reference: r.reference,
+      unparsed_policy: r.unparsedPolicy,
+      n: r.humans.n,
+      accuracy: r.humans.accuracy,
+      accuracy_ci_low: r.humans.accuracyCI?.[0] ?? null,
+      accuracy_ci_high: r.humans.accuracyCI?.[1] ?? null,
+      cohen_kappa: r.humans.cohenKappa,
+    });
+  }
+  const body = rows.map((row) => JUDGE_PAGE_COLUMNS.map((c) => csvCell(row[c])));
+  return Papa.unparse([JUDGE_PAGE_COLUMNS, ...body], { newline: "\n" }) + "\n";
 }
 
 function judgeConfusion(conn: Database.Database, projectId: number, opts: JudgeExportOptions): Row[] {

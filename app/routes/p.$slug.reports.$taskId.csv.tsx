@@ -1,6 +1,7 @@
 /**
  * CSV downloads of every report table: /p/:slug/reports/:taskId/csv?table=<id>&rule=<rule>[&stale=exclude].
- * The rows are the ones the page shows, at full precision (CIs as low/high columns).
+ * The rows are the ones the page shows, at full precision (CIs as low/high columns); the judges'
+ * any-label-set table (agreement-judges) has the columns of the judge-agreement export.
  * With &format=latex: the same table as a LaTeX booktabs table at the page's precision.
  */
 import { parseQuery } from "~/forms.server";
@@ -11,6 +12,7 @@ import { DisagreementQuerySchema, disagreementFilters } from "~/reports/disagree
 import { tableToCsv, tableToLatex } from "~/reports/format";
 import type { ReportTable } from "~/reports/types";
 import { parseReference, parseUnparsedPolicy } from "~/reports/judgeAgreement";
+import { judgeAgreementPageCsv } from "~/formats/export.server";
 import { disagreementsFor, judgeAgreementFor, judgeReportFor, parseDelta, parseRule, parseStale, taskReport } from "~/reports/report.server";
 
 export async function loader({ request, params }: LoaderFunctionArgs) {
@@ -40,7 +42,8 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
     });
     if (!page) notFound("Task not found.");
     const t = page.tables[name];
-    if (t) body = render(t);
+    // The judges' table as CSV has the judge-agreement export's columns and figures (one builder for both).
+    if (t) body = name === "agreement-judges" && !latex ? judgeAgreementPageCsv(page) : render(t);
   } else {
     const judgeTable = name === "judges" || name === "judge-breakdowns" || name === "label-metrics" || name === "ordering" || name === "ablation" || name === "judge-planner" || name.startsWith("confusion-") || name.startsWith("histogram-");
     if (judgeTable) {

@@ -80,7 +80,12 @@ describe("the judge page on a team's own files", () => {
     const href = await page.locator('[data-table="agreement-judges"] a', { hasText: "CSV" }).getAttribute("href");
     const csv = await page.request.get(new URL(href!, app.url).toString());
     expect(csv.status()).toBe(200);
-    expect(await csv.text()).toMatch(/^Judge,n,Unparsed,/);
+    // The judge-agreement export's columns (issue 12), for the reference the page shows.
+    const text = await csv.text();
+    expect(text.split("\n")[0]).toBe(
+      "judge,reference,unparsed_policy,n,unparsed,accuracy,accuracy_ci_low,accuracy_ci_high,cohen_kappa,cohen_kappa_ci_low,cohen_kappa_ci_high,macro_precision,macro_recall,macro_f1",
+    );
+    expect(text.split("\n")[1]).toMatch(/^judge-steady,each,exclude,40,0,0\.6,/);
     expect(errors).toEqual([]);
   }, 120_000);
 });

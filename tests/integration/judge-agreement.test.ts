@@ -158,11 +158,14 @@ describe("unparsed verdicts are kept", () => {
 });
 
 describe("labels-wide columns and level", () => {
-  it("without --annotators every other column becomes an annotator, and the summary says so", async () => {
-    const s = await runImport({ databaseFile: dbFile, projectSlug: "wide-all", preset: "labels-wide", file: path.join(FX, "labels-wide.csv"), dryRun: true });
-    expect(s.warnings.map((w) => w.message)).toEqual([
-      "no --annotators given: every column other than the unit became an annotator (prompt, ann_1, ann_2, ann_3, notes); name the annotator columns with --annotators to leave other columns out",
-    ]);
+  it("without --annotators the import is refused, naming the columns found; --annotators all takes them all, and says so", async () => {
+    await expect(runImport({ databaseFile: dbFile, projectSlug: "wide-all", preset: "labels-wide", file: path.join(FX, "labels-wide.csv"), dryRun: true })).rejects.toThrow(
+      'labels-wide needs its annotator columns named: the file\'s columns besides the unit are "prompt", "ann_1", "ann_2", "ann_3", "notes"; give --annotators COL,COL (or --annotators all to take every one of them).',
+    );
+    expect(c().prepare("select count(*) as n from projects where slug = 'wide-all'").get()).toEqual({ n: 0 });
+    const s = await runImport({ databaseFile: dbFile, projectSlug: "wide-all", preset: "labels-wide", file: path.join(FX, "labels-wide.csv"), dryRun: true, annotators: ["all"] });
+    expect(s.errors).toEqual([]);
+    expect(s.warnings.map((w) => w.message)).toEqual(["--annotators all: every column other than the unit became an annotator (prompt, ann_1, ann_2, ann_3, notes)"]);
   });
 
   it("an annotator column not in the file is refused", async () => {
@@ -202,15 +205,24 @@ describe("the judge page", () => {
     }
     const res = await run(csvLoader, args(get(`/p/pairwise/reports/${taskId}/csv?table=agreement-judges&reference=majority&unparsed=count-as-wrong`, cookie), { slug: "pairwise", taskId }));
     expect(res.status).toBe(200);
-    const all = csvRows(await res.text());
+    const text = await res.text();
+    // The export's columns (issue 12), in this order, and the export's figures for the same reference and policy.
+    expect(text.split("\n")[0]).toBe(
+      "judge,reference,unparsed_policy,n,unparsed,accuracy,accuracy_ci_low,accuracy_ci_high,cohen_kappa,cohen_kappa_ci_low,cohen_kappa_ci_high,macro_precision,macro_recall,macro_f1",
+    );
+    const all = csvRows(text);
     const r = cliJson(WIDE);
-    const rows = all.filter((x) => !x.Judge.startsWith("Humans"));
-    expect(rows.map((x) => [x.Judge, Number(x.n), Number(x.Unparsed), Number(x.Accuracy), Number(x["Macro F1"])])).toEqual(
-      r.judges.map((j) => [j.judge, j.n, j.unparsed, j.accuracy, j.macroF1]),
+    const rows = all.filter((x) => !x.judge.startsWith("Humans"));
+    const exported = csvRows(exportToString(c(), projectId("pairwise"), "judge-agreement", "csv", { reference: "majority", unparsed: "count-as-wrong" }));
+    expect(rows).toEqual(exported.map((e) => Object.fromEntries(Object.keys(rows[0]).map((k) => [k, e[k]]))));
+    expect(rows.map((x) => [x.judge, x.reference, x.unparsed_policy, Number(x.n), Number(x.unparsed), Number(x.accuracy), Number(x.accuracy_ci_low), Number(x.cohen_kappa_ci_high), Number(x.macro_f1)])).toEqual(
+      r.judges.map((j) => [j.judge, "majority", "count-as-wrong", j.n, j.unparsed, j.accuracy, j.accuracyCI![0], j.cohenKappaCI![1], j.macroF1]),
     );
     // The human baseline row, as the command's `humans`.
-    const humans = all.find((x) => x.Judge.startsWith("Humans"))!;
-    expect([Number(humans.n), Number(humans.Accuracy), Number(humans["Cohen's kappa"])]).toEqual([r.humans!.n, r.humans!.accuracy, r.humans!.cohenKappa]);
+    const humans = all.find((x) => x.judge.startsWith("Humans"))!;
+    expect([Number(humans.n), Number(humans.accuracy), Number(humans.cohen_kappa)]).toEqual([r.humans!.n, r.humans!.accuracy, r.humans!.cohenKappa]);
+    // The command's JSON carries the intervals the page shows beside AC1 and the macro averages.
+    for (const j of r.judges) for (const k of ["ac1CI", "macroPrecisionCI", "macroRecallCI", "macroF1CI"] as const) expect(j[k]).toHaveLength(2);
   });
 
   it("an ordinal scale (--level ordinal): quadratic-weighted kappa on the page, as scikit-learn", async () => {
