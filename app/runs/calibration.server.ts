@@ -25,9 +25,13 @@
  * sampling (Särndal, Swensson & Wretman 1992, §6.3). Units drawn but left
  * without a human value are treated as missing at random within their
  * stratum (model × turn × condition): π is scaled by the stratum's labelled
- * share. Variance: the Poisson-sampling form Σ (1 − π)·(a·(Y − f)/π)²;
- * 95% interval ± 1.96·SE, clipped to the metric's range. Ratios (the blind
- * spot, Self-Correction Bench Eq. 2) use the delta method.
+ * share. Variance: the Poisson-sampling form over the sampled clusters,
+ * Σ_c (1 − π_c)·Z_c² with Z_c = Σ_{u ∈ c} a_u·(Y_u − f_u)/π_u (a cluster is a
+ * sampled response under the whole-responses plan, else a unit), so errors of
+ * one sampled response are not counted as independent draws; 95% interval
+ * ± 1.96·SE, clipped to the metric's range, and the point estimate clipped to
+ * the same range (flagged). Ratios (the blind spot, Self-Correction Bench
+ * Eq. 2) use the delta method.
  *
  * Units are assigned at once by the annotation module's planner
  * (planAssignments), so the task is labelable as soon as it exists.
@@ -299,19 +303,39 @@ export function humanValues(db: Db, taskId: number, rule: SplitRule): { values: 
 
 /** A population term: weight a, the judge's value f, and the key and stratum of the unit a human would label. */
 type Term = { key: string; a: number; f: number; stratum: string };
-/** A drawn unit (or drawn whole response): inclusion probability, stratum, human value (null: none under the rule). */
-type Draw = { pi: number; stratum: string; y: number | null };
+/**
+ * A drawn unit (or drawn whole response): inclusion probability, stratum, human value (null: none under the rule),
+ * and the cluster it was sampled in — the sampled response under the whole-responses plan (its checklist pairs are
+ * drawn together), else the unit itself.
+ */
+type Draw = { pi: number; stratum: string; y: number | null; cluster: string };
 
-export type Interval = { estimate: number; se: number; ci: [number, number]; n: number };
+/**
+ * A corrected estimate: the point clipped to the metric's range (`clipped` says when, `unclipped` is the
+ * difference estimate itself), the interval unclipped ± 1.96·SE clipped to the same range.
+ */
+export type Interval = { estimate: number; se: number; ci: [number, number]; n: number; clipped: boolean; unclipped: number };
 type Range = [number, number];
 const PERCENT: Range = [0, 100];
 const PROPORTION: Range = [0, 1];
 const BLIND_SPOT: Range = [-Infinity, 1];
 
 const clip = (x: number, r: Range) => Math.min(r[1], Math.max(r[0], x));
-const interval = (estimate: number, se: number, n: number, range: Range): Interval => ({ estimate, se, n, ci: [clip(estimate - 1.96 * se, range), clip(estimate + 1.96 * se, range)] });
+const interval = (estimate: number, se: number, n: number, range: Range): Interval => ({
+  estimate: clip(estimate, range),
+  se,
+  n,
+  ci: [clip(estimate - 1.96 * se, range), clip(estimate + 1.96 * se, range)],
+  clipped: clip(estimate, range) !== estimate,
+  unclipped: estimate,
+});
 
-/** Difference (prediction-powered) estimate of Σ a·Y with HT design weights; null when fewer than 2 population terms are labelled. */
+/**
+ * Difference (prediction-powered) estimate of Σ a·Y with HT design weights; null when fewer than 2 population
+ * terms are labelled. The variance is design-based over the sampled clusters: the terms' a·(Y − f)/π are summed
+ * within each cluster (Z_c, a Horvitz–Thompson cluster total) and Var = Σ_c (1 − π_c)·Z_c² — under the
+ * whole-responses plan a response's checklist pairs are drawn together, so their errors count as one draw.
+ */
 function differenceEstimate(pop: Term[], draws: Map<string, Draw>, range: Range): { raw: number; corrected: Interval | null; unlabelledStrata: number } {
   const raw = pop.reduce((s, t) => s + t.a * t.f, 0);
   const sampled = new Map<string, number>();
@@ -321,8 +345,8 @@ function differenceEstimate(pop: Term[], draws: Map<string, Draw>, range: Range)
     if (d.y !== null) labelled.set(d.stratum, (labelled.get(d.stratum) ?? 0) + 1);
   }
   let corr = 0;
-  let variance = 0;
   let n = 0;
+  const clusters = new Map<string, { pi: number; z: number }>();
   const strata = new Set(pop.map((t) => t.stratum));
   for (const t of pop) {
     const d = draws.get(t.key);
@@ -330,9 +354,13 @@ function differenceEstimate(pop: Term[], draws: Map<string, Draw>, range: Range)
     const pi = d.pi * ((labelled.get(d.stratum) ?? 0) / (sampled.get(d.stratum) ?? 1));
     const z = (t.a * (d.y - t.f)) / pi;
     corr += z;
-    variance += (1 - pi) * z * z;
+    const c = clusters.get(d.cluster) ?? { pi, z: 0 };
+    c.z += z;
+    clusters.set(d.cluster, c);
     n++;
   }
+  let variance = 0;
+  for (const c of clusters.values()) variance += (1 - c.pi) * c.z * c.z;
   const unlabelledStrata = [...strata].filter((s) => !labelled.get(s)).length;
   return { raw, corrected: n >= 2 ? interval(raw + corr, Math.sqrt(Math.max(0, variance)), n, range) : null, unlabelledStrata };
 }
@@ -378,7 +406,7 @@ function drawsOf(db: Db, task: TaskRow, values: Map<number, number>) {
     if (pi === undefined) continue;
     const stratum = stratumOf(i);
     const y = values.has(u.id) ? values.get(u.id)! : null;
-    pairs.set(unitKey(u.responseId, u.checklistItemId), { pi, stratum, y });
+    pairs.set(unitKey(u.responseId, u.checklistItemId), { pi, stratum, y, cluster: cfg.samplingPlan?.kind === "responses" ? `r${u.responseId}` : `u${u.id}` });
     const r = byResponse.get(u.responseId) ?? { pi, stratum, ys: [], checklist: [] };
     r.ys.push(y);
     r.checklist.push(u.checklistItemId);
@@ -387,12 +415,20 @@ function drawsOf(db: Db, task: TaskRow, values: Map<number, number>) {
   return { pairs, byResponse, plan: cfg.samplingPlan, weighable: cfg.inclusion !== undefined };
 }
 
+/** Says when the corrected point was clipped to the metric's range (the difference estimate itself lies outside). */
+function clipNote(iv: Interval | null): string | null {
+  if (!iv?.clipped) return null;
+  const v = Math.abs(iv.unclipped) >= 10 ? iv.unclipped.toFixed(1) : iv.unclipped.toFixed(3);
+  return `corrected estimate clipped to the metric's range (the difference estimate is ${v})`;
+}
+const joinNotes = (...xs: (string | null)[]) => xs.filter(Boolean).join("; ") || null;
+
 /** Whole-response draws for metrics of all of a response's labels (`g` of its human values), only under the whole-response plan. */
 function responseDraws(byResponse: ReturnType<typeof drawsOf>["byResponse"], checklistCount: (rid: number) => number, g: (ys: number[]) => number) {
   const out = new Map<string, Draw>();
   for (const [rid, r] of byResponse) {
     const complete = r.ys.length === checklistCount(rid) && r.ys.every((y) => y !== null);
-    out.set(String(rid), { pi: r.pi, stratum: r.stratum, y: complete ? g(r.ys as number[]) : null });
+    out.set(String(rid), { pi: r.pi, stratum: r.stratum, y: complete ? g(r.ys as number[]) : null, cluster: `r${rid}` });
   }
   return out;
 }
@@ -409,7 +445,7 @@ export function calibrationReport(db: Db, runId: number, taskId: number, opts: {
   const wholeResponses = plan?.kind === "responses";
   const noWhole = "needs whole-response labels (the whole-responses plan): this metric depends on every checklist item of a response";
   const push = (metric: string, model: string, group: string | null, r: ReturnType<typeof differenceEstimate>, note: string | null = null) =>
-    metrics.push({ metric, model, group, raw: r.raw, corrected: weighable ? r.corrected : null, note: !weighable ? "this task predates sampling weights; create a new calibration task" : (note ?? (r.unlabelledStrata ? `${r.unlabelledStrata} stratum(s) without a human value: corrected only where labelled` : r.corrected ? null : "needs ≥ 2 labelled units")) });
+    metrics.push({ metric, model, group, raw: r.raw, corrected: weighable ? r.corrected : null, note: !weighable ? "this task predates sampling weights; create a new calibration task" : joinNotes(note ?? (r.unlabelledStrata ? `${r.unlabelledStrata} stratum(s) without a human value: corrected only where labelled` : r.corrected ? null : "needs ≥ 2 labelled units"), clipNote(r.corrected)) });
   const judgeId = primaryJudge(run);
 
   if (run.protocol === "refinebench") {
@@ -468,7 +504,7 @@ export function calibrationReport(db: Db, runId: number, taskId: number, opts: {
       push("Error correction", model, null, e);
       push(`Response maintenance (rule: ${rule})`, model, null, m, wholeResponses ? null : noWhole);
       const both = e.corrected && m.corrected && weighable ? interval((e.corrected.estimate + m.corrected.estimate) / 2, Math.sqrt(e.corrected.se ** 2 + m.corrected.se ** 2) / 2, e.corrected.n + m.corrected.n, PERCENT) : null;
-      metrics.push({ metric: `Overall (rule: ${rule})`, model, group: null, raw: (e.raw + m.raw) / 2, corrected: both, note: both ? null : "needs both scenarios corrected" });
+      metrics.push({ metric: `Overall (rule: ${rule})`, model, group: null, raw: (e.raw + m.raw) / 2, corrected: both, note: both ? clipNote(both) : "needs both scenarios corrected" });
     }
   } else if (run.protocol === "self-correction") {
     const rows = db.$client
@@ -506,7 +542,7 @@ export function calibrationReport(db: Db, runId: number, taskId: number, opts: {
           const se = pe > 0 ? Math.sqrt(i.corrected.se ** 2 / pe ** 2 + (pi ** 2 * e.corrected.se ** 2) / pe ** 4) : 0;
           corrected = interval(bs(pi, pe), se, i.corrected.n + e.corrected.n, BLIND_SPOT);
         }
-        metrics.push({ metric: "Blind spot", model, group: dataset, raw, corrected, note: corrected ? null : "needs both the internal and external accuracies corrected" });
+        metrics.push({ metric: "Blind spot", model, group: dataset, raw, corrected, note: corrected ? clipNote(corrected) : "needs both the internal and external accuracies corrected" });
         blind.push({ dataset, b: corrected?.estimate ?? NaN, se: corrected?.se ?? NaN, raw, ok: corrected !== null });
       }
       if (blind.length) {

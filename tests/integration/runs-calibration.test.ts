@@ -202,4 +202,60 @@ describe("calibrated headline metrics", () => {
       await fake.close();
     }
   });
+  it("whole responses are clusters: a response's same-direction errors enter the variance as one draw; a corrected point outside the range is clipped and flagged", async () => {
+    // The judge says No to items 2 and 3 on Problems 0 and 1, Yes to everything on Problems 2 and 3; the human
+    // says Yes to everything. So a sampled response of Problem 0 or 1 carries two errors in the same direction.
+    const fake = await startFakeLlm(refineScript((prompt) => (/Problem [01]\?/.test(prompt) ? "Q1: Yes\nQ2: No\nQ3: No" : "Q1: Yes\nQ2: Yes\nQ3: Yes")));
+    try {
+      const fx = makeRunsFixture(db(), { baseUrl: fake.baseUrl, items: 4, checklist: 3 });
+      const a = await makeUser();
+      addMember(fx.project.id, a.id, "annotator");
+      const run = createRun(db(), fx.project.id, { name: "cluster run", protocol: "refinebench", datasetId: fx.dataset.id, models: [{ provider: "target" }], judges: [{ provider: "judge" }], settings: { setting: "self-refinement", maxTurns: 1 } });
+      await new Worker(db(), { concurrency: 4, pollMs: 10, untilIdle: true, runId: run.id }).start().done;
+      const responses = new Map(db().select().from(schema.responses).where(eq(schema.responses.runId, run.id)).all().map((r) => [r.id, r]));
+      const problemOf = new Map(db().select().from(schema.items).where(eq(schema.items.datasetId, fx.dataset.id)).all().map((i) => [i.id, i.query]));
+      const errorsOf = (rid: number) => (/Problem [01]\?/.test(problemOf.get(responses.get(rid)!.itemId)!) ? 2 : 0);
+      // Raw Acc_1 by the judge: (1/3 + 1/3 + 1 + 1)/4 · 100.
+      const raw = ((1 / 3 + 1 / 3 + 1 + 1) / 4) * 100;
+      let sawCluster = false;
+      let sawClip = false;
+      for (let seed = 1; seed <= 40 && !(sawCluster && sawClip); seed++) {
+        const t = createCalibrationTask(db(), { runId: run.id, projectId: fx.project.id, plan: { kind: "responses", perStratum: 2 }, seed, overlap: 1, pool: [a.id] });
+        const task = db().select().from(schema.tasks).where(eq(schema.tasks.id, t.taskId)).get()!;
+        const us = db().select().from(schema.units).where(eq(schema.units.taskId, t.taskId)).all();
+        for (const u of us) expect(saveAnnotation({ task, userId: a.id, unitId: u.id, intent: "submit", form: new URLSearchParams({ answer: "Yes", clientToken: `c-${t.taskId}-${u.id}` }) }, db())).toMatchObject({ ok: true });
+        const sampled = [...new Set(us.map((u) => u.responseId!))];
+        expect(sampled).toHaveLength(2);
+        // By hand: π = 2/4; a = 100/(4·3) per pair; Z_r = errors_r · a/π per sampled response (its pairs summed);
+        // estimate = raw + Σ Z_r; SE² = Σ (1 − π)·Z_r². The per-pair form would give Σ errors_r·(1 − π)·(a/π)² instead.
+        const pi = 0.5;
+        const aw = 100 / 12;
+        const Z = sampled.map((r) => (errorsOf(r) * aw) / pi);
+        const unclipped = raw + Z.reduce((x, y) => x + y, 0);
+        const se = Math.sqrt(Z.reduce((x, z) => x + (1 - pi) * z * z, 0));
+        const perPairSe = Math.sqrt(sampled.reduce((x, r) => x + errorsOf(r) * (1 - pi) * (aw / pi) ** 2, 0));
+        const acc = calibrationReport(db(), run.id, t.taskId)!.metrics.find((m) => m.metric === "Acc_1")!;
+        expect(acc.raw).toBeCloseTo(raw, 9);
+        expect(acc.corrected!.se).toBeCloseTo(se, 9);
+        expect(acc.corrected!.unclipped).toBeCloseTo(unclipped, 9);
+        expect(acc.corrected!.estimate).toBeCloseTo(Math.min(100, unclipped), 9);
+        expect(acc.corrected!.ci[0]).toBeCloseTo(Math.min(100, Math.max(0, unclipped - 1.96 * se)), 9);
+        expect(acc.corrected!.ci[1]).toBeCloseTo(Math.min(100, unclipped + 1.96 * se), 9);
+        expect(acc.corrected!.estimate).toBeGreaterThanOrEqual(acc.corrected!.ci[0]);
+        expect(acc.corrected!.estimate).toBeLessThanOrEqual(acc.corrected!.ci[1]);
+        if (sampled.some((r) => errorsOf(r) === 2)) {
+          sawCluster = true;
+          expect(se).toBeGreaterThan(perPairSe); // same-direction errors in one response: the cluster SE is the larger
+        }
+        if (unclipped > 100 + 1e-9) {
+          sawClip = true;
+          expect(acc.corrected!.clipped).toBe(true);
+          expect(acc.note).toMatch(/clipped to the metric's range \(the difference estimate is 133\.3\)/);
+        } else expect(acc.corrected!.clipped).toBe(false);
+      }
+      expect(sawCluster && sawClip).toBe(true);
+    } finally {
+      await fake.close();
+    }
+  });
 });
