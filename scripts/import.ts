@@ -1,7 +1,12 @@
 /**
  * npm run import -- --preset NAME --project SLUG [--dry-run] [--format json]
  *                   [--dataset NAME] [--map field=column ...] [--level nominal|ordinal|interval]
- *                   [--annotators COL,COL,...] FILE
+ *                   [--annotators COL,COL,...|all] FILE
+ *
+ * labels-wide needs --annotators: the columns that hold annotators' labels
+ * (other columns are ignored and listed); without it the import is refused
+ * (exit 2) naming the columns found. `--annotators all` takes every column
+ * but the unit, on purpose.
  *
  * Imports FILE into the database DATABASE_URL names (the project is created
  * if it does not exist), all or nothing. Exit codes: 0 imported (or a valid
@@ -19,7 +24,7 @@ import type { LabelLevel } from "../app/formats/labels";
 import { PRESETS } from "../app/formats/presets.server";
 
 const USAGE =
-  "usage: npm run import -- --preset NAME --project SLUG [--dry-run] [--format json] [--dataset NAME] [--map field=column] [--level LEVEL] [--annotators COL,COL] FILE";
+  "usage: npm run import -- --preset NAME --project SLUG [--dry-run] [--format json] [--dataset NAME] [--map field=column] [--level LEVEL] [--annotators COL,COL|all] FILE";
 
 function fail(message: string, code = 2): never {
   console.error(`import: ${message}`);

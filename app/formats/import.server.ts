@@ -20,7 +20,7 @@ import type Database from "better-sqlite3";
 import { openDatabase } from "../../db/client";
 import { LABEL_LEVELS, type LabelLevel } from "./labels";
 import { PRESETS, type Preset } from "./presets.server";
-import { formatProblem, ImportRefusal, type Problem } from "./problems";
+import { formatProblem, ImportRefusal, ImportUsageError, type Problem } from "./problems";
 import { formatFromName, sniffFile, type FileFormat } from "./source.server";
 import { attachStage, commitStage, detachStage, STAGE_BASE, STAGED_TABLES } from "./stage.server";
 import { ImportWriter, type Counts, type SampleRow } from "./writer.server";
@@ -74,7 +74,7 @@ export type ImportSummary = Counts & {
   lockMs: number;
 };
 
-export class ImportUsageError extends Error {}
+export { ImportUsageError };
 
 const SLUG = /^[a-z0-9][a-z0-9-]{1,62}$/;
 

@@ -59,3 +59,14 @@ export function shortHash(s: string): string {
   }
   return (h >>> 0).toString(16).padStart(8, "0");
 }
+
+/**
+ * Whether a column name reads like one annotator's labels in a wide file ("ann_1", "rater_ana",
+ * "Coder 2", "annotator3", "human", "r1"): the Import page pre-ticks only these, so a prompt, a note
+ * or an ID column never becomes an annotator unless someone ticks it.
+ */
+export function looksLikeAnnotatorColumn(name: string): boolean {
+  const t = name.trim();
+  if (/^[ahr]\d+$/i.test(t)) return true;
+  return /^(?:annotator|ann|rater|coder|labell?er|worker|human|reviewer|grader|assessor|expert|participant)s?(?:\d+|[\s_\-.#]+[\p{L}\p{N}][\p{L}\p{N}\s_\-.#]*)?$/iu.test(t);
+}

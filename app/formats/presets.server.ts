@@ -10,7 +10,7 @@
  * | responses           | CSV/JSONL item,model,turn,text | responses (origin "import")                            |
  * | verdicts            | CSV/JSONL judge,item,response,checklist_item,value,raw | judges + verdicts (unparsed kept on labelled responses) |
  * | labels-long         | CSV/JSONL unit,annotator,label | an "imported-labels" task with placeholder annotators  |
- * | labels-wide         | CSV/JSONL/JSON, unit + the annotator columns (--annotators) | the same                  |
+ * | labels-wide         | CSV/JSONL/JSON, unit + the annotator columns (--annotators COL,COL or all) | the same   |
  * | unit-verdicts       | CSV/JSONL/JSON unit,judge,verdict[,raw] | verdicts on imported-label units (unparsed kept) |
  * | refinebench         | refinebench_samples.json    | items (domain = field), checklist, reference answers       |
  * | fb-bench            | fb_bench_dataset_v3.json    | items, weighted (error correction) or plain checklists     |
@@ -22,7 +22,7 @@ import { createHash } from "node:crypto";
 import path from "node:path";
 import { z } from "zod";
 import { parseLabel } from "./labels";
-import { ImportRefusal } from "./problems";
+import { ImportRefusal, ImportUsageError } from "./problems";
 import { readCsv, readJson, readJsonl, type FileFormat, type SourceRecord } from "./source.server";
 import type { ChecklistEntry, ChecklistRef, ImportWriter, ItemRecord } from "./writer.server";
 
@@ -492,27 +492,41 @@ const labelsLong: Preset = {
         ctx.sink.error({ row, field: cols.label, message: "the label is empty" });
         return;
       }
-      ctx.sink.label({ unit: d.unit.trim(), annotator: d.annotator.trim(), label, text: d.text, ...(d.response ? { response: d.response.trim() } : {}) }, row);
+      ctx.sink.label({ unit: d.unit.trim(), annotator: d.annotator.trim(), label, text: d.text, ...(d.response ? { response: d.response.trim() } : {}) }, row, cols.label);
     });
   },
 };
 
 const labelsWide: Preset = {
   name: "labels-wide",
-  summary: "Labels from another tool, wide form: a unit column and one column per annotator, named with --annotators (blank = not labelled)",
+  summary:
+    "Labels from another tool, wide form: a unit column and one column per annotator, named with --annotators COL,COL (or --annotators all); other columns are ignored (blank = not labelled)",
   kind: "labels",
   formats: ["csv", "jsonl", "json"],
   fields: [{ name: "unit", aliases: ["unit_id", "item", "item_id", "id"], required: true, help: "what was labelled" }, RESPONSE_LINK],
   datasetName: baseName,
   async run(ctx) {
     const unitSchema = z.object({ unit: reqText, response: optText });
-    const named = ctx.annotators?.map((a) => a.trim()).filter(Boolean) ?? [];
+    let named = ctx.annotators?.map((a) => a.trim()).filter(Boolean) ?? [];
+    /** `--annotators all`: every column but the unit (and response) is an annotator, asked for explicitly. */
+    let all = false;
     let checked = false;
     const used = new Set<string>();
     const ignored = new Set<string>();
     await eachRow(ctx, this.fields!, (m, row, rec, cols) => {
-      if (!checked && named.length) {
+      if (!checked) {
         checked = true;
+        const others = Object.keys(rec).filter((k) => k !== cols.unit && k !== cols.response);
+        if (named.length === 1 && named[0].toLowerCase() === "all" && !(named[0] in rec)) {
+          all = true;
+          named = [];
+        } else if (!named.length) {
+          // Never guessed: a stray column (a prompt, a note) would otherwise become an annotator unnoticed.
+          throw new ImportUsageError(
+            `labels-wide needs its annotator columns named: the file's columns besides the unit are ${others.map((x) => `"${x}"`).join(", ") || "none"}; ` +
+              "give --annotators COL,COL (or --annotators all to take every one of them).",
+          );
+        }
         // CSV: every row has every column; JSON(L): a named column may be absent from a record (not labelled).
         const missing = ctx.format === "csv" ? named.filter((a) => !(a in rec)) : [];
         if (missing.length) {
@@ -525,24 +539,19 @@ const labelsWide: Preset = {
       }
       const d = check(unitSchema, m, row, ctx.sink, cols);
       if (!d) return;
-      for (const col of named.length ? named : Object.keys(rec)) {
+      for (const col of all ? Object.keys(rec) : named) {
         if (col === cols.unit || col === cols.response) continue;
         used.add(col);
         const label = parseLabel(rec[col]);
         if (label === null) continue;
-        ctx.sink.label({ unit: d.unit.trim(), annotator: col, label, ...(d.response ? { response: d.response.trim() } : {}) }, row);
+        ctx.sink.label({ unit: d.unit.trim(), annotator: col, label, ...(d.response ? { response: d.response.trim() } : {}) }, row, col);
       }
-      if (named.length) for (const col of Object.keys(rec)) if (col !== cols.unit && col !== cols.response && !named.includes(col)) ignored.add(col);
+      if (!all) for (const col of Object.keys(rec)) if (col !== cols.unit && col !== cols.response && !named.includes(col)) ignored.add(col);
     });
-    // Which columns became annotators is always said: a stray column would otherwise become an annotator unnoticed.
-    if (named.length) {
-      if (ignored.size) ctx.sink.warn({ row: 1, message: `columns ignored (not among --annotators): ${[...ignored].join(", ")}` });
-    } else if (used.size) {
-      ctx.sink.warn({
-        row: 1,
-        message: `no --annotators given: every column other than the unit became an annotator (${[...used].join(", ")}); name the annotator columns with --annotators to leave other columns out`,
-      });
-    }
+    // Which columns became annotators is always said.
+    if (all) {
+      if (used.size) ctx.sink.warn({ row: 1, message: `--annotators all: every column other than the unit became an annotator (${[...used].join(", ")})` });
+    } else if (ignored.size) ctx.sink.warn({ row: 1, message: `columns ignored (not among --annotators): ${[...ignored].join(", ")}` });
   },
 };
 

@@ -21,6 +21,9 @@ export class ImportRefusal extends Error {
   }
 }
 
+/** A bad request rather than a bad file (an unknown preset, a flag missing): the command line exits 2. */
+export class ImportUsageError extends Error {}
+
 export function formatProblem(p: Problem): string {
   const where = p.row > 0 ? `row ${p.row}` : "file";
   return p.field ? `${where}, field "${p.field}": ${p.message}` : `${where}: ${p.message}`;

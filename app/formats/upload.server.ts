@@ -145,6 +145,7 @@ export function webMessage(text: string): string {
     .replace(/--dataset/g, '"Items from dataset"')
     .replace(/--level/g, '"Label level"')
     .replace(/name the annotator columns with --annotators/g, 'tick the annotator columns')
+    .replace(/give --annotators COL,COL \(or --annotators all to take every one of them\)/g, 'tick them under "Annotator columns"')
     .replace(/--annotators/g, '"Annotator columns"')
     .replace(/--map/g, "the mapping");
 }
@@ -326,6 +327,10 @@ export async function handleImportAction(request: Request, project: { slug: stri
     const annotators = form.getAll("annotators").filter((v): v is string => typeof v === "string");
     const unknown = annotators.find((a) => !meta.columns.includes(a));
     if (unknown !== undefined) return fail(`"${unknown}" is not a column of ${meta.fileName}.`, 400, "annotators");
+    // Never every column by default: with none ticked there is nothing to import, and guessing would turn a prompt or a note into an annotator.
+    if (preset.name === "labels-wide" && meta.columns.length && annotators.length === 0) {
+      return fail("Tick the columns that hold annotators' labels (at least one); the other columns are ignored.", 400, "annotators");
+    }
     meta.options = { dataset: o.dataset || undefined, level: o.level || undefined, mapping, ...(annotators.length ? { annotators } : {}) };
     writeMeta(o.token, meta);
   } else if (!meta.options) return fail("Preview the file before confirming.");

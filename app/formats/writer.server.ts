@@ -595,7 +595,8 @@ export class ImportWriter {
     return list;
   }
 
-  label(rec: LabelRecord, row: number): void {
+  /** One label; `field` is the column it was read from (named in problems). */
+  label(rec: LabelRecord, row: number, field = "label"): void {
     this.sampleRow("label", row, { unit: rec.unit, annotator: rec.annotator, label: rec.label, text: rec.text });
     this.hashText(JSON.stringify(rec.response === undefined ? [rec.unit, rec.annotator, rec.label, rec.text ?? null] : [rec.unit, rec.annotator, rec.label, rec.text ?? null, rec.response]));
     this.hashText("\n");

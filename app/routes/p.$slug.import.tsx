@@ -5,6 +5,7 @@ import { Form, Link, useActionData, useLoaderData, useNavigation, useRevalidator
 import { useEffect, useState } from "react";
 import { requireProjectRole } from "~/auth/guards.server";
 import { FieldError, fieldErrorsFrom, invalidProps } from "~/components/FieldError";
+import { looksLikeAnnotatorColumn } from "~/formats/labels";
 import { handleImportAction, importPageData, type JobView } from "~/formats/upload.server";
 
 export const meta: MetaFunction = () => [{ title: "Import · Concord" }];
@@ -229,11 +230,22 @@ function OptionsForm({
       {preset.name === "labels-wide" && upload.columns.length ? (
         <fieldset data-testid="annotator-columns">
           <legend>Annotator columns: each ticked column is one annotator's labels; the others are ignored</legend>
+          <p className="muted small" id="annotators-help">
+            Pre-ticked: the columns whose names read like annotators (ann_1, rater_a, coder 2, …). Tick every column that holds an annotator's labels and
+            only those.
+          </p>
           {upload.columns
             .filter((col) => col !== chosen.unit && col !== chosen.response)
             .map((col) => (
               <label key={col} className="inline">
-                <input type="checkbox" name="annotators" value={col} defaultChecked={upload.options?.annotators ? upload.options.annotators.includes(col) : true} /> {col}
+                <input
+                  type="checkbox"
+                  name="annotators"
+                  value={col}
+                  aria-describedby="annotators-help"
+                  defaultChecked={upload.options?.annotators ? upload.options.annotators.includes(col) : looksLikeAnnotatorColumn(col)}
+                />{" "}
+                {col}
               </label>
             ))}
           <FieldError errors={errors} name="annotators" />

@@ -19,7 +19,7 @@ const FX = path.resolve(__dirname, "../fixtures/import");
 const ROOT = path.resolve(__dirname, "../..");
 
 const imp = (preset: string, file: string, projectSlug: string) =>
-  runImport({ databaseFile: dbFile, projectSlug, preset, file: path.isAbsolute(file) ? file : path.join(FX, file) });
+  runImport({ databaseFile: dbFile, projectSlug, preset, file: path.isAbsolute(file) ? file : path.join(FX, file), ...(preset === "labels-wide" ? { annotators: ["rater_a", "rater_b"] } : {}) });
 const projectId = (slug: string) => (getDb().$client.prepare("select id from projects where slug = ?").get(slug) as { id: number }).id;
 
 function parseCsv(text: string) {

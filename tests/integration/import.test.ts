@@ -108,12 +108,12 @@ describe("generic presets", () => {
   });
 
   it("labels-wide: one column per annotator, blanks are missing, numbers are ordinal", async () => {
-    const s = await imp("labels-wide", "labels-wide.csv", { projectSlug: "wide" });
+    const s = await imp("labels-wide", "labels-wide.csv", { projectSlug: "wide", annotators: ["rater_a", "rater_b"] });
     expect(s.errors).toEqual([]);
     expect(s).toMatchObject({ items: 5, annotations: 9 });
     const task = getDb().select().from(schema.tasks).where(eq(schema.tasks.name, "labels-wide")).get()!;
     expect(task.config).toMatchObject({ level: "ordinal" });
-    const interval = await imp("labels-wide", "labels-wide.csv", { projectSlug: "wide2", level: "interval" });
+    const interval = await imp("labels-wide", "labels-wide.csv", { projectSlug: "wide2", level: "interval", annotators: ["rater_a", "rater_b"] });
     expect(interval.committed).toBe(true);
   });
 });

@@ -64,6 +64,10 @@ describe("import page: labels-wide annotator columns, unit-verdicts", () => {
     const bad = await post([["intent", "preview"], ["token", labels], ["annotators", "ann_9"]]);
     expect(bad.status).toBe(400);
     expect(await bad.json()).toMatchObject({ field: "annotators", error: '"ann_9" is not a column of labels-wide.csv.' });
+    // None ticked: refused beside the field, never every column.
+    const none = await post([["intent", "preview"], ["token", labels], ["map.unit", "unit"]]);
+    expect(none.status).toBe(400);
+    expect(await none.json()).toEqual({ field: "annotators", error: "Tick the columns that hold annotators' labels (at least one); the other columns are ignored." });
     expect((await post([["intent", "preview"], ["token", labels], ["map.unit", "unit"], ...ticked])).status).toBe(302);
     await settle(labels);
     expect((await post([["intent", "confirm"], ["token", labels]])).status).toBe(302);

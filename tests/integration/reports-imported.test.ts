@@ -44,7 +44,7 @@ function writeFixture() {
 
 beforeAll(async () => {
   writeFixture();
-  const summary = await runImport({ databaseFile: dbFile, projectSlug: "imported", preset: "labels-wide", file: csvFile });
+  const summary = await runImport({ databaseFile: dbFile, projectSlug: "imported", preset: "labels-wide", file: csvFile, annotators: ["rater_ana", "rater_ben", "rater_chen"] });
   expect(summary.errors).toEqual([]);
   expect(summary.committed).toBe(true);
   const project = db().select().from(schema.projects).where(eq(schema.projects.slug, "imported")).get()!;
