@@ -94,6 +94,8 @@ export function validateRecordingName(value: unknown, dir = recordingsDir()): st
   if (path.isAbsolute(name) || name.includes("/") || name.includes("\\") || name.includes("..") || name.includes("\0") || !NAME.test(name))
     throw new RecordingError("a recording is chosen by its name in the recordings folder, not by a path");
   if (!listRecordings(dir).includes(name)) throw new RecordingError(`no recording named "${name}" in the recordings folder (${listRecordings(dir).join(", ") || "it is empty"})`);
+  // A hard link to the database is a regular file of the folder too (checked by stat, which opens nothing).
+  if (isDatabaseFile(path.join(dir, name))) throw new RecordingError(`recording ${name}: is a database file, not a recording`);
   return name;
 }
 
