@@ -3,12 +3,15 @@ import { CsrfField } from "~/components/CsrfField";
 import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { json } from "@remix-run/node";
 import { Form, useActionData, useLoaderData } from "@remix-run/react";
+import { useRef } from "react";
 import { z } from "zod";
 import { requireProjectRole } from "~/auth/guards.server";
 import { getDb } from "~/db.server";
 import { listRecordings } from "~/runs/providers/replay.server";
 import { addProvider, listProviders, ProviderInputError, removeProvider } from "~/runs/providers/store.server";
 import { OPENAI_SETTING_KEYS } from "~/runs/providers/settings";
+import { ErrorSummary, FieldError, invalidProps, useFocusFirstError, type FieldErrors } from "~/components/FieldError";
+import { fieldErrorsOf, humanErrors } from "~/forms/messages";
 
 export const meta: MetaFunction = () => [{ title: "Providers · Concord" }];
 
@@ -27,7 +30,7 @@ const SettingsJson = z.string().max(300_000).transform((s, ctx) => {
   } catch {
     /* below */
   }
-  ctx.addIssue({ code: "custom", message: "must be a JSON object" });
+  ctx.addIssue({ code: "custom", message: 'Settings must be a JSON object, such as {"temperature": 0}.' });
   return z.NEVER;
 });
 
@@ -47,10 +50,38 @@ const ProviderForm = z.discriminatedUnion("intent", [
   z.object({ intent: z.literal("delete"), providerId: z.coerce.number().int().positive() }),
 ]);
 
+/** The add-provider form's labels, also used to word its errors ("Concurrency must be 512 or less."). */
+const LABELS: Record<string, string> = {
+  name: "Name",
+  kind: "Kind",
+  baseUrl: "Base URL",
+  apiKey: "API key",
+  model: "Model",
+  concurrency: "Concurrency",
+  requestsPerMinute: "Requests/minute",
+  recording: "Recording",
+  settings: "Settings",
+};
+
+/**
+ * A store refusal as a sentence beside its field: "baseUrl: an http(s) URL is
+ * required …" → "An http(s) URL is required …". A refusal about one key of the
+ * settings keeps that key's name ("settings.file: …"), which says which key.
+ */
+function providerFieldErrors(message: string): FieldErrors {
+  const m = /^(\w+)(\.[\w.]+)?: (.*)$/s.exec(message);
+  const field = m && m[1] in LABELS ? m[1] : "form";
+  if (field === "form" || m![2]) return { [field]: message };
+  const text = m![3].charAt(0).toUpperCase() + m![3].slice(1);
+  return { [field]: /[.!?)]$/.test(text) ? text : `${text}.` };
+}
+
 export async function action({ request, params }: ActionFunctionArgs) {
   const { project } = await requireProjectRole(request, params.slug, "researcher");
-  const parsed = ProviderForm.safeParse(Object.fromEntries(await request.formData()));
+  const form = await request.formData();
+  const parsed = ProviderForm.safeParse(Object.fromEntries(form), { error: humanErrors(LABELS) });
   if (!parsed.success) {
+    if (form.get("intent") === "create") return json({ fieldErrors: fieldErrorsOf(parsed.error) }, { status: 400 });
     const i = parsed.error.issues[0];
     return json({ error: `${i.path.join(".") || "form"}: ${i.message}` }, { status: 400 });
   }
@@ -65,7 +96,7 @@ export async function action({ request, params }: ActionFunctionArgs) {
     const settings = d.kind === "replay" && d.recording ? { ...d.settings, file: d.recording } : d.settings;
     addProvider(db, project.id, { name: d.name, kind: d.kind, baseUrl: d.baseUrl || undefined, apiKey: d.apiKey || undefined, model: d.model, concurrency: d.concurrency, requestsPerMinute: d.requestsPerMinute, settings });
   } catch (err) {
-    if (err instanceof ProviderInputError) return json({ error: err.message }, { status: 400 });
+    if (err instanceof ProviderInputError) return json(d.intent === "create" ? { fieldErrors: providerFieldErrors(err.message) } : { error: err.message }, { status: 400 });
     throw err;
   }
   return json({ ok: `Provider ${d.name} added.` });
@@ -73,14 +104,24 @@ export async function action({ request, params }: ActionFunctionArgs) {
 
 export default function Providers() {
   const { project, providers, recordings, settingKeys } = useLoaderData<typeof loader>();
-  const result = useActionData<typeof action>() as { ok?: string; error?: string } | undefined;
+  const result = useActionData<typeof action>() as { ok?: string; error?: string; fieldErrors?: FieldErrors } | undefined;
+  const errors: FieldErrors = result?.fieldErrors ?? {};
+  const formRef = useRef<HTMLFormElement>(null);
+  const summaryRef = useRef<HTMLDivElement>(null);
+  useFocusFirstError(formRef, errors, result, summaryRef);
+  const err = (name: string) => <FieldError errors={errors} name={name} />;
+  const aria = (name: string) => invalidProps(errors, name);
   return (
     <div>
       <h1>Providers</h1>
       <p className="muted">
         OpenAI-compatible endpoints (vLLM, OpenRouter, LiteLLM, OpenAI) or recorded outputs. API keys stay on the server and are never shown again.
       </p>
-      {result?.error ? <div className="alert">{result.error}</div> : null}
+      {result?.error ? (
+        <div className="alert" role="alert">
+          {result.error}
+        </div>
+      ) : null}
       {result?.ok ? <div className="panel">{result.ok}</div> : null}
       <table>
         <thead>
@@ -120,54 +161,72 @@ export default function Providers() {
         </tbody>
       </table>
       <h2>Add a provider</h2>
-      <Form method="post" className="panel">
-        <CsrfField />
-        <input type="hidden" name="intent" value="create" />
-        <label>
-          Name <input name="name" required />
-        </label>{" "}
-        <label>
-          Kind{" "}
-          <select name="kind" defaultValue="openai-compatible">
-            <option value="openai-compatible">OpenAI-compatible</option>
-            <option value="replay">Recorded outputs (replay)</option>
-          </select>
-        </label>{" "}
-        <label>
-          Base URL <input name="baseUrl" placeholder="http://localhost:8000/v1" />
-        </label>{" "}
-        <label>
-          API key <input name="apiKey" type="password" autoComplete="off" />
-        </label>{" "}
-        <label>
-          Model <input name="model" required />
-        </label>{" "}
-        <label>
-          Concurrency <input name="concurrency" type="number" defaultValue={4} min={1} />
-        </label>{" "}
-        <label>
-          Requests/minute <input name="requestsPerMinute" type="number" min={1} />
-        </label>{" "}
-        <label>
-          Recording (replay only){" "}
-          <select name="recording" defaultValue="">
-            <option value="">—</option>
-            {recordings.map((r) => (
-              <option key={r} value={r}>
-                {r}
-              </option>
-            ))}
-          </select>
-        </label>
-        <div>
+      <div className="panel" data-testid="add-provider">
+        <ErrorSummary errors={errors} summaryRef={summaryRef} />
+        <Form method="post" className="stack" noValidate ref={formRef} style={{ maxWidth: 640 }}>
+          <CsrfField />
+          <input type="hidden" name="intent" value="create" />
+          <label>
+            Name
+            <input name="name" required maxLength={100} {...aria("name")} />
+          </label>
+          {err("name")}
+          <label>
+            Kind
+            <select name="kind" defaultValue="openai-compatible" {...aria("kind")}>
+              <option value="openai-compatible">OpenAI-compatible</option>
+              <option value="replay">Recorded outputs (replay)</option>
+            </select>
+          </label>
+          {err("kind")}
+          <label>
+            Base URL
+            <input name="baseUrl" placeholder="http://localhost:8000/v1" {...aria("baseUrl")} />
+          </label>
+          {err("baseUrl")}
+          <label>
+            API key
+            <input name="apiKey" type="password" autoComplete="off" {...aria("apiKey")} />
+          </label>
+          {err("apiKey")}
+          <label>
+            Model
+            <input name="model" required {...aria("model")} />
+          </label>
+          {err("model")}
+          <label>
+            Concurrency
+            <input name="concurrency" type="number" defaultValue={4} min={1} max={512} {...aria("concurrency")} />
+          </label>
+          {err("concurrency")}
+          <label>
+            Requests/minute (blank: no limit)
+            <input name="requestsPerMinute" type="number" min={1} {...aria("requestsPerMinute")} />
+          </label>
+          {err("requestsPerMinute")}
+          <label>
+            Recording (replay only)
+            <select name="recording" defaultValue="" {...aria("recording")}>
+              <option value="">—</option>
+              {recordings.map((r) => (
+                <option key={r} value={r}>
+                  {r}
+                </option>
+              ))}
+            </select>
+          </label>
+          {err("recording")}
           <label>
             Settings (JSON; an unknown key is refused). Keys: {settingKeys.join(", ")}.
-            <textarea name="settings" rows={3} cols={80} defaultValue="{}" />
+            <textarea name="settings" rows={3} defaultValue="{}" {...aria("settings")} />
           </label>
-        </div>
-        <p className="small muted">Concurrency and requests/minute hold for the provider across every worker process. API keys are stored encrypted.</p>
-        <button type="submit">Add provider</button>
-      </Form>
+          {err("settings")}
+          <p className="small muted">Concurrency and requests/minute hold for the provider across every worker process. API keys are stored encrypted.</p>
+          <div>
+            <button type="submit">Add provider</button>
+          </div>
+        </Form>
+      </div>
       <p className="small muted">Project: {project.name}</p>
     </div>
   );

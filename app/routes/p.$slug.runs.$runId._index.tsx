@@ -1,10 +1,10 @@
 import { ConfirmButton } from "~/components/ConfirmButton";
 import { CsrfField } from "~/components/CsrfField";
-import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
+import type { ActionFunctionArgs, LinksFunction, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { json, redirect } from "@remix-run/node";
 import { Form, Link, useActionData, useLoaderData } from "@remix-run/react";
 import { and, eq, inArray } from "drizzle-orm";
-import { useEffect, useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import { z } from "zod";
 import { notFound, requireProjectRole } from "~/auth/guards.server";
 import { getDb, schema } from "~/db.server";
@@ -13,6 +13,11 @@ import { CalibrationError, calibratedScores, createCalibrationTask } from "~/run
 import { runRow } from "~/runs/results.server";
 import { controlRun, runProgress, RunInputError, type RunProgress, type StoredRunConfig } from "~/runs/runner.server";
 import { ensureInProcessWorker } from "~/runs/worker.server";
+import styles from "~/components/annotation.css";
+import { ErrorSummary, FieldError, invalidProps, useFocusFirstError, type FieldErrors } from "~/components/FieldError";
+import { fieldErrorsOf, humanErrors } from "~/forms/messages";
+
+export const links: LinksFunction = () => [{ rel: "stylesheet", href: styles }];
 
 export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: `${data?.run.name ?? "Run"} · Concord` }];
 
@@ -65,11 +70,38 @@ const RunAction = z.discriminatedUnion("intent", [
   z.object({ intent: z.literal("calibrate"), plan: z.enum(["e4", "stratified", "responses", "uniform"]).default("e4"), perStratum: z.coerce.number().int().min(1).max(1000).default(10), seed: z.coerce.number().int().default(1), overlap: z.coerce.number().int().min(1).max(10).default(2), splits: z.enum(["exclude", "adjudicate"]).default("exclude") }),
 ]);
 
+/** The calibration form's labels, also used to word its errors ("Units per stratum must be 1 or more."). */
+const CALIBRATION_LABELS: Record<string, string> = {
+  plan: "Sampling plan",
+  splits: "Splits",
+  perStratum: "Units per stratum",
+  seed: "Seed",
+  overlap: "Annotators per unit",
+  pool: "Annotator pool",
+};
+
+/**
+ * A calibration refusal ("pool: choose at least one annotator") as a sentence
+ * beside its field ("Choose at least one annotator."); one with no field of the
+ * form goes to the top of the form.
+ */
+function calibrationFieldErrors(message: string): FieldErrors {
+  const m = /^(\w+): (.*)$/s.exec(message);
+  const field = m && m[1] in CALIBRATION_LABELS ? m[1] : "form";
+  const text = field === "form" ? message : m![2];
+  const sentence = text.charAt(0).toUpperCase() + text.slice(1);
+  return { [field]: /[.!?]$/.test(sentence) ? sentence : `${sentence}.` };
+}
+
 export async function action({ request, params }: ActionFunctionArgs) {
   const { project, user } = await requireProjectRole(request, params.slug, "researcher");
   const form = await request.formData();
-  const parsed = RunAction.safeParse(Object.fromEntries(form));
-  if (!parsed.success) return json({ error: `${parsed.error.issues[0].path.join(".") || "form"}: ${parsed.error.issues[0].message}` }, { status: 400 });
+  const calibrate = form.get("intent") === "calibrate";
+  const parsed = RunAction.safeParse(Object.fromEntries(form), { error: humanErrors(CALIBRATION_LABELS) });
+  if (!parsed.success) {
+    if (calibrate) return json({ form: "calibrate", fieldErrors: fieldErrorsOf(parsed.error) }, { status: 400 });
+    return json({ error: `${parsed.error.issues[0].path.join(".") || "form"}: ${parsed.error.issues[0].message}` }, { status: 400 });
+  }
   const db = getDb();
   const run = runRow(db, project.id, Number(params.runId));
   if (!run) notFound("Run not found.");
@@ -77,7 +109,7 @@ export async function action({ request, params }: ActionFunctionArgs) {
     if (parsed.data.intent === "calibrate") {
       const d = parsed.data;
       const pool = form.getAll("pool").map(Number);
-      if (pool.some((id) => !Number.isInteger(id))) return json({ error: "pool: not a user id" }, { status: 400 });
+      if (pool.some((id) => !Number.isInteger(id))) return json({ form: "calibrate", fieldErrors: { pool: "Choose annotators from the list." } }, { status: 400 });
       const r = createCalibrationTask(db, { runId: run.id, projectId: project.id, plan: d.plan === "e4" ? { kind: "e4" } : d.plan === "uniform" ? { kind: "uniform", size: d.perStratum } : { kind: d.plan, perStratum: d.perStratum }, seed: d.seed, overlap: d.overlap, pool, splits: d.splits, createdBy: user.id });
       return json({ ok: `Task ${r.taskId} created with ${r.units} units, each assigned to ${d.overlap} of ${r.pool.length} annotators (${r.assignments} assignments): it can be labelled now.${r.warnings.length ? ` Warning: ${r.warnings.join("; ")}.` : ""}`, taskId: r.taskId });
     }
@@ -85,6 +117,7 @@ export async function action({ request, params }: ActionFunctionArgs) {
     ensureInProcessWorker();
     return redirect(`/p/${project.slug}/runs/${run.id}`);
   } catch (err) {
+    if (err instanceof CalibrationError && calibrate) return json({ form: "calibrate", fieldErrors: calibrationFieldErrors(err.message) }, { status: 400 });
     if (err instanceof RunInputError || err instanceof CalibrationError || err instanceof Error) return json({ error: err.message }, { status: 400 });
     throw err;
   }
@@ -142,7 +175,13 @@ function settingRows(settings: Record<string, unknown>, prefix = ""): [string, s
 
 export default function RunPage() {
   const { project, run, progress, recorded, calibration, members, failedJobs, providerSampling } = useLoaderData<typeof loader>();
-  const result = useActionData<typeof action>() as { ok?: string; error?: string; taskId?: number } | undefined;
+  const result = useActionData<typeof action>() as { ok?: string; error?: string; taskId?: number; form?: string; fieldErrors?: FieldErrors } | undefined;
+  const calErrors: FieldErrors = (result?.form === "calibrate" ? result.fieldErrors : undefined) ?? {};
+  const calForm = useRef<HTMLFormElement>(null);
+  const calSummary = useRef<HTMLDivElement>(null);
+  useFocusFirstError(calForm, calErrors, result, calSummary);
+  const calErr = (name: string) => <FieldError errors={calErrors} name={name} scope="cal-" />;
+  const calAria = (name: string) => invalidProps(calErrors, name, "cal-");
   const [p, setP] = useState(progress);
   useEffect(() => {
     setP(progress);
@@ -166,7 +205,11 @@ export default function RunPage() {
           {p.interruptedCalls} call{p.interruptedCalls === 1 ? " was" : "s were"} cut off when a worker stopped; they are counted (prompt tokens estimated).
         </p>
       ) : null}
-      {result?.error ? <div className="alert">{result.error}</div> : null}
+      {result?.error ? (
+        <div className="alert" role="alert">
+          {result.error}
+        </div>
+      ) : null}
       {result?.ok ? (
         <div className="panel">
           {result.ok} {result.taskId ? <Link to={`/p/${project.slug}/tasks/${result.taskId}`}>Open the task</Link> : null}
@@ -264,45 +307,60 @@ export default function RunPage() {
         </section>
       ) : null}
       <h2>Calibrate the judge</h2>
-      <Form method="post" className="panel">
-        <CsrfField />
-        <input type="hidden" name="intent" value="calibrate" />
-        <label>
-          Sampling plan{" "}
-          <select name="plan" defaultValue="e4">
-            <option value="e4">RefineBench E.4: one checklist item and one response per problem</option>
-            <option value="stratified">Stratified by model × turn</option>
-            <option value="responses">Whole responses per model × turn (needed for Pass_t and response maintenance)</option>
-            <option value="uniform">Uniform: this many units at random (per stratum field)</option>
-          </select>
-        </label>{" "}
-        <label>
-          Splits{" "}
-          <select name="splits" defaultValue="exclude">
-            <option value="exclude">left out</option>
-            <option value="adjudicate">resolved by adjudication</option>
-          </select>
-        </label>{" "}
-        <label>
-          Per stratum <input name="perStratum" type="number" defaultValue={10} min={1} />
-        </label>{" "}
-        <label>
-          Seed <input name="seed" type="number" defaultValue={1} />
-        </label>{" "}
-        <label>
-          Annotators per unit <input name="overlap" type="number" defaultValue={2} min={1} />
-        </label>
-        <fieldset>
-          <legend>Annotator pool</legend>
-          <p className="small muted">Units are assigned at once, balanced over the pool.</p>
-          {members.map((m) => (
-            <label key={m.id} className="choice">
-              <input type="checkbox" name="pool" value={m.id} defaultChecked={m.role === "annotator"} /> {m.name} <span className="muted small">({m.role})</span>
-            </label>
-          ))}
-        </fieldset>
-        <button type="submit">Create human task</button>
-      </Form>
+      <div className="panel" data-testid="calibrate">
+        <ErrorSummary errors={calErrors} summaryRef={calSummary} />
+        <Form method="post" className="stack" noValidate ref={calForm} style={{ maxWidth: 640 }}>
+          <CsrfField />
+          <input type="hidden" name="intent" value="calibrate" />
+          <label>
+            Sampling plan
+            <select name="plan" defaultValue="e4" {...calAria("plan")}>
+              <option value="e4">RefineBench E.4: one checklist item and one response per problem</option>
+              <option value="stratified">Stratified by model × turn</option>
+              <option value="responses">Whole responses per model × turn (needed for Pass_t and response maintenance)</option>
+              <option value="uniform">Uniform: this many units at random (the units-per-stratum field)</option>
+            </select>
+          </label>
+          {calErr("plan")}
+          <label>
+            Splits (annotators disagree)
+            <select name="splits" defaultValue="exclude" {...calAria("splits")}>
+              <option value="exclude">left out</option>
+              <option value="adjudicate">resolved by adjudication</option>
+            </select>
+          </label>
+          {calErr("splits")}
+          <label>
+            Units per stratum
+            <input name="perStratum" type="number" defaultValue={10} min={1} max={1000} {...calAria("perStratum")} />
+          </label>
+          {calErr("perStratum")}
+          <label>
+            Seed
+            <input name="seed" type="number" defaultValue={1} {...calAria("seed")} />
+          </label>
+          {calErr("seed")}
+          <label>
+            Annotators per unit
+            <input name="overlap" type="number" defaultValue={2} min={1} max={10} {...calAria("overlap")} />
+          </label>
+          {calErr("overlap")}
+          <fieldset className="pool-picker">
+            <legend>Annotator pool</legend>
+            <p className="small muted">Units are assigned at once, balanced over the pool.</p>
+            {members.map((m, i) => (
+              <label key={m.id} className="choice">
+                <input type="checkbox" name="pool" value={m.id} defaultChecked={m.role === "annotator"} {...(i === 0 ? calAria("pool") : {})} /> {m.name}{" "}
+                <span className="muted small">({m.role})</span>
+              </label>
+            ))}
+            {calErr("pool")}
+          </fieldset>
+          <div>
+            <button type="submit">Create human task</button>
+          </div>
+        </Form>
+      </div>
       {calibration.map((c) => (
         <div key={c.taskId}>
           <h3>{c.name}</h3>

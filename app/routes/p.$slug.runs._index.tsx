@@ -11,6 +11,7 @@ import { PROTOCOL_IDS } from "~/runs/protocols";
 import { protocolForms, RunFormError, settingsFromForm, type FormField } from "~/runs/run-form.server";
 import { createRun, RunInputError } from "~/runs/runner.server";
 import { ensureInProcessWorker } from "~/runs/worker.server";
+import { humanErrors } from "~/forms/messages";
 
 export const meta: MetaFunction = () => [{ title: "Runs · Concord" }];
 
@@ -35,10 +36,16 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
 const NewRunJson = z.object({ intent: z.literal("create-json"), definition: z.string().min(2).max(1_000_000) });
 const NewRunForm = z.object({
   intent: z.literal("create"),
-  name: z.string().trim().min(1, "give the run a name").max(200),
+  name: z.string().trim().min(1, "Give the run a name.").max(200),
   protocol: z.enum(PROTOCOL_IDS as [string, ...string[]]),
-  datasetId: z.coerce.number().int().positive("choose a dataset"),
-  limit: z.string().trim().max(12).default("").transform((v) => (v === "" ? undefined : Number(v))).pipe(z.number().int().positive("a positive whole number, or empty for every item").optional()),
+  datasetId: z.coerce.number().int().positive("Choose a dataset."),
+  limit: z
+    .string()
+    .trim()
+    .max(12)
+    .default("")
+    .transform((v) => (v === "" ? undefined : Number(v)))
+    .pipe(z.number("Items must be a whole number, or empty for every item.").int("Items must be a whole number, or empty for every item.").positive("Items must be 1 or more, or empty for every item.").optional()),
 });
 
 type ActionError = { error: string; field?: string };
@@ -48,30 +55,33 @@ export async function action({ request, params }: ActionFunctionArgs) {
   const form = await request.formData();
   let def: unknown;
   if (form.get("intent") === "create-json") {
-    const parsed = NewRunJson.safeParse(Object.fromEntries(form));
-    if (!parsed.success) return json<ActionError>({ error: `definition: ${parsed.error.issues[0].message}`, field: "definition" }, { status: 400 });
+    const parsed = NewRunJson.safeParse(Object.fromEntries(form), { error: humanErrors(LABELS) });
+    if (!parsed.success) return json<ActionError>({ error: parsed.error.issues[0].message, field: "definition" }, { status: 400 });
     try {
       def = JSON.parse(parsed.data.definition);
     } catch {
-      return json<ActionError>({ error: "definition: not valid JSON", field: "definition" }, { status: 400 });
+      return json<ActionError>({ error: "The definition is not valid JSON.", field: "definition" }, { status: 400 });
     }
   } else {
-    const parsed = NewRunForm.safeParse({ intent: form.get("intent"), name: form.get("name") ?? "", protocol: form.get("protocol") ?? "", datasetId: form.get("datasetId") ?? "", limit: form.get("limit") ?? "" });
+    const parsed = NewRunForm.safeParse(
+      { intent: form.get("intent"), name: form.get("name") ?? "", protocol: form.get("protocol") ?? "", datasetId: form.get("datasetId") ?? "", limit: form.get("limit") ?? "" },
+      { error: humanErrors(LABELS) },
+    );
     if (!parsed.success) {
       const i = parsed.error.issues[0];
       const field = String(i.path[0] ?? "form");
-      return json<ActionError>({ error: `${label(field)}: ${i.message}`, field }, { status: 400 });
+      return json<ActionError>({ error: i.message, field }, { status: 400 });
     }
     const d = parsed.data;
     const models = form.getAll("models").map(String).filter(Boolean);
     const judges = form.getAll("judges").map(String).filter(Boolean);
-    if (models.length === 0) return json<ActionError>({ error: "Models: choose at least one model to run", field: "models" }, { status: 400 });
-    if (judges.length === 0) return json<ActionError>({ error: "Judges: choose at least one judge", field: "judges" }, { status: 400 });
+    if (models.length === 0) return json<ActionError>({ error: "Choose at least one model to run.", field: "models" }, { status: 400 });
+    if (judges.length === 0) return json<ActionError>({ error: "Choose at least one judge.", field: "judges" }, { status: 400 });
     let settings: Record<string, unknown>;
     try {
       settings = settingsFromForm(d.protocol, form);
     } catch (err) {
-      if (err instanceof RunFormError) return json<ActionError>({ error: err.message, field: err.field }, { status: 400 });
+      if (err instanceof RunFormError) return json<ActionError>({ error: plainSetting(err.message), field: err.field }, { status: 400 });
       throw err;
     }
     def = { name: d.name, protocol: d.protocol, datasetId: d.datasetId, limit: d.limit, models: models.map((provider) => ({ provider })), judges: judges.map((provider) => ({ provider })), settings };
@@ -83,16 +93,52 @@ export async function action({ request, params }: ActionFunctionArgs) {
   } catch (err) {
     if (err instanceof z.ZodError) return json<ActionError>({ error: `definition.${err.issues[0].path.join(".")}: ${err.issues[0].message}` }, { status: 400 });
     if (err instanceof RunInputError) {
-      // "settings.maxTurns: …" belongs to that field of the chosen protocol's settings.
-      const m = /^settings\.([\w.]+):/.exec(err.message);
+      // "settings.maxTurns: …" belongs to that field of the chosen protocol's settings,
+      // where it reads "Max turns must be 1 or more.".
+      const m = /^settings\.([\w.]+): (.*)$/s.exec(err.message);
       const protocol = String(form.get("protocol") ?? "");
-      return json<ActionError>({ error: err.message, field: m && form.get("intent") === "create" ? `s.${protocol}.${m[1]}` : undefined }, { status: 400 });
+      if (m && form.get("intent") === "create") {
+        const field = `s.${protocol}.${m[1]}`;
+        return json<ActionError>({ error: settingSentence(fieldLabel(protocol, field) ?? m[1], m[2]), field }, { status: 400 });
+      }
+      return json<ActionError>({ error: err.message }, { status: 400 });
     }
     throw err;
   }
 }
 
-const label = (f: string) => ({ name: "Name", protocol: "Protocol", datasetId: "Dataset", limit: "Items", definition: "Definition" })[f] ?? f;
+/** The form's labels, also used to word its errors. */
+const LABELS: Record<string, string> = { name: "Name", protocol: "Protocol", datasetId: "Dataset", limit: "Items", definition: "Definition" };
+
+/** The label the form shows for a protocol setting (`s.refinebench.maxTurns` → "Max turns"). */
+function fieldLabel(protocol: string, name: string): string | undefined {
+  const walk = (fields: FormField[]): string | undefined => {
+    for (const f of fields) {
+      if (f.name === name) return f.label;
+      if (f.kind === "group") {
+        const inner = walk(f.fields);
+        if (inner) return f.label === inner ? inner : `${f.label} · ${inner}`;
+      }
+    }
+    return undefined;
+  };
+  const pf = protocolForms().find((f) => f.id === protocol);
+  return pf ? walk(pf.fields) : undefined;
+}
+
+/** zod's generic wording of a setting's bound as a sentence: "Too small: expected number to be >=1" → "Max turns must be 1 or more.". */
+function settingSentence(label: string, reason: string): string {
+  const small = /^Too small: expected \w+ to be (>=|>)(-?[\d.e+]+)$/.exec(reason);
+  if (small) return small[1] === ">=" ? `${label} must be ${small[2]} or more.` : `${label} must be more than ${small[2]}.`;
+  const big = /^Too big: expected \w+ to be (<=|<)(-?[\d.e+]+)$/.exec(reason);
+  if (big) return big[1] === "<=" ? `${label} must be ${big[2]} or less.` : `${label} must be less than ${big[2]}.`;
+  if (/^Invalid input: expected int/.test(reason)) return `${label} must be a whole number.`;
+  if (/^Invalid input: expected number/.test(reason)) return `${label} must be a number.`;
+  return `${label}: ${reason}`;
+}
+
+/** "Max turns: a number is required" → "Max turns must be a number.". */
+const plainSetting = (message: string) => message.replace(/^(.+): a number is required$/, "$1 must be a number.");
 
 /** The form's error, shown beside the field it concerns. */
 function FieldError({ name, result }: { name: string; result?: ActionError }) {

@@ -115,3 +115,72 @@ describe("a task name that would unblind annotators", () => {
     expect(pageErrors).toEqual([]);
   });
 });
+
+const demoRunId = () => db.select({ id: schema.runs.id }).from(schema.runs).where(eq(schema.runs.name, DEMO_RUN_NAME)).get()!.id;
+const fieldError = (name: string) => browser.page.locator(`.field-error[data-field="${name}"]`);
+
+describe("form errors beside their fields", () => {
+  it("the run page's calibration form: each error in plain words beside its field, which takes focus", async () => {
+    const { page } = browser;
+    await page.goto(`${app.url}/p/demo/runs/${demoRunId()}`);
+    const form = page.getByTestId("calibrate");
+    await form.getByLabel("Units per stratum").fill("0");
+    await form.getByRole("button", { name: "Create human task" }).click();
+    await expect.poll(() => fieldError("perStratum").textContent()).toBe("Units per stratum must be 1 or more.");
+    await expect.poll(focused).toBe("perStratum");
+    expect(await page.content()).not.toMatch(/Too small|perStratum:/);
+    // No annotator chosen: the sentence sits under the pool, whose first box takes focus.
+    await form.getByLabel("Units per stratum").fill("5");
+    const boxes = form.locator("input[name=pool]");
+    for (let i = 0; i < (await boxes.count()); i++) await boxes.nth(i).setChecked(false);
+    await form.getByRole("button", { name: "Create human task" }).click();
+    await expect.poll(() => fieldError("pool").textContent()).toBe("Choose at least one annotator.");
+    expect(await fieldError("perStratum").count()).toBe(0);
+    await expect.poll(focused).toBe("pool");
+    expect(await page.content()).not.toContain("pool: choose");
+    // Nothing was created: no task made from this run.
+    const fromRun = db.select({ config: schema.tasks.config }).from(schema.tasks).all().filter((t) => (t.config as { runId?: number }).runId === demoRunId());
+    expect(fromRun).toHaveLength(0);
+  });
+
+  it("the calibration pool picker lists one annotator per line, like the task page's", async () => {
+    const { page } = browser;
+    await page.goto(`${app.url}/p/demo/runs/${demoRunId()}`);
+    const labels = page.getByTestId("calibrate").locator("fieldset label:has(input[name=pool])");
+    const n = await labels.count();
+    expect(n).toBeGreaterThan(1);
+    const boxes = await Promise.all(Array.from({ length: n }, (_, i) => labels.nth(i).boundingBox()));
+    for (let i = 1; i < n; i++) {
+      expect(boxes[i]!.y, `annotator ${i + 1} below annotator ${i}`).toBeGreaterThanOrEqual(boxes[i - 1]!.y + boxes[i - 1]!.height - 1);
+      expect(Math.abs(boxes[i]!.x - boxes[0]!.x), `annotator ${i + 1} starts where the first does`).toBeLessThan(2);
+    }
+    // The other settings are one per line too: each label starts at the form's left edge.
+    const formBox = (await page.getByTestId("calibrate").locator("form").boundingBox())!;
+    for (const label of ["Sampling plan", "Splits (annotators disagree)", "Units per stratum", "Seed", "Annotators per unit"]) {
+      const box = (await page.getByTestId("calibrate").locator("label", { hasText: label }).first().boundingBox())!;
+      expect(Math.abs(box.x - formBox.x), label).toBeLessThan(2);
+    }
+  });
+
+  it("the providers form: concurrency over the limit is said in words beside the field, focused", async () => {
+    const { page } = browser;
+    await page.goto(`${app.url}/p/demo/providers`);
+    const form = page.getByTestId("add-provider");
+    await form.getByLabel("Name", { exact: true }).fill("too-busy");
+    await form.getByLabel("Base URL").fill("http://127.0.0.1:9/v1");
+    await form.getByLabel("Model", { exact: true }).fill("some-model");
+    await form.getByLabel("Concurrency").fill("600");
+    await form.getByRole("button", { name: "Add provider" }).click();
+    await expect.poll(() => fieldError("concurrency").textContent()).toBe("Concurrency must be 512 or less.");
+    await expect.poll(focused).toBe("concurrency");
+    expect(await page.content()).not.toMatch(/Too big|concurrency:/);
+    // A refusal of the store (a missing URL) goes beside the URL.
+    await form.getByLabel("Concurrency").fill("4");
+    await form.getByLabel("Base URL").fill("");
+    await form.getByRole("button", { name: "Add provider" }).click();
+    await expect.poll(() => fieldError("baseUrl").textContent()).toBe("An http(s) URL is required (e.g. http://localhost:8000/v1)");
+    await expect.poll(focused).toBe("baseUrl");
+    expect(db.select({ id: schema.providers.id }).from(schema.providers).where(eq(schema.providers.name, "too-busy")).all()).toHaveLength(0);
+    expect(pageErrors).toEqual([]);
+  });
+});

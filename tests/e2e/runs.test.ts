@@ -99,7 +99,7 @@ describe("runs in the browser", () => {
     await form.locator("select[name=datasetId]").selectOption(String(sampleDatasetId));
     // Without a model the error appears beside the models, which take focus.
     await form.getByRole("button", { name: "Start run", exact: true }).click();
-    await expect.poll(() => form.locator('fieldset:has(legend:text("Models")) [role=alert]').textContent()).toBe("Models: choose at least one model to run");
+    await expect.poll(() => form.locator('fieldset:has(legend:text("Models")) [role=alert]').textContent()).toBe("Choose at least one model to run.");
     expect(await page.evaluate(() => (document.activeElement as HTMLInputElement | null)?.name)).toBe("models");
     // The browser logs the expected 400 answer to the invalid form; anything else still counts as an error.
     for (let i = errors.length - 1; i >= 0; i--) if (/status of 400/.test(errors[i])) errors.splice(i, 1);

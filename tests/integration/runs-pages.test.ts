@@ -91,25 +91,26 @@ describe("runs pages", () => {
     const noModels = await formFor("refinebench", { intent: "create", name: "x", protocol: "refinebench", datasetId: String(fx.dataset.id), judges: "judge" });
     const r1 = await run(runsAction, args(postForm(base(), noModels), { slug: fx.project.slug }));
     expect(r1.status).toBe(400);
-    expect(await r1.json()).toMatchObject({ error: "Models: choose at least one model to run", field: "models" });
+    expect(await r1.json()).toMatchObject({ error: "Choose at least one model to run.", field: "models" });
 
     const badTurns = await formFor("refinebench", { intent: "create", name: "x", protocol: "refinebench", datasetId: String(fx.dataset.id), models: "target", judges: "judge", "s.refinebench.maxTurns": "0" });
     const r2 = await run(runsAction, args(postForm(base(), badTurns), { slug: fx.project.slug }));
     expect(r2.status).toBe(400);
     const e2 = (await r2.json()) as { error: string; field: string };
-    expect(e2.error).toMatch(/^settings\.maxTurns: /);
+    // In the form's words (its label "Max Turns", RefineBench's bound of 1 turn), not zod's "Too small: expected …".
+    expect(e2.error).toBe("Max Turns must be 1 or more.");
     expect(e2.field).toBe("s.refinebench.maxTurns"); // shown beside that field, which takes focus
 
     const noName = await formFor("refinebench", { intent: "create", name: " ", protocol: "refinebench", datasetId: String(fx.dataset.id), models: "target", judges: "judge" });
     const r3 = await run(runsAction, args(postForm(base(), noName), { slug: fx.project.slug }));
-    expect(await r3.json()).toMatchObject({ error: "Name: give the run a name", field: "name" });
+    expect(await r3.json()).toMatchObject({ error: "Give the run a name.", field: "name" });
 
     // JSON stays available as the advanced option.
     const json = new URLSearchParams({ intent: "create-json", definition: JSON.stringify({ name: "json", protocol: "refinebench", datasetId: fx.dataset.id, limit: 1, models: [{ provider: "target" }], judges: [{ provider: "judge" }], settings: { maxTurns: 1 } }) });
     expect((await run(runsAction, args(postForm(base(), json), { slug: fx.project.slug }))).status).toBe(302);
     const notJson = new URLSearchParams({ intent: "create-json", definition: "{name: root:x:0:0}" });
     const r4 = await run(runsAction, args(postForm(base(), notJson), { slug: fx.project.slug }));
-    expect(await r4.json()).toEqual({ error: "definition: not valid JSON", field: "definition" });
+    expect(await r4.json()).toEqual({ error: "The definition is not valid JSON.", field: "definition" });
   });
 
   it("a run whose jobs failed ends completed-with-errors; its page lists each failed job with the provider's error, key masked, and retry works", async () => {
