@@ -4,7 +4,6 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   resolve: {
     alias: {
-      "~db": fileURLToPath(new URL("./db", import.meta.url)),
       "~": fileURLToPath(new URL("./app", import.meta.url)),
     },
   },

@@ -12,6 +12,14 @@ const EnvSchema = z.object({
   SESSION_SECRET: z.string().min(16).optional(),
   /** Set to "1" to mark the session cookie Secure (serve over HTTPS). */
   COOKIE_SECURE: z.enum(["0", "1"]).default("0"),
+  /** "external" turns off the web server's in-process run worker (run `npm run worker`). */
+  CONCORD_WORKER: z.enum(["in-process", "external"]).default("in-process"),
+  /** Run worker settings: jobs in flight, jobs claimed ahead, lease and poll intervals, call-log detail. */
+  WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(1024).default(16),
+  WORKER_PREFETCH: z.coerce.number().int().min(0).max(4096).optional(),
+  WORKER_LEASE_MS: z.coerce.number().int().min(1000).max(86_400_000).default(60_000),
+  WORKER_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(500),
+  WORKER_CALL_LOG: z.enum(["full", "compact"]).default("full"),
 });
 
 export type Env = z.infer<typeof EnvSchema>;

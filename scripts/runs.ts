@@ -10,6 +10,7 @@
  * The config file is JSON: see RunDefinition in app/runs/runner.server.ts.
  */
 import { readJsonFile } from "../app/files.server";
+import { env } from "../app/env.server";
 import { eq } from "drizzle-orm";
 import { databasePathFromEnv, openDatabase, schema } from "../db/client";
 import { controlRun, createRun, runProgress, Worker, type RunControl } from "../app/runs/runner.server";
@@ -53,7 +54,7 @@ async function main() {
     }
     console.log(`run ${run!.id} created with ${run!.jobs} initial jobs`);
     if (rest.includes("--detach")) return;
-    const worker = new Worker(db, { concurrency: Number(process.env.WORKER_CONCURRENCY ?? 16), pollMs: 100, untilIdle: true, runId: run!.id }).start();
+    const worker = new Worker(db, { concurrency: env().WORKER_CONCURRENCY, pollMs: 100, untilIdle: true, runId: run!.id }).start();
     const timer = setInterval(() => console.error(show(run!.id)), 2000);
     await worker.done;
     clearInterval(timer);

@@ -27,6 +27,7 @@ import compression from "compression";
 import express, { type NextFunction, type Request as ExpressRequest, type Response as ExpressResponse } from "express";
 import helmet from "helmet";
 import { databasePathFromEnv, openDatabase } from "../db/client";
+import { env } from "../app/env.server";
 import {
   CSRF_FIELD,
   CSRF_HEADER,
@@ -52,6 +53,14 @@ const port = (() => {
   }
   return n;
 })();
+
+// Every setting is checked once at start (app/env.server.ts): a mistyped one stops here with its name.
+try {
+  env();
+} catch (err) {
+  console.error(`Concord: ${(err as Error).message}`);
+  process.exit(1);
+}
 
 const dbFile = databasePathFromEnv();
 try {

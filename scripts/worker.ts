@@ -9,26 +9,39 @@
  * Environment equivalents: WORKER_CONCURRENCY, WORKER_PREFETCH, WORKER_LEASE_MS, WORKER_POLL_MS, WORKER_CALL_LOG.
  */
 import { databasePathFromEnv, openDatabase } from "../db/client";
+import { env, type Env } from "../app/env.server";
 import { defaultPrefetch, Worker } from "../app/runs/runner.server";
 
 const argv = process.argv.slice(2);
-const opt = (name: string, env: string, dflt: number) => {
-  const i = argv.indexOf(`--${name}`);
-  const v = i >= 0 ? argv[i + 1] : process.env[env];
-  return v ? Number(v) : dflt;
-};
+// A flag overrides its environment variable; both are checked by the env schema.
+const FLAGS = {
+  concurrency: "WORKER_CONCURRENCY",
+  prefetch: "WORKER_PREFETCH",
+  "lease-ms": "WORKER_LEASE_MS",
+  "poll-ms": "WORKER_POLL_MS",
+  "call-log": "WORKER_CALL_LOG",
+} as const;
+for (const [flag, name] of Object.entries(FLAGS)) {
+  const i = argv.indexOf(`--${flag}`);
+  if (i >= 0) process.env[name] = argv[i + 1] ?? "";
+}
+let settings: Env;
+try {
+  settings = env();
+} catch (err) {
+  console.error((err as Error).message);
+  process.exit(2);
+}
 
 const db = openDatabase(databasePathFromEnv());
 const runIdx = argv.indexOf("--run");
-const concurrency = opt("concurrency", "WORKER_CONCURRENCY", 16);
-const callLogIdx = argv.indexOf("--call-log");
-const callLog = (callLogIdx >= 0 ? argv[callLogIdx + 1] : process.env.WORKER_CALL_LOG) === "compact" ? "compact" : "full";
+const concurrency = settings.WORKER_CONCURRENCY;
 const worker = new Worker(db, {
   concurrency,
-  prefetch: opt("prefetch", "WORKER_PREFETCH", defaultPrefetch(concurrency)),
-  callLog,
-  leaseMs: opt("lease-ms", "WORKER_LEASE_MS", 60_000),
-  pollMs: opt("poll-ms", "WORKER_POLL_MS", 500),
+  prefetch: settings.WORKER_PREFETCH ?? defaultPrefetch(concurrency),
+  callLog: settings.WORKER_CALL_LOG,
+  leaseMs: settings.WORKER_LEASE_MS,
+  pollMs: settings.WORKER_POLL_MS,
   untilIdle: argv.includes("--until-idle"),
   runId: runIdx >= 0 ? Number(argv[runIdx + 1]) : undefined,
 }).start();

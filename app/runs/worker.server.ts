@@ -4,17 +4,19 @@
  * several processes sharing the database).
  */
 import { getDb } from "../db.server";
+import { env } from "../env.server";
 import { Worker } from "./runner.server";
 
 let worker: Worker | null = null;
 
 export function ensureInProcessWorker(): Worker | null {
-  if (process.env.CONCORD_WORKER === "external" || process.env.NODE_ENV === "test") return null;
+  const e = env();
+  if (e.CONCORD_WORKER === "external" || e.NODE_ENV === "test") return null;
   if (!worker) {
     worker = new Worker(getDb(), {
-      concurrency: Number(process.env.WORKER_CONCURRENCY ?? 16),
-      leaseMs: Number(process.env.WORKER_LEASE_MS ?? 60_000),
-      pollMs: Number(process.env.WORKER_POLL_MS ?? 500),
+      concurrency: e.WORKER_CONCURRENCY,
+      leaseMs: e.WORKER_LEASE_MS,
+      pollMs: e.WORKER_POLL_MS,
     }).start();
   }
   return worker;

@@ -1,5 +1,6 @@
 /**
- * Agreement and judge meta-evaluation statistics (see SPEC.md §5).
+ * Agreement and judge meta-evaluation statistics: inter-annotator coefficients
+ * (Cohen 1960, Fleiss 1971, Krippendorff 2011, Gwet 2008) and judge–human agreement.
  * One function per file, after simple-statistics; import from "~/stats".
  */
 export type * from "./types";
@@ -51,7 +52,7 @@ export { fleissKappaSE } from "./fleissKappaSE";
 export { gwetSE } from "./gwetSE";
 export { krippendorffAlphaSE } from "./krippendorffAlphaSE";
 export { binomialSample, multinomialSample } from "./binomialSample";
-export { countsBootstrapCI, type CountsBootstrapOptions, type CountsBootstrapResult } from "./countsBootstrapCI";
+export { countsBootstrapCI, countsBootstrapCIs, type CountsBootstrapOptions, type CountsBootstrapResult } from "./countsBootstrapCI";
 export { ratingPatterns, patternStatistics, type RatingPatterns, type PatternStatistics } from "./ratingPatterns";
 export { pearsonFromTable } from "./pearsonFromTable";
 export { kendallTauBFromTable } from "./kendallTauBFromTable";

@@ -71,4 +71,19 @@ describe("database client", () => {
     expect(res.status).toBe(1);
     expect(res.stderr.trim().split("\n")).toEqual([`Concord: DATABASE_URL does not point at a SQLite database: ${file}`]);
   });
+
+  it("the server exits with code 1 and one line naming a mistyped setting, before it opens the database", () => {
+    const file = path.join(dir, "never-created.db");
+    const res = spawnSync(process.execPath, ["--import", "tsx", "scripts/server.ts"], {
+      cwd: root,
+      env: { ...process.env, DATABASE_URL: file, PORT: "0", WORKER_CONCURRENCY: "many" },
+      encoding: "utf8",
+      timeout: 30_000,
+    });
+    expect(res.status).toBe(1);
+    const lines = res.stderr.trim().split("\n");
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^Concord: Invalid environment variable WORKER_CONCURRENCY: /);
+    expect(fs.existsSync(file)).toBe(false);
+  });
 });

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, vi } from "vitest";
 
-// A stray console.error fails the test that printed it (DESIGN.md conventions).
+// A stray console.error fails the test that printed it: an error the code logs is a bug the test should see.
 let errors: unknown[][] = [];
 beforeEach(() => {
   errors = [];
