@@ -13,6 +13,7 @@ import { CalibrationError, calibratedScores, createCalibrationTask } from "~/run
 import { runRow } from "~/runs/results.server";
 import { controlRun, runProgress, RunInputError, type RunProgress, type StoredRunConfig } from "~/runs/runner.server";
 import { ensureInProcessWorker } from "~/runs/worker.server";
+import { settingRows } from "~/runs/setting-rows";
 import styles from "~/components/annotation.css";
 import { ErrorSummary, FieldError, invalidProps, useFocusFirstError, type FieldErrors } from "~/components/FieldError";
 import { fieldErrorsOf, humanErrors } from "~/forms/messages";
@@ -161,17 +162,6 @@ export function applicableActions(status: string, failed: number): Record<"pause
 }
 
 const ACTION_LABELS = { pause: "Pause", resume: "Resume", cancel: "Cancel", "retry-failed": "Retry failed jobs" } as const;
-
-/** "maxTurns" → "max turns"; nested objects become "a · b". */
-function settingRows(settings: Record<string, unknown>, prefix = ""): [string, string][] {
-  const out: [string, string][] = [];
-  for (const [k, v] of Object.entries(settings ?? {})) {
-    const label = `${prefix}${k.replace(/([a-z])([A-Z])/g, "$1 $2").replace(/_/g, " ").toLowerCase()}`;
-    if (v && typeof v === "object" && !Array.isArray(v)) out.push(...settingRows(v as Record<string, unknown>, `${label} · `));
-    else out.push([label, Array.isArray(v) ? v.join(", ") : String(v)]);
-  }
-  return out;
-}
 
 export default function RunPage() {
   const { project, run, progress, recorded, calibration, members, failedJobs, providerSampling } = useLoaderData<typeof loader>();

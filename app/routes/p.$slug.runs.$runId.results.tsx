@@ -4,7 +4,8 @@ import { Link, useLoaderData } from "@remix-run/react";
 import type { ReactNode } from "react";
 import { notFound, requireProjectRole } from "~/auth/guards.server";
 import { getDb } from "~/db.server";
-import { turnCurvesSvg } from "~/runs/chart.server";
+import { COLORS, turnCurvesSvg } from "~/runs/chart.server";
+import { settingRows } from "~/runs/setting-rows";
 import { calibrationReport } from "~/runs/calibration.server";
 import { conversation, conversationList, runResultsAll, runRow } from "~/runs/results.server";
 import { and, eq } from "drizzle-orm";
@@ -21,13 +22,15 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
   // Every judge of the run, in the run's order (the first drives guided feedback).
   const judges = runResultsAll(db, run).map((results) => {
     let chart: string | null = null;
+    let legend: { name: string; color: string }[] = [];
     if (results.protocol === "refinebench" && results.metrics) {
       const m = results.metrics as { model: string; turns: { turn: number; pass: number }[] }[];
       chart = turnCurvesSvg(m.map((x) => ({ name: x.model, points: x.turns.map((t) => ({ x: t.turn, y: t.pass })) })), { title: `Pass_t by turn (${results.judge})`, yMax: 100 });
+      legend = m.map((x, i) => ({ name: x.model, color: COLORS[i % COLORS.length] }));
     }
-    return { results, chart };
+    return { results, chart, legend };
   });
-  const settings = ((run.config ?? {}) as { settings?: Record<string, unknown> }).settings ?? {};
+  const settings = settingRows(((run.config ?? {}) as { settings?: Record<string, unknown> }).settings ?? {});
   // Calibration tasks made from this run: every headline metric raw and corrected by the human labels.
   const calibration = db
     .select({ id: schema.tasks.id, name: schema.tasks.name, config: schema.tasks.config })
@@ -259,9 +262,16 @@ export default function RunResults() {
       </p>
       <details>
         <summary>Settings used (the paper's defaults unless overridden when the run was created)</summary>
-        <pre className="small">{JSON.stringify(settings, null, 2)}</pre>
+        <dl className="settings" data-testid="results-settings">
+          {settings.map(([k, v]) => (
+            <div key={k}>
+              <dt>{k}</dt>
+              <dd>{v}</dd>
+            </div>
+          ))}
+        </dl>
       </details>
-      {judges.map(({ results, chart }) => {
+      {judges.map(({ results, chart, legend }) => {
         const r = results as any;
         return (
           <section key={r.judgeId} aria-label={`Judge ${r.judge}`}>
@@ -270,10 +280,25 @@ export default function RunResults() {
               verdicts parsed: {r.parse.ok} ok, {r.parse.partial} partial, {r.parse.failed} failed
             </p>
             {r.protocol === "refinebench" && r.metrics ? (
-              <div className="grid">
-                {chart ? <div className="panel" dangerouslySetInnerHTML={{ __html: chart }} /> : null}
-                <div className="panel">
-                  <ModelTable rows={r.metrics} columns={turnColumns(r, (turn) => `Pass_${turn}`, (t) => f1(t.pass))} />
+              <div className="panel figure" data-testid="pass-figure">
+                {chart ? (
+                  <figure className="figure-chart">
+                    <div dangerouslySetInnerHTML={{ __html: chart }} />
+                    <figcaption>
+                      <ul className="chart-legend" data-testid="chart-legend" aria-label="Legend">
+                        {legend.map((l) => (
+                          <li key={l.name}>
+                            <span className="swatch" style={{ background: l.color }} aria-hidden="true" /> {l.name}
+                          </li>
+                        ))}
+                      </ul>
+                    </figcaption>
+                  </figure>
+                ) : null}
+                <div className="figure-side">
+                  <div className="figure-table">
+                    <ModelTable rows={r.metrics} columns={turnColumns(r, (turn) => `Pass_${turn}`, (t) => f1(t.pass))} />
+                  </div>
                 </div>
               </div>
             ) : null}

@@ -184,3 +184,33 @@ describe("form errors beside their fields", () => {
     expect(pageErrors).toEqual([]);
   });
 });
+
+describe("the demo run's results page", () => {
+  it("at 1440×900 the chart lies inside its panel, clear of the table, with a legend of every model; the settings are a list", async () => {
+    const { page } = browser;
+    await page.setViewportSize({ width: 1440, height: 900 });
+    await page.goto(`${app.url}/p/demo/runs/${demoRunId()}/results`);
+    const figure = page.getByTestId("pass-figure").first();
+    const svg = figure.locator("svg.recharts-surface");
+    await svg.waitFor();
+    const panel = (await figure.boundingBox())!;
+    const chart = (await svg.boundingBox())!;
+    expect(chart.x).toBeGreaterThanOrEqual(panel.x);
+    expect(chart.x + chart.width, "the chart's right edge inside its panel").toBeLessThanOrEqual(panel.x + panel.width);
+    // The table beside it starts where the chart ends (or below it): nothing drawn over it.
+    const table = (await figure.locator("table").boundingBox())!;
+    expect(table.x >= chart.x + chart.width || table.y >= chart.y + chart.height, "the table is clear of the chart").toBe(true);
+    // The legend names every model of the run, as the table does.
+    const models = (await figure.locator("tbody tr td:first-child").allTextContents()).map((t) => t.trim());
+    expect(models.length).toBeGreaterThan(1);
+    const legend = (await figure.getByTestId("chart-legend").locator("li").allTextContents()).map((t) => t.trim());
+    expect(legend).toEqual(models);
+    // The settings used, as rows the run page also shows ("max turns" → its value), not JSON.
+    await page.getByText(/^Settings used/).click();
+    const settings = page.getByTestId("results-settings");
+    expect(await settings.locator("dt").count()).toBeGreaterThan(0);
+    expect(await settings.textContent()).toMatch(/max turns\d/);
+    expect(await settings.textContent()).not.toContain("{");
+    expect(await page.locator("details pre").count()).toBe(0);
+  });
+});
