@@ -26,7 +26,7 @@
  * macro averaging.
  */
 // Each statistic from its own file (not the ~/stats index): the command line loads only what it uses.
-import { countsBootstrapCI } from "~/stats/countsBootstrapCI";
+import { countsBootstrapCIs } from "~/stats/countsBootstrapCI";
 import { cohenKappa } from "~/stats/cohenKappa";
 import { gwetSE } from "~/stats/gwetSE";
 import { macroPrecisionRecallF1 } from "~/stats/macroPrecisionRecallF1";
@@ -418,7 +418,7 @@ function humanBaseline(input: JudgeAgreementInput, reference: Reference): JudgeA
  * (the same pattern) are interchangeable: countsBootstrapCI draws the units per pattern (the units
  * themselves on small data, with the row bootstrap's draws; one multinomial draw over the few
  * patterns on large data), and each resample's table is the patterns' tables weighted by their
- * draws. The three statistics use the same seed, hence the same resamples.
+ * draws. The three statistics share the resamples.
  */
 function macroBootstrap(
   ref: string[],
@@ -456,11 +456,13 @@ function macroBootstrap(
   const patternOfUnit = Int32Array.from(unitPattern);
   // Macro precision (0), recall (1) or F1 (2) over the labels present in the resample (either side),
   // undefined ratios 0: as on the full data (scikit-learn average="macro", zero_division=0).
-  const macro = (w: Float64Array, which: 0 | 1 | 2) => {
-    table.fill(0);
-    for (let p = 0; p < w.length; p++) {
-      if (w[p] === 0) continue;
-      for (const c of patternCells[p]) table[c] += w[p];
+  const macro = (w: Float64Array, which: 0 | 1 | 2, build: boolean) => {
+    if (build) {
+      table.fill(0);
+      for (let p = 0; p < w.length; p++) {
+        if (w[p] === 0) continue;
+        for (const c of patternCells[p]) table[c] += w[p];
+      }
     }
     let sum = 0;
     let labels = 0;
@@ -478,6 +480,14 @@ function macroBootstrap(
     }
     return labels ? sum / labels : NaN;
   };
-  const run = (which: 0 | 1 | 2) => interval(countsBootstrapCI({ counts, patternOfUnit, resamples: B, seed, statistic: (w) => macro(w, which) }).ci);
-  return { precision: run(0), recall: run(1), f1: run(2) };
+  // One set of draws for the three; countsBootstrapCIs calls them in order on each resample, so the
+  // first (F1) builds the resample's table and the other two read it.
+  const [f1, precision, recall] = countsBootstrapCIs({
+    counts,
+    patternOfUnit,
+    resamples: B,
+    seed,
+    statistics: [(w) => macro(w, 2, true), (w) => macro(w, 0, false), (w) => macro(w, 1, false)],
+  });
+  return { precision: interval(precision.ci), recall: interval(recall.ci), f1: interval(f1.ci) };
 }

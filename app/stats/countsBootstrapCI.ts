@@ -58,8 +58,20 @@ export interface CountsBootstrapResult extends BootstrapResult {
  * countsBootstrapCI({ counts: [30, 70], statistic: (w) => w[1] / (w[0] + w[1]), seed: 1 }).ci; // => about [0.61, 0.79]
  */
 export function countsBootstrapCI(options: CountsBootstrapOptions): CountsBootstrapResult {
+  return countsBootstrapCIs({ ...options, statistics: [options.statistic] })[0];
+}
+
+/**
+ * {@link countsBootstrapCI} of several statistics on the same resamples (one set of draws):
+ * result k is exactly what countsBootstrapCI gives for `statistics[k]` with the same seed.
+ * On the full data and on each resample the statistics are called in order, 0 first, on
+ * the same weights (so a later one may reuse what the first computed from them).
+ *
+ * @throws {Error} "countsBootstrapCI: ..." for bad counts or options
+ */
+export function countsBootstrapCIs(options: Omit<CountsBootstrapOptions, "statistic"> & { statistics: ((weights: Float64Array) => number)[] }): CountsBootstrapResult[] {
   const fn = "countsBootstrapCI";
-  const { counts, statistic, patternOfUnit } = options;
+  const { counts, statistics, patternOfUnit } = options;
   const resamples = options.resamples ?? 1000;
   const level = options.level ?? 0.95;
   const limit = options.rowDrawLimit ?? 20_000_000;
@@ -79,31 +91,37 @@ export function countsBootstrapCI(options: CountsBootstrapOptions): CountsBootst
     random = seededRandom(options.seed);
   }
   const base = Float64Array.from(counts);
-  const estimate = statistic(base);
+  const S = statistics.length;
+  const estimates = statistics.map((f) => f(base));
   const rowDraws = patternOfUnit !== undefined && N * resamples <= limit;
   if (patternOfUnit !== undefined && patternOfUnit.length !== N) throw new Error(`${fn}: patternOfUnit has ${patternOfUnit.length} units, counts sum to ${N}`);
   const w = new Float64Array(P);
-  const values = new Float64Array(resamples);
-  let finite = 0;
-  let undefinedResamples = 0;
+  const values = statistics.map(() => new Float64Array(resamples));
+  const finite = new Array<number>(S).fill(0);
   for (let b = 0; b < resamples; b++) {
     if (rowDraws) {
       w.fill(0);
       for (let i = 0; i < N; i++) w[patternOfUnit![Math.floor(random() * N)]]++;
     } else multinomialSample(N, base, random, w);
-    const v = statistic(w);
-    if (Number.isFinite(v)) values[finite++] = v;
-    else undefinedResamples++;
+    for (let k = 0; k < S; k++) {
+      const v = statistics[k](w);
+      if (Number.isFinite(v)) values[k][finite[k]++] = v;
+    }
   }
   const draws = rowDraws ? "units" : "multinomial";
-  if (finite === 0) return { estimate, ci: [NaN, NaN], se: NaN, resamples, undefinedResamples, clusters: N, draws };
-  const sorted = values.subarray(0, finite).sort();
-  const alpha = 1 - level;
-  let mean = 0;
-  for (let i = 0; i < finite; i++) mean += sorted[i];
-  mean /= finite;
-  let ss = 0;
-  for (let i = 0; i < finite; i++) ss += (sorted[i] - mean) ** 2;
-  const ci: Interval = [quantileSorted(sorted, alpha / 2, 6), quantileSorted(sorted, 1 - alpha / 2, 6)];
-  return { estimate, ci, se: finite > 1 ? Math.sqrt(ss / (finite - 1)) : NaN, resamples, undefinedResamples, clusters: N, draws };
+  return statistics.map((_, k): CountsBootstrapResult => {
+    const estimate = estimates[k];
+    const m = finite[k];
+    const undefinedResamples = resamples - m;
+    if (m === 0) return { estimate, ci: [NaN, NaN], se: NaN, resamples, undefinedResamples, clusters: N, draws };
+    const sorted = values[k].subarray(0, m).sort();
+    const alpha = 1 - level;
+    let mean = 0;
+    for (let i = 0; i < m; i++) mean += sorted[i];
+    mean /= m;
+    let ss = 0;
+    for (let i = 0; i < m; i++) ss += (sorted[i] - mean) ** 2;
+    const ci: Interval = [quantileSorted(sorted, alpha / 2, 6), quantileSorted(sorted, 1 - alpha / 2, 6)];
+    return { estimate, ci, se: m > 1 ? Math.sqrt(ss / (m - 1)) : NaN, resamples, undefinedResamples, clusters: N, draws };
+  });
 }

@@ -100,6 +100,18 @@ describe("the command and the app give identical figures", () => {
     });
   }
 
+  it("npm run judge-agreement (the cached esbuild bundle) prints exactly what tsx prints from the sources", () => {
+    const viaNode = (argv: string[]) => {
+      const r = spawnSync("node", ["scripts/judge-agreement-cli.mjs", ...argv], { cwd: ROOT, encoding: "utf8", timeout: 60_000 });
+      return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+    };
+    for (const argv of [[...WIDE, "--format", "json"], [...WIDE, "--reference", "each"], [...NUMERIC, "--level", "ordinal", "--format", "json"], ["--labels", path.join(FX, "labels-wide.csv")]]) {
+      const bundled = viaNode(argv);
+      expect(bundled).toEqual(cli(argv));
+    }
+    expect(viaNode(["--labels", path.join(FX, "labels-wide.csv")]).code).toBe(2);
+  });
+
   it("the figures are scikit-learn's (majority, count-as-wrong; see tests/unit/judge)", () => {
     const r = cliJson(WIDE);
     expect(r.labels).toEqual(["A", "B", "tie"]);
