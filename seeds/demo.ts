@@ -9,6 +9,7 @@
  * judge, a lenient judge that sometimes returns unparseable output, and
  * annotators of different care. Same seed, same database.
  */
+import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -77,10 +78,43 @@ const WritingFile = z.object({
   ),
 });
 
+/**
+ * seeds/demo-protocols.json: the demo sets for the FB-Bench and Self-Correction
+ * protocols, in the field names of FB-Bench's released file and of the
+ * Self-Correction items-jsonl format (the same fields the import presets read).
+ */
+const ProtocolsFile = z.object({
+  licenseNote: z.string(),
+  feedback: z.object({
+    dataset: Dataset,
+    items: z
+      .array(
+        z.object({
+          bench_type: z.enum(["Error Correction", "Response Maintenance"]),
+          task_type: z.string(),
+          sub_task_type: z.string(),
+          user_query: z.string(),
+          origin_first_response: z.string(),
+          feedback: z.string(),
+          error_type: z.array(z.string()).nullable(),
+          feedback_type: z.array(z.string()),
+          checklist: z.array(z.union([z.string(), z.tuple([z.string(), z.number()])])).min(1),
+          reference_second_response: z.string(),
+        }),
+      )
+      .min(1),
+  }),
+  selfCorrection: z.object({
+    dataset: Dataset,
+    items: z.array(z.object({ id: z.string(), question: z.string(), answer: z.string(), dataset: z.string(), injected_error: z.string() })).min(1),
+  }),
+});
+
 export type BenchFile = z.infer<typeof BenchFile>;
 export type WritingFile = z.infer<typeof WritingFile>;
+export type ProtocolsFile = z.infer<typeof ProtocolsFile>;
 
-export function loadDemoFiles(dir = SEEDS_DIR): { bench: BenchFile; writing: WritingFile } {
+export function loadDemoFiles(dir = SEEDS_DIR): { bench: BenchFile; writing: WritingFile; protocols: ProtocolsFile } {
   const read = (name: string) => JSON.parse(fs.readFileSync(path.join(dir, name), "utf8"));
   const bench = BenchFile.parse(read("demo-benchmark.json"));
   for (const item of bench.items) {
@@ -90,7 +124,7 @@ export function loadDemoFiles(dir = SEEDS_DIR): { bench: BenchFile; writing: Wri
       }
     }
   }
-  return { bench, writing: WritingFile.parse(read("demo-writing.json")) };
+  return { bench, writing: WritingFile.parse(read("demo-writing.json")), protocols: ProtocolsFile.parse(read("demo-protocols.json")) };
 }
 
 /** mulberry32: a small, well-known seeded generator; good enough for demo noise. */
@@ -130,7 +164,8 @@ export function hasUsers(db: Db): boolean {
   return db.select({ id: schema.users.id }).from(schema.users).limit(1).get() !== undefined;
 }
 
-export async function seedDemo(db: Db, opts: { seed?: number; dir?: string } = {}): Promise<SeedSummary> {
+/** `run: false` loads everything but leaves the recorded run out (the recording script uses it to read the demo's items before the recording exists). */
+export async function seedDemo(db: Db, opts: { seed?: number; dir?: string; run?: boolean } = {}): Promise<SeedSummary> {
   const rand = seededRandom(opts.seed ?? 20261130);
   const { bench, writing } = loadDemoFiles(opts.dir);
   const hashes = await Promise.all(DEMO_ACCOUNTS.map((a) => hashPassword(a.password)));
@@ -290,7 +325,8 @@ export async function seedDemo(db: Db, opts: { seed?: number; dir?: string } = {
   });
   // The recorded run goes through the durable job queue: if this step is cut short,
   // `npm run worker` finishes it.
-  await seedDemoRun(db);
+  if (opts.run === false) seedDemoRunData(db, { dir: opts.dir });
+  else await seedDemoRun(db, { dir: opts.dir });
   return summary;
 }
 
@@ -444,31 +480,40 @@ function seedDemoTasks(
 
 // ─── The demo run (recorded outputs) ─────────────────────────────────────────
 // Owned by the runs module. Kept apart from the content above: it adds a small
-// sample dataset (copies of three Concord Demo Bench problems), replay
-// providers labelled "recorded", and one completed RefineBench run made by the
-// real runner from seeds/recorded/demo-refinebench.json. The bench dataset's
-// own counts and the two demo judges are unchanged (the run's judge reuses
-// "judge-strict", which is already a recorded judge).
+// sample dataset (copies of three Concord Demo Bench problems), the demo sets
+// of the FB-Bench and Self-Correction protocols (seeds/demo-protocols.json),
+// replay providers labelled "recorded", and one completed RefineBench run made
+// by the real runner from seeds/recorded/demo-refinebench.json. The bench
+// dataset's own counts and the two demo judges are unchanged (the run's judge
+// reuses "judge-strict", which is already a recorded judge). The recording
+// also serves every other protocol on the demo sets and curation's back-check
+// and checklist drafting (seeds/recorded/demo-refinebench.ts).
 
 export const DEMO_RUN_DATASET = "Concord Demo Bench — recorded run sample";
 export const DEMO_RUN_NAME = "Demo: RefineBench self-refinement (recorded outputs)";
+export const DEMO_RECORDING = "demo-refinebench.json";
+export const DEMO_RECORDED_MODELS = ["Quillon-8B", "Orrery-70B"] as const;
+export const DEMO_RECORDED_JUDGE = "Sentinel-34B";
+export const DEMO_SAMPLE_ITEMS = ["cdb-006", "cdb-010", "cdb-011"] as const;
+export const recordedProviderName = (model: string) => `${model} (recorded)`;
 
-export async function seedDemoRun(db: Db, opts: { dir?: string } = {}): Promise<{ runId: number; datasetId: number; providers: string[] }> {
-  const { createRun, Worker } = await import("../app/runs/runner.server");
-  const rec = await import("./recorded/demo-refinebench");
-  const { bench } = loadDemoFiles(opts.dir);
+/** FB-Bench's released fields stored as the `fb-bench` import preset stores them. */
+const fbSourceId = (r: { user_query: string; origin_first_response: string; feedback: string }) =>
+  "fb-" + createHash("sha256").update(`${r.user_query}\u0000${r.origin_first_response}\u0000${r.feedback}`).digest("hex").slice(0, 16);
+
+/** The run part's datasets and providers (no run): the sample, the FB-Bench and Self-Correction sets. */
+export function seedDemoRunData(db: Db, opts: { dir?: string } = {}): { datasetId: number; feedbackSetId: number; selfCorrectionSetId: number } {
+  const { bench, protocols } = loadDemoFiles(opts.dir);
   const project = db.select().from(schema.projects).where(eq(schema.projects.slug, DEMO_PROJECT.slug)).get();
   if (!project) throw new Error("seedDemoRun: load the demo project first");
-  const researcher = db.select({ id: schema.users.id }).from(schema.users).where(eq(schema.users.email, DEMO_ACCOUNTS.find((a) => a.role === "researcher")!.email)).get();
   const note = "Recorded outputs: hand-written for Concord's demo, replayed without network.";
-  const providerName = (model: string) => `${model} (recorded)`;
-  const datasetId = db.transaction((tx) => {
+  return db.transaction((tx) => {
     const set = tx
       .insert(schema.datasets)
       .values({ projectId: project.id, name: DEMO_RUN_DATASET, version: 1, source: "Three problems of Concord Demo Bench, for the recorded demo run", licenseNote: "CC0 1.0 — original demo content" })
       .returning({ id: schema.datasets.id })
       .get();
-    for (const sourceId of rec.DEMO_RUN_ITEMS) {
+    for (const sourceId of DEMO_SAMPLE_ITEMS) {
       const it = bench.items.find((i) => i.sourceId === sourceId)!;
       const item = tx
         .insert(schema.items)
@@ -476,11 +521,52 @@ export async function seedDemoRun(db: Db, opts: { dir?: string } = {}): Promise<
         .returning({ id: schema.items.id })
         .get();
       it.checklist.forEach((c, position) => tx.insert(schema.checklistItems).values({ itemId: item.id, text: c.text, position }).run());
+      tx.insert(schema.references).values({ itemId: item.id, text: it.reference, provenance: "seed" }).run();
     }
-    for (const model of [...rec.DEMO_RUN_MODELS, rec.DEMO_RUN_JUDGE_MODEL])
-      tx.insert(schema.providers).values({ projectId: project.id, name: providerName(model), kind: "replay", model, concurrency: 4, settings: { file: path.basename(rec.DEMO_REPLAY_FILE), note } }).run();
-    return set.id;
+    // FB-Bench (query, preset first response, feedback; weighted EC / plain RM checklists).
+    const fb = tx.insert(schema.datasets).values({ projectId: project.id, ...protocols.feedback.dataset }).returning({ id: schema.datasets.id }).get();
+    for (const r of protocols.feedback.items) {
+      const item = tx
+        .insert(schema.items)
+        .values({
+          datasetId: fb.id,
+          sourceId: fbSourceId(r),
+          query: r.user_query,
+          domain: r.task_type,
+          subject: r.sub_task_type,
+          taskType: r.bench_type.toLowerCase().replace(/\s+/g, "_"),
+          language: "en",
+          metadata: { bench_type: r.bench_type, origin_first_response: r.origin_first_response, feedback: r.feedback, error_type: r.error_type, feedback_type: r.feedback_type },
+        })
+        .returning({ id: schema.items.id })
+        .get();
+      tx.insert(schema.references).values({ itemId: item.id, text: r.reference_second_response, provenance: "seed" }).run();
+      r.checklist.forEach((c, position) =>
+        tx.insert(schema.checklistItems).values({ itemId: item.id, text: typeof c === "string" ? c : c[0], weight: typeof c === "string" ? null : c[1], position }).run(),
+      );
+    }
+    // Self-Correction Bench (golden answer as the reference; injected error and dataset in metadata, as items-jsonl stores them).
+    const sc = tx.insert(schema.datasets).values({ projectId: project.id, ...protocols.selfCorrection.dataset }).returning({ id: schema.datasets.id }).get();
+    for (const r of protocols.selfCorrection.items) {
+      const item = tx
+        .insert(schema.items)
+        .values({ datasetId: sc.id, sourceId: r.id, query: r.question, language: "en", metadata: { dataset: r.dataset, injected_error: r.injected_error } })
+        .returning({ id: schema.items.id })
+        .get();
+      tx.insert(schema.references).values({ itemId: item.id, text: r.answer, provenance: "seed" }).run();
+    }
+    for (const model of [...DEMO_RECORDED_MODELS, DEMO_RECORDED_JUDGE])
+      tx.insert(schema.providers).values({ projectId: project.id, name: recordedProviderName(model), kind: "replay", model, concurrency: 4, settings: { file: DEMO_RECORDING, note } }).run();
+    return { datasetId: set.id, feedbackSetId: fb.id, selfCorrectionSetId: sc.id };
   });
+}
+
+export async function seedDemoRun(db: Db, opts: { dir?: string } = {}): Promise<{ runId: number; datasetId: number; providers: string[] }> {
+  const { createRun, Worker } = await import("../app/runs/runner.server");
+  const project = db.select().from(schema.projects).where(eq(schema.projects.slug, DEMO_PROJECT.slug)).get();
+  if (!project) throw new Error("seedDemoRun: load the demo project first");
+  const researcher = db.select({ id: schema.users.id }).from(schema.users).where(eq(schema.users.email, DEMO_ACCOUNTS.find((a) => a.role === "researcher")!.email)).get();
+  const { datasetId } = seedDemoRunData(db, opts);
   const run = createRun(
     db,
     project.id,
@@ -488,13 +574,13 @@ export async function seedDemoRun(db: Db, opts: { dir?: string } = {}): Promise<
       name: DEMO_RUN_NAME,
       protocol: "refinebench",
       datasetId,
-      models: rec.DEMO_RUN_MODELS.map((m) => ({ provider: providerName(m) })),
-      judges: [{ provider: providerName(rec.DEMO_RUN_JUDGE_MODEL), name: "judge-strict" }],
-      settings: { setting: "self-refinement", maxTurns: rec.DEMO_RUN_TURNS },
+      models: DEMO_RECORDED_MODELS.map((m) => ({ provider: recordedProviderName(m) })),
+      judges: [{ provider: recordedProviderName(DEMO_RECORDED_JUDGE), name: "judge-strict" }],
+      settings: { setting: "self-refinement", maxTurns: 2 },
     },
     researcher?.id ?? null,
   );
   // One job at a time, so the same seed writes the same rows in the same order.
   await new Worker(db, { concurrency: 1, prefetch: 0, pollMs: 5, untilIdle: true, runId: run.id }).start().done;
-  return { runId: run.id, datasetId, providers: [...rec.DEMO_RUN_MODELS, rec.DEMO_RUN_JUDGE_MODEL].map(providerName) };
+  return { runId: run.id, datasetId, providers: [...DEMO_RECORDED_MODELS, DEMO_RECORDED_JUDGE].map(recordedProviderName) };
 }
