@@ -103,6 +103,7 @@ try {
           newRows: summary.newRows,
           committed: summary.committed,
           dataset: summary.dataset,
+          level: summary.level,
         },
         null,
         2,

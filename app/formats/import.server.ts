@@ -23,7 +23,7 @@ import { PRESETS, type Preset } from "./presets.server";
 import { formatProblem, ImportRefusal, ImportUsageError, type Problem } from "./problems";
 import { formatFromName, sniffFile, type FileFormat } from "./source.server";
 import { attachStage, commitStage, detachStage, STAGE_BASE, STAGED_TABLES } from "./stage.server";
-import { ImportWriter, type Counts, type SampleRow } from "./writer.server";
+import { ImportWriter, type Counts, type LevelInfo, type SampleRow } from "./writer.server";
 
 export type ImportProgress = { phase: "checking" | "writing"; bytes: number; totalBytes: number };
 
@@ -72,6 +72,8 @@ export type ImportSummary = Counts & {
   sample: SampleRow[];
   /** How long the database's write lock was held (0 when nothing was written). */
   lockMs: number;
+  /** Label imports: the measurement level used, and its source (given with --level, or inferred and why); null otherwise. */
+  level: LevelInfo | null;
 };
 
 export { ImportUsageError };
@@ -224,6 +226,7 @@ async function attempt(
         newRows: sink.failed || identicalDatasetId ? 0 : newRows,
         sample: sink.sample,
         lockMs,
+        level: sink.level ?? null,
       },
     };
   } finally {
@@ -259,6 +262,7 @@ function refused(o: ImportOptions, preset: Preset, fileName: string, problem: Pr
     newRows: 0,
     sample: [],
     lockMs: 0,
+    level: null,
   };
 }
 
@@ -279,6 +283,7 @@ export function describeSummary(s: ImportSummary, limit = 20): string {
   } else if (s.dryRun) lines.push(`Dry run: the file is valid${ds}: ${counts}${present}${s.unchanged ? " (already imported with the same content: nothing would change)" : ""}. Nothing was written.`);
   else if (s.unchanged) lines.push(`Already imported${ds} with the same content: nothing changed (${counts}).`);
   else lines.push(`Imported${ds} in project "${s.project}": ${counts}${present}.`);
+  if (s.level) lines.push(`Measurement level: ${s.level.level} (${s.level.reason}).`);
   for (const p of s.errors.slice(0, limit)) lines.push(`  error: ${formatProblem(p)}`);
   if (s.errorCount > limit) lines.push(`  … and ${s.errorCount - limit} more errors`);
   for (const p of s.warnings.slice(0, limit)) lines.push(`  warning: ${formatProblem(p)}`);

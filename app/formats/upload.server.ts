@@ -140,6 +140,8 @@ setInterval(() => sweepNowAndThen(), 10 * 60_000).unref();
 export function webMessage(text: string): string {
   return text
     .replace(/import with --level (\w+) \(the Label level select on the Import page\)/g, 'choose "$1" under "Label level" and preview again')
+    .replace(/given with --level/g, 'chosen under "Label level"')
+    .replace(/import with --level (\w+)/g, 'choose "$1" under "Label level"')
     .replace(/;? ?map it with --map ([^=\s]+)=COLUMN/g, '; choose its column for "$1" in the mapping')
     .replace(/name one with --dataset/g, 'choose the dataset under "Items from dataset"')
     .replace(/--dataset/g, '"Items from dataset"')
@@ -228,7 +230,7 @@ function viewJob(job: JobState | undefined): JobView | null {
     state: "done",
     kind: job.kind,
     seconds: (job.finishedAt - job.startedAt) / 1000,
-    summary,
+    summary: { ...summary, level: summary.level ? { ...summary.level, reason: webMessage(summary.level.reason) } : null },
     problems: errors.slice(0, 20).map(webProblem),
     warnings: warnings.slice(0, 20).map(webProblem),
     sample,

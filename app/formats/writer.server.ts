@@ -90,9 +90,30 @@ export type WriterOptions = {
   lookupDataset?: string;
   level?: LabelLevel;
   taskName?: string;
+  /** Labels presets: the declared scale (its categories in order); labels outside it are refused. */
+  categories?: LabelValue[];
   /** Benchmarks whose checklist weights must sum to 1 (warn otherwise). */
   weightsSumToOne?: boolean;
 };
+
+/** The measurement level a label import used, and why: given (--level) or inferred from the labels. */
+export type LevelInfo = { level: LabelLevel; source: "given" | "inferred"; reason: string };
+
+/** Why `inferLevel` gives what it gives on these values (the words of the import summary). */
+export function describeLevel(values: LabelValue[], given: LabelLevel | undefined): LevelInfo {
+  if (given) return { level: given, source: "given", reason: "given with --level" };
+  const level = inferLevel(values);
+  const distinct = new Set(values).size;
+  const reason =
+    distinct === 0
+      ? "inferred: there are no labels, so nothing says they are numbers"
+      : level === "nominal"
+        ? `inferred: not every label is a number (${distinct} distinct label${distinct === 1 ? "" : "s"}), so the labels are categories without an order`
+        : level === "ordinal"
+          ? `inferred: every label is a whole number and there are at most 10 distinct values (${distinct}), read as a rating scale; import with --level nominal if they are category codes`
+          : `inferred: every label is a number, and they are not at most 10 whole numbers (${distinct} distinct values)`;
+  return { level, source: "inferred", reason };
+}
 
 const MAX_PROBLEMS = 1000;
 const SAMPLE_ROWS = 10;
@@ -113,6 +134,8 @@ export class ImportWriter {
   readonly sample: SampleRow[] = [];
   datasetId: number | undefined;
   datasetVersion: number | undefined;
+  /** Label imports: the level used and why (set by finish). */
+  level: LevelInfo | undefined;
   readonly hash = createHash("sha256");
   private readonly reuse: boolean;
   private readonly seen = new Map<string, SeenItem>();
@@ -667,6 +690,7 @@ export class ImportWriter {
       }
     }
     if (this.labels.length) this.counts.items = this.labelUnits();
+    if (this.labels.length) this.level = describeLevel(this.labels.map((l) => l.label), this.opts.level);
     if (this.labels.length && !this.opts.level) {
       // The level of measurement is inferred only from numbers; say so, so a code book (0/1/2 for categories) is not taken as a scale unnoticed.
       const level = inferLevel(this.labels.map((l) => l.label));
@@ -699,7 +723,7 @@ export class ImportWriter {
   /** Labels from another tool: one item and unit per unit ID, placeholder annotators, submitted annotations. */
   private writeLabels(): void {
     const c = this.conn;
-    const level = this.opts.level ?? inferLevel(this.labels.map((l) => l.label));
+    const info = this.level ?? describeLevel(this.labels.map((l) => l.label), this.opts.level);
     const perUnit = new Map<string, number>();
     for (const l of this.labels) {
       const k = l.response === undefined ? l.unit : `${l.unit}\u0000${l.response}`;
@@ -714,7 +738,13 @@ export class ImportWriter {
           this.datasetId,
           this.opts.taskName ?? this.opts.dataset!.name,
           overlap,
-          JSON.stringify({ level, levelSource: this.opts.level ? "given" : "inferred", source: this.opts.dataset!.source }),
+          JSON.stringify({
+            level: info.level,
+            levelSource: info.source,
+            levelReason: info.reason,
+            ...(this.opts.categories ? { categories: this.opts.categories } : {}),
+            source: this.opts.dataset!.source,
+          }),
         ).lastInsertRowid,
     );
     const insItem = c.prepare("insert into stage.items (dataset_id, source_id, query) values (?, ?, ?)");

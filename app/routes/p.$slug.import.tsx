@@ -306,6 +306,11 @@ function JobResult({ job, upload, slug }: { job: Extract<JobView, { state: "done
           {s.alreadyPresent === 1 ? "it is" : "they are"}.
         </p>
       ) : null}
+      {s.level ? (
+        <p data-testid="import-level">
+          Measurement level: <strong>{s.level.level}</strong> <span className="muted">({s.level.reason})</span>
+        </p>
+      ) : null}
       <table>
         <caption className="muted small">In the file{job.kind === "confirm" && s.errorCount === 0 ? ` · written in ${job.seconds.toFixed(1)} s` : ""}</caption>
         <tbody>

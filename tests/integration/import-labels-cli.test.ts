@@ -46,3 +46,35 @@ describe("labels-wide annotator columns on the command line", () => {
     expect(names).toEqual([{ name: "ann_1" }, { name: "ann_2" }, { name: "ann_3" }]);
   });
 });
+
+describe("the measurement level is stated, with its source", () => {
+  it("inferred nominal (the labels are not all numbers): in --format json and in the summary text", () => {
+    const json = cli("--preset", "labels-wide", "--project", "lvl-cli", "--annotators", "ann_1,ann_2,ann_3", "--dry-run", "--format", "json", path.join(JUDGE, "labels-wide.csv"));
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.out).level).toEqual({
+      level: "nominal",
+      source: "inferred",
+      reason: "inferred: not every label is a number (3 distinct labels), so the labels are categories without an order",
+    });
+    const text = cli("--preset", "labels-wide", "--project", "lvl-cli", "--annotators", "ann_1,ann_2,ann_3", "--dry-run", path.join(JUDGE, "labels-wide.csv"));
+    expect(text.code).toBe(0);
+    expect(text.out.split("\n")).toContain("Measurement level: nominal (inferred: not every label is a number (3 distinct labels), so the labels are categories without an order).");
+  });
+
+  it("inferred ordinal from 0/1/2 codes, and given with --level", () => {
+    const inferred = JSON.parse(cli("--preset", "labels-long", "--project", "lvl-cli", "--dry-run", "--format", "json", path.join(JUDGE, "labels-numeric.json")).out);
+    expect(inferred.level).toMatchObject({ level: "ordinal", source: "inferred" });
+    expect(inferred.level.reason).toMatch(/^inferred: every label is a whole number and there are at most 10 distinct values \(3\), read as a rating scale; import with --level nominal if they are category codes$/);
+    const given = cli("--preset", "labels-long", "--project", "lvl-cli", "--level", "nominal", path.join(JUDGE, "labels-numeric.json"));
+    expect(given.code).toBe(0);
+    expect(given.out).toContain("Measurement level: nominal (given with --level).");
+    const config = JSON.parse((db().$client.prepare("select t.config from tasks t join projects p on p.id = t.project_id where p.slug = 'lvl-cli'").get() as { config: string }).config);
+    expect(config).toMatchObject({ level: "nominal", levelSource: "given", levelReason: "given with --level" });
+  });
+
+  it("imports that are not labels carry no level", () => {
+    const r = cli("--preset", "items-jsonl", "--project", "lvl-cli", "--dry-run", "--format", "json", path.resolve(__dirname, "../fixtures/import/items.jsonl"));
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.out).level).toBeNull();
+  });
+});

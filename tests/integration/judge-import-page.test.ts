@@ -40,7 +40,12 @@ async function post(fields: [string, string][]) {
     args(new Request(`${ORIGIN}/p/${slug}/import`, { method: "POST", headers: { Cookie: cookie, Origin: ORIGIN, "Content-Type": "application/x-www-form-urlencoded" }, body: new URLSearchParams(fields) }), { slug }),
   );
 }
-type Job = { state: string; kind: string; warnings: string[]; summary: { errorCount: number; annotations: number; verdicts: number } };
+type Job = {
+  state: string;
+  kind: string;
+  warnings: string[];
+  summary: { errorCount: number; annotations: number; verdicts: number; level: { level: string; source: string; reason: string } | null };
+};
 async function settle(token: string): Promise<Job> {
   for (let i = 0; i < 600; i++) {
     const p = await (await run(loader, args(get(`/p/${slug}/import?upload=${token}`, cookie), { slug }))).json();
@@ -58,6 +63,8 @@ describe("import page: labels-wide annotator columns, unit-verdicts", () => {
     expect((await post([["intent", "preview"], ["token", labels], ["map.unit", "unit"], ...ticked])).status).toBe(302);
     const preview = await settle(labels);
     expect(preview.summary).toMatchObject({ errorCount: 0, annotations: 40 });
+    // The level the preview used, and why.
+    expect(preview.summary.level).toEqual({ level: "nominal", source: "inferred", reason: "inferred: not every label is a number (3 distinct labels), so the labels are categories without an order" });
     // In the page's words (the command line says --annotators).
     expect(preview.warnings).toEqual(['row 1: columns ignored (not among "Annotator columns"): prompt, notes']);
     // A column that is not in the file is refused by name.
