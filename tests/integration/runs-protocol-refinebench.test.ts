@@ -18,7 +18,7 @@ import { addProviders, codeSum, FIXTURES, hasShared, importThrough, mean, messag
 const { db, file: dbFile } = useTempDatabase();
 let fake: FakeLlm;
 
-type Rec = { index: string; question: string; checklist: string[]; materials?: unknown[] };
+type Rec = { index: string; question: string; checklist: string[]; materials?: unknown[]; reference_answer: string[]; comment: string[] };
 
 /** Judge 1 finds checklist item q satisfied at turn t when (code-point sum of q) mod 3 < t: everything is satisfied by turn 3. */
 const sat = (q: string, t: number) => codeSum(q) % 3 < t;
@@ -97,6 +97,13 @@ describe("RefineBench on the released format", () => {
     const file = path.join(FIXTURES, "refinebench-run.json");
     const recs = records(JSON.parse(fs.readFileSync(file, "utf8")));
     const datasetId = await importThrough(dbFile, "rb", "refinebench", file);
+    // reference_answer is a list upstream: every answer of the list is kept as the item's references.
+    const items = db().select().from(schema.items).all().filter((i) => i.datasetId === datasetId);
+    const refs = db().select().from(schema.references).all();
+    for (const r of recs) {
+      const item = items.find((i) => i.sourceId === r.index)!;
+      expect(refs.filter((x) => x.itemId === item.id).map((x) => x.text).sort(), r.index).toEqual([...r.reference_answer].sort());
+    }
     const projectId = projectIdOf(db(), "rb");
     addProviders(db(), projectId, fake.baseUrl);
     // The fixture exercises the failure paths: the rectangle problem needs a second turn (whose generation fails).
