@@ -1,7 +1,10 @@
 /**
  * Loads Concord's original demo content (seeds/demo-*.json) into a database:
  * accounts, a project, two datasets, responses from three invented models over
- * three turns, verdicts from two judges, and labels from three annotators.
+ * three turns, verdicts from two judges, and labels from three annotators; then
+ * the runs part (below): a sample of the benchmark, small FB-Bench and
+ * Self-Correction sets (seeds/demo-protocols.json), the recorded providers and
+ * one recorded RefineBench run.
  *
  * The judges' verdicts and the annotators' labels are simulated from the
  * hand-written truth in the JSON with a seeded generator, each with its own
