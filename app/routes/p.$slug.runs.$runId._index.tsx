@@ -14,6 +14,7 @@ import { runRow } from "~/runs/results.server";
 import { controlRun, runProgress, RunInputError, type RunProgress, type StoredRunConfig } from "~/runs/runner.server";
 import { ensureInProcessWorker } from "~/runs/worker.server";
 import { settingRows } from "~/runs/setting-rows";
+import { IntervalMethod, intervalText } from "~/components/Interval";
 import styles from "~/components/annotation.css";
 import { ErrorSummary, FieldError, invalidProps, useFocusFirstError, type FieldErrors } from "~/components/FieldError";
 import { fieldErrorsOf, humanErrors } from "~/forms/messages";
@@ -359,9 +360,9 @@ export default function RunPage() {
               <tr>
                 <th>Model</th>
                 <th className="num">Judge (raw)</th>
-                <th>95% CI</th>
+                <th>95% CI (normal approximation, clipped to 0–100)</th>
                 <th className="num">Bias-corrected (PPI)</th>
-                <th>95% CI</th>
+                <th>95% CI (normal approximation, clipped to 0–100)</th>
                 <th className="num">Human labels</th>
               </tr>
             </thead>
@@ -370,16 +371,23 @@ export default function RunPage() {
                 <tr key={s.model}>
                   <td>{s.model}</td>
                   <td className="num">{s.raw.mean.toFixed(1)}</td>
-                  <td>
-                    [{s.raw.ci[0].toFixed(1)}, {s.raw.ci[1].toFixed(1)}]
-                  </td>
+                  <td data-ci="percent">{intervalText(s.raw.ci, 1, "too few verdicts")}</td>
                   <td className="num">{s.corrected ? s.corrected.estimate.toFixed(1) : "—"}</td>
-                  <td>{s.corrected ? `[${s.corrected.ci[0].toFixed(1)}, ${s.corrected.ci[1].toFixed(1)}]` : "needs ≥ 2 labelled units"}</td>
+                  <td data-ci="percent">
+                    {s.corrected
+                      ? intervalText(s.corrected.ci, 1, "too few labels", s.corrected.n >= s.corrected.N ? "exact: every unit labelled" : "too few labels (the labels never differ from the judge)")
+                      : "too few labels (needs ≥ 2 labelled units)"}
+                  </td>
                   <td className="num">{s.corrected?.n ?? 0}</td>
                 </tr>
               ))}
             </tbody>
           </table>
+          <IntervalMethod>
+            Share of Yes verdicts, in %. Intervals: mean ± 1.96·SE (normal approximation), clipped to 0–100; the corrected one uses the prediction-powered
+            rectifier of Angelopoulos et al. (2023, §2) with each labelled unit weighted by its inclusion probability. &ldquo;Too few&rdquo;: fewer than two
+            values, or no spread among them, so no interval can be given; with every unit labelled the corrected figure is exact.
+          </IntervalMethod>
         </div>
       ))}
     </div>

@@ -6,6 +6,7 @@ import { notFound, requireProjectRole } from "~/auth/guards.server";
 import { getDb } from "~/db.server";
 import { COLORS, turnCurvesSvg } from "~/runs/chart.server";
 import { settingRows } from "~/runs/setting-rows";
+import { IntervalMethod, intervalText } from "~/components/Interval";
 import { calibrationReport } from "~/runs/calibration.server";
 import { conversation, conversationList, runResultsAll, runRow } from "~/runs/results.server";
 import { and, eq } from "drizzle-orm";
@@ -325,7 +326,7 @@ export default function RunResults() {
                   <th>Group</th>
                   <th className="num">Judge (raw)</th>
                   <th className="num">Corrected</th>
-                  <th>95% CI</th>
+                  <th>95% CI (normal approximation, clipped to the metric&apos;s range)</th>
                   <th className="num">Labelled</th>
                   <th>Note</th>
                 </tr>
@@ -338,13 +339,17 @@ export default function RunResults() {
                     <td>{m.group ?? ""}</td>
                     <td className="num">{f3(m.raw)}</td>
                     <td className="num">{m.corrected ? f3(m.corrected.estimate) : "—"}</td>
-                    <td>{m.corrected ? `[${f3(m.corrected.ci[0])}, ${f3(m.corrected.ci[1])}]` : ""}</td>
+                    <td data-ci="metric">{intervalText(m.corrected?.ci, 3, "too few labels", "zero width: every unit labelled, or the labels never differ from the judge")}</td>
                     <td className="num">{m.corrected?.n ?? 0}</td>
                     <td className="small">{m.note ?? ""}</td>
                   </tr>
                 ))}
               </tbody>
             </table>
+            <IntervalMethod>
+              Intervals: estimate ± 1.96·SE (normal approximation; ratios by the delta method), clipped to the metric&apos;s range (0–100 for percentages).
+              &ldquo;Too few labels&rdquo;: fewer than two labelled units, so no interval can be given.
+            </IntervalMethod>
           </section>
         ) : null,
       )}

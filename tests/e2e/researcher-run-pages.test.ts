@@ -14,6 +14,8 @@ import * as schema from "../../db/schema";
 import { DEMO_ACCOUNTS, DEMO_RUN_NAME, seedDemo } from "../../seeds/demo";
 import { startApp, type RunningApp } from "../support/app-server";
 import { launchBrowser, signInAs, type Browser } from "../support/browser";
+import { saveAnnotation } from "../../app/annotation/annotate.server";
+import { findTask } from "../../app/annotation/tasks.server";
 
 let app: RunningApp;
 let browser: Browser;
@@ -212,5 +214,95 @@ describe("the demo run's results page", () => {
     expect(await settings.textContent()).toMatch(/max turns\d/);
     expect(await settings.textContent()).not.toContain("{");
     expect(await page.locator("details pre").count()).toBe(0);
+  });
+});
+
+/**
+ * Every interval a table shows, checked against its scale: the reports format a
+ * CI like the figure before it (app/reports/format.ts): "12.3%" → a share in
+ * [0, 100] %; two decimals → a mean on the task's 1–5 scale; three decimals → a
+ * coefficient (kappa, AC1, Pearson r) in [−1, 1].
+ */
+function outOfScale(cells: string[], scaleOf: (lo: string) => [number, number]): string[] {
+  const bad: string[] = [];
+  for (const text of cells) {
+    const m = /^\[(-?[\d.]+)(%?), (-?[\d.]+)(%?)\]$/.exec(text.trim());
+    if (!m) continue;
+    const [lo, hi] = [Number(m[1]), Number(m[3])];
+    const [min, max] = scaleOf(m[1] + m[2]);
+    if (!(lo >= min && hi <= max && lo < hi)) bad.push(text);
+  }
+  return bad;
+}
+
+describe("intervals", () => {
+  it("on the run page and its results, each CI names its method, stays in 0–100, and too few labels says so", async () => {
+    const { page } = browser;
+    const runId = demoRunId();
+    await page.goto(`${app.url}/p/demo/runs/${runId}`);
+    const form = page.getByTestId("calibrate");
+    await form.getByLabel("Sampling plan").selectOption("stratified");
+    // Five of each model × turn stratum's units: a sample, so the corrected figures have a sampling error.
+    await form.getByLabel("Units per stratum").fill("5");
+    await form.getByRole("button", { name: "Create human task" }).click();
+    await expect.poll(() => page.getByText(/can be labelled now/).count()).toBe(1);
+    const taskId = Number((await page.getByRole("link", { name: "Open the task" }).getAttribute("href"))!.split("/").pop());
+    // Before any label: the judge's own interval, and "too few labels" for the corrected one.
+    await page.reload();
+    const ciCells = page.locator('td[data-ci="percent"]');
+    await expect.poll(() => ciCells.count()).toBeGreaterThan(0);
+    const before = await ciCells.allTextContents();
+    expect(before.filter((t) => t.startsWith("too few labels")).length).toBeGreaterThan(0);
+    expect(before.some((t) => /^\[/.test(t)), "the judge's raw interval").toBe(true);
+    expect(outOfScale(before, () => [0, 100])).toEqual([]);
+    expect(await page.locator("th", { hasText: "95% CI (normal approximation, clipped to 0–100)" }).count()).toBe(2);
+    // The annotators label every unit through the app's own save (agreeing; "No" on every third unit).
+    const task = findTask(projectId, taskId, db)!;
+    const assignments = db
+      .select({ unitId: schema.assignments.unitId, userId: schema.assignments.annotatorId })
+      .from(schema.assignments)
+      .innerJoin(schema.units, eq(schema.units.id, schema.assignments.unitId))
+      .where(eq(schema.units.taskId, taskId))
+      .all();
+    expect(assignments.length).toBeGreaterThan(4);
+    for (const a of assignments) {
+      const answer = a.unitId % 3 === 0 ? "No" : "Yes";
+      const r = saveAnnotation({ task, userId: a.userId, unitId: a.unitId, intent: "submit", form: new URLSearchParams({ answer }) }, db);
+      expect(r.ok).toBe(true);
+    }
+    await page.reload();
+    const after = await ciCells.allTextContents();
+    expect(after.filter((t) => /^\[/.test(t)).length, "corrected intervals once labelled").toBeGreaterThan(before.filter((t) => /^\[/.test(t)).length);
+    expect(outOfScale(after, () => [0, 100])).toEqual([]);
+    for (const t of after) expect(t, "an interval or the reason there is none").toMatch(/^\[|^too few/);
+    // The results page: the corrected headline metrics (RefineBench Acc_t, Pass_t: percentages).
+    await page.goto(`${app.url}/p/demo/runs/${runId}/results`);
+    const metricCells = page.locator('td[data-ci="metric"]');
+    await expect.poll(() => metricCells.count()).toBeGreaterThan(0);
+    const shown = await metricCells.allTextContents();
+    expect(shown.some((t) => /^\[/.test(t))).toBe(true);
+    for (const t of shown) expect(t).toMatch(/^\[|^too few labels$|^zero width: /);
+    expect(outOfScale(shown, () => [0, 100])).toEqual([]);
+    expect(await page.locator("th", { hasText: "95% CI (normal approximation, clipped to the metric's range)" }).count()).toBeGreaterThan(0);
+    expect(await page.getByTestId("ci-method").first().textContent()).toMatch(/1\.96·SE/);
+  });
+
+  it("every CI on the demo's reports stays inside its scale", async () => {
+    const { page } = browser;
+    await page.goto(`${app.url}/p/demo/reports`);
+    const hrefs = [...new Set((await page.locator('a[href*="/reports/"]').evaluateAll((as) => as.map((a) => (a as HTMLAnchorElement).pathname))).filter((h) => /\/reports\/\d+(\/(judges|disagreements))?$/.test(h)))];
+    const taskPages = new Set(hrefs.map((h) => h.replace(/\/(judges|disagreements)$/, "")));
+    const urls = [...taskPages].flatMap((t) => [t, `${t}/judges`, `${t}/disagreements`]);
+    expect(urls.length).toBeGreaterThan(2);
+    let intervals = 0;
+    for (const url of urls) {
+      await page.goto(`${app.url}${url}`);
+      const cells = await page.locator("[data-table] td").allTextContents();
+      intervals += cells.filter((t) => /^\[/.test(t.trim())).length;
+      const bad = outOfScale(cells, (lo) => (lo.endsWith("%") ? [0, 100] : /\.\d\d$/.test(lo) ? [1, 5] : [-1, 1]));
+      expect(bad, url).toEqual([]);
+    }
+    expect(intervals).toBeGreaterThan(0);
+    expect(pageErrors).toEqual([]);
   });
 });
