@@ -13,7 +13,7 @@ import { hasRole } from "~/auth/guards.server";
 import { getDb, schema, type Db } from "~/db.server";
 import type { Role } from "../../db/schema";
 import { blindUnit } from "./annotate.server";
-import { isAnnotatable, penaltyReasonsOf, readConfig, type AnnotatableKind } from "./config";
+import { isAnnotatable, penaltyReasonsOf, readConfig, scoreScaleOf, type AnnotatableKind } from "./config";
 import { labelsDisagree, parseLabel, type FormLike, type ResponseKey } from "./labels";
 import { letter } from "./random";
 import { currentAnnotations, findTask } from "./tasks.server";
@@ -123,7 +123,7 @@ export function adjudicate(
       const config = readConfig(task.config);
       const unit = tx.select({ responseIds: schema.units.responseIds }).from(schema.units).where(eq(schema.units.id, args.unitId)).get();
       const parsed = parseLabel(
-        { kind: task.kind as AnnotatableKind, penaltyReasons: penaltyReasonsOf(config), allowTies: true, shownOrder: unit?.responseIds ?? null },
+        { kind: task.kind as AnnotatableKind, penaltyReasons: penaltyReasonsOf(config), allowTies: true, shownOrder: unit?.responseIds ?? null, scale: scoreScaleOf(config) },
         args.form,
         "submit",
       );

@@ -8,7 +8,7 @@
  */
 import { and, asc, desc, eq, inArray, sql } from "drizzle-orm";
 import { getDb, schema, type Db } from "~/db.server";
-import { isAnnotatable, penaltyReasonsOf, readConfig, type AnnotatableKind } from "./config";
+import { isAnnotatable, penaltyReasonsOf, readConfig, scoreScaleOf, type AnnotatableKind } from "./config";
 import { labelToForm, parseLabel, type FormLike, type ParsedLabel, type ResponseKey } from "./labels";
 import { letter } from "./random";
 
@@ -191,7 +191,7 @@ export function saveAnnotation(
         if (seen) {
           if (seen.assignmentId !== a.id) return { ok: false, httpStatus: 409, fieldErrors: { form: "This form was already used for another unit; reload the page." } };
           const again = parseLabel(
-            { kind, penaltyReasons: penaltyReasonsOf(config), allowTies: config.allowTies === true, shownOrder: a.shownOrder ?? null },
+            { kind, penaltyReasons: penaltyReasonsOf(config), allowTies: config.allowTies === true, shownOrder: a.shownOrder ?? null, scale: scoreScaleOf(config) },
             form,
             intent,
           );
@@ -222,7 +222,7 @@ export function saveAnnotation(
         return { ok: true, status: "submitted" };
       }
       const parsed = parseLabel(
-        { kind, penaltyReasons: penaltyReasonsOf(config), allowTies: config.allowTies === true, shownOrder: a.shownOrder ?? null },
+        { kind, penaltyReasons: penaltyReasonsOf(config), allowTies: config.allowTies === true, shownOrder: a.shownOrder ?? null, scale: scoreScaleOf(config) },
         form,
         intent,
       );
@@ -285,7 +285,7 @@ export function annotatePageData(task: Task, unitId: number, userId: number, db:
     savedStatus: latest?.status ?? null,
     revision: latest?.revision ?? 0,
     baseDurationMs: latest?.status === "draft" ? (latest.durationMs ?? 0) : 0,
-    rules: { penaltyReasons: penaltyReasonsOf(config), allowTies: config.allowTies === true },
+    rules: { penaltyReasons: penaltyReasonsOf(config), allowTies: config.allowTies === true, scale: scoreScaleOf(config) },
     position: { index: index + 1, total: queue.length, prev: index > 0 ? queue[index - 1].unitId : null, next: index >= 0 && index < queue.length - 1 ? queue[index + 1].unitId : null },
   };
 }

@@ -42,6 +42,12 @@ export const TaskConfigSchema = z
     perStratum: z.number().int().positive().optional(),
     showReference: z.boolean().optional(),
     penaltyReasons: z.array(z.string()).optional(),
+    /** Writing quality: the top of the 1–N score scale (default 5, the human scale of RAVEL F.1; 10 = the judge's scale, E.1–E.4). */
+    scoreMax: z.number().int().min(2).max(10).optional(),
+    /** Writing quality: the score the shown reference stands for (default 4, F.1; 6 on the judge's 1–10 scale). */
+    referenceScore: z.number().int().min(1).max(10).optional(),
+    /** Writing quality: scores below this need a penalty reason (default 3, F.1; 4 on 1–10, whose 1–3 band is "significant errors"). */
+    penaltyBelow: z.number().int().min(1).max(10).optional(),
     allowTies: z.boolean().optional(),
     includeReference: z.boolean().optional(),
     n: z.number().int().min(2).max(4).optional(),
@@ -60,6 +66,13 @@ export function readConfig(raw: unknown): TaskConfig {
 
 export function penaltyReasonsOf(config: TaskConfig): string[] {
   return config.penaltyReasons && config.penaltyReasons.length > 0 ? config.penaltyReasons : [...DEFAULT_PENALTY_REASONS];
+}
+
+/** The writing-quality score scale of a task: 1..max, the reference's score, and the score below which a penalty reason is needed. */
+export type ScoreScale = { max: number; reference: number; penaltyBelow: number };
+export const DEFAULT_SCORE_SCALE: ScoreScale = { max: 5, reference: 4, penaltyBelow: 3 };
+export function scoreScaleOf(config: TaskConfig): ScoreScale {
+  return { max: config.scoreMax ?? DEFAULT_SCORE_SCALE.max, reference: config.referenceScore ?? DEFAULT_SCORE_SCALE.reference, penaltyBelow: config.penaltyBelow ?? DEFAULT_SCORE_SCALE.penaltyBelow };
 }
 
 export function isAnnotatable(kind: string): kind is AnnotatableKind {

@@ -14,7 +14,7 @@
  * mapped back through the assignment's shown order, so no id reaches the page.
  * Drafts hold the same shapes, possibly incomplete (a Yes/No draft with no choice is "").
  */
-import type { AnnotatableKind } from "./config";
+import { DEFAULT_SCORE_SCALE, type AnnotatableKind, type ScoreScale } from "./config";
 import { letter } from "./random";
 
 export type ResponseKey = number | "reference";
@@ -34,6 +34,8 @@ export type LabelRules = {
   allowTies: boolean;
   /** The assignment's shown order (multi-response kinds). */
   shownOrder: ResponseKey[] | null;
+  /** Writing quality: the score scale (default 1–5, reference 4, penalty reason below 3). */
+  scale?: ScoreScale;
 };
 
 const MAX_NOTE = 20_000;
@@ -66,6 +68,7 @@ export function parseLabel(rules: LabelRules, form: FormLike, mode: "draft" | "s
   });
 
   if (rules.kind === "writing-quality") {
+    const { max, penaltyBelow } = rules.scale ?? DEFAULT_SCORE_SCALE;
     const scores: Record<string, number> = {};
     const penalties: Record<string, string[]> = {};
     order.forEach((key, i) => {
@@ -73,20 +76,20 @@ export function parseLabel(rules: LabelRules, form: FormLike, mode: "draft" | "s
       const raw = str(form, `score.${L}`).trim();
       const reason = str(form, `reason.${L}`).trim();
       if (raw === "") {
-        if (submit) errors[`score.${L}`] = `Score Response ${L} from 1 to 5.`;
+        if (submit) errors[`score.${L}`] = `Score Response ${L} from 1 to ${max}.`;
         return;
       }
       const n = Number(raw);
-      if (!Number.isInteger(n) || n < 1 || n > 5) {
-        errors[`score.${L}`] = `A score is a whole number from 1 to 5, not "${raw.slice(0, 10)}".`;
+      if (!Number.isInteger(n) || n < 1 || n > max) {
+        errors[`score.${L}`] = `A score is a whole number from 1 to ${max}, not "${raw.slice(0, 10)}".`;
         return;
       }
       if (reason && !rules.penaltyReasons.includes(reason)) {
         errors[`reason.${L}`] = `"${reason.slice(0, 30)}" is not a penalty reason of this task.`;
         return;
       }
-      if (n < 3 && !reason && submit) {
-        errors[`reason.${L}`] = `A score below 3 needs a penalty reason for Response ${L}.`;
+      if (n < penaltyBelow && !reason && submit) {
+        errors[`reason.${L}`] = `A score below ${penaltyBelow} needs a penalty reason for Response ${L}.`;
         return;
       }
       if (reason === "safety" && n !== 1) {
@@ -94,7 +97,7 @@ export function parseLabel(rules: LabelRules, form: FormLike, mode: "draft" | "s
         return;
       }
       scores[String(key)] = n;
-      if (reason && n < 3) penalties[String(key)] = [reason];
+      if (reason && n < penaltyBelow) penalties[String(key)] = [reason];
     });
     if (Object.keys(errors).length) return { ok: false, fieldErrors: errors };
     return { ok: true, value: { label: { scores }, penaltyReasons: penalties, notes } };
@@ -186,6 +189,7 @@ export function parseGoldLabel(
   responseIds: ResponseKey[] | null,
   allowTies: boolean,
   form: FormLike,
+  scale: ScoreScale = DEFAULT_SCORE_SCALE,
 ): { ok: true; label: unknown } | { ok: false; fieldErrors: Record<string, string> } {
   if (kind === "checklist-appropriateness" || kind === "response-satisfaction") {
     const answer = str(form, "answer");
@@ -201,7 +205,7 @@ export function parseGoldLabel(
       const L = letter(i);
       const raw = str(form, `score.${L}`).trim();
       const n = Number(raw);
-      if (raw === "" || !Number.isInteger(n) || n < 1 || n > 5) errors[`score.${L}`] = `Give Response ${L} a known score from 1 to 5.`;
+      if (raw === "" || !Number.isInteger(n) || n < 1 || n > scale.max) errors[`score.${L}`] = `Give Response ${L} a known score from 1 to ${scale.max}.`;
       else scores[String(key)] = n;
     });
     return Object.keys(errors).length ? { ok: false, fieldErrors: errors } : { ok: true, label: { scores } };

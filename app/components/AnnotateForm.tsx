@@ -33,6 +33,8 @@ type Props = {
   closed: boolean;
   prevHref: string | null;
   nextHref: string | null;
+  /** The unit's text changed after the annotator submitted a label for it. */
+  stale?: boolean;
 };
 
 const DRAFT_DELAY_MS = 500;
@@ -298,6 +300,11 @@ export function AnnotateForm(p: Props) {
     <RawTextProvider raw={raw}>
       <div className={`annotate-grid${hasReference ? " has-reference" : ""}`} data-ready={ready ? "true" : "false"} data-raw={raw ? "true" : "false"}>
         <section className="panel problem-column" aria-label="Problem">
+          {p.stale ? (
+            <p className="alert stale-note" role="status" data-testid="stale-notice">
+              <span className="badge stale">stale</span> This text changed since you labelled it: read it again and check your label (submit it again, changed or not).
+            </p>
+          ) : null}
           <h2>Problem</h2>
           <Markdown>{unit.query}</Markdown>
           {unit.passage ? (
@@ -308,7 +315,7 @@ export function AnnotateForm(p: Props) {
           ) : null}
           {unit.reference ? (
             <>
-              <h3>{unit.kind === "writing-quality" ? "Reference (scores 4)" : "Reference answer"}</h3>
+              <h3>{unit.kind === "writing-quality" ? `Reference (scores ${rules.scale?.reference ?? 4})` : "Reference answer"}</h3>
               <div className="reference-box" data-testid="reference">
                 <Markdown>{unit.reference}</Markdown>
               </div>

@@ -9,7 +9,7 @@ import { settingRows } from "~/runs/setting-rows";
 import { IntervalMethod, intervalText } from "~/components/Interval";
 import { calibrationReport } from "~/runs/calibration.server";
 import { conversation, conversationList, runResultsAll, runRow } from "~/runs/results.server";
-import { and, eq } from "drizzle-orm";
+import { and, eq, inArray } from "drizzle-orm";
 import { schema } from "~/db.server";
 
 export const meta: MetaFunction = () => [{ title: "Run results · Concord" }];
@@ -36,7 +36,8 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
   const calibration = db
     .select({ id: schema.tasks.id, name: schema.tasks.name, config: schema.tasks.config })
     .from(schema.tasks)
-    .where(and(eq(schema.tasks.projectId, project.id), eq(schema.tasks.kind, "response-satisfaction")))
+    // Yes/No tasks (checklist protocols, Self-Correction) and 1–10 writing-score tasks (C3EBench).
+    .where(and(eq(schema.tasks.projectId, project.id), inArray(schema.tasks.kind, ["response-satisfaction", "writing-quality"])))
     .all()
     .filter((t) => (t.config as Record<string, unknown>).runId === run.id)
     .map((t) => ({ name: t.name, report: calibrationReport(db, run.id, t.id) }));
@@ -312,12 +313,21 @@ export default function RunResults() {
         report ? (
           <section key={report.taskId} aria-label={name}>
             <h3>{name}</h3>
-            <p className="small">
-              Plan: {report.plan}. Weighting: {report.weighting}. Human value: majority of the annotators; splits{" "}
-              {report.splitRule === "adjudicate" ? "take the adjudicated label (left out until adjudicated)" : "left out"}. Units: {report.human.units}; with a human
-              value: {report.human.valued}; dropped — no label yet: {report.human.unlabelled}, split: {report.human.splitDropped}
-              {report.splitRule === "adjudicate" ? `; adjudicated: ${report.human.adjudicated}` : ""}.
-            </p>
+            {report.scale ? (
+              <p className="small">
+                Plan: {report.plan}. Weighting: {report.weighting}. Scale: {report.scale}
+                {report.splitRule === "adjudicate" ? "; an adjudicated unit takes the adjudicated scores" : ""}. Units: {report.human.units}; with a human score:{" "}
+                {report.human.valued}; not labelled yet: {report.human.unlabelled}
+                {report.splitRule === "adjudicate" ? `; adjudicated: ${report.human.adjudicated}` : ""}.
+              </p>
+            ) : (
+              <p className="small">
+                Plan: {report.plan}. Weighting: {report.weighting}. Human value: majority of the annotators; splits{" "}
+                {report.splitRule === "adjudicate" ? "take the adjudicated label (left out until adjudicated)" : "left out"}. Units: {report.human.units}; with a human
+                value: {report.human.valued}; dropped — no label yet: {report.human.unlabelled}, split: {report.human.splitDropped}
+                {report.splitRule === "adjudicate" ? `; adjudicated: ${report.human.adjudicated}` : ""}.
+              </p>
+            )}
             <table>
               <thead>
                 <tr>

@@ -11,7 +11,7 @@ import { Form, Link, useActionData, useLoaderData, useParams } from "@remix-run/
 import { useRef } from "react";
 import { and, asc, eq, inArray } from "drizzle-orm";
 import { z } from "zod";
-import { isAnnotatable, KIND_TITLES, readConfig } from "~/annotation/config";
+import { isAnnotatable, KIND_TITLES, readConfig, scoreScaleOf } from "~/annotation/config";
 import { labelToForm, parseGoldLabel, type ResponseKey } from "~/annotation/labels";
 import { letter } from "~/annotation/random";
 import { addToPool, archiveTask, deleteTask, findTask, removeFromPool, poolOf, projectMembers, setAdjudicators, setGoldLabel, setTaskStatus, taskProgress, taskWork, TaskError } from "~/annotation/tasks.server";
@@ -193,7 +193,7 @@ export async function action({ request, params }: ActionFunctionArgs) {
         : undefined;
       if (!unit) return json({ error: "No such gold unit in this task.", field: "unitId" }, { status: 400 });
       if (!isAnnotatable(task.kind)) return json({ error: "This task kind has no gold units.", field: "kind" }, { status: 400 });
-      const parsed = parseGoldLabel(task.kind, unit.responseIds ?? null, readConfig(task.config).allowTies === true, form);
+      const parsed = parseGoldLabel(task.kind, unit.responseIds ?? null, readConfig(task.config).allowTies === true, form, scoreScaleOf(readConfig(task.config)));
       if (!parsed.ok) {
         return json(
           { error: `Gold answer of unit #${unitId} not saved: ${Object.values(parsed.fieldErrors).join(" ")}`, fieldErrors: parsed.fieldErrors, form: `gold-${unitId}` },

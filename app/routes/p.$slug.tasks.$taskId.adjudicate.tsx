@@ -8,7 +8,7 @@ import type { ActionFunctionArgs, LinksFunction, LoaderFunctionArgs, MetaFunctio
 import { json } from "@remix-run/node";
 import { Form, Link, useActionData, useLoaderData, useParams } from "@remix-run/react";
 import { adjudicate, adjudicationView, canAdjudicate, disagreements } from "~/annotation/adjudication.server";
-import { isAnnotatable, penaltyReasonsOf, readConfig } from "~/annotation/config";
+import { isAnnotatable, penaltyReasonsOf, readConfig, scoreScaleOf } from "~/annotation/config";
 import { findTask } from "~/annotation/tasks.server";
 import { forbidden, notFound, requireProjectRole } from "~/auth/guards.server";
 import { Markdown, markdownLinks } from "~/components/Markdown";
@@ -38,7 +38,7 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
     list,
     unitId,
     view,
-    rules: { penaltyReasons: penaltyReasonsOf(config), allowTies: true },
+    rules: { penaltyReasons: penaltyReasonsOf(config), allowTies: true, scale: scoreScaleOf(config) },
   });
 }
 

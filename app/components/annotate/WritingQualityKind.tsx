@@ -1,10 +1,13 @@
-/** Writing quality: a 1–5 score per response (the reference scores 4), a penalty reason below 3. */
+/** Writing quality: a 1–5 score per response (the reference scores 4), a penalty reason below 3 — or the task's own scale (e.g. 1–10, reference 6, below 4). */
 import { LabelText } from "./Label";
 import { ResponseCards } from "./Responses";
 import type { KindContext, KindModule } from "./types";
 
+const scaleOf = (c: KindContext) => c.rules.scale ?? { max: 5, reference: 4, penaltyBelow: 3 };
+
 function Body(c: KindContext) {
   const { values, set, closed, err, rules } = c;
+  const scale = scaleOf(c);
   return (
     <section aria-label="Responses">
       <ResponseCards
@@ -15,7 +18,7 @@ function Body(c: KindContext) {
             <fieldset>
               <legend>Score for Response {L}</legend>
               <div className="scores">
-                {["1", "2", "3", "4", "5"].map((s) => (
+                {Array.from({ length: scale.max }, (_, i) => String(i + 1)).map((s) => (
                   <label className="choice" key={s}>
                     <input type="radio" name={`score.${L}`} value={s} checked={values[`score.${L}`] === s} onChange={() => set(`score.${L}`, s)} disabled={closed} />
                     {s}
@@ -25,7 +28,7 @@ function Body(c: KindContext) {
             </fieldset>
             {err(`score.${L}`)}
             <label className="field">
-              <LabelText hint="P">Penalty reason (needed below 3)</LabelText>
+              <LabelText hint="P">Penalty reason (needed below {scale.penaltyBelow})</LabelText>
               <select
                 name={`reason.${L}`}
                 value={values[`reason.${L}`] ?? ""}
@@ -57,7 +60,10 @@ export const WritingQualityKind: KindModule = {
   onKey(key, c) {
     const L = c.unit.responses[c.focus]?.letter;
     if (!L) return false;
-    if (/^[1-5]$/.test(key)) c.set(`score.${L}`, key);
+    // Keys 1–9 give those scores, 0 gives 10 (on a 1–10 scale).
+    const max = scaleOf(c).max;
+    const n = key === "0" ? 10 : /^[1-9]$/.test(key) ? Number(key) : NaN;
+    if (n >= 1 && n <= max) c.set(`score.${L}`, String(n));
     else if (key === "p" || key === "P") {
       const list = ["", ...c.rules.penaltyReasons];
       const next = list[(list.indexOf(c.values[`reason.${L}`] ?? "") + 1) % list.length];
@@ -66,8 +72,8 @@ export const WritingQualityKind: KindModule = {
     } else return false;
     return true;
   },
-  shortcuts: () => [
-    [<><kbd>1</kbd>–<kbd>5</kbd></>, "Score the focused response"],
+  shortcuts: (c) => [
+    [scaleOf(c).max === 10 ? <><kbd>1</kbd>–<kbd>9</kbd>, <kbd>0</kbd> (= 10)</> : <><kbd>1</kbd>–<kbd>{scaleOf(c).max}</kbd></>, "Score the focused response"],
     [<kbd>P</kbd>, "Cycle the penalty reason of the focused response"],
   ],
   commentField: (c) => `note.${c.unit.responses[c.focus]?.letter ?? "A"}`,

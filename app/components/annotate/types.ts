@@ -17,7 +17,8 @@ export type BlindUnitProps = {
   responses: { letter: string; text: string }[];
 };
 
-export type Rules = { penaltyReasons: string[]; allowTies: boolean };
+/** `scale`: writing quality's 1..max scale, the reference's score and the score below which a penalty reason is needed (default 5, 4, 3). */
+export type Rules = { penaltyReasons: string[]; allowTies: boolean; scale?: { max: number; reference: number; penaltyBelow: number } };
 
 export type KindContext = {
   unit: BlindUnitProps;
