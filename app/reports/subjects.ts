@@ -278,7 +278,7 @@ export class TaskDataBuilder {
     if (labelKind === "binary") {
       categories = ["Yes", "No"];
       positive = "Yes";
-    } else if (kind === "writing-quality") categories = [1, 2, 3, 4, 5];
+    } else if (kind === "writing-quality") categories = Array.from({ length: typeof this.raw.config.scoreMax === "number" ? this.raw.config.scoreMax : 5 }, (_, i) => i + 1); // the task's 1–N scale (scoreMax; default 5)
     else {
       const seen = new Set<Label>(ratings.value);
       for (const s of subjects) {
