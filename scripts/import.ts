@@ -1,12 +1,14 @@
 /**
  * npm run import -- --preset NAME --project SLUG [--dry-run] [--format json]
  *                   [--dataset NAME] [--map field=column ...] [--level nominal|ordinal|interval]
- *                   [--annotators COL,COL,...|all] FILE
+ *                   [--annotators COL,COL,...|all] [--categories C1,C2,...] FILE
  *
  * labels-wide needs --annotators: the columns that hold annotators' labels
  * (other columns are ignored and listed); without it the import is refused
  * (exit 2) naming the columns found. `--annotators all` takes every column
- * but the unit, on purpose.
+ * but the unit, on purpose. `--categories` declares the scale of a labels
+ * import, its categories in order (used or not; Gwet's AC1 counts them):
+ * stored with the task, and a label outside it is refused by row and column.
  *
  * Imports FILE into the database DATABASE_URL names (the project is created
  * if it does not exist), all or nothing. Exit codes: 0 imported (or a valid
@@ -24,7 +26,7 @@ import type { LabelLevel } from "../app/formats/labels";
 import { PRESETS } from "../app/formats/presets.server";
 
 const USAGE =
-  "usage: npm run import -- --preset NAME --project SLUG [--dry-run] [--format json] [--dataset NAME] [--map field=column] [--level LEVEL] [--annotators COL,COL|all] FILE";
+  "usage: npm run import -- --preset NAME --project SLUG [--dry-run] [--format json] [--dataset NAME] [--map field=column] [--level LEVEL] [--annotators COL,COL|all] [--categories C1,C2,...] FILE";
 
 function fail(message: string, code = 2): never {
   console.error(`import: ${message}`);
@@ -44,6 +46,7 @@ try {
       map: { type: "string", multiple: true, default: [] },
       level: { type: "string" },
       annotators: { type: "string" },
+      categories: { type: "string" },
       help: { type: "boolean", default: false },
     },
   });
@@ -79,6 +82,7 @@ try {
     datasetName: values.dataset,
     level: values.level as LabelLevel | undefined,
     annotators: values.annotators?.split(",").map((s) => s.trim()).filter(Boolean),
+    categories: values.categories?.split(","),
   });
   if (values.format === "json") {
     const { items, checklistItems, references, responses, verdicts, annotations, warnings, errors } = summary;

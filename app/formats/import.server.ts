@@ -18,7 +18,7 @@ import os from "node:os";
 import path from "node:path";
 import type Database from "better-sqlite3";
 import { openDatabase } from "../../db/client";
-import { LABEL_LEVELS, type LabelLevel } from "./labels";
+import { LABEL_LEVELS, parseScale, type LabelLevel, type LabelValue } from "./labels";
 import { PRESETS, type Preset } from "./presets.server";
 import { formatProblem, ImportRefusal, ImportUsageError, type Problem } from "./problems";
 import { formatFromName, sniffFile, type FileFormat } from "./source.server";
@@ -41,6 +41,8 @@ export type ImportOptions = {
   /** Dataset to create (benchmarks, labels) or to look items up in (responses, verdicts). */
   datasetName?: string;
   level?: LabelLevel;
+  /** Labels presets: the scale, its categories in order (`--categories`); stored with the task, labels outside it refused. */
+  categories?: string[];
   /** labels-wide: the annotator columns (other columns are ignored). */
   annotators?: string[];
   format?: FileFormat;
@@ -92,6 +94,16 @@ export async function runImport(o: ImportOptions): Promise<ImportSummary> {
     throw new ImportUsageError(`"${o.projectSlug}" is not a project slug: use 2–63 lowercase letters, digits or dashes.`);
   }
   if (o.level && !LABEL_LEVELS.includes(o.level)) throw new ImportUsageError(`--level must be one of ${LABEL_LEVELS.join(", ")}.`);
+  let scale: LabelValue[] | undefined;
+  if (o.categories) {
+    if (preset.kind !== "labels") throw new ImportUsageError(`--categories declares the scale of labels; the ${preset.name} preset imports no labels.`);
+    const r = parseScale(o.categories);
+    if ("error" in r) throw new ImportUsageError(`--categories: ${r.error}.`);
+    if ((o.level === "ordinal" || o.level === "interval") && r.values.some((v) => typeof v !== "number")) {
+      throw new ImportUsageError(`--categories must all be numbers for --level ${o.level}.`);
+    }
+    scale = r.values;
+  }
   const fileName = o.fileName ?? o.file;
   let format = o.format ?? formatFromName(fileName) ?? preset.formats[0];
   if (!preset.formats.includes(format)) {
@@ -105,7 +117,7 @@ export async function runImport(o: ImportOptions): Promise<ImportSummary> {
     let totalBytes: number;
     try {
       totalBytes = sniffFile(o.file);
-      first = await attempt(conn, o, preset, format, fileName, undefined, totalBytes);
+      first = await attempt(conn, { ...o, scale }, preset, format, fileName, undefined, totalBytes);
     } catch (err) {
       if (!(err instanceof ImportRefusal)) throw err;
       return refused(o, preset, fileName, err.problem);
@@ -115,7 +127,7 @@ export async function runImport(o: ImportOptions): Promise<ImportSummary> {
       return { ...first.summary, unchanged: true, committed: true };
     }
     if (first.identicalDatasetId && !o.dryRun) {
-      const again = await attempt(conn, o, preset, format, fileName, first.identicalDatasetId, totalBytes);
+      const again = await attempt(conn, { ...o, scale }, preset, format, fileName, first.identicalDatasetId, totalBytes);
       return { ...again.summary, unchanged: again.summary.unchanged || !again.wroteAnything };
     }
     return first.summary;
@@ -128,7 +140,7 @@ type Attempt = { summary: ImportSummary; identicalDatasetId?: number; wroteAnyth
 
 async function attempt(
   conn: Database.Database,
-  o: ImportOptions,
+  o: ImportOptions & { scale?: LabelValue[] },
   preset: Preset,
   format: FileFormat,
   fileName: string,
@@ -153,7 +165,8 @@ async function attempt(
       projectId: project.id,
       dataset: creates ? { name: datasetName, source: `${preset.name}: ${path.basename(fileName)}`, reuseId } : undefined,
       lookupDataset: creates ? undefined : o.datasetName?.trim() || undefined,
-      level: o.level,
+      level: preset.kind === "labels" ? o.level : undefined,
+      categories: o.scale,
       weightsSumToOne: preset.weightsSumToOne,
     });
     let bytes = 0;

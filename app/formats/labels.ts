@@ -70,3 +70,23 @@ export function looksLikeAnnotatorColumn(name: string): boolean {
   if (/^[ahr]\d+$/i.test(t)) return true;
   return /^(?:annotator|ann|rater|coder|labell?er|worker|human|reviewer|grader|assessor|expert|participant)s?(?:\d+|[\s_\-.#]+[\p{L}\p{N}][\p{L}\p{N}\s_\-.#]*)?$/iu.test(t);
 }
+
+/**
+ * A declared scale (`--categories`, the Import page's "Scale" field): its categories in order,
+ * read as labels are (so "yes" is "Yes", "2" is 2). At least two, none empty, none twice.
+ */
+export function parseScale(names: string[]): { values: LabelValue[] } | { error: string } {
+  const values: LabelValue[] = [];
+  const seen = new Map<string, string>();
+  for (const name of names) {
+    const v = parseLabel(name);
+    if (v === null) return { error: "the scale has an empty category (two commas in a row, or one at an end)" };
+    const key = String(v);
+    const before = seen.get(key);
+    if (before !== undefined) return { error: `the scale names "${before}" twice${before !== name.trim() ? ` (as "${name.trim()}")` : ""}` };
+    seen.set(key, name.trim());
+    values.push(v);
+  }
+  if (values.length < 2) return { error: "the scale needs at least two categories" };
+  return { values };
+}

@@ -28,7 +28,7 @@ import { z } from "zod";
 import { databasePathFromEnv, getDb } from "../../db/client";
 import { getPreset, type ImportSummary } from "./import.server";
 import { forgetJob, getJob, isBusy, startJob, sweepJobs, type JobState } from "./import-jobs.server";
-import { LABEL_LEVELS } from "./labels";
+import { LABEL_LEVELS, parseScale } from "./labels";
 import { PRESETS } from "./presets.server";
 import { formatProblem, ImportRefusal, type Problem } from "./problems";
 import { decodedChunks, formatFromName, readCsvHeader, sniffFile, type FileFormat } from "./source.server";
@@ -59,7 +59,7 @@ type UploadMeta = {
   format: FileFormat;
   columns: string[];
   createdAt: number;
-  options?: { dataset?: string; level?: string; mapping: Record<string, string>; annotators?: string[] };
+  options?: { dataset?: string; level?: string; mapping: Record<string, string>; annotators?: string[]; categories?: string[] };
 };
 
 function dirOf(token: string): string {
@@ -149,6 +149,8 @@ export function webMessage(text: string): string {
     .replace(/name the annotator columns with --annotators/g, 'tick the annotator columns')
     .replace(/give --annotators COL,COL \(or --annotators all to take every one of them\)/g, 'tick them under "Annotator columns"')
     .replace(/--annotators/g, '"Annotator columns"')
+    .replace(/the declared scale \(--categories\)/g, 'the declared scale ("Scale")')
+    .replace(/--categories/g, '"Scale"')
     .replace(/--map/g, "the mapping");
 }
 
@@ -289,6 +291,7 @@ const Fields = z.discriminatedUnion("intent", [
     token: z.string().regex(TOKEN),
     dataset: z.string().trim().max(200).optional(),
     level: z.enum(["", ...LABEL_LEVELS]).optional(),
+    categories: z.string().trim().max(4000).optional(),
   }),
   z.object({ intent: z.literal("confirm"), token: z.string().regex(TOKEN) }),
   z.object({ intent: z.literal("discard"), token: z.string().regex(TOKEN) }),
@@ -333,7 +336,17 @@ export async function handleImportAction(request: Request, project: { slug: stri
     if (preset.name === "labels-wide" && meta.columns.length && annotators.length === 0) {
       return fail("Tick the columns that hold annotators' labels (at least one); the other columns are ignored.", 400, "annotators");
     }
-    meta.options = { dataset: o.dataset || undefined, level: o.level || undefined, mapping, ...(annotators.length ? { annotators } : {}) };
+    // The scale, its categories in order, separated by commas.
+    let categories: string[] | undefined;
+    if (preset.kind === "labels" && o.categories) {
+      categories = o.categories.split(",").map((c) => c.trim());
+      const scale = parseScale(categories);
+      if ("error" in scale) return fail(`Scale: ${scale.error}.`, 400, "categories");
+      if ((o.level === "ordinal" || o.level === "interval") && scale.values.some((v) => typeof v !== "number")) {
+        return fail(`Scale: the categories must all be numbers for the ${o.level} level.`, 400, "categories");
+      }
+    }
+    meta.options = { dataset: o.dataset || undefined, level: o.level || undefined, mapping, ...(annotators.length ? { annotators } : {}), ...(categories ? { categories } : {}) };
     writeMeta(o.token, meta);
   } else if (!meta.options) return fail("Preview the file before confirming.");
   else {
@@ -356,6 +369,7 @@ export async function handleImportAction(request: Request, project: { slug: stri
       datasetName: opts.dataset,
       level: opts.level as (typeof LABEL_LEVELS)[number] | undefined,
       annotators: opts.annotators,
+      categories: opts.categories,
       stageFile: path.join(dir, "stage.db"),
     },
     (job) => {

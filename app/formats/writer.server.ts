@@ -100,8 +100,19 @@ export type WriterOptions = {
 export type LevelInfo = { level: LabelLevel; source: "given" | "inferred"; reason: string };
 
 /** Why `inferLevel` gives what it gives on these values (the words of the import summary). */
-export function describeLevel(values: LabelValue[], given: LabelLevel | undefined): LevelInfo {
+export function describeLevel(values: LabelValue[], given: LabelLevel | undefined, scale?: LabelValue[]): LevelInfo {
   if (given) return { level: given, source: "given", reason: "given with --level" };
+  if (scale) {
+    // A declared scale says more than the labels in use: its categories decide.
+    const level = inferLevel(scale);
+    const reason =
+      level === "nominal"
+        ? "inferred from the declared scale (--categories): not every category is a number, so the categories have no order"
+        : level === "ordinal"
+          ? `inferred from the declared scale (--categories): ${scale.length} whole numbers, read as a rating scale; import with --level nominal if they are category codes`
+          : `inferred from the declared scale (--categories): numbers, and not at most 10 whole numbers (${scale.length} categories)`;
+    return { level, source: "inferred", reason };
+  }
   const level = inferLevel(values);
   const distinct = new Set(values).size;
   const reason =
@@ -152,12 +163,19 @@ export class ImportWriter {
   private readonly verdictKeys = new Map<string, number>();
   private readonly reportedUnknown = new Set<string>();
   private readonly s: Record<string, Database.Statement>;
+  /** The declared scale's categories as text (labels are compared as text, as verdicts are). */
+  private readonly scale: Set<string> | undefined;
 
   constructor(
     private readonly conn: Database.Database,
     private readonly opts: WriterOptions,
   ) {
     const c = conn;
+    this.scale = opts.categories ? new Set(opts.categories.map(String)) : undefined;
+    // A declared scale or a given level is part of what the import makes (the task's config): the same labels
+    // with another scale or level are another version, never "already imported" with the old one kept.
+    if (opts.categories) this.hashText(`\u0003scale ${JSON.stringify(opts.categories)}\n`);
+    if (opts.level) this.hashText(`\u0003level ${opts.level}\n`);
     // Rows go to the stage (see stage.server.ts); look-ups read the database and the stage.
     this.s = {
       item: c.prepare(
@@ -621,6 +639,10 @@ export class ImportWriter {
   /** One label; `field` is the column it was read from (named in problems). */
   label(rec: LabelRecord, row: number, field = "label"): void {
     this.sampleRow("label", row, { unit: rec.unit, annotator: rec.annotator, label: rec.label, text: rec.text });
+    if (this.scale && !this.scale.has(String(rec.label))) {
+      this.error({ row, field, message: `${JSON.stringify(clip(String(rec.label), 40))} is not a category of the declared scale (${this.opts.categories!.join(", ")})` });
+      return;
+    }
     this.hashText(JSON.stringify(rec.response === undefined ? [rec.unit, rec.annotator, rec.label, rec.text ?? null] : [rec.unit, rec.annotator, rec.label, rec.text ?? null, rec.response]));
     this.hashText("\n");
     const what = rec.response === undefined ? `unit "${rec.unit}"` : `item "${rec.unit}", response "${rec.response}"`;
@@ -690,8 +712,8 @@ export class ImportWriter {
       }
     }
     if (this.labels.length) this.counts.items = this.labelUnits();
-    if (this.labels.length) this.level = describeLevel(this.labels.map((l) => l.label), this.opts.level);
-    if (this.labels.length && !this.opts.level) {
+    if (this.labels.length) this.level = describeLevel(this.labels.map((l) => l.label), this.opts.level, this.opts.categories);
+    if (this.labels.length && !this.opts.level && !this.opts.categories) {
       // The level of measurement is inferred only from numbers; say so, so a code book (0/1/2 for categories) is not taken as a scale unnoticed.
       const level = inferLevel(this.labels.map((l) => l.label));
       if (level !== "nominal") {
@@ -723,7 +745,7 @@ export class ImportWriter {
   /** Labels from another tool: one item and unit per unit ID, placeholder annotators, submitted annotations. */
   private writeLabels(): void {
     const c = this.conn;
-    const info = this.level ?? describeLevel(this.labels.map((l) => l.label), this.opts.level);
+    const info = this.level ?? describeLevel(this.labels.map((l) => l.label), this.opts.level, this.opts.categories);
     const perUnit = new Map<string, number>();
     for (const l of this.labels) {
       const k = l.response === undefined ? l.unit : `${l.unit}\u0000${l.response}`;

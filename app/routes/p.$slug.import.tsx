@@ -252,6 +252,25 @@ function OptionsForm({
         </fieldset>
       ) : null}
       {preset.kind === "labels" ? (
+        <>
+          <label>
+            Scale (categories, in order) <span className="muted small">optional; separated by commas, e.g. 1, 2, 3, 4, 5 or A, B, tie</span>
+            <input
+              type="text"
+              name="categories"
+              maxLength={4000}
+              defaultValue={upload.options?.categories?.join(", ") ?? ""}
+              placeholder="default: the labels found in the file"
+              {...invalidProps(errors, "categories")}
+            />
+          </label>
+          <p className="muted small">
+            Declare the scale when some of its categories may be unused: Gwet's AC1 counts the categories of the scale. Labels outside it are refused.
+          </p>
+          <FieldError errors={errors} name="categories" />
+        </>
+      ) : null}
+      {preset.kind === "labels" ? (
         <label>
           Label level
           <select name="level" defaultValue={upload.options?.level ?? ""}>

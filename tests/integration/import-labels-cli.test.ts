@@ -78,3 +78,23 @@ describe("the measurement level is stated, with its source", () => {
     expect(JSON.parse(r.out).level).toBeNull();
   });
 });
+
+describe("--categories declares the scale", () => {
+  it("a label outside it refuses the file by row, column and reason (exit 1); a bad scale is a usage error (exit 2)", () => {
+    const r = cli("--preset", "labels-wide", "--project", "scale-cli", "--annotators", "ann_1,ann_2,ann_3", "--categories", "A,B", "--format", "json", path.join(JUDGE, "labels-wide.csv"));
+    expect(r.code).toBe(1);
+    const s = JSON.parse(r.out);
+    expect(s.committed).toBe(false);
+    // u03 (row 4) is "tie" for ann_1 and ann_2.
+    expect(s.errors.slice(0, 2)).toEqual([
+      { row: 4, field: "ann_1", message: '"tie" is not a category of the declared scale (A, B)' },
+      { row: 4, field: "ann_2", message: '"tie" is not a category of the declared scale (A, B)' },
+    ]);
+    const bad = cli("--preset", "labels-wide", "--project", "scale-cli", "--annotators", "ann_1", "--categories", "A", path.join(JUDGE, "labels-wide.csv"));
+    expect([bad.code, bad.err.trim()]).toEqual([2, "import: --categories: the scale needs at least two categories."]);
+    const ok = cli("--preset", "labels-wide", "--project", "scale-cli", "--annotators", "ann_1,ann_2,ann_3", "--categories", "A, B, tie, skip", path.join(JUDGE, "labels-wide.csv"));
+    expect(ok.code).toBe(0);
+    const config = JSON.parse((db().$client.prepare("select t.config from tasks t join projects p on p.id = t.project_id where p.slug = 'scale-cli'").get() as { config: string }).config);
+    expect(config.categories).toEqual(["A", "B", "tie", "skip"]);
+  });
+});

@@ -75,10 +75,20 @@ describe("import page: labels-wide annotator columns, unit-verdicts", () => {
     const none = await post([["intent", "preview"], ["token", labels], ["map.unit", "unit"]]);
     expect(none.status).toBe(400);
     expect(await none.json()).toEqual({ field: "annotators", error: "Tick the columns that hold annotators' labels (at least one); the other columns are ignored." });
-    expect((await post([["intent", "preview"], ["token", labels], ["map.unit", "unit"], ...ticked])).status).toBe(302);
+    // The scale field: a bad scale is refused beside it; a label outside the scale is a problem with its row and column.
+    const oneCategory = await post([["intent", "preview"], ["token", labels], ["map.unit", "unit"], ...ticked, ["categories", "A"]]);
+    expect(oneCategory.status).toBe(400);
+    expect(await oneCategory.json()).toEqual({ field: "categories", error: "Scale: the scale needs at least two categories." });
+    expect((await post([["intent", "preview"], ["token", labels], ["map.unit", "unit"], ...ticked, ["categories", "A, B"]])).status).toBe(302);
+    const narrow = (await settle(labels)) as Job & { problems: string[] };
+    expect(narrow.summary.errorCount).toBeGreaterThan(0);
+    expect(narrow.problems[0]).toBe('row 4, field "ann_1": "tie" is not a category of the declared scale (A, B)');
+    expect((await post([["intent", "preview"], ["token", labels], ["map.unit", "unit"], ...ticked, ["categories", "A, B, tie"]])).status).toBe(302);
     await settle(labels);
     expect((await post([["intent", "confirm"], ["token", labels]])).status).toBe(302);
     expect((await settle(labels)).summary).toMatchObject({ errorCount: 0, annotations: 40 });
+    const config = getDb().$client.prepare("select config from tasks where kind = 'imported-labels'").get() as { config: string };
+    expect(JSON.parse(config.config).categories).toEqual(["A", "B", "tie"]);
 
     const verdicts = await upload("unit-verdicts", "verdicts.csv");
     expect((await post([["intent", "preview"], ["token", verdicts]])).status).toBe(302);
