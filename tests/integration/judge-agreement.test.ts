@@ -110,7 +110,7 @@ describe("the command and the app give identical figures", () => {
       expect(bundled).toEqual(cli(argv));
     }
     expect(viaNode(["--labels", path.join(FX, "labels-wide.csv")]).code).toBe(2);
-  });
+  }, 180_000);
 
   it("the figures are scikit-learn's (majority, count-as-wrong; see tests/unit/judge)", () => {
     const r = cliJson(WIDE);
