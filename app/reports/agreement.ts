@@ -32,6 +32,7 @@ import {
   type UnitCategoryCounts,
 } from "~/stats";
 import { finalLabels, majority, ratingsBySubject } from "./finalLabels";
+import { honestInterval, ZERO_SE } from "./honest";
 import { normalTwoSidedP } from "./pvalue";
 import type { Estimate, FinalLabels, FinalRule, TaskData } from "./types";
 
@@ -84,13 +85,12 @@ export function proportionOf(sum: number, n: number): Estimate {
  * method says so), and never zero-width — a degenerate sample (perfect agreement,
  * one value everywhere) reports "not estimable" with the reason instead.
  */
-export function honestEstimate(e: Estimate, range: [number, number] = [-1, 1], zeroReason = "the standard error is 0 (e.g. perfect agreement or a single value in use)"): Estimate {
+export function honestEstimate(e: Estimate, range: [number, number] = [-1, 1], zeroReason = ZERO_SE): Estimate {
   if (!e.ci) return e;
-  const [lo, hi] = e.ci;
-  if (!finite(lo) || !finite(hi)) return { ...e, ci: null, method: `not estimable: ${zeroReason}` };
-  if (hi - lo <= 1e-12 * Math.max(1, Math.abs(e.value))) return { ...e, ci: null, method: `not estimable: ${zeroReason}` };
-  if (lo >= range[0] && hi <= range[1]) return e;
-  return { ...e, ci: [Math.max(range[0], lo), Math.min(range[1], hi)], method: `${e.method}; clipped to [${range[0]}, ${range[1]}]` };
+  const h = honestInterval(e.value, e.ci, range, zeroReason);
+  if (h.note === null) return e;
+  if (h.ci === null) return { ...e, ci: null, method: h.note };
+  return { ...e, ci: h.ci, method: `${e.method}; ${h.note}` };
 }
 
 /**

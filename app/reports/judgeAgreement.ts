@@ -32,6 +32,7 @@ import { gwetSE } from "~/stats/gwetSE";
 import { macroPrecisionRecallF1 } from "~/stats/macroPrecisionRecallF1";
 import { wilsonCI } from "~/stats/wilsonCI";
 import { parseLabel } from "~/formats/labels";
+import { honestInterval } from "./honest";
 
 export const REFERENCES = ["majority", "each", "adjudicated"] as const;
 export type Reference = (typeof REFERENCES)[number];
@@ -125,6 +126,12 @@ export interface JudgeAgreementRow {
   macroF1: number | null;
   /** Seeded percentile bootstrap over units (all of a unit's pairs move together). */
   macroF1CI: [number, number] | null;
+  /**
+   * Why an interval is not shown as computed, by its key ("cohenKappaCI", "macroF1CI", …):
+   * "clipped to [-1, 1]" (the interval left the statistic's range and was clipped), or
+   * "not estimable: REASON" (a zero-width interval, e.g. a perfect judge: the interval is null).
+   */
+  intervalNotes: Record<string, string>;
   /** Per label of the union of reference and judge labels (zero where undefined, as scikit-learn). */
   perLabel: Record<string, PerLabelFigures>;
   /** Reference label (rows) → judge label (columns) → count, over the same union. */
@@ -310,6 +317,7 @@ function figures(
     macroRecallCI: null,
     macroF1: null,
     macroF1CI: null,
+    intervalNotes: {},
     perLabel: {},
     confusion: {},
     perAnnotator: [],
@@ -375,6 +383,21 @@ function figures(
     row.macroF1CI = ci.f1;
   }
   void policy;
+  // No interval leaves its statistic's range, and none is zero-width (see ./honest).
+  const SE0 = "the asymptotic SE is 0 (e.g. the judge agrees with the reference on every unit)";
+  const BOOT0 = "every bootstrap resample gives the same value (e.g. the judge agrees with the reference on every unit)";
+  const honest = (key: "accuracyCI" | "cohenKappaCI" | "weightedKappaCI" | "ac1CI" | "macroPrecisionCI" | "macroRecallCI" | "macroF1CI", value: number | null, range: [number, number], reason: string) => {
+    const h = honestInterval(value, row[key], range, reason);
+    row[key] = h.ci;
+    if (h.note) row.intervalNotes[key] = h.note;
+  };
+  honest("accuracyCI", row.accuracy, [0, 1], "no pairs");
+  honest("cohenKappaCI", row.cohenKappa, [-1, 1], SE0);
+  honest("weightedKappaCI", row.weightedKappa, [-1, 1], SE0);
+  honest("ac1CI", row.ac1, [-1, 1], "the analytic SE is 0 (e.g. the judge agrees with the reference on every unit)");
+  honest("macroPrecisionCI", row.macroPrecision, [0, 1], BOOT0);
+  honest("macroRecallCI", row.macroRecall, [0, 1], BOOT0);
+  honest("macroF1CI", row.macroF1, [0, 1], BOOT0);
   return row;
 }
 

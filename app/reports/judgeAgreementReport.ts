@@ -101,13 +101,29 @@ export function policyLabel(p: UnparsedPolicy): string {
   return p === "count-as-wrong" ? `counted as wrong (class "${UNPARSED}")` : p === "exclude" ? "left out" : `counted as "${p.slice(3)}"`;
 }
 
+const INTERVAL_NAMES: Record<string, string> = {
+  accuracyCI: "accuracy",
+  cohenKappaCI: "kappa",
+  weightedKappaCI: "weighted kappa",
+  ac1CI: "AC1",
+  macroPrecisionCI: "macro precision",
+  macroRecallCI: "macro recall",
+  macroF1CI: "macro F1",
+};
+
+/** A row's interval notes in words ("kappa CI clipped to [-1, 1]; macro F1 CI not estimable: …"), or null. */
+export function intervalNotesText(notes: Record<string, string>): string | null {
+  const parts = Object.entries(notes).map(([k, v]) => `${INTERVAL_NAMES[k] ?? k} CI ${v}`);
+  return parts.length ? parts.join("; ") : null;
+}
+
 /** The tables of the any-label-set section: summary, per label, per annotator, one confusion matrix per judge. */
 export function judgeAgreementTables(r: TaskJudgeAgreement): ReportTable[] {
   const note =
     `Against ${REFERENCE_LABELS[r.reference]}; label set: ${r.labels.join(", ") || "(none)"}; ` +
     (r.reference === "each" ? "" : `${r.unitsWithoutMajority} of ${r.units} labelled units have no majority and are left out; `) +
     `verdicts outside the label set are unparsed, ${policyLabel(r.unparsedPolicy)}. ` +
-    "Accuracy CI: Wilson score; kappa CI" + (r.ordinal ? " and weighted kappa CI" : "") + ": asymptotic SE; AC1 CI: Gwet's analytic SE, clustered by unit; macro precision, recall and F1 CIs: percentile bootstrap over units (seeded, the same resamples). Macro averages are unweighted means over the labels either side used (scikit-learn average=\"macro\"; undefined ratios count 0).";
+    "Accuracy CI: Wilson score; kappa CI" + (r.ordinal ? " and weighted kappa CI" : "") + ": asymptotic SE; AC1 CI: Gwet's analytic SE, clustered by unit; macro precision, recall and F1 CIs: percentile bootstrap over units (seeded, the same resamples). Macro averages are unweighted means over the labels either side used (scikit-learn average=\"macro\"; undefined ratios count 0). No interval leaves its statistic's range (clipped where it would, and CI notes say so); a zero-width interval is not shown and CI notes give the reason.";
   const summary: ReportTable = {
     id: "agreement-judges",
     title: "Judges against humans, any label set",
@@ -130,6 +146,7 @@ export function judgeAgreementTables(r: TaskJudgeAgreement): ReportTable[] {
       c("macroRecallCi", "95% CI", "ci"),
       c("macroF1", "Macro F1", "coef"),
       c("macroF1Ci", "95% CI", "ci"),
+      c("ciNotes", "CI notes", "text"),
     ],
     rows: r.judges.map((j) => ({
       judge: j.judge,
@@ -149,6 +166,7 @@ export function judgeAgreementTables(r: TaskJudgeAgreement): ReportTable[] {
       macroRecallCi: j.macroRecallCI,
       macroF1: j.macroF1,
       macroF1Ci: j.macroF1CI,
+      ciNotes: intervalNotesText(j.intervalNotes),
     })),
   };
   if (r.humans) {

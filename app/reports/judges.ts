@@ -25,7 +25,7 @@ import {
   type Label,
   type PairwiseOrderingResult,
 } from "~/stats";
-import { DIMENSIONS, SMALL_N, Z95, analyticMethod, proportionEstimate, type Dimension } from "./agreement";
+import { DIMENSIONS, SMALL_N, Z95, analyticMethod, honestEstimate, proportionEstimate, type Dimension } from "./agreement";
 import { labelText } from "./judgeAgreement";
 import type { Estimate, FinalLabels, TaskData } from "./types";
 
@@ -192,20 +192,23 @@ export function judgeReport(data: TaskData, final: FinalLabels, judges: JudgeInf
       const acc = accuracy(human, verdict);
       row.accuracy = { ...proportionEstimate(human.map((h, i) => (h === verdict[i] ? 1 : 0))), value: acc };
       const k = cohenKappa(human, verdict, { categories: labels });
-      row.kappa = { value: k.kappa, ci: Number.isFinite(k.kappa) && Number.isFinite(k.se) ? k.ci : null, n: k.n, se: k.se, method: "asymptotic SE" };
+      // Clipped to [−1, 1] and never zero-width (a perfect judge: not estimable, with the reason).
+      row.kappa = honestEstimate(
+        { value: k.kappa, ci: Number.isFinite(k.kappa) && Number.isFinite(k.se) ? k.ci : null, n: k.n, se: k.se, method: "asymptotic SE" },
+        [-1, 1],
+        "the asymptotic SE is 0 (e.g. the judge agrees with the final label on every unit)",
+      );
       const pairs = human.map((h, i) => [h, verdict[i]]);
       const ac1v = gwetAC1(pairs, { categories: labels }).value;
       if (Number.isFinite(ac1v) && pairs.length > 1) {
         // Analytic SE (Gwet 2008; irrCAC gwet.ac1.raw), cluster-robust over items.
         const g = gwetSE(pairs, { categories: labels, cluster: subjects.map((s) => data.subjects[s].itemId) });
         const ok = Number.isFinite(g.se);
-        row.ac1 = {
-          value: ac1v,
-          ci: ok ? [Math.max(-1, ac1v - Z95 * g.se), Math.min(1, ac1v + Z95 * g.se)] : null,
-          n: pairs.length,
-          se: ok ? g.se : null,
-          method: analyticMethod(g.clusters),
-        };
+        row.ac1 = honestEstimate(
+          { value: ac1v, ci: ok ? [ac1v - Z95 * g.se, ac1v + Z95 * g.se] : null, n: pairs.length, se: ok ? g.se : null, method: analyticMethod(g.clusters) },
+          [-1, 1],
+          "the analytic SE is 0 (e.g. the judge agrees with the final label on every unit)",
+        );
       } else row.ac1 = { value: ac1v, ci: null, n: pairs.length, method: "" };
       row.confusion = confusionMatrix(human, verdict, labels.some((l) => !verdict.includes(l) && !human.includes(l)) ? undefined : labels);
       row.perLabel = perLabelMetrics(human, verdict, row.confusion.labels);

@@ -252,6 +252,7 @@ export function judgesTable(rows: JudgeRow[], data: TaskData): ReportTable {
       c("tnr", "TNR", "pct"),
       c("tnrCi", "95% CI (Wilson)", "ci"),
       c("yesRateDiff", "Yes-rate diff (judge − human)", "coef"),
+      c("ciNotes", "CI notes", "text"),
     ],
     rows: rows.map((r, i) => ({
       rank: i + 1,
@@ -270,8 +271,21 @@ export function judgesTable(rows: JudgeRow[], data: TaskData): ReportTable {
       tnr: r.tnr?.value ?? null,
       tnrCi: ci(r.tnr),
       yesRateDiff: r.yesRateDiff,
+      ciNotes: ciNotes([["kappa", r.kappa], ["AC1", r.ac1]]),
     })),
   };
+}
+
+/** What a reader needs beside an interval: "kappa CI clipped to [-1, 1]", "AC1 CI not estimable: …" (else null). */
+function ciNotes(list: [string, Estimate | null][]): string | null {
+  const notes: string[] = [];
+  for (const [name, e] of list) {
+    if (!e) continue;
+    const m = e.method;
+    if (m.startsWith("not estimable")) notes.push(`${name} CI ${m}`);
+    else if (m.includes("clipped to")) notes.push(`${name} CI ${m.slice(m.indexOf("clipped to"))}`);
+  }
+  return notes.length ? notes.join("; ") : null;
 }
 
 export function confusionTable(r: JudgeRow): ReportTable | null {

@@ -280,7 +280,10 @@ describe("judge–human agreement", () => {
       const row = rows.find((r) => r.judge === name)!;
       const ck = cohenKappa(h, j, { categories: CATS });
       const rt = rates(h, j, "Yes");
-      expect(row).toMatchObject({ n: h.length, unparsed, accuracy: accuracy(h, j), kappa: ck.kappa, kappaCi: ck.ci, ac1: gwetAC1(h.map((x, i) => [x, j[i]]), { categories: CATS }).value, tpr: rt.tpr, tnr: rt.tnr });
+      // The kappa interval is clipped to [−1, 1] (issue 15), and the CI notes say so when it was.
+      const kappaCi = [Math.max(-1, ck.ci[0]), Math.min(1, ck.ci[1])];
+      expect(row.ciNotes ?? "").toMatch(ck.ci[1] > 1 || ck.ci[0] < -1 ? /^kappa CI clipped to \[-1, 1\]/ : /^(?!kappa)/);
+      expect(row).toMatchObject({ n: h.length, unparsed, accuracy: accuracy(h, j), kappa: ck.kappa, kappaCi, ac1: gwetAC1(h.map((x, i) => [x, j[i]]), { categories: CATS }).value, tpr: rt.tpr, tnr: rt.tnr });
       // Accuracy, TPR and TNR: Wilson score intervals (inside [0, 1]); AC1: analytic SE clustered by item.
       const hits = h.filter((x, i) => x === j[i]).length;
       expect(row.accuracyCi).toEqual(wilsonCI(hits, h.length));
