@@ -16,6 +16,8 @@ import { AnnotateForm } from "~/components/AnnotateForm";
 import { Markdown, markdownLinks } from "~/components/Markdown";
 import { ProgressBar } from "~/components/ProgressBar";
 import styles from "~/components/annotation.css";
+import { sql } from "drizzle-orm";
+import { getDb, schema } from "~/db.server";
 
 export const links: LinksFunction = () => [{ rel: "stylesheet", href: styles }, ...markdownLinks];
 export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: `${data?.task.name ?? "Annotate"} · Concord` }];
@@ -25,6 +27,18 @@ async function context(request: Request, params: { slug?: string; taskId?: strin
   const task = findTask(access.project.id, Number(params.taskId));
   if (!task || !isAnnotatable(task.kind)) notFound("Task not found.");
   return { ...access, task };
+}
+
+/**
+ * Whether the text of the user's unit changed after they labelled it: their latest
+ * submitted revision is marked stale (the queue's rule, so page and queue agree).
+ */
+function staleForMe(taskId: number, unitId: number, userId: number): boolean {
+  const row = getDb().get<{ staleAt: number | null }>(sql`select an.stale_at as staleAt from ${schema.annotations} an
+    join ${schema.assignments} a on a.id = an.assignment_id join ${schema.units} u on u.id = a.unit_id
+    where u.task_id = ${taskId} and a.unit_id = ${unitId} and a.annotator_id = ${userId} and an.status = 'submitted'
+    order by an.revision desc limit 1`);
+  return row?.staleAt != null;
 }
 
 export async function loader({ request, params }: LoaderFunctionArgs) {
@@ -39,12 +53,12 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
   if (unitId == null) {
     // (same keys in both answers, so the page's types stay simple)
     // Nothing left here: point to the next of the user's own open tasks that has work.
-    return json({ ...base, page: null, clientToken: null, openedAt: null, nextTask: nextTaskWithWork(task.projectId, user.id, task.id) });
+    return json({ ...base, page: null, stale: false, clientToken: null, openedAt: null, nextTask: nextTaskWithWork(task.projectId, user.id, task.id) });
   }
   const page = annotatePageData(task, unitId, user.id);
   // Another annotator's unit, an unknown unit, or a unit of another task: not found.
   if (!page) notFound("This unit is not in your queue.");
-  return json({ ...base, page, clientToken: randomUUID() as string | null, openedAt: Date.now() as number | null, nextTask: null });
+  return json({ ...base, page, stale: staleForMe(task.id, unitId, user.id), clientToken: randomUUID() as string | null, openedAt: Date.now() as number | null, nextTask: null });
 }
 
 const INTENTS = new Set<SaveIntent>(["draft", "submit", "skip"]);
@@ -138,6 +152,7 @@ export default function Annotate() {
             closed={task.closed}
             prevHref={prevHref}
             nextHref={nextHref}
+            stale={data.stale}
           />
         </>
       ) : (

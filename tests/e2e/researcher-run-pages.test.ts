@@ -16,6 +16,7 @@ import { startApp, type RunningApp } from "../support/app-server";
 import { launchBrowser, signInAs, type Browser } from "../support/browser";
 import { saveAnnotation } from "../../app/annotation/annotate.server";
 import { findTask } from "../../app/annotation/tasks.server";
+import { editItem } from "../../app/curation/versions.server";
 
 let app: RunningApp;
 let browser: Browser;
@@ -304,5 +305,44 @@ describe("intervals", () => {
     }
     expect(intervals).toBeGreaterThan(0);
     expect(pageErrors).toEqual([]);
+  });
+});
+
+describe("a stale unit on the annotate page", () => {
+  it("says the text changed since the annotator labelled it, with the stale mark; an unchanged unit does not", async () => {
+    const { page } = browser;
+    const ana = DEMO_ACCOUNTS.find((a) => a.email.startsWith("ana@"))!;
+    const anaId = db.select({ id: schema.users.id }).from(schema.users).where(eq(schema.users.email, ana.email)).get()!.id;
+    // Two of Ana's submitted units in the demo (of open datasets): the text of the first one's item is edited.
+    const submitted = db
+      .selectDistinct({ unitId: schema.units.id, taskId: schema.units.taskId, itemId: schema.units.itemId })
+      .from(schema.annotations)
+      .innerJoin(schema.assignments, eq(schema.assignments.id, schema.annotations.assignmentId))
+      .innerJoin(schema.units, eq(schema.units.id, schema.assignments.unitId))
+      .innerJoin(schema.items, eq(schema.items.id, schema.units.itemId))
+      .innerJoin(schema.datasets, eq(schema.datasets.id, schema.items.datasetId))
+      .innerJoin(schema.tasks, eq(schema.tasks.id, schema.units.taskId))
+      .where(and(eq(schema.assignments.annotatorId, anaId), eq(schema.annotations.status, "submitted"), isNull(schema.datasets.frozenAt), eq(schema.tasks.status, "open")))
+      .all();
+    const changed = submitted[0];
+    const unchanged = submitted.find((u) => u.itemId !== changed.itemId && u.taskId === changed.taskId);
+    expect(changed && unchanged, "two submitted units of different items in one task").toBeTruthy();
+    const item = db.select({ query: schema.items.query }).from(schema.items).where(eq(schema.items.id, changed.itemId)).get()!;
+    const researcherId = db.select({ id: schema.users.id }).from(schema.users).where(eq(schema.users.email, researcher.email)).get()!.id;
+    const edit = editItem(changed.itemId, { query: `${item.query}\n\n(Clarified: answer in one sentence.)` }, { userId: researcherId, reason: "clarify the question" }, db);
+    expect(edit.stale.annotations).toBeGreaterThan(0);
+
+    await signInAs(page, app.url, ana.email, ana.password);
+    await page.goto(`${app.url}/p/demo/tasks/${changed.taskId}/annotate?unit=${changed.unitId}`);
+    const notice = page.getByTestId("stale-notice");
+    await expect.poll(() => notice.textContent()).toMatch(/this text changed since you labelled it/i);
+    expect(await notice.locator(".badge.stale").textContent()).toBe("stale");
+    // The page shows the new text.
+    expect(await page.getByRole("region", { name: "Problem" }).textContent()).toContain("Clarified: answer in one sentence.");
+    await page.goto(`${app.url}/p/demo/tasks/${unchanged!.taskId}/annotate?unit=${unchanged!.unitId}`);
+    await page.getByRole("region", { name: "Problem" }).waitFor();
+    expect(await page.getByTestId("stale-notice").count()).toBe(0);
+    expect(pageErrors).toEqual([]);
+    await signInAs(page, app.url, researcher.email, researcher.password);
   });
 });
