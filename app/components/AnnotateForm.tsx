@@ -315,7 +315,7 @@ export function AnnotateForm(p: Props) {
           ) : null}
           {unit.reference ? (
             <>
-              <h3>{unit.kind === "writing-quality" ? "Reference (scores 4)" : "Reference answer"}</h3>
+              <h3>{unit.kind === "writing-quality" ? `Reference (scores ${rules.scale?.reference ?? 4})` : "Reference answer"}</h3>
               <div className="reference-box" data-testid="reference">
                 <Markdown>{unit.reference}</Markdown>
               </div>
