@@ -14,16 +14,20 @@
  * connection, checkpoints and deletes the WAL under the live server, and every
  * later acknowledged write goes into a deleted file.
  *
- * Whether that loss shows depends on timing and on the platform's locking, so
- * this test does not rely on it alone. The server runs with a test-only
+ * Whether that loss shows depends on when the read happens (on this machine,
+ * with a read put back into validateRecordingName on purpose, it showed after
+ * the reads of the provider form's requests — 0 of the 25 submits below on
+ * disk — but not after reads inside the worker's jobs), so this test does not
+ * rely on it alone. The server runs with a test-only
  * preload (tests/support/fs-watch.mjs) that logs every node:fs call opening
  * the database or its -wal/-shm/-journal companions (compared by real path
  * and by inode). better-sqlite3 opens the database natively, not through
  * node:fs, so the connection itself is never logged: one logged line is a
  * second descriptor, the bug. A control recording that the provider does
- * read shows the watch sees the provider's reads. Against the code before
- * the fix (app/runs/providers/replay.server.ts read `settings.file` with
- * readFileSync), the log names the database and the test fails.
+ * read shows the watch sees the provider's reads. With the read put back as
+ * above (the old provider's readFileSync of `settings.file`, its errors
+ * swallowed so every message check still passes), the log names the database
+ * and its WAL and the form test fails on the watch alone.
  *
  * Then the reproduction the issue asks for: after those replay jobs ran, a
  * second process opens and closes the database, an annotator submits 25 labels
