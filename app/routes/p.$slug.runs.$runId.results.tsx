@@ -328,6 +328,15 @@ export default function RunResults() {
                 {report.splitRule === "adjudicate" ? `; adjudicated: ${report.human.adjudicated}` : ""}.
               </p>
             )}
+            {report.scale ? null : (
+              <p className="small" aria-label="Units each rule drops">
+                Units each rule drops — splits left out: {report.humanByRule.exclude.unlabelled + report.humanByRule.exclude.splitDropped} ({report.humanByRule.exclude.unlabelled} not labelled
+                yet, {report.humanByRule.exclude.splitDropped} split){report.splitRule === "exclude" ? " (in use)" : ""}; splits adjudicated:{" "}
+                {report.humanByRule.adjudicate.unlabelled + report.humanByRule.adjudicate.splitDropped} ({report.humanByRule.adjudicate.unlabelled} not labelled yet,{" "}
+                {report.humanByRule.adjudicate.splitDropped} split not yet adjudicated; {report.humanByRule.adjudicate.adjudicated} resolved by adjudication)
+                {report.splitRule === "adjudicate" ? " (in use)" : ""}.
+              </p>
+            )}
             <table>
               <thead>
                 <tr>

@@ -581,6 +581,8 @@ export type CalibrationReport = {
   weighting: string;
   splitRule: SplitRule;
   human: HumanCounts;
+  /** What each split rule would keep and drop (the rule in use is `human`). */
+  humanByRule: Record<SplitRule, HumanCounts>;
   /** Score-scale tasks (C3EBench): the scale and the rule giving a writing's human score. */
   scale?: string;
   metrics: CalibratedMetric[];
@@ -768,6 +770,7 @@ export function calibrationReport(db: Db, runId: number, taskId: number, opts: {
       : "no sampling weights stored with this task: no corrected values",
     splitRule,
     human: counts,
+    humanByRule: { exclude: humanValues(db, taskId, "exclude").counts, adjudicate: humanValues(db, taskId, "adjudicate").counts },
     metrics,
   };
 }
@@ -824,6 +827,7 @@ function c3eReport(db: Db, run: typeof schema.runs.$inferSelect, task: TaskRow, 
       : "no sampling weights stored with this task: no corrected values",
     splitRule,
     human: counts,
+    humanByRule: { exclude: humanScores(db, task.id, "exclude").counts, adjudicate: humanScores(db, task.id, "adjudicate").counts },
     scale: "1–10, the reference = 6 (the judge's scale); human score = mean of the annotators' scores",
     metrics,
   };

@@ -170,6 +170,14 @@ describe("calibrated headline metrics", () => {
         expect(adjudicate({ projectId, taskId: census.taskId, unitId: u.id, userId: lead.id, role: "researcher", form: new URLSearchParams({ answer: "Yes", reason: "re-read" }) }, db())).toEqual({ ok: true });
       const adj = calibrationReport(db(), run.id, census.taskId, { splits: "adjudicate" })!;
       expect(adj.human).toEqual({ units: 24, valued: 24, unlabelled: 0, splitDropped: 0, adjudicated: 8 });
+      // Whatever the rule in use, the report says what each rule drops: the 8 splits left out, or none once adjudicated.
+      for (const r of [adj, calibrationReport(db(), run.id, census.taskId)!])
+        expect(r.humanByRule).toEqual({
+          exclude: { units: 24, valued: 16, unlabelled: 0, splitDropped: 8, adjudicated: 0 },
+          adjudicate: { units: 24, valued: 24, unlabelled: 0, splitDropped: 0, adjudicated: 8 },
+        });
+      // Before adjudication (the exclude report above was taken then): both rules dropped the 8 splits.
+      expect(excl.humanByRule.adjudicate).toEqual({ units: 24, valued: 16, unlabelled: 0, splitDropped: 8, adjudicated: 0 });
       for (const t of [1, 2]) expect(metric(adj, `Acc_${t}`).corrected).toMatchObject({ estimate: expect.closeTo(100, 9), se: 0, ci: [100, 100], n: 12 });
 
       // Whole responses, 2 of the 4 per turn (π = 1/2): one annotator says Yes to everything.
