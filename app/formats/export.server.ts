@@ -16,7 +16,9 @@
  * agreement — one row per task with scalar labels:
  *   task_id, task, task_kind, level, units, annotators, ratings, pairable_units, categories,
  *   percent_agreement, fleiss_kappa, krippendorff_alpha, gwet_ac1, cohen_kappa
- *   (cohen_kappa only when the task has exactly two annotators; NaN/undefined values are empty)
+ *   (cohen_kappa only when the task has exactly two annotators; NaN/undefined values are empty;
+ *   categories = the task's scale as the report page counts it — Yes/No, 1–5, or a declared
+ *   config.categories with its unused categories — so gwet_ac1's q is the page's)
  *
  * judge-agreement — one row per (task, judge) for the chosen reference (default: the strict
  *   majority of the unit's annotators; units without one are left out and counted in
@@ -51,6 +53,7 @@ import { cohenKappa, fleissKappa, gwetAC1, krippendorffAlpha, percentAgreement, 
 import type { JudgeAgreementRow, Reference, UnparsedPolicy } from "../reports/judgeAgreement";
 import { UNPARSED as UNPARSED_CLASS } from "../reports/judgeAgreement";
 import { judgeAgreementFor } from "../reports/report.server";
+import { labelKindOf, taskScale } from "../reports/subjects";
 
 export const EXPORT_KINDS = ["annotations", "agreement", "judge-agreement", "runs", "judge-confusion"] as const;
 export type ExportKind = (typeof EXPORT_KINDS)[number];
@@ -164,13 +167,13 @@ const isScalar = (v: unknown): v is Scalar => typeof v === "string" || typeof v 
 
 /** Submitted scalar labels grouped by task: unit → annotator → label. */
 function labelsByTask(conn: Database.Database, projectId: number) {
-  const tasks = new Map<number, { name: string; kind: string; level: MeasurementLevel; units: Map<number, Map<number, Scalar>>; meta: Map<number, { responseId: number | null; checklistItemId: number | null }>; skipped: number }>();
+  const tasks = new Map<number, { name: string; kind: string; config: Record<string, unknown>; level: MeasurementLevel; units: Map<number, Map<number, Scalar>>; meta: Map<number, { responseId: number | null; checklistItemId: number | null }>; skipped: number }>();
   for (const r of annotationRows(conn, projectId, true)) {
     let t = tasks.get(r.task_id);
     if (!t) {
       const cfg = (parseJson(r.config) ?? {}) as { level?: string };
       const level = (["nominal", "ordinal", "interval", "ratio"].includes(cfg.level ?? "") ? cfg.level : "nominal") as MeasurementLevel;
-      t = { name: r.task, kind: r.task_kind, level, units: new Map(), meta: new Map(), skipped: 0 };
+      t = { name: r.task, kind: r.task_kind, config: cfg as Record<string, unknown>, level, units: new Map(), meta: new Map(), skipped: 0 };
       tasks.set(r.task_id, t);
     }
     const label = parseJson(r.label);
@@ -192,9 +195,11 @@ function agreement(conn: Database.Database, projectId: number): Row[] {
     const annotators = [...new Set([...t.units.values()].flatMap((m) => [...m.keys()]))].sort((a, b) => a - b);
     const matrix = [...t.units.values()].map((m) => annotators.map((a) => m.get(a) ?? null));
     const ratings = matrix.reduce((n, row) => n + row.filter((v) => v !== null).length, 0);
-    const categories = [...new Set(matrix.flat().filter((v): v is Scalar => v !== null))].sort((a, b) =>
-      typeof a === "number" && typeof b === "number" ? a - b : String(a).localeCompare(String(b)),
-    );
+    // The task's scale, as the report page counts it (Yes/No, 1–5, or a declared config.categories with
+    // its unused categories): Gwet's AC1 depends on the number of categories q.
+    const seen = matrix.flat().filter((v): v is Scalar => v !== null);
+    const scale = taskScale(t.kind, labelKindOf(t.kind, t.config), t.config, seen).categories.filter(isScalar);
+    const categories = seen.every((v) => typeof v === "number") ? scale.filter((c) => typeof c === "number") : scale;
     const numeric = categories.every((c) => typeof c === "number");
     const level: MeasurementLevel = !numeric && t.level !== "nominal" ? "nominal" : t.level;
     const safe = <T>(f: () => T): T | null => {

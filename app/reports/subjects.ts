@@ -83,6 +83,41 @@ export function labelKindOf(kind: string, config: Record<string, unknown>): Labe
   return level === "ordinal" || level === "interval" ? level : "nominal";
 }
 
+/**
+ * A task's scale: the categories coefficients count (Gwet's AC1: q) and their order. Yes/No
+ * tasks: Yes, No; writing quality: 1–5; otherwise the labels seen (`seen`, numbers as numbers
+ * on a numeric level), with a declared `config.categories` kept whole, in its order, even
+ * where some are unused. A nominal scale of exactly Yes and No is binary.
+ */
+export function taskScale(kind: string, kindOfLabel: LabelKind, config: Record<string, unknown>, seen: Iterable<Label>): { labelKind: LabelKind; categories: Label[]; positive: Label | null } {
+  const numeric = kindOfLabel === "ordinal" || kindOfLabel === "interval";
+  let labelKind = kindOfLabel;
+  let categories: Label[];
+  let positive: Label | null = null;
+  if (labelKind === "binary") {
+    categories = ["Yes", "No"];
+    positive = "Yes";
+  } else if (kind === "writing-quality") categories = Array.from({ length: typeof config.scoreMax === "number" ? config.scoreMax : 5 }, (_, i) => i + 1); // the task's 1–N scale (scoreMax; default 5)
+  else {
+    categories = [...new Set(seen)].sort((a, b) => (typeof a === "number" && typeof b === "number" ? a - b : String(a).localeCompare(String(b))));
+    // A declared scale (config.categories) keeps its categories and their order even when some are
+    // unused, so coefficients that count the categories (Gwet's AC1: q) use the scale, not the labels seen.
+    const declared = config.categories;
+    if (Array.isArray(declared) && declared.length > 0 && declared.every(isLabel)) {
+      const scale: Label[] = numeric ? declared.map(Number).filter((x) => Number.isFinite(x)) : (declared as Label[]);
+      const inScale = new Set<Label>(scale);
+      categories = [...scale, ...categories.filter((c) => !inScale.has(c))];
+      if (numeric) categories.sort((a, b) => (a as number) - (b as number));
+    }
+    if (labelKind === "nominal" && categories.length === 2 && categories.includes("Yes") && categories.includes("No")) {
+      labelKind = "binary";
+      categories = ["Yes", "No"];
+      positive = "Yes";
+    }
+  }
+  return { labelKind, categories, positive };
+}
+
 function isLabel(v: unknown): v is Label {
   return (typeof v === "string" && v !== "") || (typeof v === "number" && Number.isFinite(v)) || typeof v === "boolean";
 }
@@ -272,34 +307,11 @@ export class TaskDataBuilder {
       shownCount: Int32Array.from(this.aShown),
       pickedLongest: Int8Array.from(this.aLongest),
     };
-    let labelKind = this.labelKind;
-    let categories: Label[];
-    let positive: Label | null = null;
-    if (labelKind === "binary") {
-      categories = ["Yes", "No"];
-      positive = "Yes";
-    } else if (kind === "writing-quality") categories = Array.from({ length: typeof this.raw.config.scoreMax === "number" ? this.raw.config.scoreMax : 5 }, (_, i) => i + 1); // the task's 1–N scale (scoreMax; default 5)
-    else {
-      const seen = new Set<Label>(ratings.value);
-      for (const s of subjects) {
-        if (s.adjudicated !== null) seen.add(s.adjudicated);
-      }
-      categories = [...seen].sort((a, b) => (typeof a === "number" && typeof b === "number" ? a - b : String(a).localeCompare(String(b))));
-      // A declared scale (config.categories) keeps its categories and their order even when some are
-      // unused, so coefficients that count the categories (Gwet's AC1: q) use the scale, not the labels seen.
-      const declared = this.raw.config.categories;
-      if (Array.isArray(declared) && declared.length > 0 && declared.every(isLabel)) {
-        const scale: Label[] = this.numeric ? declared.map(Number).filter((x) => Number.isFinite(x)) : (declared as Label[]);
-        const inScale = new Set<Label>(scale);
-        categories = [...scale, ...categories.filter((c) => !inScale.has(c))];
-        if (this.numeric) categories.sort((a, b) => (a as number) - (b as number));
-      }
-      if (labelKind === "nominal" && categories.length === 2 && categories.includes("Yes") && categories.includes("No")) {
-        labelKind = "binary";
-        categories = ["Yes", "No"];
-        positive = "Yes";
-      }
+    const seen = new Set<Label>(ratings.value);
+    for (const s of subjects) {
+      if (s.adjudicated !== null) seen.add(s.adjudicated);
     }
+    const { labelKind, categories, positive } = taskScale(kind, this.labelKind, this.raw.config, seen);
     return { task: this.raw.task, labelKind, categories, positive, subjects, ratings, annotations, annotators };
   }
 }

@@ -13,6 +13,7 @@ import { useTempDatabase } from "../support/db";
 import { getDb } from "../../db/client";
 import { runImport } from "../../app/formats/import.server";
 import { COLUMNS, exportToString, type ExportKind } from "../../app/formats/export.server";
+import { taskReport } from "../../app/reports/report.server";
 
 const { file: dbFile } = useTempDatabase();
 const FX = path.resolve(__dirname, "../fixtures/import");
@@ -111,5 +112,31 @@ describe("exports", () => {
     }
     expect(err?.status).toBe(2);
     expect(err?.stderr.toString().trim()).toBe("export: --what must be one of annotations, agreement, judge-agreement, runs, judge-confusion.");
+  });
+});
+
+describe("agreement export on the task's scale", () => {
+  it("a declared scale with unused categories: the export's AC1 counts q from the scale, as the report page does", async () => {
+    // Four categories declared, two in use: AC1's chance agreement pe = Σ π_k(1 − π_k)/(q − 1) with q = 4.
+    const file = path.join(path.dirname(dbFile), "scale-labels.csv");
+    const rows = ["unit,annotator,label"];
+    const pairs: [string, string][] = [["A", "A"], ["A", "A"], ["A", "B"], ["B", "B"], ["A", "A"], ["B", "A"], ["A", "A"], ["B", "B"], ["A", "A"], ["A", "A"]];
+    pairs.forEach(([x, y], i) => rows.push(`u${i + 1},rae,${x}`, `u${i + 1},sol,${y}`));
+    fs.writeFileSync(file, rows.join("\n") + "\n");
+    const s = await runImport({ databaseFile: dbFile, projectSlug: "scale", preset: "labels-long", file, level: "nominal", categories: ["A", "B", "C", "D"] });
+    expect(s.errors).toEqual([]);
+    const agr = parseCsv(exportToString(getDb().$client, projectId("scale"), "agreement", "csv")).data;
+    expect(agr).toHaveLength(1);
+    expect(JSON.parse(agr[0].categories)).toEqual(["A", "B", "C", "D"]);
+    // Gwet (2008), two raters on every unit, written out: pa = 8/10; π_A = 14/20, π_B = 6/20, π_C = π_D = 0.
+    const pa = 8 / 10;
+    const pe = ((14 / 20) * (6 / 20) + (6 / 20) * (14 / 20)) / 3;
+    expect(Number(agr[0].gwet_ac1)).toBeCloseTo((pa - pe) / (1 - pe), 12);
+    // The report page's figure for the same task.
+    const taskId = (getDb().$client.prepare("select t.id from tasks t join projects p on p.id = t.project_id where p.slug = 'scale'").get() as { id: number }).id;
+    const report = taskReport(projectId("scale"), taskId, { rule: null, delta: 0.05, slug: "scale" })!;
+    const page = report.tables.iaa.rows.find((r) => r.statistic === "Gwet's AC1")!;
+    expect(Number(agr[0].gwet_ac1)).toBe(page.value);
+    expect(Number(agr[0].fleiss_kappa)).toBe(report.tables.iaa.rows.find((r) => r.statistic === "Fleiss' kappa")!.value);
   });
 });
