@@ -133,9 +133,9 @@ export default function Users() {
                   <input type="hidden" name="intent" value="reset-password" />
                   <input type="hidden" name="userId" value={u.id} />
                   <input type="password" name="password" placeholder="New password" minLength={10} aria-label={`New password for ${u.email}`} autoComplete="new-password" />
-                  <button type="submit" className="secondary">
-                    Set
-                  </button>
+                  <ConfirmButton className="secondary" aria-label={`Set password for ${u.email}`} question={`Set a new password for ${u.email}? They are signed out everywhere and must sign in with the new password.`}>
+                    Set password
+                  </ConfirmButton>
                 </Form>
               </td>
             </tr>

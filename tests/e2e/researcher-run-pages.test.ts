@@ -5,7 +5,8 @@
  * page's calibration form and the providers form show each error beside its
  * field in plain words, focused; the results chart stays inside its panel with
  * a legend of every model, and the run's settings are a readable list; every
- * interval shown stays inside its scale.
+ * interval shown stays inside its scale; a stale unit says so on the annotate
+ * page; an admin's "Set password" asks first.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { and, eq, isNull } from "drizzle-orm";
@@ -35,8 +36,6 @@ beforeAll(async () => {
   projectId = db.select({ id: schema.projects.id }).from(schema.projects).where(eq(schema.projects.slug, "demo")).get()!.id;
   browser = await launchBrowser();
   browser.page.on("pageerror", (e) => pageErrors.push(e.message));
-  // A refused form answers 400: Chromium logs it; a script error is something else.
-  browser.page.on("dialog", (d) => void d.accept());
   await signInAs(browser.page, app.url, researcher.email, researcher.password);
 }, 120_000);
 
@@ -344,5 +343,42 @@ describe("a stale unit on the annotate page", () => {
     expect(await page.getByTestId("stale-notice").count()).toBe(0);
     expect(pageErrors).toEqual([]);
     await signInAs(page, app.url, researcher.email, researcher.password);
+  });
+});
+
+describe("admin: set a user's password", () => {
+  it("asks before setting it (the user is signed out everywhere); nothing changes when the admin says no", async () => {
+    const { page } = browser;
+    const admin = DEMO_ACCOUNTS.find((a) => a.role === "admin")!;
+    const ben = DEMO_ACCOUNTS.find((a) => a.email.startsWith("ben@"))!;
+    const hashOf = () => db.select({ h: schema.users.passwordHash }).from(schema.users).where(eq(schema.users.email, ben.email)).get()!.h;
+    const before = hashOf();
+    await signInAs(page, app.url, admin.email, admin.password);
+    await page.goto(`${app.url}/admin/users`);
+    await page.getByLabel(`New password for ${ben.email}`).fill("a-brand-new-password-2026");
+    const questions: string[] = [];
+    let answer = false;
+    const onDialog = (d: import("playwright-core").Dialog) => {
+      questions.push(d.message());
+      void (answer ? d.accept() : d.dismiss());
+    };
+    page.on("dialog", onDialog);
+    try {
+      const button = page.getByRole("button", { name: `Set password for ${ben.email}` });
+      await button.click();
+      await expect.poll(() => questions.length).toBe(1);
+      expect(questions[0]).toMatch(new RegExp(`${ben.email.replace(/\./g, "\\.")}.*signed out everywhere`));
+      // Declined: nothing was sent.
+      await page.waitForTimeout(300);
+      expect(hashOf()).toBe(before);
+      answer = true;
+      await button.click();
+      await expect.poll(() => page.locator('[role="status"], .alert, .panel').filter({ hasText: "Password changed" }).count()).toBeGreaterThan(0);
+      expect(questions).toHaveLength(2);
+      expect(hashOf()).not.toBe(before);
+    } finally {
+      page.off("dialog", onDialog);
+    }
+    expect(pageErrors).toEqual([]);
   });
 });
