@@ -497,13 +497,13 @@ export function humanValues(db: Db, taskId: number, rule: SplitRule): { values: 
 // ─── Estimation ──────────────────────────────────────────────────────────────
 
 /** A population term: weight a, the judge's value f, and the key and stratum of the unit a human would label. */
-type Term = { key: string; a: number; f: number; stratum: string };
+export type Term = { key: string; a: number; f: number; stratum: string };
 /**
  * A drawn unit (or drawn whole response): inclusion probability, stratum, human value (null: none under the rule),
  * and the cluster it was sampled in — the sampled response under the whole-responses plan (its checklist pairs are
  * drawn together), else the unit itself.
  */
-type Draw = { pi: number; stratum: string; y: number | null; cluster: string };
+export type Draw = { pi: number; stratum: string; y: number | null; cluster: string };
 
 /**
  * A corrected estimate: the point clipped to the metric's range (`clipped` says when, `unclipped` is the
@@ -533,7 +533,7 @@ const interval = (estimate: number, se: number, n: number, range: Range): Interv
  * within each cluster (Z_c, a Horvitz–Thompson cluster total) and Var = Σ_c (1 − π_c)·Z_c² — under the
  * whole-responses plan a response's checklist pairs are drawn together, so their errors count as one draw.
  */
-function differenceEstimate(pop: Term[], draws: Map<string, Draw>, range: Range): { raw: number; corrected: Interval | null; unlabelledStrata: number } {
+export function differenceEstimate(pop: Term[], draws: Map<string, Draw>, range: Range): { raw: number; corrected: Interval | null; unlabelledStrata: number } {
   const raw = pop.reduce((s, t) => s + t.a * t.f, 0);
   const sampled = new Map<string, number>();
   const labelled = new Map<string, number>();
