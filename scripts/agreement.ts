@@ -67,6 +67,14 @@ interface Options {
 const SUSPECT_TOKENS = ["null", "NULL", "Null", "-", "NaN", "nan", "None", "none", "n/a", "na", "?", "."];
 /** Bootstraps that need a q × q table (weighted kappa, correlations, ordinal/ratio alpha) stop at this many distinct values. */
 const MAX_TABLE_Q = 300;
+/**
+ * Units × resamples up to which the bootstrap draws units one by one (the row bootstrap's draws
+ * for the same seed); above it, one multinomial draw over the distinct rating patterns per
+ * resample — the same distribution (Davison & Hinkley 1997, §2.3) at a cost that does not grow
+ * with the units. Unit draws cost N per resample, so past ~100 units at 1,000 resamples the
+ * multinomial draw is the faster one (10,000 rows no longer take longer than 100,000).
+ */
+const ROW_DRAW_LIMIT = 100_000;
 /** Limits of the counted data: distinct values (q² tables), and patterns × values (the unit × category counts). */
 const MAX_CATEGORIES = 2000;
 const MAX_CELLS = 40_000_000;
@@ -514,7 +522,7 @@ function compute(opts: Options, read: Read) {
   const B = opts.resamples;
   const bootLabel = (extra = "") => `percentile bootstrap over units (${B} resamples, seed ${opts.seed}${extra})`;
   const boot = (statistic: (w: Float64Array) => number) =>
-    countsBootstrapCI({ counts: w, patternOfUnit, statistic, resamples: B, seed: opts.seed });
+    countsBootstrapCI({ counts: w, patternOfUnit, statistic, resamples: B, seed: opts.seed, rowDrawLimit: ROW_DRAW_LIMIT });
 
   /**
    * The interval as reported: clipped to the statistic's range (and said so); a
@@ -526,12 +534,12 @@ function compute(opts: Options, read: Read) {
     if (opts.ci === "none") return { value, ci: null, method: "no interval (--ci none)", used };
     if (ci === null || !fin(ci[0]) || !fin(ci[1])) {
       const reason = why || "no standard error or bootstrap interval exists for these data";
-      notes.push(`${name}: interval not estimable (${reason})`);
+      notes.push(`${name}: interval not estimable: ${reason}`);
       return { value, ci: null, method: `not estimable: ${reason}`, used };
     }
     if (ci[1] - ci[0] <= 1e-12 * Math.max(1, Math.abs(value))) {
       const reason = why || (method.startsWith("percentile") ? "every resample gave the same value" : "the standard error is 0") + " — a zero-width interval would overstate the precision";
-      notes.push(`${name}: interval not estimable (${reason})`);
+      notes.push(`${name}: interval not estimable: ${reason}`);
       return { value, ci: null, method: `not estimable: ${reason}`, used };
     }
     let lo = ci[0];
@@ -688,7 +696,8 @@ function compute(opts: Options, read: Read) {
   else if (q > 2) notes.push(`PABAK needs two categories; the data use ${q}`);
   if (!ordered) notes.push("weighted kappa and correlations need --level ordinal, interval or ratio");
   else if (two && !read.numeric) notes.push("correlations need numeric ratings");
-  if (n < 30) notes.push(`n = ${n} units: fewer than 30, so every interval is rough (asymptotic SEs and bootstraps need more units)`);
+  // Agreement is measured on units with two or more ratings: those are what the intervals rest on.
+  if (n2 < 30) notes.push(`${n2} unit${n2 === 1 ? " has" : "s have"} two or more ratings (of n = ${n} units): fewer than 30, so every interval is rough (asymptotic SEs and bootstraps need more units)`);
   raterChecks(opts, patterns, notes);
   const missingCells = Object.values(read.missing).reduce((a, b) => a + b, 0);
   if (missingCells > 0) {

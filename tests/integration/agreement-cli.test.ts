@@ -260,9 +260,37 @@ describe("npm run agreement: intervals, options and warnings", () => {
     const path = csv("id,a,b,c\n" + Array.from({ length: 12 }, (_, i) => `${i},yes,${i % 3 ? "yes" : "no"},${i % 3 ? "yes" : "no"}`).join("\n"));
     const out = runJson(["--input", path, "--raters", "a,b,c"]);
     const notes = (out.notes as string[]).join("\n");
-    expect(notes).toMatch(/n = 12 units: fewer than 30/);
+    expect(notes).toMatch(/12 units have two or more ratings \(of n = 12 units\): fewer than 30/);
     expect(notes).toMatch(/rater "a" gave the same value \(yes\) to all 12 units they rated/);
     expect(notes).toMatch(/raters "b" and "c" gave identical ratings on all 12 units both rated/);
+  });
+
+  it("n < 30 counts the units with two or more ratings: 40 rows, 25 rated only once", () => {
+    // 15 units rated by both raters, 25 by one of them: n = 40 units with a rating, 15 with two.
+    const lines = Array.from({ length: 40 }, (_, i) => (i < 15 ? `${i},${i % 3 ? "x" : "y"},${i % 4 ? "x" : "y"}` : i % 2 ? `${i},x,` : `${i},,y`));
+    const out = runJson(["--input", csv("id,a,b\n" + lines.join("\n")), "--raters", "a,b"]);
+    expect(out.n).toBe(40);
+    const notes = (out.notes as string[]).join("\n");
+    expect(notes).toMatch(/15 units have two or more ratings \(of n = 40 units\): fewer than 30, so every interval is rough/);
+    // No note doubles its parentheses.
+    for (const note of out.notes as string[]) expect(note, note).not.toMatch(/\([^()]*\(/);
+  });
+
+  it("--ci bootstrap on 10,000 rows draws patterns (multinomial), not 10,000 units per resample", () => {
+    // Unit draws cost N per resample: above 100,000 units × resamples the command draws the pattern counts.
+    const lines = Array.from({ length: 10_000 }, (_, i) => `${i},${"xyz"[i % 3]},${"xyz"[i % 5 ? i % 3 : Math.floor(i / 3) % 3]}`);
+    const out = runJson(["--input", csv("id,a,b\n" + lines.join("\n")), "--raters", "a,b", "--ci", "bootstrap"]);
+    expect((out.ciMethod as Record<string, string>).fleissKappa).toMatch(/multinomial over distinct rating patterns/);
+    const small = generated(60, 3, ["a", "b", "c"], 0.6, 3);
+    const few = runJson(["--input", small.path, "--raters", "r1,r2,r3", "--ci", "bootstrap", "--resamples", "400"]);
+    expect((few.ciMethod as Record<string, string>).fleissKappa).not.toMatch(/multinomial/);
+  });
+
+  it("a perfect pair's note reads once, without nested parentheses", () => {
+    const path = csv("id,a,b\n" + Array.from({ length: 20 }, (_, i) => `${i},${i % 2 ? "x" : "y"},${i % 2 ? "x" : "y"}`).join("\n"));
+    const notes = runJson(["--input", path, "--raters", "a,b"]).notes as string[];
+    expect(notes).toContain("cohenKappa: interval not estimable: the asymptotic SE is 0 (the two raters agree perfectly, or a margin is degenerate)");
+    for (const note of notes) expect(note, note).not.toMatch(/\([^()]*\(/);
   });
 
   it("perfect agreement at n = 20: kappa's interval is not estimable (not [1, 1]); percent agreement gets a Wilson interval", () => {
