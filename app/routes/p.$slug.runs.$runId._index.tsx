@@ -305,9 +305,10 @@ export default function RunPage() {
           <input type="hidden" name="intent" value="calibrate" />
           <label>
             Sampling plan
-            <select name="plan" defaultValue="e4" {...calAria("plan")}>
+            {/* C3EBench: a unit is an instruction with every model's writing, scored 1–10 (reference = 6); stratified = per task type. */}
+            <select name="plan" defaultValue={run.protocol === "c3ebench" ? "stratified" : "e4"} {...calAria("plan")}>
               <option value="e4">RefineBench E.4: one checklist item and one response per problem</option>
-              <option value="stratified">Stratified by model × turn</option>
+              <option value="stratified">{run.protocol === "c3ebench" ? "Stratified by task type: instructions per type, every model's writing, scored 1–10" : "Stratified by model × turn"}</option>
               <option value="responses">Whole responses per model × turn (needed for Pass_t and response maintenance)</option>
               <option value="uniform">Uniform: this many units at random (the units-per-stratum field)</option>
             </select>

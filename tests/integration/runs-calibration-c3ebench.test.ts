@@ -25,6 +25,7 @@ import { runResultsAll } from "../../app/runs/results.server";
 import * as annotate from "../../app/routes/p.$slug.tasks.$taskId.annotate";
 import * as results from "../../app/routes/p.$slug.runs.$runId.results";
 import * as agreement from "../../app/routes/p.$slug.reports.$taskId._index";
+import * as runPage from "../../app/routes/p.$slug.runs.$runId._index";
 import { useTempDatabase } from "../support/db";
 import { startFakeLlm, type FakeLlm } from "../support/fake-llm";
 import { addMember, makeUser } from "../support/factory";
@@ -98,6 +99,11 @@ describe("C3EBench calibration on the judge's 1–10 scale", () => {
     // Checklist plans are refused with a clear message.
     expect(() => createCalibrationTask(db(), { runId: done.id, projectId, plan: { kind: "e4" }, seed: 1, overlap: 1, pool: [people[0].id] })).toThrow(CalibrationError);
     expect(() => createCalibrationTask(db(), { runId: done.id, projectId, plan: { kind: "responses", perStratum: 2 }, seed: 1, overlap: 1, pool: [people[0].id] })).toThrow(/C3EBench runs are calibrated by "stratified".*"responses" is a checklist plan/);
+
+    // The run page refuses a checklist plan beside the plan field, and offers the stratified plan by default.
+    const refused = await run(runPage.action, args(post(`/p/c3e-cal/runs/${done.id}`, { intent: "calibrate", plan: "e4", perStratum: "2", seed: "1", overlap: "1", pool: String(people[0].id) }, leadCookie), { slug: "c3e-cal", runId: String(done.id) }));
+    expect(refused.status).toBe(400);
+    expect(JSON.stringify(await refused.json())).toMatch(/C3EBench runs are calibrated by \\"stratified\\"/);
 
     // 2 of the 4 instructions of each task type (π = 1/2), every model's writing in the unit, two annotators each.
     const cal = createCalibrationTask(db(), { runId: done.id, projectId, plan: { kind: "stratified", perStratum: 2 }, seed: 6, overlap: 2, pool: people.map((p) => p.id), minLabelsPerModel: 8 });
