@@ -23,7 +23,7 @@ import path from "node:path";
 import { z } from "zod";
 import { parseLabel } from "./labels";
 import { ImportRefusal, ImportUsageError } from "./problems";
-import { readCsv, readJson, readJsonl, type FileFormat, type SourceRecord } from "./source.server";
+import { readCsv, readJson, readJsonArray, readJsonl, type FileFormat, type SourceRecord } from "./source.server";
 import type { ChecklistEntry, ChecklistRef, ImportWriter, ItemRecord } from "./writer.server";
 
 export type FieldSpec = { name: string; aliases: string[]; required: boolean; help: string };
@@ -187,18 +187,23 @@ async function eachRow(
       bytes: ctx.onBytes,
     });
   } else if (ctx.format === "json") {
-    // A JSON array of records, read as JSONL would read one record per line.
-    const doc = await readJson(ctx.file, ctx.onBytes);
-    if (!Array.isArray(doc)) throw new ImportRefusal("Expected a JSON array of records ([{...}, {...}]).");
-    rows = doc.length;
-    doc.forEach((rec, i) => {
-      if (rec === null || typeof rec !== "object" || Array.isArray(rec)) {
-        ctx.sink.error({ row: i + 1, message: "each record must be a JSON object ({...})" });
-        return;
-      }
-      const cols = resolveJsonColumns(fields, rec as SourceRecord, ctx.mapping);
-      each(pick(rec as SourceRecord, cols), i + 1, rec as SourceRecord, cols);
-    });
+    // A JSON array of records, streamed one record at a time, read as JSONL would read one record per line.
+    rows = await readJsonArray(
+      ctx.file,
+      {
+        element: (rec, row) => {
+          if (rec === null || typeof rec !== "object" || Array.isArray(rec)) {
+            ctx.sink.error({ row, message: "each record must be a JSON object ({...})" });
+            return;
+          }
+          const cols = resolveJsonColumns(fields, rec as SourceRecord, ctx.mapping);
+          each(pick(rec as SourceRecord, cols), row, rec as SourceRecord, cols);
+        },
+        problem: (p) => ctx.sink.error(p),
+        bytes: ctx.onBytes,
+      },
+      "Expected a JSON array of records ([{...}, {...}]).",
+    );
   } else {
     rows = await readJsonl(ctx.file, {
       row: (rec, row) => {
@@ -607,6 +612,7 @@ const refinebench: Preset = {
   formats: ["json"],
   datasetName: () => "RefineBench",
   async run(ctx) {
+    // Read whole: the file is a JSON object (field → list of problems), not an array of records.
     const doc = await readJson(ctx.file, ctx.onBytes);
     const records: [string, unknown][] = Array.isArray(doc)
       ? doc.map((r, i) => [`[${i}]`, r])
@@ -670,11 +676,8 @@ const fbBench: Preset = {
   weightsSumToOne: true,
   datasetName: () => "FB-Bench",
   async run(ctx) {
-    const doc = await readJson(ctx.file, ctx.onBytes);
-    if (!Array.isArray(doc)) throw new ImportRefusal("Expected FB-Bench records: a JSON list of objects.");
     const known = new Set(["task_type", "sub_task_type", "user_query", "checklist", "reference_second_response"]);
-    doc.forEach((raw, i) => {
-      const row = i + 1;
+    const each = (raw: unknown, row: number) => {
       const d = check(fbRecord, raw, row, ctx.sink);
       if (!d) return;
       const rec = raw as Record<string, unknown>;
@@ -693,7 +696,8 @@ const fbBench: Preset = {
         },
         row,
       );
-    });
+    };
+    await readJsonArray(ctx.file, { element: each, problem: (p) => ctx.sink.error(p), bytes: ctx.onBytes }, "Expected FB-Bench records: a JSON list of objects.");
   },
 };
 
@@ -852,11 +856,8 @@ const llmbar: Preset = {
   formats: ["json"],
   datasetName: (f) => llmbarNames(f).dataset,
   async run(ctx) {
-    const doc = await readJson(ctx.file, ctx.onBytes);
-    if (!Array.isArray(doc)) throw new ImportRefusal("Expected LLMBar pairs: a JSON list of {input, output_1, output_2, label}.");
     const judge = llmbarNames(ctx.fileName).judge;
-    doc.forEach((raw, i) => {
-      const row = i + 1;
+    const each = (raw: unknown, row: number) => {
       const d = check(llmbarRecord, raw, row, ctx.sink);
       if (!d) return;
       const item = llmbarId(d);
@@ -885,7 +886,8 @@ const llmbar: Preset = {
           );
         }
       }
-    });
+    };
+    await readJsonArray(ctx.file, { element: each, problem: (p) => ctx.sink.error(p), bytes: ctx.onBytes }, "Expected LLMBar pairs: a JSON list of {input, output_1, output_2, label}.");
   },
 };
 

@@ -24,6 +24,17 @@ export class ImportRefusal extends Error {
 /** A bad request rather than a bad file (an unknown preset, a flag missing): the command line exits 2. */
 export class ImportUsageError extends Error {}
 
+/**
+ * Why JSON.parse refused a text, in words that never quote it: V8's own message quotes the
+ * text ("Unexpected token 'x', \"...\" is not valid JSON"), and the text may hold secrets.
+ */
+export function jsonSyntaxReason(err: unknown, of = ""): { cutOff: boolean; reason: string } {
+  const msg = String((err as Error | undefined)?.message ?? "");
+  if (/end of (JSON|data) input|Unterminated string/i.test(msg)) return { cutOff: true, reason: "the JSON is cut off before it ends" };
+  const pos = /at position (\d+)/.exec(msg);
+  return { cutOff: false, reason: pos ? `not valid JSON (at character ${Number(pos[1]) + 1}${of ? ` of ${of}` : ""})` : "not valid JSON" };
+}
+
 export function formatProblem(p: Problem): string {
   const where = p.row > 0 ? `row ${p.row}` : "file";
   return p.field ? `${where}, field "${p.field}": ${p.message}` : `${where}: ${p.message}`;

@@ -10,7 +10,7 @@ import fs from "node:fs";
 import { isUtf8 } from "node:buffer";
 import { Readable } from "node:stream";
 import Papa from "papaparse";
-import { ImportRefusal, type Problem } from "./problems";
+import { ImportRefusal, jsonSyntaxReason, type Problem } from "./problems";
 import { isDatabaseFile } from "../files.server";
 
 export type FileFormat = "csv" | "jsonl" | "json";
@@ -249,13 +249,11 @@ export async function readJsonl(file: string, h: RowHandlers): Promise<number> {
     try {
       value = JSON.parse(t);
     } catch (err) {
-      const msg = (err as Error).message;
-      const truncated = /end of (JSON|data) input|Unterminated string/i.test(msg);
+      // Never V8's message: it quotes the line.
+      const why = jsonSyntaxReason(err, "this line");
       h.problem({
         row: line,
-        message: truncated
-          ? `the JSON on this line is cut off before it ends (truncated line${isLast ? " at the end of the file" : ""})`
-          : `not valid JSON: ${msg}`,
+        message: why.cutOff ? `the JSON on this line is cut off before it ends (truncated line${isLast ? " at the end of the file" : ""})` : why.reason,
       });
       return;
     }
@@ -278,19 +276,156 @@ export async function readJsonl(file: string, h: RowHandlers): Promise<number> {
   return count;
 }
 
-/** Reads a whole JSON document (the public benchmark files are a few MB). */
+/**
+ * Reads a whole JSON document, for layouts that need all of it (a JSON object of lists, as
+ * RefineBench's file is); arrays of records stream through {@link readJsonArray} instead.
+ */
 export async function readJson(file: string, onBytes?: (chunk: Buffer) => void): Promise<unknown> {
   let text = "";
   for await (const chunk of decodedChunks(file, onBytes)) text += chunk;
   try {
     return JSON.parse(text);
   } catch (err) {
-    const msg = (err as Error).message;
-    const pos = Number(/position (\d+)/.exec(msg)?.[1]);
+    const why = jsonSyntaxReason(err);
+    const pos = Number(/at position (\d+)/.exec(String((err as Error).message))?.[1]);
     const line = Number.isFinite(pos) ? text.slice(0, pos).split("\n").length : 0;
-    throw new ImportRefusal(`The file is not valid JSON${line ? ` (line ${line})` : ""}: ${msg}`, {
-      row: line,
-      message: `not valid JSON: ${msg}`,
-    });
+    const reason = why.cutOff ? "the JSON is cut off before it ends (truncated file)" : "not valid JSON";
+    throw new ImportRefusal(`The file is not valid JSON${line ? ` (line ${line})` : ""}: ${reason}.`, { row: line, message: reason });
   }
+}
+
+export type JsonArrayHandlers = {
+  /** One element of the array, numbered from 1; return false to stop reading. */
+  element: (value: unknown, index: number) => void | boolean;
+  problem: (p: Problem) => void;
+  bytes?: (chunk: Buffer) => void;
+};
+
+const STRING_STOP = /["\\]/g;
+const STRUCTURE = /["{}[\],]/g;
+const NOT_SPACE = /[^ \t\r\n]/g;
+
+/**
+ * Streams the elements of a top-level JSON array, one at a time: memory holds the current
+ * element and one chunk of the file, never the whole document. A splitter finds where each
+ * element ends (outside strings, escapes honoured, brackets matched at depth 0) and
+ * JSON.parse reads it, so each element is exactly what JSON.parse would give for it inside
+ * the whole document. A malformed element is a problem of its record number (the others are
+ * still read); a structural break (unmatched bracket, the file ending inside the array,
+ * text after it) refuses the file. `notArray` is the refusal when the document is not an array.
+ * Resolves with the number of elements read.
+ */
+export async function readJsonArray(file: string, h: JsonArrayHandlers, notArray: string): Promise<number> {
+  const BEFORE = 0;
+  const FIRST = 1; // after "[": an element or "]"
+  const NEXT = 2; // after ",": an element
+  const IN = 3;
+  const AFTER = 4;
+  let phase = BEFORE;
+  let count = 0;
+  let pending = "";
+  let inString = false;
+  let escape = false;
+  const stack: number[] = [];
+  const refuse = (message: string): never => {
+    throw new ImportRefusal(`The file is not a well-formed JSON array: record ${count}: ${message}.`, { row: count, message });
+  };
+  /** Parses the element that ends here; false when the handler asks to stop. */
+  const finish = (text: string): boolean => {
+    if (!text.trim()) refuse("an empty record (two commas in a row, or a comma before the closing ])");
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch (err) {
+      h.problem({ row: count, message: jsonSyntaxReason(err, "this record").reason });
+      return true;
+    }
+    return h.element(value, count) !== false;
+  };
+  for await (const text of decodedChunks(file, h.bytes)) {
+    let i = 0;
+    let start = 0;
+    const n = text.length;
+    while (i < n) {
+      if (phase === IN) {
+        if (inString) {
+          if (escape) {
+            escape = false;
+            i++;
+            continue;
+          }
+          STRING_STOP.lastIndex = i;
+          const m = STRING_STOP.exec(text);
+          if (!m) {
+            i = n;
+            break;
+          }
+          i = m.index + 1;
+          if (text.charCodeAt(m.index) === 92) escape = true;
+          else inString = false;
+          continue;
+        }
+        STRUCTURE.lastIndex = i;
+        const m = STRUCTURE.exec(text);
+        if (!m) {
+          i = n;
+          break;
+        }
+        const c = text.charCodeAt(m.index);
+        i = m.index + 1;
+        if (c === 34) inString = true;
+        else if (c === 123 || c === 91) stack.push(c);
+        else if (c === 125 || c === 93) {
+          if (stack.length) {
+            const open = stack.pop();
+            if ((open === 123) !== (c === 125)) refuse(`a "${String.fromCharCode(c)}" closes a "${String.fromCharCode(open!)}"`);
+          } else if (c === 93) {
+            const more = finish(pending + text.slice(start, m.index));
+            pending = "";
+            phase = AFTER;
+            if (!more) return count;
+          } else refuse('a "}" with no "{" before it');
+        } else if (stack.length === 0) {
+          // A comma at depth 0 ends the element.
+          const more = finish(pending + text.slice(start, m.index));
+          pending = "";
+          phase = NEXT;
+          if (!more) return count;
+        }
+        continue;
+      }
+      NOT_SPACE.lastIndex = i;
+      const m = NOT_SPACE.exec(text);
+      if (!m) break;
+      i = m.index;
+      const c = text.charCodeAt(i);
+      if (phase === BEFORE) {
+        if (c !== 91) throw new ImportRefusal(notArray);
+        phase = FIRST;
+        i++;
+      } else if (phase === AFTER) {
+        throw new ImportRefusal("The file is not a well-formed JSON array: there is text after its closing ].", { row: 0, message: "text after the closing ] of the array" });
+      } else if (c === 93 && phase === FIRST) {
+        phase = AFTER;
+        i++;
+      } else if (c === 93) {
+        refuse("a comma after the last record");
+      } else {
+        count++;
+        phase = IN;
+        start = i;
+      }
+    }
+    if (phase === IN) {
+      pending += text.slice(start);
+      // The carried text is a copy, never a slice that keeps the whole chunk alive.
+      if (pending.length < 4096) pending = (" " + pending).slice(1);
+    }
+  }
+  if (phase === BEFORE) throw new ImportRefusal(notArray);
+  if (phase !== AFTER) {
+    const message = "the file ends inside the array (it is cut off, or its closing ] is missing)";
+    throw new ImportRefusal(`The file is not a well-formed JSON array: record ${Math.max(count, 1)}: ${message}.`, { row: Math.max(count, 1), message });
+  }
+  return count;
 }

@@ -31,7 +31,7 @@ import { forgetJob, getJob, isBusy, startJob, sweepJobs, type JobState } from ".
 import { LABEL_LEVELS, parseScale } from "./labels";
 import { PRESETS } from "./presets.server";
 import { formatProblem, ImportRefusal, type Problem } from "./problems";
-import { decodedChunks, formatFromName, readCsvHeader, sniffFile, type FileFormat } from "./source.server";
+import { decodedChunks, formatFromName, readCsvHeader, readJsonArray, sniffFile, type FileFormat } from "./source.server";
 import type { SampleRow } from "./writer.server";
 
 /** Uploads larger than this are refused (413); the command line has no limit. */
@@ -181,11 +181,32 @@ async function jsonlKeys(file: string): Promise<string[]> {
   }
 }
 
-/** Columns of the uploaded file (CSV header, keys of the first JSONL record; none for whole-JSON layouts). */
+/** The keys of the first record of a JSON array (reads only that record); none for other JSON documents. */
+async function jsonArrayKeys(file: string): Promise<string[]> {
+  let keys: string[] = [];
+  try {
+    await readJsonArray(
+      file,
+      {
+        element: (v) => {
+          keys = v && typeof v === "object" && !Array.isArray(v) ? Object.keys(v) : [];
+          return false;
+        },
+        problem: () => undefined,
+      },
+      "not an array",
+    );
+  } catch (err) {
+    if (!(err instanceof ImportRefusal) || /not UTF-8/.test(err.message)) throw err;
+  }
+  return keys;
+}
+
+/** Columns of the uploaded file (CSV header, keys of the first JSONL or JSON-array record; none for other JSON layouts). */
 async function detectColumns(file: string, format: FileFormat): Promise<string[]> {
   if (format === "csv") return (await readCsvHeader(file)).filter((c) => c !== "");
   if (format === "jsonl") return jsonlKeys(file);
-  return [];
+  return jsonArrayKeys(file);
 }
 
 /** The column each field would read without a mapping (its name or an alias, any case). */

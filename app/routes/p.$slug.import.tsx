@@ -33,7 +33,7 @@ export default function ImportPage() {
     <div>
       <h1>Import</h1>
       <p className="muted">
-        Upload a file (CSV or JSONL, up to {data.maxUploadMb} MB, UTF-8), choose which column holds each field, and check the preview: the counts,
+        Upload a file (CSV, JSONL or a JSON array, up to {data.maxUploadMb} MB, UTF-8), choose which column holds each field, and check the preview: the counts,
         the first rows as Concord read them and the first 20 problems. Nothing is written until you confirm, and then the whole file is imported or
         nothing is. Exports are on the <Link to={`/p/${project.slug}/export`}>export page</Link>.
       </p>

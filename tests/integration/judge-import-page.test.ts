@@ -102,3 +102,13 @@ describe("import page: labels-wide annotator columns, unit-verdicts", () => {
     ]);
   });
 });
+
+describe("import page: a JSON array upload", () => {
+  it("lists the keys of its first record as the columns to map (read without reading the rest)", async () => {
+    const token = await upload("labels-long", "labels-numeric.json");
+    const page = await (await run(loader, args(get(`/p/${slug}/import?upload=${token}`, cookie), { slug }))).json();
+    const first = JSON.parse(fs.readFileSync(path.join(FX, "labels-numeric.json"), "utf8"))[0];
+    expect(page.upload.columns).toEqual(Object.keys(first));
+    expect(page.upload.detected).toMatchObject({ unit: "unit", annotator: "annotator", label: "label" });
+  });
+});
