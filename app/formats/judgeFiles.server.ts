@@ -10,7 +10,7 @@ import path from "node:path";
 import type { FieldSpec } from "./presets.server";
 import { isUtf8 } from "node:buffer";
 import Papa from "papaparse";
-import { ImportRefusal } from "./problems";
+import { ImportRefusal, jsonSyntaxReason } from "./problems";
 import { labelText, type JudgeAgreementInput } from "~/reports/judgeAgreement";
 
 export class JudgeFileError extends Error {}
@@ -116,7 +116,9 @@ export async function readTable(file: string, what: string): Promise<Table> {
       try {
         v = JSON.parse(line);
       } catch (err) {
-        bad(i + 1, `not valid JSON: ${(err as Error).message}`);
+        // Never V8's message: it quotes the line, which may hold anything (a key, a password).
+        const why = jsonSyntaxReason(err, "this line");
+        bad(i + 1, why.cutOff ? "the JSON on this line is cut off before it ends" : why.reason);
       }
       if (v === null || typeof v !== "object" || Array.isArray(v)) bad(i + 1, "each line must hold one JSON object ({...})");
       add(v as SourceRecord, i + 1);
@@ -126,7 +128,10 @@ export async function readTable(file: string, what: string): Promise<Table> {
     try {
       doc = JSON.parse(text);
     } catch (err) {
-      throw new JudgeFileError(`${where}: not valid JSON: ${(err as Error).message}`);
+      const why = jsonSyntaxReason(err);
+      const pos = Number(/at position (\d+)/.exec(String((err as Error).message))?.[1]);
+      const at = Number.isFinite(pos) ? ` (line ${text.slice(0, pos).split("\n").length})` : "";
+      throw new JudgeFileError(`${where}: ${why.cutOff ? "the JSON is cut off before it ends" : "not valid JSON"}${at}.`);
     }
     if (!Array.isArray(doc)) throw new JudgeFileError(`${where}: expected a JSON array of objects.`);
     doc.forEach((r, i) => {
