@@ -497,6 +497,8 @@ export interface PairRow {
   kappa: Estimate;
   pabak: number | null;
   pearson: Estimate | null;
+  /** Pearson r with a percentile bootstrap interval over the shared units (beside Fisher's z). */
+  pearsonBootstrap: Estimate | null;
 }
 
 export interface IaaReport {
@@ -659,23 +661,15 @@ export function interAnnotatorAgreement(data: TaskData): IaaReport {
       const r = pearson(xa, xb);
       // Fisher's z assumes independent bivariate-normal pairs; pooled pairs (and skewed Likert scores) get the cluster bootstrap.
       const values = categories as number[];
-      stats.push({
-        key: "pearson",
-        label: `Pearson r${pre}`,
-        estimate: pairBoot
-          ? pairBoot(r.r, r.n, (t) => pearsonFromTable({ counts: t, q }, values).r)
-          : honestEstimate({ value: r.r, ci: finite(r.r) ? r.ci : null, n: r.n, method: "Fisher z" }),
-      });
-      const rho = spearman(xa, xb).rho;
-      // Each resample's rho from the sum of its item clusters' q × q tables of score pairs
-      // (app/stats spearmanFromTable: spearman's figure for the pairs the table counts).
-      const spearmanStat = (t: Float64Array) => spearmanFromTable({ counts: t, q }).rho;
-      let boot: { ci: Interval; resamples: number } | null = null;
-      if (finite(rho) && !pairBoot) {
+      // Two annotators on independent units: the pairs' q × q tables per item cluster, built once for the
+      // bootstraps below (each run draws the same clusters for the same seed).
+      let tables: ReturnType<typeof clusterTables> | null = null;
+      const B = resamplesFor(xa.length);
+      if (!pairBoot) {
         const codeOf = new Map(categories.map((v, k) => [v, k]));
         const ca = Int32Array.from(xa, (v) => codeOf.get(v)!);
         const cb = Int32Array.from(xb, (v) => codeOf.get(v)!);
-        boot = clusterTableBootstrap({
+        tables = clusterTables({
           rows: xa.length,
           clusterOf: (i) => m.clusterOf[pp.rowOf[i]],
           size: q * q,
@@ -684,11 +678,29 @@ export function interAnnotatorAgreement(data: TaskData): IaaReport {
             for (const i of pairs) t[ca[i] * q + cb[i]]++;
             return t;
           },
-          stat: spearmanStat,
-          seed,
-          resamples: resamplesFor(xa.length),
         });
       }
+      stats.push({
+        key: "pearson",
+        label: `Pearson r${pre}`,
+        estimate: pairBoot
+          ? pairBoot(r.r, r.n, (t) => pearsonFromTable({ counts: t, q }, values).r)
+          : honestEstimate({ value: r.r, ci: finite(r.r) ? r.ci : null, n: r.n, method: "Fisher z" }),
+      });
+      if (tables && finite(r.r)) {
+        // Beside Fisher's z, the unit-cluster bootstrap (Fisher's z is too narrow on skewed Likert scores).
+        const res = tables.bootstrap((t) => pearsonFromTable({ counts: t, q }, values).r, seed, B);
+        stats.push({
+          key: "pearsonBootstrap",
+          label: "Pearson r (unit bootstrap)",
+          estimate: { value: r.r, ci: finite(res.ci[0]) ? res.ci : null, n: r.n, se: res.se, method: `percentile bootstrap over units (B=${B}, clustered by item, seed ${seed})` },
+        });
+      }
+      const rho = spearman(xa, xb).rho;
+      // Each resample's rho from the sum of its item clusters' q × q tables of score pairs
+      // (app/stats spearmanFromTable: spearman's figure for the pairs the table counts).
+      const spearmanStat = (t: Float64Array) => spearmanFromTable({ counts: t, q }).rho;
+      const boot = tables && finite(rho) ? { ...tables.bootstrap(spearmanStat, seed, B), resamples: B } : null;
       stats.push({
         key: "spearman",
         label: `Spearman rho${pre}`,
@@ -711,6 +723,25 @@ export function interAnnotatorAgreement(data: TaskData): IaaReport {
       const k = cohenKappaFromTable({ counts: t.table, q }, { weights: numeric ? "quadratic" : "none" });
       const value = (codes: number[]) => codes.map((c) => categories[c] as number);
       const r = numeric && t.a.length >= 3 ? pearson(value(t.a), value(t.b)) : null;
+      // Beside Fisher's z, a percentile bootstrap over the shared units (their q × q tables of score pairs).
+      let pearsonBootstrap: Estimate | null = null;
+      if (r && finite(r.r)) {
+        const B = resamplesFor(t.a.length);
+        const res = clusterTableBootstrap({
+          rows: t.a.length,
+          clusterOf: (i) => i,
+          size: q * q,
+          table: (units) => {
+            const tt = new Float64Array(q * q);
+            for (const i of units) tt[t.a[i] * q + t.b[i]]++;
+            return tt;
+          },
+          stat: (tt) => pearsonFromTable({ counts: tt, q }, categories as number[]).r,
+          seed,
+          resamples: B,
+        });
+        pearsonBootstrap = honestEstimate({ value: r.r, ci: finite(res.ci[0]) ? res.ci : null, n: r.n, se: res.se, method: `percentile bootstrap over units (B=${B}, seed ${seed})` });
+      }
       pairs.push({
         a: m.annotators[i],
         b: m.annotators[j],
@@ -721,6 +752,7 @@ export function interAnnotatorAgreement(data: TaskData): IaaReport {
         kappa: honestEstimate(kappaEstimate(k)),
         pabak: !numeric && q <= 2 ? pabakFromTable({ counts: t.table, q }) : null,
         pearson: r ? honestEstimate({ value: r.r, ci: finite(r.r) ? r.ci : null, n: r.n, method: "Fisher z" }) : null,
+        pearsonBootstrap,
       });
     }
 
@@ -765,6 +797,7 @@ export function interAnnotatorAgreement(data: TaskData): IaaReport {
     const e = st.estimate;
     if (e.se == null || !finite(e.se) || !finite(e.value) || !e.ci) continue;
     if (!e.method.startsWith("analytic SE") && !e.method.startsWith("percentile bootstrap") && !e.method.startsWith("asymptotic SE")) continue;
+    if (st.key === "pearsonBootstrap") continue; // Pearson r is planned once (from its first interval)
     const pooledPairsStat = ["cohenKappa", "weightedKappaQuadratic", "weightedKappaLinear", "pabak", "pearson", "spearman"].includes(st.key);
     planner.push({ label: st.label, value: e.value, se: e.se, n: pooledPairsStat ? unitsWithPairs : e.n });
   }

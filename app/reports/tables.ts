@@ -32,11 +32,11 @@ export function pairsTable(iaa: IaaReport): ReportTable {
   const numeric = iaa.labelKind === "ordinal" || iaa.labelKind === "interval";
   const cols = [c("a", "Annotator A", "text"), c("b", "Annotator B", "text"), c("n", "n (shared)", "int"), c("percentAgreement", "Agreement", "pct"), c("kappa", numeric ? "Weighted kappa (quadratic)" : "Cohen's kappa", "coef"), c("kappaCi", "95% CI", "ci")];
   if (!numeric && iaa.pairs.some((p) => p.pabak !== null)) cols.push(c("pabak", "PABAK", "coef"));
-  if (numeric) cols.push(c("pearson", "Pearson r", "coef"), c("pearsonCi", "95% CI", "ci"));
+  if (numeric) cols.push(c("pearson", "Pearson r", "coef"), c("pearsonCi", "95% CI (Fisher z)", "ci"), c("pearsonBootCi", "95% CI (unit bootstrap)", "ci"));
   return {
     id: "pairs",
     title: "Pairwise agreement between annotators",
-    note: `95% CIs: ${numeric ? "Fleiss-Cohen-Everitt SE for weighted kappa, Fisher's z for Pearson r" : "Fleiss-Cohen-Everitt SE"}, treating the shared units as independent; clipped to [−1, 1]${iaa.pairs.some((p) => p.kappa.ci && (p.kappa.ci[0] === -1 || p.kappa.ci[1] === 1)) ? " (some are)" : ""}. "—": not estimable (e.g. perfect agreement gives a zero SE).`,
+    note: `95% CIs: ${numeric ? "Fleiss-Cohen-Everitt SE for weighted kappa; for Pearson r Fisher's z and, beside it, a percentile bootstrap over the shared units (Fisher's z is too narrow on skewed scores)" : "Fleiss-Cohen-Everitt SE"}, treating the shared units as independent; clipped to [−1, 1]${iaa.pairs.some((p) => p.kappa.ci && (p.kappa.ci[0] === -1 || p.kappa.ci[1] === 1)) ? " (some are)" : ""}. "—": not estimable (e.g. perfect agreement gives a zero SE).`,
     columns: cols,
     rows: iaa.pairs.map((p) => ({
       a: p.aName,
@@ -48,6 +48,7 @@ export function pairsTable(iaa: IaaReport): ReportTable {
       pabak: p.pabak,
       pearson: p.pearson?.value ?? null,
       pearsonCi: ci(p.pearson),
+      pearsonBootCi: ci(p.pearsonBootstrap),
     })),
   };
 }
@@ -314,7 +315,7 @@ export function labelMetricsTable(rows: JudgeRow[]): ReportTable {
 export function judgeBreakdownTable(rows: JudgeRow[], data: TaskData, dims: string[] = ["domain", "model"]): ReportTable {
   const numeric = data.labelKind === "ordinal" || data.labelKind === "interval";
   const cols = [c("judge", "Judge", "text"), c("dimension", "By", "text"), c("value", "Group", "text"), c("n", "n", "int")];
-  if (numeric) cols.push(c("pearson", "Pearson r", "coef"), c("pearsonCi", "95% CI", "ci"));
+  if (numeric) cols.push(c("pearson", "Pearson r", "coef"), c("pearsonCi", "95% CI (Fisher z)", "ci"), c("pearsonBootCi", "95% CI (unit bootstrap)", "ci"));
   else cols.push(c("accuracy", "Accuracy", "pct"), c("accuracyCi", "95% CI (Wilson)", "ci"), c("yesRateDiff", "Yes-rate diff", "coef"));
   cols.push(c("ownFamily", "Judge's own family", "flag"), c("small", "Small n", "flag"));
   return {

@@ -1,0 +1,100 @@
+/**
+ * Two annotators on a 1–5 scale: beside Pearson's r with Fisher's z interval, the report offers
+ * a percentile bootstrap over the units (issue 15: Fisher's z is too narrow on skewed Likert
+ * scores), in the agreement statistics and in the pairwise table, each labelled with its method.
+ *
+ * The expected interval is computed here: the units resampled with replacement by the seeded
+ * generator the report uses (seed = the task's seed, 1,000 resamples), Pearson's r of each
+ * resample written out, Hyndman & Fan (1996) type-6 percentiles.
+ */
+import { describe, expect, it } from "vitest";
+import { interAnnotatorAgreement } from "../../../app/reports/agreement";
+import { buildTaskData, type RawAnnotation, type RawUnit } from "../../../app/reports/subjects";
+import { iaaTable, pairsTable } from "../../../app/reports/tables";
+import { seededRandom } from "../../../app/stats/seededRandom";
+
+const unit = (id: number): RawUnit => ({ id, itemId: id, checklistItemId: null, responseId: null, responseIds: null, isGold: false, goldLabel: null, domain: "D", subject: null, taskType: null });
+const ann = (unitId: number, annotatorId: number, label: unknown): RawAnnotation => ({ unitId, annotatorId, label, durationMs: 1000, shownOrder: null });
+
+function pearsonR(x: number[], y: number[]): number {
+  const n = x.length;
+  const mx = x.reduce((a, b) => a + b, 0) / n;
+  const my = y.reduce((a, b) => a + b, 0) / n;
+  let sxy = 0;
+  let sxx = 0;
+  let syy = 0;
+  for (let i = 0; i < n; i++) (sxy += (x[i] - mx) * (y[i] - my)), (sxx += (x[i] - mx) ** 2), (syy += (y[i] - my) ** 2);
+  return sxy / Math.sqrt(sxx * syy);
+}
+function q6(x: number[], p: number): number {
+  const h = (x.length + 1) * p;
+  if (h < 1) return x[0];
+  if (h >= x.length) return x[x.length - 1];
+  const f = Math.floor(h);
+  return x[f - 1] + (h - f) * (x[f] - x[f - 1]);
+}
+
+describe("Pearson r of two annotators: Fisher's z and the unit bootstrap side by side", () => {
+  it("the bootstrap interval is the units' percentile bootstrap, labelled with its method, in both tables", () => {
+    // Skewed 1–5 scores: mostly 5s and 4s, a few low ones.
+    const a = [5, 5, 4, 5, 5, 3, 5, 4, 5, 5, 1, 5, 4, 5, 5, 5, 2, 5, 4, 5, 5, 5, 4, 5, 3, 5, 5, 4, 5, 5, 5, 4, 5, 2, 5, 5, 4, 5, 5, 5];
+    const b = [5, 4, 4, 5, 5, 4, 5, 5, 5, 4, 2, 5, 3, 5, 5, 4, 1, 5, 5, 5, 4, 5, 4, 5, 4, 5, 5, 5, 5, 4, 5, 4, 5, 3, 5, 5, 5, 5, 4, 5];
+    const units = a.map((_, i) => unit(i + 1));
+    const data = buildTaskData({
+      task: { id: 1, name: "t", kind: "imported-labels", datasetId: 1, seed: 7, overlap: 2 },
+      config: { level: "ordinal" },
+      adjudications: {},
+      units,
+      responses: [],
+      annotations: units.flatMap((u, i) => [ann(u.id, 1, a[i]), ann(u.id, 2, b[i])]),
+      annotators: [
+        { id: 1, name: "A1" },
+        { id: 2, name: "A2" },
+      ],
+    });
+    const iaa = interAnnotatorAgreement(data);
+    const fisher = iaa.statistics.find((s) => s.key === "pearson")!.estimate;
+    const boot = iaa.statistics.find((s) => s.key === "pearsonBootstrap")!;
+    const r = pearsonR(a, b);
+    expect(fisher.value).toBeCloseTo(r, 12);
+    expect(fisher.method).toBe("Fisher z");
+    expect(boot.label).toBe("Pearson r (unit bootstrap)");
+    expect(boot.estimate.value).toBeCloseTo(r, 12);
+    expect(boot.estimate.method).toBe("percentile bootstrap over units (B=1000, clustered by item, seed 7)");
+
+    const random = seededRandom(7);
+    const rs: number[] = [];
+    for (let k = 0; k < 1000; k++) {
+      const x: number[] = [];
+      const y: number[] = [];
+      for (let i = 0; i < a.length; i++) {
+        const j = Math.floor(random() * a.length);
+        x.push(a[j]);
+        y.push(b[j]);
+      }
+      const v = pearsonR(x, y);
+      if (Number.isFinite(v)) rs.push(v);
+    }
+    rs.sort((p, q) => p - q);
+    const expected = [q6(rs, 0.025), q6(rs, 0.975)];
+    expect(boot.estimate.ci![0]).toBeCloseTo(expected[0], 10);
+    expect(boot.estimate.ci![1]).toBeCloseTo(expected[1], 10);
+    // Different intervals: the bootstrap is not Fisher's z relabelled.
+    expect(boot.estimate.ci![0]).not.toBeCloseTo(fisher.ci![0], 3);
+    // The statistics table lists both rows, each with its method.
+    const rows = iaaTable(iaa).rows.filter((x) => String(x.statistic).startsWith("Pearson"));
+    expect(rows.map((x) => [x.statistic, x.method])).toEqual([
+      ["Pearson r", "Fisher z"],
+      ["Pearson r (unit bootstrap)", "percentile bootstrap over units (B=1000, clustered by item, seed 7)"],
+    ]);
+    // The pairwise table: Fisher's z and the bootstrap in their own labelled columns, the same intervals.
+    const pt = pairsTable(iaa);
+    expect(pt.columns.filter((c) => c.key.startsWith("pearson")).map((c) => c.label)).toEqual(["Pearson r", "95% CI (Fisher z)", "95% CI (unit bootstrap)"]);
+    const pair = pt.rows[0] as unknown as { pearsonCi: number[]; pearsonBootCi: number[] };
+    expect(pair.pearsonCi).toEqual(fisher.ci);
+    expect(pair.pearsonBootCi[0]).toBeCloseTo(expected[0], 10);
+    expect(pair.pearsonBootCi[1]).toBeCloseTo(expected[1], 10);
+    // The planner does not list the second Pearson interval as a statistic of its own.
+    expect(iaa.planner.some((p) => p.label === "Pearson r (unit bootstrap)")).toBe(false);
+  });
+});
