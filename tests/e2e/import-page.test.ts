@@ -120,4 +120,45 @@ describe("import page", () => {
     expect(problems).toContain("choose its column");
     expect(problems).not.toMatch(/--map|--dataset|npm run/);
   });
+
+  it("labels-wide: only annotator-like columns are pre-ticked, none ticked is refused beside the field; the scale and the level are shown", async () => {
+    const { page } = browser;
+    const wide = path.join(dir, "wide-ratings.csv");
+    // An original file: two annotator columns and two that are not (a prompt and a note).
+    fs.writeFileSync(wide, "unit,prompt,rater_a,rater_b,note\nw1,Pick one,A,A,\nw2,Pick again,B,tie,unsure\nw3,And again,A,B,\n");
+    await upload(page, "labels-wide", wide);
+    const box = (name: string) => page.getByTestId("annotator-columns").getByRole("checkbox", { name });
+    expect(await Promise.all(["prompt", "rater_a", "rater_b", "note"].map((c) => box(c).isChecked()))).toEqual([false, true, true, false]);
+
+    await box("rater_a").uncheck();
+    await box("rater_b").uncheck();
+    await page.getByRole("button", { name: "Preview", exact: true }).click();
+    await expect
+      .poll(() => page.getByTestId("annotator-columns").textContent())
+      .toContain("Tick the columns that hold annotators' labels (at least one); the other columns are ignored.");
+
+    await box("rater_a").check();
+    await box("rater_b").check();
+    await page.getByLabel(/^Scale \(categories, in order\)/).fill("A, B, tie, skip");
+    await page.getByRole("button", { name: "Preview", exact: true }).click();
+    await page.getByTestId("import-result").waitFor({ timeout: 60_000 });
+    await expect.poll(() => page.getByRole("heading", { level: 2 }).textContent()).toBe("wide-ratings.csv: ready to import");
+    expect(await page.getByTestId("import-level").textContent()).toBe(
+      "Measurement level: nominal (inferred from the declared scale (\"Scale\"): not every category is a number, so the categories have no order)",
+    );
+    expect(await page.locator("table").first().textContent()).toContain("Annotations6");
+    await page.getByRole("button", { name: "Confirm import" }).click();
+    await expect.poll(() => page.getByRole("heading", { level: 2 }).textContent(), { timeout: 60_000 }).toMatch(/^Imported wide-ratings\.csv into wide-ratings v1$/);
+    const db = openDatabase(app.databaseFile);
+    try {
+      const task = db.$client.prepare("select config from tasks where name = 'wide-ratings'").get() as { config: string };
+      expect(JSON.parse(task.config)).toMatchObject({ level: "nominal", levelSource: "inferred", categories: ["A", "B", "tie", "skip"] });
+      const who = db.$client
+        .prepare("select distinct u.name from users u join assignments a on a.annotator_id = u.id join units n on n.id = a.unit_id join tasks t on t.id = n.task_id where t.name = 'wide-ratings' order by u.name")
+        .all();
+      expect(who).toEqual([{ name: "rater_a" }, { name: "rater_b" }]);
+    } finally {
+      db.$client.close();
+    }
+  });
 });
