@@ -247,7 +247,7 @@ function viewJob(job: JobState | undefined): JobView | null {
       totalBytes: p?.totalBytes ?? 0,
     };
   }
-  if (job.state === "failed") return { state: "failed", kind: job.kind, message: job.message };
+  if (job.state === "failed") return { state: "failed", kind: job.kind, message: webMessage(job.message) };
   const { errors, warnings, sample, ...summary } = job.summary;
   return {
     state: "done",
