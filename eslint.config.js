@@ -27,8 +27,12 @@ export default tseslint.config(
     files: ["app/**/*.tsx"],
     plugins: { "react-hooks": reactHooks, "jsx-a11y": jsxA11y },
     rules: {
-      ...reactHooks.configs.recommended.rules,
+      // The rules of hooks and their dependencies (the React Compiler's extra rules are not used: no compiler here).
+      "react-hooks/rules-of-hooks": "error",
+      "react-hooks/exhaustive-deps": "error",
       ...jsxA11y.flatConfigs.recommended.rules,
+      // Focus is moved on purpose: to the sign-in email, to the first field in error, to a rename box just opened.
+      "jsx-a11y/no-autofocus": "off",
     },
   },
 );

@@ -57,7 +57,8 @@ export class UnsafeFileError extends Error {
 
 /** Throws (with a message that names the file, never its content) when `file` is a database file. */
 export function assertNotDatabaseFile(file: string, databaseFile?: string): void {
-  if (isDatabaseFile(file, databaseFile)) throw new UnsafeFileError(`${path.basename(file)} is a database file; Concord does not read it as input`);
+  if (isDatabaseFile(file, databaseFile))
+    throw new UnsafeFileError(`${path.basename(file)} is a database file; Concord does not read it as input`);
 }
 
 /**

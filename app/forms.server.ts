@@ -21,7 +21,10 @@ export const MAX_QUERY_LENGTH = 4096;
  */
 export function parseQuery<S extends z.ZodType>(schema: S, url: URL): z.infer<S> {
   if (url.search.length > MAX_QUERY_LENGTH) {
-    throw new Response(`The address is too long (over ${MAX_QUERY_LENGTH} characters of parameters).`, { status: 400, statusText: "Bad Request" });
+    throw new Response(`The address is too long (over ${MAX_QUERY_LENGTH} characters of parameters).`, {
+      status: 400,
+      statusText: "Bad Request",
+    });
   }
   const parsed = schema.safeParse(Object.fromEntries(url.searchParams));
   if (parsed.success) return parsed.data;

@@ -6,19 +6,12 @@
  * seconds set by SQLite's `unixepoch()`; JSON columns hold free metadata.
  */
 import { sql } from "drizzle-orm";
-import {
-  index,
-  integer,
-  primaryKey,
-  real,
-  sqliteTable,
-  text,
-  uniqueIndex,
-  type AnySQLiteColumn,
-} from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex, type AnySQLiteColumn } from "drizzle-orm/sqlite-core";
 
 const createdAt = () =>
-  integer("created_at", { mode: "number" }).notNull().default(sql`(unixepoch())`);
+  integer("created_at", { mode: "number" })
+    .notNull()
+    .default(sql`(unixepoch())`);
 
 export const ROLES = ["admin", "researcher", "annotator"] as const;
 export type Role = (typeof ROLES)[number];
@@ -69,7 +62,9 @@ export const loginThrottle = sqliteTable(
     client: text("client").notNull().default("*"),
     failures: integer("failures").notNull().default(0),
     lockedUntil: integer("locked_until"),
-    updatedAt: integer("updated_at").notNull().default(sql`(unixepoch())`),
+    updatedAt: integer("updated_at")
+      .notNull()
+      .default(sql`(unixepoch())`),
   },
   (t) => [primaryKey({ columns: [t.email, t.client] })],
 );
@@ -99,10 +94,7 @@ export const memberships = sqliteTable(
     role: text("role", { enum: ROLES }).notNull(),
     createdAt: createdAt(),
   },
-  (t) => [
-    uniqueIndex("memberships_project_user_unique").on(t.projectId, t.userId),
-    index("memberships_user_idx").on(t.userId),
-  ],
+  (t) => [uniqueIndex("memberships_project_user_unique").on(t.projectId, t.userId), index("memberships_user_idx").on(t.userId)],
 );
 
 // ─── Benchmark data ──────────────────────────────────────────────────────────
@@ -147,10 +139,7 @@ export const items = sqliteTable(
     version: integer("version").notNull().default(1),
     createdAt: createdAt(),
   },
-  (t) => [
-    uniqueIndex("items_dataset_source_unique").on(t.datasetId, t.sourceId),
-    index("items_domain_idx").on(t.datasetId, t.domain),
-  ],
+  (t) => [uniqueIndex("items_dataset_source_unique").on(t.datasetId, t.sourceId), index("items_domain_idx").on(t.datasetId, t.domain)],
 );
 
 export const checklistItems = sqliteTable(
@@ -187,9 +176,7 @@ export const references = sqliteTable(
     provenance: text("provenance").notNull().default("import"),
     /** Free-text why (curation); the response it was promoted from, if any. */
     reason: text("reason"),
-    promotedFromResponseId: integer("promoted_from_response_id").references(
-      (): AnySQLiteColumn => responses.id,
-    ),
+    promotedFromResponseId: integer("promoted_from_response_id").references((): AnySQLiteColumn => responses.id),
     /** Annotation ids whose labels justified this version (reference optimisation). */
     justification: text("justification", { mode: "json" }).$type<number[]>(),
     createdBy: integer("created_by").references(() => users.id),
@@ -321,7 +308,9 @@ export const verdicts = sqliteTable(
     index("verdicts_judge_idx").on(t.judgeId),
     uniqueIndex("verdicts_judge_response_item_unique").on(t.judgeId, t.responseId, t.checklistItemId),
     // Partial: stale rows are rare, so "is anything stale?" (every report page) is one index probe.
-    index("verdicts_stale_idx").on(t.staleAt).where(sql`stale_at IS NOT NULL`),
+    index("verdicts_stale_idx")
+      .on(t.staleAt)
+      .where(sql`stale_at IS NOT NULL`),
   ],
 );
 
@@ -356,7 +345,9 @@ export const tasks = sqliteTable(
     /** Kind-specific settings: sampling plan, models, show reference, penalty reasons, ties, gold rate. */
     config: text("config", { mode: "json" }).$type<Record<string, unknown>>().notNull().default({}),
     /** "archived": kept with its labels and reports, hidden from annotators (a task with labels is archived, not deleted). */
-    status: text("status", { enum: ["open", "closed", "archived"] }).notNull().default("open"),
+    status: text("status", { enum: ["open", "closed", "archived"] })
+      .notNull()
+      .default("open"),
     createdBy: integer("created_by").references(() => users.id),
     createdAt: createdAt(),
   },
@@ -468,7 +459,9 @@ export const annotations = sqliteTable(
     uniqueIndex("annotations_assignment_revision_unique").on(t.assignmentId, t.revision),
     uniqueIndex("annotations_client_token_unique").on(t.clientToken),
     // Partial: stale rows are rare, so "is anything stale?" (every report page) is one index probe.
-    index("annotations_stale_idx").on(t.staleAt).where(sql`stale_at IS NOT NULL`),
+    index("annotations_stale_idx")
+      .on(t.staleAt)
+      .where(sql`stale_at IS NOT NULL`),
   ],
 );
 
@@ -484,7 +477,9 @@ export const jobs = sqliteTable(
     /** Deterministic key (item, model, turn, step) so a resumed run never redoes a finished job. */
     key: text("key").notNull(),
     payload: text("payload", { mode: "json" }).$type<Record<string, unknown>>().notNull().default({}),
-    status: text("status", { enum: ["queued", "leased", "done", "failed"] }).notNull().default("queued"),
+    status: text("status", { enum: ["queued", "leased", "done", "failed"] })
+      .notNull()
+      .default("queued"),
     attempts: integer("attempts").notNull().default(0),
     leaseOwner: text("lease_owner"),
     leaseExpiresAt: integer("lease_expires_at"),
@@ -493,10 +488,7 @@ export const jobs = sqliteTable(
     createdAt: createdAt(),
     finishedAt: integer("finished_at"),
   },
-  (t) => [
-    uniqueIndex("jobs_run_key_unique").on(t.runId, t.key),
-    index("jobs_status_idx").on(t.runId, t.status),
-  ],
+  (t) => [uniqueIndex("jobs_run_key_unique").on(t.runId, t.key), index("jobs_status_idx").on(t.runId, t.status)],
 );
 
 export const providerCalls = sqliteTable(
@@ -517,7 +509,9 @@ export const providerCalls = sqliteTable(
      * one of the provider's concurrency slots); "done": answered or failed;
      * "interrupted": its worker died mid-call (tokens are the prompt estimate).
      */
-    state: text("state", { enum: ["sent", "done", "interrupted"] }).notNull().default("done"),
+    state: text("state", { enum: ["sent", "done", "interrupted"] })
+      .notNull()
+      .default("done"),
     /** The worker (or CLI) that made the call. */
     owner: text("owner"),
     /** When the call was admitted, epoch ms (the requests-per-minute window counts these). */

@@ -80,7 +80,15 @@ const MAX_CATEGORIES = 2000;
 const MAX_CELLS = 40_000_000;
 
 function parseArgs(argv: string[]): Options | "help" {
-  const opts: Partial<Options> = { level: "nominal", format: "table", ci: "analytic", categories: null, missing: ["NA", "N/A"], seed: 1, resamples: 1000 };
+  const opts: Partial<Options> = {
+    level: "nominal",
+    format: "table",
+    ci: "analytic",
+    categories: null,
+    missing: ["NA", "N/A"],
+    seed: 1,
+    resamples: 1000,
+  };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === "--help" || arg === "-h") return "help";
@@ -102,7 +110,8 @@ function parseArgs(argv: string[]): Options | "help" {
         break;
       case "--level": {
         const v = takeValue();
-        if (v !== "nominal" && v !== "ordinal" && v !== "interval" && v !== "ratio") throw new InputError(`--level must be nominal, ordinal, interval or ratio (got "${v}")`);
+        if (v !== "nominal" && v !== "ordinal" && v !== "interval" && v !== "ratio")
+          throw new InputError(`--level must be nominal, ordinal, interval or ratio (got "${v}")`);
         opts.level = v;
         break;
       }
@@ -114,7 +123,8 @@ function parseArgs(argv: string[]): Options | "help" {
       }
       case "--ci": {
         const v = takeValue();
-        if (v !== "analytic" && v !== "bootstrap" && v !== "none") throw new InputError(`--ci must be analytic, bootstrap or none (got "${v}")`);
+        if (v !== "analytic" && v !== "bootstrap" && v !== "none")
+          throw new InputError(`--ci must be analytic, bootstrap or none (got "${v}")`);
         opts.ci = v;
         break;
       }
@@ -153,7 +163,9 @@ function parseArgs(argv: string[]): Options | "help" {
   const dup = opts.raters.find((r, i) => opts.raters!.indexOf(r) !== i);
   if (dup !== undefined) throw new InputError(`column "${dup}" is listed twice in --raters`);
   if (opts.categories && opts.missing!.some((t) => opts.categories!.includes(t))) {
-    throw new InputError(`"${opts.missing!.find((t) => opts.categories!.includes(t))}" is both a category and a missing token; pass --missing to change the tokens`);
+    throw new InputError(
+      `"${opts.missing!.find((t) => opts.categories!.includes(t))}" is both a category and a missing token; pass --missing to change the tokens`,
+    );
   }
   return opts as Options;
 }
@@ -204,7 +216,8 @@ class CsvStream {
         this.onRecord(this.all, this.all);
         this.all = [];
       } else {
-        if (this.field < this.slotOf!.length) for (let s = 0; s < this.values.length; s++) if (this.wanted[s] >= this.field) this.values[s] = "";
+        if (this.field < this.slotOf!.length)
+          for (let s = 0; s < this.values.length; s++) if (this.wanted[s] >= this.field) this.values[s] = "";
         this.onRecord(this.values, null);
       }
     } else if (this.wanted === null) this.all = [];
@@ -267,7 +280,8 @@ class CsvStream {
         if (i > start || this.partial !== "" || this.afterQuote) this.blank = false;
         if (want) {
           let value = this.partial === "" ? text.slice(start, i) : this.partial + text.slice(start, i);
-          if (!this.afterQuote && value.length > 0 && (value.charCodeAt(0) <= 32 || value.charCodeAt(value.length - 1) <= 32)) value = value.trim();
+          if (!this.afterQuote && value.length > 0 && (value.charCodeAt(0) <= 32 || value.charCodeAt(value.length - 1) <= 32))
+            value = value.trim();
           this.endField(value);
         } else this.field++;
         this.partial = "";
@@ -294,7 +308,10 @@ class CsvStream {
 
   end(): void {
     if (this.inQuotes) throw new InputError(`CSV parse error in data row ${this.record + 1}: a quoted field is not closed`);
-    if (this.quoteSeen) (this.quoteSeen = false), (this.afterQuote = true);
+    if (this.quoteSeen) {
+      this.quoteSeen = false;
+      this.afterQuote = true;
+    }
     if (this.partial !== "" || this.field > 0 || this.afterQuote) {
       const value = this.afterQuote ? this.partial : this.partial.trim();
       if (value !== "" || this.afterQuote) this.blank = false;
@@ -337,7 +354,12 @@ function readPatterns(opts: Options): Read {
   const codeOf = new Map<string, number>();
   const values: string[] = [];
   const valueCells: number[] = [];
-  if (opts.categories) for (const c of opts.categories) (codeOf.set(c, values.length), values.push(c), valueCells.push(0));
+  if (opts.categories)
+    for (const c of opts.categories) {
+      codeOf.set(c, values.length);
+      values.push(c);
+      valueCells.push(0);
+    }
   let allNumeric = true;
   // Patterns: codes of R raters → pattern id.
   const numericKey = R <= 3;
@@ -355,10 +377,14 @@ function readPatterns(opts: Options): Read {
   let header: string[] | null = null;
 
   const newValue = (v: string, g: number): number => {
-    if (opts.categories) throw new InputError(`data row ${rows}, column "${opts.raters[g]}": "${v}" is not one of --categories (${opts.categories.join(", ")})`);
+    if (opts.categories)
+      throw new InputError(
+        `data row ${rows}, column "${opts.raters[g]}": "${v}" is not one of --categories (${opts.categories.join(", ")})`,
+      );
     const x = Number(v);
     if (!Number.isFinite(x)) {
-      if (needsNumbers) throw new InputError(`data row ${rows}, column "${opts.raters[g]}": "${v}" is not a number (level ${opts.level} needs numbers)`);
+      if (needsNumbers)
+        throw new InputError(`data row ${rows}, column "${opts.raters[g]}": "${v}" is not a number (level ${opts.level} needs numbers)`);
       allNumeric = false;
     } else if (opts.level === "ratio" && x < 0) {
       throw new InputError(`data row ${rows}, column "${opts.raters[g]}": ${v} is negative (level ratio needs values ≥ 0)`);
@@ -387,8 +413,10 @@ function readPatterns(opts: Options): Read {
       const v = fields[g];
       if (v === lastValue[g]) {
         row[g] = lastCode[g];
-        if (row[g] >= 0) (rated++, valueCells[row[g]]++);
-        else missing[v === "" ? "(empty)" : v]++;
+        if (row[g] >= 0) {
+          rated++;
+          valueCells[row[g]]++;
+        } else missing[v === "" ? "(empty)" : v]++;
         continue;
       }
       let k: number;
@@ -471,7 +499,8 @@ function readPatterns(opts: Options): Read {
   const numeric = allNumeric && values.every((v) => Number.isFinite(Number(v)));
   if (declared && needsNumbers && !numeric) throw new InputError(`--categories must be numbers for level ${opts.level}`);
   let order = values.map((_, k) => k);
-  if (!declared) order.sort((a, b) => (numeric ? Number(values[a]) - Number(values[b]) : values[a] < values[b] ? -1 : values[a] > values[b] ? 1 : 0));
+  if (!declared)
+    order.sort((a, b) => (numeric ? Number(values[a]) - Number(values[b]) : values[a] < values[b] ? -1 : values[a] > values[b] ? 1 : 0));
   if (declared && numeric && opts.level !== "nominal") order = order.sort((a, b) => Number(values[a]) - Number(values[b]));
   const remap = new Int32Array(values.length);
   order.forEach((k, i) => (remap[k] = i));
@@ -529,7 +558,15 @@ function compute(opts: Options, read: Read) {
    * zero-width or missing interval is "not estimable" with the reason, unless a
    * Wilson interval for a proportion is given instead.
    */
-  const finish = (name: string, value: number, ci: Interval | null, method: string, range: Interval, used: NonNullable<Stat>["used"], why = ""): Stat => {
+  const finish = (
+    name: string,
+    value: number,
+    ci: Interval | null,
+    method: string,
+    range: Interval,
+    used: NonNullable<Stat>["used"],
+    why = "",
+  ): Stat => {
     if (!fin(value)) return { value, ci: null, method: "not estimable: the statistic is undefined for these data", used };
     if (opts.ci === "none") return { value, ci: null, method: "no interval (--ci none)", used };
     if (ci === null || !fin(ci[0]) || !fin(ci[1])) {
@@ -538,7 +575,10 @@ function compute(opts: Options, read: Read) {
       return { value, ci: null, method: `not estimable: ${reason}`, used };
     }
     if (ci[1] - ci[0] <= 1e-12 * Math.max(1, Math.abs(value))) {
-      const reason = why || (method.startsWith("percentile") ? "every resample gave the same value" : "the standard error is 0") + " — a zero-width interval would overstate the precision";
+      const reason =
+        why ||
+        (method.startsWith("percentile") ? "every resample gave the same value" : "the standard error is 0") +
+          " — a zero-width interval would overstate the precision";
       notes.push(`${name}: interval not estimable: ${reason}`);
       return { value, ci: null, method: `not estimable: ${reason}`, used };
     }
@@ -548,17 +588,34 @@ function compute(opts: Options, read: Read) {
       lo = Math.max(range[0], lo);
       hi = Math.min(range[1], hi);
       method += `; clipped to [${fmt(range[0])}, ${fmt(range[1])}]`;
-      notes.push(`${name}: the interval ${method.startsWith("percentile") ? "" : "(value ± 1.96·SE) "}crossed the statistic's range and is clipped to [${fmt(range[0])}, ${fmt(range[1])}]`);
+      notes.push(
+        `${name}: the interval ${method.startsWith("percentile") ? "" : "(value ± 1.96·SE) "}crossed the statistic's range and is clipped to [${fmt(range[0])}, ${fmt(range[1])}]`,
+      );
     }
     return { value, ci: [lo, hi], method, used };
   };
   const coefRange: Interval = [-1, 1];
-  const bootStat = (name: string, value: number, statistic: (w: Float64Array) => number, used: NonNullable<Stat>["used"], extra = "", range: Interval = coefRange): Stat => {
+  const bootStat = (
+    name: string,
+    value: number,
+    statistic: (w: Float64Array) => number,
+    used: NonNullable<Stat>["used"],
+    extra = "",
+    range: Interval = coefRange,
+  ): Stat => {
     if (!fin(value) || opts.ci === "none") return finish(name, value, null, "", range, used);
     const r = boot(statistic);
     const draws = r.draws === "multinomial" ? ", multinomial over distinct rating patterns" : "";
     const undef = r.undefinedResamples > 0 ? `; ${r.undefinedResamples} resamples undefined and left out` : "";
-    return finish(name, value, r.ci, bootLabel(extra + draws) + undef, range, used, fin(r.ci[0]) ? "" : "the statistic was undefined in every resample");
+    return finish(
+      name,
+      value,
+      r.ci,
+      bootLabel(extra + draws) + undef,
+      range,
+      used,
+      fin(r.ci[0]) ? "" : "the statistic was undefined in every resample",
+    );
   };
   const wantBoot = opts.ci === "bootstrap";
 
@@ -587,11 +644,26 @@ function compute(opts: Options, read: Read) {
         wt[p] = w[p];
       }
       const se = linearizedSE(pa, value, { weights: wt });
-      if (fin(se) && se > 0) stats.percentAgreement = finish("percentAgreement", value, [value - Z * se, value + Z * se], "analytic SE of the mean per-unit agreement (Gwet 2014); value ± 1.96·SE", [0, 1], used);
+      if (fin(se) && se > 0)
+        stats.percentAgreement = finish(
+          "percentAgreement",
+          value,
+          [value - Z * se, value + Z * se],
+          "analytic SE of the mean per-unit agreement (Gwet 2014); value ± 1.96·SE",
+          [0, 1],
+          used,
+        );
       else {
         // Every unit agrees to the same degree (e.g. all raters always agree): a Wilson-type bound over the units instead of a zero-width interval.
         const ci = wilsonCI(Math.min(n2, value * n2), n2);
-        stats.percentAgreement = finish("percentAgreement", value, ci, `${WILSON} over the ${n2} units (the per-unit agreement does not vary, so its SE is 0)`, [0, 1], used);
+        stats.percentAgreement = finish(
+          "percentAgreement",
+          value,
+          ci,
+          `${WILSON} over the ${n2} units (the per-unit agreement does not vary, so its SE is 0)`,
+          [0, 1],
+          used,
+        );
       }
     }
   }
@@ -604,8 +676,17 @@ function compute(opts: Options, read: Read) {
     const r = cohenKappaFromTable({ counts: table!, q }, { weights });
     const used = { units: pairsN };
     if (!fin(r.kappa)) return finish(name, r.kappa, null, "", coefRange, used);
-    if (wantBoot) return bootStat(name, r.kappa, (x) => cohenKappaFromTable({ counts: ps.pairTable(x, 0, 1, scratch), q }, { weights }).kappa, used);
-    return finish(name, r.kappa, r.ci, "asymptotic SE (Fleiss, Cohen & Everitt 1969), kappa ± 1.96·SE", coefRange, used, r.se === 0 ? "the asymptotic SE is 0 (the two raters agree perfectly, or a margin is degenerate)" : "");
+    if (wantBoot)
+      return bootStat(name, r.kappa, (x) => cohenKappaFromTable({ counts: ps.pairTable(x, 0, 1, scratch), q }, { weights }).kappa, used);
+    return finish(
+      name,
+      r.kappa,
+      r.ci,
+      "asymptotic SE (Fleiss, Cohen & Everitt 1969), kappa ± 1.96·SE",
+      coefRange,
+      used,
+      r.se === 0 ? "the asymptotic SE is 0 (the two raters agree perfectly, or a margin is degenerate)" : "",
+    );
   };
   stats.cohenKappa = two ? kappa("none", "cohenKappa") : null;
   stats.cohenKappaLinear = two && ordered ? kappa("linear", "cohenKappaLinear") : null;
@@ -619,7 +700,15 @@ function compute(opts: Options, read: Read) {
     const used = { units: r.units, pairs: r.pairs };
     if (!fin(r.kappa)) return finish(name, r.kappa, null, "", coefRange, used);
     if (wantBoot) return bootStat(name, r.kappa, (x) => pooledKappa(patterns, x, { weights }).kappa, used);
-    return finish(name, r.kappa, r.ci, "cluster-robust SE (a unit's pairs as one cluster; Fleiss-Cohen-Everitt influence values), ±1.96·SE", coefRange, used, r.se === 0 ? "the SE is 0 (e.g. perfect agreement)" : "");
+    return finish(
+      name,
+      r.kappa,
+      r.ci,
+      "cluster-robust SE (a unit's pairs as one cluster; Fleiss-Cohen-Everitt influence values), ±1.96·SE",
+      coefRange,
+      used,
+      r.se === 0 ? "the SE is 0 (e.g. perfect agreement)" : "",
+    );
   };
   stats.pooledKappa = !two ? pooled("none", "pooledKappa") : null;
   stats.pooledKappaQuadratic = !two && ordered ? pooled("quadratic", "pooledKappaQuadratic") : null;
@@ -642,9 +731,24 @@ function compute(opts: Options, read: Read) {
     if (!wantBoot && analytic) {
       const r = krippendorffAlphaSE(ps.unitCounts, { ...unitWeights, weights: level === "nominal" ? "none" : "quadratic" });
       const ci: Interval | null = fin(r.se) ? [value - Z * r.se, value + Z * r.se] : null;
-      stats.krippendorffAlpha = finish("krippendorffAlpha", value, ci, `analytic SE (Gwet 2014, ${level === "nominal" ? "identity" : "quadratic"} weights), ±1.96·SE`, coefRange, used);
+      stats.krippendorffAlpha = finish(
+        "krippendorffAlpha",
+        value,
+        ci,
+        `analytic SE (Gwet 2014, ${level === "nominal" ? "identity" : "quadratic"} weights), ±1.96·SE`,
+        coefRange,
+        used,
+      );
     } else if (level !== "nominal" && q > MAX_TABLE_Q) {
-      stats.krippendorffAlpha = finish("krippendorffAlpha", value, null, "", coefRange, used, `the bootstrap of ${level} alpha is not run for more than ${MAX_TABLE_Q} distinct values (${q})`);
+      stats.krippendorffAlpha = finish(
+        "krippendorffAlpha",
+        value,
+        null,
+        "",
+        coefRange,
+        used,
+        `the bootstrap of ${level} alpha is not run for more than ${MAX_TABLE_Q} distinct values (${q})`,
+      );
     } else stats.krippendorffAlpha = bootStat("krippendorffAlpha", value, (x) => ps.krippendorffAlpha(x, level), used);
   }
   {
@@ -681,31 +785,54 @@ function compute(opts: Options, read: Read) {
       stats.pearson = big
         ? finish("pearson", p.r, null, "", coefRange, used, tooMany)
         : bootStat("pearson", p.r, (x) => pearsonFromTable({ counts: ps.pairTable(x, 0, 1, scratch), q }, values).r, used);
-    } else stats.pearson = finish("pearson", p.r, p.ci, "Fisher z interval", coefRange, used, pairsN <= 3 ? "Fisher's z needs more than 3 pairs" : "");
+    } else
+      stats.pearson = finish(
+        "pearson",
+        p.r,
+        p.ci,
+        "Fisher z interval",
+        coefRange,
+        used,
+        pairsN <= 3 ? "Fisher's z needs more than 3 pairs" : "",
+      );
     const rho = spearmanFromTable({ counts: table!, q }).rho;
-    stats.spearman = big ? finish("spearman", rho, null, "", coefRange, used, tooMany) : bootStat("spearman", rho, (x) => spearmanFromTable({ counts: ps.pairTable(x, 0, 1, scratch), q }).rho, used);
+    stats.spearman = big
+      ? finish("spearman", rho, null, "", coefRange, used, tooMany)
+      : bootStat("spearman", rho, (x) => spearmanFromTable({ counts: ps.pairTable(x, 0, 1, scratch), q }).rho, used);
     const tau = kendallTauBFromTable({ counts: table!, q }).tau;
-    stats.kendallTauB = big ? finish("kendallTauB", tau, null, "", coefRange, used, tooMany) : bootStat("kendallTauB", tau, (x) => kendallTauBFromTable({ counts: ps.pairTable(x, 0, 1, scratch), q }).tau, used);
+    stats.kendallTauB = big
+      ? finish("kendallTauB", tau, null, "", coefRange, used, tooMany)
+      : bootStat("kendallTauB", tau, (x) => kendallTauBFromTable({ counts: ps.pairTable(x, 0, 1, scratch), q }).tau, used);
   }
 
   // Notes a methods reviewer would want.
   for (const [name, s] of Object.entries(stats)) {
-    if (s && !fin(s.value)) notes.unshift(`${name} is undefined for these data (e.g. only one category in use, or no unit with two ratings)`);
+    if (s && !fin(s.value))
+      notes.unshift(`${name} is undefined for these data (e.g. only one category in use, or no unit with two ratings)`);
   }
   if (!two) notes.push("Cohen's kappa, PABAK and correlations need exactly two raters; pooledKappa compares every two ratings of a unit");
   else if (q > 2) notes.push(`PABAK needs two categories; the data use ${q}`);
   if (!ordered) notes.push("weighted kappa and correlations need --level ordinal, interval or ratio");
   else if (two && !read.numeric) notes.push("correlations need numeric ratings");
   // Agreement is measured on units with two or more ratings: those are what the intervals rest on.
-  if (n2 < 30) notes.push(`${n2} unit${n2 === 1 ? " has" : "s have"} two or more ratings (of n = ${n} units): fewer than 30, so every interval is rough (asymptotic SEs and bootstraps need more units)`);
+  if (n2 < 30)
+    notes.push(
+      `${n2} unit${n2 === 1 ? " has" : "s have"} two or more ratings (of n = ${n} units): fewer than 30, so every interval is rough (asymptotic SEs and bootstraps need more units)`,
+    );
   raterChecks(opts, patterns, notes);
   const missingCells = Object.values(read.missing).reduce((a, b) => a + b, 0);
   if (missingCells > 0) {
-    const parts = Object.entries(read.missing).filter(([, c]) => c > 0).map(([t, c]) => `${t === "(empty)" ? "empty" : `"${t}"`}: ${c}`);
-    notes.push(`${missingCells} cells read as missing (${parts.join(", ")}); missing tokens: empty${opts.missing.map((t) => `, "${t}"`).join("")} (--missing)`);
+    const parts = Object.entries(read.missing)
+      .filter(([, c]) => c > 0)
+      .map(([t, c]) => `${t === "(empty)" ? "empty" : `"${t}"`}: ${c}`);
+    notes.push(
+      `${missingCells} cells read as missing (${parts.join(", ")}); missing tokens: empty${opts.missing.map((t) => `, "${t}"`).join("")} (--missing)`,
+    );
   }
-  for (const [t, c] of Object.entries(read.suspects)) notes.push(`"${t}" was read as a category (${c} cells); if it means "no rating", add it to --missing`);
-  if (read.emptyRows > 0) notes.push(`${read.emptyRows} rows have no rating in these columns and are left out (n counts units with at least one rating)`);
+  for (const [t, c] of Object.entries(read.suspects))
+    notes.push(`"${t}" was read as a category (${c} cells); if it means "no rating", add it to --missing`);
+  if (read.emptyRows > 0)
+    notes.push(`${read.emptyRows} rows have no rating in these columns and are left out (n counts units with at least one rating)`);
   return { n, stats, notes };
 }
 
@@ -737,7 +864,8 @@ function raterChecks(opts: Options, p: RatingPatterns, notes: string[]): void {
       rated += p.counts[i];
       only = only === -2 || only === k ? k : -1;
     }
-    if (rated > 1 && only >= 0) notes.push(`rater "${opts.raters[g]}" gave the same value (${String(p.categories[only])}) to all ${rated} units they rated`);
+    if (rated > 1 && only >= 0)
+      notes.push(`rater "${opts.raters[g]}" gave the same value (${String(p.categories[only])}) to all ${rated} units they rated`);
   }
   for (let a = 0; a < R; a++)
     for (let b = a + 1; b < R; b++) {
@@ -750,7 +878,8 @@ function raterChecks(opts: Options, p: RatingPatterns, notes: string[]): void {
         both += p.counts[i];
         if (x !== y) same = false;
       }
-      if (both > 1 && same) notes.push(`raters "${opts.raters[a]}" and "${opts.raters[b]}" gave identical ratings on all ${both} units both rated`);
+      if (both > 1 && same)
+        notes.push(`raters "${opts.raters[a]}" and "${opts.raters[b]}" gave identical ratings on all ${both} units both rated`);
     }
 }
 
@@ -762,7 +891,10 @@ function toJson(opts: Options, read: Read, n: number, stats: Record<string, Stat
   for (const [name, s] of Object.entries(stats)) {
     out[name] = s ? num(s.value) : null;
     out[`${name}CI`] = s && s.ci ? [num(s.ci[0]), num(s.ci[1])] : null;
-    if (s) (methods[name] = s.method), (used[name] = s.used);
+    if (s) {
+      methods[name] = s.method;
+      used[name] = s.used;
+    }
   }
   out.level = opts.level;
   out.raters = opts.raters;
@@ -789,7 +921,12 @@ function toTable(opts: Options, n: number, stats: Record<string, Stat>, notes: s
   const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
   const lines = [
     `Agreement of ${opts.raters.join(", ")} (level ${opts.level}; n = ${n} units)`,
-    ...rows.map((r) => r.map((cell, c) => cell.padEnd(widths[c])).join("  ").trimEnd()),
+    ...rows.map((r) =>
+      r
+        .map((cell, c) => cell.padEnd(widths[c]))
+        .join("  ")
+        .trimEnd(),
+    ),
   ];
   if (notes.length) lines.push("", ...notes.map((s) => `note: ${s}`));
   return lines.join("\n");

@@ -47,7 +47,10 @@ function writeCsv(path: string, n: number, scores: boolean): void {
     const a = cats[Math.floor(random() * cats.length)];
     const b = random() < 0.7 ? a : cats[Math.floor(random() * cats.length)];
     chunk += `u${i},${a},${b}\n`;
-    if (chunk.length > 1 << 20) (parts.push(chunk), (chunk = ""));
+    if (chunk.length > 1 << 20) {
+      parts.push(chunk);
+      chunk = "";
+    }
   }
   parts.push(chunk);
   writeFileSync(path, parts.join(""));
@@ -66,7 +69,12 @@ function measure(cmd: string, cmdArgs: string[]): Measure {
     const r = spawnSync(TIME, ["-f", "__TIME__ %e %M", cmd, ...cmdArgs], { cwd: root, encoding: "utf8", maxBuffer: 1 << 26 });
     const m = /__TIME__ ([\d.]+) (\d+)/.exec(r.stderr ?? "");
     if (!m) return { seconds: NaN, rssMB: null, ok: false, error: (r.stderr ?? "").slice(-300) };
-    return { seconds: Number(m[1]), rssMB: Number(m[2]) / 1024, ok: r.status === 0, error: r.status === 0 ? undefined : (r.stderr ?? "").slice(-300) };
+    return {
+      seconds: Number(m[1]),
+      rssMB: Number(m[2]) / 1024,
+      ok: r.status === 0,
+      error: r.status === 0 ? undefined : (r.stderr ?? "").slice(-300),
+    };
   }
   const t0 = process.hrtime.bigint();
   const r = spawnSync(cmd, cmdArgs, { cwd: root, encoding: "utf8", maxBuffer: 1 << 26 });
@@ -93,8 +101,16 @@ const median = (xs: number[]) => {
 const dir = mkdtempSync(join(tmpdir(), "concord-bench-agreement-"));
 const python = findPython();
 const npm = process.platform === "win32" ? "npm.cmd" : "npm";
-console.log(`load average at start: ${loadavg().map((x) => x.toFixed(2)).join(", ")}`);
-console.log(python ? `python: ${python} (pandas + scikit-learn found)` : "python: no python3 with pandas and scikit-learn found — the command is timed alone");
+console.log(
+  `load average at start: ${loadavg()
+    .map((x) => x.toFixed(2))
+    .join(", ")}`,
+);
+console.log(
+  python
+    ? `python: ${python} (pandas + scikit-learn found)`
+    : "python: no python3 with pandas and scikit-learn found — the command is timed alone",
+);
 console.log(hasTime ? "peak RSS: GNU time (-f %M)" : "peak RSS: not measured (/usr/bin/time not found)");
 
 // Compile the command's bundle once (npm run agreement does it when a source changed) so no run pays for it.
@@ -106,7 +122,9 @@ spawnSync(npm, ["run", "-s", "agreement", "--", "--help"], { cwd: root, encoding
   const viaNpm = startup(npm, ["run", "-s", "agreement", "--", "--help"]);
   const viaNode = startup(process.execPath, ["scripts/agreement-cli.mjs", "--help"]);
   const viaTsx = startup(process.execPath, ["node_modules/tsx/dist/cli.mjs", "scripts/agreement.ts", "--help"]);
-  console.log(`start-up (--help): npm run agreement ${viaNpm.toFixed(2)} s; node scripts/agreement-cli.mjs (bundle) ${viaNode.toFixed(2)} s; tsx scripts/agreement.ts ${viaTsx.toFixed(2)} s`);
+  console.log(
+    `start-up (--help): npm run agreement ${viaNpm.toFixed(2)} s; node scripts/agreement-cli.mjs (bundle) ${viaNode.toFixed(2)} s; tsx scripts/agreement.ts ${viaTsx.toFixed(2)} s`,
+  );
 }
 
 interface Row {
@@ -124,13 +142,22 @@ try {
     if (n >= 1_000_000) {
       const scoreFile = join(dir, `scores-${n}.csv`);
       writeCsv(scoreFile, n, true);
-      variants.push(["nominal, --ci bootstrap", file, ["--ci", "bootstrap"]], ["ordinal 1-5, default intervals", scoreFile, ["--level", "ordinal"]]);
+      variants.push(
+        ["nominal, --ci bootstrap", file, ["--ci", "bootstrap"]],
+        ["ordinal 1-5, default intervals", scoreFile, ["--level", "ordinal"]],
+      );
     }
     for (const [variant, f, extra] of variants) {
       const row: Row = { rows: n, variant, ours: [], py: [] };
       for (let i = 0; i < runs; i++) {
         row.ours.push(measure(npm, ["run", "-s", "agreement", "--", "--input", f, "--raters", "a,b", "--format", "json", ...extra]));
-        if (python) row.py.push(measure(python, ["-c", `import pandas, sklearn.metrics; df=pandas.read_csv(${JSON.stringify(f)}); print(sklearn.metrics.cohen_kappa_score(df.a, df.b))`]));
+        if (python)
+          row.py.push(
+            measure(python, [
+              "-c",
+              `import pandas, sklearn.metrics; df=pandas.read_csv(${JSON.stringify(f)}); print(sklearn.metrics.cohen_kappa_score(df.a, df.b))`,
+            ]),
+          );
       }
       const bad = [...row.ours, ...row.py].find((m) => !m.ok);
       if (bad) console.log(`  a run failed: ${bad.error}`);
@@ -142,7 +169,9 @@ try {
       console.log(
         `${n.toLocaleString("en-US")} rows (${mb(f)} MB), ${variant}: npm run agreement ${o.toFixed(2)} s` +
           (Number.isFinite(rss) ? `, peak RSS ${rss.toFixed(0)} MB` : "") +
-          (python ? `; pandas + cohen_kappa_score ${p.toFixed(2)} s (peak RSS ${Math.max(...row.py.map((m) => m.rssMB ?? NaN)).toFixed(0)} MB); ratio ${(o / p).toFixed(2)}` : "") +
+          (python
+            ? `; pandas + cohen_kappa_score ${p.toFixed(2)} s (peak RSS ${Math.max(...row.py.map((m) => m.rssMB ?? NaN)).toFixed(0)} MB); ratio ${(o / p).toFixed(2)}`
+            : "") +
           ` [runs: ${row.ours.map((m) => m.seconds.toFixed(2)).join(", ")}${python ? ` vs ${row.py.map((m) => m.seconds.toFixed(2)).join(", ")}` : ""}]`,
       );
     }
@@ -152,7 +181,11 @@ try {
   else console.log(`files kept in ${dir}`);
 }
 
-console.log(`load average at end: ${loadavg().map((x) => x.toFixed(2)).join(", ")}`);
+console.log(
+  `load average at end: ${loadavg()
+    .map((x) => x.toFixed(2))
+    .join(", ")}`,
+);
 console.log("\ntargets:");
 for (const r of results) {
   const o = median(r.ours.map((m) => m.seconds));
@@ -160,8 +193,12 @@ for (const r of results) {
   if (r.rows === 100_000) console.log(`  100,000 rows under 1 s: ${o.toFixed(2)} s — ${o < 1 ? "met" : "NOT met"}`);
   if (r.rows >= 1_000_000) {
     const p = median(r.py.map((m) => m.seconds));
-    const speed = python ? `${(o / p).toFixed(2)} × pandas + scikit-learn (target < 0.5) — ${o < 0.5 * p ? "met" : "NOT met"}` : "no Python to compare with";
-    const mem = Number.isFinite(rss) ? `peak RSS ${rss.toFixed(0)} MB (target < 400) — ${rss < 400 ? "met" : "NOT met"}` : "peak RSS not measured";
+    const speed = python
+      ? `${(o / p).toFixed(2)} × pandas + scikit-learn (target < 0.5) — ${o < 0.5 * p ? "met" : "NOT met"}`
+      : "no Python to compare with";
+    const mem = Number.isFinite(rss)
+      ? `peak RSS ${rss.toFixed(0)} MB (target < 400) — ${rss < 400 ? "met" : "NOT met"}`
+      : "peak RSS not measured";
     console.log(`  ${r.rows.toLocaleString("en-US")} rows, ${r.variant}: ${speed}; ${mem}`);
   }
 }

@@ -105,12 +105,22 @@ async function main() {
       while (Date.now() < deadline || importRunning) {
         const res = await fetch(`${base}${pathName}?_data=${encodeURIComponent(ROUTE)}`, { headers: { Cookie: cookie } });
         if (res.status !== 200) throw new Error(`GET ${pathName}: ${res.status}`);
-        const data = (await res.json()) as { page: null | { unit: { unitId: number; responses: { letter: string }[] } }; clientToken: string; openedAt: number };
+        const data = (await res.json()) as {
+          page: null | { unit: { unitId: number; responses: { letter: string }[] } };
+          clientToken: string;
+          openedAt: number;
+        };
         if (!data.page) break;
-        const form = new URLSearchParams({ intent: "submit", unitId: String(data.page.unit.unitId), clientToken: data.clientToken, durationMs: String(1000 + n) });
+        const form = new URLSearchParams({
+          intent: "submit",
+          unitId: String(data.page.unit.unitId),
+          clientToken: data.clientToken,
+          durationMs: String(1000 + n),
+        });
         if (csrf) form.set("_csrf", csrf);
         if (kind === "checklist-appropriateness") form.set("answer", n % 3 ? "Yes" : "No");
-        else if (kind === "writing-quality") data.page.unit.responses.forEach((r, i) => form.set(`score.${r.letter}`, String(3 + ((i + n) % 3))));
+        else if (kind === "writing-quality")
+          data.page.unit.responses.forEach((r, i) => form.set(`score.${r.letter}`, String(3 + ((i + n) % 3))));
         else form.set("best", data.page.unit.responses[n % data.page.unit.responses.length].letter);
         if (THINK_MS > 0) await sleep(THINK_MS * (0.5 + Math.random()));
         const send = async () => {
@@ -159,7 +169,12 @@ async function main() {
         importRunning = true;
         const start = performance.now();
         try {
-          imported = await importOverHttp(base, researcherCookie, { slug: scenario.slug, preset: "responses", file: importFile, fileName: "responses-100k.csv" });
+          imported = await importOverHttp(base, researcherCookie, {
+            slug: scenario.slug,
+            preset: "responses",
+            file: importFile,
+            fileName: "responses-100k.csv",
+          });
         } catch (err) {
           importError = err;
         } finally {
@@ -181,7 +196,9 @@ async function main() {
   const annotations = q("select count(*) as n from annotations where status = 'submitted'");
   const submittedAssignments = q("select count(*) as n from assignments where status = 'submitted'");
   const duplicates = q("select count(*) as n from (select assignment_id from annotations group by assignment_id having count(*) > 1)");
-  const orphans = q("select count(*) as n from assignments a where a.status = 'submitted' and not exists (select 1 from annotations an where an.assignment_id = a.id and an.status = 'submitted')");
+  const orphans = q(
+    "select count(*) as n from assignments a where a.status = 'submitted' and not exists (select 1 from annotations an where an.assignment_id = a.id and an.status = 'submitted')",
+  );
   const importedResponses = q("select count(*) as n from responses where model like 'bench-model-%'");
   check.$client.close();
   fs.rmSync(dir, { recursive: true, force: true });
@@ -190,19 +207,32 @@ async function main() {
   const p50 = quantile(sorted, 0.5);
   const p95 = quantile(sorted, 0.95);
   console.log(`\n${ANNOTATORS} concurrent annotators, think time ${THINK_MS} ms mean, ${seconds.toFixed(1)} s`);
-  console.log(`submits: ${submits} labels (${retries} sent twice as double clicks), ${latencies.length} POSTs, ${failures} non-redirect answers`);
+  console.log(
+    `submits: ${submits} labels (${retries} sent twice as double clicks), ${latencies.length} POSTs, ${failures} non-redirect answers`,
+  );
   console.log(`submit latency: p50 ${p50.toFixed(1)} ms, p95 ${p95.toFixed(1)} ms (target p95 < 50 ms: ${p95 < 50 ? "met" : "MISSED"})`);
   console.log(`throughput: ${(submits / seconds).toFixed(1)} labels/s (${(latencies.length / seconds).toFixed(1)} POST/s)`);
-  console.log(`rows: ${annotations} submitted annotations, ${submittedAssignments} submitted assignments, ${duplicates} duplicated, ${orphans} lost`);
+  console.log(
+    `rows: ${annotations} submitted annotations, ${submittedAssignments} submitted assignments, ${duplicates} duplicated, ${orphans} lost`,
+  );
   if (WITH_IMPORT) {
     if (importError || !imported || !importWindow) console.log(`import FAILED: ${importError}`);
     else {
-      const during = timed.filter(([start]) => start >= importWindow![0] && start <= importWindow![1]).map(([, ms]) => ms).sort((a, b) => a - b);
+      const during = timed
+        .filter(([start]) => start >= importWindow![0] && start <= importWindow![1])
+        .map(([, ms]) => ms)
+        .sort((a, b) => a - b);
       const d50 = quantile(during, 0.5);
       const d95 = quantile(during, 0.95);
-      const outside = timed.filter(([start]) => start < importWindow![0] || start > importWindow![1]).map(([, ms]) => ms).sort((a, b) => a - b);
+      const outside = timed
+        .filter(([start]) => start < importWindow![0] || start > importWindow![1])
+        .map(([, ms]) => ms)
+        .sort((a, b) => a - b);
       console.log(
-        `submit latency without the import, same run (${outside.length} POSTs): p50 ${quantile(outside, 0.5).toFixed(1)} ms, p95 ${quantile(outside, 0.95).toFixed(1)} ms; load average ${os.loadavg().map((x) => x.toFixed(1)).join(" ")}`,
+        `submit latency without the import, same run (${outside.length} POSTs): p50 ${quantile(outside, 0.5).toFixed(1)} ms, p95 ${quantile(outside, 0.95).toFixed(1)} ms; load average ${os
+          .loadavg()
+          .map((x) => x.toFixed(1))
+          .join(" ")}`,
       );
       console.log(
         `import: ${importRows} responses through the import page: preview ${imported.previewSeconds.toFixed(1)} s, confirm ${imported.confirmSeconds.toFixed(1)} s, ` +
@@ -215,7 +245,13 @@ async function main() {
   }
   const importOk = !WITH_IMPORT || (!importError && importedResponses === importRows && imported?.summary.committed === true);
   const ok =
-    importOk && errors.length === 0 && failures === 0 && annotations === submits && submittedAssignments === submits && duplicates === 0 && orphans === 0;
+    importOk &&
+    errors.length === 0 &&
+    failures === 0 &&
+    annotations === submits &&
+    submittedAssignments === submits &&
+    duplicates === 0 &&
+    orphans === 0;
   if (errors.length) console.log(`errors: ${errors.length}; first: ${errors[0].reason}`);
   console.log(ok ? "Nothing lost, nothing duplicated." : "CHECK FAILED");
   process.exit(ok ? 0 : 1);

@@ -90,11 +90,15 @@ function runCli(): { peakRssMb: number; wallMs: number } {
   const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
   const report = 'data:text/javascript,process.on("exit",()=>process.stderr.write("\\nmaxrss-kb="+process.resourceUsage().maxRSS+"\\n"))';
   const t0 = performance.now();
-  const r = spawnSync(process.execPath, ["--import", report, "--import", "tsx", "scripts/import.ts", "--preset", "items-csv", "--project", "bench", csv], {
-    encoding: "utf8",
-    cwd: root,
-    env: { ...process.env, DATABASE_URL: db },
-  });
+  const r = spawnSync(
+    process.execPath,
+    ["--import", report, "--import", "tsx", "scripts/import.ts", "--preset", "items-csv", "--project", "bench", csv],
+    {
+      encoding: "utf8",
+      cwd: root,
+      env: { ...process.env, DATABASE_URL: db },
+    },
+  );
   const wallMs = performance.now() - t0;
   for (const suffix of ["", "-wal", "-shm"]) fs.rmSync(db + suffix, { force: true });
   const kb = Number(/maxrss-kb=(\d+)/.exec(r.stderr)?.[1]);
@@ -125,10 +129,18 @@ const peak = Math.max(...imports.map((r) => r.peakRssMb));
 const base = median(imports.map((r) => r.rssBeforeMb));
 const floorPeak = Math.max(...floors.map((r) => r.peakRssMb));
 const ms = (xs: ChildResult[]) => xs.map((x) => x.ms.toFixed(0)).join(", ");
-console.log(`bench:import — ${ROWS.toLocaleString("en")} rows, ${mb.toFixed(1)} MB CSV (${ROWS / PER_ITEM} items × ${PER_ITEM} checklist items), ${RUNS} runs each, fresh node+tsx process per run`);
-console.log(`  load average: ${load0.map((x) => x.toFixed(2)).join(" ")} → ${load1.map((x) => x.toFixed(2)).join(" ")} (${os.cpus().length} CPUs)`);
-console.log(`  floor  (papaparse + bare prepared inserts into the real tables, one transaction): median ${f.toFixed(0)} ms  [runs: ${ms(floors)}]`);
-console.log(`  import (items-csv via runImport, validated, hashed, one transaction):           median ${m.toFixed(0)} ms  [runs: ${ms(imports)}]`);
+console.log(
+  `bench:import — ${ROWS.toLocaleString("en")} rows, ${mb.toFixed(1)} MB CSV (${ROWS / PER_ITEM} items × ${PER_ITEM} checklist items), ${RUNS} runs each, fresh node+tsx process per run`,
+);
+console.log(
+  `  load average: ${load0.map((x) => x.toFixed(2)).join(" ")} → ${load1.map((x) => x.toFixed(2)).join(" ")} (${os.cpus().length} CPUs)`,
+);
+console.log(
+  `  floor  (papaparse + bare prepared inserts into the real tables, one transaction): median ${f.toFixed(0)} ms  [runs: ${ms(floors)}]`,
+);
+console.log(
+  `  import (items-csv via runImport, validated, hashed, one transaction):           median ${m.toFixed(0)} ms  [runs: ${ms(imports)}]`,
+);
 console.log(`  ratio import/floor: ${ratio.toFixed(2)}× (target ≤ 2.00×) ${ratio <= 2 ? "OK" : "OVER"}`);
 console.log(
   `  peak RSS of the import process: ${peak.toFixed(0)} MB (target < 300 MB) ${peak < 300 ? "OK" : "OVER"}` +
@@ -181,7 +193,9 @@ async function floorChild(file: string, dbFile: string): Promise<ChildResult> {
   const t0 = performance.now();
   db.exec("begin immediate");
   const projectId = db.prepare("insert into projects (slug, name) values ('bench', 'bench')").run().lastInsertRowid;
-  const datasetId = db.prepare("insert into datasets (project_id, name, version, source) values (?, 'checklists', 1, 'bench')").run(projectId).lastInsertRowid;
+  const datasetId = db
+    .prepare("insert into datasets (project_id, name, version, source) values (?, 'checklists', 1, 'bench')")
+    .run(projectId).lastInsertRowid;
   const insItem = db.prepare(
     "insert into items (dataset_id, source_id, query, passage, domain, subject, task_type, language, metadata) values (?, ?, ?, ?, ?, ?, ?, ?, ?)",
   );

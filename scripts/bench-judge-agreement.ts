@@ -63,7 +63,11 @@ const median = (xs: number[]) => {
 };
 
 try {
-  console.log(`load average at start: ${loadavg().map((x) => x.toFixed(2)).join(", ")}`);
+  console.log(
+    `load average at start: ${loadavg()
+      .map((x) => x.toFixed(2))
+      .join(", ")}`,
+  );
   console.log(`${units} units × 3 annotators × 2 judges (files in ${dir})`);
   // Compile the bundle once (npm run judge-agreement does it whenever a source changed) so no timed run pays for it.
   time(npm, ["run", "-s", "judge-agreement", "--", "--help"]);
@@ -74,7 +78,9 @@ try {
     viaTsx.push(time(process.execPath, ["node_modules/tsx/dist/cli.mjs", "scripts/judge-agreement.ts", ...commandArgs]));
   }
   const f = (xs: number[]) => xs.map((x) => x.toFixed(2)).join(", ");
-  console.log(`npm run judge-agreement -- … --format json (cached bundle): ${f(viaNpm)} s; median ${median(viaNpm).toFixed(2)} s (target < 2 s)`);
+  console.log(
+    `npm run judge-agreement -- … --format json (cached bundle): ${f(viaNpm)} s; median ${median(viaNpm).toFixed(2)} s (target < 2 s)`,
+  );
   console.log(`npx tsx scripts/judge-agreement.ts … --format json (sources): ${f(viaTsx)} s; median ${median(viaTsx).toFixed(2)} s`);
 } finally {
   if (!keep) rmSync(dir, { recursive: true, force: true });

@@ -30,7 +30,8 @@ const arg = (name: string, dflt: number) => {
 };
 const ANNOTATIONS = arg("annotations", 50_000);
 const KIND = process.argv.includes("--kind") ? process.argv[process.argv.indexOf("--kind") + 1] : "response-satisfaction";
-if (KIND !== "response-satisfaction" && KIND !== "writing-quality") throw new Error(`--kind: response-satisfaction or writing-quality, not ${KIND}`);
+if (KIND !== "response-satisfaction" && KIND !== "writing-quality")
+  throw new Error(`--kind: response-satisfaction or writing-quality, not ${KIND}`);
 const RUNS = arg("runs", 5);
 const TARGET_MS = 500;
 
@@ -64,33 +65,57 @@ async function buildDatabase(file: string) {
   const models = ["Alpha-7B", "Beta-13B", "Gamma-70B", "Delta-8B"];
   if (KIND === "writing-quality") {
     c.transaction(() => {
-      const ds = c.prepare("INSERT INTO datasets (project_id, name) VALUES (?, ?)").run(project.id, "Bench writing").lastInsertRowid as number;
-      const judges = ["judge-alpha", "judge-beta"].map((name, k) => c.prepare("INSERT INTO judges (project_id, name, provider, model) VALUES (?, ?, 'replay', ?)").run(project.id, name, ["Alpha-70B", "Beta-34B"][k]).lastInsertRowid);
-      const task = c.prepare("INSERT INTO tasks (project_id, dataset_id, kind, name, overlap, seed) VALUES (?, ?, 'writing-quality', 'Bench writing', 2, 3)").run(project.id, ds).lastInsertRowid;
+      const ds = c.prepare("INSERT INTO datasets (project_id, name) VALUES (?, ?)").run(project.id, "Bench writing")
+        .lastInsertRowid as number;
+      const judges = ["judge-alpha", "judge-beta"].map(
+        (name, k) =>
+          c
+            .prepare("INSERT INTO judges (project_id, name, provider, model) VALUES (?, ?, 'replay', ?)")
+            .run(project.id, name, ["Alpha-70B", "Beta-34B"][k]).lastInsertRowid,
+      );
+      const task = c
+        .prepare(
+          "INSERT INTO tasks (project_id, dataset_id, kind, name, overlap, seed) VALUES (?, ?, 'writing-quality', 'Bench writing', 2, 3)",
+        )
+        .run(project.id, ds).lastInsertRowid;
       const insItem = c.prepare("INSERT INTO items (dataset_id, source_id, query, domain, subject, task_type) VALUES (?, ?, ?, ?, ?, ?)");
       const insResp = c.prepare("INSERT INTO responses (item_id, model, turn, text, origin, source_key) VALUES (?, ?, 1, ?, 'import', ?)");
       const insUnit = c.prepare("INSERT INTO units (task_id, item_id, response_ids, position) VALUES (?, ?, ?, ?)");
       const insAsg = c.prepare("INSERT INTO assignments (unit_id, annotator_id, status, shown_order) VALUES (?, ?, 'submitted', ?)");
-      const insAnn = c.prepare("INSERT INTO annotations (assignment_id, revision, label, status, duration_ms, shown_order) VALUES (?, 1, ?, 'submitted', ?, ?)");
+      const insAnn = c.prepare(
+        "INSERT INTO annotations (assignment_id, revision, label, status, duration_ms, shown_order) VALUES (?, 1, ?, 'submitted', ?, ?)",
+      );
       const insVer = c.prepare("INSERT INTO verdicts (judge_id, response_id, value, score, parse_status) VALUES (?, ?, ?, ?, 'ok')");
       for (let u = 0; u < units; u++) {
         const domain = domains[u % domains.length];
-        const item = insItem.run(ds, `w-${u}`, `Write piece ${u}: ${"lorem ipsum ".repeat(8)}`, domain, `${domain} sub ${u % 3}`, u % 2 ? "Edit" : "Cloze").lastInsertRowid as number;
+        const item = insItem.run(
+          ds,
+          `w-${u}`,
+          `Write piece ${u}: ${"lorem ipsum ".repeat(8)}`,
+          domain,
+          `${domain} sub ${u % 3}`,
+          u % 2 ? "Edit" : "Cloze",
+        ).lastInsertRowid as number;
         const quality = [0, 1, 2].map(() => 1 + Math.floor(rand() * 5));
-        const ids = quality.map((_, k) => insResp.run(item, models[(u + k) % models.length], `Piece ${u}/${k} `.repeat(8), `m${k}`).lastInsertRowid as number);
+        const ids = quality.map(
+          (_, k) => insResp.run(item, models[(u + k) % models.length], `Piece ${u}/${k} `.repeat(8), `m${k}`).lastInsertRowid as number,
+        );
         const unit = insUnit.run(task, item, JSON.stringify(ids), u).lastInsertRowid;
         const first = u % 3;
         for (const a of [first, (first + 1) % 3]) {
           if (u * 2 + (a === first ? 0 : 1) >= ANNOTATIONS) continue;
           const order = a === first ? ids : [...ids].reverse();
           const asg = insAsg.run(unit, annotators[a], JSON.stringify(order)).lastInsertRowid;
-          const scores = Object.fromEntries(ids.map((id, k) => [String(id), Math.min(5, Math.max(1, quality[k] + (rand() < 0.3 ? (rand() < 0.5 ? -1 : 1) : 0)))]));
+          const scores = Object.fromEntries(
+            ids.map((id, k) => [String(id), Math.min(5, Math.max(1, quality[k] + (rand() < 0.3 ? (rand() < 0.5 ? -1 : 1) : 0)))]),
+          );
           insAnn.run(asg, JSON.stringify({ scores }), Math.round(20000 + rand() * 90000), JSON.stringify(order));
         }
-        for (const j of judges) ids.forEach((id, k) => {
-          const score = Math.min(10, Math.max(1, 2 * quality[k] + Math.round((rand() - 0.5) * 3)));
-          insVer.run(j, id, String(score), score);
-        });
+        for (const j of judges)
+          ids.forEach((id, k) => {
+            const score = Math.min(10, Math.max(1, 2 * quality[k] + Math.round((rand() - 0.5) * 3)));
+            insVer.run(j, id, String(score), score);
+          });
       }
     })();
     const taskId = (c.prepare("SELECT id FROM tasks WHERE name = 'Bench writing'").get() as { id: number }).id;
@@ -100,15 +125,27 @@ async function buildDatabase(file: string) {
   }
   c.transaction(() => {
     const ds = c.prepare("INSERT INTO datasets (project_id, name) VALUES (?, ?)").run(project.id, "Bench set").lastInsertRowid as number;
-    const j1 = c.prepare("INSERT INTO judges (project_id, name, provider, model) VALUES (?, ?, ?, ?)").run(project.id, "judge-alpha", "replay", "Alpha-70B").lastInsertRowid;
-    const j2 = c.prepare("INSERT INTO judges (project_id, name, provider, model) VALUES (?, ?, ?, ?)").run(project.id, "judge-beta", "replay", "Beta-34B").lastInsertRowid;
-    const task = c.prepare("INSERT INTO tasks (project_id, dataset_id, kind, name, overlap, seed) VALUES (?, ?, 'response-satisfaction', 'Bench satisfaction', 2, 3)").run(project.id, ds).lastInsertRowid;
+    const j1 = c
+      .prepare("INSERT INTO judges (project_id, name, provider, model) VALUES (?, ?, ?, ?)")
+      .run(project.id, "judge-alpha", "replay", "Alpha-70B").lastInsertRowid;
+    const j2 = c
+      .prepare("INSERT INTO judges (project_id, name, provider, model) VALUES (?, ?, ?, ?)")
+      .run(project.id, "judge-beta", "replay", "Beta-34B").lastInsertRowid;
+    const task = c
+      .prepare(
+        "INSERT INTO tasks (project_id, dataset_id, kind, name, overlap, seed) VALUES (?, ?, 'response-satisfaction', 'Bench satisfaction', 2, 3)",
+      )
+      .run(project.id, ds).lastInsertRowid;
     const insItem = c.prepare("INSERT INTO items (dataset_id, source_id, query, domain, subject, task_type) VALUES (?, ?, ?, ?, ?, ?)");
     const insCk = c.prepare("INSERT INTO checklist_items (item_id, text, position) VALUES (?, ?, ?)");
     const insResp = c.prepare("INSERT INTO responses (item_id, model, turn, text, origin, source_key) VALUES (?, ?, ?, ?, 'import', ?)");
-    const insUnit = c.prepare("INSERT INTO units (task_id, item_id, checklist_item_id, response_id, position, is_gold, gold_label) VALUES (?, ?, ?, ?, ?, ?, ?)");
+    const insUnit = c.prepare(
+      "INSERT INTO units (task_id, item_id, checklist_item_id, response_id, position, is_gold, gold_label) VALUES (?, ?, ?, ?, ?, ?, ?)",
+    );
     const insAsg = c.prepare("INSERT INTO assignments (unit_id, annotator_id, status) VALUES (?, ?, 'submitted')");
-    const insAnn = c.prepare("INSERT INTO annotations (assignment_id, revision, label, status, duration_ms) VALUES (?, 1, ?, 'submitted', ?)");
+    const insAnn = c.prepare(
+      "INSERT INTO annotations (assignment_id, revision, label, status, duration_ms) VALUES (?, 1, ?, 'submitted', ?)",
+    );
     const insVer = c.prepare("INSERT INTO verdicts (judge_id, response_id, checklist_item_id, value, parse_status) VALUES (?, ?, ?, ?, ?)");
     const PER_ITEM = 10; // checklist items per item; 2 responses per item
     let item = 0;
@@ -118,15 +155,37 @@ async function buildDatabase(file: string) {
       const slot = u % (PER_ITEM * 2);
       if (slot === 0) {
         const domain = domains[item % domains.length];
-        item = insItem.run(ds, `b-${u}`, `Bench question ${u}: ${"lorem ipsum ".repeat(20)}`, domain, `${domain} sub ${item % 3}`, item % 2 ? "free-form" : "exact-match").lastInsertRowid as number;
-        ckIds = Array.from({ length: PER_ITEM }, (_, k) => insCk.run(item, `Does the response satisfy criterion ${k}?`, k).lastInsertRowid as number);
-        respIds = [0, 1].map((k) => insResp.run(item, models[(u / 20 + k) % models.length | 0], 1 + k, `Response text ${u}/${k} `.repeat(30), `m${k}`).lastInsertRowid as number);
+        item = insItem.run(
+          ds,
+          `b-${u}`,
+          `Bench question ${u}: ${"lorem ipsum ".repeat(20)}`,
+          domain,
+          `${domain} sub ${item % 3}`,
+          item % 2 ? "free-form" : "exact-match",
+        ).lastInsertRowid as number;
+        ckIds = Array.from(
+          { length: PER_ITEM },
+          (_, k) => insCk.run(item, `Does the response satisfy criterion ${k}?`, k).lastInsertRowid as number,
+        );
+        respIds = [0, 1].map(
+          (k) =>
+            insResp.run(item, models[((u / 20 + k) % models.length) | 0], 1 + k, `Response text ${u}/${k} `.repeat(30), `m${k}`)
+              .lastInsertRowid as number,
+        );
       }
       const ck = ckIds[slot % PER_ITEM];
       const resp = respIds[slot < PER_ITEM ? 0 : 1];
       const truth = rand() < 0.8;
       const isGold = u % 200 === 0;
-      const unit = insUnit.run(task, item, ck, resp, u, isGold ? 1 : 0, isGold ? JSON.stringify(truth ? "Yes" : "No") : null).lastInsertRowid;
+      const unit = insUnit.run(
+        task,
+        item,
+        ck,
+        resp,
+        u,
+        isGold ? 1 : 0,
+        isGold ? JSON.stringify(truth ? "Yes" : "No") : null,
+      ).lastInsertRowid;
       const first = u % 3;
       for (const a of [first, (first + 1) % 3]) {
         if (u * 2 + (a === first ? 0 : 1) >= ANNOTATIONS) continue;
@@ -134,7 +193,10 @@ async function buildDatabase(file: string) {
         const label = rand() < [0.04, 0.07, 0.12][a] ? !truth : truth;
         insAnn.run(asg, JSON.stringify(label ? "Yes" : "No"), Math.round(3000 + rand() * 40000));
       }
-      for (const [j, err, fail] of [[j1, 0.08, 0], [j2, 0.15, 0.01]] as const) {
+      for (const [j, err, fail] of [
+        [j1, 0.08, 0],
+        [j2, 0.15, 0.01],
+      ] as const) {
         const failed = rand() < fail;
         const v = rand() < err ? !truth : truth;
         insVer.run(j, resp, ck, failed ? null : v ? "Yes" : "No", failed ? "failed" : "ok");
@@ -160,7 +222,10 @@ async function startServer(file: string): Promise<{ url: string; stop: () => voi
     child.stdout!.on("data", (d) => {
       out += d;
       const m = out.match(/running at (http:\/\/localhost:\d+)/);
-      if (m) (clearTimeout(timer), resolve(m[1]));
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
     });
     child.on("exit", (code) => reject(new Error(`server exited with ${code}:\n${out}`)));
   });
@@ -187,7 +252,7 @@ async function main() {
   }
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "concord-bench-reports-"));
   const file = path.join(dir, "bench.db");
-  let t = performance.now();
+  const t = performance.now();
   const { taskId, password, annotations, units } = await buildDatabase(file);
   const perUnit = KIND === "writing-quality" ? 3 : 1;
   console.log(
@@ -199,7 +264,7 @@ async function main() {
     const { findTask, loadTaskData } = await import("../app/reports/load.server");
     const { interAnnotatorAgreement, perAnnotator, breakdowns, biasChecks } = await import("../app/reports/agreement");
     const { finalLabels } = await import("../app/reports/finalLabels");
-    const phase = <T,>(name: string, f: () => T): T => {
+    const phase = <T>(name: string, f: () => T): T => {
       const t0 = performance.now();
       const v = f();
       console.log(`  ${name.padEnd(28)} ${(performance.now() - t0).toFixed(0).padStart(6)} ms`);
@@ -229,7 +294,10 @@ async function main() {
       headers: { "Content-Type": "application/x-www-form-urlencoded", Origin: server.url, Cookie: preCookie },
       body: new URLSearchParams({ _csrf: csrf, email: "bench@example.test", password, redirectTo: "/projects" }),
     });
-    const cookie = login.headers.getSetCookie().map((c) => c.split(";")[0]).find((c) => c.startsWith("concord_session="));
+    const cookie = login.headers
+      .getSetCookie()
+      .map((c) => c.split(";")[0])
+      .find((c) => c.startsWith("concord_session="));
     if (!cookie) throw new Error(`sign-in failed: ${login.status}`);
     const pages = [
       ["Agreement page", `/p/bench/reports/${taskId}`],
@@ -249,7 +317,9 @@ async function main() {
     // which computes no report: "cold" below means no report figure is memoised yet, not a fresh process.
     const first = await time(`/p/bench/reports`);
     console.log(`Process warm-up (reports list, first request after start): ${first.ms.toFixed(0)} ms`);
-    console.log(`\n${"Page".padEnd(36)} ${"cold ms".padStart(9)} ${"warm ms (median)".padStart(17)} ${"KB".padStart(6)} ${"SVGs".padStart(5)}  target ${TARGET_MS} ms`);
+    console.log(
+      `\n${"Page".padEnd(36)} ${"cold ms".padStart(9)} ${"warm ms (median)".padStart(17)} ${"KB".padStart(6)} ${"SVGs".padStart(5)}  target ${TARGET_MS} ms`,
+    );
     let worstWarm = 0;
     for (const [name, p] of pages) {
       const cold = await time(p);
@@ -266,10 +336,16 @@ async function main() {
     const w = openDatabase(file);
     const revise = () => {
       const c = w.$client;
-      const asg = c.prepare("SELECT assignment_id, MAX(revision) AS rev, label FROM annotations GROUP BY assignment_id ORDER BY assignment_id LIMIT 1").get() as { assignment_id: number; rev: number; label: string };
+      const asg = c
+        .prepare("SELECT assignment_id, MAX(revision) AS rev, label FROM annotations GROUP BY assignment_id ORDER BY assignment_id LIMIT 1")
+        .get() as { assignment_id: number; rev: number; label: string };
       // Yes/No: the label flips; scores: the same label again (a new revision all the same).
       const next = asg.label === '"Yes"' ? '"No"' : asg.label === '"No"' ? '"Yes"' : asg.label;
-      c.prepare("INSERT INTO annotations (assignment_id, revision, label, status, duration_ms) VALUES (?, ?, ?, 'submitted', 5000)").run(asg.assignment_id, asg.rev + 1, next);
+      c.prepare("INSERT INTO annotations (assignment_id, revision, label, status, duration_ms) VALUES (?, ?, ?, 'submitted', 5000)").run(
+        asg.assignment_id,
+        asg.rev + 1,
+        next,
+      );
     };
     let worstCold = 0;
     console.log(`\nAfter a label revision (new data version, nothing memoised):`);
@@ -281,13 +357,26 @@ async function main() {
       }
       runs.sort((a, b) => a - b);
       worstCold = Math.max(worstCold, runs[1]);
-      console.log(`${name.padEnd(36)} cold after revision: ${runs.map((x) => x.toFixed(0)).join(", ")} ms (median ${runs[1].toFixed(0)})  ${runs[1] < TARGET_MS ? "ok" : "SLOW"}`);
+      console.log(
+        `${name.padEnd(36)} cold after revision: ${runs.map((x) => x.toFixed(0)).join(", ")} ms (median ${runs[1].toFixed(0)})  ${runs[1] < TARGET_MS ? "ok" : "SLOW"}`,
+      );
     }
     w.$client.close();
-    console.log(`\nWarm: every page under ${TARGET_MS} ms: ${worstWarm < TARGET_MS ? "yes" : "NO"} (worst median ${worstWarm.toFixed(1)} ms).`);
-    console.log(`Cold after a label revision: every page under ${TARGET_MS} ms: ${worstCold < TARGET_MS ? "yes" : "NO"} (worst median ${worstCold.toFixed(0)} ms).`);
-    console.log(`Machine load (uptime): ${os.loadavg().map((x) => x.toFixed(2)).join(", ")} on ${os.cpus().length} cores.`);
-    console.log("Cold = first request for the page's figures (nothing memoised; the process was warmed by the reports list); warm = memoised report for the same data version.");
+    console.log(
+      `\nWarm: every page under ${TARGET_MS} ms: ${worstWarm < TARGET_MS ? "yes" : "NO"} (worst median ${worstWarm.toFixed(1)} ms).`,
+    );
+    console.log(
+      `Cold after a label revision: every page under ${TARGET_MS} ms: ${worstCold < TARGET_MS ? "yes" : "NO"} (worst median ${worstCold.toFixed(0)} ms).`,
+    );
+    console.log(
+      `Machine load (uptime): ${os
+        .loadavg()
+        .map((x) => x.toFixed(2))
+        .join(", ")} on ${os.cpus().length} cores.`,
+    );
+    console.log(
+      "Cold = first request for the page's figures (nothing memoised; the process was warmed by the reports list); warm = memoised report for the same data version.",
+    );
   } finally {
     server.stop();
     if (!process.argv.includes("--keep")) fs.rmSync(dir, { recursive: true, force: true });

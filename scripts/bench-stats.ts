@@ -88,17 +88,31 @@ const rows: Row[] = [];
 const big = labelPairs(1_000_000);
 const small = labelPairs(100_000);
 rows.push(bench("Cohen's kappa (unweighted)", "1,000,000 pairs", 9, 50, () => cohenKappa(big.a, big.b)));
-rows.push(bench("Cohen's kappa (quadratic weights)", "1,000,000 pairs", 9, 50, () => cohenKappa(big.a, big.b, { weights: "quadratic", categories: LABELS })));
+rows.push(
+  bench("Cohen's kappa (quadratic weights)", "1,000,000 pairs", 9, 50, () =>
+    cohenKappa(big.a, big.b, { weights: "quadratic", categories: LABELS }),
+  ),
+);
 rows.push(bench("Cohen's kappa (unweighted)", "100,000 pairs", 9, null, () => cohenKappa(small.a, small.b)));
 
 const nominal = reliabilityData(100_000, false);
 const interval = reliabilityData(100_000, true);
 const nominalSmall = reliabilityData(10_000, false);
 const intervalSmall = reliabilityData(10_000, true);
-rows.push(bench("Krippendorff's alpha (nominal)", "100,000 units × 3 raters", 7, 200, () => krippendorffAlpha(nominal, { level: "nominal" })));
-rows.push(bench("Krippendorff's alpha (interval)", "100,000 units × 3 raters", 7, 200, () => krippendorffAlpha(interval, { level: "interval" })));
-rows.push(bench("Krippendorff's alpha (nominal)", "10,000 units × 3 raters", 7, null, () => krippendorffAlpha(nominalSmall, { level: "nominal" })));
-rows.push(bench("Krippendorff's alpha (interval)", "10,000 units × 3 raters", 7, null, () => krippendorffAlpha(intervalSmall, { level: "interval" })));
+rows.push(
+  bench("Krippendorff's alpha (nominal)", "100,000 units × 3 raters", 7, 200, () => krippendorffAlpha(nominal, { level: "nominal" })),
+);
+rows.push(
+  bench("Krippendorff's alpha (interval)", "100,000 units × 3 raters", 7, 200, () => krippendorffAlpha(interval, { level: "interval" })),
+);
+rows.push(
+  bench("Krippendorff's alpha (nominal)", "10,000 units × 3 raters", 7, null, () => krippendorffAlpha(nominalSmall, { level: "nominal" })),
+);
+rows.push(
+  bench("Krippendorff's alpha (interval)", "10,000 units × 3 raters", 7, null, () =>
+    krippendorffAlpha(intervalSmall, { level: "interval" }),
+  ),
+);
 
 // Bootstrap: encode once, then each resample counts contingency cells through an Int32Array of indices.
 const boot = labelPairs(10_000);
@@ -113,10 +127,23 @@ const fastKappa = (_s: number[], idx: Int32Array) => {
   for (let k = 0; k < idx.length; k++) counts[ca[idx[k]] * q + cb[idx[k]]]++;
   return cohenKappaFromTable({ counts, q }).kappa;
 };
-rows.push(bench("bootstrap CI of kappa, 1,000 resamples", "10,000 pairs", 5, 1000, () => bootstrapCI({ data: pairIds, statistic: fastKappa, resamples: 1000, seed: 1 })));
+rows.push(
+  bench("bootstrap CI of kappa, 1,000 resamples", "10,000 pairs", 5, 1000, () =>
+    bootstrapCI({ data: pairIds, statistic: fastKappa, resamples: 1000, seed: 1 }),
+  ),
+);
 rows.push(
   bench("bootstrap CI of kappa, 1,000 resamples (generic: cohenKappa per resample)", "10,000 pairs", 5, null, () =>
-    bootstrapCI({ data: pairIds, statistic: (s) => cohenKappa(s.map((i) => boot.a[i]), s.map((i) => boot.b[i])).kappa, resamples: 1000, seed: 1 }),
+    bootstrapCI({
+      data: pairIds,
+      statistic: (s) =>
+        cohenKappa(
+          s.map((i) => boot.a[i]),
+          s.map((i) => boot.b[i]),
+        ).kappa,
+      resamples: 1000,
+      seed: 1,
+    }),
   ),
 );
 

@@ -74,7 +74,14 @@ export type ImportOutcome = {
 
 type JobData = {
   upload: null | {
-    job: null | { state: string; kind: string; percent?: number; message?: string; summary?: ImportOutcome["summary"]; problems?: string[] };
+    job: null | {
+      state: string;
+      kind: string;
+      percent?: number;
+      message?: string;
+      summary?: ImportOutcome["summary"];
+      problems?: string[];
+    };
   };
 };
 

@@ -81,7 +81,10 @@ try {
     mapping,
     datasetName: values.dataset,
     level: values.level as LabelLevel | undefined,
-    annotators: values.annotators?.split(",").map((s) => s.trim()).filter(Boolean),
+    annotators: values.annotators
+      ?.split(",")
+      .map((s) => s.trim())
+      .filter(Boolean),
     categories: values.categories?.split(","),
   });
   if (values.format === "json") {

@@ -11,7 +11,13 @@
  */
 import { parseArgs } from "node:util";
 import { JudgeFileError, readJudgeFiles } from "../app/formats/judgeFiles.server";
-import { JudgeAgreementError, judgeAgreement, parseUnparsedPolicy, UNPARSED, type JudgeAgreementResult } from "../app/reports/judgeAgreement";
+import {
+  JudgeAgreementError,
+  judgeAgreement,
+  parseUnparsedPolicy,
+  UNPARSED,
+  type JudgeAgreementResult,
+} from "../app/reports/judgeAgreement";
 
 const USAGE =
   "usage: npm run judge-agreement -- --labels FILE [--annotators COL,COL,...] --verdicts FILE [--reference majority|each] [--unparsed count-as-wrong|exclude|as:LABEL] [--format json|table] [--seed N] [--map field=column] [--level nominal|ordinal]";
@@ -46,7 +52,8 @@ if (values.help) {
 }
 if (!values.labels) fail(`--labels is required (${USAGE})`);
 if (!values.verdicts) fail(`--verdicts is required (${USAGE})`);
-if (values.reference !== "majority" && values.reference !== "each") fail(`--reference must be "majority" or "each", not "${values.reference}".`);
+if (values.reference !== "majority" && values.reference !== "each")
+  fail(`--reference must be "majority" or "each", not "${values.reference}".`);
 const policy = parseUnparsedPolicy(values.unparsed);
 if (!policy) fail(`--unparsed must be count-as-wrong, exclude or as:LABEL, not "${values.unparsed}".`);
 if (values.format !== "json" && values.format !== "table") fail(`--format must be "json" or "table", not "${values.format}".`);
@@ -138,13 +145,22 @@ function table(r: typeof out): string {
     const labels = Object.keys(j.confusion);
     if (!labels.length) continue;
     lines.push("", `${j.judge}: confusion (rows human, columns judge)${j.missing ? `; ${j.missing} units without a verdict` : ""}`);
-    lines.push(...grid(["human \\ judge", ...labels], labels.filter((h) => h !== UNPARSED).map((h) => [h, ...labels.map((l) => String(j.confusion[h][l]))])));
+    lines.push(
+      ...grid(
+        ["human \\ judge", ...labels],
+        labels.filter((h) => h !== UNPARSED).map((h) => [h, ...labels.map((l) => String(j.confusion[h][l]))]),
+      ),
+    );
   }
   return lines.join("\n");
 }
 
 function grid(head: string[], body: string[][]): string[] {
   const w = head.map((h, i) => Math.max(h.length, ...body.map((r) => r[i].length)));
-  const line = (r: string[]) => r.map((c, i) => (i === 0 ? c.padEnd(w[i]) : c.padStart(w[i]))).join("  ").trimEnd();
+  const line = (r: string[]) =>
+    r
+      .map((c, i) => (i === 0 ? c.padEnd(w[i]) : c.padStart(w[i])))
+      .join("  ")
+      .trimEnd();
   return [line(head), line(w.map((n) => "-".repeat(n))), ...body.map(line)];
 }

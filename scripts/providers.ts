@@ -126,7 +126,13 @@ async function main() {
   }
 
   // test: one tiny request through the provider's shared limits, logged like any call.
-  const row = db.select().from(schema.providers).where(eq(schema.providers.name, name)).all().find((r) => r.projectId === project.id) ?? fail(`no provider named "${name}" in ${slug}`);
+  const row =
+    db
+      .select()
+      .from(schema.providers)
+      .where(eq(schema.providers.name, name))
+      .all()
+      .find((r) => r.projectId === project.id) ?? fail(`no provider named "${name}" in ${slug}`);
   const owner = `cli-${process.pid}`;
   let failure: string | null = null;
   heartbeat(db, owner, 60_000);
@@ -135,11 +141,23 @@ async function main() {
     const gate =
       row.kind === "replay"
         ? undefined
-        : sharedLimits(db).gate({ providerId: row.id, concurrency: row.concurrency, requestsPerMinute: row.requestsPerMinute, owner, runId: null, jobId: null });
+        : sharedLimits(db).gate({
+            providerId: row.id,
+            concurrency: row.concurrency,
+            requestsPerMinute: row.requestsPerMinute,
+            owner,
+            runId: null,
+            jobId: null,
+          });
     const t0 = performance.now();
-    const reply = await provider.call({ kind: "chat", messages: [{ role: "user", content: "Reply with the single word: ready" }], params: { max_tokens: 16 } }, { gate });
+    const reply = await provider.call(
+      { kind: "chat", messages: [{ role: "user", content: "Reply with the single word: ready" }], params: { max_tokens: 16 } },
+      { gate },
+    );
     const ms = performance.now() - t0;
-    console.log(`provider ${name} (${row.model}): ${Math.round(ms)} ms, ${reply.attempts} attempt${reply.attempts === 1 ? "" : "s"}${reply.promptTokens != null ? `, tokens ${reply.promptTokens}+${reply.completionTokens ?? 0}` : ""}`);
+    console.log(
+      `provider ${name} (${row.model}): ${Math.round(ms)} ms, ${reply.attempts} attempt${reply.attempts === 1 ? "" : "s"}${reply.promptTokens != null ? `, tokens ${reply.promptTokens}+${reply.completionTokens ?? 0}` : ""}`,
+    );
     console.log(`reply: ${JSON.stringify(reply.text.length > 500 ? `${reply.text.slice(0, 500)}…` : reply.text)}`);
   } catch (err) {
     failure = `test of ${name} failed: ${(err as Error).message}`;

@@ -351,9 +351,11 @@ app.all("*", async (req: ExpressRequest, res: ExpressResponse, next: NextFunctio
       signal: controller.signal,
     };
     if (!SAFE_METHODS.has(req.method) && prepared.body !== null) {
-      init.body = (Buffer.isBuffer(prepared.body)
-        ? new Uint8Array(prepared.body.buffer, prepared.body.byteOffset, prepared.body.length)
-        : createReadableStreamFromReadable(prepared.body)) as BodyInit;
+      init.body = (
+        Buffer.isBuffer(prepared.body)
+          ? new Uint8Array(prepared.body.buffer, prepared.body.byteOffset, prepared.body.length)
+          : createReadableStreamFromReadable(prepared.body)
+      ) as BodyInit;
       init.duplex = "half";
     }
     const response = await handleRemix(new Request(url.href, init), {

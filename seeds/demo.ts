@@ -61,9 +61,7 @@ const BenchFile = z.object({
     z.object({
       ...DemoItem,
       checklist: z.array(z.object({ text: z.string(), appropriate: z.boolean() })).min(1),
-      responses: z.array(
-        z.object({ model: z.string(), turn: z.number().int(), text: z.string(), satisfies: z.array(z.boolean()) }),
-      ),
+      responses: z.array(z.object({ model: z.string(), turn: z.number().int(), text: z.string(), satisfies: z.array(z.boolean()) })),
     }),
   ),
 });
@@ -109,7 +107,9 @@ const ProtocolsFile = z.object({
   }),
   selfCorrection: z.object({
     dataset: Dataset,
-    items: z.array(z.object({ id: z.string(), question: z.string(), answer: z.string(), dataset: z.string(), injected_error: z.string() })).min(1),
+    items: z
+      .array(z.object({ id: z.string(), question: z.string(), answer: z.string(), dataset: z.string(), injected_error: z.string() }))
+      .min(1),
   }),
 });
 
@@ -123,7 +123,9 @@ export function loadDemoFiles(dir = SEEDS_DIR): { bench: BenchFile; writing: Wri
   for (const item of bench.items) {
     for (const r of item.responses) {
       if (r.satisfies.length !== item.checklist.length) {
-        throw new Error(`seeds: ${item.sourceId} ${r.model} turn ${r.turn}: satisfies has ${r.satisfies.length} values for ${item.checklist.length} checklist items`);
+        throw new Error(
+          `seeds: ${item.sourceId} ${r.model} turn ${r.turn}: satisfies has ${r.satisfies.length} values for ${item.checklist.length} checklist items`,
+        );
       }
     }
   }
@@ -142,11 +144,26 @@ export function seededRandom(seed: number): () => number {
   };
 }
 
-
 /** Judges of the demo: error rates when the truth is Yes (falseNo) and No (falseYes). */
 const DEMO_JUDGES = [
-  { name: "judge-strict", provider: "replay", model: "Sentinel-34B (recorded)", falseNo: 0.1, falseYes: 0.04, parseFail: 0, scoreNoise: 1.0 },
-  { name: "judge-lenient", provider: "replay", model: "Lumen-8B (recorded)", falseNo: 0.03, falseYes: 0.2, parseFail: 0.015, scoreNoise: 1.8 },
+  {
+    name: "judge-strict",
+    provider: "replay",
+    model: "Sentinel-34B (recorded)",
+    falseNo: 0.1,
+    falseYes: 0.04,
+    parseFail: 0,
+    scoreNoise: 1.0,
+  },
+  {
+    name: "judge-lenient",
+    provider: "replay",
+    model: "Lumen-8B (recorded)",
+    falseNo: 0.03,
+    falseYes: 0.2,
+    parseFail: 0.015,
+    scoreNoise: 1.8,
+  },
 ] as const;
 
 /** Annotator error rates (chance of flipping the true label; score noise). */
@@ -270,7 +287,7 @@ export async function seedDemo(db: Db, opts: { seed?: number; dir?: string; run?
           r.satisfies.forEach((truth, ci) => {
             const failed = rand() < j.parseFail;
             const flip = rand() < (truth ? j.falseNo : j.falseYes);
-            const value = failed ? null : (truth !== flip ? "Yes" : "No");
+            const value = failed ? null : truth !== flip ? "Yes" : "No";
             tx.insert(schema.verdicts)
               .values({
                 judgeId: judgeIds[ji],
@@ -412,7 +429,7 @@ function seedDemoTasks(
   const quality = new Map<number, number>();
   for (const w of ids.writingUnits) for (const r of w.responses) quality.set(r.id, r.quality);
   const ana = pool[0];
-  const noisyYesNo = (truth: boolean, annotator: number) => ((rand() < ANNOTATOR_CARE[annotator]) !== truth ? "Yes" : "No");
+  const noisyYesNo = (truth: boolean, annotator: number) => (rand() < ANNOTATOR_CARE[annotator] !== truth ? "Yes" : "No");
   const now = Math.floor(Date.now() / 1000);
 
   db.transaction((tx) => {
@@ -505,7 +522,10 @@ const fbSourceId = (r: { user_query: string; origin_first_response: string; feed
   "fb-" + createHash("sha256").update(`${r.user_query}\u0000${r.origin_first_response}\u0000${r.feedback}`).digest("hex").slice(0, 16);
 
 /** The run part's datasets and providers (no run): the sample, the FB-Bench and Self-Correction sets. */
-export function seedDemoRunData(db: Db, opts: { dir?: string } = {}): { datasetId: number; feedbackSetId: number; selfCorrectionSetId: number } {
+export function seedDemoRunData(
+  db: Db,
+  opts: { dir?: string } = {},
+): { datasetId: number; feedbackSetId: number; selfCorrectionSetId: number } {
   const { bench, protocols } = loadDemoFiles(opts.dir);
   const project = db.select().from(schema.projects).where(eq(schema.projects.slug, DEMO_PROJECT.slug)).get();
   if (!project) throw new Error("seedDemoRun: load the demo project first");
@@ -513,21 +533,40 @@ export function seedDemoRunData(db: Db, opts: { dir?: string } = {}): { datasetI
   return db.transaction((tx) => {
     const set = tx
       .insert(schema.datasets)
-      .values({ projectId: project.id, name: DEMO_RUN_DATASET, version: 1, source: "Three problems of Concord Demo Bench, for the recorded demo run", licenseNote: "CC0 1.0 — original demo content" })
+      .values({
+        projectId: project.id,
+        name: DEMO_RUN_DATASET,
+        version: 1,
+        source: "Three problems of Concord Demo Bench, for the recorded demo run",
+        licenseNote: "CC0 1.0 — original demo content",
+      })
       .returning({ id: schema.datasets.id })
       .get();
     for (const sourceId of DEMO_SAMPLE_ITEMS) {
       const it = bench.items.find((i) => i.sourceId === sourceId)!;
       const item = tx
         .insert(schema.items)
-        .values({ datasetId: set.id, sourceId: it.sourceId, query: it.query, passage: it.passage ?? null, domain: it.domain, subject: it.subject, taskType: it.taskType, language: it.language })
+        .values({
+          datasetId: set.id,
+          sourceId: it.sourceId,
+          query: it.query,
+          passage: it.passage ?? null,
+          domain: it.domain,
+          subject: it.subject,
+          taskType: it.taskType,
+          language: it.language,
+        })
         .returning({ id: schema.items.id })
         .get();
       it.checklist.forEach((c, position) => tx.insert(schema.checklistItems).values({ itemId: item.id, text: c.text, position }).run());
       tx.insert(schema.references).values({ itemId: item.id, text: it.reference, provenance: "seed" }).run();
     }
     // FB-Bench (query, preset first response, feedback; weighted EC / plain RM checklists).
-    const fb = tx.insert(schema.datasets).values({ projectId: project.id, ...protocols.feedback.dataset }).returning({ id: schema.datasets.id }).get();
+    const fb = tx
+      .insert(schema.datasets)
+      .values({ projectId: project.id, ...protocols.feedback.dataset })
+      .returning({ id: schema.datasets.id })
+      .get();
     for (const r of protocols.feedback.items) {
       const item = tx
         .insert(schema.items)
@@ -539,27 +578,55 @@ export function seedDemoRunData(db: Db, opts: { dir?: string } = {}): { datasetI
           subject: r.sub_task_type,
           taskType: r.bench_type.toLowerCase().replace(/\s+/g, "_"),
           language: "en",
-          metadata: { bench_type: r.bench_type, origin_first_response: r.origin_first_response, feedback: r.feedback, error_type: r.error_type, feedback_type: r.feedback_type },
+          metadata: {
+            bench_type: r.bench_type,
+            origin_first_response: r.origin_first_response,
+            feedback: r.feedback,
+            error_type: r.error_type,
+            feedback_type: r.feedback_type,
+          },
         })
         .returning({ id: schema.items.id })
         .get();
       tx.insert(schema.references).values({ itemId: item.id, text: r.reference_second_response, provenance: "seed" }).run();
       r.checklist.forEach((c, position) =>
-        tx.insert(schema.checklistItems).values({ itemId: item.id, text: typeof c === "string" ? c : c[0], weight: typeof c === "string" ? null : c[1], position }).run(),
+        tx
+          .insert(schema.checklistItems)
+          .values({ itemId: item.id, text: typeof c === "string" ? c : c[0], weight: typeof c === "string" ? null : c[1], position })
+          .run(),
       );
     }
     // Self-Correction Bench (golden answer as the reference; injected error and dataset in metadata, as items-jsonl stores them).
-    const sc = tx.insert(schema.datasets).values({ projectId: project.id, ...protocols.selfCorrection.dataset }).returning({ id: schema.datasets.id }).get();
+    const sc = tx
+      .insert(schema.datasets)
+      .values({ projectId: project.id, ...protocols.selfCorrection.dataset })
+      .returning({ id: schema.datasets.id })
+      .get();
     for (const r of protocols.selfCorrection.items) {
       const item = tx
         .insert(schema.items)
-        .values({ datasetId: sc.id, sourceId: r.id, query: r.question, language: "en", metadata: { dataset: r.dataset, injected_error: r.injected_error } })
+        .values({
+          datasetId: sc.id,
+          sourceId: r.id,
+          query: r.question,
+          language: "en",
+          metadata: { dataset: r.dataset, injected_error: r.injected_error },
+        })
         .returning({ id: schema.items.id })
         .get();
       tx.insert(schema.references).values({ itemId: item.id, text: r.answer, provenance: "seed" }).run();
     }
     for (const model of [...DEMO_RECORDED_MODELS, DEMO_RECORDED_JUDGE])
-      tx.insert(schema.providers).values({ projectId: project.id, name: recordedProviderName(model), kind: "replay", model, concurrency: 4, settings: { file: DEMO_RECORDING, note } }).run();
+      tx.insert(schema.providers)
+        .values({
+          projectId: project.id,
+          name: recordedProviderName(model),
+          kind: "replay",
+          model,
+          concurrency: 4,
+          settings: { file: DEMO_RECORDING, note },
+        })
+        .run();
     return { datasetId: set.id, feedbackSetId: fb.id, selfCorrectionSetId: sc.id };
   });
 }
@@ -568,7 +635,11 @@ export async function seedDemoRun(db: Db, opts: { dir?: string } = {}): Promise<
   const { createRun, Worker } = await import("../app/runs/runner.server");
   const project = db.select().from(schema.projects).where(eq(schema.projects.slug, DEMO_PROJECT.slug)).get();
   if (!project) throw new Error("seedDemoRun: load the demo project first");
-  const researcher = db.select({ id: schema.users.id }).from(schema.users).where(eq(schema.users.email, DEMO_ACCOUNTS.find((a) => a.role === "researcher")!.email)).get();
+  const researcher = db
+    .select({ id: schema.users.id })
+    .from(schema.users)
+    .where(eq(schema.users.email, DEMO_ACCOUNTS.find((a) => a.role === "researcher")!.email))
+    .get();
   const { datasetId } = seedDemoRunData(db, opts);
   const run = createRun(
     db,

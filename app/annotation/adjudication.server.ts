@@ -76,7 +76,13 @@ export function adjudicationView(task: Task, unitId: number, userId: number, rol
   if (!unitRow) return null;
   const canonical: ResponseKey[] | null = unitRow.responseIds ?? null;
   const content = blindUnit(task, { unitId, shownOrder: canonical }, db);
-  const names = new Map(db.select({ id: schema.users.id, name: schema.users.name }).from(schema.users).all().map((u) => [u.id, u.name]));
+  const names = new Map(
+    db
+      .select({ id: schema.users.id, name: schema.users.name })
+      .from(schema.users)
+      .all()
+      .map((u) => [u.id, u.name]),
+  );
   const nameOf = (key: unknown) => {
     const i = canonical?.findIndex((k) => String(k) === String(key)) ?? -1;
     return i >= 0 ? `Response ${letter(i)}` : String(key);
@@ -92,7 +98,11 @@ export function adjudicationView(task: Task, unitId: number, userId: number, rol
       lines.push(best === "tie" ? "Tie" : `Best: ${nameOf(best)}`);
     }
     const noteLines =
-      typeof notes === "string" ? [notes] : notes && typeof notes === "object" ? Object.entries(notes as Record<string, string>).map(([k, v]) => `${nameOf(k)}: ${v}`) : [];
+      typeof notes === "string"
+        ? [notes]
+        : notes && typeof notes === "object"
+          ? Object.entries(notes as Record<string, string>).map(([k, v]) => `${nameOf(k)}: ${v}`)
+          : [];
     return { summary: lines, notes: noteLines };
   };
   const adjudication = readConfig(task.config).adjudications?.[String(unitId)] ?? null;
@@ -102,9 +112,17 @@ export function adjudicationView(task: Task, unitId: number, userId: number, rol
       annotator: names.get(r.annotatorId) ?? `#${r.annotatorId}`,
       status: r.assignmentStatus,
       skipReason: r.skipReason,
-      ...(r.status === "submitted" ? describe(r.label, r.penaltyReasons ?? null, r.notes) : { summary: [] as string[], notes: [] as string[] }),
+      ...(r.status === "submitted"
+        ? describe(r.label, r.penaltyReasons ?? null, r.notes)
+        : { summary: [] as string[], notes: [] as string[] }),
     })),
-    final: adjudication ? { ...describe(adjudication.label, adjudication.penaltyReasons ?? null, null), reason: adjudication.reason, by: names.get(adjudication.by) ?? "" } : null,
+    final: adjudication
+      ? {
+          ...describe(adjudication.label, adjudication.penaltyReasons ?? null, null),
+          reason: adjudication.reason,
+          by: names.get(adjudication.by) ?? "",
+        }
+      : null,
   };
 }
 
@@ -116,14 +134,21 @@ export function adjudicate(
     (tx) => {
       const task = findTask(args.projectId, args.taskId, tx as unknown as Db);
       if (!task || !isAnnotatable(task.kind)) return { ok: false as const, fieldErrors: { form: "No such task." } };
-      if (!canAdjudicate(task, args.userId, args.role)) return { ok: false as const, fieldErrors: { form: "You are not an adjudicator of this task." } };
+      if (!canAdjudicate(task, args.userId, args.role))
+        return { ok: false as const, fieldErrors: { form: "You are not an adjudicator of this task." } };
       const view = adjudicationView(task, args.unitId, args.userId, args.role, tx as unknown as Db);
       if (!view) return { ok: false as const, fieldErrors: { unitId: "No such unit to adjudicate." } };
       const reason = String(args.form.get("reason") ?? "").trim();
       const config = readConfig(task.config);
       const unit = tx.select({ responseIds: schema.units.responseIds }).from(schema.units).where(eq(schema.units.id, args.unitId)).get();
       const parsed = parseLabel(
-        { kind: task.kind as AnnotatableKind, penaltyReasons: penaltyReasonsOf(config), allowTies: true, shownOrder: unit?.responseIds ?? null, scale: scoreScaleOf(config) },
+        {
+          kind: task.kind as AnnotatableKind,
+          penaltyReasons: penaltyReasonsOf(config),
+          allowTies: true,
+          shownOrder: unit?.responseIds ?? null,
+          scale: scoreScaleOf(config),
+        },
         args.form,
         "submit",
       );
@@ -138,7 +163,10 @@ export function adjudicate(
         by: args.userId,
         at: Math.floor(Date.now() / 1000),
       };
-      tx.update(schema.tasks).set({ config: { ...config, adjudications } }).where(eq(schema.tasks.id, task.id)).run();
+      tx.update(schema.tasks)
+        .set({ config: { ...config, adjudications } })
+        .where(eq(schema.tasks.id, task.id))
+        .run();
       return { ok: true as const };
     },
     { behavior: "immediate" },

@@ -108,7 +108,11 @@ export function blindUnit(task: Task, assignment: { unitId: number; shownOrder: 
     .from(schema.units)
     .where(eq(schema.units.id, assignment.unitId))
     .get()!;
-  const item = db.select({ query: schema.items.query, passage: schema.items.passage }).from(schema.items).where(eq(schema.items.id, unit.itemId)).get()!;
+  const item = db
+    .select({ query: schema.items.query, passage: schema.items.passage })
+    .from(schema.items)
+    .where(eq(schema.items.id, unit.itemId))
+    .get()!;
   const refRow = db
     .select({ text: schema.references.text })
     .from(schema.references)
@@ -116,13 +120,22 @@ export function blindUnit(task: Task, assignment: { unitId: number; shownOrder: 
     .orderBy(desc(schema.references.version))
     .get();
   const checklistItem = unit.checklistItemId
-    ? (db.select({ text: schema.checklistItems.text }).from(schema.checklistItems).where(eq(schema.checklistItems.id, unit.checklistItemId)).get()?.text ?? null)
+    ? (db
+        .select({ text: schema.checklistItems.text })
+        .from(schema.checklistItems)
+        .where(eq(schema.checklistItems.id, unit.checklistItemId))
+        .get()?.text ?? null)
     : null;
   const order: ResponseKey[] = assignment.shownOrder ?? (unit.responseId ? [unit.responseId] : []);
   const ids = order.filter((k): k is number => typeof k === "number");
   const texts = new Map(
     ids.length
-      ? db.select({ id: schema.responses.id, text: schema.responses.text }).from(schema.responses).where(inArray(schema.responses.id, ids)).all().map((r) => [r.id, r.text])
+      ? db
+          .select({ id: schema.responses.id, text: schema.responses.text })
+          .from(schema.responses)
+          .where(inArray(schema.responses.id, ids))
+          .all()
+          .map((r) => [r.id, r.text])
       : [],
   );
   const responses = order.map((k, i) => ({ letter: letter(i), text: k === "reference" ? (refRow?.text ?? "") : (texts.get(k) ?? "") }));
@@ -130,7 +143,8 @@ export function blindUnit(task: Task, assignment: { unitId: number; shownOrder: 
   // task when configured, writing quality always (the 4-point anchor). In best-of-N it
   // may be hidden among the responses and is never named.
   const showReference =
-    task.kind === "writing-quality" || ((task.kind === "checklist-appropriateness" || task.kind === "response-satisfaction") && config.showReference === true);
+    task.kind === "writing-quality" ||
+    ((task.kind === "checklist-appropriateness" || task.kind === "response-satisfaction") && config.showReference === true);
   return {
     unitId: assignment.unitId,
     kind: task.kind,
@@ -189,27 +203,40 @@ export function saveAnnotation(
           .where(eq(schema.annotations.clientToken, token))
           .get();
         if (seen) {
-          if (seen.assignmentId !== a.id) return { ok: false, httpStatus: 409, fieldErrors: { form: "This form was already used for another unit; reload the page." } };
+          if (seen.assignmentId !== a.id)
+            return { ok: false, httpStatus: 409, fieldErrors: { form: "This form was already used for another unit; reload the page." } };
           const again = parseLabel(
-            { kind, penaltyReasons: penaltyReasonsOf(config), allowTies: config.allowTies === true, shownOrder: a.shownOrder ?? null, scale: scoreScaleOf(config) },
+            {
+              kind,
+              penaltyReasons: penaltyReasonsOf(config),
+              allowTies: config.allowTies === true,
+              shownOrder: a.shownOrder ?? null,
+              scale: scoreScaleOf(config),
+            },
             form,
             intent,
           );
           if (!again.ok) return { ok: false, httpStatus: 400, fieldErrors: again.fieldErrors };
           const same = (x: unknown, y: unknown) => JSON.stringify(x ?? null) === JSON.stringify(y ?? null);
-          if (same(again.value.label, seen.label) && same(again.value.penaltyReasons, seen.penaltyReasons) && same(again.value.notes, seen.notes)) {
+          if (
+            same(again.value.label, seen.label) &&
+            same(again.value.penaltyReasons, seen.penaltyReasons) &&
+            same(again.value.notes, seen.notes)
+          ) {
             return { ok: true, status: "submitted", duplicate: true, revision: seen.revision };
           }
           tokenUsed = true;
         }
       }
       const task2 = tx.select({ status: schema.tasks.status }).from(schema.tasks).where(eq(schema.tasks.id, task.id)).get();
-      if (task2?.status !== "open") return { ok: false, httpStatus: 409, fieldErrors: { form: "This task is closed; labels can no longer change." } };
+      if (task2?.status !== "open")
+        return { ok: false, httpStatus: 409, fieldErrors: { form: "This task is closed; labels can no longer change." } };
 
       if (intent === "skip") {
         const reason = typeof form.get("skipReason") === "string" ? (form.get("skipReason") as string).trim() : "";
         if (!reason) return { ok: false, httpStatus: 400, fieldErrors: { skipReason: "Say why you skip this unit." } };
-        if (a.status === "submitted") return { ok: false, httpStatus: 409, fieldErrors: { skipReason: "This unit is already submitted; revise it instead." } };
+        if (a.status === "submitted")
+          return { ok: false, httpStatus: 409, fieldErrors: { skipReason: "This unit is already submitted; revise it instead." } };
         tx.update(schema.assignments)
           .set({ status: "skipped", skipReason: reason.slice(0, 2000), startedAt: a.startedAt ?? now })
           .where(eq(schema.assignments.id, a.id))
@@ -222,7 +249,13 @@ export function saveAnnotation(
         return { ok: true, status: "submitted" };
       }
       const parsed = parseLabel(
-        { kind, penaltyReasons: penaltyReasonsOf(config), allowTies: config.allowTies === true, shownOrder: a.shownOrder ?? null, scale: scoreScaleOf(config) },
+        {
+          kind,
+          penaltyReasons: penaltyReasonsOf(config),
+          allowTies: config.allowTies === true,
+          shownOrder: a.shownOrder ?? null,
+          scale: scoreScaleOf(config),
+        },
         form,
         intent,
       );
@@ -232,7 +265,8 @@ export function saveAnnotation(
       const base = latest?.status === "draft" ? (latest.durationMs ?? 0) : 0;
       let durationMs: number | null = null;
       if (Number.isFinite(durationRaw) && durationRaw >= 0) durationMs = Math.min(Math.round(durationRaw), MAX_DURATION_MS);
-      else if (Number.isFinite(openedAt) && openedAt > 0 && openedAt <= nowMs) durationMs = Math.min(base + (nowMs - openedAt), MAX_DURATION_MS);
+      else if (Number.isFinite(openedAt) && openedAt > 0 && openedAt <= nowMs)
+        durationMs = Math.min(base + (nowMs - openedAt), MAX_DURATION_MS);
 
       const values = {
         label: parsed.value.label,
@@ -249,7 +283,9 @@ export function saveAnnotation(
         revision = latest.revision;
       } else {
         revision = (latest?.revision ?? 0) + 1;
-        tx.insert(schema.annotations).values({ assignmentId: a.id, revision, ...values }).run();
+        tx.insert(schema.annotations)
+          .values({ assignmentId: a.id, revision, ...values })
+          .run();
       }
       tx.update(schema.assignments)
         .set(
@@ -286,6 +322,11 @@ export function annotatePageData(task: Task, unitId: number, userId: number, db:
     revision: latest?.revision ?? 0,
     baseDurationMs: latest?.status === "draft" ? (latest.durationMs ?? 0) : 0,
     rules: { penaltyReasons: penaltyReasonsOf(config), allowTies: config.allowTies === true, scale: scoreScaleOf(config) },
-    position: { index: index + 1, total: queue.length, prev: index > 0 ? queue[index - 1].unitId : null, next: index >= 0 && index < queue.length - 1 ? queue[index + 1].unitId : null },
+    position: {
+      index: index + 1,
+      total: queue.length,
+      prev: index > 0 ? queue[index - 1].unitId : null,
+      next: index >= 0 && index < queue.length - 1 ? queue[index + 1].unitId : null,
+    },
   };
 }

@@ -20,7 +20,12 @@ export function planAssignments(unitIds: number[], pool: number[], k: number, se
   const people = [...new Set(pool)];
   if (k < 1) throw new AssignmentError(`overlap must be at least 1, got ${k}`);
   if (people.length < k) throw new AssignmentError(`overlap ${k} needs at least ${k} annotators in the pool, got ${people.length}`);
-  const rank = new Map(shuffle(people.sort((a, b) => a - b), rng("pool", seed)).map((p, i) => [p, i]));
+  const rank = new Map(
+    shuffle(
+      people.sort((a, b) => a - b),
+      rng("pool", seed),
+    ).map((p, i) => [p, i]),
+  );
   const load = new Map(people.map((p) => [p, 0]));
   const out = new Map<number, number[]>();
   for (const unitId of unitIds) {

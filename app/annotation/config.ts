@@ -72,7 +72,11 @@ export function penaltyReasonsOf(config: TaskConfig): string[] {
 export type ScoreScale = { max: number; reference: number; penaltyBelow: number };
 export const DEFAULT_SCORE_SCALE: ScoreScale = { max: 5, reference: 4, penaltyBelow: 3 };
 export function scoreScaleOf(config: TaskConfig): ScoreScale {
-  return { max: config.scoreMax ?? DEFAULT_SCORE_SCALE.max, reference: config.referenceScore ?? DEFAULT_SCORE_SCALE.reference, penaltyBelow: config.penaltyBelow ?? DEFAULT_SCORE_SCALE.penaltyBelow };
+  return {
+    max: config.scoreMax ?? DEFAULT_SCORE_SCALE.max,
+    reference: config.referenceScore ?? DEFAULT_SCORE_SCALE.reference,
+    penaltyBelow: config.penaltyBelow ?? DEFAULT_SCORE_SCALE.penaltyBelow,
+  };
 }
 
 export function isAnnotatable(kind: string): kind is AnnotatableKind {

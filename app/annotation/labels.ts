@@ -193,7 +193,9 @@ export function parseGoldLabel(
 ): { ok: true; label: unknown } | { ok: false; fieldErrors: Record<string, string> } {
   if (kind === "checklist-appropriateness" || kind === "response-satisfaction") {
     const answer = str(form, "answer");
-    return answer === "Yes" || answer === "No" ? { ok: true, label: answer } : { ok: false, fieldErrors: { answer: "Choose Yes or No as the known answer." } };
+    return answer === "Yes" || answer === "No"
+      ? { ok: true, label: answer }
+      : { ok: false, fieldErrors: { answer: "Choose Yes or No as the known answer." } };
   }
   const order = responseIds ?? [];
   if (order.length === 0) return { ok: false, fieldErrors: { form: "This unit has no responses." } };
@@ -205,13 +207,15 @@ export function parseGoldLabel(
       const L = letter(i);
       const raw = str(form, `score.${L}`).trim();
       const n = Number(raw);
-      if (raw === "" || !Number.isInteger(n) || n < 1 || n > scale.max) errors[`score.${L}`] = `Give Response ${L} a known score from 1 to ${scale.max}.`;
+      if (raw === "" || !Number.isInteger(n) || n < 1 || n > scale.max)
+        errors[`score.${L}`] = `Give Response ${L} a known score from 1 to ${scale.max}.`;
       else scores[String(key)] = n;
     });
     return Object.keys(errors).length ? { ok: false, fieldErrors: errors } : { ok: true, label: { scores } };
   }
   const best = str(form, "best").trim();
-  if (best === "tie") return allowTies ? { ok: true, label: { best: "tie" } } : { ok: false, fieldErrors: { best: "This task does not allow ties." } };
+  if (best === "tie")
+    return allowTies ? { ok: true, label: { best: "tie" } } : { ok: false, fieldErrors: { best: "This task does not allow ties." } };
   const i = order.findIndex((_, j) => letter(j) === best);
   return i < 0 ? { ok: false, fieldErrors: { best: "Choose the known best response." } } : { ok: true, label: { best: order[i] } };
 }

@@ -38,7 +38,12 @@ export function pick<T>(xs: readonly T[], rand: () => number): T {
 }
 
 /** The order compared responses are shown in for one assignment. */
-export function shownOrderFor<T>(responseIds: readonly T[] | null | undefined, seed: number, unitId: number, annotatorId: number): T[] | null {
+export function shownOrderFor<T>(
+  responseIds: readonly T[] | null | undefined,
+  seed: number,
+  unitId: number,
+  annotatorId: number,
+): T[] | null {
   if (!responseIds || responseIds.length === 0) return null;
   return shuffle(responseIds, rng("shown", seed, unitId, annotatorId));
 }

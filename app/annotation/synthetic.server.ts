@@ -36,13 +36,24 @@ export function makeSyntheticDataset(
         .returning({ id: schema.items.id })
         .get();
       for (let c = 0; c < (opts.checklist ?? 3); c++) {
-        tx.insert(schema.checklistItems).values({ itemId: item.id, text: `Does the response mention fact ${c + 1} of problem ${i + 1}?`, position: c }).run();
+        tx.insert(schema.checklistItems)
+          .values({ itemId: item.id, text: `Does the response mention fact ${c + 1} of problem ${i + 1}?`, position: c })
+          .run();
       }
-      tx.insert(schema.references).values({ itemId: item.id, text: `Reference answer for problem ${i + 1}.`, provenance: "import" }).run();
+      tx.insert(schema.references)
+        .values({ itemId: item.id, text: `Reference answer for problem ${i + 1}.`, provenance: "import" })
+        .run();
       for (const [m, model] of models.entries()) {
         for (let t = 1; t <= turns; t++) {
           tx.insert(schema.responses)
-            .values({ itemId: item.id, model, turn: t, text: `Answer ${m + 1}.${t} to problem ${i + 1}: a careful argument.`, origin: "import", sourceKey: `${model}/${t}` })
+            .values({
+              itemId: item.id,
+              model,
+              turn: t,
+              text: `Answer ${m + 1}.${t} to problem ${i + 1}: a careful argument.`,
+              origin: "import",
+              sourceKey: `${model}/${t}`,
+            })
             .run();
         }
       }
@@ -58,7 +69,13 @@ export function makeSyntheticDataset(
  */
 export async function seedAnnotationScenario(
   db: Db,
-  opts: { annotators: number; items: number; overlap?: number; password: string; kinds?: ("checklist-appropriateness" | "response-satisfaction" | "writing-quality" | "best-of-n")[] },
+  opts: {
+    annotators: number;
+    items: number;
+    overlap?: number;
+    password: string;
+    kinds?: ("checklist-appropriateness" | "response-satisfaction" | "writing-quality" | "best-of-n")[];
+  },
 ) {
   const { createUser } = await import("~/auth/accounts.server");
   const { createTask } = await import("./tasks.server");

@@ -22,7 +22,11 @@ export function blindingNames(projectId: number, db: Db = getDb()): string[] {
     const tail = t.split("/").pop()!.trim();
     if (tail && tail !== t) names.add(tail);
   };
-  for (const p of db.select({ name: schema.providers.name, model: schema.providers.model }).from(schema.providers).where(eq(schema.providers.projectId, projectId)).all()) {
+  for (const p of db
+    .select({ name: schema.providers.name, model: schema.providers.model })
+    .from(schema.providers)
+    .where(eq(schema.providers.projectId, projectId))
+    .all()) {
     add(p.name);
     add(p.model);
   }
@@ -71,8 +75,7 @@ export function blindingWarning(
 }
 
 export type RenameResult =
-  | { ok: true; message: string }
-  | { ok: false; fieldErrors: Record<string, string>; warning?: { names: string[] } };
+  { ok: true; message: string } | { ok: false; fieldErrors: Record<string, string>; warning?: { names: string[] } };
 
 /**
  * Renames a task and/or replaces its guidelines. A text naming a model, judge or
@@ -91,7 +94,8 @@ export function renameTask(
   const fieldErrors: Record<string, string> = {};
   if (!name) fieldErrors.name = "Give the task a name.";
   else if (name.length > TASK_NAME_MAX) fieldErrors.name = `Keep the name under ${TASK_NAME_MAX} characters (it has ${name.length}).`;
-  if (guidelines.length > GUIDELINES_MAX) fieldErrors.guidelines = `Keep the guidelines under ${GUIDELINES_MAX.toLocaleString("en")} characters (they have ${guidelines.length.toLocaleString("en")}).`;
+  if (guidelines.length > GUIDELINES_MAX)
+    fieldErrors.guidelines = `Keep the guidelines under ${GUIDELINES_MAX.toLocaleString("en")} characters (they have ${guidelines.length.toLocaleString("en")}).`;
   if (Object.keys(fieldErrors).length) return { ok: false, fieldErrors };
   if (!input.confirmed) {
     const held = blindingWarning(projectId, { name, guidelines }, db);

@@ -18,7 +18,12 @@ export const NewTaskSchema = z
     kind: z.enum(ANNOTATABLE_KINDS as [AnnotatableKind, ...AnnotatableKind[]]),
     plan: z.string().optional(),
     overlap: z.coerce.number().int().min(1, "Overlap is at least 1.").max(20),
-    seed: z.coerce.number().int().min(0).max(2 ** 31 - 1).default(1),
+    seed: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(2 ** 31 - 1)
+      .default(1),
     guidelines: z.string().max(100_000).default(""),
     pool: z.array(z.coerce.number().int().positive()).min(1, "Choose at least one annotator."),
     models: z.array(z.string()).default([]),
@@ -39,7 +44,11 @@ export const NewTaskSchema = z
       ctx.addIssue({ code: "custom", path: ["plan"], message: `"${v.plan}" is not a sampling plan for ${v.kind}.` });
     }
     if (v.overlap > v.pool.length) {
-      ctx.addIssue({ code: "custom", path: ["overlap"], message: `Overlap ${v.overlap} needs at least ${v.overlap} annotators in the pool.` });
+      ctx.addIssue({
+        code: "custom",
+        path: ["overlap"],
+        message: `Overlap ${v.overlap} needs at least ${v.overlap} annotators in the pool.`,
+      });
     }
   });
 export type NewTask = z.input<typeof NewTaskSchema>;
@@ -140,7 +149,17 @@ export function createTask(projectId: number, createdBy: number, input: NewTask,
     (tx) => {
       const task = tx
         .insert(schema.tasks)
-        .values({ projectId, datasetId: v.datasetId, kind: v.kind, name: v.name, guidelines: v.guidelines, overlap: v.overlap, seed: v.seed, config, createdBy })
+        .values({
+          projectId,
+          datasetId: v.datasetId,
+          kind: v.kind,
+          name: v.name,
+          guidelines: v.guidelines,
+          overlap: v.overlap,
+          seed: v.seed,
+          config,
+          createdBy,
+        })
         .returning({ id: schema.tasks.id })
         .get();
       const unitRows = specs.map((s, position) =>
@@ -159,7 +178,12 @@ export function createTask(projectId: number, createdBy: number, input: NewTask,
           .get(),
       );
       const regular = unitRows.filter((u) => !u.isGold);
-      const plan = planAssignments(regular.map((u) => u.id), config.pool!, v.overlap, v.seed);
+      const plan = planAssignments(
+        regular.map((u) => u.id),
+        config.pool!,
+        v.overlap,
+        v.seed,
+      );
       const insert = tx.insert(schema.assignments);
       for (const u of unitRows) {
         const people = u.isGold ? config.pool! : plan.get(u.id)!;
@@ -220,7 +244,9 @@ const unstarted = (r: HeldRow) => r.status === "pending" && r.startedAt == null 
 
 /** Regular (non-gold) assignments as the planner sees them. */
 function regularHeld(rows: HeldRow[]): Held[] {
-  return rows.filter((r) => !r.isGold).map((r) => ({ assignmentId: r.assignmentId, unitId: r.unitId, annotatorId: r.annotatorId, movable: unstarted(r) }));
+  return rows
+    .filter((r) => !r.isGold)
+    .map((r) => ({ assignmentId: r.assignmentId, unitId: r.unitId, annotatorId: r.annotatorId, movable: unstarted(r) }));
 }
 
 /** Applies planned moves in order; the new annotator gets their own seeded shown order. */
@@ -252,7 +278,10 @@ export function addToPool(projectId: number, taskId: number, userIds: number[], 
       const config = readConfig(task.config);
       const before = poolOf(task, tx as unknown as Db);
       const pool = [...new Set([...before, ...userIds])];
-      tx.update(schema.tasks).set({ config: { ...config, pool } }).where(eq(schema.tasks.id, taskId)).run();
+      tx.update(schema.tasks)
+        .set({ config: { ...config, pool } })
+        .where(eq(schema.tasks.id, taskId))
+        .run();
       const rows = heldRows(taskId, tx as unknown as Db);
       const held = regularHeld(rows);
       const moves = planRebalance(held, pool);
@@ -296,7 +325,8 @@ export function removeFromPool(
       if (!before.includes(userId)) throw new TaskError(`User ${userId} is not in this task's pool.`, "userId");
       const pool = before.filter((id) => id !== userId);
       if (pool.length < task.overlap) {
-        const name = t.select({ name: schema.users.name }).from(schema.users).where(eq(schema.users.id, userId)).get()?.name ?? `User ${userId}`;
+        const name =
+          t.select({ name: schema.users.name }).from(schema.users).where(eq(schema.users.id, userId)).get()?.name ?? `User ${userId}`;
         throw new TaskError(
           `Removing ${name} would leave ${pool.length} annotator${pool.length === 1 ? "" : "s"} in the pool, but this task has overlap k = ${task.overlap}: each unit needs ${task.overlap} distinct annotators. Add an annotator first.`,
           "userId",
@@ -310,7 +340,10 @@ export function removeFromPool(
         if (err instanceof AssignmentError) throw new TaskError(err.message, "userId");
         throw err;
       }
-      tx.update(schema.tasks).set({ config: { ...readConfig(task.config), pool } }).where(eq(schema.tasks.id, taskId)).run();
+      tx.update(schema.tasks)
+        .set({ config: { ...readConfig(task.config), pool } })
+        .where(eq(schema.tasks.id, taskId))
+        .run();
       const moved = applyMoves(moves, rows, task.seed, t);
       const goldIds = rows.filter((r) => r.isGold && r.annotatorId === userId && unstarted(r)).map((r) => r.assignmentId);
       if (goldIds.length) {
@@ -341,7 +374,10 @@ export function setAdjudicators(projectId: number, taskId: number, userIds: numb
       if (!task) throw new TaskError("No such task.");
       const memberIds = new Set(projectMembers(projectId, tx as unknown as Db).map((m) => m.id));
       const ids = [...new Set(userIds)].filter((id) => memberIds.has(id));
-      tx.update(schema.tasks).set({ config: { ...readConfig(task.config), adjudicators: ids } }).where(eq(schema.tasks.id, taskId)).run();
+      tx.update(schema.tasks)
+        .set({ config: { ...readConfig(task.config), adjudicators: ids } })
+        .where(eq(schema.tasks.id, taskId))
+        .run();
     },
     { behavior: "immediate" },
   );
@@ -401,7 +437,13 @@ export type AnnotatorProgress = {
 
 /** Progress per annotator (researcher view) and the gold accuracy of each. */
 export function taskProgress(task: { id: number; kind: string }, db: Db = getDb()) {
-  const names = new Map(db.select({ id: schema.users.id, name: schema.users.name }).from(schema.users).all().map((u) => [u.id, u.name]));
+  const names = new Map(
+    db
+      .select({ id: schema.users.id, name: schema.users.name })
+      .from(schema.users)
+      .all()
+      .map((u) => [u.id, u.name]),
+  );
   const golds = new Map(
     db
       .select({ id: schema.units.id, goldLabel: schema.units.goldLabel })
@@ -414,7 +456,18 @@ export function taskProgress(task: { id: number; kind: string }, db: Db = getDb(
   for (const row of currentAnnotations(task.id, db)) {
     let p = per.get(row.annotatorId);
     if (!p) {
-      p = { annotatorId: row.annotatorId, name: names.get(row.annotatorId) ?? `#${row.annotatorId}`, total: 0, pending: 0, draft: 0, submitted: 0, skipped: 0, medianMs: null, gold: { scored: 0, correct: 0 }, durations: [] };
+      p = {
+        annotatorId: row.annotatorId,
+        name: names.get(row.annotatorId) ?? `#${row.annotatorId}`,
+        total: 0,
+        pending: 0,
+        draft: 0,
+        submitted: 0,
+        skipped: 0,
+        medianMs: null,
+        gold: { scored: 0, correct: 0 },
+        durations: [],
+      };
       per.set(row.annotatorId, p);
     }
     p.total++;
@@ -442,7 +495,14 @@ export function taskProgress(task: { id: number; kind: string }, db: Db = getDb(
 /** Tasks of a project with overall progress, and the user's own share. */
 export function listTasks(projectId: number, userId: number, researcher: boolean, db: Db = getDb()) {
   const tasks = db
-    .select({ id: schema.tasks.id, name: schema.tasks.name, kind: schema.tasks.kind, status: schema.tasks.status, overlap: schema.tasks.overlap, createdAt: schema.tasks.createdAt })
+    .select({
+      id: schema.tasks.id,
+      name: schema.tasks.name,
+      kind: schema.tasks.kind,
+      status: schema.tasks.status,
+      overlap: schema.tasks.overlap,
+      createdAt: schema.tasks.createdAt,
+    })
     .from(schema.tasks)
     .where(eq(schema.tasks.projectId, projectId))
     .orderBy(asc(schema.tasks.id))
@@ -458,7 +518,12 @@ export function listTasks(projectId: number, userId: number, researcher: boolean
     })
     .from(schema.assignments)
     .innerJoin(schema.units, eq(schema.units.id, schema.assignments.unitId))
-    .where(inArray(schema.units.taskId, tasks.map((t) => t.id)))
+    .where(
+      inArray(
+        schema.units.taskId,
+        tasks.map((t) => t.id),
+      ),
+    )
     .groupBy(schema.units.taskId)
     .all();
   const byTask = new Map(counts.map((c) => [c.taskId, c]));
@@ -492,12 +557,25 @@ export function deleteTask(projectId: number, taskId: number, db: Db = getDb()):
       if (!task) throw new TaskError("No such task.");
       const work = taskWork(taskId, t);
       if (work.annotations > 0 || work.skips > 0) {
-        const parts = [work.annotations ? `${work.annotations} label${work.annotations === 1 ? "" : "s"} (drafts included)` : "", work.skips ? `${work.skips} skip${work.skips === 1 ? "" : "s"}` : ""].filter(Boolean);
-        throw new TaskError(`This task cannot be deleted: it holds ${parts.join(" and ")}. Archive it instead; its labels and reports are kept.`, "delete");
+        const parts = [
+          work.annotations ? `${work.annotations} label${work.annotations === 1 ? "" : "s"} (drafts included)` : "",
+          work.skips ? `${work.skips} skip${work.skips === 1 ? "" : "s"}` : "",
+        ].filter(Boolean);
+        throw new TaskError(
+          `This task cannot be deleted: it holds ${parts.join(" and ")}. Archive it instead; its labels and reports are kept.`,
+          "delete",
+        );
       }
-      const units = t.select({ n: sql<number>`count(*)` }).from(schema.units).where(eq(schema.units.taskId, taskId)).get()?.n ?? 0;
+      const units =
+        t
+          .select({ n: sql<number>`count(*)` })
+          .from(schema.units)
+          .where(eq(schema.units.taskId, taskId))
+          .get()?.n ?? 0;
       // Units and assignments go with the task (ON DELETE CASCADE).
-      tx.delete(schema.tasks).where(and(eq(schema.tasks.id, taskId), eq(schema.tasks.projectId, projectId))).run();
+      tx.delete(schema.tasks)
+        .where(and(eq(schema.tasks.id, taskId), eq(schema.tasks.projectId, projectId)))
+        .run();
       return { units };
     },
     { behavior: "immediate" },

@@ -19,10 +19,7 @@ export const PasswordSchema = z.string().min(10, "Passwords need at least 10 cha
 export const normaliseEmail = (email: string) => email.trim().toLowerCase();
 const now = () => Math.floor(Date.now() / 1000);
 
-export async function createUser(
-  input: { email: string; name: string; password: string; isSiteAdmin?: boolean },
-  db: Db = getDb(),
-) {
+export async function createUser(input: { email: string; name: string; password: string; isSiteAdmin?: boolean }, db: Db = getDb()) {
   const passwordHash = await hashPassword(input.password);
   return db
     .insert(schema.users)
@@ -44,9 +41,7 @@ export async function setPassword(userId: number, password: string, db: Db = get
 }
 
 export type SignInResult =
-  | { ok: true; userId: number }
-  | { ok: false; reason: "invalid" }
-  | { ok: false; reason: "locked"; retryAfterSeconds: number };
+  { ok: true; userId: number } | { ok: false; reason: "invalid" } | { ok: false; reason: "locked"; retryAfterSeconds: number };
 
 /** Failures at one email from all clients together before everyone waits (a slower limit, against guessing spread over many addresses). */
 export const GLOBAL_FREE_FAILURES = 50;

@@ -24,8 +24,7 @@ export const CSRF_FIELD = "_csrf";
 export const CSRF_HEADER = "x-csrf-token";
 export const PRESESSION_COOKIE = "concord_presession";
 
-const mac = (binding: string) =>
-  createHmac("sha256", sessionSecret()).update(`concord-csrf\0${binding}`).digest("base64url");
+const mac = (binding: string) => createHmac("sha256", sessionSecret()).update(`concord-csrf\0${binding}`).digest("base64url");
 
 function readCookie(header: string | null | undefined, name: string): string | null {
   if (!header) return null;
@@ -68,7 +67,11 @@ export function tokensMatch(expected: string, sent: string | null | undefined): 
  * Why a state-changing request's origin is refused, or null when it is our own.
  * `host` is the Host (or X-Forwarded-Host) the request was sent to.
  */
-export function originRefusal(origin: string | null | undefined, secFetchSite: string | null | undefined, host: string | null | undefined): string | null {
+export function originRefusal(
+  origin: string | null | undefined,
+  secFetchSite: string | null | undefined,
+  host: string | null | undefined,
+): string | null {
   if (!host) return "The request has no Host header.";
   if (origin === undefined || origin === null || origin === "" || origin === "null") {
     return secFetchSite === "same-origin" ? null : "The request does not say which page sent it.";

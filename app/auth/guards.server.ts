@@ -66,11 +66,7 @@ export type ProjectAccess = {
  * Not a member (or no such project): 404. A lower role: 403.
  * Site admins act as project admins everywhere.
  */
-export async function requireProjectRole(
-  request: Request,
-  slug: string | undefined,
-  minRole: Role,
-): Promise<ProjectAccess> {
+export async function requireProjectRole(request: Request, slug: string | undefined, minRole: Role): Promise<ProjectAccess> {
   const user = await requireUser(request);
   const db = getDb();
   const project = slug

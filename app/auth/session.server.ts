@@ -38,7 +38,11 @@ export async function createSession(userId: number): Promise<string> {
 
 export async function destroySession(request: Request): Promise<string> {
   const token = await readToken(request);
-  if (token) getDb().delete(schema.sessions).where(eq(schema.sessions.idHash, sha256(token))).run();
+  if (token)
+    getDb()
+      .delete(schema.sessions)
+      .where(eq(schema.sessions.idHash, sha256(token)))
+      .run();
   return sessionCookie().serialize("", { maxAge: 0 });
 }
 
@@ -62,10 +66,7 @@ export type SessionUser = {
   isSiteAdmin: boolean;
 };
 
-export type SessionLookup =
-  | { state: "none" }
-  | { state: "expired" }
-  | { state: "ok"; user: SessionUser };
+export type SessionLookup = { state: "none" } | { state: "expired" } | { state: "ok"; user: SessionUser };
 
 export async function lookupSession(request: Request): Promise<SessionLookup> {
   const token = await readToken(request);
@@ -87,7 +88,9 @@ export async function lookupSession(request: Request): Promise<SessionLookup> {
     .get();
   if (!row) return { state: "expired" };
   if (row.expiresAt <= now() || row.disabled) {
-    db.delete(schema.sessions).where(and(eq(schema.sessions.idHash, hash))).run();
+    db.delete(schema.sessions)
+      .where(and(eq(schema.sessions.idHash, hash)))
+      .run();
     return { state: "expired" };
   }
   return {

@@ -22,11 +22,7 @@ export function findDataset(projectId: number, datasetId: number, db: Db = getDb
 /** Escape LIKE wildcards so a search for "50%" means the text "50%". */
 const likePattern = (q: string) => `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
-export function browseItems(
-  datasetId: number,
-  query: z.infer<typeof BrowseQuerySchema>,
-  db: Db = getDb(),
-) {
+export function browseItems(datasetId: number, query: z.infer<typeof BrowseQuerySchema>, db: Db = getDb()) {
   const conds = [eq(schema.items.datasetId, datasetId)];
   if (query.domain) conds.push(eq(schema.items.domain, query.domain));
   if (query.q) {
@@ -141,4 +137,3 @@ export function itemDetail(datasetId: number, itemId: number, db: Db = getDb()) 
   }
   return { item, checklist, references: refs, responses, judges, verdicts };
 }
-

@@ -100,7 +100,13 @@ export function AnnotateForm(p: Props) {
   const elapsed = () => p.baseDurationMs + (Date.now() - mounted.current);
   const revisionChanged = () => revising && !p.closed && !sameValues(valuesRef.current, p.initialValues);
 
-  const draftFields = () => ({ ...valuesRef.current, intent: "draft", unitId: String(unit.unitId), durationMs: String(elapsed()), [CSRF_FIELD]: csrf });
+  const draftFields = () => ({
+    ...valuesRef.current,
+    intent: "draft",
+    unitId: String(unit.unitId),
+    durationMs: String(elapsed()),
+    [CSRF_FIELD]: csrf,
+  });
   const flushDraft = () => {
     if (!pendingDraft.current) return;
     clearTimeout(timer.current);
@@ -263,7 +269,8 @@ export function AnnotateForm(p: Props) {
       const first = document.querySelector<HTMLElement>(".annotate-grid .field-error[data-field]");
       const name = first?.dataset.field;
       const field = name
-        ? (document.querySelector<HTMLElement>(`[name="${CSS.escape(name)}"]:checked`) ?? document.querySelector<HTMLElement>(`[name="${CSS.escape(name)}"]`))
+        ? (document.querySelector<HTMLElement>(`[name="${CSS.escape(name)}"]:checked`) ??
+          document.querySelector<HTMLElement>(`[name="${CSS.escape(name)}"]`))
         : document.querySelector<HTMLElement>(".annotate-grid .form-error");
       field?.focus();
       field?.scrollIntoView({ block: "center" });
@@ -284,9 +291,24 @@ export function AnnotateForm(p: Props) {
 
   const rows: [ReactNode, string][] = [
     ...kind.shortcuts(c),
-    [<><kbd>J</kbd> / <kbd>K</kbd></>, kind.multi ? "Next / previous response" : "Next / previous unit"],
-    [<><kbd>→</kbd> / <kbd>←</kbd></>, "Next / previous unit"],
-    [<><kbd>↓</kbd> / <kbd>↑</kbd></>, "Scroll the page"],
+    [
+      <>
+        <kbd>J</kbd> / <kbd>K</kbd>
+      </>,
+      kind.multi ? "Next / previous response" : "Next / previous unit",
+    ],
+    [
+      <>
+        <kbd>→</kbd> / <kbd>←</kbd>
+      </>,
+      "Next / previous unit",
+    ],
+    [
+      <>
+        <kbd>↓</kbd> / <kbd>↑</kbd>
+      </>,
+      "Scroll the page",
+    ],
     [<kbd>C</kbd>, `Write a ${kind.multi ? "note on the focused response" : "comment"} (Esc leaves the field)`],
     [<kbd>Enter</kbd>, "Submit (on a focused button or link: press it)"],
     [<kbd>S</kbd>, "Skip (with a reason)"],
@@ -298,11 +320,16 @@ export function AnnotateForm(p: Props) {
   const hasReference = unit.reference != null;
   return (
     <RawTextProvider raw={raw}>
-      <div className={`annotate-grid${hasReference ? " has-reference" : ""}`} data-ready={ready ? "true" : "false"} data-raw={raw ? "true" : "false"}>
+      <div
+        className={`annotate-grid${hasReference ? " has-reference" : ""}`}
+        data-ready={ready ? "true" : "false"}
+        data-raw={raw ? "true" : "false"}
+      >
         <section className="panel problem-column" aria-label="Problem">
           {p.stale ? (
             <p className="alert stale-note" role="status" data-testid="stale-notice">
-              <span className="badge stale">stale</span> This text changed since you labelled it: read it again and check your label (submit it again, changed or not).
+              <span className="badge stale">stale</span> This text changed since you labelled it: read it again and check your label (submit
+              it again, changed or not).
             </p>
           ) : null}
           <h2>Problem</h2>
@@ -374,7 +401,13 @@ export function AnnotateForm(p: Props) {
                   <button type="button" className="link-button" onClick={() => setShowGuidelines((s) => !s)} aria-expanded={showGuidelines}>
                     Guidelines <kbd>G</kbd>
                   </button>
-                  <button type="button" className="link-button" onClick={() => setRaw((r) => !r)} aria-pressed={raw} data-testid="raw-toggle">
+                  <button
+                    type="button"
+                    className="link-button"
+                    onClick={() => setRaw((r) => !r)}
+                    aria-pressed={raw}
+                    data-testid="raw-toggle"
+                  >
                     Raw text <kbd>R</kbd>
                   </button>
                 </>
@@ -431,7 +464,9 @@ export function AnnotateForm(p: Props) {
           <div className="sheet" role="dialog" aria-modal="true" aria-label="Unsaved revision">
             <div className="panel">
               <h2>Your changed answer is not saved</h2>
-              <p>This unit was submitted. Save the changed answer as a new revision before leaving, or leave the submitted answer as it was?</p>
+              <p>
+                This unit was submitted. Save the changed answer as a new revision before leaving, or leave the submitted answer as it was?
+              </p>
               <div className="actions">
                 <button type="button" autoFocus onClick={submitRevisionThenGo}>
                   Submit revision and continue
@@ -448,7 +483,10 @@ export function AnnotateForm(p: Props) {
         ) : null}
 
         {sheet ? (
+          // A click on the backdrop closes the sheet; from the keyboard, Esc or ? closes it (the page's key handler).
+          // eslint-disable-next-line jsx-a11y/click-events-have-key-events, jsx-a11y/no-noninteractive-element-interactions
           <div className="sheet" role="dialog" aria-label="Keyboard shortcuts" onClick={() => setSheet(false)}>
+            {/* eslint-disable-next-line jsx-a11y/click-events-have-key-events, jsx-a11y/no-static-element-interactions -- only stops the backdrop's click */}
             <div className="panel" onClick={(e) => e.stopPropagation()}>
               <h2>Keyboard shortcuts</h2>
               <table>

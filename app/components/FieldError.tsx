@@ -77,7 +77,12 @@ export function ErrorSummary({ errors, summaryRef }: { errors: FieldErrors; summ
  * errors, focus the first field marked aria-invalid inside `formRef` (document
  * order), or else the summary.
  */
-export function useFocusFirstError(formRef: RefObject<HTMLElement>, errors: FieldErrors, answer: unknown, summaryRef?: RefObject<HTMLElement>) {
+export function useFocusFirstError(
+  formRef: RefObject<HTMLElement>,
+  errors: FieldErrors,
+  answer: unknown,
+  summaryRef?: RefObject<HTMLElement>,
+) {
   const any = Object.keys(errors).length > 0;
   useEffect(() => {
     if (!any) return;

@@ -48,7 +48,13 @@ function rehypeTightBreaks() {
   return (tree: HastNode) => walk(tree);
 }
 
-type MdNode = { type: string; value?: string; position?: { start: { offset?: number }; end: { offset?: number } }; children?: MdNode[]; data?: unknown };
+type MdNode = {
+  type: string;
+  value?: string;
+  position?: { start: { offset?: number }; end: { offset?: number } };
+  children?: MdNode[];
+  data?: unknown;
+};
 
 /**
  * Dollar amounts are not math: like pandoc, an inline `$…$` whose content starts or
@@ -71,7 +77,17 @@ function remarkDollarsAsText() {
           kids[i] = {
             type: "math",
             value,
-            data: { hName: "pre", hChildren: [{ type: "element", tagName: "code", properties: { className: ["language-math", "math-display"] }, children: [{ type: "text", value }] }] },
+            data: {
+              hName: "pre",
+              hChildren: [
+                {
+                  type: "element",
+                  tagName: "code",
+                  properties: { className: ["language-math", "math-display"] },
+                  children: [{ type: "text", value }],
+                },
+              ],
+            },
           } as MdNode;
           continue;
         }
@@ -81,7 +97,8 @@ function remarkDollarsAsText() {
           if (a == null || b == null) continue;
           const rawText = src.slice(a, b);
           const v = k.value ?? "";
-          if (!rawText.startsWith("$$") && (/^\s|\s$/.test(v) || /^[0-9]/.test(src.slice(b, b + 1)))) kids[i] = { type: "text", value: rawText };
+          if (!rawText.startsWith("$$") && (/^\s|\s$/.test(v) || /^[0-9]/.test(src.slice(b, b + 1))))
+            kids[i] = { type: "text", value: rawText };
         } else walk(k);
       }
     };
@@ -103,7 +120,10 @@ export function Markdown({ children, className }: { children: string | null | un
   }
   return (
     <div className={className ? `md ${className}` : "md"}>
-      <ReactMarkdown remarkPlugins={[remarkGfm, remarkMath, remarkDollarsAsText, remarkBreaks]} rehypePlugins={[[rehypeKatex, KATEX_OPTIONS], rehypeTightBreaks]}>
+      <ReactMarkdown
+        remarkPlugins={[remarkGfm, remarkMath, remarkDollarsAsText, remarkBreaks]}
+        rehypePlugins={[[rehypeKatex, KATEX_OPTIONS], rehypeTightBreaks]}
+      >
         {text}
       </ReactMarkdown>
     </div>

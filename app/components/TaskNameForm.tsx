@@ -6,7 +6,9 @@
 import { Form } from "@remix-run/react";
 import { CsrfField } from "./CsrfField";
 
-export type TaskNameOutcome = { intent?: string; fieldErrors?: Record<string, string>; warning?: { names: string[] }; values?: { name: string; guidelines: string } } | undefined;
+export type TaskNameOutcome =
+  | { intent?: string; fieldErrors?: Record<string, string>; warning?: { names: string[] }; values?: { name: string; guidelines: string } }
+  | undefined;
 
 export function TaskNameForm({ name, guidelines, outcome }: { name: string; guidelines: string; outcome: TaskNameOutcome }) {
   const mine = outcome?.intent === "rename" ? outcome : undefined;

@@ -42,7 +42,13 @@ function logCalls(db: Db, providerId: number) {
   };
 }
 
-export type BackCheckSummary = { items: number; checked: number; flagged: number; unparsed: number; failedCalls: { sourceId: string; error: string }[] };
+export type BackCheckSummary = {
+  items: number;
+  checked: number;
+  flagged: number;
+  unparsed: number;
+  failedCalls: { sourceId: string; error: string }[];
+};
 
 /** The evaluator's sampling for checklist judging (RefineBench: temperature 0, top_p 1). */
 const JUDGE_PARAMS = { temperature: 0, top_p: 1 };
@@ -52,7 +58,11 @@ export async function runBackCheck(
   db: Db = getDb(),
 ): Promise<BackCheckSummary> {
   const row = projectProvider(args.projectId, args.providerId, db);
-  const dataset = db.select().from(schema.datasets).where(and(eq(schema.datasets.id, args.datasetId), eq(schema.datasets.projectId, args.projectId))).get();
+  const dataset = db
+    .select()
+    .from(schema.datasets)
+    .where(and(eq(schema.datasets.id, args.datasetId), eq(schema.datasets.projectId, args.projectId)))
+    .get();
   if (!dataset) throw new CurationError("No such dataset.", "datasetId");
   if (dataset.frozenAt) throw new CurationError(`Version ${dataset.version} is frozen; back-check the next version.`);
   const provider = args.provider ?? providerFromRow(row);
@@ -81,7 +91,20 @@ export async function runBackCheck(
       let text: string;
       try {
         const reply = await provider.call(
-          { kind: "chat", messages: [{ role: "user", content: judgePrompt(userQuery(item), ref.text, checklist.map((c) => c.text)) }], params: JUDGE_PARAMS },
+          {
+            kind: "chat",
+            messages: [
+              {
+                role: "user",
+                content: judgePrompt(
+                  userQuery(item),
+                  ref.text,
+                  checklist.map((c) => c.text),
+                ),
+              },
+            ],
+            params: JUDGE_PARAMS,
+          },
           { onCall },
         );
         text = reply.text;

@@ -29,9 +29,7 @@ ${question}
 ${referenceAnswer}`;
 }
 
-export type DraftParse =
-  | { ok: true; items: string[]; warnings: string[] }
-  | { ok: false; error: string };
+export type DraftParse = { ok: true; items: string[]; warnings: string[] } | { ok: false; error: string };
 
 /** Reads a Python (or JSON) string literal starting at s[i] (a quote); returns the value and the index after it. */
 function readString(s: string, i: number): { value: string; end: number } | null {

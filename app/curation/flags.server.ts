@@ -53,7 +53,14 @@ export function inappropriateFlags(projectId: number, datasetId: number, db: Db 
     const hasAdjudications = Object.keys(readConfig(task.config).adjudications ?? {}).length > 0;
     const report = checklistAppropriateness(data, computeFinal(data, hasAdjudications ? "adjudication" : "majority"));
     for (const r of report.inappropriate) {
-      out.push({ kind: "inappropriate", checklistItemId: r.checklistItemId, itemId: r.itemId, taskId: t.id, yesVotes: r.yesVotes, noVotes: r.noVotes });
+      out.push({
+        kind: "inappropriate",
+        checklistItemId: r.checklistItemId,
+        itemId: r.itemId,
+        taskId: t.id,
+        yesVotes: r.yesVotes,
+        noVotes: r.noVotes,
+      });
     }
   }
   return out;

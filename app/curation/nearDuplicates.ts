@@ -7,10 +7,7 @@ export type DuplicatePair = { a: number; b: number; f: number };
  * or above the threshold (default 0.7), most similar first. Items are given in
  * checklist order; a and b are their ids.
  */
-export function nearDuplicates(
-  items: readonly { id: number; text: string }[],
-  threshold = 0.7,
-): DuplicatePair[] {
+export function nearDuplicates(items: readonly { id: number; text: string }[], threshold = 0.7): DuplicatePair[] {
   if (!(threshold >= 0 && threshold <= 1)) throw new Error(`nearDuplicates: threshold must be in [0, 1], got ${threshold}`);
   const pairs: DuplicatePair[] = [];
   for (let i = 0; i < items.length; i++) {

@@ -53,7 +53,11 @@ export function releaseLines(datasetId: number, db: Db = getDb()): ReleaseLine[]
 }
 
 export function releaseJsonl(datasetId: number, db: Db = getDb()): string {
-  return releaseLines(datasetId, db).map((l) => JSON.stringify(l)).join("\n") + "\n";
+  return (
+    releaseLines(datasetId, db)
+      .map((l) => JSON.stringify(l))
+      .join("\n") + "\n"
+  );
 }
 
 const iso = (t: number) => new Date(t * 1000).toISOString().replace(".000Z", "Z");
@@ -75,7 +79,9 @@ function describe(e: { entity: string; action: string; before: unknown; after: u
     case "checklist-item:reweight":
       return "Checklist re-weighted (weights re-normalised to sum to 1)";
     case "item:edit":
-      return `Item edited (v${b.version} → v${a.version}): ${Object.keys(a).filter((k) => k !== "version").join(", ")}`;
+      return `Item edited (v${b.version} → v${a.version}): ${Object.keys(a)
+        .filter((k) => k !== "version")
+        .join(", ")}`;
     case "reference:edit":
       return `Reference replaced (v${a.version})`;
     case "reference:promote":

@@ -56,7 +56,11 @@ function currentVersion(db: Db, checklistItemId: number): number | null {
  * edited checklist item is moved to the item's newest version, so the annotator
  * judges the current text. All or nothing.
  */
-export function requeueStale(projectId: number, scope: Scope = {}, db: Db = getDb()): { assignments: number; units: number; moved: number } {
+export function requeueStale(
+  projectId: number,
+  scope: Scope = {},
+  db: Db = getDb(),
+): { assignments: number; units: number; moved: number } {
   return db.transaction(
     (tx) => {
       const t = tx as unknown as Db;
@@ -93,11 +97,13 @@ export function requeueStale(projectId: number, scope: Scope = {}, db: Db = getD
  */
 export function staleUnitIdsFor(taskId: number, annotatorId: number, db: Db = getDb()): number[] {
   return db
-    .all<{ unit_id: number }>(sql`
+    .all<{ unit_id: number }>(
+      sql`
       SELECT a.unit_id FROM assignments a JOIN units u ON u.id = a.unit_id
       WHERE u.task_id = ${taskId} AND a.annotator_id = ${annotatorId}
         AND (SELECT an.stale_at FROM annotations an WHERE an.assignment_id = a.id AND an.status = 'submitted'
              ORDER BY an.revision DESC LIMIT 1) IS NOT NULL
-      ORDER BY u.position, u.id`)
+      ORDER BY u.position, u.id`,
+    )
     .map((r) => r.unit_id);
 }

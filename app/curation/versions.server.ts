@@ -189,7 +189,16 @@ export function addChecklistItem(
       .returning({ id: schema.checklistItems.id })
       .get();
     if (change.weight != null) renormalise(tx, itemId);
-    logEvent(tx, { datasetId, itemId, entity: "checklist-item", entityId: created.id, action: "add", after: { text, weight: change.weight ?? null }, ...actor, reason });
+    logEvent(tx, {
+      datasetId,
+      itemId,
+      entity: "checklist-item",
+      entityId: created.id,
+      action: "add",
+      after: { text, weight: change.weight ?? null },
+      ...actor,
+      reason,
+    });
     return created;
   });
 }
@@ -235,12 +244,14 @@ export function reorderChecklist(itemId: number, orderedIds: number[], actor: Ac
     const datasetId = datasetOfItem(tx, itemId);
     const rows = activeChecklist(tx, itemId);
     const current = rows.map((r) => r.id);
-    if (orderedIds.length !== current.length || new Set(orderedIds).size !== current.length || orderedIds.some((id) => !current.includes(id))) {
+    if (
+      orderedIds.length !== current.length ||
+      new Set(orderedIds).size !== current.length ||
+      orderedIds.some((id) => !current.includes(id))
+    ) {
       throw new CurationError("The new order must list every active checklist item of this item exactly once.", "order");
     }
-    orderedIds.forEach((id, position) =>
-      tx.update(schema.checklistItems).set({ position }).where(eq(schema.checklistItems.id, id)).run(),
-    );
+    orderedIds.forEach((id, position) => tx.update(schema.checklistItems).set({ position }).where(eq(schema.checklistItems.id, id)).run());
     logEvent(tx, { datasetId, itemId, entity: "checklist-item", action: "reorder", before: current, after: orderedIds, ...actor, reason });
   });
 }
@@ -299,8 +310,18 @@ export function editItem(itemId: number, change: ItemChange, actor: Actor, db: D
     // What humans and judges saw changed only if the prompt or the passage did.
     let stale: StaleCounts = { annotations: 0, verdicts: 0 };
     if ("query" in after || "passage" in after) {
-      const unitIds = tx.select({ id: schema.units.id }).from(schema.units).where(eq(schema.units.itemId, itemId)).all().map((u) => u.id);
-      const responseIds = tx.select({ id: schema.responses.id }).from(schema.responses).where(eq(schema.responses.itemId, itemId)).all().map((r) => r.id);
+      const unitIds = tx
+        .select({ id: schema.units.id })
+        .from(schema.units)
+        .where(eq(schema.units.itemId, itemId))
+        .all()
+        .map((u) => u.id);
+      const responseIds = tx
+        .select({ id: schema.responses.id })
+        .from(schema.responses)
+        .where(eq(schema.responses.itemId, itemId))
+        .all()
+        .map((r) => r.id);
       stale = {
         annotations: staleAnnotationsOfUnits(tx, unitIds),
         verdicts: responseIds.length
@@ -312,7 +333,17 @@ export function editItem(itemId: number, change: ItemChange, actor: Actor, db: D
           : 0,
       };
     }
-    logEvent(tx, { datasetId, itemId, entity: "item", entityId: itemId, action: "edit", before: { version: old.version, ...before }, after: { version, ...after }, ...actor, reason });
+    logEvent(tx, {
+      datasetId,
+      itemId,
+      entity: "item",
+      entityId: itemId,
+      action: "edit",
+      before: { version: old.version, ...before },
+      after: { version, ...after },
+      ...actor,
+      reason,
+    });
     return { version, stale };
   });
 }
@@ -340,7 +371,12 @@ export function setReference(
       .where(and(eq(schema.references.itemId, itemId), eq(schema.references.isCurrent, true)))
       .get();
     if (current && current.text === body) throw new CurationError("That is already the current reference.", "text");
-    const top = tx.select({ v: max(schema.references.version) }).from(schema.references).where(eq(schema.references.itemId, itemId)).get()?.v ?? 0;
+    const top =
+      tx
+        .select({ v: max(schema.references.version) })
+        .from(schema.references)
+        .where(eq(schema.references.itemId, itemId))
+        .get()?.v ?? 0;
     tx.update(schema.references).set({ isCurrent: false }).where(eq(schema.references.itemId, itemId)).run();
     const created = tx
       .insert(schema.references)
@@ -369,14 +405,25 @@ export function setReference(
       )
       .all()
       .map((u) => u.id);
-    const responseIds = tx.select({ id: schema.responses.id }).from(schema.responses).where(eq(schema.responses.itemId, itemId)).all().map((r) => r.id);
+    const responseIds = tx
+      .select({ id: schema.responses.id })
+      .from(schema.responses)
+      .where(eq(schema.responses.itemId, itemId))
+      .all()
+      .map((r) => r.id);
     const stale = {
       annotations: staleAnnotationsOfUnits(tx, unitIds),
       verdicts: responseIds.length
         ? tx
             .update(schema.verdicts)
             .set({ staleAt: now() })
-            .where(and(inArray(schema.verdicts.responseId, responseIds), isNull(schema.verdicts.checklistItemId), isNull(schema.verdicts.staleAt)))
+            .where(
+              and(
+                inArray(schema.verdicts.responseId, responseIds),
+                isNull(schema.verdicts.checklistItemId),
+                isNull(schema.verdicts.staleAt),
+              ),
+            )
             .run().changes
         : 0,
     };
@@ -387,7 +434,12 @@ export function setReference(
       entityId: created.id,
       action: opts.provenance === "promoted" ? "promote" : "edit",
       before: current ? { id: current.id, version: current.version, text: current.text } : null,
-      after: { id: created.id, version: top + 1, promotedFromResponseId: opts.promotedFromResponseId ?? null, justification: opts.justification ?? null },
+      after: {
+        id: created.id,
+        version: top + 1,
+        promotedFromResponseId: opts.promotedFromResponseId ?? null,
+        justification: opts.justification ?? null,
+      },
       userId: opts.userId,
       reason,
     });
@@ -455,7 +507,9 @@ export function startNextVersion(datasetId: number, actor: Actor, db: Db = getDb
         .returning({ id: schema.items.id })
         .get();
       for (const c of activeChecklist(tx, it.id)) {
-        tx.insert(schema.checklistItems).values({ itemId: copy.id, text: c.text, weight: c.weight, position: c.position, version: c.version }).run();
+        tx.insert(schema.checklistItems)
+          .values({ itemId: copy.id, text: c.text, weight: c.weight, position: c.position, version: c.version })
+          .run();
       }
       const ref = tx
         .select()
@@ -464,11 +518,27 @@ export function startNextVersion(datasetId: number, actor: Actor, db: Db = getDb
         .get();
       if (ref) {
         tx.insert(schema.references)
-          .values({ itemId: copy.id, text: ref.text, version: ref.version, provenance: ref.provenance, reason: ref.reason, createdBy: ref.createdBy })
+          .values({
+            itemId: copy.id,
+            text: ref.text,
+            version: ref.version,
+            provenance: ref.provenance,
+            reason: ref.reason,
+            createdBy: ref.createdBy,
+          })
           .run();
       }
     }
-    logEvent(tx, { datasetId: next.id, entity: "dataset", entityId: next.id, action: "new-version", before: { version: ds.version }, after: { version: ds.version + 1 }, ...actor, reason });
+    logEvent(tx, {
+      datasetId: next.id,
+      entity: "dataset",
+      entityId: next.id,
+      action: "new-version",
+      before: { version: ds.version },
+      after: { version: ds.version + 1 },
+      ...actor,
+      reason,
+    });
     return { id: next.id, version: ds.version + 1 };
   });
 }

@@ -62,29 +62,110 @@ export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
 export const COLUMNS: Record<ExportKind, string[]> = {
   annotations: [
-    "task_id", "task", "task_kind", "unit_id", "item", "item_id", "checklist_item_id", "checklist_item",
-    "response_id", "annotator", "annotator_id", "label", "penalty_reasons", "notes", "shown_order",
-    "status", "revision", "duration_ms", "started_at", "submitted_at", "annotated_at", "stale_at",
+    "task_id",
+    "task",
+    "task_kind",
+    "unit_id",
+    "item",
+    "item_id",
+    "checklist_item_id",
+    "checklist_item",
+    "response_id",
+    "annotator",
+    "annotator_id",
+    "label",
+    "penalty_reasons",
+    "notes",
+    "shown_order",
+    "status",
+    "revision",
+    "duration_ms",
+    "started_at",
+    "submitted_at",
+    "annotated_at",
+    "stale_at",
   ],
   agreement: [
-    "task_id", "task", "task_kind", "level", "units", "annotators", "ratings", "pairable_units", "categories",
-    "percent_agreement", "fleiss_kappa", "krippendorff_alpha", "gwet_ac1", "cohen_kappa",
+    "task_id",
+    "task",
+    "task_kind",
+    "level",
+    "units",
+    "annotators",
+    "ratings",
+    "pairable_units",
+    "categories",
+    "percent_agreement",
+    "fleiss_kappa",
+    "krippendorff_alpha",
+    "gwet_ac1",
+    "cohen_kappa",
   ],
   "judge-agreement": [
-    "task_id", "task", "judge", "judge_id", "n", "ties_excluded", "accuracy", "cohen_kappa",
-    "human_yes_rate", "judge_yes_rate", "yes_yes", "yes_no", "no_yes", "no_no",
-    "reference", "unparsed_policy", "unparsed", "accuracy_ci_low", "accuracy_ci_high",
-    "cohen_kappa_ci_low", "cohen_kappa_ci_high", "macro_precision", "macro_recall", "macro_f1",
-    "macro_f1_ci_low", "macro_f1_ci_high", "missing",
+    "task_id",
+    "task",
+    "judge",
+    "judge_id",
+    "n",
+    "ties_excluded",
+    "accuracy",
+    "cohen_kappa",
+    "human_yes_rate",
+    "judge_yes_rate",
+    "yes_yes",
+    "yes_no",
+    "no_yes",
+    "no_no",
+    "reference",
+    "unparsed_policy",
+    "unparsed",
+    "accuracy_ci_low",
+    "accuracy_ci_high",
+    "cohen_kappa_ci_low",
+    "cohen_kappa_ci_high",
+    "macro_precision",
+    "macro_recall",
+    "macro_f1",
+    "macro_f1_ci_low",
+    "macro_f1_ci_high",
+    "missing",
   ],
   runs: [
-    "dataset", "dataset_version", "item", "item_id", "response_id", "model", "turn", "origin", "run_id", "run",
-    "response", "judge", "checklist_item_id", "checklist_item", "checklist_weight", "value", "score",
-    "parse_status", "raw_output", "stale_at",
+    "dataset",
+    "dataset_version",
+    "item",
+    "item_id",
+    "response_id",
+    "model",
+    "turn",
+    "origin",
+    "run_id",
+    "run",
+    "response",
+    "judge",
+    "checklist_item_id",
+    "checklist_item",
+    "checklist_weight",
+    "value",
+    "score",
+    "parse_status",
+    "raw_output",
+    "stale_at",
   ],
   "judge-confusion": [
-    "task_id", "task", "judge", "judge_id", "reference", "unparsed_policy", "human_label", "judge_label", "count",
-    "precision", "recall", "f1", "support",
+    "task_id",
+    "task",
+    "judge",
+    "judge_id",
+    "reference",
+    "unparsed_policy",
+    "human_label",
+    "judge_label",
+    "count",
+    "precision",
+    "recall",
+    "f1",
+    "support",
   ],
 };
 
@@ -104,10 +185,27 @@ function labelCell(v: unknown): string | number | null {
 }
 
 type AnnotationRow = {
-  task_id: number; task: string; task_kind: string; config: string; unit_id: number; item: string; item_id: number;
-  checklist_item_id: number | null; checklist_item: string | null; response_id: number | null; annotator: string;
-  annotator_id: number; label: string; penalty_reasons: string | null; notes: string | null; shown_order: string | null;
-  status: string; revision: number; duration_ms: number | null; started_at: number | null; submitted_at: number | null;
+  task_id: number;
+  task: string;
+  task_kind: string;
+  config: string;
+  unit_id: number;
+  item: string;
+  item_id: number;
+  checklist_item_id: number | null;
+  checklist_item: string | null;
+  response_id: number | null;
+  annotator: string;
+  annotator_id: number;
+  label: string;
+  penalty_reasons: string | null;
+  notes: string | null;
+  shown_order: string | null;
+  status: string;
+  revision: number;
+  duration_ms: number | null;
+  started_at: number | null;
+  submitted_at: number | null;
   annotated_at: number;
   stale_at: number | null;
 };
@@ -167,7 +265,18 @@ const isScalar = (v: unknown): v is Scalar => typeof v === "string" || typeof v 
 
 /** Submitted scalar labels grouped by task: unit → annotator → label. */
 function labelsByTask(conn: Database.Database, projectId: number) {
-  const tasks = new Map<number, { name: string; kind: string; config: Record<string, unknown>; level: MeasurementLevel; units: Map<number, Map<number, Scalar>>; meta: Map<number, { responseId: number | null; checklistItemId: number | null }>; skipped: number }>();
+  const tasks = new Map<
+    number,
+    {
+      name: string;
+      kind: string;
+      config: Record<string, unknown>;
+      level: MeasurementLevel;
+      units: Map<number, Map<number, Scalar>>;
+      meta: Map<number, { responseId: number | null; checklistItemId: number | null }>;
+      skipped: number;
+    }
+  >();
   for (const r of annotationRows(conn, projectId, true)) {
     let t = tasks.get(r.task_id);
     if (!t) {
@@ -226,7 +335,15 @@ function agreement(conn: Database.Database, projectId: number): Row[] {
       gwet_ac1: finiteOrNull(safe(() => gwetAC1(matrix, { categories }).value)),
       cohen_kappa:
         annotators.length === 2
-          ? finiteOrNull(safe(() => cohenKappa(matrix.map((r) => r[0]), matrix.map((r) => r[1])).kappa))
+          ? finiteOrNull(
+              safe(
+                () =>
+                  cohenKappa(
+                    matrix.map((r) => r[0]),
+                    matrix.map((r) => r[1]),
+                  ).kappa,
+              ),
+            )
           : null,
     });
   }
@@ -243,7 +360,9 @@ const finiteOrNull = (x: number | null) => (x === null ? null : finite(x));
 function judgeTasks(conn: Database.Database, projectId: number, opts: JudgeExportOptions) {
   const tasks = conn.prepare("select id from tasks where project_id = ? order by id").all(projectId) as { id: number }[];
   return tasks
-    .map((t) => judgeAgreementFor(projectId, t.id, { reference: opts.reference ?? "majority", unparsed: opts.unparsed ?? "count-as-wrong" }))
+    .map((t) =>
+      judgeAgreementFor(projectId, t.id, { reference: opts.reference ?? "majority", unparsed: opts.unparsed ?? "count-as-wrong" }),
+    )
     .filter((p): p is NonNullable<typeof p> => !!p && !!p.result);
 }
 
@@ -289,14 +408,27 @@ export function judgeAgreementRow(task: { id: number; name: string }, r: NonNull
 
 function judgeAgreement(conn: Database.Database, projectId: number, opts: JudgeExportOptions): Row[] {
   const out: Row[] = [];
-  for (const page of judgeTasks(conn, projectId, opts)) for (const j of page.result!.judges) out.push(judgeAgreementRow(page.task, page.result!, j));
+  for (const page of judgeTasks(conn, projectId, opts))
+    for (const j of page.result!.judges) out.push(judgeAgreementRow(page.task, page.result!, j));
   return out;
 }
 
 /** The columns of the judge page's judge-agreement CSV: the export's, without the task and Yes/No columns. */
 export const JUDGE_PAGE_COLUMNS = [
-  "judge", "reference", "unparsed_policy", "n", "unparsed", "accuracy", "accuracy_ci_low", "accuracy_ci_high",
-  "cohen_kappa", "cohen_kappa_ci_low", "cohen_kappa_ci_high", "macro_precision", "macro_recall", "macro_f1",
+  "judge",
+  "reference",
+  "unparsed_policy",
+  "n",
+  "unparsed",
+  "accuracy",
+  "accuracy_ci_low",
+  "accuracy_ci_high",
+  "cohen_kappa",
+  "cohen_kappa_ci_low",
+  "cohen_kappa_ci_high",
+  "macro_precision",
+  "macro_recall",
+  "macro_f1",
 ];
 
 /**
@@ -395,7 +527,12 @@ export function writeExport(rows: Row[], what: ExportKind, format: ExportFormat,
   const columns = COLUMNS[what];
   if (format === "jsonl") {
     for (let i = 0; i < rows.length; i += 1000) {
-      write(rows.slice(i, i + 1000).map((r) => JSON.stringify(Object.fromEntries(columns.map((c) => [c, r[c] ?? null])))).join("\n") + "\n");
+      write(
+        rows
+          .slice(i, i + 1000)
+          .map((r) => JSON.stringify(Object.fromEntries(columns.map((c) => [c, r[c] ?? null]))))
+          .join("\n") + "\n",
+      );
     }
     return;
   }
@@ -413,7 +550,13 @@ function csvCell(v: unknown): string {
   return String(v);
 }
 
-export function exportToString(conn: Database.Database, projectId: number, what: ExportKind, format: ExportFormat, opts: JudgeExportOptions = {}): string {
+export function exportToString(
+  conn: Database.Database,
+  projectId: number,
+  what: ExportKind,
+  format: ExportFormat,
+  opts: JudgeExportOptions = {},
+): string {
   const parts: string[] = [];
   writeExport(exportRows(conn, projectId, what, opts), what, format, (c) => parts.push(c));
   return parts.join("");

@@ -81,11 +81,15 @@ export function startJob(
   const run = () => {
     running++;
     entry.job = { state: "running", kind, startedAt: entry.job.startedAt, progress: null };
-    const child = spawn(process.execPath, ["--max-old-space-size=1024", "--import", "tsx", path.join("scripts", "import-job.ts"), JSON.stringify(opts)], {
-      cwd: repoRoot(),
-      env: { ...process.env, DATABASE_URL: databaseFile },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    const child = spawn(
+      process.execPath,
+      ["--max-old-space-size=1024", "--import", "tsx", path.join("scripts", "import-job.ts"), JSON.stringify(opts)],
+      {
+        cwd: repoRoot(),
+        env: { ...process.env, DATABASE_URL: databaseFile },
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
     entry.child = child;
     // Background work: the web server (annotators' submits) gets the CPU first.
     try {
@@ -124,7 +128,13 @@ export function startJob(
       if (!result) {
         // Logged for the operator; the page gets a plain message (no paths, no file content).
         if (stderr) console.error(`import job ${token} exited with ${code}:\n${stderr}`);
-        result = { state: "failed", kind, startedAt: entry.job.startedAt, finishedAt: Date.now(), message: "The import stopped unexpectedly; nothing was written." };
+        result = {
+          state: "failed",
+          kind,
+          startedAt: entry.job.startedAt,
+          finishedAt: Date.now(),
+          message: "The import stopped unexpectedly; nothing was written.",
+        };
       } else if (stderr && result.state === "failed") console.error(`import job ${token}:\n${stderr}`);
       if (jobs.get(token) === entry) {
         entry.job = result;

@@ -13,7 +13,6 @@
  *    annotators' submits wait at most for that copy.
  */
 import crypto from "node:crypto";
-import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type Database from "better-sqlite3";
@@ -96,7 +95,8 @@ export async function runImport(o: ImportOptions): Promise<ImportSummary> {
   if (o.level && !LABEL_LEVELS.includes(o.level)) throw new ImportUsageError(`--level must be one of ${LABEL_LEVELS.join(", ")}.`);
   let scale: LabelValue[] | undefined;
   if (o.categories) {
-    if (preset.kind !== "labels") throw new ImportUsageError(`--categories declares the scale of labels; the ${preset.name} preset imports no labels.`);
+    if (preset.kind !== "labels")
+      throw new ImportUsageError(`--categories declares the scale of labels; the ${preset.name} preset imports no labels.`);
     const r = parseScale(o.categories);
     if ("error" in r) throw new ImportUsageError(`--categories: ${r.error}.`);
     if ((o.level === "ordinal" || o.level === "interval") && r.values.some((v) => typeof v !== "number")) {
@@ -191,7 +191,10 @@ async function attempt(
     o.onProgress?.({ phase: "checking", bytes: totalBytes, totalBytes });
     conn.exec("commit");
     open = false;
-    const newRows = STAGED_TABLES.reduce((n, t) => n + (conn.prepare(`select count(*) as n from stage."${t}"`).get() as { n: number }).n, 0);
+    const newRows = STAGED_TABLES.reduce(
+      (n, t) => n + (conn.prepare(`select count(*) as n from stage."${t}"`).get() as { n: number }).n,
+      0,
+    );
     let commit = !sink.failed && !o.dryRun && !identicalDatasetId && newRows > 0;
     let lockMs = 0;
     if (commit) {
@@ -201,7 +204,13 @@ async function attempt(
         lockMs = stats.lockMs;
         if (sink.datasetId !== undefined && sink.datasetId >= STAGE_BASE) {
           // The new version's ID as the database numbered it.
-          sink.datasetId = (conn.prepare("select id from main.datasets where project_id = (select id from main.projects where slug = ?) and name = ? and version = ?").get(o.projectSlug, datasetName, sink.datasetVersion) as { id: number }).id;
+          sink.datasetId = (
+            conn
+              .prepare(
+                "select id from main.datasets where project_id = (select id from main.projects where slug = ?) and name = ? and version = ?",
+              )
+              .get(o.projectSlug, datasetName, sink.datasetVersion) as { id: number }
+          ).id;
         }
       } catch (err) {
         commit = false;
@@ -224,7 +233,7 @@ async function attempt(
         committed: commit || (!o.dryRun && nothingNew && !identicalDatasetId),
         dataset: creates
           ? {
-              id: commit ? (sink.datasetId ?? null) : identicalDatasetId ?? null,
+              id: commit ? (sink.datasetId ?? null) : (identicalDatasetId ?? null),
               name: datasetName,
               version: commit ? (sink.datasetVersion ?? null) : identicalDatasetId ? datasetVersion(conn, identicalDatasetId) : null,
             }
@@ -293,7 +302,10 @@ export function describeSummary(s: ImportSummary, limit = 20): string {
           "(responses: item, model, turn; verdicts: judge, item, response, checklist item). Imported rows are never replaced silently: the file is refused.",
       );
     }
-  } else if (s.dryRun) lines.push(`Dry run: the file is valid${ds}: ${counts}${present}${s.unchanged ? " (already imported with the same content: nothing would change)" : ""}. Nothing was written.`);
+  } else if (s.dryRun)
+    lines.push(
+      `Dry run: the file is valid${ds}: ${counts}${present}${s.unchanged ? " (already imported with the same content: nothing would change)" : ""}. Nothing was written.`,
+    );
   else if (s.unchanged) lines.push(`Already imported${ds} with the same content: nothing changed (${counts}).`);
   else lines.push(`Imported${ds} in project "${s.project}": ${counts}${present}.`);
   if (s.level) lines.push(`Measurement level: ${s.level.level} (${s.level.reason}).`);

@@ -26,7 +26,12 @@ function resolveColumns(fields: FieldSpec[], header: string[], mapping: Record<s
   for (const f of fields) {
     const mapped = mapping[f.name];
     if (mapped) {
-      if (!header.includes(mapped)) throw new ImportRefusal(`--map ${f.name}=${mapped}`, { row: 1, field: mapped, message: `mapped column "${mapped}" for ${f.name} is not in the header (${header.join(", ")})` });
+      if (!header.includes(mapped))
+        throw new ImportRefusal(`--map ${f.name}=${mapped}`, {
+          row: 1,
+          field: mapped,
+          message: `mapped column "${mapped}" for ${f.name} is not in the header (${header.join(", ")})`,
+        });
       out[f.name] = mapped;
       continue;
     }
@@ -86,7 +91,9 @@ export async function readTable(file: string, what: string): Promise<Table> {
   } catch (err) {
     if (err instanceof JudgeFileError) throw err;
     const code = (err as NodeJS.ErrnoException).code;
-    throw new JudgeFileError(`${where}: ${code === "ENOENT" ? "no such file." : code === "EISDIR" ? "is a directory, not a file." : "cannot be read."}`);
+    throw new JudgeFileError(
+      `${where}: ${code === "ENOENT" ? "no such file." : code === "EISDIR" ? "is a directory, not a file." : "cannot be read."}`,
+    );
   }
   if (buf.length === 0) throw new JudgeFileError(`${where}: the file is empty (0 bytes).`);
   if (buf.includes(0)) throw new JudgeFileError(`${where}: this is not a text file (it contains NUL bytes).`);
@@ -206,14 +213,20 @@ export async function readJudgeFiles(o: {
     layout = "wide";
     const cols = columns(lt, [UNIT], mapping, lwhere);
     const missing = o.annotators.filter((a) => !lt.header.includes(a));
-    if (missing.length) throw new JudgeFileError(`${lwhere}: --annotators names ${missing.map((m) => `"${m}"`).join(", ")}, not in the file; its columns are: ${lt.header.join(", ")}`);
+    if (missing.length)
+      throw new JudgeFileError(
+        `${lwhere}: --annotators names ${missing.map((m) => `"${m}"`).join(", ")}, not in the file; its columns are: ${lt.header.join(", ")}`,
+      );
     if (new Set(o.annotators).size !== o.annotators.length) throw new JudgeFileError(`${lwhere}: --annotators names a column twice.`);
     annotators = o.annotators;
     ignored = lt.header.filter((h) => h !== cols.unit && !annotators.includes(h));
     const seen = new Map<string, number>();
     for (const { record, row } of lt.rows) {
       const key = unitKey(record, cols.unit, row, lwhere);
-      if (seen.has(key)) throw new JudgeFileError(`${lwhere}: row ${row}, field "${cols.unit}": unit "${key}" appears again (first at row ${seen.get(key)})`);
+      if (seen.has(key))
+        throw new JudgeFileError(
+          `${lwhere}: row ${row}, field "${cols.unit}": unit "${key}" appears again (first at row ${seen.get(key)})`,
+        );
       seen.set(key, row);
       const u = unitOf(key);
       annotators.forEach((a, i) => {
@@ -242,7 +255,8 @@ export async function readJudgeFiles(o: {
       const t = labelText(record[cols.label!]);
       if (t === null) continue;
       const dup = `${key}\u0000${who}`;
-      if (seen.has(dup)) throw new JudgeFileError(`${lwhere}: row ${row}: annotator "${who}" already labelled unit "${key}" at row ${seen.get(dup)}`);
+      if (seen.has(dup))
+        throw new JudgeFileError(`${lwhere}: row ${row}: annotator "${who}" already labelled unit "${key}" at row ${seen.get(dup)}`);
       seen.set(dup, row);
       let a = annIndex.get(who);
       if (a === undefined) {
@@ -272,7 +286,8 @@ export async function readJudgeFiles(o: {
       verdictsWithoutLabels++;
       continue;
     }
-    if (j.rows.has(u)) throw new JudgeFileError(`${vwhere}: row ${row}: judge "${name}" already gave a verdict on unit "${key}" at row ${j.rows.get(u)}`);
+    if (j.rows.has(u))
+      throw new JudgeFileError(`${vwhere}: row ${row}: judge "${name}" already gave a verdict on unit "${key}" at row ${j.rows.get(u)}`);
     j.rows.set(u, row);
     // The verdict as written (trimmed); an empty cell is an unparsed output, not a missing one.
     const raw = record[vc.verdict!];

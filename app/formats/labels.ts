@@ -68,7 +68,9 @@ export function shortHash(s: string): string {
 export function looksLikeAnnotatorColumn(name: string): boolean {
   const t = name.trim();
   if (/^[ahr]\d+$/i.test(t)) return true;
-  return /^(?:annotator|ann|rater|coder|labell?er|worker|human|reviewer|grader|assessor|expert|participant)s?(?:\d+|[\s_\-.#]+[\p{L}\p{N}][\p{L}\p{N}\s_\-.#]*)?$/iu.test(t);
+  return /^(?:annotator|ann|rater|coder|labell?er|worker|human|reviewer|grader|assessor|expert|participant)s?(?:\d+|[\s_\-.#]+[\p{L}\p{N}][\p{L}\p{N}\s_\-.#]*)?$/iu.test(
+    t,
+  );
 }
 
 /**
@@ -83,7 +85,8 @@ export function parseScale(names: string[]): { values: LabelValue[] } | { error:
     if (v === null) return { error: "the scale has an empty category (two commas in a row, or one at an end)" };
     const key = String(v);
     const before = seen.get(key);
-    if (before !== undefined) return { error: `the scale names "${before}" twice${before !== name.trim() ? ` (as "${name.trim()}")` : ""}` };
+    if (before !== undefined)
+      return { error: `the scale names "${before}" twice${before !== name.trim() ? ` (as "${name.trim()}")` : ""}` };
     seen.set(key, name.trim());
     values.push(v);
   }

@@ -83,15 +83,15 @@ const numberLike = (v: unknown) => {
 const optNumber = z.preprocess(numberLike, z.number({ error: (iss) => `expected a number, got ${describe(iss.input)}` }).optional());
 const optTurn = z.preprocess(
   numberLike,
-  z.number({ error: (iss) => `expected a whole number, got ${describe(iss.input)}` }).int("expected a whole number").min(1, "must be 1 or more").optional(),
+  z
+    .number({ error: (iss) => `expected a whole number, got ${describe(iss.input)}` })
+    .int("expected a whole number")
+    .min(1, "must be 1 or more")
+    .optional(),
 );
 
 const checklistEntry = z.union(
-  [
-    z.string().min(1),
-    z.tuple([z.string().min(1), z.number()]),
-    z.object({ text: z.string().min(1), weight: z.number().nullish() }),
-  ],
+  [z.string().min(1), z.tuple([z.string().min(1), z.number()]), z.object({ text: z.string().min(1), weight: z.number().nullish() })],
   { error: "each checklist entry must be a text, a [text, weight] pair or {text, weight}" },
 );
 const checklistList = z.array(checklistEntry, { error: (iss) => `expected a list, got ${describe(iss.input)}` });
@@ -215,7 +215,13 @@ async function eachRow(
     });
   }
   if (rows === 0 && ctx.sink.errorCount === 0) {
-    throw new ImportRefusal(ctx.format === "csv" ? "The file has a header row but no data rows." : ctx.format === "json" ? "The file's JSON array is empty." : "The file has no JSON lines.");
+    throw new ImportRefusal(
+      ctx.format === "csv"
+        ? "The file has a header row but no data rows."
+        : ctx.format === "json"
+          ? "The file's JSON array is empty."
+          : "The file has no JSON lines.",
+    );
   }
 }
 
@@ -251,7 +257,16 @@ const itemBase = {
   language: optText,
 };
 
-function itemFrom(d: { id: string; prompt: string; reference?: string | string[]; domain?: string; passage?: string; subject?: string; task_type?: string; language?: string }): ItemRecord {
+function itemFrom(d: {
+  id: string;
+  prompt: string;
+  reference?: string | string[];
+  domain?: string;
+  passage?: string;
+  subject?: string;
+  task_type?: string;
+  language?: string;
+}): ItemRecord {
   return {
     sourceId: d.id.trim(),
     query: d.prompt,
@@ -332,7 +347,16 @@ export const tuning = { fastPaths: true };
 function csvFastRow(cols: Record<string, string | undefined>, sink: ImportWriter): (rec: SourceRecord, row: number) => boolean {
   const c = (name: string) => cols[name];
   const [cId, cPrompt, cRef, cDomain, cPassage, cSubject, cTask, cLang, cText, cWeight] = [
-    c("item_id"), c("prompt"), c("reference"), c("domain"), c("passage"), c("subject"), c("task_type"), c("language"), c("checklist_item"), c("weight"),
+    c("item_id"),
+    c("prompt"),
+    c("reference"),
+    c("domain"),
+    c("passage"),
+    c("subject"),
+    c("task_type"),
+    c("language"),
+    c("checklist_item"),
+    c("weight"),
   ];
   if (!cId || !cPrompt) return () => false;
   return (rec, row) => {
@@ -346,7 +370,8 @@ function csvFastRow(cols: Record<string, string | undefined>, sink: ImportWriter
     const task = cTask ? optional(rec[cTask]) : undefined;
     const lang = cLang ? optional(rec[cLang]) : undefined;
     const text = cText ? optional(rec[cText]) : undefined;
-    if (reference === NOT || domain === NOT || passage === NOT || subject === NOT || task === NOT || lang === NOT || text === NOT) return false;
+    if (reference === NOT || domain === NOT || passage === NOT || subject === NOT || task === NOT || lang === NOT || text === NOT)
+      return false;
     let weight: number | null = null;
     if (cWeight) {
       const w = rec[cWeight];
@@ -359,7 +384,19 @@ function csvFastRow(cols: Record<string, string | undefined>, sink: ImportWriter
         }
       }
     }
-    sink.longFormRow(row, id.trim(), prompt, passage ?? null, domain ?? null, subject ?? null, task ?? null, lang ?? null, reference, text, weight);
+    sink.longFormRow(
+      row,
+      id.trim(),
+      prompt,
+      passage ?? null,
+      domain ?? null,
+      subject ?? null,
+      task ?? null,
+      lang ?? null,
+      reference,
+      text,
+      weight,
+    );
     return true;
   };
 }
@@ -396,7 +433,13 @@ const responsesPreset: Preset = {
   ],
   datasetName: baseName,
   async run(ctx) {
-    const schema = z.object({ item: reqText, model: reqText, turn: optTurn, text: z.preprocess((v) => (typeof v === "number" ? String(v) : v), z.string({ error: "is missing" })), response_id: optText });
+    const schema = z.object({
+      item: reqText,
+      model: reqText,
+      turn: optTurn,
+      text: z.preprocess((v) => (typeof v === "number" ? String(v) : v), z.string({ error: "is missing" })),
+      response_id: optText,
+    });
     await eachRow(ctx, this.fields!, (m, row, _r, cols) => {
       const d = check(schema, m, row, ctx.sink, cols);
       if (!d) return;
@@ -443,8 +486,16 @@ const verdictsPreset: Preset = {
       response: reqText,
       checklist_item: z.preprocess(blankToUndef, z.union([z.string(), z.number()]).optional()),
       // Empty is allowed here: the writer keeps it as unparsed on a response with imported labels, and refuses it elsewhere.
-      value: z.preprocess(blankToUndef, z.union([z.string(), z.number(), z.boolean()], { error: (iss) => `expected text, a number or yes/no, got ${describe(iss.input)}` }).optional()),
-      raw: z.preprocess((v) => (v === undefined || v === null ? undefined : typeof v === "string" ? v : JSON.stringify(v)), z.string().optional()),
+      value: z.preprocess(
+        blankToUndef,
+        z
+          .union([z.string(), z.number(), z.boolean()], { error: (iss) => `expected text, a number or yes/no, got ${describe(iss.input)}` })
+          .optional(),
+      ),
+      raw: z.preprocess(
+        (v) => (v === undefined || v === null ? undefined : typeof v === "string" ? v : JSON.stringify(v)),
+        z.string().optional(),
+      ),
     });
     await eachRow(ctx, this.fields!, (m, row, _r, cols) => {
       const d = check(schema, m, row, ctx.sink, cols);
@@ -472,7 +523,12 @@ const verdictsPreset: Preset = {
  * item has one response of that model). With it, `unit` names the item, and the unit of the task is
  * that response, so verdicts imported with the `verdicts` preset meet the labels.
  */
-const RESPONSE_LINK: FieldSpec = { name: "response", aliases: ["response_key", "model"], required: false, help: "the imported response labelled (key or model; optional)" };
+const RESPONSE_LINK: FieldSpec = {
+  name: "response",
+  aliases: ["response_key", "model"],
+  required: false,
+  help: "the imported response labelled (key or model; optional)",
+};
 
 const labelsLong: Preset = {
   name: "labels-long",
@@ -497,7 +553,11 @@ const labelsLong: Preset = {
         ctx.sink.error({ row, field: cols.label, message: "the label is empty" });
         return;
       }
-      ctx.sink.label({ unit: d.unit.trim(), annotator: d.annotator.trim(), label, text: d.text, ...(d.response ? { response: d.response.trim() } : {}) }, row, cols.label);
+      ctx.sink.label(
+        { unit: d.unit.trim(), annotator: d.annotator.trim(), label, text: d.text, ...(d.response ? { response: d.response.trim() } : {}) },
+        row,
+        cols.label,
+      );
     });
   },
 };
@@ -535,11 +595,14 @@ const labelsWide: Preset = {
         // CSV: every row has every column; JSON(L): a named column may be absent from a record (not labelled).
         const missing = ctx.format === "csv" ? named.filter((a) => !(a in rec)) : [];
         if (missing.length) {
-          throw new ImportRefusal(`--annotators names ${missing.map((x) => `"${x}"`).join(", ")}, not a column of the file; its columns are: ${Object.keys(rec).join(", ")}.`, {
-            row: 1,
-            field: missing[0],
-            message: `annotator column ${missing.map((x) => `"${x}"`).join(", ")} is not in the header (${Object.keys(rec).join(", ")})`,
-          });
+          throw new ImportRefusal(
+            `--annotators names ${missing.map((x) => `"${x}"`).join(", ")}, not a column of the file; its columns are: ${Object.keys(rec).join(", ")}.`,
+            {
+              row: 1,
+              field: missing[0],
+              message: `annotator column ${missing.map((x) => `"${x}"`).join(", ")} is not in the header (${Object.keys(rec).join(", ")})`,
+            },
+          );
         }
       }
       const d = check(unitSchema, m, row, ctx.sink, cols);
@@ -551,24 +614,35 @@ const labelsWide: Preset = {
         if (label === null) continue;
         ctx.sink.label({ unit: d.unit.trim(), annotator: col, label, ...(d.response ? { response: d.response.trim() } : {}) }, row, col);
       }
-      if (!all) for (const col of Object.keys(rec)) if (col !== cols.unit && col !== cols.response && !named.includes(col)) ignored.add(col);
+      if (!all)
+        for (const col of Object.keys(rec)) if (col !== cols.unit && col !== cols.response && !named.includes(col)) ignored.add(col);
     });
     // Which columns became annotators is always said.
     if (all) {
-      if (used.size) ctx.sink.warn({ row: 1, message: `--annotators all: every column other than the unit became an annotator (${[...used].join(", ")})` });
+      if (used.size)
+        ctx.sink.warn({
+          row: 1,
+          message: `--annotators all: every column other than the unit became an annotator (${[...used].join(", ")})`,
+        });
     } else if (ignored.size) ctx.sink.warn({ row: 1, message: `columns ignored (not among --annotators): ${[...ignored].join(", ")}` });
   },
 };
 
 const unitVerdicts: Preset = {
   name: "unit-verdicts",
-  summary: "Judge verdicts on units of imported labels: unit, judge, verdict (raw optional); empty or out-of-set verdicts are kept as unparsed",
+  summary:
+    "Judge verdicts on units of imported labels: unit, judge, verdict (raw optional); empty or out-of-set verdicts are kept as unparsed",
   kind: "attach",
   formats: ["csv", "jsonl", "json"],
   fields: [
     { name: "unit", aliases: ["unit_id", "item", "item_id", "id"], required: true, help: "the unit key of the imported labels" },
     { name: "judge", aliases: ["judge_model", "evaluator", "judge_name"], required: true, help: "the judge's name" },
-    { name: "verdict", aliases: ["value", "label", "prediction", "winner", "output"], required: true, help: "the verdict (a label of the task)" },
+    {
+      name: "verdict",
+      aliases: ["value", "label", "prediction", "winner", "output"],
+      required: true,
+      help: "the verdict (a label of the task)",
+    },
     { name: "raw", aliases: ["raw_output", "reason", "explanation", "completion"], required: false, help: "the judge's raw output" },
   ],
   datasetName: baseName,
@@ -577,7 +651,10 @@ const unitVerdicts: Preset = {
       unit: reqText,
       judge: reqText,
       verdict: z.unknown(),
-      raw: z.preprocess((v) => (v === undefined || v === null ? undefined : typeof v === "string" ? v : JSON.stringify(v)), z.string().optional()),
+      raw: z.preprocess(
+        (v) => (v === undefined || v === null ? undefined : typeof v === "string" ? v : JSON.stringify(v)),
+        z.string().optional(),
+      ),
     });
     await eachRow(ctx, this.fields!, (m, row, _r, cols) => {
       const d = check(schema, m, row, ctx.sink, cols);
@@ -585,7 +662,13 @@ const unitVerdicts: Preset = {
       // Compared as text after trimming (a judge's "1" is the human label 1); blank = an unparsed output.
       const l = parseLabel(d.verdict);
       ctx.sink.unitVerdict(
-        { judge: d.judge.trim(), unit: d.unit.trim(), value: l === null ? null : String(l), score: typeof l === "number" ? l : null, raw: d.raw ?? null },
+        {
+          judge: d.judge.trim(),
+          unit: d.unit.trim(),
+          value: l === null ? null : String(l),
+          score: typeof l === "number" ? l : null,
+          raw: d.raw ?? null,
+        },
         row,
       );
     });
@@ -617,9 +700,12 @@ const refinebench: Preset = {
     const records: [string, unknown][] = Array.isArray(doc)
       ? doc.map((r, i) => [`[${i}]`, r])
       : doc && typeof doc === "object"
-        ? Object.entries(doc as Record<string, unknown>).flatMap(([k, list]) => (Array.isArray(list) ? list.map((r, i) => [`${k}[${i}]`, r] as [string, unknown]) : []))
+        ? Object.entries(doc as Record<string, unknown>).flatMap(([k, list]) =>
+            Array.isArray(list) ? list.map((r, i) => [`${k}[${i}]`, r] as [string, unknown]) : [],
+          )
         : [];
-    if (records.length === 0) throw new ImportRefusal("Expected RefineBench problems: a JSON object of field → list of problems, or a list.");
+    if (records.length === 0)
+      throw new ImportRefusal("Expected RefineBench problems: a JSON object of field → list of problems, or a list.");
     records.forEach(([where, raw], i) => {
       const row = i + 1;
       const r = refinebenchRecord.safeParse(raw);
@@ -652,7 +738,9 @@ const refinebench: Preset = {
 
 /** FB-Bench has no IDs; an item's ID is a hash of its query, preset first response and feedback. */
 export function fbBenchId(r: { user_query: string; origin_first_response: string; feedback: string }): string {
-  return "fb-" + createHash("sha256").update(`${r.user_query}\u0000${r.origin_first_response}\u0000${r.feedback}`).digest("hex").slice(0, 16);
+  return (
+    "fb-" + createHash("sha256").update(`${r.user_query}\u0000${r.origin_first_response}\u0000${r.feedback}`).digest("hex").slice(0, 16)
+  );
 }
 
 const fbRecord = z.object({
@@ -662,15 +750,19 @@ const fbRecord = z.object({
   user_query: reqText,
   origin_first_response: z.string({ error: "is missing" }),
   feedback: z.string({ error: "is missing" }),
-  checklist: z.array(z.union([z.string().min(1), z.tuple([z.string().min(1), z.number()])], { error: "expected a text or a [text, weight] pair" }), {
-    error: "expected a list",
-  }),
+  checklist: z.array(
+    z.union([z.string().min(1), z.tuple([z.string().min(1), z.number()])], { error: "expected a text or a [text, weight] pair" }),
+    {
+      error: "expected a list",
+    },
+  ),
   reference_second_response: z.string().nullish(),
 });
 
 const fbBench: Preset = {
   name: "fb-bench",
-  summary: "FB-Bench (fb_bench_dataset_v3.json): error-correction checklists are [text, weight] pairs, response-maintenance ones plain texts",
+  summary:
+    "FB-Bench (fb_bench_dataset_v3.json): error-correction checklists are [text, weight] pairs, response-maintenance ones plain texts",
   kind: "benchmark",
   formats: ["json"],
   weightsSumToOne: true,
@@ -697,7 +789,11 @@ const fbBench: Preset = {
         row,
       );
     };
-    await readJsonArray(ctx.file, { element: each, problem: (p) => ctx.sink.error(p), bytes: ctx.onBytes }, "Expected FB-Bench records: a JSON list of objects.");
+    await readJsonArray(
+      ctx.file,
+      { element: each, problem: (p) => ctx.sink.error(p), bytes: ctx.onBytes },
+      "Expected FB-Bench records: a JSON list of objects.",
+    );
   },
 };
 
@@ -716,7 +812,8 @@ const fbJudgment = z.object({
 
 const fbBenchJudgments: Preset = {
   name: "fb-bench-judgments",
-  summary: "FB-Bench judge output (model_judgment/JUDGE/MODEL.jsonl): the model's follow-up response and a 是/否 verdict per checklist item",
+  summary:
+    "FB-Bench judge output (model_judgment/JUDGE/MODEL.jsonl): the model's follow-up response and a 是/否 verdict per checklist item",
   kind: "attach",
   formats: ["jsonl"],
   datasetName: () => "FB-Bench",
@@ -750,7 +847,16 @@ const fbBenchJudgments: Preset = {
         });
         if (d.score !== undefined && d.score !== null) {
           ctx.sink.verdict(
-            { judge: d.judge_model, judgeModel: d.judge_model, item, response: key, checklist: null, value: String(d.score), score: d.score, raw: null },
+            {
+              judge: d.judge_model,
+              judgeModel: d.judge_model,
+              item,
+              response: key,
+              checklist: null,
+              value: String(d.score),
+              score: d.score,
+              raw: null,
+            },
             row,
           );
         }
@@ -824,7 +930,12 @@ const llmbarRecord = z.object({
   output_2: z.string({ error: "is missing" }),
   label: z.union([z.literal(1), z.literal(2), z.literal("1"), z.literal("2")], { error: "expected 1 or 2" }),
   results: z
-    .array(z.record(z.string(), z.object({ winner: z.union([z.string(), z.number()]).nullish(), completion: z.unknown().optional() }).passthrough()))
+    .array(
+      z.record(
+        z.string(),
+        z.object({ winner: z.union([z.string(), z.number()]).nullish(), completion: z.unknown().optional() }).passthrough(),
+      ),
+    )
     .optional(),
 });
 
@@ -838,10 +949,11 @@ function llmbarNames(fileName: string): { dataset: string; judge: string } {
   const ev = parts.indexOf("evaluators");
   const dataEnd = ev >= 0 ? ev : parts.length - 1;
   let top = -1;
-  for (let i = dataEnd - 1; i >= 0; i--) if (parts[i] === "LLMBar" || parts[i] === "Processed") {
-    top = i;
-    break;
-  }
+  for (let i = dataEnd - 1; i >= 0; i--)
+    if (parts[i] === "LLMBar" || parts[i] === "Processed") {
+      top = i;
+      break;
+    }
   const dataParts = top >= 0 ? parts.slice(top, dataEnd) : [];
   const dataset = dataParts.length ? `LLMBar ${dataParts.join("/").replace(/^LLMBar\//, "")}` : `LLMBar ${baseName(fileName)}`;
   const judge = ev >= 0 ? parts.slice(ev + 1, parts.length - 1).join("/") : "LLMBar judge";
@@ -850,7 +962,8 @@ function llmbarNames(fileName: string): { dataset: string; judge: string } {
 
 const llmbar: Preset = {
   name: "llmbar",
-  summary: "LLMBar pairwise sets (dataset.json: input, output_1, output_2, gold label) and judge results (evaluators/…/result.json, both orders)",
+  summary:
+    "LLMBar pairwise sets (dataset.json: input, output_1, output_2, gold label) and judge results (evaluators/…/result.json, both orders)",
   kind: "benchmark",
   attachesToExistingVersion: true,
   formats: ["json"],
@@ -887,13 +1000,27 @@ const llmbar: Preset = {
         }
       }
     };
-    await readJsonArray(ctx.file, { element: each, problem: (p) => ctx.sink.error(p), bytes: ctx.onBytes }, "Expected LLMBar pairs: a JSON list of {input, output_1, output_2, label}.");
+    await readJsonArray(
+      ctx.file,
+      { element: each, problem: (p) => ctx.sink.error(p), bytes: ctx.onBytes },
+      "Expected LLMBar pairs: a JSON list of {input, output_1, output_2, label}.",
+    );
   },
 };
 
 export const PRESETS: Record<string, Preset> = Object.fromEntries(
-  [itemsJsonl, itemsCsv, responsesPreset, verdictsPreset, labelsLong, labelsWide, unitVerdicts, refinebench, fbBench, fbBenchJudgments, c3ebench, llmbar].map((p) => [
-    p.name,
-    p,
-  ]),
+  [
+    itemsJsonl,
+    itemsCsv,
+    responsesPreset,
+    verdictsPreset,
+    labelsLong,
+    labelsWide,
+    unitVerdicts,
+    refinebench,
+    fbBench,
+    fbBenchJudgments,
+    c3ebench,
+    llmbar,
+  ].map((p) => [p.name, p]),
 );

@@ -112,7 +112,7 @@ function lineAt(file: string, pos: number): number {
   const buf = Buffer.alloc(1 << 20);
   let lines = 1;
   try {
-    for (let at = 0; at < pos; ) {
+    for (let at = 0; at < pos;) {
       const n = fs.readSync(fd, buf, 0, Math.min(buf.length, pos - at), at);
       if (n <= 0) break;
       for (let i = buf.indexOf(10, 0); i >= 0 && i < n; i = buf.indexOf(10, i + 1)) lines++;
@@ -179,7 +179,10 @@ export function readCsv(file: string, h: RowHandlers): Promise<number> {
       failed = err;
       reject(err);
     });
-    const parseStream = Papa.parse as unknown as (input: Readable, config: Papa.ParseConfig<Record<string, string>> & { error?: (err: Error) => void }) => void;
+    const parseStream = Papa.parse as unknown as (
+      input: Readable,
+      config: Papa.ParseConfig<Record<string, string>> & { error?: (err: Error) => void },
+    ) => void;
     parseStream(input, {
       header: true,
       skipEmptyLines: true,
@@ -215,9 +218,9 @@ export function readCsv(file: string, h: RowHandlers): Promise<number> {
 function csvError(e: Papa.ParseError): string {
   switch (e.code) {
     case "MissingQuotes":
-      return "a quoted field is never closed (unbalanced quote); every opening \" needs a closing \"";
+      return 'a quoted field is never closed (unbalanced quote); every opening " needs a closing "';
     case "InvalidQuotes":
-      return "a quote inside a quoted field is not doubled (write \"\" for a literal quote)";
+      return 'a quote inside a quoted field is not doubled (write "" for a literal quote)';
     case "TooFewFields":
     case "TooManyFields":
       return `${e.message.replace(/\.$/, "")} than the header has`;
@@ -253,7 +256,9 @@ export async function readJsonl(file: string, h: RowHandlers): Promise<number> {
       const why = jsonSyntaxReason(err, "this line");
       h.problem({
         row: line,
-        message: why.cutOff ? `the JSON on this line is cut off before it ends (truncated line${isLast ? " at the end of the file" : ""})` : why.reason,
+        message: why.cutOff
+          ? `the JSON on this line is cut off before it ends (truncated line${isLast ? " at the end of the file" : ""})`
+          : why.reason,
       });
       return;
     }
@@ -404,7 +409,10 @@ export async function readJsonArray(file: string, h: JsonArrayHandlers, notArray
         phase = FIRST;
         i++;
       } else if (phase === AFTER) {
-        throw new ImportRefusal("The file is not a well-formed JSON array: there is text after its closing ].", { row: 0, message: "text after the closing ] of the array" });
+        throw new ImportRefusal("The file is not a well-formed JSON array: there is text after its closing ].", {
+          row: 0,
+          message: "text after the closing ] of the array",
+        });
       } else if (c === 93 && phase === FIRST) {
         phase = AFTER;
         i++;
@@ -425,7 +433,10 @@ export async function readJsonArray(file: string, h: JsonArrayHandlers, notArray
   if (phase === BEFORE) throw new ImportRefusal(notArray);
   if (phase !== AFTER) {
     const message = "the file ends inside the array (it is cut off, or its closing ] is missing)";
-    throw new ImportRefusal(`The file is not a well-formed JSON array: record ${Math.max(count, 1)}: ${message}.`, { row: Math.max(count, 1), message });
+    throw new ImportRefusal(`The file is not a well-formed JSON array: record ${Math.max(count, 1)}: ${message}.`, {
+      row: Math.max(count, 1),
+      message,
+    });
   }
   return count;
 }

@@ -91,7 +91,9 @@ export function commitStage(conn: Database.Database): CommitStats {
   const plans = STAGED_TABLES.map((t) => {
     const cols = (conn.prepare(`select name from pragma_table_info(?, 'main')`).all(t) as { name: string }[]).map((c) => c.name);
     const fks = new Map(
-      (conn.prepare(`select "from", "table" from pragma_foreign_key_list(?, 'main')`).all(t) as { from: string; table: string }[]).map((f) => [f.from, f.table]),
+      (conn.prepare(`select "from", "table" from pragma_foreign_key_list(?, 'main')`).all(t) as { from: string; table: string }[]).map(
+        (f) => [f.from, f.table],
+      ),
     );
     return { t, cols, fks };
   });
@@ -101,7 +103,10 @@ export function commitStage(conn: Database.Database): CommitStats {
   // Warm it before the lock: read the indexes the inserts will descend.
   for (const { t } of plans) {
     if (!conn.prepare(`select 1 from stage."${t}" limit 1`).get()) continue;
-    for (const idx of conn.prepare(`select name, partial from pragma_index_list(?, 'main')`).all(t) as { name: string; partial: number }[]) {
+    for (const idx of conn.prepare(`select name, partial from pragma_index_list(?, 'main')`).all(t) as {
+      name: string;
+      partial: number;
+    }[]) {
       if (!idx.partial) conn.prepare(`select count(*) from main."${t}" indexed by "${idx.name}"`).get();
     }
   }
@@ -120,10 +125,15 @@ export function commitStage(conn: Database.Database): CommitStats {
       const exprs = cols.map((c) => {
         if (c === "id") return `id - ${STAGE_BASE - 1} + ${base.get(t)}`;
         const ref = fks.get(c);
-        if (ref && base.has(ref)) return `case when "${c}" >= ${STAGE_BASE} then "${c}" - ${STAGE_BASE - 1} + ${base.get(ref)} else "${c}" end`;
+        if (ref && base.has(ref))
+          return `case when "${c}" >= ${STAGE_BASE} then "${c}" - ${STAGE_BASE - 1} + ${base.get(ref)} else "${c}" end`;
         return `"${c}"`;
       });
-      const r = conn.prepare(`insert into main."${t}" (${cols.map((c) => `"${c}"`).join(", ")}) select ${exprs.join(", ")} from stage."${t}" order by id`).run();
+      const r = conn
+        .prepare(
+          `insert into main."${t}" (${cols.map((c) => `"${c}"`).join(", ")}) select ${exprs.join(", ")} from stage."${t}" order by id`,
+        )
+        .run();
       rows += r.changes;
     }
     conn.exec("commit");

@@ -139,14 +139,17 @@ setInterval(() => sweepNowAndThen(), 10 * 60_000).unref();
 /** Command-line wording → the page's wording (the page has selects, not flags). */
 export function webMessage(text: string): string {
   return text
-    .replace(/import with --level (\w+) \(the Label level select on the Import page\)/g, 'choose "$1" under "Label level" and preview again')
+    .replace(
+      /import with --level (\w+) \(the Label level select on the Import page\)/g,
+      'choose "$1" under "Label level" and preview again',
+    )
     .replace(/given with --level/g, 'chosen under "Label level"')
     .replace(/import with --level (\w+)/g, 'choose "$1" under "Label level"')
     .replace(/;? ?map it with --map ([^=\s]+)=COLUMN/g, '; choose its column for "$1" in the mapping')
     .replace(/name one with --dataset/g, 'choose the dataset under "Items from dataset"')
     .replace(/--dataset/g, '"Items from dataset"')
     .replace(/--level/g, '"Label level"')
-    .replace(/name the annotator columns with --annotators/g, 'tick the annotator columns')
+    .replace(/name the annotator columns with --annotators/g, "tick the annotator columns")
     .replace(/give --annotators COL,COL \(or --annotators all to take every one of them\)/g, 'tick them under "Annotator columns"')
     .replace(/--annotators/g, '"Annotator columns"')
     .replace(/the declared scale \(--categories\)/g, 'the declared scale ("Scale")')
@@ -162,7 +165,7 @@ async function jsonlKeys(file: string): Promise<string[]> {
   for await (const chunk of decodedChunks(file)) {
     text += chunk;
     const lines = text.split("\n");
-    const first = lines.find((l, i) => l.trim() && (i < lines.length - 1));
+    const first = lines.find((l, i) => l.trim() && i < lines.length - 1);
     if (first !== undefined) {
       try {
         const v = JSON.parse(first);
@@ -221,7 +224,14 @@ function defaultMapping(presetName: string, columns: string[]): Record<string, s
 }
 
 export type JobView =
-  | { state: "queued" | "running"; kind: "preview" | "confirm"; phase: "waiting" | "checking" | "writing"; percent: number; bytes: number; totalBytes: number }
+  | {
+      state: "queued" | "running";
+      kind: "preview" | "confirm";
+      phase: "waiting" | "checking" | "writing";
+      percent: number;
+      bytes: number;
+      totalBytes: number;
+    }
   | { state: "failed"; kind: "preview" | "confirm"; message: string }
   | {
       state: "done";
@@ -263,7 +273,9 @@ function viewJob(job: JobState | undefined): JobView | null {
 export function importPageData(project: { id: number; slug: string; name: string }, url: URL) {
   sweepNowAndThen();
   const datasets = (
-    getDb().$client.prepare("select name, max(version) as version from datasets where project_id = ? group by name order by name").all(project.id) as {
+    getDb()
+      .$client.prepare("select name, max(version) as version from datasets where project_id = ? group by name order by name")
+      .all(project.id) as {
       name: string;
       version: number;
     }[]
@@ -367,12 +379,19 @@ export async function handleImportAction(request: Request, project: { slug: stri
         return fail(`Scale: the categories must all be numbers for the ${o.level} level.`, 400, "categories");
       }
     }
-    meta.options = { dataset: o.dataset || undefined, level: o.level || undefined, mapping, ...(annotators.length ? { annotators } : {}), ...(categories ? { categories } : {}) };
+    meta.options = {
+      dataset: o.dataset || undefined,
+      level: o.level || undefined,
+      mapping,
+      ...(annotators.length ? { annotators } : {}),
+      ...(categories ? { categories } : {}),
+    };
     writeMeta(o.token, meta);
   } else if (!meta.options) return fail("Preview the file before confirming.");
   else {
     const job = getJob(o.token);
-    if (!(job?.state === "done" && job.kind === "preview" && job.summary.errorCount === 0)) return fail("Preview the file before confirming.");
+    if (!(job?.state === "done" && job.kind === "preview" && job.summary.errorCount === 0))
+      return fail("Preview the file before confirming.");
   }
   const opts = meta.options!;
   startJob(
@@ -395,7 +414,8 @@ export async function handleImportAction(request: Request, project: { slug: stri
     },
     (job) => {
       // A confirmed import no longer needs the file; the outcome stays on the page until the upload expires.
-      if (o.intent === "confirm" && job.state === "done" && job.summary.errorCount === 0) fs.rmSync(path.join(dir, meta.stored), { force: true });
+      if (o.intent === "confirm" && job.state === "done" && job.summary.errorCount === 0)
+        fs.rmSync(path.join(dir, meta.stored), { force: true });
     },
   );
   return redirect(back);
@@ -418,7 +438,12 @@ async function receiveUpload(request: Request, project: { slug: string }, here: 
           avoidFileConflicts: false,
           file: ({ filename }) => {
             originalName = path.basename(filename).slice(0, 200);
-            stored = "upload" + (path.extname(filename).toLowerCase().match(/^\.[a-z0-9]{1,8}$/)?.[0] ?? "");
+            stored =
+              "upload" +
+              (path
+                .extname(filename)
+                .toLowerCase()
+                .match(/^\.[a-z0-9]{1,8}$/)?.[0] ?? "");
             return stored;
           },
         }),
@@ -451,7 +476,11 @@ async function receiveUpload(request: Request, project: { slug: string }, here: 
     if (preset.formats.length === 1) format = preset.formats[0];
     else {
       fs.rmSync(dir, { recursive: true, force: true });
-      return fail(`The ${preset.name} preset reads ${preset.formats.join(" or ")} files; ${originalName} looks like ${format}.`, 400, "file");
+      return fail(
+        `The ${preset.name} preset reads ${preset.formats.join(" or ")} files; ${originalName} looks like ${format}.`,
+        400,
+        "file",
+      );
     }
   }
   try {
@@ -459,9 +488,19 @@ async function receiveUpload(request: Request, project: { slug: string }, here: 
     columns = await detectColumns(file, format);
   } catch (err) {
     fs.rmSync(dir, { recursive: true, force: true });
-    if (err instanceof ImportRefusal) return fail(`${originalName}: ${webMessage(err.message.replace(/Cannot read the file .*/, "Cannot read the file."))}`, 400, "file");
+    if (err instanceof ImportRefusal)
+      return fail(`${originalName}: ${webMessage(err.message.replace(/Cannot read the file .*/, "Cannot read the file."))}`, 400, "file");
     throw err;
   }
-  writeMeta(token, { project: project.slug, preset: preset.name, fileName: originalName, stored, size, format, columns, createdAt: Date.now() });
+  writeMeta(token, {
+    project: project.slug,
+    preset: preset.name,
+    fileName: originalName,
+    stored,
+    size,
+    format,
+    columns,
+    createdAt: Date.now(),
+  });
   return redirect(`${here}?upload=${token}`);
 }

@@ -293,7 +293,12 @@ export class ImportWriter {
       }
       if (entry !== this.open) this.reopen(entry);
       const f = entry.fields!;
-      if (f.query !== rec.query || (f.passage ?? "") !== (rec.passage ?? "") || (f.domain ?? "") !== (rec.domain ?? "") || f.refs !== refs.join("\u0001")) {
+      if (
+        f.query !== rec.query ||
+        (f.passage ?? "") !== (rec.passage ?? "") ||
+        (f.domain ?? "") !== (rec.domain ?? "") ||
+        f.refs !== refs.join("\u0001")
+      ) {
         this.error({
           row,
           message: `item "${rec.sourceId}" appears again with a different prompt, reference or domain than at row ${entry.row}`,
@@ -353,7 +358,15 @@ export class ImportWriter {
   ): void {
     const open = this.open;
     if (open !== undefined && this.openKey === sourceId) {
-      if (this.sample.length < SAMPLE_ROWS) this.sampleItem(row, sourceId, query, domain, reference === undefined ? [] : [reference], text === undefined ? [] : [{ text, weight }]);
+      if (this.sample.length < SAMPLE_ROWS)
+        this.sampleItem(
+          row,
+          sourceId,
+          query,
+          domain,
+          reference === undefined ? [] : [reference],
+          text === undefined ? [] : [{ text, weight }],
+        );
       const f = open.fields!;
       if (
         f.query !== query ||
@@ -361,7 +374,10 @@ export class ImportWriter {
         (f.domain ?? "") !== (domain ?? "") ||
         f.refs !== (reference ?? "")
       ) {
-        this.error({ row, message: `item "${sourceId}" appears again with a different prompt, reference or domain than at row ${open.row}` });
+        this.error({
+          row,
+          message: `item "${sourceId}" appears again with a different prompt, reference or domain than at row ${open.row}`,
+        });
         return;
       }
       if (text !== undefined) this.checklistEntry(open, sourceId, text, weight, row);
@@ -384,7 +400,14 @@ export class ImportWriter {
     );
   }
 
-  private sampleItem(row: number, id: string, prompt: string, domain: string | null | undefined, refs: string[], checklist: ChecklistEntry[] | undefined): void {
+  private sampleItem(
+    row: number,
+    id: string,
+    prompt: string,
+    domain: string | null | undefined,
+    refs: string[],
+    checklist: ChecklistEntry[] | undefined,
+  ): void {
     this.sampleRow("item", row, {
       id,
       prompt,
@@ -427,7 +450,12 @@ export class ImportWriter {
       } else if (prev.fields && prev.checklist) {
         // Kept in memory: keep copies, not slices of the file's chunks.
         const f = prev.fields;
-        prev.fields = { query: detach(f.query), passage: f.passage && detach(f.passage), domain: f.domain && detach(f.domain), refs: detach(f.refs) };
+        prev.fields = {
+          query: detach(f.query),
+          passage: f.passage && detach(f.passage),
+          domain: f.domain && detach(f.domain),
+          refs: detach(f.refs),
+        };
         prev.checklist = new Set(Array.from(prev.checklist, detach));
       }
     }
@@ -440,10 +468,20 @@ export class ImportWriter {
   private reopen(entry: SeenItem): void {
     if (entry.checklist && entry.fields) return;
     const c = this.conn;
-    const it = c.prepare("select query, passage, domain from stage.items where id = ?").get(entry.id) as { query: string; passage: string | null; domain: string | null };
-    const refs = (c.prepare("select text from stage.\"references\" where item_id = ? order by id").all(entry.id) as { text: string }[]).map((r) => r.text);
+    const it = c.prepare("select query, passage, domain from stage.items where id = ?").get(entry.id) as {
+      query: string;
+      passage: string | null;
+      domain: string | null;
+    };
+    const refs = (c.prepare('select text from stage."references" where item_id = ? order by id').all(entry.id) as { text: string }[]).map(
+      (r) => r.text,
+    );
     entry.fields = { query: it.query, passage: it.passage, domain: it.domain, refs: refs.join("\u0001") };
-    entry.checklist = new Set((c.prepare("select text from stage.checklist_items where item_id = ? order by position, id").all(entry.id) as { text: string }[]).map((r) => r.text));
+    entry.checklist = new Set(
+      (c.prepare("select text from stage.checklist_items where item_id = ? order by position, id").all(entry.id) as { text: string }[]).map(
+        (r) => r.text,
+      ),
+    );
   }
 
   private itemId(sourceId: string, row: number, field = "item"): number | undefined {
@@ -494,7 +532,10 @@ export class ImportWriter {
     this.sampleRow("response", row, { item: rec.item, model: rec.model, turn: rec.turn, text: rec.text });
     // The same key already in the database: identical content is a no-op; a different text is refused (imported
     // responses are what labels and verdicts refer to, so they are never replaced underneath them).
-    const live = itemId < STAGE_BASE ? (this.s.liveResponse.get(itemId, key) as { id: number; model: string; turn: number; text: string } | undefined) : undefined;
+    const live =
+      itemId < STAGE_BASE
+        ? (this.s.liveResponse.get(itemId, key) as { id: number; model: string; turn: number; text: string } | undefined)
+        : undefined;
     if (live) {
       if (live.text === rec.text && live.model === rec.model && live.turn === rec.turn) {
         this.alreadyPresent++;
@@ -596,14 +637,20 @@ export class ImportWriter {
     }
     this.verdictKeys.set(key, row);
     this.counts.verdicts++;
-    this.sampleRow("verdict", row, { judge: rec.judge, item: rec.item, response: rec.response, checklist_item: checklistItemId === null ? "" : "text" in rec.checklist! ? rec.checklist.text : `#${rec.checklist!.position}`, value: rec.value ?? "", raw: rec.raw ?? "" });
+    this.sampleRow("verdict", row, {
+      judge: rec.judge,
+      item: rec.item,
+      response: rec.response,
+      checklist_item: checklistItemId === null ? "" : "text" in rec.checklist! ? rec.checklist.text : `#${rec.checklist!.position}`,
+      value: rec.value ?? "",
+      raw: rec.raw ?? "",
+    });
     if (responseId === 0) return;
     // The same judge, response and checklist item already judged in the database: identical is a no-op, different is refused.
     const existingJudge = this.judgeId(rec.judge);
     if (existingJudge !== undefined && existingJudge < STAGE_BASE && responseId < STAGE_BASE && (checklistItemId ?? 0) < STAGE_BASE) {
       const live = this.s.liveVerdict.get(existingJudge, responseId, checklistItemId) as
-        | { id: number; value: string | null; score: number | null; raw_output: string | null }
-        | undefined;
+        { id: number; value: string | null; score: number | null; raw_output: string | null } | undefined;
       if (live) {
         if (live.value === rec.value && live.score === (rec.score ?? null) && live.raw_output === (rec.raw ?? null)) {
           this.alreadyPresent++;
@@ -615,8 +662,12 @@ export class ImportWriter {
           field,
           message:
             `conflicts with the verdict already imported from judge "${clip(rec.judge, 60)}" on item "${clip(rec.item, 60)}", response "${clip(rec.response, 60)}"` +
-            (checklistItemId === null ? "" : `, checklist item ${"text" in rec.checklist! ? `"${clip(rec.checklist.text, 60)}"` : `#${rec.checklist!.position}`}`) +
-            (field === "value" ? `: it says ${JSON.stringify(clip(live.value ?? "", 40))}, the file says ${JSON.stringify(clip(rec.value ?? "", 40))}` : `: its ${field} differs`) +
+            (checklistItemId === null
+              ? ""
+              : `, checklist item ${"text" in rec.checklist! ? `"${clip(rec.checklist.text, 60)}"` : `#${rec.checklist!.position}`}`) +
+            (field === "value"
+              ? `: it says ${JSON.stringify(clip(live.value ?? "", 40))}, the file says ${JSON.stringify(clip(rec.value ?? "", 40))}`
+              : `: its ${field} differs`) +
             ". Imported verdicts are never replaced; import the new ones under another judge name",
         });
         return;
@@ -640,10 +691,20 @@ export class ImportWriter {
   label(rec: LabelRecord, row: number, field = "label"): void {
     this.sampleRow("label", row, { unit: rec.unit, annotator: rec.annotator, label: rec.label, text: rec.text });
     if (this.scale && !this.scale.has(String(rec.label))) {
-      this.error({ row, field, message: `${JSON.stringify(clip(String(rec.label), 40))} is not a category of the declared scale (${this.opts.categories!.join(", ")})` });
+      this.error({
+        row,
+        field,
+        message: `${JSON.stringify(clip(String(rec.label), 40))} is not a category of the declared scale (${this.opts.categories!.join(", ")})`,
+      });
       return;
     }
-    this.hashText(JSON.stringify(rec.response === undefined ? [rec.unit, rec.annotator, rec.label, rec.text ?? null] : [rec.unit, rec.annotator, rec.label, rec.text ?? null, rec.response]));
+    this.hashText(
+      JSON.stringify(
+        rec.response === undefined
+          ? [rec.unit, rec.annotator, rec.label, rec.text ?? null]
+          : [rec.unit, rec.annotator, rec.label, rec.text ?? null, rec.response],
+      ),
+    );
     this.hashText("\n");
     const what = rec.response === undefined ? `unit "${rec.unit}"` : `item "${rec.unit}", response "${rec.response}"`;
     const key = rec.response === undefined ? `${rec.unit}\u0000${rec.annotator}` : `${rec.unit}\u0000${rec.annotator}\u0000${rec.response}`;
@@ -712,7 +773,12 @@ export class ImportWriter {
       }
     }
     if (this.labels.length) this.counts.items = this.labelUnits();
-    if (this.labels.length) this.level = describeLevel(this.labels.map((l) => l.label), this.opts.level, this.opts.categories);
+    if (this.labels.length)
+      this.level = describeLevel(
+        this.labels.map((l) => l.label),
+        this.opts.level,
+        this.opts.categories,
+      );
     if (this.labels.length && !this.opts.level && !this.opts.categories) {
       // The level of measurement is inferred only from numbers; say so, so a code book (0/1/2 for categories) is not taken as a scale unnoticed.
       const level = inferLevel(this.labels.map((l) => l.label));
@@ -745,7 +811,13 @@ export class ImportWriter {
   /** Labels from another tool: one item and unit per unit ID, placeholder annotators, submitted annotations. */
   private writeLabels(): void {
     const c = this.conn;
-    const info = this.level ?? describeLevel(this.labels.map((l) => l.label), this.opts.level, this.opts.categories);
+    const info =
+      this.level ??
+      describeLevel(
+        this.labels.map((l) => l.label),
+        this.opts.level,
+        this.opts.categories,
+      );
     const perUnit = new Map<string, number>();
     for (const l of this.labels) {
       const k = l.response === undefined ? l.unit : `${l.unit}\u0000${l.response}`;
@@ -754,7 +826,9 @@ export class ImportWriter {
     const overlap = Math.max(...perUnit.values());
     const taskId = Number(
       c
-        .prepare("insert into stage.tasks (project_id, dataset_id, kind, name, overlap, config, status) values (?, ?, 'imported-labels', ?, ?, ?, 'closed')")
+        .prepare(
+          "insert into stage.tasks (project_id, dataset_id, kind, name, overlap, config, status) values (?, ?, 'imported-labels', ?, ?, ?, 'closed')",
+        )
         .run(
           this.opts.projectId,
           this.datasetId,
@@ -771,7 +845,9 @@ export class ImportWriter {
     );
     const insItem = c.prepare("insert into stage.items (dataset_id, source_id, query) values (?, ?, ?)");
     // Each unit gets a response standing for it, so judges' verdicts on the unit (unit-verdicts) attach to it.
-    const insResp = c.prepare(`insert into stage.responses (item_id, model, turn, text, origin, source_key, metadata) values (?, '${UNIT_RESPONSE_KEY}', 1, ?, 'import', '${UNIT_RESPONSE_KEY}', '{}')`);
+    const insResp = c.prepare(
+      `insert into stage.responses (item_id, model, turn, text, origin, source_key, metadata) values (?, '${UNIT_RESPONSE_KEY}', 1, ?, 'import', '${UNIT_RESPONSE_KEY}', '{}')`,
+    );
     const insUnit = c.prepare("insert into stage.units (task_id, item_id, response_id, position) values (?, ?, ?, ?)");
     const findUser = c.prepare("select id from main.users where email = ?");
     const insUser = c.prepare("insert into stage.users (email, name, password_hash, disabled) values (?, ?, '!', 1)");
@@ -848,7 +924,9 @@ export class ImportWriter {
     if (responseId <= 0 || responseId >= STAGE_BASE) return undefined;
     if (this.responseLabels.has(responseId)) return this.responseLabels.get(responseId);
     const tasks = this.conn
-      .prepare("select distinct u.task_id from main.units u join main.tasks t on t.id = u.task_id where u.response_id = ? and t.kind = 'imported-labels'")
+      .prepare(
+        "select distinct u.task_id from main.units u join main.tasks t on t.id = u.task_id where u.response_id = ? and t.kind = 'imported-labels'",
+      )
       .all(responseId) as { task_id: number }[];
     let out: Set<string> | undefined;
     for (const t of tasks) {
@@ -876,10 +954,17 @@ export class ImportWriter {
            where d.project_id = ? and (? is null or d.name = ?)
              and d.version = (select max(d2.version) from main.datasets d2 where d2.project_id = d.project_id and d2.name = d.name)`,
         )
-        .all(this.opts.projectId, this.opts.lookupDataset ?? null, this.opts.lookupDataset ?? null) as { source_id: string; item_id: number; task_id: number }[];
+        .all(this.opts.projectId, this.opts.lookupDataset ?? null, this.opts.lookupDataset ?? null) as {
+        source_id: string;
+        item_id: number;
+        task_id: number;
+      }[];
       for (const r of rows) {
         const prev = this.unitItems.get(r.source_id);
-        this.unitItems.set(r.source_id, prev && (prev === "ambiguous" || prev.itemId !== r.item_id) ? "ambiguous" : { itemId: r.item_id, taskId: r.task_id });
+        this.unitItems.set(
+          r.source_id,
+          prev && (prev === "ambiguous" || prev.itemId !== r.item_id) ? "ambiguous" : { itemId: r.item_id, taskId: r.task_id },
+        );
       }
     }
     const hit = this.unitItems.get(rec.unit);
@@ -888,14 +973,27 @@ export class ImportWriter {
       this.error({
         row,
         field: "unit",
-        message: hit === "ambiguous" ? `unit "${clip(rec.unit)}" is in more than one labels dataset; name one with --dataset` : `unknown unit "${clip(rec.unit)}": it is not in ${where}; import the labels first`,
+        message:
+          hit === "ambiguous"
+            ? `unit "${clip(rec.unit)}" is in more than one labels dataset; name one with --dataset`
+            : `unknown unit "${clip(rec.unit)}": it is not in ${where}; import the labels first`,
       });
       return;
     }
     const labels = this.labelsOfTask(hit.taskId);
     const parsed = rec.value !== null && labels.has(rec.value);
     this.verdict(
-      { judge: rec.judge, item: rec.unit, itemId: hit.itemId, response: UNIT_RESPONSE_KEY, checklist: null, value: rec.value, score: parsed ? rec.score : null, raw: rec.raw, parseStatus: parsed ? "ok" : "unparsed" },
+      {
+        judge: rec.judge,
+        item: rec.unit,
+        itemId: hit.itemId,
+        response: UNIT_RESPONSE_KEY,
+        checklist: null,
+        value: rec.value,
+        score: parsed ? rec.score : null,
+        raw: rec.raw,
+        parseStatus: parsed ? "ok" : "unparsed",
+      },
       row,
     );
   }

@@ -32,8 +32,10 @@ export function humanIssue(issue: Issue, label: string): string {
   const L = capital(label);
   switch (issue.code) {
     case "too_small":
-      if (issue.origin === "string") return issue.minimum === 1 ? `${L} cannot be empty.` : `${L} needs at least ${fmt(issue.minimum)} characters.`;
-      if (issue.origin === "array" || issue.origin === "set") return issue.minimum === 1 ? `Choose at least one: ${label}.` : `Choose at least ${fmt(issue.minimum)}: ${label}.`;
+      if (issue.origin === "string")
+        return issue.minimum === 1 ? `${L} cannot be empty.` : `${L} needs at least ${fmt(issue.minimum)} characters.`;
+      if (issue.origin === "array" || issue.origin === "set")
+        return issue.minimum === 1 ? `Choose at least one: ${label}.` : `Choose at least ${fmt(issue.minimum)}: ${label}.`;
       if (!issue.inclusive && Number(issue.minimum) === 0) return `${L} must be more than 0.`;
       return issue.inclusive === false ? `${L} must be more than ${fmt(issue.minimum)}.` : `${L} must be ${fmt(issue.minimum)} or more.`;
     case "too_big":

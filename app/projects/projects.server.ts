@@ -26,10 +26,7 @@ export function listProjectsFor(user: SessionUser, db: Db = getDb()) {
       role: schema.memberships.role,
     })
     .from(schema.projects)
-    .leftJoin(
-      schema.memberships,
-      and(eq(schema.memberships.projectId, schema.projects.id), eq(schema.memberships.userId, user.id)),
-    )
+    .leftJoin(schema.memberships, and(eq(schema.memberships.projectId, schema.projects.id), eq(schema.memberships.userId, user.id)))
     .orderBy(asc(schema.projects.name));
   const rows = base.all();
   return user.isSiteAdmin ? rows.map((r) => ({ ...r, role: r.role ?? "admin" })) : rows.filter((r) => r.role);

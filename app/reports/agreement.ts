@@ -106,14 +106,22 @@ export function scaleMeanEstimate(values: ArrayLike<number>, lo: number, hi: num
   if (n === 0) return { value: NaN, ci: null, n: 0, method: "no labels" };
   const counts = new Map<number, number>();
   let sum = 0;
-  for (let i = 0; i < n; i++) (counts.set(values[i], (counts.get(values[i]) ?? 0) + 1), (sum += values[i]));
+  for (let i = 0; i < n; i++) {
+    counts.set(values[i], (counts.get(values[i]) ?? 0) + 1);
+    sum += values[i];
+  }
   const mean = sum / n;
   if (n < 2) return { value: mean, ci: null, n, method: "not estimable: one label" };
   const xs = [...counts.keys()];
   if (xs.length === 1 || !(hi > lo)) {
     const p = Math.min(1, Math.max(0, (mean - lo) / (hi - lo)));
     const w = wilsonCI(p * n, n);
-    return { value: mean, ci: [lo + w[0] * (hi - lo), lo + w[1] * (hi - lo)], n, method: `all ${n} scores equal: ${WILSON} of the mean rescaled to [0, 1]` };
+    return {
+      value: mean,
+      ci: [lo + w[0] * (hi - lo), lo + w[1] * (hi - lo)],
+      n,
+      method: `all ${n} scores equal: ${WILSON} of the mean rescaled to [0, 1]`,
+    };
   }
   const c = Float64Array.from(xs, (x) => counts.get(x)!);
   const r = countsBootstrapCI({
@@ -121,7 +129,10 @@ export function scaleMeanEstimate(values: ArrayLike<number>, lo: number, hi: num
     statistic: (w) => {
       let s = 0;
       let m = 0;
-      for (let k = 0; k < w.length; k++) (s += w[k] * xs[k]), (m += w[k]);
+      for (let k = 0; k < w.length; k++) {
+        s += w[k] * xs[k];
+        m += w[k];
+      }
       return s / m;
     },
     seed,
@@ -188,7 +199,8 @@ function buildMatrix(data: TaskData, numeric: boolean): Matrix {
   for (let i = 0; i < data.ratings.length; i++) {
     const v = numeric ? Number(value[i]) : value[i];
     const k = code.get(v);
-    if (k === undefined) throw new Error(`reliabilityMatrix: label ${JSON.stringify(v)} is not one of the task's categories ${JSON.stringify(categories)}`);
+    if (k === undefined)
+      throw new Error(`reliabilityMatrix: label ${JSON.stringify(v)} is not one of the task's categories ${JSON.stringify(categories)}`);
     codes[col.get(annotator[i])!][rowOfRating[i]] = k;
   }
   return { rows, categories, codes, subjectOf, clusterOf, annotators };
@@ -236,7 +248,12 @@ function clusterTableBootstrap(opts: {
 }
 
 /** The per-cluster tables of {@link clusterTableBootstrap}, built once for several statistics (each run draws the same clusters for the same seed). */
-function clusterTables(opts: { rows: number; clusterOf: (row: number) => number | string; size: number; table: (rows: number[]) => ArrayLike<number> }) {
+function clusterTables(opts: {
+  rows: number;
+  clusterOf: (row: number) => number | string;
+  size: number;
+  table: (rows: number[]) => ArrayLike<number>;
+}) {
   const keyIndex = new Map<number | string, number>();
   const members: number[][] = [];
   for (let r = 0; r < opts.rows; r++) {
@@ -312,7 +329,12 @@ function pooledPairCodes(m: Matrix): { a: Int32Array; b: Int32Array; rowOf: Int3
   for (let u = 0; u < m.rows.length; u++) {
     present.length = 0;
     for (const col of cols) if (col[u] >= 0) present.push(col[u]);
-    for (let x = 0; x < present.length; x++) for (let y = x + 1; y < present.length; y++) (a.push(present[x]), b.push(present[y]), rowOf.push(u));
+    for (let x = 0; x < present.length; x++)
+      for (let y = x + 1; y < present.length; y++) {
+        a.push(present[x]);
+        b.push(present[y]);
+        rowOf.push(u);
+      }
   }
   return { a: Int32Array.from(a), b: Int32Array.from(b), rowOf: Int32Array.from(rowOf) };
 }
@@ -336,10 +358,17 @@ function pairClusterBootstrap(m: Matrix, pc: { a: Int32Array; b: Int32Array; row
   });
   const B = resamplesFor(pc.a.length);
   return (value: number, n: number, stat: (t: Float64Array) => number): Estimate => {
-    if (!finite(value) || pc.a.length < 2) return { value, ci: null, n, method: "not estimable: the statistic is undefined for these labels" };
+    if (!finite(value) || pc.a.length < 2)
+      return { value, ci: null, n, method: "not estimable: the statistic is undefined for these labels" };
     const r = tables.bootstrap(stat, seed, B);
     return honestEstimate(
-      { value, ci: finite(r.ci[0]) ? r.ci : null, n, se: r.se, method: `percentile bootstrap over item clusters (B=${B}, ${r.clusters} items, seed ${seed}): a unit's pairs move together` },
+      {
+        value,
+        ci: finite(r.ci[0]) ? r.ci : null,
+        n,
+        se: r.se,
+        method: `percentile bootstrap over item clusters (B=${B}, ${r.clusters} items, seed ${seed}): a unit's pairs move together`,
+      },
       [-1, 1],
       "every resample gave the same value (e.g. perfect agreement)",
     );
@@ -444,8 +473,18 @@ function pairTables(m: Matrix, i: number, j: number): { table: Float64Array; cou
   }
   const n = a.length;
   const counts = new Int32Array(n * q);
-  for (let t = 0; t < n; t++) (counts[t * q + a[t]]++, counts[t * q + b[t]]++);
-  const counted: UnitCategoryCounts = { counts, ratingsPerUnit: new Int32Array(n).fill(2), units: n, raters: 2, q, categories: m.categories };
+  for (let t = 0; t < n; t++) {
+    counts[t * q + a[t]]++;
+    counts[t * q + b[t]]++;
+  }
+  const counted: UnitCategoryCounts = {
+    counts,
+    ratingsPerUnit: new Int32Array(n).fill(2),
+    units: n,
+    raters: 2,
+    q,
+    categories: m.categories,
+  };
   return { table, counted, a, b };
 }
 
@@ -533,7 +572,10 @@ export interface IaaReport {
   warnings: string[];
 }
 
-function kappaEstimate(k: { kappa: number; se: number; ci: Interval; n: number }, label = "asymptotic SE (Fleiss, Cohen & Everitt 1969)"): Estimate {
+function kappaEstimate(
+  k: { kappa: number; se: number; ci: Interval; n: number },
+  label = "asymptotic SE (Fleiss, Cohen & Everitt 1969)",
+): Estimate {
   return { value: k.kappa, ci: finite(k.kappa) && finite(k.se) ? k.ci : null, n: k.n, se: k.se, method: label };
 }
 
@@ -568,7 +610,16 @@ export function interAnnotatorAgreement(data: TaskData): IaaReport {
       for (let u = 0; u < perUnitPA.length; u++) if (finite(perUnitPA[u])) keys.push(m.clusterOf[u]);
       const se = linearizedSE(perRowPA, pa, { cluster: keys });
       if (finite(se) && se > 0)
-        estimate = honestEstimate({ value: pa, ci: [pa - Z95 * se, pa + Z95 * se], n: perRowPA.length, se, method: `analytic SE of the mean per-unit agreement (Gwet 2014), clustered by item (${new Set(keys).size} items); ±1.96·SE` }, [0, 1]);
+        estimate = honestEstimate(
+          {
+            value: pa,
+            ci: [pa - Z95 * se, pa + Z95 * se],
+            n: perRowPA.length,
+            se,
+            method: `analytic SE of the mean per-unit agreement (Gwet 2014), clustered by item (${new Set(keys).size} items); ±1.96·SE`,
+          },
+          [0, 1],
+        );
       else estimate = { ...estimate, method: `${WILSON} (n = units with 2+ labels; every unit agrees to the same degree, so the SE is 0)` };
     }
     stats.push({ key: "percentAgreement", label: "Percent agreement", estimate });
@@ -588,16 +639,23 @@ export function interAnnotatorAgreement(data: TaskData): IaaReport {
     // Pooled pairs as one contingency table: the table cohenKappa and pabak would build from the pairs.
     const pooled = pooledTable(m);
     const ck = cohenKappaFromTable({ counts: pooled, q });
-    const kappaEst = pairBoot ? pairBoot(ck.kappa, ck.n, (t) => cohenKappaFromTable({ counts: t, q }).kappa) : honestEstimate(kappaEstimate(ck));
+    const kappaEst = pairBoot
+      ? pairBoot(ck.kappa, ck.n, (t) => cohenKappaFromTable({ counts: t, q }).kappa)
+      : honestEstimate(kappaEstimate(ck));
     stats.push({ key: "cohenKappa", label: design === "pooled" ? "Cohen's kappa (pooled pairs)" : "Cohen's kappa", estimate: kappaEst });
     // The planner scales the SE with the number of units (items resampled), not of pairs.
-    if (finite(ck.kappa) && kappaEst.se != null && finite(kappaEst.se)) kappaForPlanner = { label: stats[stats.length - 1].label, value: ck.kappa, se: kappaEst.se, n: unitsWithPairs };
+    if (finite(ck.kappa) && kappaEst.se != null && finite(kappaEst.se))
+      kappaForPlanner = { label: stats[stats.length - 1].label, value: ck.kappa, se: kappaEst.se, n: unitsWithPairs };
     // fleissKappaSE and gwetSE compute the coefficient with the same arithmetic as fleissKappa and gwetAC1
     // (bit-identical values, checked in tests), so each is computed once.
     const fkr = fleissKappaSE(counted, { cluster: m.clusterOf });
     stats.push({ key: "fleissKappa", label: "Fleiss' kappa", estimate: analyticEstimate(m, fkr.value, () => fkr) });
     const ka = krippendorffAlpha(counted, { level: "nominal" }).alpha;
-    stats.push({ key: "krippendorffAlpha", label: "Krippendorff's alpha (nominal)", estimate: analyticEstimate(m, ka, (cluster) => krippendorffAlphaSE(counted, { cluster })) });
+    stats.push({
+      key: "krippendorffAlpha",
+      label: "Krippendorff's alpha (nominal)",
+      estimate: analyticEstimate(m, ka, (cluster) => krippendorffAlphaSE(counted, { cluster })),
+    });
     const ac1r = gwetSE(counted, { cluster: m.clusterOf });
     stats.push({ key: "gwetAC1", label: "Gwet's AC1", estimate: analyticEstimate(m, ac1r.value, () => ac1r) });
     const pairsN = ck.n;
@@ -625,7 +683,8 @@ export function interAnnotatorAgreement(data: TaskData): IaaReport {
     const quadEst = weighted(quad, "quadratic");
     stats.push({ key: "weightedKappaQuadratic", label: `Weighted kappa, quadratic${pre}`, estimate: quadEst });
     stats.push({ key: "weightedKappaLinear", label: `Weighted kappa, linear${pre}`, estimate: weighted(lin, "linear") });
-    if (finite(quad.kappa) && quadEst.se != null && finite(quadEst.se)) kappaForPlanner = { label: stats[stats.length - 2].label, value: quad.kappa, se: quadEst.se, n: unitsWithPairs };
+    if (finite(quad.kappa) && quadEst.se != null && finite(quadEst.se))
+      kappaForPlanner = { label: stats[stats.length - 2].label, value: quad.kappa, se: quadEst.se, n: unitsWithPairs };
     {
       // Ordinal alpha's CI: resamples of item clusters, each resample's alpha from the sum of its
       // clusters' coincidence matrices (app/stats coincidenceMatrix, krippendorffAlphaFromCoincidences).
@@ -642,7 +701,13 @@ export function interAnnotatorAgreement(data: TaskData): IaaReport {
           seed,
           resamples: B,
         });
-        estimate = { value, ci: finite(res.ci[0]) ? res.ci : null, n: m.rows.length, se: res.se, method: `percentile bootstrap (B=${B}, ${res.clusters} item clusters, seed ${seed})` };
+        estimate = {
+          value,
+          ci: finite(res.ci[0]) ? res.ci : null,
+          n: m.rows.length,
+          se: res.se,
+          method: `percentile bootstrap (B=${B}, ${res.clusters} item clusters, seed ${seed})`,
+        };
       }
       stats.push({ key: "krippendorffAlphaOrdinal", label: "Krippendorff's alpha (ordinal)", estimate });
     }
@@ -693,7 +758,13 @@ export function interAnnotatorAgreement(data: TaskData): IaaReport {
         stats.push({
           key: "pearsonBootstrap",
           label: "Pearson r (unit bootstrap)",
-          estimate: { value: r.r, ci: finite(res.ci[0]) ? res.ci : null, n: r.n, se: res.se, method: `percentile bootstrap over units (B=${B}, clustered by item, seed ${seed})` },
+          estimate: {
+            value: r.r,
+            ci: finite(res.ci[0]) ? res.ci : null,
+            n: r.n,
+            se: res.se,
+            method: `percentile bootstrap over units (B=${B}, clustered by item, seed ${seed})`,
+          },
         });
       }
       const rho = spearman(xa, xb).rho;
@@ -706,7 +777,12 @@ export function interAnnotatorAgreement(data: TaskData): IaaReport {
         label: `Spearman rho${pre}`,
         estimate: pairBoot
           ? pairBoot(rho, xa.length, spearmanStat)
-          : { value: rho, ci: boot && finite(boot.ci[0]) ? boot.ci : null, n: xa.length, method: boot ? `percentile bootstrap (B=${boot.resamples}, clustered by item)` : "" },
+          : {
+              value: rho,
+              ci: boot && finite(boot.ci[0]) ? boot.ci : null,
+              n: xa.length,
+              method: boot ? `percentile bootstrap (B=${boot.resamples}, clustered by item)` : "",
+            },
       });
     }
   }
@@ -740,7 +816,13 @@ export function interAnnotatorAgreement(data: TaskData): IaaReport {
           seed,
           resamples: B,
         });
-        pearsonBootstrap = honestEstimate({ value: r.r, ci: finite(res.ci[0]) ? res.ci : null, n: r.n, se: res.se, method: `percentile bootstrap over units (B=${B}, seed ${seed})` });
+        pearsonBootstrap = honestEstimate({
+          value: r.r,
+          ci: finite(res.ci[0]) ? res.ci : null,
+          n: r.n,
+          se: res.se,
+          method: `percentile bootstrap over units (B=${B}, seed ${seed})`,
+        });
       }
       pairs.push({
         a: m.annotators[i],
@@ -761,7 +843,11 @@ export function interAnnotatorAgreement(data: TaskData): IaaReport {
   for (const v of data.ratings.value) counts.set(v, (counts.get(v) ?? 0) + 1);
   let dominantLabel: Label | null = null;
   let dominantN = 0;
-  for (const [v, n] of counts) if (n > dominantN) (dominantLabel = v), (dominantN = n);
+  for (const [v, n] of counts)
+    if (n > dominantN) {
+      dominantLabel = v;
+      dominantN = n;
+    }
   const dominantShare = data.ratings.length ? dominantN / data.ratings.length : NaN;
   const kappaStat = stats.find((s) => s.key === "fleissKappa" || s.key === "weightedKappaQuadratic");
   let paradox: string | null = null;
@@ -775,7 +861,10 @@ export function interAnnotatorAgreement(data: TaskData): IaaReport {
   }
 
   const warnings: string[] = [];
-  if (perRowPA.length < 30) warnings.push(`Only ${perRowPA.length} unit${perRowPA.length === 1 ? " has" : "s have"} two or more labels (fewer than 30): every interval is rough.`);
+  if (perRowPA.length < 30)
+    warnings.push(
+      `Only ${perRowPA.length} unit${perRowPA.length === 1 ? " has" : "s have"} two or more labels (fewer than 30): every interval is rough.`,
+    );
   m.codes.forEach((column, g) => {
     let only = -2;
     let rated = 0;
@@ -785,20 +874,29 @@ export function interAnnotatorAgreement(data: TaskData): IaaReport {
       rated++;
       only = only === -2 || only === k ? k : -1;
     }
-    if (rated > 1 && only >= 0) warnings.push(`${names.get(m.annotators[g]) ?? m.annotators[g]} gave the same label (${String(categories[only])}) to all ${rated} units they labelled.`);
+    if (rated > 1 && only >= 0)
+      warnings.push(
+        `${names.get(m.annotators[g]) ?? m.annotators[g]} gave the same label (${String(categories[only])}) to all ${rated} units they labelled.`,
+      );
   });
-  for (const p of pairs) if (p.n > 1 && p.percentAgreement === 1) warnings.push(`${p.aName} and ${p.bName} gave identical labels on all ${p.n} units both labelled.`);
+  for (const p of pairs)
+    if (p.n > 1 && p.percentAgreement === 1)
+      warnings.push(`${p.aName} and ${p.bName} gave identical labels on all ${p.n} units both labelled.`);
   for (const c of categories) {
-    if (typeof c === "string" && MISSING_LIKE.has(c.trim())) warnings.push(`The label "${c}" is counted as a category; if it means "no label", remove those labels before computing agreement.`);
+    if (typeof c === "string" && MISSING_LIKE.has(c.trim()))
+      warnings.push(`The label "${c}" is counted as a category; if it means "no label", remove those labels before computing agreement.`);
   }
 
   const planner: IaaReport["planner"] = [];
   for (const st of stats) {
     const e = st.estimate;
     if (e.se == null || !finite(e.se) || !finite(e.value) || !e.ci) continue;
-    if (!e.method.startsWith("analytic SE") && !e.method.startsWith("percentile bootstrap") && !e.method.startsWith("asymptotic SE")) continue;
+    if (!e.method.startsWith("analytic SE") && !e.method.startsWith("percentile bootstrap") && !e.method.startsWith("asymptotic SE"))
+      continue;
     if (st.key === "pearsonBootstrap") continue; // Pearson r is planned once (from its first interval)
-    const pooledPairsStat = ["cohenKappa", "weightedKappaQuadratic", "weightedKappaLinear", "pabak", "pearson", "spearman"].includes(st.key);
+    const pooledPairsStat = ["cohenKappa", "weightedKappaQuadratic", "weightedKappaLinear", "pabak", "pearson", "spearman"].includes(
+      st.key,
+    );
     planner.push({ label: st.label, value: e.value, se: e.se, n: pooledPairsStat ? unitsWithPairs : e.n });
   }
 
@@ -858,8 +956,11 @@ export function perAnnotator(data: TaskData): AnnotatorRow[] {
       let tie = false;
       for (let k = 0; k < q; k++) {
         const n = counts[u * q + k] - (k === c ? 1 : 0);
-        if (n > bestN) (best = k), (bestN = n), (tie = false);
-        else if (n > 0 && n === bestN) tie = true;
+        if (n > bestN) {
+          best = k;
+          bestN = n;
+          tie = false;
+        } else if (n > 0 && n === bestN) tie = true;
       }
       if (best < 0 || tie) continue;
       e.looN++;
@@ -897,7 +998,13 @@ export function perAnnotator(data: TaskData): AnnotatorRow[] {
 
 export const DIMENSIONS = ["domain", "subject", "taskType", "model", "turn"] as const;
 export type Dimension = (typeof DIMENSIONS)[number];
-export const DIMENSION_LABELS: Record<Dimension, string> = { domain: "Domain", subject: "Subject", taskType: "Task type", model: "Model", turn: "Turn" };
+export const DIMENSION_LABELS: Record<Dimension, string> = {
+  domain: "Domain",
+  subject: "Subject",
+  taskType: "Task type",
+  model: "Model",
+  turn: "Turn",
+};
 
 export interface BreakdownRow {
   dimension: Dimension;
@@ -940,10 +1047,12 @@ export function breakdowns(data: TaskData, final: FinalLabels): BreakdownRow[] {
         // Final scores can be averages (e.g. 3.5) between the scale's points: the scale's ends still bound them.
         let lo = scaleLo;
         let hi = scaleHi;
-        for (const x of xs) (lo = Math.min(lo, x)), (hi = Math.max(hi, x));
+        for (const x of xs) {
+          lo = Math.min(lo, x);
+          hi = Math.max(hi, x);
+        }
         summary = finite(scaleLo) ? scaleMeanEstimate(xs, lo, hi, data.task.seed) : meanEstimate(xs);
-      }
-      else if (data.positive !== null) {
+      } else if (data.positive !== null) {
         let hits = 0;
         for (const i of members) if (finalOf[i] === data.positive) hits++;
         summary = proportionOf(hits, members.length);
@@ -995,7 +1104,7 @@ export function checklistAppropriateness(data: TaskData, final: FinalLabels): Ch
     if (!y && s.checklistItemId != null) {
       let yesVotes = 0;
       let noVotes = 0;
-      for (let k = start[i]; k < start[i + 1]; k++) (data.ratings.value[idx[k]] === "Yes" ? yesVotes++ : noVotes++);
+      for (let k = start[i]; k < start[i + 1]; k++) data.ratings.value[idx[k]] === "Yes" ? yesVotes++ : noVotes++;
       inappropriate.push({ s: i, itemId: s.itemId, checklistItemId: s.checklistItemId, domain: s.domain, yesVotes, noVotes });
     }
   });
@@ -1104,9 +1213,15 @@ function rawBiasChecks(data: TaskData): Omit<BiasRow, "pHolm">[] {
       const own = toNum(value[i]);
       const centred = own - (total - own) / (n - 1);
       const e = rel.get(annotator[i])!;
-      if (position[i] >= 0) (e.pos.push(position[i]), e.posY.push(centred));
+      if (position[i] >= 0) {
+        e.pos.push(position[i]);
+        e.posY.push(centred);
+      }
       const len = data.subjects[s].length;
-      if (len != null) (e.len.push(len), e.lenY.push(centred));
+      if (len != null) {
+        e.len.push(len);
+        e.lenY.push(centred);
+      }
     }
   }
   for (const a of data.annotators) {
@@ -1154,14 +1269,32 @@ export interface PlanRow {
 /** Units needed so that the 95% CI half-width of kappa is at most δ, scaling its SE as 1/√n. */
 export function planKappa(label: string, value: number, se: number, n: number, delta: number): PlanRow {
   const needed = Math.ceil(n * ((Z95 * se) / delta) ** 2);
-  return { target: label, current: value, n, halfWidth: Z95 * se, delta, needed, more: Math.max(0, needed - n), basis: "SE scales as 1/√n from the current estimate" };
+  return {
+    target: label,
+    current: value,
+    n,
+    halfWidth: Z95 * se,
+    delta,
+    needed,
+    more: Math.max(0, needed - n),
+    basis: "SE scales as 1/√n from the current estimate",
+  };
 }
 
 /** Units needed so that the 95% CI half-width of an accuracy p is at most δ: 1.96²·p(1−p)/δ². */
 export function planAccuracy(label: string, p: number, n: number, delta: number): PlanRow {
   const needed = Math.ceil((Z95 ** 2 * p * (1 - p)) / delta ** 2);
   const halfWidth = n > 0 ? Z95 * Math.sqrt((p * (1 - p)) / n) : NaN;
-  return { target: label, current: p, n, halfWidth, delta, needed, more: Math.max(0, needed - n), basis: "binomial variance p(1−p) at the current accuracy" };
+  return {
+    target: label,
+    current: p,
+    n,
+    halfWidth,
+    delta,
+    needed,
+    more: Math.max(0, needed - n),
+    basis: "binomial variance p(1−p) at the current accuracy",
+  };
 }
 
 export function computeFinal(data: TaskData, rule: FinalRule): FinalLabels {

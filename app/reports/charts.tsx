@@ -30,7 +30,21 @@ function linear(d0: number, d1: number, r0: number, r1: number) {
 }
 
 /** Vertical bars with 95% CI whiskers; n under each bar. */
-export function BarsWithCI({ title, bars, domain, percent, width: minWidth = 560, height = 260 }: { title: string; bars: Bar[]; domain?: [number, number]; percent?: boolean; width?: number; height?: number }) {
+export function BarsWithCI({
+  title,
+  bars,
+  domain,
+  percent,
+  width: minWidth = 560,
+  height = 260,
+}: {
+  title: string;
+  bars: Bar[];
+  domain?: [number, number];
+  percent?: boolean;
+  width?: number;
+  height?: number;
+}) {
   const m = { top: 24, right: 12, bottom: 56, left: 48 };
   const width = Math.max(minWidth, titleWidth(title, m.left));
   const finite = bars.filter((b) => Number.isFinite(b.value));
@@ -50,7 +64,14 @@ export function BarsWithCI({ title, bars, domain, percent, width: minWidth = 560
         </text>
         {ticks.map((t) => (
           <Layer key={`t${t}`}>
-            <Curve type="linear" points={[{ x: m.left, y: y(t) }, { x: width - m.right, y: y(t) }]} stroke="#e5e7eb" />
+            <Curve
+              type="linear"
+              points={[
+                { x: m.left, y: y(t) },
+                { x: width - m.right, y: y(t) },
+              ]}
+              stroke="#e5e7eb"
+            />
             <text x={m.left - 6} y={y(t) + 4} fontSize={10} textAnchor="end" fill={MUTED}>
               {fmt(t)}
             </text>
@@ -69,9 +90,33 @@ export function BarsWithCI({ title, bars, domain, percent, width: minWidth = 560
               </Rectangle>
               {b.ci ? (
                 <Layer className="whisker">
-                  <Curve type="linear" points={[{ x: cx, y: y(b.ci[0]) }, { x: cx, y: y(b.ci[1]) }]} stroke={INK} strokeWidth={1.5} />
-                  <Curve type="linear" points={[{ x: cx - 6, y: y(b.ci[0]) }, { x: cx + 6, y: y(b.ci[0]) }]} stroke={INK} strokeWidth={1.5} />
-                  <Curve type="linear" points={[{ x: cx - 6, y: y(b.ci[1]) }, { x: cx + 6, y: y(b.ci[1]) }]} stroke={INK} strokeWidth={1.5} />
+                  <Curve
+                    type="linear"
+                    points={[
+                      { x: cx, y: y(b.ci[0]) },
+                      { x: cx, y: y(b.ci[1]) },
+                    ]}
+                    stroke={INK}
+                    strokeWidth={1.5}
+                  />
+                  <Curve
+                    type="linear"
+                    points={[
+                      { x: cx - 6, y: y(b.ci[0]) },
+                      { x: cx + 6, y: y(b.ci[0]) },
+                    ]}
+                    stroke={INK}
+                    strokeWidth={1.5}
+                  />
+                  <Curve
+                    type="linear"
+                    points={[
+                      { x: cx - 6, y: y(b.ci[1]) },
+                      { x: cx + 6, y: y(b.ci[1]) },
+                    ]}
+                    stroke={INK}
+                    strokeWidth={1.5}
+                  />
                 </Layer>
               ) : null}
               <text x={cx} y={height - m.bottom + 14} fontSize={10} textAnchor="middle" fill={INK}>
@@ -89,8 +134,20 @@ export function BarsWithCI({ title, bars, domain, percent, width: minWidth = 560
 }
 
 /** Counts per bin (score histograms, label distributions). */
-export function Histogram({ title, bins, width = 360, height = 220 }: { title: string; bins: { label: string; n: number }[]; width?: number; height?: number }) {
-  return <BarsWithCI title={title} bars={bins.map((b) => ({ label: b.label, value: b.n, ci: null, n: b.n }))} width={width} height={height} />;
+export function Histogram({
+  title,
+  bins,
+  width = 360,
+  height = 220,
+}: {
+  title: string;
+  bins: { label: string; n: number }[];
+  width?: number;
+  height?: number;
+}) {
+  return (
+    <BarsWithCI title={title} bars={bins.map((b) => ({ label: b.label, value: b.n, ci: null, n: b.n }))} width={width} height={height} />
+  );
 }
 
 /** A heatmap: rows × columns of values, darker = higher; each cell shows its value. */
@@ -156,7 +213,13 @@ export function Heatmap({
                   <Rectangle x={left + cell * j} y={top + cell * i} width={cell - 2} height={cell - 2} fill={has ? shade(v!) : "#f3f4f6"}>
                     <title>{`${r} × ${colLabels[j]}: ${has ? format(v!) : "n/a"}`}</title>
                   </Rectangle>
-                  <text x={left + cell * j + cell / 2 - 1} y={top + cell * i + cell / 2 + 3} fontSize={11} textAnchor="middle" fill={t > 0.55 ? "#fff" : INK}>
+                  <text
+                    x={left + cell * j + cell / 2 - 1}
+                    y={top + cell * i + cell / 2 + 3}
+                    fontSize={11}
+                    textAnchor="middle"
+                    fill={t > 0.55 ? "#fff" : INK}
+                  >
                     {has ? format(v!) : "—"}
                   </text>
                 </Layer>

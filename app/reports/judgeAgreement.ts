@@ -280,7 +280,16 @@ export function judgeAgreement(input: JudgeAgreementInput, options: JudgeAgreeme
     }
     return figures(j.name, ref, jud, unitOf, unparsed, missing, input, policy, judged, numericScale, labels, options);
   });
-  return { reference, unparsedPolicy: policy, labels, unitsWithoutMajority: withoutMajority, units, annotators: input.annotators, judges: rows, humans: humanBaseline(input, reference) };
+  return {
+    reference,
+    unparsedPolicy: policy,
+    labels,
+    unitsWithoutMajority: withoutMajority,
+    units,
+    annotators: input.annotators,
+    judges: rows,
+    humans: humanBaseline(input, reference),
+  };
 }
 
 function figures(
@@ -335,7 +344,12 @@ function figures(
       h.push(l);
       v.push(label);
     });
-    return { annotator: name, n: h.length, accuracy: h.length ? h.filter((x, i) => x === v[i]).length / h.length : null, cohenKappa: h.length ? finiteOrNull(cohenKappa(h, v).kappa) : null };
+    return {
+      annotator: name,
+      n: h.length,
+      accuracy: h.length ? h.filter((x, i) => x === v[i]).length / h.length : null,
+      cohenKappa: h.length ? finiteOrNull(cohenKappa(h, v).kappa) : null,
+    };
   });
   if (n === 0) return row;
   let hits = 0;
@@ -349,7 +363,11 @@ function figures(
     // Weighted kappa needs the verdict on the scale: pairs with an unparsed verdict are left out of it.
     const hs: number[] = [];
     const vs: number[] = [];
-    for (let i = 0; i < n; i++) if (jud[i] !== UNPARSED) (hs.push(Number(ref[i])), vs.push(Number(jud[i])));
+    for (let i = 0; i < n; i++)
+      if (jud[i] !== UNPARSED) {
+        hs.push(Number(ref[i]));
+        vs.push(Number(jud[i]));
+      }
     if (hs.length) {
       const wk = cohenKappa(hs, vs, { weights: "quadratic", categories: labelSet.map(Number) });
       row.weightedKappa = finiteOrNull(wk.kappa);
@@ -386,7 +404,12 @@ function figures(
   // No interval leaves its statistic's range, and none is zero-width (see ./honest).
   const SE0 = "the asymptotic SE is 0 (e.g. the judge agrees with the reference on every unit)";
   const BOOT0 = "every bootstrap resample gives the same value (e.g. the judge agrees with the reference on every unit)";
-  const honest = (key: "accuracyCI" | "cohenKappaCI" | "weightedKappaCI" | "ac1CI" | "macroPrecisionCI" | "macroRecallCI" | "macroF1CI", value: number | null, range: [number, number], reason: string) => {
+  const honest = (
+    key: "accuracyCI" | "cohenKappaCI" | "weightedKappaCI" | "ac1CI" | "macroPrecisionCI" | "macroRecallCI" | "macroF1CI",
+    value: number | null,
+    range: [number, number],
+    reason: string,
+  ) => {
     const h = honestInterval(value, row[key], range, reason);
     row[key] = h.ci;
     if (h.note) row.intervalNotes[key] = h.note;
@@ -432,7 +455,12 @@ function humanBaseline(input: JudgeAgreementInput, reference: Reference): JudgeA
   for (let i = 0; i < a.length; i++) if (a[i] === b[i]) hits++;
   // Each annotator–unit pair counts once (in "each", every pair twice: n is the number of label pairs).
   const n = reference === "each" ? a.length / 2 : a.length;
-  return { n, accuracy: hits / a.length, accuracyCI: interval(wilsonCI(reference === "each" ? hits / 2 : hits, n)), cohenKappa: finiteOrNull(cohenKappa(a, b).kappa) };
+  return {
+    n,
+    accuracy: hits / a.length,
+    accuracyCI: interval(wilsonCI(reference === "each" ? hits / 2 : hits, n)),
+    cohenKappa: finiteOrNull(cohenKappa(a, b).kappa),
+  };
 }
 
 /**

@@ -28,7 +28,11 @@ export interface TaskJudgeAgreement extends JudgeAgreementResult {
 }
 
 /** The task's labels and verdicts as the input of `judgeAgreement` (verdicts matched by response and checklist item). */
-export function taskJudgeInput(data: TaskData, judges: JudgeInfo[], verdicts: Verdicts): { input: JudgeAgreementInput; judgeIds: Record<string, number> } {
+export function taskJudgeInput(
+  data: TaskData,
+  judges: JudgeInfo[],
+  verdicts: Verdicts,
+): { input: JudgeAgreementInput; judgeIds: Record<string, number> } {
   const S = data.subjects.length;
   const annotatorIndex = new Map(data.annotators.map((a, i) => [a.id, i]));
   const A = data.annotators.length;
@@ -123,7 +127,9 @@ export function judgeAgreementTables(r: TaskJudgeAgreement): ReportTable[] {
     `Against ${REFERENCE_LABELS[r.reference]}; label set: ${r.labels.join(", ") || "(none)"}; ` +
     (r.reference === "each" ? "" : `${r.unitsWithoutMajority} of ${r.units} labelled units have no majority and are left out; `) +
     `verdicts outside the label set are unparsed, ${policyLabel(r.unparsedPolicy)}. ` +
-    "Accuracy CI: Wilson score; kappa CI" + (r.ordinal ? " and weighted kappa CI" : "") + ": asymptotic SE; AC1 CI: Gwet's analytic SE, clustered by unit; macro precision, recall and F1 CIs: percentile bootstrap over units (seeded, the same resamples). Macro averages are unweighted means over the labels either side used (scikit-learn average=\"macro\"; undefined ratios count 0). No interval leaves its statistic's range (clipped where it would, and CI notes say so); a zero-width interval is not shown and CI notes give the reason.";
+    "Accuracy CI: Wilson score; kappa CI" +
+    (r.ordinal ? " and weighted kappa CI" : "") +
+    ": asymptotic SE; AC1 CI: Gwet's analytic SE, clustered by unit; macro precision, recall and F1 CIs: percentile bootstrap over units (seeded, the same resamples). Macro averages are unweighted means over the labels either side used (scikit-learn average=\"macro\"; undefined ratios count 0). No interval leaves its statistic's range (clipped where it would, and CI notes say so); a zero-width interval is not shown and CI notes give the reason.";
   const summary: ReportTable = {
     id: "agreement-judges",
     title: "Judges against humans, any label set",
@@ -183,14 +189,38 @@ export function judgeAgreementTables(r: TaskJudgeAgreement): ReportTable[] {
     id: "agreement-per-label",
     title: "Per label: precision, recall and F1 of each judge",
     note: "One label against the rest, the reference label as truth; 0 where a ratio is undefined (as scikit-learn).",
-    columns: [c("judge", "Judge", "text"), c("label", "Label", "text"), c("precision", "Precision", "coef"), c("recall", "Recall", "coef"), c("f1", "F1", "coef"), c("support", "Support", "int")],
-    rows: r.judges.flatMap((j) => Object.entries(j.perLabel).map(([label, m]) => ({ judge: j.judge, label, precision: m.precision, recall: m.recall, f1: m.f1, support: m.support }))),
+    columns: [
+      c("judge", "Judge", "text"),
+      c("label", "Label", "text"),
+      c("precision", "Precision", "coef"),
+      c("recall", "Recall", "coef"),
+      c("f1", "F1", "coef"),
+      c("support", "Support", "int"),
+    ],
+    rows: r.judges.flatMap((j) =>
+      Object.entries(j.perLabel).map(([label, m]) => ({
+        judge: j.judge,
+        label,
+        precision: m.precision,
+        recall: m.recall,
+        f1: m.f1,
+        support: m.support,
+      })),
+    ),
   };
   const annotators: ReportTable = {
     id: "agreement-annotators",
     title: "Each judge against each annotator",
-    columns: [c("judge", "Judge", "text"), c("annotator", "Annotator", "text"), c("n", "n", "int"), c("accuracy", "Accuracy", "pct"), c("kappa", "Cohen's kappa", "coef")],
-    rows: r.judges.flatMap((j) => j.perAnnotator.map((a) => ({ judge: j.judge, annotator: a.annotator, n: a.n, accuracy: a.accuracy, kappa: a.cohenKappa }))),
+    columns: [
+      c("judge", "Judge", "text"),
+      c("annotator", "Annotator", "text"),
+      c("n", "n", "int"),
+      c("accuracy", "Accuracy", "pct"),
+      c("kappa", "Cohen's kappa", "coef"),
+    ],
+    rows: r.judges.flatMap((j) =>
+      j.perAnnotator.map((a) => ({ judge: j.judge, annotator: a.annotator, n: a.n, accuracy: a.accuracy, kappa: a.cohenKappa })),
+    ),
   };
   const confusions: ReportTable[] = r.judges.map((j, i) => {
     const labels = Object.keys(j.confusion);
@@ -198,7 +228,13 @@ export function judgeAgreementTables(r: TaskJudgeAgreement): ReportTable[] {
       id: `agreement-confusion-${i}`,
       title: `Confusion matrix: ${j.judge} (rows reference, columns judge)`,
       columns: [c("human", "Reference \\ Judge", "text"), ...labels.map((l) => c(`judge:${l}`, l, "int")), c("total", "Total", "int")],
-      rows: labels.filter((h) => h !== UNPARSED).map((h) => ({ human: h, ...Object.fromEntries(labels.map((l) => [`judge:${l}`, j.confusion[h][l]])), total: labels.reduce((s, l) => s + j.confusion[h][l], 0) })),
+      rows: labels
+        .filter((h) => h !== UNPARSED)
+        .map((h) => ({
+          human: h,
+          ...Object.fromEntries(labels.map((l) => [`judge:${l}`, j.confusion[h][l]])),
+          total: labels.reduce((s, l) => s + j.confusion[h][l], 0),
+        })),
     };
   });
   return [summary, perLabel, annotators, ...confusions];

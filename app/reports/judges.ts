@@ -136,13 +136,16 @@ export interface JudgeRow {
   unparsedSubjects: number[];
 }
 
-export const family = (model: string | null | undefined) => (model ?? "").trim().split(/[\s\-_/:.]+/)[0]?.toLowerCase() ?? "";
+export const family = (model: string | null | undefined) =>
+  (model ?? "")
+    .trim()
+    .split(/[\s\-_/:.]+/)[0]
+    ?.toLowerCase() ?? "";
 
 export function judgeReport(data: TaskData, final: FinalLabels, judges: JudgeInfo[], verdicts: Verdicts): JudgeRow[] {
   const numeric = data.labelKind === "ordinal" || data.labelKind === "interval";
   const by = verdictsBySubject(data, verdicts, numeric);
   const out: JudgeRow[] = [];
-  const seed = data.task.seed;
   for (const judge of judges) {
     const arr = by.get(judge.id);
     if (!arr) continue;
@@ -205,7 +208,13 @@ export function judgeReport(data: TaskData, final: FinalLabels, judges: JudgeInf
         const g = gwetSE(pairs, { categories: labels, cluster: subjects.map((s) => data.subjects[s].itemId) });
         const ok = Number.isFinite(g.se);
         row.ac1 = honestEstimate(
-          { value: ac1v, ci: ok ? [ac1v - Z95 * g.se, ac1v + Z95 * g.se] : null, n: pairs.length, se: ok ? g.se : null, method: analyticMethod(g.clusters) },
+          {
+            value: ac1v,
+            ci: ok ? [ac1v - Z95 * g.se, ac1v + Z95 * g.se] : null,
+            n: pairs.length,
+            se: ok ? g.se : null,
+            method: analyticMethod(g.clusters),
+          },
           [-1, 1],
           "the analytic SE is 0 (e.g. the judge agrees with the final label on every unit)",
         );
@@ -230,10 +239,18 @@ export function judgeReport(data: TaskData, final: FinalLabels, judges: JudgeInf
         row.spearman = spearman(v, h).rho;
         row.kendall = kendallTauB(v, h).tau;
       }
-      const scored = subjects.map((s, i) => ({ itemId: data.subjects[s].itemId, human: h[i], judge: v[i], taskType: data.subjects[s].taskType ?? "(none)" }));
+      const scored = subjects.map((s, i) => ({
+        itemId: data.subjects[s].itemId,
+        human: h[i],
+        judge: v[i],
+        taskType: data.subjects[s].taskType ?? "(none)",
+      }));
       row.ordering = pairwiseOrderingConsistency(scored);
       const types = [...new Set(scored.map((x) => x.taskType))].sort();
-      row.orderingByTaskType = types.map((t) => ({ taskType: t, result: pairwiseOrderingConsistency(scored.filter((x) => x.taskType === t)) }));
+      row.orderingByTaskType = types.map((t) => ({
+        taskType: t,
+        result: pairwiseOrderingConsistency(scored.filter((x) => x.taskType === t)),
+      }));
     }
     // Breakdowns per domain and judged model (and the other dimensions).
     const fam = family(judge.model);
@@ -282,7 +299,14 @@ export function judgeReport(data: TaskData, final: FinalLabels, judges: JudgeInf
 export function variantOf(j: JudgeInfo): { base: string; variant: string } {
   const s = j.settings ?? {};
   const base = typeof s.variantOf === "string" ? s.variantOf : typeof s.baseJudge === "string" ? s.baseJudge : j.name;
-  const variant = typeof s.variant === "string" ? s.variant : typeof s.ablation === "string" ? s.ablation : base === j.name ? "full (base)" : `prompt ${j.promptVersion}`;
+  const variant =
+    typeof s.variant === "string"
+      ? s.variant
+      : typeof s.ablation === "string"
+        ? s.ablation
+        : base === j.name
+          ? "full (base)"
+          : `prompt ${j.promptVersion}`;
   return { base, variant };
 }
 
@@ -295,7 +319,10 @@ export function ablationGroups(rows: JudgeRow[]): { base: string; rows: { varian
   }
   return [...groups]
     .filter(([, rs]) => rs.length > 1)
-    .map(([base, rs]) => ({ base, rows: rs.sort((a, b) => (a.row.judge.name === base ? -1 : b.row.judge.name === base ? 1 : a.variant.localeCompare(b.variant))) }));
+    .map(([base, rs]) => ({
+      base,
+      rows: rs.sort((a, b) => (a.row.judge.name === base ? -1 : b.row.judge.name === base ? 1 : a.variant.localeCompare(b.variant))),
+    }));
 }
 
 /** Disagreement of a judge with the humans on one subject. Scores: |judge·scale − human| ≥ threshold. */

@@ -37,7 +37,17 @@ export function listTasks(projectId: number) {
 }
 
 export function findTask(projectId: number, taskId: number): TaskRow | undefined {
-  const row = getDb().get<{ id: number; name: string; kind: string; dataset_id: number; seed: number; overlap: number; config: string; status: string; data_version: number | null }>(
+  const row = getDb().get<{
+    id: number;
+    name: string;
+    kind: string;
+    dataset_id: number;
+    seed: number;
+    overlap: number;
+    config: string;
+    status: string;
+    data_version: number | null;
+  }>(
     sql`SELECT t.id, t.name, t.kind, t.dataset_id, t.seed, t.overlap, t.config, t.status,
           (SELECT v.version FROM task_data_versions v WHERE v.task_id = t.id) AS data_version
         FROM tasks t WHERE t.id = ${taskId} AND t.project_id = ${projectId}`,
@@ -77,7 +87,10 @@ export function verdictVersion(projectId: number): number {
  * reading 50,000 labels. The SQL itself stays portable.
  */
 function rawRows(text: string, ...params: unknown[]): unknown[][] {
-  return getDb().$client.prepare(text).raw(true).all(...params) as unknown[][];
+  return getDb()
+    .$client.prepare(text)
+    .raw(true)
+    .all(...params) as unknown[][];
 }
 
 /** JSON text → value, memoised per distinct short text (labels repeat: "Yes"/"No"; parsed values are never mutated). */
@@ -108,11 +121,19 @@ export function loadTaskData(task: TaskRow, opts: { stale?: StaleMode } = {}): T
     task: { id: task.id, name: task.name, kind: task.kind, datasetId: task.datasetId, seed: task.seed, overlap: task.overlap },
     config: task.config,
     adjudications: Object.fromEntries(Object.entries(config.adjudications ?? {}).map(([k, v]) => [k, v.label])),
-    responses: responses.map((r): RawResponse => ({ id: r[0] as number, model: r[1] as string, turn: r[2] as number, length: r[3] as number })),
+    responses: responses.map((r): RawResponse => ({
+      id: r[0] as number,
+      model: r[1] as string,
+      turn: r[2] as number,
+      length: r[3] as number,
+    })),
   });
   // The item fields the breakdowns use, one row per distinct item (not per unit), so each
   // domain/subject/task type string is read once and shared by every subject of the item.
-  const itemRows = rawRows(`SELECT i.id, i.domain, i.subject, i.task_type FROM items i WHERE i.id IN (SELECT u.item_id FROM units u WHERE u.task_id = ?)`, task.id);
+  const itemRows = rawRows(
+    `SELECT i.id, i.domain, i.subject, i.task_type FROM items i WHERE i.id IN (SELECT u.item_id FROM units u WHERE u.task_id = ?)`,
+    task.id,
+  );
   const itemById = new Map<number, unknown[]>();
   for (const r of itemRows) itemById.set(r[0] as number, r);
   const noItem = [null, null, null, null];
@@ -170,7 +191,9 @@ export function loadTaskData(task: TaskRow, opts: { stale?: StaleMode } = {}): T
   }
   if (prev !== null) add(prev);
   const annotatorIds = [...annotatorSet].sort((a, b) => a - b);
-  const names = annotatorIds.length ? rawRows(`SELECT id, name FROM users WHERE id IN (${annotatorIds.map(() => "?").join(", ")})`, ...annotatorIds) : [];
+  const names = annotatorIds.length
+    ? rawRows(`SELECT id, name FROM users WHERE id IN (${annotatorIds.map(() => "?").join(", ")})`, ...annotatorIds)
+    : [];
   const nameOf = new Map(names.map((n) => [n[0] as number, n[1] as string]));
   return builder.finish(annotatorIds.map((id) => ({ id, name: nameOf.get(id) ?? `User ${id}` })));
 }
@@ -180,7 +203,13 @@ export function loadJudges(projectId: number): JudgeInfo[] {
     .all<{ id: number; name: string; model: string; prompt_version: string; settings: string }>(
       sql`SELECT id, name, model, prompt_version, settings FROM judges WHERE project_id = ${projectId} ORDER BY id`,
     )
-    .map((j) => ({ id: j.id, name: j.name, model: j.model, promptVersion: j.prompt_version, settings: (parseJson(j.settings) as Record<string, unknown>) ?? {} }));
+    .map((j) => ({
+      id: j.id,
+      name: j.name,
+      model: j.model,
+      promptVersion: j.prompt_version,
+      settings: (parseJson(j.settings) as Record<string, unknown>) ?? {},
+    }));
 }
 
 /** Verdicts on the task's responses; with `stale: "exclude"`, verdicts marked stale are left out. */
@@ -218,10 +247,20 @@ export function loadVerdicts(projectId: number, taskId: number, opts: { stale?: 
 /** Texts for a page of rows: item query, checklist item text, response text. */
 export function loadTexts(itemIds: number[], checklistIds: number[], responseIds: number[]) {
   const db = getDb();
-  const list = (ids: number[]) => sql.join([...new Set(ids)].map((i) => sql`${i}`), sql`, `);
-  const items = itemIds.length ? db.all<{ id: number; query: string; source_id: string }>(sql`SELECT id, query, source_id FROM items WHERE id IN (${list(itemIds)})`) : [];
-  const checklist = checklistIds.length ? db.all<{ id: number; text: string }>(sql`SELECT id, text FROM checklist_items WHERE id IN (${list(checklistIds)})`) : [];
-  const responses = responseIds.length ? db.all<{ id: number; text: string }>(sql`SELECT id, text FROM responses WHERE id IN (${list(responseIds)})`) : [];
+  const list = (ids: number[]) =>
+    sql.join(
+      [...new Set(ids)].map((i) => sql`${i}`),
+      sql`, `,
+    );
+  const items = itemIds.length
+    ? db.all<{ id: number; query: string; source_id: string }>(sql`SELECT id, query, source_id FROM items WHERE id IN (${list(itemIds)})`)
+    : [];
+  const checklist = checklistIds.length
+    ? db.all<{ id: number; text: string }>(sql`SELECT id, text FROM checklist_items WHERE id IN (${list(checklistIds)})`)
+    : [];
+  const responses = responseIds.length
+    ? db.all<{ id: number; text: string }>(sql`SELECT id, text FROM responses WHERE id IN (${list(responseIds)})`)
+    : [];
   return {
     items: new Map(items.map((i) => [i.id, { query: i.query, sourceId: i.source_id }])),
     checklist: new Map(checklist.map((c) => [c.id, c.text])),
@@ -239,7 +278,8 @@ export function staleCounts(taskId: number): { labels: number; verdicts: number 
   // "none" at once, and the task's joins — tens of milliseconds on every page view of a large
   // task — run only when some row is stale.
   const db = getDb();
-  const anyStale = (table: "annotations" | "verdicts") => !!db.get<{ x: number }>(sql.raw(`SELECT 1 AS x FROM ${table} WHERE stale_at IS NOT NULL LIMIT 1`));
+  const anyStale = (table: "annotations" | "verdicts") =>
+    !!db.get<{ x: number }>(sql.raw(`SELECT 1 AS x FROM ${table} WHERE stale_at IS NOT NULL LIMIT 1`));
   const labels = anyStale("annotations")
     ? db.get<{ n: number }>(sql`
     SELECT COUNT(*) AS n FROM annotations an

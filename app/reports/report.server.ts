@@ -195,7 +195,13 @@ function taskVerdicts(projectId: number, task: TaskRow, version: string, stale: 
   return memo(`verdicts:${task.id}:${version}:${verdictVersion(projectId)}:${stale}`, () => loadVerdicts(projectId, task.id, { stale }));
 }
 
-function judgeRows(task: TaskRow, version: string, rule: FinalRule, projectId: number, stale: StaleMode): { data: TaskData; rows: JudgeRow[]; final: FinalLabels } {
+function judgeRows(
+  task: TaskRow,
+  version: string,
+  rule: FinalRule,
+  projectId: number,
+  stale: StaleMode,
+): { data: TaskData; rows: JudgeRow[]; final: FinalLabels } {
   return memo(`judgerows:${task.id}:${version}:${verdictVersion(projectId)}:${stale}:${rule}`, () => {
     const data = taskData(task, version, stale);
     const final = finalLabels(data, rule);
@@ -203,7 +209,11 @@ function judgeRows(task: TaskRow, version: string, rule: FinalRule, projectId: n
   });
 }
 
-export function judgeReportFor(projectId: number, taskId: number, options: { rule: FinalRule | null; delta: number; stale?: StaleMode }): JudgePageReport | null {
+export function judgeReportFor(
+  projectId: number,
+  taskId: number,
+  options: { rule: FinalRule | null; delta: number; stale?: StaleMode },
+): JudgePageReport | null {
   const task = findTask(projectId, taskId);
   if (!task) return null;
   const opts = { ...options, rule: options.rule ?? defaultRule(task), stale: options.stale ?? "include" };
@@ -222,7 +232,14 @@ export function judgeReportFor(projectId: number, taskId: number, options: { rul
     add(judgeBreakdownTable(rows, data));
     if (numeric) add(orderingTable(rows));
     add(ablationTable(rows, data));
-    if (!numeric) add(planTable(rows.filter((r) => r.accuracy && r.n > 0).map((r) => planAccuracy(`${r.judge.name} accuracy`, r.accuracy!.value, r.n, opts.delta))));
+    if (!numeric)
+      add(
+        planTable(
+          rows
+            .filter((r) => r.accuracy && r.n > 0)
+            .map((r) => planAccuracy(`${r.judge.name} accuracy`, r.accuracy!.value, r.n, opts.delta)),
+        ),
+      );
     const histograms: JudgePageReport["histograms"] = [];
     if (numeric) {
       const bin = (xs: number[]) => {
@@ -234,7 +251,15 @@ export function judgeReportFor(projectId: number, taskId: number, options: { rul
       for (const r of rows) histograms.push({ title: `${r.judge.name} scores`, bins: bin(r.verdict.map(Number)) });
       for (const h of histograms) {
         const id = `histogram-${histograms.indexOf(h)}`;
-        add({ id, title: `Score histogram: ${h.title}`, columns: [{ key: "score", label: "Score", kind: "text" }, { key: "n", label: "n", kind: "int" }], rows: h.bins.map((b) => ({ score: b.label, n: b.n })) });
+        add({
+          id,
+          title: `Score histogram: ${h.title}`,
+          columns: [
+            { key: "score", label: "Score", kind: "text" },
+            { key: "n", label: "n", kind: "int" },
+          ],
+          rows: h.bins.map((b) => ({ score: b.label, n: b.n })),
+        });
       }
     }
     return {
@@ -244,14 +269,16 @@ export function judgeReportFor(projectId: number, taskId: number, options: { rul
       stale: opts.stale,
       judges: rows.map((r) => ({ id: r.judge.id, name: r.judge.name, model: r.judge.model })),
       tables,
-      confusions: rows.filter((r) => r.confusion).map((r) => ({ judgeId: r.judge.id, judge: r.judge.name, labels: r.confusion!.labels.map(String), matrix: r.confusion!.matrix })),
+      confusions: rows
+        .filter((r) => r.confusion)
+        .map((r) => ({ judgeId: r.judge.id, judge: r.judge.name, labels: r.confusion!.labels.map(String), matrix: r.confusion!.matrix })),
       domainBars: rows.map((r) => ({
         judge: r.judge.name,
         bars: r.breakdowns
           .filter((b) => b.dimension === "domain")
           .map((b) => {
             const e = numeric ? b.pearson : b.accuracy;
-            return { label: b.value, value: e?.value ?? NaN, ci: e?.ci ? [e.ci[0], e.ci[1]] as [number, number] : null, n: b.n };
+            return { label: b.value, value: e?.value ?? NaN, ci: e?.ci ? ([e.ci[0], e.ci[1]] as [number, number]) : null, n: b.n };
           }),
       })),
       histograms,
@@ -315,7 +342,12 @@ export function disagreementsFor(projectId: number, taskId: number, f: Disagreem
       if (f.domain && sub.domain !== f.domain) return;
       if (f.model && sub.model !== f.model) return;
       if (disagrees(r.human[i], r.verdict[i], numeric, f.scale, f.threshold))
-        hits.push({ s, judge: r.judge.name, human: numeric ? Number(r.human[i]).toFixed(2) : String(r.human[i]), verdict: String(r.verdict[i]) });
+        hits.push({
+          s,
+          judge: r.judge.name,
+          human: numeric ? Number(r.human[i]).toFixed(2) : String(r.human[i]),
+          verdict: String(r.verdict[i]),
+        });
     });
   }
   const total = hits.length;
@@ -340,7 +372,7 @@ export function disagreementsFor(projectId: number, taskId: number, f: Disagreem
       human: h.human,
       verdict: h.verdict,
       query: cut(texts.items.get(s.itemId)?.query, 400) ?? "",
-      checklistItem: s.checklistItemId != null ? texts.checklist.get(s.checklistItemId) ?? null : null,
+      checklistItem: s.checklistItemId != null ? (texts.checklist.get(s.checklistItemId) ?? null) : null,
       response: cut(s.responseId != null ? texts.responses.get(s.responseId) : null, 800),
     };
   });

@@ -89,7 +89,12 @@ export function labelKindOf(kind: string, config: Record<string, unknown>): Labe
  * on a numeric level), with a declared `config.categories` kept whole, in its order, even
  * where some are unused. A nominal scale of exactly Yes and No is binary.
  */
-export function taskScale(kind: string, kindOfLabel: LabelKind, config: Record<string, unknown>, seen: Iterable<Label>): { labelKind: LabelKind; categories: Label[]; positive: Label | null } {
+export function taskScale(
+  kind: string,
+  kindOfLabel: LabelKind,
+  config: Record<string, unknown>,
+  seen: Iterable<Label>,
+): { labelKind: LabelKind; categories: Label[]; positive: Label | null } {
   const numeric = kindOfLabel === "ordinal" || kindOfLabel === "interval";
   let labelKind = kindOfLabel;
   let categories: Label[];
@@ -97,9 +102,12 @@ export function taskScale(kind: string, kindOfLabel: LabelKind, config: Record<s
   if (labelKind === "binary") {
     categories = ["Yes", "No"];
     positive = "Yes";
-  } else if (kind === "writing-quality") categories = Array.from({ length: typeof config.scoreMax === "number" ? config.scoreMax : 5 }, (_, i) => i + 1); // the task's 1–N scale (scoreMax; default 5)
+  } else if (kind === "writing-quality")
+    categories = Array.from({ length: typeof config.scoreMax === "number" ? config.scoreMax : 5 }, (_, i) => i + 1); // the task's 1–N scale (scoreMax; default 5)
   else {
-    categories = [...new Set(seen)].sort((a, b) => (typeof a === "number" && typeof b === "number" ? a - b : String(a).localeCompare(String(b))));
+    categories = [...new Set(seen)].sort((a, b) =>
+      typeof a === "number" && typeof b === "number" ? a - b : String(a).localeCompare(String(b)),
+    );
     // A declared scale (config.categories) keeps its categories and their order even when some are
     // unused, so coefficients that count the categories (Gwet's AC1: q) use the scale, not the labels seen.
     const declared = config.categories;
@@ -238,7 +246,9 @@ export class TaskDataBuilder {
     const order = a.shownOrder ?? this.unitResponseIds[ordinal] ?? null;
     let goldCorrect: boolean | null = null;
     if (this.unitIsGold[ordinal] && goldLabel != null) {
-      goldCorrect = this.annotatable ? matchesGold(kind as Parameters<typeof matchesGold>[0], a.label, goldLabel) : String(parseGold(goldLabel)) === String(a.label);
+      goldCorrect = this.annotatable
+        ? matchesGold(kind as Parameters<typeof matchesGold>[0], a.label, goldLabel)
+        : String(parseGold(goldLabel)) === String(a.label);
     }
     let pickPosition: number | null = null;
     let shownCount: number | null = null;
@@ -266,7 +276,7 @@ export class TaskDataBuilder {
           shownCount = order.length;
           const pos = order.findIndex((k) => String(k) === String(best));
           pickPosition = pos >= 0 ? pos : null;
-          const lens = order.map((k) => (k === "reference" ? null : this.resp.get(k)?.length ?? null));
+          const lens = order.map((k) => (k === "reference" ? null : (this.resp.get(k)?.length ?? null)));
           if (lens.every((l) => l != null) && pos >= 0) pickedLongest = lens[pos]! >= Math.max(...(lens as number[]));
         }
       } else value = this.toValue(a.label);

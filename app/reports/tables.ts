@@ -23,16 +23,40 @@ export function iaaTable(iaa: IaaReport): ReportTable {
     id: "iaa",
     title: "Inter-annotator agreement",
     note: [iaa.designNote, ...(iaa.warnings ?? []).map((w) => `Note: ${w}`)].join(" "),
-    columns: [c("statistic", "Statistic", "text"), c("value", "Value", "coef"), c("ci", "95% CI", "ci"), c("n", "n", "int"), c("method", "CI method", "text")],
-    rows: iaa.statistics.map((s) => ({ statistic: s.label, value: s.estimate.value, ci: ci(s.estimate), n: s.estimate.n, method: s.estimate.method })),
+    columns: [
+      c("statistic", "Statistic", "text"),
+      c("value", "Value", "coef"),
+      c("ci", "95% CI", "ci"),
+      c("n", "n", "int"),
+      c("method", "CI method", "text"),
+    ],
+    rows: iaa.statistics.map((s) => ({
+      statistic: s.label,
+      value: s.estimate.value,
+      ci: ci(s.estimate),
+      n: s.estimate.n,
+      method: s.estimate.method,
+    })),
   };
 }
 
 export function pairsTable(iaa: IaaReport): ReportTable {
   const numeric = iaa.labelKind === "ordinal" || iaa.labelKind === "interval";
-  const cols = [c("a", "Annotator A", "text"), c("b", "Annotator B", "text"), c("n", "n (shared)", "int"), c("percentAgreement", "Agreement", "pct"), c("kappa", numeric ? "Weighted kappa (quadratic)" : "Cohen's kappa", "coef"), c("kappaCi", "95% CI", "ci")];
+  const cols = [
+    c("a", "Annotator A", "text"),
+    c("b", "Annotator B", "text"),
+    c("n", "n (shared)", "int"),
+    c("percentAgreement", "Agreement", "pct"),
+    c("kappa", numeric ? "Weighted kappa (quadratic)" : "Cohen's kappa", "coef"),
+    c("kappaCi", "95% CI", "ci"),
+  ];
   if (!numeric && iaa.pairs.some((p) => p.pabak !== null)) cols.push(c("pabak", "PABAK", "coef"));
-  if (numeric) cols.push(c("pearson", "Pearson r", "coef"), c("pearsonCi", "95% CI (Fisher z)", "ci"), c("pearsonBootCi", "95% CI (unit bootstrap)", "ci"));
+  if (numeric)
+    cols.push(
+      c("pearson", "Pearson r", "coef"),
+      c("pearsonCi", "95% CI (Fisher z)", "ci"),
+      c("pearsonBootCi", "95% CI (unit bootstrap)", "ci"),
+    );
   return {
     id: "pairs",
     title: "Pairwise agreement between annotators",
@@ -67,7 +91,12 @@ export function matrixTable(iaa: IaaReport, data: TaskData): ReportTable {
     }
     return row;
   });
-  return { id: "matrix", title: "Annotator agreement matrix (kappa)", columns: [c("annotator", "Annotator", "text"), ...names.map((n) => c(n, n, "coef"))], rows };
+  return {
+    id: "matrix",
+    title: "Annotator agreement matrix (kappa)",
+    columns: [c("annotator", "Annotator", "text"), ...names.map((n) => c(n, n, "coef"))],
+    rows,
+  };
 }
 
 export function annotatorsTable(rows: AnnotatorRow[], data: TaskData): ReportTable {
@@ -144,16 +173,24 @@ export function breakdownTable(rows: BreakdownRow[], data: TaskData): ReportTabl
 export function finalTable(final: FinalLabels, data: TaskData): ReportTable {
   const numeric = data.labelKind === "ordinal" || data.labelKind === "interval";
   const counts = new Map<string, number>();
-  for (const v of final.values) if (v != null) {
-    const k = numeric ? String(Math.round(Number(v) * 2) / 2) : String(v);
-    counts.set(k, (counts.get(k) ?? 0) + 1);
-  }
+  for (const v of final.values)
+    if (v != null) {
+      const k = numeric ? String(Math.round(Number(v) * 2) / 2) : String(v);
+      counts.set(k, (counts.get(k) ?? 0) + 1);
+    }
   const keys = [...counts.keys()].sort((a, b) => (numeric ? Number(a) - Number(b) : a.localeCompare(b)));
   const total = [...counts.values()].reduce((a, b) => a + b, 0);
   return {
     id: "final",
     title: `Final labels (${final.rule})`,
-    note: [final.note, final.ties ? `${final.ties} subject(s) tie under majority and have no final label.` : null, final.adjudicated ? `${final.adjudicated} adjudicated.` : null].filter(Boolean).join(" ") || undefined,
+    note:
+      [
+        final.note,
+        final.ties ? `${final.ties} subject(s) tie under majority and have no final label.` : null,
+        final.adjudicated ? `${final.adjudicated} adjudicated.` : null,
+      ]
+        .filter(Boolean)
+        .join(" ") || undefined,
     columns: [c("label", numeric ? "Final score" : "Final label", "text"), c("n", "n", "int"), c("share", "Share", "pct")],
     rows: keys.map((k) => ({ label: k, n: counts.get(k)!, share: counts.get(k)! / total })),
   };
@@ -164,19 +201,54 @@ export function checklistTable(r: ChecklistReport): ReportTable {
     id: "checklist",
     title: "Checklist appropriateness",
     note: r.undecided ? `${r.undecided} checklist item(s) tie and are left out.` : undefined,
-    columns: [c("group", "Group", "text"), c("paper", "Appropriate", "text"), c("yes", "Appropriate (n)", "int"), c("n", "n", "int"), c("share", "Share", "pct"), c("ci", "95% CI (Wilson)", "ci"), c("small", "Small n", "flag")],
+    columns: [
+      c("group", "Group", "text"),
+      c("paper", "Appropriate", "text"),
+      c("yes", "Appropriate (n)", "int"),
+      c("n", "n", "int"),
+      c("share", "Share", "pct"),
+      c("ci", "95% CI (Wilson)", "ci"),
+      c("small", "Small n", "flag"),
+    ],
     rows: [
-      { group: "Overall", paper: paperShare(r.overall.yes, r.overall.n), yes: r.overall.yes, n: r.overall.n, share: r.overall.share.value, ci: ci(r.overall.share), small: r.overall.n < 30 },
-      ...r.perDomain.map((d) => ({ group: d.domain, paper: paperShare(d.yes, d.n), yes: d.yes, n: d.n, share: d.share.value, ci: ci(d.share), small: d.small })),
+      {
+        group: "Overall",
+        paper: paperShare(r.overall.yes, r.overall.n),
+        yes: r.overall.yes,
+        n: r.overall.n,
+        share: r.overall.share.value,
+        ci: ci(r.overall.share),
+        small: r.overall.n < 30,
+      },
+      ...r.perDomain.map((d) => ({
+        group: d.domain,
+        paper: paperShare(d.yes, d.n),
+        yes: d.yes,
+        n: d.n,
+        share: d.share.value,
+        ci: ci(d.share),
+        small: d.small,
+      })),
     ],
   };
 }
 
-export function inappropriateTable(r: ChecklistReport, texts: { checklist: Map<number, string>; items: Map<number, { sourceId: string }> }, slug: string, datasetId: number): ReportTable {
+export function inappropriateTable(
+  r: ChecklistReport,
+  texts: { checklist: Map<number, string>; items: Map<number, { sourceId: string }> },
+  slug: string,
+  datasetId: number,
+): ReportTable {
   return {
     id: "inappropriate",
     title: "Checklist items judged inappropriate",
-    columns: [c("item", "Item", "text"), c("domain", "Domain", "text"), c("text", "Checklist item", "text"), c("votes", "Yes / No votes", "text"), c("link", "Fix", "link")],
+    columns: [
+      c("item", "Item", "text"),
+      c("domain", "Domain", "text"),
+      c("text", "Checklist item", "text"),
+      c("votes", "Yes / No votes", "text"),
+      c("link", "Fix", "link"),
+    ],
     rows: r.inappropriate.map((x) => ({
       item: texts.items.get(x.itemId)?.sourceId ?? String(x.itemId),
       domain: x.domain,
@@ -192,8 +264,30 @@ export function biasTable(rows: BiasRow[]): ReportTable {
     id: "bias",
     title: "Annotator bias checks",
     note: `Two-sided p-values. Every row is one test of the same question (is this annotator biased?), so "p (Holm)" adjusts them for multiple comparisons (Holm 1979, over the ${rows.length} test${rows.length === 1 ? "" : "s"} in this table): read a bias as significant when p (Holm) < α.`,
-    columns: [c("annotator", "Annotator", "text"), c("check", "Check", "text"), c("description", "What is tested", "text"), c("n", "n", "int"), c("effect", "Effect", "coef"), c("expected", "Expected if unbiased", "coef"), c("statistic", "Statistic", "coef"), c("statisticName", "Test", "text"), c("p", "p", "p"), c("pHolm", "p (Holm)", "p")],
-    rows: rows.map((r) => ({ annotator: r.name, check: r.check, description: r.description, n: r.n, effect: r.effect, expected: r.expected, statistic: r.statistic, statisticName: r.statisticName, p: r.p, pHolm: r.pHolm })),
+    columns: [
+      c("annotator", "Annotator", "text"),
+      c("check", "Check", "text"),
+      c("description", "What is tested", "text"),
+      c("n", "n", "int"),
+      c("effect", "Effect", "coef"),
+      c("expected", "Expected if unbiased", "coef"),
+      c("statistic", "Statistic", "coef"),
+      c("statisticName", "Test", "text"),
+      c("p", "p", "p"),
+      c("pHolm", "p (Holm)", "p"),
+    ],
+    rows: rows.map((r) => ({
+      annotator: r.name,
+      check: r.check,
+      description: r.description,
+      n: r.n,
+      effect: r.effect,
+      expected: r.expected,
+      statistic: r.statistic,
+      statisticName: r.statisticName,
+      p: r.p,
+      pHolm: r.pHolm,
+    })),
   };
 }
 
@@ -201,7 +295,16 @@ export function planTable(rows: PlanRow[]): ReportTable {
   return {
     id: "planner",
     title: "Sample-size planner",
-    columns: [c("target", "Figure", "text"), c("current", "Current", "coef"), c("n", "n now", "int"), c("halfWidth", "CI half-width now", "coef"), c("delta", "Target ±δ", "coef"), c("needed", "n needed", "int"), c("more", "More to label", "int"), c("basis", "Basis", "text")],
+    columns: [
+      c("target", "Figure", "text"),
+      c("current", "Current", "coef"),
+      c("n", "n now", "int"),
+      c("halfWidth", "CI half-width now", "coef"),
+      c("delta", "Target ±δ", "coef"),
+      c("needed", "n needed", "int"),
+      c("more", "More to label", "int"),
+      c("basis", "Basis", "text"),
+    ],
     rows: rows.map((r) => ({ ...r })),
   };
 }
@@ -214,7 +317,21 @@ export function judgesTable(rows: JudgeRow[], data: TaskData): ReportTable {
     return {
       id: "judges",
       title: "Judges ranked by Pearson r with the final human score",
-      columns: [c("rank", "#", "int"), c("judge", "Judge", "text"), c("model", "Model", "text"), c("n", "n", "int"), c("unparsed", "Unparsed", "int"), c("pearson", "Pearson r", "coef"), c("pearsonCi", "95% CI", "ci"), c("spearman", "Spearman rho", "coef"), c("kendall", "Kendall tau-b", "coef"), c("withTies", "Pairwise consistency (ties counted)", "pct"), c("withoutTies", "Pairwise consistency (ties excluded)", "pct"), c("pairs", "Pairs", "int"), c("pairsWithoutTies", "Pairs w/o ties", "int")],
+      columns: [
+        c("rank", "#", "int"),
+        c("judge", "Judge", "text"),
+        c("model", "Model", "text"),
+        c("n", "n", "int"),
+        c("unparsed", "Unparsed", "int"),
+        c("pearson", "Pearson r", "coef"),
+        c("pearsonCi", "95% CI", "ci"),
+        c("spearman", "Spearman rho", "coef"),
+        c("kendall", "Kendall tau-b", "coef"),
+        c("withTies", "Pairwise consistency (ties counted)", "pct"),
+        c("withoutTies", "Pairwise consistency (ties excluded)", "pct"),
+        c("pairs", "Pairs", "int"),
+        c("pairsWithoutTies", "Pairs w/o ties", "int"),
+      ],
       rows: rows.map((r, i) => ({
         rank: i + 1,
         judge: r.judge.name,
@@ -272,7 +389,10 @@ export function judgesTable(rows: JudgeRow[], data: TaskData): ReportTable {
       tnr: r.tnr?.value ?? null,
       tnrCi: ci(r.tnr),
       yesRateDiff: r.yesRateDiff,
-      ciNotes: ciNotes([["kappa", r.kappa], ["AC1", r.ac1]]),
+      ciNotes: ciNotes([
+        ["kappa", r.kappa],
+        ["AC1", r.ac1],
+      ]),
     })),
   };
 }
@@ -296,7 +416,11 @@ export function confusionTable(r: JudgeRow): ReportTable | null {
     id: `confusion-${r.judge.id}`,
     title: `Confusion matrix: ${r.judge.name} (rows human, columns judge)`,
     columns: [c("human", "Human \\ Judge", "text"), ...labels.map((l) => c(`judge:${l}`, l, "int")), c("total", "Total", "int")],
-    rows: r.confusion.matrix.map((row, i) => ({ human: labels[i], ...Object.fromEntries(row.map((v, j) => [`judge:${labels[j]}`, v])), total: row.reduce((a, b) => a + b, 0) })),
+    rows: r.confusion.matrix.map((row, i) => ({
+      human: labels[i],
+      ...Object.fromEntries(row.map((v, j) => [`judge:${labels[j]}`, v])),
+      total: row.reduce((a, b) => a + b, 0),
+    })),
   };
 }
 
@@ -305,9 +429,25 @@ export function labelMetricsTable(rows: JudgeRow[]): ReportTable {
     id: "label-metrics",
     title: "Precision, recall and F1 per label",
     note: "One label against the rest, the final human label as truth: precision = of the units the judge gave this label, the share the humans gave it too; recall = of the units the humans gave this label, the share the judge found. n/a where a ratio is undefined.",
-    columns: [c("judge", "Judge", "text"), c("label", "Label", "text"), c("precision", "Precision", "pct"), c("recall", "Recall", "pct"), c("f1", "F1", "coef"), c("support", "Human support", "int"), c("predicted", "Judge gave it", "int")],
+    columns: [
+      c("judge", "Judge", "text"),
+      c("label", "Label", "text"),
+      c("precision", "Precision", "pct"),
+      c("recall", "Recall", "pct"),
+      c("f1", "F1", "coef"),
+      c("support", "Human support", "int"),
+      c("predicted", "Judge gave it", "int"),
+    ],
     rows: rows.flatMap((r) =>
-      (r.perLabel ?? []).map((m) => ({ judge: r.judge.name, label: String(m.label), precision: m.precision, recall: m.recall, f1: m.f1, support: m.support, predicted: m.predicted })),
+      (r.perLabel ?? []).map((m) => ({
+        judge: r.judge.name,
+        label: String(m.label),
+        precision: m.precision,
+        recall: m.recall,
+        f1: m.f1,
+        support: m.support,
+        predicted: m.predicted,
+      })),
     ),
   };
 }
@@ -315,7 +455,12 @@ export function labelMetricsTable(rows: JudgeRow[]): ReportTable {
 export function judgeBreakdownTable(rows: JudgeRow[], data: TaskData, dims: string[] = ["domain", "model"]): ReportTable {
   const numeric = data.labelKind === "ordinal" || data.labelKind === "interval";
   const cols = [c("judge", "Judge", "text"), c("dimension", "By", "text"), c("value", "Group", "text"), c("n", "n", "int")];
-  if (numeric) cols.push(c("pearson", "Pearson r", "coef"), c("pearsonCi", "95% CI (Fisher z)", "ci"), c("pearsonBootCi", "95% CI (unit bootstrap)", "ci"));
+  if (numeric)
+    cols.push(
+      c("pearson", "Pearson r", "coef"),
+      c("pearsonCi", "95% CI (Fisher z)", "ci"),
+      c("pearsonBootCi", "95% CI (unit bootstrap)", "ci"),
+    );
   else cols.push(c("accuracy", "Accuracy", "pct"), c("accuracyCi", "95% CI (Wilson)", "ci"), c("yesRateDiff", "Yes-rate diff", "coef"));
   cols.push(c("ownFamily", "Judge's own family", "flag"), c("small", "Small n", "flag"));
   return {
@@ -348,9 +493,27 @@ export function orderingTable(rows: JudgeRow[]): ReportTable {
     id: "ordering",
     title: "Pairwise ordering consistency per task type",
     note: "Pairs of responses to the same item: consistent when the judge orders them as the humans do. With ties counted, a tie is a third outcome; with ties excluded, only pairs where neither side ties (MT-Bench).",
-    columns: [c("judge", "Judge", "text"), c("taskType", "Task type", "text"), c("withTies", "Consistency (ties counted)", "pct"), c("pairs", "Pairs", "int"), c("withoutTies", "Consistency (ties excluded)", "pct"), c("pairsWithoutTies", "Pairs w/o ties", "int"), c("humanTies", "Human ties", "int"), c("judgeTies", "Judge ties", "int")],
+    columns: [
+      c("judge", "Judge", "text"),
+      c("taskType", "Task type", "text"),
+      c("withTies", "Consistency (ties counted)", "pct"),
+      c("pairs", "Pairs", "int"),
+      c("withoutTies", "Consistency (ties excluded)", "pct"),
+      c("pairsWithoutTies", "Pairs w/o ties", "int"),
+      c("humanTies", "Human ties", "int"),
+      c("judgeTies", "Judge ties", "int"),
+    ],
     rows: rows.flatMap((r) =>
-      r.orderingByTaskType.map((o) => ({ judge: r.judge.name, taskType: o.taskType, withTies: o.result.withTies, pairs: o.result.pairs, withoutTies: o.result.withoutTies, pairsWithoutTies: o.result.pairsWithoutTies, humanTies: o.result.humanTies, judgeTies: o.result.judgeTies })),
+      r.orderingByTaskType.map((o) => ({
+        judge: r.judge.name,
+        taskType: o.taskType,
+        withTies: o.result.withTies,
+        pairs: o.result.pairs,
+        withoutTies: o.result.withoutTies,
+        pairsWithoutTies: o.result.pairsWithoutTies,
+        humanTies: o.result.humanTies,
+        judgeTies: o.result.judgeTies,
+      })),
     ),
   };
 }
@@ -363,10 +526,28 @@ export function ablationTable(rows: JudgeRow[], data: TaskData): ReportTable {
     title: "Judge variants (ablation)",
     note: groups.length
       ? undefined
-      : "No judge is marked as a variant of another. Mark a variant with settings.variantOf = \"<base judge name>\" and settings.variant = \"without rubric\" (or similar).",
+      : 'No judge is marked as a variant of another. Mark a variant with settings.variantOf = "<base judge name>" and settings.variant = "without rubric" (or similar).',
     columns: numeric
-      ? [c("base", "Base judge", "text"), c("variant", "Variant", "text"), c("judge", "Judge", "text"), c("n", "n", "int"), c("pearson", "Pearson r", "coef"), c("pearsonCi", "95% CI", "ci"), c("withTies", "Consistency (ties counted)", "pct"), c("withoutTies", "Consistency (ties excluded)", "pct")]
-      : [c("base", "Base judge", "text"), c("variant", "Variant", "text"), c("judge", "Judge", "text"), c("n", "n", "int"), c("accuracy", "Accuracy", "pct"), c("accuracyCi", "95% CI (Wilson)", "ci"), c("kappa", "Cohen's kappa", "coef"), c("ac1", "Gwet's AC1", "coef")],
+      ? [
+          c("base", "Base judge", "text"),
+          c("variant", "Variant", "text"),
+          c("judge", "Judge", "text"),
+          c("n", "n", "int"),
+          c("pearson", "Pearson r", "coef"),
+          c("pearsonCi", "95% CI", "ci"),
+          c("withTies", "Consistency (ties counted)", "pct"),
+          c("withoutTies", "Consistency (ties excluded)", "pct"),
+        ]
+      : [
+          c("base", "Base judge", "text"),
+          c("variant", "Variant", "text"),
+          c("judge", "Judge", "text"),
+          c("n", "n", "int"),
+          c("accuracy", "Accuracy", "pct"),
+          c("accuracyCi", "95% CI (Wilson)", "ci"),
+          c("kappa", "Cohen's kappa", "coef"),
+          c("ac1", "Gwet's AC1", "coef"),
+        ],
     rows: groups.flatMap((g) =>
       g.rows.map(({ variant, row }) => ({
         base: g.base,

@@ -17,7 +17,9 @@ export function StaleNote({ counts, mode }: { counts: { labels: number; verdicts
   ].filter(Boolean);
   return (
     <div className="alert info" role="status" data-testid="stale-note">
-      {parts.length ? `${parts.join(" and ")} judged an older version of what they rate (the item, checklist item or reference was edited in curation since). ` : "Nothing is stale now. "}
+      {parts.length
+        ? `${parts.join(" and ")} judged an older version of what they rate (the item, checklist item or reference was edited in curation since). `
+        : "Nothing is stale now. "}
       {mode === "exclude"
         ? "They are left out of every figure on this page."
         : "They are still counted here; relabel the units, or re-run the judges, to bring them up to date — or leave them out."}
@@ -49,7 +51,8 @@ export function csvHref(slug: string, taskId: number, table: string, extra: Reco
 
 /** Why a cell has no number: "—" (nothing to compute from) or "n/a" (the formula is undefined, 0/0). */
 const EMPTY_WHY = "nothing to compute for this row (no data of this kind, e.g. gold accuracy without gold units, or no pairs)";
-const UNDEFINED_WHY = "undefined here: the formula divides by zero (e.g. kappa when every label is the same so chance agreement is 1, precision when the judge never gives the label)";
+const UNDEFINED_WHY =
+  "undefined here: the formula divides by zero (e.g. kappa when every label is the same so chance agreement is 1, precision when the judge never gives the label)";
 
 /**
  * The legend under a table for its empty and undefined cells, unless the table's

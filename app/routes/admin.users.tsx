@@ -5,14 +5,7 @@ import { json } from "@remix-run/node";
 import { Form, useActionData, useLoaderData } from "@remix-run/react";
 import { asc, eq } from "drizzle-orm";
 import { z } from "zod";
-import {
-  createUser,
-  EmailSchema,
-  listUsers,
-  PasswordSchema,
-  setMembership,
-  setPassword,
-} from "~/auth/accounts.server";
+import { createUser, EmailSchema, listUsers, PasswordSchema, setMembership, setPassword } from "~/auth/accounts.server";
 import { requireSiteAdmin } from "~/auth/guards.server";
 import { getDb, schema } from "~/db.server";
 import { ROLES } from "../../db/schema";
@@ -67,10 +60,18 @@ export async function action({ request }: ActionFunctionArgs) {
     if (db.select({ id: schema.users.id }).from(schema.users).where(eq(schema.users.email, input.email)).get()) {
       return json({ error: `email: ${input.email} already has an account.` }, { status: 409 });
     }
-    if (input.projectId && !db.select({ id: schema.projects.id }).from(schema.projects).where(eq(schema.projects.id, input.projectId)).get()) {
+    if (
+      input.projectId &&
+      !db.select({ id: schema.projects.id }).from(schema.projects).where(eq(schema.projects.id, input.projectId)).get()
+    ) {
       return json({ error: "projectId: no such project." }, { status: 400 });
     }
-    const user = await createUser({ email: input.email, name: input.name, password: input.password, isSiteAdmin: input.isSiteAdmin === "on" });
+    const user = await createUser({
+      email: input.email,
+      name: input.name,
+      password: input.password,
+      isSiteAdmin: input.isSiteAdmin === "on",
+    });
     if (input.projectId) setMembership(input.projectId, user.id, input.role);
     return json({ ok: `Created ${input.email}.` });
   }
@@ -79,7 +80,10 @@ export async function action({ request }: ActionFunctionArgs) {
     return json({ ok: "Password changed; the user was signed out everywhere." });
   }
   if (input.userId === admin.id) return json({ error: "You cannot disable your own account." }, { status: 400 });
-  db.update(schema.users).set({ disabled: input.disabled === "1" }).where(eq(schema.users.id, input.userId)).run();
+  db.update(schema.users)
+    .set({ disabled: input.disabled === "1" })
+    .where(eq(schema.users.id, input.userId))
+    .run();
   if (input.disabled === "1") db.delete(schema.sessions).where(eq(schema.sessions.userId, input.userId)).run();
   return json({ ok: input.disabled === "1" ? "User disabled." : "User enabled." });
 }
@@ -121,7 +125,10 @@ export default function Users() {
                       Enable
                     </button>
                   ) : (
-                    <ConfirmButton className="secondary" question={`Disable ${u.email}? They are signed out everywhere and cannot sign in until enabled again.`}>
+                    <ConfirmButton
+                      className="secondary"
+                      question={`Disable ${u.email}? They are signed out everywhere and cannot sign in until enabled again.`}
+                    >
                       Disable
                     </ConfirmButton>
                   )}
@@ -132,8 +139,19 @@ export default function Users() {
                   <CsrfField />
                   <input type="hidden" name="intent" value="reset-password" />
                   <input type="hidden" name="userId" value={u.id} />
-                  <input type="password" name="password" placeholder="New password" minLength={10} aria-label={`New password for ${u.email}`} autoComplete="new-password" />
-                  <ConfirmButton className="secondary" aria-label={`Set password for ${u.email}`} question={`Set a new password for ${u.email}? They are signed out everywhere and must sign in with the new password.`}>
+                  <input
+                    type="password"
+                    name="password"
+                    placeholder="New password"
+                    minLength={10}
+                    aria-label={`New password for ${u.email}`}
+                    autoComplete="new-password"
+                  />
+                  <ConfirmButton
+                    className="secondary"
+                    aria-label={`Set password for ${u.email}`}
+                    question={`Set a new password for ${u.email}? They are signed out everywhere and must sign in with the new password.`}
+                  >
                     Set password
                   </ConfirmButton>
                 </Form>

@@ -45,18 +45,16 @@ export default function ProjectOverview() {
             <div className="muted">units labelled</div>
           </div>
           <div className="panel">
-            <div className="stat">
-              {(counts.members.admin ?? 0) + (counts.members.researcher ?? 0) + (counts.members.annotator ?? 0)}
-            </div>
-            <div className="muted">
-              members ({counts.members.annotator ?? 0} annotators)
-            </div>
+            <div className="stat">{(counts.members.admin ?? 0) + (counts.members.researcher ?? 0) + (counts.members.annotator ?? 0)}</div>
+            <div className="muted">members ({counts.members.annotator ?? 0} annotators)</div>
           </div>
         </div>
       ) : null}
       <h2>Datasets</h2>
       {datasets.length === 0 ? (
-        <p className="muted">No datasets yet. Import one with <code>npm run import</code>.</p>
+        <p className="muted">
+          No datasets yet. Import one with <code>npm run import</code>.
+        </p>
       ) : (
         <table>
           <thead>

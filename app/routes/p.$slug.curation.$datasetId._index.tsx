@@ -46,7 +46,12 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
       ? db
           .select({ id: schema.responses.id, model: schema.responses.model, text: schema.responses.text, turn: schema.responses.turn })
           .from(schema.responses)
-          .where(inArray(schema.responses.id, candidates.map((c) => c.responseId)))
+          .where(
+            inArray(
+              schema.responses.id,
+              candidates.map((c) => c.responseId),
+            ),
+          )
           .all()
           .map((r) => [r.id, r])
       : [],
@@ -75,7 +80,7 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
       ...f,
       sourceId: itemById.get(f.itemId)?.sourceId ?? "",
       text: text.get(f.checklistItemId) ?? "",
-      otherText: f.kind === "duplicate" ? text.get(f.otherId) ?? "" : null,
+      otherText: f.kind === "duplicate" ? (text.get(f.otherId) ?? "") : null,
     })),
     candidates: candidates.map((c) => ({
       ...c,
@@ -102,7 +107,10 @@ const CurationAction = z.discriminatedUnion("intent", [
   z.object({
     intent: z.literal("promote"),
     responseId: z.coerce.number().int().positive(),
-    annotationIds: z.string().regex(/^\d+(,\d+)*$/).optional(),
+    annotationIds: z
+      .string()
+      .regex(/^\d+(,\d+)*$/)
+      .optional(),
     reason: Reason,
   }),
 ]);
@@ -114,17 +122,24 @@ export async function action({ request, params }: ActionFunctionArgs) {
   if (form.get("intent") === "reference-task") return referenceTask(project.id, user.id, dataset.id, form);
   if (form.get("intent") === "back-check") {
     const providerId = Number(form.get("providerId"));
-    if (!Number.isInteger(providerId) || providerId <= 0) return json({ error: "providerId: choose a provider.", field: "providerId" }, { status: 400 });
+    if (!Number.isInteger(providerId) || providerId <= 0)
+      return json({ error: "providerId: choose a provider.", field: "providerId" }, { status: 400 });
     try {
       const s = await runBackCheck({ projectId: project.id, datasetId: dataset.id, providerId, userId: user.id });
-      const failed = s.failedCalls.length ? ` ${s.failedCalls.length} call(s) failed (first: ${s.failedCalls[0].sourceId}: ${s.failedCalls[0].error}).` : "";
-      return json({ ok: `Back-check ran on ${s.checked} of ${s.items} items: ${s.flagged} checklist item(s) answered No on the reference, ${s.unparsed} unparsed.${failed}` });
+      const failed = s.failedCalls.length
+        ? ` ${s.failedCalls.length} call(s) failed (first: ${s.failedCalls[0].sourceId}: ${s.failedCalls[0].error}).`
+        : "";
+      return json({
+        ok: `Back-check ran on ${s.checked} of ${s.items} items: ${s.flagged} checklist item(s) answered No on the reference, ${s.unparsed} unparsed.${failed}`,
+      });
     } catch (err) {
       if (err instanceof CurationError) return json({ error: err.message, field: err.field ?? "" }, { status: 400 });
       throw err;
     }
   }
-  const parsed = CurationAction.safeParse(Object.fromEntries(form), { error: humanErrors({ reason: "Reason", responseId: "Response", annotationIds: "Annotations" }) });
+  const parsed = CurationAction.safeParse(Object.fromEntries(form), {
+    error: humanErrors({ reason: "Reason", responseId: "Response", annotationIds: "Annotations" }),
+  });
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     return json({ error: issue.message, field: String(issue.path[0] ?? "") }, { status: 400 });
@@ -140,12 +155,21 @@ export async function action({ request, params }: ActionFunctionArgs) {
         return redirect(`/p/${project.slug}/curation/${next.id}`);
       }
       case "promote": {
-        const response = getDb().select({ itemId: schema.responses.itemId }).from(schema.responses).where(eq(schema.responses.id, parsed.data.responseId)).get();
-        const item = response && getDb().select({ datasetId: schema.items.datasetId }).from(schema.items).where(eq(schema.items.id, response.itemId)).get();
-        if (!item || item.datasetId !== dataset.id) return json({ error: "responseId: not a response of this dataset.", field: "responseId" }, { status: 400 });
+        const response = getDb()
+          .select({ itemId: schema.responses.itemId })
+          .from(schema.responses)
+          .where(eq(schema.responses.id, parsed.data.responseId))
+          .get();
+        const item =
+          response &&
+          getDb().select({ datasetId: schema.items.datasetId }).from(schema.items).where(eq(schema.items.id, response.itemId)).get();
+        if (!item || item.datasetId !== dataset.id)
+          return json({ error: "responseId: not a response of this dataset.", field: "responseId" }, { status: 400 });
         const justification = parsed.data.annotationIds?.split(",").map(Number) ?? [];
         const r = promoteResponse(parsed.data.responseId, { ...actor, justification });
-        return json({ ok: `Promoted to reference version ${r.version}; ${r.stale.annotations} label(s) and ${r.stale.verdicts} verdict(s) that used the old reference are marked stale.` });
+        return json({
+          ok: `Promoted to reference version ${r.version}; ${r.stale.annotations} label(s) and ${r.stale.verdicts} verdict(s) that used the old reference are marked stale.`,
+        });
       }
     }
   } catch (err) {
@@ -188,8 +212,22 @@ function referenceTask(projectId: number, userId: number, datasetId: number, for
       const field = String(issue.path[0] ?? "");
       // Zod's own wording ("Too small: …") becomes a sentence naming the field; the schema's own messages stay.
       const generic = /^(Too (small|big)|Invalid )/.test(issue.message);
-      const labels: Record<string, string> = { overlap: "Overlap k", seed: "Seed", n: "Responses per comparison", pool: "Annotators", name: "Name", turn: "Turn" };
-      return json({ error: generic ? humanIssue(issue as Parameters<typeof humanIssue>[0], labels[field] ?? field) : issue.message, field, form: "reference-task" }, { status: 400 });
+      const labels: Record<string, string> = {
+        overlap: "Overlap k",
+        seed: "Seed",
+        n: "Responses per comparison",
+        pool: "Annotators",
+        name: "Name",
+        turn: "Turn",
+      };
+      return json(
+        {
+          error: generic ? humanIssue(issue as Parameters<typeof humanIssue>[0], labels[field] ?? field) : issue.message,
+          field,
+          form: "reference-task",
+        },
+        { status: 400 },
+      );
     }
     throw err;
   }
@@ -236,7 +274,8 @@ export default function CurateDataset() {
         {checklistCount} active checklist items. Near-duplicates: ROUGE-L F ≥ {threshold} within one checklist.{" "}
         <Form method="get" className="inline">
           <label className="inline">
-            Threshold <input name="threshold" type="number" step="0.05" min="0.05" max="1" defaultValue={threshold} style={{ width: "5rem" }} />
+            Threshold{" "}
+            <input name="threshold" type="number" step="0.05" min="0.05" max="1" defaultValue={threshold} style={{ width: "5rem" }} />
           </label>
           <button type="submit" className="secondary">
             Apply
@@ -308,8 +347,8 @@ export default function CurateDataset() {
 
       <h2>Reference optimisation</h2>
       <p className="muted small">
-        Blind best-of-N comparisons that hide the current reference among strong model outputs (RAVEL §4.2). Where annotators prefer a
-        model output, promote it in one action; the old reference stays in the history.
+        Blind best-of-N comparisons that hide the current reference among strong model outputs (RAVEL §4.2). Where annotators prefer a model
+        output, promote it in one action; the old reference stays in the history.
       </p>
       {candidates.length === 0 ? (
         <p className="muted">No model output has beaten a reference yet.</p>
@@ -375,7 +414,12 @@ export default function CurateDataset() {
         </table>
       )}
       {!dataset.frozenAt ? (
-        <details className="panel" style={{ marginTop: "1rem" }} open={Object.keys(refErrors).length > 0 || undefined} data-testid="reference-task-form">
+        <details
+          className="panel"
+          style={{ marginTop: "1rem" }}
+          open={Object.keys(refErrors).length > 0 || undefined}
+          data-testid="reference-task-form"
+        >
           <summary>Create a reference-optimisation task</summary>
           <Form method="post" className="stack" ref={refForm}>
             <CsrfField />

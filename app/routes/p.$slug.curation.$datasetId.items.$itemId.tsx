@@ -86,7 +86,15 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
     .all();
   return json({
     dataset: { id: dataset.id, name: dataset.name, version: dataset.version, frozen: Boolean(dataset.frozenAt) },
-    item: { id: item.id, sourceId: item.sourceId, query: item.query, passage: item.passage, domain: item.domain, subject: item.subject, version: item.version },
+    item: {
+      id: item.id,
+      sourceId: item.sourceId,
+      query: item.query,
+      passage: item.passage,
+      domain: item.domain,
+      subject: item.subject,
+      version: item.version,
+    },
     active: checklist.filter((c) => !c.retiredAt),
     retired: checklist.filter((c) => c.retiredAt && !replaced.has(c.id)),
     weighted: checklist.some((c) => !c.retiredAt && c.weight != null),
@@ -108,9 +116,27 @@ const Id = z.coerce.number().int().positive();
 const OptionalWeight = z.preprocess((v) => (v === "" || v == null ? undefined : v), z.coerce.number().min(0).optional());
 
 const ItemAction = z.discriminatedUnion("intent", [
-  z.object({ intent: z.literal("edit-item"), query: z.string().trim().min(1, "The prompt cannot be empty."), passage: z.string().default(""), domain: z.string().trim().default(""), subject: z.string().trim().default(""), reason: Reason }),
-  z.object({ intent: z.literal("edit-checklist"), checklistItemId: Id, text: z.string().trim().min(1, "A checklist item needs text."), weight: OptionalWeight, reason: Reason }),
-  z.object({ intent: z.literal("add-checklist"), text: z.string().trim().min(1, "A checklist item needs text."), weight: OptionalWeight, reason: Reason }),
+  z.object({
+    intent: z.literal("edit-item"),
+    query: z.string().trim().min(1, "The prompt cannot be empty."),
+    passage: z.string().default(""),
+    domain: z.string().trim().default(""),
+    subject: z.string().trim().default(""),
+    reason: Reason,
+  }),
+  z.object({
+    intent: z.literal("edit-checklist"),
+    checklistItemId: Id,
+    text: z.string().trim().min(1, "A checklist item needs text."),
+    weight: OptionalWeight,
+    reason: Reason,
+  }),
+  z.object({
+    intent: z.literal("add-checklist"),
+    text: z.string().trim().min(1, "A checklist item needs text."),
+    weight: OptionalWeight,
+    reason: Reason,
+  }),
   z.object({ intent: z.literal("retire"), checklistItemId: Id, reason: Reason }),
   z.object({ intent: z.literal("restore"), checklistItemId: Id, reason: Reason }),
   z.object({ intent: z.literal("move"), checklistItemId: Id, direction: z.enum(["up", "down"]), reason: Reason.default("Reordered") }),
@@ -121,7 +147,15 @@ const ItemAction = z.discriminatedUnion("intent", [
   z.object({ intent: z.literal("requeue-stale") }),
 ]);
 
-const LABELS: Record<string, string> = { query: "Prompt", text: "Text", weight: "Weight", reason: "Reason", items: "Draft", providerId: "Provider", checklistItemId: "Checklist item" };
+const LABELS: Record<string, string> = {
+  query: "Prompt",
+  text: "Text",
+  weight: "Weight",
+  reason: "Reason",
+  items: "Draft",
+  providerId: "Provider",
+  checklistItemId: "Checklist item",
+};
 
 /** Which form answered: errors are shown beside the fields of that form only. */
 function formKey(entries: Record<string, FormDataEntryValue>): string {
@@ -143,13 +177,17 @@ export async function action({ request, params }: ActionFunctionArgs) {
   if (input.intent === "requeue-stale") {
     const r = requeueStale(project.id, { itemId: item.id });
     return json({
-      ok: r.assignments === 0 ? "No stale labels to send back." : `Sent ${r.assignments} stale label${r.assignments === 1 ? "" : "s"} on ${r.units} unit${r.units === 1 ? "" : "s"} back to their annotators.`,
+      ok:
+        r.assignments === 0
+          ? "No stale labels to send back."
+          : `Sent ${r.assignments} stale label${r.assignments === 1 ? "" : "s"} on ${r.units} unit${r.units === 1 ? "" : "s"} back to their annotators.`,
     });
   }
   if (input.intent === "draft") {
     try {
       const draft = await draftChecklist({ projectId: project.id, itemId: item.id, providerId: input.providerId });
-      if (!draft.ok) return json({ error: `The model's reply could not be read: ${draft.error}`, field: "providerId", raw: draft.raw }, { status: 422 });
+      if (!draft.ok)
+        return json({ error: `The model's reply could not be read: ${draft.error}`, field: "providerId", raw: draft.raw }, { status: 422 });
       return json({ draft: { items: draft.items, warnings: draft.warnings, promptVersion: draft.promptVersion } });
     } catch (err) {
       if (err instanceof CurationError) return json({ error: err.message, field: err.field ?? "" }, { status: 400 });
@@ -158,24 +196,47 @@ export async function action({ request, params }: ActionFunctionArgs) {
   }
   const actor = { userId: user.id, reason: input.reason };
   const ownsChecklistItem = (id: number) =>
-    getDb().select({ id: schema.checklistItems.id }).from(schema.checklistItems).where(and(eq(schema.checklistItems.id, id), eq(schema.checklistItems.itemId, item.id))).get();
+    getDb()
+      .select({ id: schema.checklistItems.id })
+      .from(schema.checklistItems)
+      .where(and(eq(schema.checklistItems.id, id), eq(schema.checklistItems.itemId, item.id)))
+      .get();
   try {
     switch (input.intent) {
       case "edit-item": {
-        const r = editItem(item.id, { query: input.query, passage: input.passage.trim() ? input.passage : null, domain: input.domain || null, subject: input.subject || null }, actor);
-        return json({ ok: `Item is now version ${r.version}; ${r.stale.annotations} label(s) and ${r.stale.verdicts} verdict(s) marked stale.` });
+        const r = editItem(
+          item.id,
+          {
+            query: input.query,
+            passage: input.passage.trim() ? input.passage : null,
+            domain: input.domain || null,
+            subject: input.subject || null,
+          },
+          actor,
+        );
+        return json({
+          ok: `Item is now version ${r.version}; ${r.stale.annotations} label(s) and ${r.stale.verdicts} verdict(s) marked stale.`,
+        });
       }
       case "edit-checklist": {
-        if (!ownsChecklistItem(input.checklistItemId)) return json({ error: "checklistItemId: not a checklist item of this item.", field: "checklistItemId" }, { status: 400 });
-        const r = editChecklistItem(input.checklistItemId, { text: input.text, ...(input.weight !== undefined ? { weight: input.weight } : {}) }, actor);
-        return json({ ok: `Saved as a new version; ${r.stale.annotations} label(s) and ${r.stale.verdicts} verdict(s) of the old version marked stale.` });
+        if (!ownsChecklistItem(input.checklistItemId))
+          return json({ error: "checklistItemId: not a checklist item of this item.", field: "checklistItemId" }, { status: 400 });
+        const r = editChecklistItem(
+          input.checklistItemId,
+          { text: input.text, ...(input.weight !== undefined ? { weight: input.weight } : {}) },
+          actor,
+        );
+        return json({
+          ok: `Saved as a new version; ${r.stale.annotations} label(s) and ${r.stale.verdicts} verdict(s) of the old version marked stale.`,
+        });
       }
       case "add-checklist":
         addChecklistItem(item.id, { text: input.text, weight: input.weight ?? null }, actor);
         return json({ ok: "Checklist item added." });
       case "retire":
       case "restore":
-        if (!ownsChecklistItem(input.checklistItemId)) return json({ error: "checklistItemId: not a checklist item of this item.", field: "checklistItemId" }, { status: 400 });
+        if (!ownsChecklistItem(input.checklistItemId))
+          return json({ error: "checklistItemId: not a checklist item of this item.", field: "checklistItemId" }, { status: 400 });
         setChecklistItemRetired(input.checklistItemId, input.intent === "retire", actor);
         return json({ ok: input.intent === "retire" ? "Checklist item retired." : "Checklist item restored." });
       case "move": {
@@ -189,7 +250,8 @@ export async function action({ request, params }: ActionFunctionArgs) {
           .map((c) => c.id);
         const i = ids.indexOf(input.checklistItemId);
         const j = input.direction === "up" ? i - 1 : i + 1;
-        if (i < 0 || j < 0 || j >= ids.length) return json({ error: "Cannot move that item further.", field: "direction" }, { status: 400 });
+        if (i < 0 || j < 0 || j >= ids.length)
+          return json({ error: "Cannot move that item further.", field: "direction" }, { status: 400 });
         [ids[i], ids[j]] = [ids[j], ids[i]];
         reorderChecklist(item.id, ids, actor);
         return json({ ok: "Checklist reordered." });
@@ -209,7 +271,9 @@ export async function action({ request, params }: ActionFunctionArgs) {
       }
       case "edit-reference": {
         const r = setReference(item.id, input.text, { ...actor, provenance: "edited" });
-        return json({ ok: `Reference is now version ${r.version}; ${r.stale.annotations} label(s) and ${r.stale.verdicts} score(s) that used the old one marked stale.` });
+        return json({
+          ok: `Reference is now version ${r.version}; ${r.stale.annotations} label(s) and ${r.stale.verdicts} score(s) that used the old one marked stale.`,
+        });
       }
     }
   } catch (err) {
@@ -233,7 +297,10 @@ export default function CurateItem() {
   return (
     <div ref={pageRef}>
       <div className="breadcrumbs">
-        <Link to="../..">Curate {dataset.name} v{dataset.version}</Link> / {item.sourceId}
+        <Link to="../..">
+          Curate {dataset.name} v{dataset.version}
+        </Link>{" "}
+        / {item.sourceId}
       </div>
       <h1>
         {item.sourceId} <span className="muted">item v{item.version}</span>
@@ -242,14 +309,17 @@ export default function CurateItem() {
       <ActionMessage data={data} />
       {stale.assignments > 0 ? (
         <div className="alert info" data-testid="stale-labels">
-          {stale.assignments} submitted label{stale.assignments === 1 ? "" : "s"} on {stale.units} unit{stale.units === 1 ? "" : "s"} of this item judged an older version.{" "}
+          {stale.assignments} submitted label{stale.assignments === 1 ? "" : "s"} on {stale.units} unit{stale.units === 1 ? "" : "s"} of
+          this item judged an older version.{" "}
           <Form method="post" className="inline">
             <CsrfField />
             <button type="submit" name="intent" value="requeue-stale">
               Send stale units back to their annotators
             </button>
           </Form>
-          <div className="small">They see the current text with a &ldquo;changed&rdquo; badge and label it again; the old labels are kept, marked stale.</div>
+          <div className="small">
+            They see the current text with a &ldquo;changed&rdquo; badge and label it again; the old labels are kept, marked stale.
+          </div>
         </div>
       ) : null}
 
@@ -278,10 +348,21 @@ export default function CurateItem() {
                       <CsrfField />
                       <input type="hidden" name="intent" value="edit-checklist" />
                       <input type="hidden" name="checklistItemId" value={c.id} />
-                      <textarea name="text" defaultValue={c.text} rows={2} aria-label={`Text of checklist item ${i + 1}`} {...invalidProps(errorsOf(`edit-checklist-${c.id}`), "text", `c${c.id}-`)} />
+                      <textarea
+                        name="text"
+                        defaultValue={c.text}
+                        rows={2}
+                        aria-label={`Text of checklist item ${i + 1}`}
+                        {...invalidProps(errorsOf(`edit-checklist-${c.id}`), "text", `c${c.id}-`)}
+                      />
                       <FieldError errors={errorsOf(`edit-checklist-${c.id}`)} name="text" scope={`c${c.id}-`} />
                       <div className="inline">
-                        <input name="reason" placeholder="Why this edit?" aria-label={`Reason for editing item ${i + 1}`} {...invalidProps(errorsOf(`edit-checklist-${c.id}`), "reason", `c${c.id}-`)} />
+                        <input
+                          name="reason"
+                          placeholder="Why this edit?"
+                          aria-label={`Reason for editing item ${i + 1}`}
+                          {...invalidProps(errorsOf(`edit-checklist-${c.id}`), "reason", `c${c.id}-`)}
+                        />
                         <button type="submit" className="secondary">
                           Save as new version
                         </button>
@@ -320,7 +401,13 @@ export default function CurateItem() {
                       <CsrfField />
                       <input type="hidden" name="intent" value="retire" />
                       <input type="hidden" name="checklistItemId" value={c.id} />
-                      <input name="reason" placeholder="Why retire?" required aria-label={`Reason for retiring item ${i + 1}`} style={{ width: "9rem" }} />
+                      <input
+                        name="reason"
+                        placeholder="Why retire?"
+                        required
+                        aria-label={`Reason for retiring item ${i + 1}`}
+                        style={{ width: "9rem" }}
+                      />
                       <button type="submit" className="danger">
                         Retire
                       </button>
@@ -336,7 +423,8 @@ export default function CurateItem() {
               <input type="hidden" name="intent" value="reweight" />
               {active.map((c, i) => (
                 <label key={c.id} className="inline small">
-                  #{i + 1} <input name={`weight-${c.id}`} type="number" step="any" min="0" defaultValue={c.weight ?? 0} style={{ width: "6rem" }} />
+                  #{i + 1}{" "}
+                  <input name={`weight-${c.id}`} type="number" step="any" min="0" defaultValue={c.weight ?? 0} style={{ width: "6rem" }} />
                 </label>
               ))}
               <input name="reason" required placeholder="Why re-weight?" aria-label="Reason for re-weighting" />
@@ -346,9 +434,33 @@ export default function CurateItem() {
           <Form method="post" className="inline" style={{ marginTop: "0.75rem", flexWrap: "wrap" }} noValidate>
             <CsrfField />
             <input type="hidden" name="intent" value="add-checklist" />
-            <input name="text" required placeholder="Does the response …?" aria-label="New checklist item" style={{ minWidth: "24rem" }} {...invalidProps(errorsOf("add-checklist"), "text", "add-")} />
-            {weighted ? <input name="weight" type="number" step="any" min="0" placeholder="weight" aria-label="Weight" style={{ width: "6rem" }} {...invalidProps(errorsOf("add-checklist"), "weight", "add-")} /> : null}
-            <input name="reason" required placeholder="Why add it?" aria-label="Reason for adding" {...invalidProps(errorsOf("add-checklist"), "reason", "add-")} />
+            <input
+              name="text"
+              required
+              placeholder="Does the response …?"
+              aria-label="New checklist item"
+              style={{ minWidth: "24rem" }}
+              {...invalidProps(errorsOf("add-checklist"), "text", "add-")}
+            />
+            {weighted ? (
+              <input
+                name="weight"
+                type="number"
+                step="any"
+                min="0"
+                placeholder="weight"
+                aria-label="Weight"
+                style={{ width: "6rem" }}
+                {...invalidProps(errorsOf("add-checklist"), "weight", "add-")}
+              />
+            ) : null}
+            <input
+              name="reason"
+              required
+              placeholder="Why add it?"
+              aria-label="Reason for adding"
+              {...invalidProps(errorsOf("add-checklist"), "reason", "add-")}
+            />
             <button type="submit">Add</button>
             {["text", "weight", "reason"].map((f) => (
               <FieldError key={f} errors={errorsOf("add-checklist")} name={f} scope="add-" />
@@ -383,7 +495,9 @@ export default function CurateItem() {
       {!frozen ? (
         <div className="panel">
           <h2>Draft checklist items with a model</h2>
-          <p className="muted small">RefineBench G.3 prompt from the question and the current reference. Nothing is added until you edit and confirm.</p>
+          <p className="muted small">
+            RefineBench G.3 prompt from the question and the current reference. Nothing is added until you edit and confirm.
+          </p>
           {providers.length === 0 ? (
             <p className="muted small">Add a provider to this project first.</p>
           ) : (
@@ -418,7 +532,13 @@ export default function CurateItem() {
                 <textarea name="items" rows={Math.min(14, data.draft.items.length + 2)} defaultValue={data.draft.items.join("\n")} />
               </label>
               <div className="inline">
-                <input name="reason" required defaultValue={`Drafted with the G.3 prompt (${data.draft.promptVersion}), edited by the maintainer`} aria-label="Reason for adding the draft" style={{ minWidth: "24rem" }} />
+                <input
+                  name="reason"
+                  required
+                  defaultValue={`Drafted with the G.3 prompt (${data.draft.promptVersion}), edited by the maintainer`}
+                  aria-label="Reason for adding the draft"
+                  style={{ minWidth: "24rem" }}
+                />
                 <button type="submit">Add to checklist</button>
               </div>
             </Form>
@@ -431,10 +551,24 @@ export default function CurateItem() {
         <Form method="post" className="stack" style={{ maxWidth: "none" }} noValidate>
           <CsrfField />
           <input type="hidden" name="intent" value="edit-reference" />
-          <textarea name="text" rows={8} defaultValue={current?.text ?? ""} aria-label="Reference text" disabled={frozen} {...invalidProps(errorsOf("edit-reference"), "text", "ref-")} />
+          <textarea
+            name="text"
+            rows={8}
+            defaultValue={current?.text ?? ""}
+            aria-label="Reference text"
+            disabled={frozen}
+            {...invalidProps(errorsOf("edit-reference"), "text", "ref-")}
+          />
           <FieldError errors={errorsOf("edit-reference")} name="text" scope="ref-" />
           <div className="inline">
-            <input name="reason" required placeholder="Why change the reference?" aria-label="Reason for the reference change" disabled={frozen} {...invalidProps(errorsOf("edit-reference"), "reason", "ref-")} />
+            <input
+              name="reason"
+              required
+              placeholder="Why change the reference?"
+              aria-label="Reason for the reference change"
+              disabled={frozen}
+              {...invalidProps(errorsOf("edit-reference"), "reason", "ref-")}
+            />
             <button type="submit" disabled={frozen || busy}>
               Save as new reference version
             </button>
@@ -498,7 +632,13 @@ export default function CurateItem() {
               </label>
             </div>
             <div className="inline">
-              <input name="reason" required placeholder="Why edit the item?" aria-label="Reason for the item edit" {...invalidProps(errorsOf("edit-item"), "reason", "item-")} />
+              <input
+                name="reason"
+                required
+                placeholder="Why edit the item?"
+                aria-label="Reason for the item edit"
+                {...invalidProps(errorsOf("edit-item"), "reason", "item-")}
+              />
               <button type="submit">Save as new item version</button>
             </div>
             <FieldError errors={errorsOf("edit-item")} name="reason" scope="item-" />
@@ -511,7 +651,8 @@ export default function CurateItem() {
         <ul className="small">
           {history.map((h) => (
             <li key={h.id}>
-              {new Date(h.createdAt * 1000).toISOString().slice(0, 16).replace("T", " ")} · {h.entity} {h.action} · {h.by ?? "—"}: {h.reason}
+              {new Date(h.createdAt * 1000).toISOString().slice(0, 16).replace("T", " ")} · {h.entity} {h.action} · {h.by ?? "—"}:{" "}
+              {h.reason}
             </li>
           ))}
         </ul>

@@ -9,7 +9,10 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
   const dataset = findDataset(project.id, Number(params.datasetId));
   if (!dataset) notFound("Dataset not found.");
   const file = new URL(request.url).searchParams.get("file") ?? "jsonl";
-  const base = `${dataset.name.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "")}-v${dataset.version}`;
+  const base = `${dataset.name
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-|-$/g, "")}-v${dataset.version}`;
   if (file === "changelog") {
     return new Response(releaseChangelog(dataset.id), {
       headers: { "Content-Type": "text/markdown; charset=utf-8", "Content-Disposition": `attachment; filename="${base}-CHANGELOG.md"` },

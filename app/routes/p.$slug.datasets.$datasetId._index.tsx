@@ -6,9 +6,7 @@ import { notFound, requireProjectRole } from "~/auth/guards.server";
 import { browseItems, BrowseQuerySchema, findDataset } from "~/benchmark/browse.server";
 import { Pager } from "~/components/Pager";
 
-export const meta: MetaFunction<typeof loader> = ({ data }) => [
-  { title: `${data?.dataset.name ?? "Dataset"} · Concord` },
-];
+export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: `${data?.dataset.name ?? "Dataset"} · Concord` }];
 
 export async function loader({ request, params }: LoaderFunctionArgs) {
   const { project } = await requireProjectRole(request, params.slug, "researcher");

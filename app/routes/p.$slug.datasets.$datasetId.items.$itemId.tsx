@@ -4,9 +4,7 @@ import { Link, useLoaderData } from "@remix-run/react";
 import { notFound, requireProjectRole } from "~/auth/guards.server";
 import { findDataset, itemDetail } from "~/benchmark/browse.server";
 
-export const meta: MetaFunction<typeof loader> = ({ data }) => [
-  { title: `${data?.item.sourceId ?? "Item"} · Concord` },
-];
+export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: `${data?.item.sourceId ?? "Item"} · Concord` }];
 
 export async function loader({ request, params }: LoaderFunctionArgs) {
   const { project } = await requireProjectRole(request, params.slug, "researcher");
@@ -29,15 +27,16 @@ export default function ItemDetail() {
   return (
     <div>
       <div className="breadcrumbs">
-        <Link to="../..">{dataset.name} v{dataset.version}</Link> / {item.sourceId} ·{" "}
+        <Link to="../..">
+          {dataset.name} v{dataset.version}
+        </Link>{" "}
+        / {item.sourceId} ·{" "}
         <Link to={`../../../../curation/${dataset.id}/items/${item.id}`} relative="path">
           Curate this item
         </Link>
       </div>
       <h1>{item.sourceId}</h1>
-      <p className="muted">
-        {[item.domain, item.subject, item.taskType, item.language].filter(Boolean).join(" · ")}
-      </p>
+      <p className="muted">{[item.domain, item.subject, item.taskType, item.language].filter(Boolean).join(" · ")}</p>
       <div className="panel">
         <h2>Prompt</h2>
         <div className="prewrap">{item.query}</div>

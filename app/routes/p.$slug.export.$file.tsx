@@ -23,10 +23,13 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
   const { project } = await requireProjectRole(request, params.slug, "researcher");
   const parsed = parseExportFile(params.file);
   if (!parsed) {
-    throw new Response(`No such export. Choose one of ${EXPORT_KINDS.flatMap((k) => EXPORT_FORMATS.map((f) => exportFileName(k, f))).join(", ")}.`, {
-      status: 404,
-      headers: { "Content-Type": "text/plain; charset=utf-8" },
-    });
+    throw new Response(
+      `No such export. Choose one of ${EXPORT_KINDS.flatMap((k) => EXPORT_FORMATS.map((f) => exportFileName(k, f))).join(", ")}.`,
+      {
+        status: 404,
+        headers: { "Content-Type": "text/plain; charset=utf-8" },
+      },
+    );
   }
   const { what, format } = parsed;
   const rows = exportRows(getDb().$client, project.id, what);

@@ -7,11 +7,15 @@ import { COLUMNS, EXPORT_FORMATS, EXPORT_KINDS, type ExportFormat, type ExportKi
 export const meta: MetaFunction = () => [{ title: "Export · Concord" }];
 
 const DESCRIPTIONS: Record<ExportKind, string> = {
-  annotations: "Every annotation in long form: task, unit, item, checklist item, response, annotator, label, penalty reasons, notes, shown order, timestamps, status.",
-  agreement: "Inter-annotator agreement per task: percent agreement, Fleiss' kappa, Krippendorff's alpha (at the task's level), Gwet's AC1, Cohen's kappa for two annotators.",
-  "judge-agreement": "Each judge against the strict human majority of the same unit, response or checklist item, for any label set: accuracy and Cohen's kappa with 95% CIs, macro precision/recall/F1, unparsed verdicts, Yes rates and confusion counts for Yes/No labels.",
+  annotations:
+    "Every annotation in long form: task, unit, item, checklist item, response, annotator, label, penalty reasons, notes, shown order, timestamps, status.",
+  agreement:
+    "Inter-annotator agreement per task: percent agreement, Fleiss' kappa, Krippendorff's alpha (at the task's level), Gwet's AC1, Cohen's kappa for two annotators.",
+  "judge-agreement":
+    "Each judge against the strict human majority of the same unit, response or checklist item, for any label set: accuracy and Cohen's kappa with 95% CIs, macro precision/recall/F1, unparsed verdicts, Yes rates and confusion counts for Yes/No labels.",
   runs: "Responses and judge verdicts, one row per verdict.",
-  "judge-confusion": "The confusion matrix of each judge against the human majority, one row per (human label, judge label), with each label's precision, recall, F1 and support on its diagonal row.",
+  "judge-confusion":
+    "The confusion matrix of each judge against the human majority, one row per (human label, judge label), with each label's precision, recall, F1 and support on its diagonal row.",
 };
 
 /** The page. Downloads are the resource route p.$slug.export.$file (old `?what=KIND&format=F` links redirect there). */
@@ -39,8 +43,9 @@ export default function ExportPage() {
     <div>
       <h1>Export</h1>
       <p className="muted">
-        CSV files load with <code>pandas.read_csv(path)</code> and no options (UTF-8, a header row, empty cells for missing values, lists as JSON
-        text); JSONL files have one object per line with the same keys. Import files on the <Link to={`/p/${project.slug}/import`}>import page</Link>.
+        CSV files load with <code>pandas.read_csv(path)</code> and no options (UTF-8, a header row, empty cells for missing values, lists as
+        JSON text); JSONL files have one object per line with the same keys. Import files on the{" "}
+        <Link to={`/p/${project.slug}/import`}>import page</Link>.
       </p>
       <table>
         <thead>

@@ -22,7 +22,8 @@ export async function action({ request, params }: ActionFunctionArgs) {
 
 type Data = ReturnType<typeof useLoaderData<typeof loader>>;
 
-const mb = (bytes: number) => (bytes >= 1024 * 1024 ? `${(bytes / 1024 / 1024).toFixed(1)} MB` : `${Math.max(1, Math.round(bytes / 1024))} KB`);
+const mb = (bytes: number) =>
+  bytes >= 1024 * 1024 ? `${(bytes / 1024 / 1024).toFixed(1)} MB` : `${Math.max(1, Math.round(bytes / 1024))} KB`;
 
 export default function ImportPage() {
   const data = useLoaderData<typeof loader>();
@@ -33,9 +34,9 @@ export default function ImportPage() {
     <div>
       <h1>Import</h1>
       <p className="muted">
-        Upload a file (CSV, JSONL or a JSON array, up to {data.maxUploadMb} MB, UTF-8), choose which column holds each field, and check the preview: the counts,
-        the first rows as Concord read them and the first 20 problems. Nothing is written until you confirm, and then the whole file is imported or
-        nothing is. Exports are on the <Link to={`/p/${project.slug}/export`}>export page</Link>.
+        Upload a file (CSV, JSONL or a JSON array, up to {data.maxUploadMb} MB, UTF-8), choose which column holds each field, and check the
+        preview: the counts, the first rows as Concord read them and the first 20 problems. Nothing is written until you confirm, and then
+        the whole file is imported or nothing is. Exports are on the <Link to={`/p/${project.slug}/export`}>export page</Link>.
       </p>
       {data.uploadGone ? (
         <p className="alert error" role="alert">
@@ -76,7 +77,13 @@ function UploadForm({ data, errors }: { data: Data; errors: Record<string, strin
       <p className="muted small">{preset.summary}</p>
       <label>
         File
-        <input type="file" name="file" required accept={preset.formats.map((f) => `.${f}`).join(",") + ",.tsv,.ndjson,.txt"} {...invalidProps(errors, "file")} />
+        <input
+          type="file"
+          name="file"
+          required
+          accept={preset.formats.map((f) => `.${f}`).join(",") + ",.tsv,.ndjson,.txt"}
+          {...invalidProps(errors, "file")}
+        />
       </label>
       <FieldError errors={errors} name="file" />
       <button type="submit" disabled={busy}>
@@ -102,7 +109,10 @@ function UploadSteps({ data, upload, errors }: { data: Data; upload: NonNullable
   return (
     <section className="stack">
       <p data-testid="upload-file">
-        <strong>{upload.fileName}</strong> <span className="muted">({mb(upload.size)}, {upload.format.toUpperCase()}, preset {upload.preset})</span>
+        <strong>{upload.fileName}</strong>{" "}
+        <span className="muted">
+          ({mb(upload.size)}, {upload.format.toUpperCase()}, preset {upload.preset})
+        </span>
       </p>
       {errors.form ? (
         <p className="alert error" role="alert">
@@ -139,7 +149,11 @@ function UploadSteps({ data, upload, errors }: { data: Data; upload: NonNullable
 function JobProgress({ job }: { job: Extract<JobView, { state: "queued" | "running" }> }) {
   const what = job.kind === "preview" ? "Checking the file" : "Importing";
   const label =
-    job.phase === "waiting" ? "Waiting for another import to finish…" : job.phase === "writing" ? "Writing to the database…" : `${what}… ${job.percent}%`;
+    job.phase === "waiting"
+      ? "Waiting for another import to finish…"
+      : job.phase === "writing"
+        ? "Writing to the database…"
+        : `${what}… ${job.percent}%`;
   return (
     <div className="progress" data-testid="import-progress" aria-live="polite">
       <div className="progress-label">
@@ -150,7 +164,14 @@ function JobProgress({ job }: { job: Extract<JobView, { state: "queued" | "runni
           </span>
         ) : null}
       </div>
-      <div className="progress-track" role="progressbar" aria-label={label} aria-valuemin={0} aria-valuemax={100} aria-valuenow={job.percent}>
+      <div
+        className="progress-track"
+        role="progressbar"
+        aria-label={label}
+        aria-valuemin={0}
+        aria-valuemax={100}
+        aria-valuenow={job.percent}
+      >
         <div className="progress-fill" style={{ width: `${job.phase === "writing" ? 100 : job.percent}%` }} />
       </div>
     </div>
@@ -224,15 +245,21 @@ function OptionsForm({
       ) : (
         <label>
           Dataset name (optional)
-          <input type="text" name="dataset" maxLength={200} defaultValue={upload.options?.dataset ?? ""} placeholder="default: from the file name" />
+          <input
+            type="text"
+            name="dataset"
+            maxLength={200}
+            defaultValue={upload.options?.dataset ?? ""}
+            placeholder="default: from the file name"
+          />
         </label>
       )}
       {preset.name === "labels-wide" && upload.columns.length ? (
         <fieldset data-testid="annotator-columns">
           <legend>Annotator columns: each ticked column is one annotator's labels; the others are ignored</legend>
           <p className="muted small" id="annotators-help">
-            Pre-ticked: the columns whose names read like annotators (ann_1, rater_a, coder 2, …). Tick every column that holds an annotator's labels and
-            only those.
+            Pre-ticked: the columns whose names read like annotators (ann_1, rater_a, coder 2, …). Tick every column that holds an
+            annotator's labels and only those.
           </p>
           {upload.columns
             .filter((col) => col !== chosen.unit && col !== chosen.response)
@@ -265,7 +292,8 @@ function OptionsForm({
             />
           </label>
           <p className="muted small">
-            Declare the scale when some of its categories may be unused: Gwet's AC1 counts the categories of the scale. Labels outside it are refused.
+            Declare the scale when some of its categories may be unused: Gwet's AC1 counts the categories of the scale. Labels outside it
+            are refused.
           </p>
           <FieldError errors={errors} name="categories" />
         </>
@@ -306,23 +334,28 @@ function JobResult({ job, upload, slug }: { job: Extract<JobView, { state: "done
   let heading: string;
   if (s.errorCount > 0) heading = `${upload.fileName}: ${s.errorCount} problem${s.errorCount === 1 ? "" : "s"}; nothing was imported`;
   else if (job.kind === "preview")
-    heading = s.unchanged ? `${upload.fileName} is already imported${ds}: importing it again would change nothing` : `${upload.fileName}: ready to import`;
-  else heading = s.unchanged ? `${upload.fileName} was already imported${ds}; nothing changed` : `Imported ${upload.fileName}${ds ? ` into${ds}` : ""}`;
+    heading = s.unchanged
+      ? `${upload.fileName} is already imported${ds}: importing it again would change nothing`
+      : `${upload.fileName}: ready to import`;
+  else
+    heading = s.unchanged
+      ? `${upload.fileName} was already imported${ds}; nothing changed`
+      : `Imported ${upload.fileName}${ds ? ` into${ds}` : ""}`;
   const columns = Array.from(new Set(job.sample.flatMap((r) => Object.keys(r.fields))));
   return (
     <section aria-live="polite" data-testid="import-result" className="stack">
       <h2>{heading}</h2>
       {s.conflictCount > 0 ? (
         <p className="alert error" role="alert" data-testid="import-conflicts">
-          {s.conflictCount} row{s.conflictCount === 1 ? "" : "s"} of this file conflict{s.conflictCount === 1 ? "s" : ""} with what is already imported under
-          the same key (responses: item, model and turn; verdicts: judge, item, response and checklist item). Imported rows are never replaced, so the
-          file is refused; the rows are listed below.
+          {s.conflictCount} row{s.conflictCount === 1 ? "" : "s"} of this file conflict{s.conflictCount === 1 ? "s" : ""} with what is
+          already imported under the same key (responses: item, model and turn; verdicts: judge, item, response and checklist item).
+          Imported rows are never replaced, so the file is refused; the rows are listed below.
         </p>
       ) : null}
       {s.errorCount === 0 && s.alreadyPresent > 0 && !s.unchanged ? (
         <p className="muted">
-          {s.alreadyPresent} row{s.alreadyPresent === 1 ? " is" : "s are"} already imported with the same content and {s.alreadyPresent === 1 ? "is" : "are"} left as{" "}
-          {s.alreadyPresent === 1 ? "it is" : "they are"}.
+          {s.alreadyPresent} row{s.alreadyPresent === 1 ? " is" : "s are"} already imported with the same content and{" "}
+          {s.alreadyPresent === 1 ? "is" : "are"} left as {s.alreadyPresent === 1 ? "it is" : "they are"}.
         </p>
       ) : null}
       {s.level ? (
@@ -331,7 +364,9 @@ function JobResult({ job, upload, slug }: { job: Extract<JobView, { state: "done
         </p>
       ) : null}
       <table>
-        <caption className="muted small">In the file{job.kind === "confirm" && s.errorCount === 0 ? ` · written in ${job.seconds.toFixed(1)} s` : ""}</caption>
+        <caption className="muted small">
+          In the file{job.kind === "confirm" && s.errorCount === 0 ? ` · written in ${job.seconds.toFixed(1)} s` : ""}
+        </caption>
         <tbody>
           {counts.map(([k, v]) => (
             <tr key={k}>

@@ -123,7 +123,10 @@ export default function Members() {
                   <CsrfField />
                   <input type="hidden" name="intent" value="remove" />
                   <input type="hidden" name="userId" value={m.userId} />
-                  <ConfirmButton className="danger" question={`Remove ${m.name} from ${project.name}? Their labels stay; they lose access.`}>
+                  <ConfirmButton
+                    className="danger"
+                    question={`Remove ${m.name} from ${project.name}? Their labels stay; they lose access.`}
+                  >
                     Remove
                   </ConfirmButton>
                 </Form>

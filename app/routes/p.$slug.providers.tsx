@@ -19,20 +19,28 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
   const { project } = await requireProjectRole(request, params.slug, "researcher");
   // Never the API key: only whether one is set.
   const providers = listProviders(getDb(), project.id);
-  return json({ project: { slug: project.slug, name: project.name }, providers, recordings: listRecordings(), settingKeys: OPENAI_SETTING_KEYS });
+  return json({
+    project: { slug: project.slug, name: project.name },
+    providers,
+    recordings: listRecordings(),
+    settingKeys: OPENAI_SETTING_KEYS,
+  });
 }
 
-const SettingsJson = z.string().max(300_000).transform((s, ctx) => {
-  if (!s.trim()) return {};
-  try {
-    const v = JSON.parse(s);
-    if (v && typeof v === "object" && !Array.isArray(v)) return v as Record<string, unknown>;
-  } catch {
-    /* below */
-  }
-  ctx.addIssue({ code: "custom", message: 'Settings must be a JSON object, such as {"temperature": 0}.' });
-  return z.NEVER;
-});
+const SettingsJson = z
+  .string()
+  .max(300_000)
+  .transform((s, ctx) => {
+    if (!s.trim()) return {};
+    try {
+      const v = JSON.parse(s);
+      if (v && typeof v === "object" && !Array.isArray(v)) return v as Record<string, unknown>;
+    } catch {
+      /* below */
+    }
+    ctx.addIssue({ code: "custom", message: 'Settings must be a JSON object, such as {"temperature": 0}.' });
+    return z.NEVER;
+  });
 
 const ProviderForm = z.discriminatedUnion("intent", [
   z.object({
@@ -43,7 +51,11 @@ const ProviderForm = z.discriminatedUnion("intent", [
     apiKey: z.string().max(500).default(""),
     model: z.string().trim().min(1).max(200),
     concurrency: z.coerce.number().int().min(1).max(512).default(4),
-    requestsPerMinute: z.string().default("").transform((s) => (s.trim() ? Number(s) : null)).pipe(z.number().int().positive().nullable()),
+    requestsPerMinute: z
+      .string()
+      .default("")
+      .transform((s) => (s.trim() ? Number(s) : null))
+      .pipe(z.number().int().positive().nullable()),
     recording: z.string().max(300).default(""),
     settings: SettingsJson.default({}),
   }),
@@ -94,9 +106,19 @@ export async function action({ request, params }: ActionFunctionArgs) {
     }
     // A replay provider names a recording of the recordings folder (never a path).
     const settings = d.kind === "replay" && d.recording ? { ...d.settings, file: d.recording } : d.settings;
-    addProvider(db, project.id, { name: d.name, kind: d.kind, baseUrl: d.baseUrl || undefined, apiKey: d.apiKey || undefined, model: d.model, concurrency: d.concurrency, requestsPerMinute: d.requestsPerMinute, settings });
+    addProvider(db, project.id, {
+      name: d.name,
+      kind: d.kind,
+      baseUrl: d.baseUrl || undefined,
+      apiKey: d.apiKey || undefined,
+      model: d.model,
+      concurrency: d.concurrency,
+      requestsPerMinute: d.requestsPerMinute,
+      settings,
+    });
   } catch (err) {
-    if (err instanceof ProviderInputError) return json(d.intent === "create" ? { fieldErrors: providerFieldErrors(err.message) } : { error: err.message }, { status: 400 });
+    if (err instanceof ProviderInputError)
+      return json(d.intent === "create" ? { fieldErrors: providerFieldErrors(err.message) } : { error: err.message }, { status: 400 });
     throw err;
   }
   return json({ ok: `Provider ${d.name} added.` });
@@ -115,7 +137,8 @@ export default function Providers() {
     <div>
       <h1>Providers</h1>
       <p className="muted">
-        OpenAI-compatible endpoints (vLLM, OpenRouter, LiteLLM, OpenAI) or recorded outputs. API keys stay on the server and are never shown again.
+        OpenAI-compatible endpoints (vLLM, OpenRouter, LiteLLM, OpenAI) or recorded outputs. API keys stay on the server and are never shown
+        again.
       </p>
       {result?.error ? (
         <div className="alert" role="alert">
@@ -142,7 +165,9 @@ export default function Providers() {
               <td>{p.name}</td>
               <td>{p.kind === "replay" ? <span className="badge">recorded outputs</span> : p.kind}</td>
               <td>{p.model}</td>
-              <td className="small">{p.kind === "replay" ? `recording ${String((p.settings as Record<string, unknown>).file ?? "")}` : p.baseUrl}</td>
+              <td className="small">
+                {p.kind === "replay" ? `recording ${String((p.settings as Record<string, unknown>).file ?? "")}` : p.baseUrl}
+              </td>
               <td className="num">{p.concurrency}</td>
               <td className="num">{p.requestsPerMinute ?? "—"}</td>
               <td>{p.hasKey ? "set" : "—"}</td>
@@ -221,7 +246,9 @@ export default function Providers() {
             <textarea name="settings" rows={3} defaultValue="{}" {...aria("settings")} />
           </label>
           {err("settings")}
-          <p className="small muted">Concurrency and requests/minute hold for the provider across every worker process. API keys are stored encrypted.</p>
+          <p className="small muted">
+            Concurrency and requests/minute hold for the provider across every worker process. API keys are stored encrypted.
+          </p>
           <div>
             <button type="submit">Add provider</button>
           </div>

@@ -43,10 +43,12 @@ export default function TaskAgreementReport() {
       <h1>{task.name}</h1>
       <ReportTabs slug={slug} taskId={task.id} query={new URLSearchParams(q).toString()} />
       <p className="muted" data-testid="report-counts">
-        {task.kind} · {report.labelKind} labels · {counts.annotations} submitted annotations by {counts.annotators} annotators · {counts.rated} of {counts.subjects} rated subjects · k = {task.overlap}
+        {task.kind} · {report.labelKind} labels · {counts.annotations} submitted annotations by {counts.annotators} annotators ·{" "}
+        {counts.rated} of {counts.subjects} rated subjects · k = {task.overlap}
       </p>
       <p className="muted small" data-testid="n-meaning">
-        n in the tables below counts rated subjects ({task.kind === "writing-quality" ? "each scored response of a unit" : "units"}), not annotations.
+        n in the tables below counts rated subjects ({task.kind === "writing-quality" ? "each scored response of a unit" : "units"}), not
+        annotations.
       </p>
       <StaleNote counts={stale} mode={report.stale} />
       <Form method="get" className="toolbar">
@@ -96,11 +98,27 @@ export default function TaskAgreementReport() {
       <FigureTable table={tables.annotators} csv={csv("annotators")} />
 
       <h2>Final labels and breakdowns</h2>
-      <Figure chart={<Histogram title={`Final labels (${report.rule})`} bins={charts.histogram} />} table={tables.final} csv={csv("final")} />
+      <Figure
+        chart={<Histogram title={`Final labels (${report.rule})`} bins={charts.histogram} />}
+        table={tables.final}
+        csv={csv("final")}
+      />
       {charts.domainBars.length ? (
         <Figure
-          chart={<BarsWithCI title={`${charts.domainMeasure} by domain, 95% CI${percentBars ? " (Wilson score)" : " (mean ± 1.96·SEM)"}`} bars={charts.domainBars} percent={percentBars} domain={percentBars ? [0, 1] : undefined} />}
-          table={{ ...tables.breakdowns, id: "breakdowns-domain", title: "By domain", rows: tables.breakdowns.rows.filter((r) => r.dimension === "Domain") }}
+          chart={
+            <BarsWithCI
+              title={`${charts.domainMeasure} by domain, 95% CI${percentBars ? " (Wilson score)" : " (mean ± 1.96·SEM)"}`}
+              bars={charts.domainBars}
+              percent={percentBars}
+              domain={percentBars ? [0, 1] : undefined}
+            />
+          }
+          table={{
+            ...tables.breakdowns,
+            id: "breakdowns-domain",
+            title: "By domain",
+            rows: tables.breakdowns.rows.filter((r) => r.dimension === "Domain"),
+          }}
           csv={csv("breakdowns")}
         />
       ) : null}
@@ -121,7 +139,10 @@ export default function TaskAgreementReport() {
       <FigureTable table={tables.bias} csv={csv("bias")} />
 
       <h2>Sample-size planner</h2>
-      <p className="muted small">How many units must be labelled in total (and how many more) for the 95% CI to be no wider than ±{report.delta}, using the current estimates.</p>
+      <p className="muted small">
+        How many units must be labelled in total (and how many more) for the 95% CI to be no wider than ±{report.delta}, using the current
+        estimates.
+      </p>
       <FigureTable table={tables.planner} csv={csv("planner")} />
     </div>
   );

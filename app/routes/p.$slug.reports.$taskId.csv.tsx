@@ -13,7 +13,15 @@ import { tableToCsv, tableToLatex } from "~/reports/format";
 import type { ReportTable } from "~/reports/types";
 import { parseReference, parseUnparsedPolicy } from "~/reports/judgeAgreement";
 import { judgeAgreementPageCsv } from "~/formats/export.server";
-import { disagreementsFor, judgeAgreementFor, judgeReportFor, parseDelta, parseRule, parseStale, taskReport } from "~/reports/report.server";
+import {
+  disagreementsFor,
+  judgeAgreementFor,
+  judgeReportFor,
+  parseDelta,
+  parseRule,
+  parseStale,
+  taskReport,
+} from "~/reports/report.server";
 
 export async function loader({ request, params }: LoaderFunctionArgs) {
   const { project } = await requireProjectRole(request, params.slug, "researcher");
@@ -26,7 +34,12 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
   const stale = parseStale(url.searchParams.get("stale"));
   const latex = url.searchParams.get("format") === "latex";
   const render = (t: ReportTable) =>
-    latex ? tableToLatex(t, `project ${project.slug}, task ${taskId}, final labels by ${rule ?? "the task's default rule"}${stale === "exclude" ? ", stale labels left out" : ""}`) : tableToCsv(t);
+    latex
+      ? tableToLatex(
+          t,
+          `project ${project.slug}, task ${taskId}, final labels by ${rule ?? "the task's default rule"}${stale === "exclude" ? ", stale labels left out" : ""}`,
+        )
+      : tableToCsv(t);
   let body: string | null = null;
   if (name === "disagreements") {
     const q = parseQuery(DisagreementQuerySchema, url);
@@ -45,7 +58,15 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
     // The judges' table as CSV has the judge-agreement export's columns and figures (one builder for both).
     if (t) body = name === "agreement-judges" && !latex ? judgeAgreementPageCsv(page) : render(t);
   } else {
-    const judgeTable = name === "judges" || name === "judge-breakdowns" || name === "label-metrics" || name === "ordering" || name === "ablation" || name === "judge-planner" || name.startsWith("confusion-") || name.startsWith("histogram-");
+    const judgeTable =
+      name === "judges" ||
+      name === "judge-breakdowns" ||
+      name === "label-metrics" ||
+      name === "ordering" ||
+      name === "ablation" ||
+      name === "judge-planner" ||
+      name.startsWith("confusion-") ||
+      name.startsWith("histogram-");
     if (judgeTable) {
       const report = judgeReportFor(project.id, taskId, { rule, delta, stale });
       if (!report) notFound("Task not found.");

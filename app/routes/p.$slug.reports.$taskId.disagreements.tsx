@@ -30,7 +30,14 @@ export default function Disagreements() {
   return (
     <div>
       <h1>{task.name}: where judges and humans differ</h1>
-      <ReportTabs slug={slug} taskId={task.id} query={new URLSearchParams({ ...(query.rule ? { rule: query.rule } : {}), ...(query.stale ? { stale: query.stale } : {}) }).toString()} />
+      <ReportTabs
+        slug={slug}
+        taskId={task.id}
+        query={new URLSearchParams({
+          ...(query.rule ? { rule: query.rule } : {}),
+          ...(query.stale ? { stale: query.stale } : {}),
+        }).toString()}
+      />
       <Form method="get" className="toolbar">
         <label>
           Judge

@@ -92,8 +92,8 @@ export default function JudgeAgreementReport() {
             </p>
           ) : null}
           <p className="muted small" data-testid="unparsed-summary">
-            {agreement.result.judges.map((j) => `${j.judge}: ${j.unparsed} unparsed`).join("; ") || "No judge has verdicts on these units."} Unparsed verdicts (empty, or outside the
-            label set) are {policyLabel(agreement.result.unparsedPolicy)}.
+            {agreement.result.judges.map((j) => `${j.judge}: ${j.unparsed} unparsed`).join("; ") || "No judge has verdicts on these units."}{" "}
+            Unparsed verdicts (empty, or outside the label set) are {policyLabel(agreement.result.unparsedPolicy)}.
           </p>
           {["agreement-judges", "agreement-per-label", "agreement-annotators"].map((id) => (
             <FigureTable key={id} table={agreement.tables[id]} csv={csv(id, { reference, unparsed: agreement.result!.unparsedPolicy })} />

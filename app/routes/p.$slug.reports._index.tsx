@@ -14,18 +14,20 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
   // latest submitted revision), not every revision ever submitted.
   const current = new Map(
     getDb()
-      .all<{ task_id: number; n: number }>(sql`
+      .all<{ task_id: number; n: number }>(
+        sql`
         SELECT u.task_id, COUNT(DISTINCT an.assignment_id) AS n
         FROM annotations an JOIN assignments a ON a.id = an.assignment_id JOIN units u ON u.id = a.unit_id JOIN tasks t ON t.id = u.task_id
         WHERE t.project_id = ${project.id} AND an.status = 'submitted'
-        GROUP BY u.task_id`)
+        GROUP BY u.task_id`,
+      )
       .map((r) => [r.task_id, r.n]),
   );
   return json({ slug: project.slug, tasks: listTasks(project.id).map((t) => ({ ...t, annotations: current.get(t.id) ?? 0 })) });
 }
 
 export default function ReportsIndex() {
-  const { slug, tasks } = useLoaderData<typeof loader>();
+  const { tasks } = useLoaderData<typeof loader>();
   return (
     <div>
       <h1>Reports</h1>
@@ -65,8 +67,9 @@ export default function ReportsIndex() {
       )}
       {tasks.length > 0 ? (
         <p className="muted small" data-testid="n-legend">
-          Units: what annotators are assigned. Submitted annotations: one per annotator and unit (the latest revision), the count each report starts from. In
-          the reports&apos; tables, n is the number of rated subjects behind a figure: units, or, in writing-quality tasks, each scored response of a unit.
+          Units: what annotators are assigned. Submitted annotations: one per annotator and unit (the latest revision), the count each
+          report starts from. In the reports&apos; tables, n is the number of rated subjects behind a figure: units, or, in writing-quality
+          tasks, each scored response of a unit.
         </p>
       ) : null}
     </div>

@@ -48,16 +48,40 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
     .map((r) => {
       const j = r as { id: number; key: string; attempts: number; error: string | null; payload: string };
       const payload = JSON.parse(j.payload) as { providerId?: number };
-      return { id: j.id, key: j.key, attempts: j.attempts, error: (j.error ?? "unknown error").slice(0, 1000), provider: providerNames.get(payload.providerId ?? -1) ?? "—" };
+      return {
+        id: j.id,
+        key: j.key,
+        attempts: j.attempts,
+        error: (j.error ?? "unknown error").slice(0, 1000),
+        provider: providerNames.get(payload.providerId ?? -1) ?? "—",
+      };
     });
   // The sampling settings each provider adds to every request (a run's protocol settings override them).
   const providerSampling = providerRows.map((p) => {
     const s = (p.settings ?? {}) as Record<string, unknown>;
-    return { name: p.name, kind: p.kind, model: p.model, concurrency: p.concurrency, requestsPerMinute: p.requestsPerMinute, sampling: Object.fromEntries(["temperature", "top_p", "max_tokens"].filter((k) => s[k] !== undefined).map((k) => [k, s[k] as number])) };
+    return {
+      name: p.name,
+      kind: p.kind,
+      model: p.model,
+      concurrency: p.concurrency,
+      requestsPerMinute: p.requestsPerMinute,
+      sampling: Object.fromEntries(
+        ["temperature", "top_p", "max_tokens"].filter((k) => s[k] !== undefined).map((k) => [k, s[k] as number]),
+      ),
+    };
   });
   return json({
     project: { slug: project.slug },
-    run: { id: run.id, name: run.name, protocol: run.protocol, protocolVersion: run.protocolVersion, status: run.status, settings: cfg.settings, models: cfg.models?.map((m) => m.name) ?? [], judges: cfg.judges?.map((j) => j.name) ?? [] },
+    run: {
+      id: run.id,
+      name: run.name,
+      protocol: run.protocol,
+      protocolVersion: run.protocolVersion,
+      status: run.status,
+      settings: cfg.settings,
+      models: cfg.models?.map((m) => m.name) ?? [],
+      judges: cfg.judges?.map((j) => j.name) ?? [],
+    },
     recorded,
     progress: runProgress(db, run.id)!,
     calibration,
@@ -69,7 +93,14 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
 
 const RunAction = z.discriminatedUnion("intent", [
   z.object({ intent: z.enum(["pause", "resume", "cancel", "retry-failed"]) }),
-  z.object({ intent: z.literal("calibrate"), plan: z.enum(["e4", "stratified", "responses", "uniform"]).default("e4"), perStratum: z.coerce.number().int().min(1).max(1000).default(10), seed: z.coerce.number().int().default(1), overlap: z.coerce.number().int().min(1).max(10).default(2), splits: z.enum(["exclude", "adjudicate"]).default("exclude") }),
+  z.object({
+    intent: z.literal("calibrate"),
+    plan: z.enum(["e4", "stratified", "responses", "uniform"]).default("e4"),
+    perStratum: z.coerce.number().int().min(1).max(1000).default(10),
+    seed: z.coerce.number().int().default(1),
+    overlap: z.coerce.number().int().min(1).max(10).default(2),
+    splits: z.enum(["exclude", "adjudicate"]).default("exclude"),
+  }),
 ]);
 
 /** The calibration form's labels, also used to word its errors ("Units per stratum must be 1 or more."). */
@@ -111,16 +142,36 @@ export async function action({ request, params }: ActionFunctionArgs) {
     if (parsed.data.intent === "calibrate") {
       const d = parsed.data;
       const pool = form.getAll("pool").map(Number);
-      if (pool.some((id) => !Number.isInteger(id))) return json({ form: "calibrate", fieldErrors: { pool: "Choose annotators from the list." } }, { status: 400 });
-      const r = createCalibrationTask(db, { runId: run.id, projectId: project.id, plan: d.plan === "e4" ? { kind: "e4" } : d.plan === "uniform" ? { kind: "uniform", size: d.perStratum } : { kind: d.plan, perStratum: d.perStratum }, seed: d.seed, overlap: d.overlap, pool, splits: d.splits, createdBy: user.id });
-      return json({ ok: `Task ${r.taskId} created with ${r.units} units, each assigned to ${d.overlap} of ${r.pool.length} annotators (${r.assignments} assignments): it can be labelled now.${r.warnings.length ? ` Warning: ${r.warnings.join("; ")}.` : ""}`, taskId: r.taskId });
+      if (pool.some((id) => !Number.isInteger(id)))
+        return json({ form: "calibrate", fieldErrors: { pool: "Choose annotators from the list." } }, { status: 400 });
+      const r = createCalibrationTask(db, {
+        runId: run.id,
+        projectId: project.id,
+        plan:
+          d.plan === "e4"
+            ? { kind: "e4" }
+            : d.plan === "uniform"
+              ? { kind: "uniform", size: d.perStratum }
+              : { kind: d.plan, perStratum: d.perStratum },
+        seed: d.seed,
+        overlap: d.overlap,
+        pool,
+        splits: d.splits,
+        createdBy: user.id,
+      });
+      return json({
+        ok: `Task ${r.taskId} created with ${r.units} units, each assigned to ${d.overlap} of ${r.pool.length} annotators (${r.assignments} assignments): it can be labelled now.${r.warnings.length ? ` Warning: ${r.warnings.join("; ")}.` : ""}`,
+        taskId: r.taskId,
+      });
     }
     controlRun(db, run.id, parsed.data.intent);
     ensureInProcessWorker();
     return redirect(`/p/${project.slug}/runs/${run.id}`);
   } catch (err) {
-    if (err instanceof CalibrationError && calibrate) return json({ form: "calibrate", fieldErrors: calibrationFieldErrors(err.message) }, { status: 400 });
-    if (err instanceof RunInputError || err instanceof CalibrationError || err instanceof Error) return json({ error: err.message }, { status: 400 });
+    if (err instanceof CalibrationError && calibrate)
+      return json({ form: "calibrate", fieldErrors: calibrationFieldErrors(err.message) }, { status: 400 });
+    if (err instanceof RunInputError || err instanceof CalibrationError || err instanceof Error)
+      return json({ error: err.message }, { status: 400 });
     throw err;
   }
 }
@@ -137,13 +188,20 @@ export function ProgressBar({ p }: { p: RunProgress }) {
   const pct = (n: number) => `${(100 * n) / total}%`;
   return (
     <div className="panel" data-testid="progress">
-      <div style={{ display: "flex", height: 18, background: "#eee", borderRadius: 4, overflow: "hidden" }} role="progressbar" aria-valuemin={0} aria-valuemax={p.total} aria-valuenow={p.done + p.failed}>
+      <div
+        style={{ display: "flex", height: 18, background: "#eee", borderRadius: 4, overflow: "hidden" }}
+        role="progressbar"
+        aria-valuemin={0}
+        aria-valuemax={p.total}
+        aria-valuenow={p.done + p.failed}
+      >
         <div style={{ width: pct(p.done), background: "#2ca02c" }} title="done" />
         <div style={{ width: pct(p.failed), background: "#d62728" }} title="failed" />
       </div>
       <p className="small">
-        <span className="badge">{p.status}</span> <b data-testid="done">{p.done}</b> done · <b>{p.failed}</b> failed · <b>{p.remaining}</b> remaining ({p.inFlight} in flight) ·{" "}
-        {p.throughput.toFixed(1)} jobs/s · ETA {fmtEta(p.etaSeconds)} · tokens {p.promptTokens.toLocaleString()} in / {p.completionTokens.toLocaleString()} out
+        <span className="badge">{p.status}</span> <b data-testid="done">{p.done}</b> done · <b>{p.failed}</b> failed · <b>{p.remaining}</b>{" "}
+        remaining ({p.inFlight} in flight) · {p.throughput.toFixed(1)} jobs/s · ETA {fmtEta(p.etaSeconds)} · tokens{" "}
+        {p.promptTokens.toLocaleString()} in / {p.completionTokens.toLocaleString()} out
         {p.cost != null ? ` · cost ${p.cost.toFixed(4)}` : ""}
       </p>
     </div>
@@ -166,7 +224,8 @@ const ACTION_LABELS = { pause: "Pause", resume: "Resume", cancel: "Cancel", "ret
 
 export default function RunPage() {
   const { project, run, progress, recorded, calibration, members, failedJobs, providerSampling } = useLoaderData<typeof loader>();
-  const result = useActionData<typeof action>() as { ok?: string; error?: string; taskId?: number; form?: string; fieldErrors?: FieldErrors } | undefined;
+  const result = useActionData<typeof action>() as
+    { ok?: string; error?: string; taskId?: number; form?: string; fieldErrors?: FieldErrors } | undefined;
   const calErrors: FieldErrors = (result?.form === "calibrate" ? result.fieldErrors : undefined) ?? {};
   const calForm = useRef<HTMLFormElement>(null);
   const calSummary = useRef<HTMLDivElement>(null);
@@ -193,7 +252,8 @@ export default function RunPage() {
       <ProgressBar p={p} />
       {p.interruptedCalls > 0 ? (
         <p className="small muted">
-          {p.interruptedCalls} call{p.interruptedCalls === 1 ? " was" : "s were"} cut off when a worker stopped; they are counted (prompt tokens estimated).
+          {p.interruptedCalls} call{p.interruptedCalls === 1 ? " was" : "s were"} cut off when a worker stopped; they are counted (prompt
+          tokens estimated).
         </p>
       ) : null}
       {result?.error ? (
@@ -214,7 +274,12 @@ export default function RunPage() {
               <CsrfField />
               <input type="hidden" name="intent" value={intent} />
               {intent === "cancel" ? (
-                <ConfirmButton disabled={why !== null} title={why ?? undefined} className="secondary" question="Cancel this run? Jobs not yet done are dropped; finished results are kept.">
+                <ConfirmButton
+                  disabled={why !== null}
+                  title={why ?? undefined}
+                  className="secondary"
+                  question="Cancel this run? Jobs not yet done are dropped; finished results are kept."
+                >
                   {ACTION_LABELS[intent]}
                 </ConfirmButton>
               ) : (
@@ -237,7 +302,9 @@ export default function RunPage() {
         ))}
       </dl>
       <table className="small">
-        <caption className="muted">Providers of this run: the sampling settings each adds to its requests (the run's settings above override them), and its limits</caption>
+        <caption className="muted">
+          Providers of this run: the sampling settings each adds to its requests (the run's settings above override them), and its limits
+        </caption>
         <thead>
           <tr>
             <th>Provider</th>
@@ -252,7 +319,13 @@ export default function RunPage() {
             <tr key={ps.name}>
               <td>{ps.name}</td>
               <td>{ps.kind === "replay" ? `${ps.model} (recorded)` : ps.model}</td>
-              <td>{Object.keys(ps.sampling).length ? Object.entries(ps.sampling).map(([k, v]) => `${k.replace("_", " ")} ${v}`).join(", ") : "provider defaults"}</td>
+              <td>
+                {Object.keys(ps.sampling).length
+                  ? Object.entries(ps.sampling)
+                      .map(([k, v]) => `${k.replace("_", " ")} ${v}`)
+                      .join(", ")
+                  : "provider defaults"}
+              </td>
               <td className="num">{ps.concurrency}</td>
               <td className="num">{ps.requestsPerMinute ?? "—"}</td>
             </tr>
@@ -294,7 +367,11 @@ export default function RunPage() {
               ))}
             </tbody>
           </table>
-          {p.failed > failedJobs.length ? <p className="small muted">The first {failedJobs.length} of {p.failed} are listed.</p> : null}
+          {p.failed > failedJobs.length ? (
+            <p className="small muted">
+              The first {failedJobs.length} of {p.failed} are listed.
+            </p>
+          ) : null}
         </section>
       ) : null}
       <h2>Calibrate the judge</h2>
@@ -308,7 +385,11 @@ export default function RunPage() {
             {/* C3EBench: a unit is an instruction with every model's writing, scored 1–10 (reference = 6); stratified = per task type. */}
             <select name="plan" defaultValue={run.protocol === "c3ebench" ? "stratified" : "e4"} {...calAria("plan")}>
               <option value="e4">RefineBench E.4: one checklist item and one response per problem</option>
-              <option value="stratified">{run.protocol === "c3ebench" ? "Stratified by task type: instructions per type, every model's writing, scored 1–10" : "Stratified by model × turn"}</option>
+              <option value="stratified">
+                {run.protocol === "c3ebench"
+                  ? "Stratified by task type: instructions per type, every model's writing, scored 1–10"
+                  : "Stratified by model × turn"}
+              </option>
               <option value="responses">Whole responses per model × turn (needed for Pass_t and response maintenance)</option>
               <option value="uniform">Uniform: this many units at random (the units-per-stratum field)</option>
             </select>
@@ -342,8 +423,14 @@ export default function RunPage() {
             <p className="small muted">Units are assigned at once, balanced over the pool.</p>
             {members.map((m, i) => (
               <label key={m.id} className="choice">
-                <input type="checkbox" name="pool" value={m.id} defaultChecked={m.role === "annotator"} {...(i === 0 ? calAria("pool") : {})} /> {m.name}{" "}
-                <span className="muted small">({m.role})</span>
+                <input
+                  type="checkbox"
+                  name="pool"
+                  value={m.id}
+                  defaultChecked={m.role === "annotator"}
+                  {...(i === 0 ? calAria("pool") : {})}
+                />{" "}
+                {m.name} <span className="muted small">({m.role})</span>
               </label>
             ))}
             {calErr("pool")}
@@ -376,7 +463,14 @@ export default function RunPage() {
                   <td className="num">{s.corrected ? s.corrected.estimate.toFixed(1) : "—"}</td>
                   <td data-ci="percent">
                     {s.corrected
-                      ? intervalText(s.corrected.ci, 1, "too few labels", s.corrected.n >= s.corrected.N ? "exact: every unit labelled" : "too few labels (the labels never differ from the judge)")
+                      ? intervalText(
+                          s.corrected.ci,
+                          1,
+                          "too few labels",
+                          s.corrected.n >= s.corrected.N
+                            ? "exact: every unit labelled"
+                            : "too few labels (the labels never differ from the judge)",
+                        )
                       : "too few labels (needs ≥ 2 labelled units)"}
                   </td>
                   <td className="num">{s.corrected?.n ?? 0}</td>
@@ -385,9 +479,10 @@ export default function RunPage() {
             </tbody>
           </table>
           <IntervalMethod>
-            Share of Yes verdicts, in %. Intervals: mean ± 1.96·SE (normal approximation), clipped to 0–100; the corrected one uses the prediction-powered
-            rectifier of Angelopoulos et al. (2023, §2) with each labelled unit weighted by its inclusion probability. &ldquo;Too few&rdquo;: fewer than two
-            values, or no spread among them, so no interval can be given; with every unit labelled the corrected figure is exact.
+            Share of Yes verdicts, in %. Intervals: mean ± 1.96·SE (normal approximation), clipped to 0–100; the corrected one uses the
+            prediction-powered rectifier of Angelopoulos et al. (2023, §2) with each labelled unit weighted by its inclusion probability.
+            &ldquo;Too few&rdquo;: fewer than two values, or no spread among them, so no interval can be given; with every unit labelled the
+            corrected figure is exact.
           </IntervalMethod>
         </div>
       ))}

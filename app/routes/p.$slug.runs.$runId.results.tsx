@@ -1,3 +1,6 @@
+/* eslint-disable @typescript-eslint/no-explicit-any --
+ * Each protocol's results have their own shape (app/runs/results.server.ts); these tables read
+ * them loosely until protocols declare their result types themselves. */
 import type { LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { json } from "@remix-run/node";
 import { Link, useLoaderData } from "@remix-run/react";
@@ -26,7 +29,10 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
     let legend: { name: string; color: string }[] = [];
     if (results.protocol === "refinebench" && results.metrics) {
       const m = results.metrics as { model: string; turns: { turn: number; pass: number }[] }[];
-      chart = turnCurvesSvg(m.map((x) => ({ name: x.model, points: x.turns.map((t) => ({ x: t.turn, y: t.pass })) })), { title: `Pass_t by turn (${results.judge})`, yMax: 100 });
+      chart = turnCurvesSvg(
+        m.map((x) => ({ name: x.model, points: x.turns.map((t) => ({ x: t.turn, y: t.pass })) })),
+        { title: `Pass_t by turn (${results.judge})`, yMax: 100 },
+      );
       legend = m.map((x, i) => ({ name: x.model, color: COLORS[i % COLORS.length] }));
     }
     return { results, chart, legend };
@@ -91,15 +97,20 @@ function ModelTable({ rows, columns }: { rows: any[]; columns: Column[] }) {
 
 /** One column per turn of the run (the turns of the first model). */
 const turnColumns = (r: any, header: (turn: number) => ReactNode, cell: (t: any) => ReactNode): Column[] =>
-  (r.metrics[0]?.turns ?? []).map((t0: any, i: number) => ({ key: `turn-${t0.turn}`, header: header(t0.turn), cell: (m: any) => (m.turns[i] ? cell(m.turns[i]) : "—") }));
+  (r.metrics[0]?.turns ?? []).map((t0: any, i: number) => ({
+    key: `turn-${t0.turn}`,
+    header: header(t0.turn),
+    cell: (m: any) => (m.turns[i] ? cell(m.turns[i]) : "—"),
+  }));
 
 function RefineTables({ r }: { r: any }) {
   return (
     <>
       <p className="muted">
-        Setting: {r.setting}; judge: {r.judge}. Metrics are over the instances scored at each turn (n). An instance whose generation or judge call failed is
-        counted as failed at that turn — and at the later turns it made impossible — never given an earlier turn's verdicts; an unparseable verdict is counted as
-        unparsed. Only a [TERMINATE] reply, or a guided conversation with nothing left to refine, carries the last answer forward.
+        Setting: {r.setting}; judge: {r.judge}. Metrics are over the instances scored at each turn (n). An instance whose generation or
+        judge call failed is counted as failed at that turn — and at the later turns it made impossible — never given an earlier turn's
+        verdicts; an unparseable verdict is counted as unparsed. Only a [TERMINATE] reply, or a guided conversation with nothing left to
+        refine, carries the last answer forward.
       </p>
       <ModelTable
         rows={r.metrics}
@@ -114,7 +125,11 @@ function RefineTables({ r }: { r: any }) {
                   n={t.n}, failed={t.failed}, unparsed={t.unparsed}
                   {t.pending ? `, ${t.pending} not finished` : ""}
                 </span>
-                {t.accKnown !== undefined ? <div className="small">known {f1(t.accKnown)} · unknown {f1(t.accUnknown)}</div> : null}
+                {t.accKnown !== undefined ? (
+                  <div className="small">
+                    known {f1(t.accKnown)} · unknown {f1(t.accUnknown)}
+                  </div>
+                ) : null}
               </>
             ),
           ),
@@ -161,7 +176,11 @@ function OtherTables({ r }: { r: any }) {
                 {["internal", "external", "internal-wait"].map((c) => (
                   <td key={c} className="num">
                     {d.byCondition[c] ? `${f3(d.byCondition[c].mean)} [${f3(d.byCondition[c].ci[0])}, ${f3(d.byCondition[c].ci[1])}]` : "—"}
-                    {d.byCondition[c] ? <div className="small muted">n={d.byCondition[c].n}, failed={d.byCondition[c].failed}, unparsed={d.byCondition[c].unparsed}</div> : null}
+                    {d.byCondition[c] ? (
+                      <div className="small muted">
+                        n={d.byCondition[c].n}, failed={d.byCondition[c].failed}, unparsed={d.byCondition[c].unparsed}
+                      </div>
+                    ) : null}
                   </td>
                 ))}
                 <td className="num">
@@ -182,7 +201,18 @@ function OtherTables({ r }: { r: any }) {
             </tr>,
             <tr key={m.model + "markers"}>
               <td colSpan={6} className="small">
-                Correction markers — {Object.entries(m.markers).map(([c, counts]: any) => `${c}: ${Object.entries(counts).filter(([, n]: any) => n > 0).map(([k, n]) => `${k} ${n}`).join(", ") || "none"}`).join(" · ")}
+                Correction markers —{" "}
+                {Object.entries(m.markers)
+                  .map(
+                    ([c, counts]: any) =>
+                      `${c}: ${
+                        Object.entries(counts)
+                          .filter(([, n]: any) => n > 0)
+                          .map(([k, n]) => `${k} ${n}`)
+                          .join(", ") || "none"
+                      }`,
+                  )
+                  .join(" · ")}
               </td>
             </tr>,
           ])}
@@ -219,7 +249,10 @@ function OtherTables({ r }: { r: any }) {
         />
         {(["byTask", "byFeedbackType", "byDeficiencyType"] as const).map((k) => (
           <div key={k}>
-            <h3>{k === "byTask" ? "By task" : k === "byFeedbackType" ? "By feedback type" : "By deficiency type (error correction)"} (rule: {r.rule})</h3>
+            <h3>
+              {k === "byTask" ? "By task" : k === "byFeedbackType" ? "By feedback type" : "By deficiency type (error correction)"} (rule:{" "}
+              {r.rule})
+            </h3>
             <table>
               <tbody>
                 {r.metrics.flatMap((m: any) =>
@@ -243,7 +276,11 @@ function OtherTables({ r }: { r: any }) {
       <ModelTable
         rows={r.metrics}
         columns={[
-          ...["Cloze", "Edit", "Expand", "End2End"].map((t) => ({ key: t, header: t, cell: (m: any) => (m.byTask[t] ? `${m.byTask[t].mean.toFixed(2)} (n=${m.byTask[t].n})` : "—") })),
+          ...["Cloze", "Edit", "Expand", "End2End"].map((t) => ({
+            key: t,
+            header: t,
+            cell: (m: any) => (m.byTask[t] ? `${m.byTask[t].mean.toFixed(2)} (n=${m.byTask[t].n})` : "—"),
+          })),
           { header: "Overall", cell: (m) => (Number.isFinite(m.overall) ? m.overall.toFixed(2) : "—") },
           { header: "n", cell: (m) => m.n },
           { header: "Failed", cell: (m) => m.failed },
@@ -260,7 +297,8 @@ export default function RunResults() {
     <div>
       <h1>Results: {run.name}</h1>
       <p>
-        <Link to={`/p/${project.slug}/runs/${run.id}`}>Back to the run</Link> · <span className="badge">{run.status}</span> · protocol {run.protocol} v{run.protocolVersion}
+        <Link to={`/p/${project.slug}/runs/${run.id}`}>Back to the run</Link> · <span className="badge">{run.status}</span> · protocol{" "}
+        {run.protocol} v{run.protocolVersion}
       </p>
       <details>
         <summary>Settings used (the paper's defaults unless overridden when the run was created)</summary>
@@ -299,7 +337,14 @@ export default function RunResults() {
                 ) : null}
                 <div className="figure-side">
                   <div className="figure-table">
-                    <ModelTable rows={r.metrics} columns={turnColumns(r, (turn) => `Pass_${turn}`, (t) => f1(t.pass))} />
+                    <ModelTable
+                      rows={r.metrics}
+                      columns={turnColumns(
+                        r,
+                        (turn) => `Pass_${turn}`,
+                        (t) => f1(t.pass),
+                      )}
+                    />
                   </div>
                 </div>
               </div>
@@ -316,24 +361,27 @@ export default function RunResults() {
             {report.scale ? (
               <p className="small">
                 Plan: {report.plan}. Weighting: {report.weighting}. Scale: {report.scale}
-                {report.splitRule === "adjudicate" ? "; an adjudicated unit takes the adjudicated scores" : ""}. Units: {report.human.units}; with a human score:{" "}
-                {report.human.valued}; not labelled yet: {report.human.unlabelled}
+                {report.splitRule === "adjudicate" ? "; an adjudicated unit takes the adjudicated scores" : ""}. Units: {report.human.units}
+                ; with a human score: {report.human.valued}; not labelled yet: {report.human.unlabelled}
                 {report.splitRule === "adjudicate" ? `; adjudicated: ${report.human.adjudicated}` : ""}.
               </p>
             ) : (
               <p className="small">
                 Plan: {report.plan}. Weighting: {report.weighting}. Human value: majority of the annotators; splits{" "}
-                {report.splitRule === "adjudicate" ? "take the adjudicated label (left out until adjudicated)" : "left out"}. Units: {report.human.units}; with a human
-                value: {report.human.valued}; dropped — no label yet: {report.human.unlabelled}, split: {report.human.splitDropped}
+                {report.splitRule === "adjudicate" ? "take the adjudicated label (left out until adjudicated)" : "left out"}. Units:{" "}
+                {report.human.units}; with a human value: {report.human.valued}; dropped — no label yet: {report.human.unlabelled}, split:{" "}
+                {report.human.splitDropped}
                 {report.splitRule === "adjudicate" ? `; adjudicated: ${report.human.adjudicated}` : ""}.
               </p>
             )}
             {report.scale ? null : (
               <p className="small" aria-label="Units each rule drops">
-                Units each rule drops — splits left out: {report.humanByRule.exclude.unlabelled + report.humanByRule.exclude.splitDropped} ({report.humanByRule.exclude.unlabelled} not labelled
-                yet, {report.humanByRule.exclude.splitDropped} split){report.splitRule === "exclude" ? " (in use)" : ""}; splits adjudicated:{" "}
-                {report.humanByRule.adjudicate.unlabelled + report.humanByRule.adjudicate.splitDropped} ({report.humanByRule.adjudicate.unlabelled} not labelled yet,{" "}
-                {report.humanByRule.adjudicate.splitDropped} split not yet adjudicated; {report.humanByRule.adjudicate.adjudicated} resolved by adjudication)
+                Units each rule drops — splits left out: {report.humanByRule.exclude.unlabelled + report.humanByRule.exclude.splitDropped} (
+                {report.humanByRule.exclude.unlabelled} not labelled yet, {report.humanByRule.exclude.splitDropped} split)
+                {report.splitRule === "exclude" ? " (in use)" : ""}; splits adjudicated:{" "}
+                {report.humanByRule.adjudicate.unlabelled + report.humanByRule.adjudicate.splitDropped} (
+                {report.humanByRule.adjudicate.unlabelled} not labelled yet, {report.humanByRule.adjudicate.splitDropped} split not yet
+                adjudicated; {report.humanByRule.adjudicate.adjudicated} resolved by adjudication)
                 {report.splitRule === "adjudicate" ? " (in use)" : ""}.
               </p>
             )}
@@ -358,7 +406,14 @@ export default function RunResults() {
                     <td>{m.group ?? ""}</td>
                     <td className="num">{f3(m.raw)}</td>
                     <td className="num">{m.corrected ? f3(m.corrected.estimate) : "—"}</td>
-                    <td data-ci="metric">{intervalText(m.corrected?.ci, 3, "too few labels", "zero width: every unit labelled, or the labels never differ from the judge")}</td>
+                    <td data-ci="metric">
+                      {intervalText(
+                        m.corrected?.ci,
+                        3,
+                        "too few labels",
+                        "zero width: every unit labelled, or the labels never differ from the judge",
+                      )}
+                    </td>
                     <td className="num">{m.corrected?.n ?? 0}</td>
                     <td className="small">{m.note ?? ""}</td>
                   </tr>
@@ -366,8 +421,8 @@ export default function RunResults() {
               </tbody>
             </table>
             <IntervalMethod>
-              Intervals: estimate ± 1.96·SE (normal approximation; ratios by the delta method), clipped to the metric&apos;s range (0–100 for percentages).
-              &ldquo;Too few labels&rdquo;: fewer than two labelled units, so no interval can be given.
+              Intervals: estimate ± 1.96·SE (normal approximation; ratios by the delta method), clipped to the metric&apos;s range (0–100
+              for percentages). &ldquo;Too few labels&rdquo;: fewer than two labelled units, so no interval can be given.
             </IntervalMethod>
           </section>
         ) : null,
@@ -404,7 +459,8 @@ export default function RunResults() {
           {detail.turns.map((t) => (
             <div key={t.id} className="response">
               <h3>
-                Turn {t.turn} {(t.metadata as any).terminated ? <span className="badge">[TERMINATE]</span> : null} {(t.metadata as any).recorded ? <span className="badge">recorded</span> : null}
+                Turn {t.turn} {(t.metadata as any).terminated ? <span className="badge">[TERMINATE]</span> : null}{" "}
+                {(t.metadata as any).recorded ? <span className="badge">recorded</span> : null}
               </h3>
               <div className="prewrap">{t.text}</div>
               <table>

@@ -19,18 +19,44 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
   const { project } = await requireProjectRole(request, params.slug, "researcher");
   const db = getDb();
   const runs = db
-    .select({ id: schema.runs.id, name: schema.runs.name, protocol: schema.runs.protocol, status: schema.runs.status, createdAt: schema.runs.createdAt })
+    .select({
+      id: schema.runs.id,
+      name: schema.runs.name,
+      protocol: schema.runs.protocol,
+      status: schema.runs.status,
+      createdAt: schema.runs.createdAt,
+    })
     .from(schema.runs)
     .where(eq(schema.runs.projectId, project.id))
     .orderBy(desc(schema.runs.id))
     .all();
-  const datasets = db.select({ id: schema.datasets.id, name: schema.datasets.name, version: schema.datasets.version }).from(schema.datasets).where(eq(schema.datasets.projectId, project.id)).orderBy(asc(schema.datasets.id)).all();
-  const providers = db.select({ name: schema.providers.name, kind: schema.providers.kind, model: schema.providers.model }).from(schema.providers).where(eq(schema.providers.projectId, project.id)).orderBy(asc(schema.providers.name)).all();
+  const datasets = db
+    .select({ id: schema.datasets.id, name: schema.datasets.name, version: schema.datasets.version })
+    .from(schema.datasets)
+    .where(eq(schema.datasets.projectId, project.id))
+    .orderBy(asc(schema.datasets.id))
+    .all();
+  const providers = db
+    .select({ name: schema.providers.name, kind: schema.providers.kind, model: schema.providers.model })
+    .from(schema.providers)
+    .where(eq(schema.providers.projectId, project.id))
+    .orderBy(asc(schema.providers.name))
+    .all();
   if (runs.some((r) => r.status === "queued" || r.status === "running")) ensureInProcessWorker();
   // The form starts from the latest run's definition (on the demo: the recorded providers), else a template.
-  const latest = runs.length ? db.select({ config: schema.runs.config }).from(schema.runs).where(eq(schema.runs.id, runs[0].id)).get() : undefined;
+  const latest = runs.length
+    ? db.select({ config: schema.runs.config }).from(schema.runs).where(eq(schema.runs.id, runs[0].id)).get()
+    : undefined;
   const previous = (latest?.config as { definition?: Record<string, unknown> } | undefined)?.definition ?? null;
-  return json({ project: { slug: project.slug, name: project.name }, runs, datasets, providers, protocols: PROTOCOL_IDS, previous, forms: protocolForms() });
+  return json({
+    project: { slug: project.slug, name: project.name },
+    runs,
+    datasets,
+    providers,
+    protocols: PROTOCOL_IDS,
+    previous,
+    forms: protocolForms(),
+  });
 }
 
 const NewRunJson = z.object({ intent: z.literal("create-json"), definition: z.string().min(2).max(1_000_000) });
@@ -45,7 +71,13 @@ const NewRunForm = z.object({
     .max(12)
     .default("")
     .transform((v) => (v === "" ? undefined : Number(v)))
-    .pipe(z.number("Items must be a whole number, or empty for every item.").int("Items must be a whole number, or empty for every item.").positive("Items must be 1 or more, or empty for every item.").optional()),
+    .pipe(
+      z
+        .number("Items must be a whole number, or empty for every item.")
+        .int("Items must be a whole number, or empty for every item.")
+        .positive("Items must be 1 or more, or empty for every item.")
+        .optional(),
+    ),
 });
 
 type ActionError = { error: string; field?: string };
@@ -64,7 +96,13 @@ export async function action({ request, params }: ActionFunctionArgs) {
     }
   } else {
     const parsed = NewRunForm.safeParse(
-      { intent: form.get("intent"), name: form.get("name") ?? "", protocol: form.get("protocol") ?? "", datasetId: form.get("datasetId") ?? "", limit: form.get("limit") ?? "" },
+      {
+        intent: form.get("intent"),
+        name: form.get("name") ?? "",
+        protocol: form.get("protocol") ?? "",
+        datasetId: form.get("datasetId") ?? "",
+        limit: form.get("limit") ?? "",
+      },
       { error: humanErrors(LABELS) },
     );
     if (!parsed.success) {
@@ -84,14 +122,23 @@ export async function action({ request, params }: ActionFunctionArgs) {
       if (err instanceof RunFormError) return json<ActionError>({ error: plainSetting(err.message), field: err.field }, { status: 400 });
       throw err;
     }
-    def = { name: d.name, protocol: d.protocol, datasetId: d.datasetId, limit: d.limit, models: models.map((provider) => ({ provider })), judges: judges.map((provider) => ({ provider })), settings };
+    def = {
+      name: d.name,
+      protocol: d.protocol,
+      datasetId: d.datasetId,
+      limit: d.limit,
+      models: models.map((provider) => ({ provider })),
+      judges: judges.map((provider) => ({ provider })),
+      settings,
+    };
   }
   try {
     const run = createRun(getDb(), project.id, def as never, user.id);
     ensureInProcessWorker();
     return redirect(`/p/${project.slug}/runs/${run.id}`);
   } catch (err) {
-    if (err instanceof z.ZodError) return json<ActionError>({ error: `definition.${err.issues[0].path.join(".")}: ${err.issues[0].message}` }, { status: 400 });
+    if (err instanceof z.ZodError)
+      return json<ActionError>({ error: `definition.${err.issues[0].path.join(".")}: ${err.issues[0].message}` }, { status: 400 });
     if (err instanceof RunInputError) {
       // "settings.maxTurns: …" belongs to that field of the chosen protocol's settings,
       // where it reads "Max turns must be 1 or more.".
@@ -108,7 +155,13 @@ export async function action({ request, params }: ActionFunctionArgs) {
 }
 
 /** The form's labels, also used to word its errors. */
-const LABELS: Record<string, string> = { name: "Name", protocol: "Protocol", datasetId: "Dataset", limit: "Items", definition: "Definition" };
+const LABELS: Record<string, string> = {
+  name: "Name",
+  protocol: "Protocol",
+  datasetId: "Dataset",
+  limit: "Items",
+  definition: "Definition",
+};
 
 /** The label the form shows for a protocol setting (`s.refinebench.maxTurns` → "Max turns"). */
 function fieldLabel(protocol: string, name: string): string | undefined {
@@ -194,7 +247,17 @@ function Field({ f, result }: { f: FormField; result?: ActionError }) {
     );
   return (
     <label className="choice">
-      {f.label} <input type="number" name={f.name} defaultValue={f.value ?? ""} min={f.min} max={f.max} step={f.integer ? 1 : "any"} style={{ width: "8em" }} aria-invalid={invalid} />
+      {f.label}{" "}
+      <input
+        type="number"
+        name={f.name}
+        defaultValue={f.value ?? ""}
+        min={f.min}
+        max={f.max}
+        step={f.integer ? 1 : "any"}
+        style={{ width: "8em" }}
+        aria-invalid={invalid}
+      />
       {help}
       <FieldError name={f.name} result={result} />
     </label>
@@ -213,15 +276,17 @@ export default function Runs() {
     el?.focus();
   }, [result, protocol]);
   const example = JSON.stringify(
-    previous ? { ...previous, name: `${String(previous.name ?? "run").replace(/ \(again( \d+)?\)$/, "")} (again)` } : {
-      name: "RefineBench self-refinement",
-      protocol: "refinebench",
-      datasetId: datasets[0]?.id ?? 1,
-      limit: 20,
-      models: [{ provider: providers[0]?.name ?? "my-provider" }],
-      judges: [{ provider: providers[0]?.name ?? "my-judge" }],
-      settings: { setting: "self-refinement", maxTurns: 5 },
-    },
+    previous
+      ? { ...previous, name: `${String(previous.name ?? "run").replace(/ \(again( \d+)?\)$/, "")} (again)` }
+      : {
+          name: "RefineBench self-refinement",
+          protocol: "refinebench",
+          datasetId: datasets[0]?.id ?? 1,
+          limit: 20,
+          models: [{ provider: providers[0]?.name ?? "my-provider" }],
+          judges: [{ provider: providers[0]?.name ?? "my-judge" }],
+          settings: { setting: "self-refinement", maxTurns: 5 },
+        },
     null,
     2,
   );
@@ -274,7 +339,14 @@ export default function Runs() {
         <CsrfField />
         <input type="hidden" name="intent" value="create" />
         <label className="choice">
-          Name <input name="name" required maxLength={200} defaultValue={previous ? "" : "RefineBench self-refinement"} aria-invalid={result?.field === "name" || undefined} />
+          Name{" "}
+          <input
+            name="name"
+            required
+            maxLength={200}
+            defaultValue={previous ? "" : "RefineBench self-refinement"}
+            aria-invalid={result?.field === "name" || undefined}
+          />
           <FieldError name="name" result={result} />
         </label>
         <label className="choice">
@@ -298,14 +370,24 @@ export default function Runs() {
           </select>
         </label>
         <label className="choice">
-          Items <input name="limit" type="number" min={1} placeholder="all" style={{ width: "8em" }} aria-invalid={result?.field === "limit" || undefined} /> <span className="small muted">the first N items of the dataset; empty for all</span>
+          Items{" "}
+          <input
+            name="limit"
+            type="number"
+            min={1}
+            placeholder="all"
+            style={{ width: "8em" }}
+            aria-invalid={result?.field === "limit" || undefined}
+          />{" "}
+          <span className="small muted">the first N items of the dataset; empty for all</span>
           <FieldError name="limit" result={result} />
         </label>
         <fieldset>
           <legend>Models (the responses come from these)</legend>
           {providers.map((p) => (
             <label key={p.name} className="choice">
-              <input type="checkbox" name="models" value={p.name} /> {p.name} <span className="small muted">({p.kind === "replay" ? "recorded outputs" : p.model})</span>
+              <input type="checkbox" name="models" value={p.name} /> {p.name}{" "}
+              <span className="small muted">({p.kind === "replay" ? "recorded outputs" : p.model})</span>
             </label>
           ))}
           <FieldError name="models" result={result} />
@@ -314,7 +396,8 @@ export default function Runs() {
           <legend>Judges (the first one also writes guided feedback)</legend>
           {providers.map((p) => (
             <label key={p.name} className="choice">
-              <input type="checkbox" name="judges" value={p.name} /> {p.name} <span className="small muted">({p.kind === "replay" ? "recorded outputs" : p.model})</span>
+              <input type="checkbox" name="judges" value={p.name} /> {p.name}{" "}
+              <span className="small muted">({p.kind === "replay" ? "recorded outputs" : p.model})</span>
             </label>
           ))}
           <FieldError name="judges" result={result} />
@@ -336,10 +419,17 @@ export default function Runs() {
           <CsrfField />
           <input type="hidden" name="intent" value="create-json" />
           <p className="small muted">
-            The same definition `npm run runs -- start --config FILE` reads (models can be renamed with <code>as</code>, items chosen with <code>itemIds</code>). Protocols: {protocols.join(", ")}. Datasets:{" "}
+            The same definition `npm run runs -- start --config FILE` reads (models can be renamed with <code>as</code>, items chosen with{" "}
+            <code>itemIds</code>). Protocols: {protocols.join(", ")}. Datasets:{" "}
             {datasets.map((d) => `${d.id} = ${d.name} v${d.version}`).join(", ") || "none"}.
           </p>
-          <textarea name="definition" rows={14} cols={80} defaultValue={example} aria-invalid={result?.field === "definition" || undefined} />
+          <textarea
+            name="definition"
+            rows={14}
+            cols={80}
+            defaultValue={example}
+            aria-invalid={result?.field === "definition" || undefined}
+          />
           <FieldError name="definition" result={result} />
           <div>
             <button type="submit">Start run from JSON</button>

@@ -14,7 +14,21 @@ import { z } from "zod";
 import { isAnnotatable, KIND_TITLES, readConfig, scoreScaleOf } from "~/annotation/config";
 import { labelToForm, parseGoldLabel, type ResponseKey } from "~/annotation/labels";
 import { letter } from "~/annotation/random";
-import { addToPool, archiveTask, deleteTask, findTask, removeFromPool, poolOf, projectMembers, setAdjudicators, setGoldLabel, setTaskStatus, taskProgress, taskWork, TaskError } from "~/annotation/tasks.server";
+import {
+  addToPool,
+  archiveTask,
+  deleteTask,
+  findTask,
+  removeFromPool,
+  poolOf,
+  projectMembers,
+  setAdjudicators,
+  setGoldLabel,
+  setTaskStatus,
+  taskProgress,
+  taskWork,
+  TaskError,
+} from "~/annotation/tasks.server";
 import { requeueStale, staleSummary } from "~/curation/requeue.server";
 import { FieldError, fieldErrorsFrom, invalidProps, useFocusFirstError } from "~/components/FieldError";
 import { notFound, requireProjectRole } from "~/auth/guards.server";
@@ -50,15 +64,35 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
     .orderBy(asc(schema.units.position))
     .all();
   // Multi-response kinds: the researcher (not blind) sees which response each letter is.
-  const rids = [...new Set(goldUnits.flatMap((g) => [...(g.responseIds ?? []), ...(g.responseId != null ? [g.responseId] : [])].filter((r): r is number => r !== "reference")))];
+  const rids = [
+    ...new Set(
+      goldUnits.flatMap((g) =>
+        [...(g.responseIds ?? []), ...(g.responseId != null ? [g.responseId] : [])].filter((r): r is number => r !== "reference"),
+      ),
+    ),
+  ];
   // What each gold unit is about, so the known answer is entered with the content in view.
   const itemIds = [...new Set(goldUnits.map((g) => g.itemId))];
   const items = new Map(
-    (itemIds.length ? getDb().select({ id: schema.items.id, sourceId: schema.items.sourceId, query: schema.items.query, passage: schema.items.passage }).from(schema.items).where(inArray(schema.items.id, itemIds)).all() : []).map((i) => [i.id, i]),
+    (itemIds.length
+      ? getDb()
+          .select({ id: schema.items.id, sourceId: schema.items.sourceId, query: schema.items.query, passage: schema.items.passage })
+          .from(schema.items)
+          .where(inArray(schema.items.id, itemIds))
+          .all()
+      : []
+    ).map((i) => [i.id, i]),
   );
   const checklistIds = goldUnits.map((g) => g.checklistItemId).filter((c): c is number => c != null);
   const checklistTexts = new Map(
-    (checklistIds.length ? getDb().select({ id: schema.checklistItems.id, text: schema.checklistItems.text }).from(schema.checklistItems).where(inArray(schema.checklistItems.id, checklistIds)).all() : []).map((c) => [c.id, c.text]),
+    (checklistIds.length
+      ? getDb()
+          .select({ id: schema.checklistItems.id, text: schema.checklistItems.text })
+          .from(schema.checklistItems)
+          .where(inArray(schema.checklistItems.id, checklistIds))
+          .all()
+      : []
+    ).map((c) => [c.id, c.text]),
   );
   const references = new Map(
     (itemIds.length
@@ -71,7 +105,14 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
     ).map((r) => [r.itemId, r.text]),
   );
   const responses = new Map(
-    (rids.length ? getDb().select({ id: schema.responses.id, model: schema.responses.model, text: schema.responses.text }).from(schema.responses).where(inArray(schema.responses.id, rids)).all() : []).map((r) => [r.id, r]),
+    (rids.length
+      ? getDb()
+          .select({ id: schema.responses.id, model: schema.responses.model, text: schema.responses.text })
+          .from(schema.responses)
+          .where(inArray(schema.responses.id, rids))
+          .all()
+      : []
+    ).map((r) => [r.id, r]),
   );
   const gold = goldUnits.map((g) => {
     const order: ResponseKey[] = g.responseIds ?? [];
@@ -95,10 +136,18 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
         response: single ? { model: single.model, text: single.text } : null,
         reference: task.kind === "writing-quality" || task.kind === "checklist-appropriateness" ? (references.get(g.itemId) ?? null) : null,
       },
-      values: isAnnotatable(task.kind) ? labelToForm(task.kind, stored == null ? null : { label: stored, penaltyReasons: null, notes: null }, order) : {},
+      values: isAnnotatable(task.kind)
+        ? labelToForm(task.kind, stored == null ? null : { label: stored, penaltyReasons: null, notes: null }, order)
+        : {},
       responses: order.map((key, i) => {
         const r = key === "reference" ? null : responses.get(key);
-        return { letter: letter(i), reference: key === "reference", model: r?.model ?? null, preview: r ? r.text.slice(0, 140) : null, text: key === "reference" ? (references.get(g.itemId) ?? "") : (r?.text ?? "") };
+        return {
+          letter: letter(i),
+          reference: key === "reference",
+          model: r?.model ?? null,
+          preview: r ? r.text.slice(0, 140) : null,
+          text: key === "reference" ? (references.get(g.itemId) ?? "") : (r?.text ?? ""),
+        };
       }),
     };
   });
@@ -127,7 +176,11 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
   });
 }
 
-const ids = (form: FormData) => form.getAll("userId").map(Number).filter((n) => Number.isInteger(n) && n > 0);
+const ids = (form: FormData) =>
+  form
+    .getAll("userId")
+    .map(Number)
+    .filter((n) => Number.isInteger(n) && n > 0);
 
 const StatusSchema = z.enum(["close", "reopen"]);
 const RemoveSchema = z.object({ userId: z.coerce.number().int().positive() });
@@ -142,7 +195,9 @@ export async function action({ request, params }: ActionFunctionArgs) {
     if (intent === "rename") {
       const values = { name: String(form.get("name") ?? ""), guidelines: String(form.get("guidelines") ?? "") };
       const r = renameTask(project.id, task.id, { ...values, confirmed: form.get("confirmNames") === "yes" });
-      return r.ok ? json({ ok: r.message }) : json({ intent: "rename", fieldErrors: r.fieldErrors, warning: r.warning, values }, { status: 400 });
+      return r.ok
+        ? json({ ok: r.message })
+        : json({ intent: "rename", fieldErrors: r.fieldErrors, warning: r.warning, values }, { status: 400 });
     }
     if (StatusSchema.safeParse(intent).success) {
       setTaskStatus(project.id, task.id, intent === "close" ? "closed" : "open");
@@ -150,10 +205,19 @@ export async function action({ request, params }: ActionFunctionArgs) {
     }
     if (intent === "archive" || intent === "unarchive") {
       archiveTask(project.id, task.id, intent === "archive");
-      return json({ ok: intent === "archive" ? "Task archived: its labels and reports are kept; annotators no longer see it." : "Task brought back from the archive, closed." });
+      return json({
+        ok:
+          intent === "archive"
+            ? "Task archived: its labels and reports are kept; annotators no longer see it."
+            : "Task brought back from the archive, closed.",
+      });
     }
     if (intent === "delete") {
-      if (form.get("confirm") !== "yes") return json({ error: "Tick the box to confirm that the task is deleted for good.", field: "confirm", form: "delete" }, { status: 400 });
+      if (form.get("confirm") !== "yes")
+        return json(
+          { error: "Tick the box to confirm that the task is deleted for good.", field: "confirm", form: "delete" },
+          { status: 400 },
+        );
       deleteTask(project.id, task.id);
       return redirect(`/p/${project.slug}/tasks`);
     }
@@ -176,7 +240,9 @@ export async function action({ request, params }: ActionFunctionArgs) {
       const parsed = RemoveSchema.safeParse({ userId: form.get("userId") ?? undefined });
       if (!parsed.success) return json({ error: "userId: choose the annotator to remove." }, { status: 400 });
       const { moved, kept } = removeFromPool(project.id, task.id, parsed.data.userId);
-      return json({ ok: `Removed from the pool; ${moved} unstarted assignment(s) handed to others, ${kept} started kept with the annotator.` });
+      return json({
+        ok: `Removed from the pool; ${moved} unstarted assignment(s) handed to others, ${kept} started kept with the annotator.`,
+      });
     }
     if (intent === "set-adjudicators") {
       setAdjudicators(project.id, task.id, ids(form));
@@ -193,10 +259,20 @@ export async function action({ request, params }: ActionFunctionArgs) {
         : undefined;
       if (!unit) return json({ error: "No such gold unit in this task.", field: "unitId" }, { status: 400 });
       if (!isAnnotatable(task.kind)) return json({ error: "This task kind has no gold units.", field: "kind" }, { status: 400 });
-      const parsed = parseGoldLabel(task.kind, unit.responseIds ?? null, readConfig(task.config).allowTies === true, form, scoreScaleOf(readConfig(task.config)));
+      const parsed = parseGoldLabel(
+        task.kind,
+        unit.responseIds ?? null,
+        readConfig(task.config).allowTies === true,
+        form,
+        scoreScaleOf(readConfig(task.config)),
+      );
       if (!parsed.ok) {
         return json(
-          { error: `Gold answer of unit #${unitId} not saved: ${Object.values(parsed.fieldErrors).join(" ")}`, fieldErrors: parsed.fieldErrors, form: `gold-${unitId}` },
+          {
+            error: `Gold answer of unit #${unitId} not saved: ${Object.values(parsed.fieldErrors).join(" ")}`,
+            fieldErrors: parsed.fieldErrors,
+            form: `gold-${unitId}`,
+          },
           { status: 400 },
         );
       }
@@ -226,7 +302,8 @@ export default function TaskOverview() {
         <h1>{task.name}</h1>
         <span className="muted">
           {task.kindTitle} · k = {task.overlap} · seed {task.seed}
-          {task.plan ? ` · plan ${task.plan}` : ""} · <Link to={`/p/${slug}/tasks/${task.id}/queue`}>My queue</Link> · <Link to={`/p/${slug}/tasks/${task.id}/adjudicate`}>Adjudicate</Link>
+          {task.plan ? ` · plan ${task.plan}` : ""} · <Link to={`/p/${slug}/tasks/${task.id}/queue`}>My queue</Link> ·{" "}
+          <Link to={`/p/${slug}/tasks/${task.id}/adjudicate`}>Adjudicate</Link>
         </span>
       </div>
       <ActionMessage data={data} />
@@ -239,7 +316,12 @@ export default function TaskOverview() {
             Status: <strong data-testid="task-status">{task.status}</strong>
           </span>
           {task.status === "archived" ? null : task.status === "open" ? (
-            <ConfirmButton name="intent" value="close" className="danger" question="Close this task? Annotators can no longer label or revise; you can reopen it.">
+            <ConfirmButton
+              name="intent"
+              value="close"
+              className="danger"
+              question="Close this task? Annotators can no longer label or revise; you can reopen it."
+            >
               Close task
             </ConfirmButton>
           ) : (
@@ -252,19 +334,24 @@ export default function TaskOverview() {
       {stale.assignments > 0 || stale.inClosedTasks > 0 ? (
         <div className="alert info" data-testid="stale-labels">
           <p style={{ margin: 0 }}>
-            {stale.assignments + stale.inClosedTasks} submitted label{stale.assignments + stale.inClosedTasks === 1 ? "" : "s"} judged an older version of their unit
-            (the item, checklist item or reference was edited in curation since).
+            {stale.assignments + stale.inClosedTasks} submitted label{stale.assignments + stale.inClosedTasks === 1 ? "" : "s"} judged an
+            older version of their unit (the item, checklist item or reference was edited in curation since).
           </p>
           {stale.assignments > 0 ? (
             <Form method="post" className="inline" style={{ marginTop: "0.5rem" }}>
               <CsrfField />
               <button type="submit" name="intent" value="requeue-stale">
-                Send {stale.units} stale unit{stale.units === 1 ? "" : "s"} back to {stale.assignments === 1 ? "its annotator" : "their annotators"}
+                Send {stale.units} stale unit{stale.units === 1 ? "" : "s"} back to{" "}
+                {stale.assignments === 1 ? "its annotator" : "their annotators"}
               </button>
-              <span className="small">They see the current text with a &ldquo;changed&rdquo; badge and label it again; the old labels are kept, marked stale.</span>
+              <span className="small">
+                They see the current text with a &ldquo;changed&rdquo; badge and label it again; the old labels are kept, marked stale.
+              </span>
             </Form>
           ) : (
-            <p className="small" style={{ margin: "0.5rem 0 0" }}>Reopen the task to send them back for relabelling.</p>
+            <p className="small" style={{ margin: "0.5rem 0 0" }}>
+              Reopen the task to send them back for relabelling.
+            </p>
           )}
         </div>
       ) : null}
@@ -292,7 +379,9 @@ export default function TaskOverview() {
               <td className="num">{a.skipped}</td>
               <td className="num">{a.pending}</td>
               <td className="num">{a.medianMs != null ? `${(a.medianMs / 1000).toFixed(1)} s` : "—"}</td>
-              <td className="num">{a.gold.scored > 0 ? `${a.gold.correct}/${a.gold.scored} (${Math.round((100 * a.gold.correct) / a.gold.scored)}%)` : "—"}</td>
+              <td className="num">
+                {a.gold.scored > 0 ? `${a.gold.correct}/${a.gold.scored} (${Math.round((100 * a.gold.correct) / a.gold.scored)}%)` : "—"}
+              </td>
             </tr>
           ))}
         </tbody>
@@ -321,19 +410,27 @@ export default function TaskOverview() {
         <div className="panel" data-testid="pool">
           <h2 style={{ marginTop: 0 }}>Pool</h2>
           <p className="small muted">
-            Removing an annotator hands their unstarted units to the others (each unit keeps {task.overlap} annotators); their drafts, submissions and skips stay
-            theirs.
+            Removing an annotator hands their unstarted units to the others (each unit keeps {task.overlap} annotators); their drafts,
+            submissions and skips stay theirs.
           </p>
           <ul className="stack">
             {pool.map((id) => {
-              const name = members.find((m) => m.id === id)?.name ?? progress.annotators.find((a) => a.annotatorId === id)?.name ?? `#${id}`;
+              const name =
+                members.find((m) => m.id === id)?.name ?? progress.annotators.find((a) => a.annotatorId === id)?.name ?? `#${id}`;
               return (
                 <li key={id}>
                   <Form method="post" className="inline">
                     <CsrfField />
                     <input type="hidden" name="userId" value={id} />
                     <span>{name}</span>
-                    <ConfirmButton name="intent" value="remove-annotator" className="secondary" disabled={pool.length <= task.overlap} aria-label={`Remove ${name} from the pool`} question={`Remove ${name} from this task's pool? Their unlabelled units move to others; their labels stay.`}>
+                    <ConfirmButton
+                      name="intent"
+                      value="remove-annotator"
+                      className="secondary"
+                      disabled={pool.length <= task.overlap}
+                      aria-label={`Remove ${name} from the pool`}
+                      question={`Remove ${name} from this task's pool? Their unlabelled units move to others; their labels stay.`}
+                    >
                       Remove
                     </ConfirmButton>
                   </Form>
@@ -341,7 +438,9 @@ export default function TaskOverview() {
               );
             })}
           </ul>
-          {pool.length <= task.overlap ? <p className="small muted">The pool has exactly k = {task.overlap} annotators; add one before removing another.</p> : null}
+          {pool.length <= task.overlap ? (
+            <p className="small muted">The pool has exactly k = {task.overlap} annotators; add one before removing another.</p>
+          ) : null}
         </div>
         <div className="panel">
           <h2 style={{ marginTop: 0 }}>Adjudicators</h2>
@@ -423,7 +522,12 @@ export default function TaskOverview() {
                       {yesNo ? (
                         <label>
                           Known answer
-                          <select name="answer" defaultValue={g.values.answer ?? ""} aria-label={`Known answer of unit ${g.id}`} {...invalidProps(errors, "answer", scope)}>
+                          <select
+                            name="answer"
+                            defaultValue={g.values.answer ?? ""}
+                            aria-label={`Known answer of unit ${g.id}`}
+                            {...invalidProps(errors, "answer", scope)}
+                          >
                             <option value="">—</option>
                             <option>Yes</option>
                             <option>No</option>
@@ -453,7 +557,12 @@ export default function TaskOverview() {
                       ) : (
                         <label>
                           Best response
-                          <select name="best" defaultValue={g.values.best ?? ""} aria-label={`Known best response of unit ${g.id}`} {...invalidProps(errors, "best", scope)}>
+                          <select
+                            name="best"
+                            defaultValue={g.values.best ?? ""}
+                            aria-label={`Known best response of unit ${g.id}`}
+                            {...invalidProps(errors, "best", scope)}
+                          >
                             <option value="">—</option>
                             {g.responses.map((r) => (
                               <option key={r.letter} value={r.letter}>
@@ -512,8 +621,14 @@ export default function TaskOverview() {
             <Form method="post" className="stack" noValidate style={{ marginTop: "0.5rem" }}>
               <CsrfField />
               <label className="choice">
-                <input type="checkbox" name="confirm" value="yes" {...invalidProps(fieldErrorsFrom(data, "delete"), "confirm", "delete-")} /> Delete &ldquo;{task.name}&rdquo; and its{" "}
-                {progress.total} assignment{progress.total === 1 ? "" : "s"} for good. Nobody has labelled anything in it yet.
+                <input
+                  type="checkbox"
+                  name="confirm"
+                  value="yes"
+                  {...invalidProps(fieldErrorsFrom(data, "delete"), "confirm", "delete-")}
+                />{" "}
+                Delete &ldquo;{task.name}&rdquo; and its {progress.total} assignment{progress.total === 1 ? "" : "s"} for good. Nobody has
+                labelled anything in it yet.
               </label>
               <FieldError errors={fieldErrorsFrom(data, "delete")} name="confirm" scope="delete-" />
               <button type="submit" name="intent" value="delete" className="danger">

@@ -71,7 +71,9 @@ export default function Adjudicate() {
         {list.map((d) => (
           <li key={d.unitId}>
             <Link to={`${base}/adjudicate?unit=${d.unitId}`}>Unit #{d.unitId}</Link>
-            <span className={d.adjudicated ? "status-submitted" : "status-draft"}>{d.adjudicated ? "adjudicated" : `${d.labels} labels disagree`}</span>
+            <span className={d.adjudicated ? "status-submitted" : "status-draft"}>
+              {d.adjudicated ? "adjudicated" : `${d.labels} labels disagree`}
+            </span>
           </li>
         ))}
       </ul>
@@ -104,7 +106,10 @@ export default function Adjudicate() {
             {view.labels.map((l, i) => (
               <div className="panel" key={i}>
                 <h3 style={{ marginTop: 0 }}>{l.annotator}</h3>
-                <p className="small muted">{l.status}{l.skipReason ? `: ${l.skipReason}` : ""}</p>
+                <p className="small muted">
+                  {l.status}
+                  {l.skipReason ? `: ${l.skipReason}` : ""}
+                </p>
                 {l.summary.map((s, j) => (
                   <div key={j}>{s}</div>
                 ))}

@@ -47,18 +47,38 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
   const requested = url.searchParams.get("unit");
   const unitId = requested != null ? Number(requested) : nextUnitId(task.id, user.id);
   const base = {
-    task: { name: task.name, kind: task.kind, kindTitle: KIND_TITLES[task.kind as keyof typeof KIND_TITLES], guidelines: task.guidelines, closed: task.status !== "open" },
+    task: {
+      name: task.name,
+      kind: task.kind,
+      kindTitle: KIND_TITLES[task.kind as keyof typeof KIND_TITLES],
+      guidelines: task.guidelines,
+      closed: task.status !== "open",
+    },
     progress: progress(task.id, user.id),
   };
   if (unitId == null) {
     // (same keys in both answers, so the page's types stay simple)
     // Nothing left here: point to the next of the user's own open tasks that has work.
-    return json({ ...base, page: null, stale: false, clientToken: null, openedAt: null, nextTask: nextTaskWithWork(task.projectId, user.id, task.id) });
+    return json({
+      ...base,
+      page: null,
+      stale: false,
+      clientToken: null,
+      openedAt: null,
+      nextTask: nextTaskWithWork(task.projectId, user.id, task.id),
+    });
   }
   const page = annotatePageData(task, unitId, user.id);
   // Another annotator's unit, an unknown unit, or a unit of another task: not found.
   if (!page) notFound("This unit is not in your queue.");
-  return json({ ...base, page, stale: staleForMe(task.id, unitId, user.id), clientToken: randomUUID() as string | null, openedAt: Date.now() as number | null, nextTask: null });
+  return json({
+    ...base,
+    page,
+    stale: staleForMe(task.id, unitId, user.id),
+    clientToken: randomUUID() as string | null,
+    openedAt: Date.now() as number | null,
+    nextTask: null,
+  });
 }
 
 const INTENTS = new Set<SaveIntent>(["draft", "submit", "skip"]);
@@ -67,12 +87,14 @@ export async function action({ request, params }: ActionFunctionArgs) {
   const { user, task } = await context(request, params);
   const form = await request.formData();
   const intent = String(form.get("intent") ?? "submit") as SaveIntent;
-  if (!INTENTS.has(intent)) return json({ ok: false, fieldErrors: { form: `Unknown intent "${String(intent).slice(0, 20)}".` }, values: {} }, { status: 400 });
+  if (!INTENTS.has(intent))
+    return json({ ok: false, fieldErrors: { form: `Unknown intent "${String(intent).slice(0, 20)}".` }, values: {} }, { status: 400 });
   const unitId = Number(form.get("unitId") ?? new URL(request.url).searchParams.get("unit"));
   const result = saveAnnotation({ task, userId: user.id, unitId, intent, form });
   if (!result.ok) {
     const values: Record<string, string> = {};
-    for (const [k, v] of form.entries()) if (typeof v === "string" && (/^(answer|comment|best|skipReason)$/.test(k) || /^(score|reason|note)\.[A-Z]$/.test(k))) values[k] = v;
+    for (const [k, v] of form.entries())
+      if (typeof v === "string" && (/^(answer|comment|best|skipReason)$/.test(k) || /^(score|reason|note)\.[A-Z]$/.test(k))) values[k] = v;
     return json({ ok: false, fieldErrors: result.fieldErrors, values }, { status: result.httpStatus });
   }
   if (intent === "draft" && request.headers.get("Accept")?.includes("text/html") !== true) {
@@ -90,7 +112,7 @@ export async function action({ request, params }: ActionFunctionArgs) {
 function safeReturnPath(path: string, slug: string): boolean {
   if (path.length > 300 || !path.startsWith(`/p/${slug}/`)) return false;
   if (/[\\\s]|\/\/|\/\.\.?(\/|$|\?)/.test(path)) return false;
-  return /^\/p\/[A-Za-z0-9._~\-\/]+(\?[A-Za-z0-9._~\-=&%]*)?$/.test(path);
+  return /^\/p\/[A-Za-z0-9._~\-/]+(\?[A-Za-z0-9._~\-=&%]*)?$/.test(path);
 }
 
 export const shouldRevalidate: ShouldRevalidateFunction = ({ formData, actionStatus, defaultShouldRevalidate }) => {
@@ -131,8 +153,16 @@ export default function Annotate() {
               {page.status !== "pending" ? ` · ${page.status}` : ""}
               {page.revision > 1 ? ` · revision ${page.revision}` : ""}
             </span>
-            {prevHref ? <Link to={prevHref} rel="prev">← Previous</Link> : null}
-            {nextHref ? <Link to={nextHref} rel="next">Next →</Link> : null}
+            {prevHref ? (
+              <Link to={prevHref} rel="prev">
+                ← Previous
+              </Link>
+            ) : null}
+            {nextHref ? (
+              <Link to={nextHref} rel="next">
+                Next →
+              </Link>
+            ) : null}
             <span>
               press <kbd>?</kbd> for shortcuts, <kbd>G</kbd> for guidelines
             </span>

@@ -33,7 +33,12 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
     counts,
     total: all.length,
     queue: filterQueue(all, filter),
-    task: { name: task.name, kindTitle: KIND_TITLES[task.kind as keyof typeof KIND_TITLES], guidelines: task.guidelines, closed: task.status !== "open" },
+    task: {
+      name: task.name,
+      kindTitle: KIND_TITLES[task.kind as keyof typeof KIND_TITLES],
+      guidelines: task.guidelines,
+      closed: task.status !== "open",
+    },
     next,
     nextTask: next == null ? nextTaskWithWork(project.id, user.id, task.id) : null,
     progress: progress(task.id, user.id),

@@ -90,7 +90,10 @@ export async function action({ request, params }: ActionFunctionArgs) {
     strata: opt(form.get("strata")),
     perStratum: opt(form.get("perStratum")),
     showReference: form.get("showReference") === "on",
-    penaltyReasons: opt(form.get("penaltyReasons"))?.split(",").map((s) => s.trim()).filter(Boolean),
+    penaltyReasons: opt(form.get("penaltyReasons"))
+      ?.split(",")
+      .map((s) => s.trim())
+      .filter(Boolean),
     allowTies: form.get("allowTies") === "on",
     includeReference: form.get("includeReference") === "on",
     n: opt(form.get("n")),
@@ -109,7 +112,8 @@ export async function action({ request, params }: ActionFunctionArgs) {
     return redirect(`/p/${project.slug}/tasks/${taskId}`);
   } catch (err) {
     if (err instanceof TaskError) return json({ fieldErrors: { [err.field]: err.message } as FieldErrors }, { status: 400 });
-    if (err instanceof SamplingError || err instanceof AssignmentError) return json({ fieldErrors: { form: err.message.replace(/^sampling: /, "") } as FieldErrors }, { status: 400 });
+    if (err instanceof SamplingError || err instanceof AssignmentError)
+      return json({ fieldErrors: { form: err.message.replace(/^sampling: /, "") } as FieldErrors }, { status: 400 });
     throw err;
   }
 }
@@ -291,8 +295,8 @@ export default function NewTask() {
         ) : null}
         {uses("includeReference") ? (
           <label className="choice">
-            <input type="checkbox" name="includeReference" /> Add the benchmark&apos;s reference answer as one of the compared responses, unmarked (annotators cannot
-            tell which one it is; used to test whether a model output beats the reference)
+            <input type="checkbox" name="includeReference" /> Add the benchmark&apos;s reference answer as one of the compared responses,
+            unmarked (annotators cannot tell which one it is; used to test whether a model output beats the reference)
           </label>
         ) : null}
         {uses("penaltyReasons") ? (
@@ -313,8 +317,8 @@ export default function NewTask() {
           <legend>Annotator pool</legend>
           {members.map((m, i) => (
             <label key={m.id} className="choice">
-              <input type="checkbox" name="pool" value={m.id} defaultChecked={m.role === "annotator"} {...(i === 0 ? aria("pool") : {})} /> {m.name}{" "}
-              <span className="muted small">({m.role})</span>
+              <input type="checkbox" name="pool" value={m.id} defaultChecked={m.role === "annotator"} {...(i === 0 ? aria("pool") : {})} />{" "}
+              {m.name} <span className="muted small">({m.role})</span>
             </label>
           ))}
           {err("pool")}

@@ -38,7 +38,12 @@ export default function Projects() {
       ) : (
         <div className="grid">
           {projects.map((p) => (
-            <Link key={p.id} to={p.role === "annotator" ? `/p/${p.slug}/tasks` : `/p/${p.slug}`} className="panel" style={{ textDecoration: "none", color: "inherit" }}>
+            <Link
+              key={p.id}
+              to={p.role === "annotator" ? `/p/${p.slug}/tasks` : `/p/${p.slug}`}
+              className="panel"
+              style={{ textDecoration: "none", color: "inherit" }}
+            >
               <strong>{p.name}</strong>
               <div className="muted small">{p.description || p.slug}</div>
               <span className="badge">{p.role}</span>

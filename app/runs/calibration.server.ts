@@ -63,7 +63,14 @@ export type SamplingPlan =
 
 export type SplitRule = "exclude" | "adjudicate";
 
-type Candidate = { responseId: number; itemId: number; checklistItemId: number | null; model: string; turn: number; condition: string | null };
+type Candidate = {
+  responseId: number;
+  itemId: number;
+  checklistItemId: number | null;
+  model: string;
+  turn: number;
+  condition: string | null;
+};
 type Drawn = Candidate & { pi: number };
 
 const stratumOf = (c: { model: string; turn: number; condition: string | null }) => `${c.model}\u0000${c.turn}\u0000${c.condition ?? ""}`;
@@ -96,13 +103,13 @@ function candidates(db: Db, run: typeof schema.runs.$inferSelect): Candidate[] {
 export function sampleUnits(all: Candidate[], plan: SamplingPlan, seed: number): Drawn[] {
   const rand = seededRandom(seed);
   const pickIndex = (n: number) => Math.floor(rand() * n);
-  const srs = <T,>(xs: T[], k: number): T[] => {
+  const srs = <T>(xs: T[], k: number): T[] => {
     const pool = [...xs];
     const out: T[] = [];
     for (let i = 0; i < k && pool.length; i++) out.push(pool.splice(pickIndex(pool.length), 1)[0]);
     return out;
   };
-  const group = <K,>(xs: Candidate[], key: (c: Candidate) => K) => {
+  const group = <K>(xs: Candidate[], key: (c: Candidate) => K) => {
     const m = new Map<K, Candidate[]>();
     for (const c of xs) m.set(key(c), [...(m.get(key(c)) ?? []), c]);
     return m;
@@ -149,9 +156,24 @@ function describePlan(plan: SamplingPlan): string {
  */
 export function createCalibrationTask(
   db: Db,
-  args: { runId: number; projectId: number; plan: SamplingPlan; seed: number; overlap?: number; pool?: number[]; name?: string; createdBy?: number | null; minLabelsPerModel?: number; splits?: SplitRule },
+  args: {
+    runId: number;
+    projectId: number;
+    plan: SamplingPlan;
+    seed: number;
+    overlap?: number;
+    pool?: number[];
+    name?: string;
+    createdBy?: number | null;
+    minLabelsPerModel?: number;
+    splits?: SplitRule;
+  },
 ) {
-  const run = db.select().from(schema.runs).where(and(eq(schema.runs.id, args.runId), eq(schema.runs.projectId, args.projectId))).get();
+  const run = db
+    .select()
+    .from(schema.runs)
+    .where(and(eq(schema.runs.id, args.runId), eq(schema.runs.projectId, args.projectId)))
+    .get();
   if (!run || run.datasetId == null) throw new CalibrationError(`run ${args.runId}: not found in this project`);
   const judgeId = primaryJudge(run);
   const members = projectMembers(args.projectId, db);
@@ -160,7 +182,8 @@ export function createCalibrationTask(
   if (stranger !== undefined) throw new CalibrationError(`pool: user ${stranger} is not a member of this project`);
   const overlap = args.overlap ?? 2;
   if (pool.length === 0) throw new CalibrationError("pool: choose at least one annotator");
-  if (overlap < 1 || overlap > pool.length) throw new CalibrationError(`overlap: ${overlap} annotators per unit needs a pool of at least ${overlap}; the pool has ${pool.length}`);
+  if (overlap < 1 || overlap > pool.length)
+    throw new CalibrationError(`overlap: ${overlap} annotators per unit needs a pool of at least ${overlap}; the pool has ${pool.length}`);
   if (run.protocol === "c3ebench") return createC3eTask(db, run, judgeId, { ...args, pool, overlap });
   const all = candidates(db, run);
   const units = sampleUnits(all, args.plan, args.seed);
@@ -169,7 +192,8 @@ export function createCalibrationTask(
   const warnings: string[] = [];
   for (const model of [...new Set(all.map((c) => c.model))].sort()) {
     const n = units.filter((u) => u.model === model).length;
-    if (n < min) warnings.push(`${model}: this plan draws ${n} unit${n === 1 ? "" : "s"}, fewer than the minimum of ${min} labelled units per model`);
+    if (n < min)
+      warnings.push(`${model}: this plan draws ${n} unit${n === 1 ? "" : "s"}, fewer than the minimum of ${min} labelled units per model`);
   }
   const sc = run.protocol === "self-correction";
   return db.transaction(
@@ -206,7 +230,11 @@ export function createCalibrationTask(
         })
         .returning()
         .get();
-      if (!args.name) tx.update(schema.tasks).set({ name: `Judge calibration #${task.id}` }).where(eq(schema.tasks.id, task.id)).run();
+      if (!args.name)
+        tx.update(schema.tasks)
+          .set({ name: `Judge calibration #${task.id}` })
+          .where(eq(schema.tasks.id, task.id))
+          .run();
       const unitIds = units.map(
         (u, i) =>
           tx
@@ -219,7 +247,9 @@ export function createCalibrationTask(
       let assignments = 0;
       for (const unitId of unitIds)
         for (const annotatorId of plan.get(unitId)!) {
-          tx.insert(schema.assignments).values({ unitId, annotatorId, shownOrder: shownOrderFor(null, args.seed, unitId, annotatorId) }).run();
+          tx.insert(schema.assignments)
+            .values({ unitId, annotatorId, shownOrder: shownOrderFor(null, args.seed, unitId, annotatorId) })
+            .run();
           assignments++;
         }
       return { taskId: task.id, units: units.length, assignments, pool, warnings };
@@ -265,14 +295,25 @@ function c3eCandidates(db: Db, run: typeof schema.runs.$inferSelect, judgeId: nu
     .all(run.id, judgeId) as { responseId: number; itemId: number; model: string; metadata: string | null; itemTaskType: string | null }[];
   return rows.map((r) => {
     const md = r.metadata ? (JSON.parse(r.metadata) as Record<string, unknown>) : {};
-    return { responseId: r.responseId, itemId: r.itemId, model: r.model, taskType: taskTypeOf(String(md.taskType ?? r.itemTaskType ?? "")) ?? "End2End" };
+    return {
+      responseId: r.responseId,
+      itemId: r.itemId,
+      model: r.model,
+      taskType: taskTypeOf(String(md.taskType ?? r.itemTaskType ?? "")) ?? "End2End",
+    };
   });
 }
 
 /** Draws instructions (each with every model's scored writing) and gives each its inclusion probability. */
-export function sampleC3eItems(all: C3eCandidate[], plan: SamplingPlan, seed: number): { itemId: number; taskType: string; responseIds: number[]; pi: number }[] {
+export function sampleC3eItems(
+  all: C3eCandidate[],
+  plan: SamplingPlan,
+  seed: number,
+): { itemId: number; taskType: string; responseIds: number[]; pi: number }[] {
   if (plan.kind !== "stratified" && plan.kind !== "uniform")
-    throw new CalibrationError(`plan: C3EBench runs are calibrated by "stratified" (up to N instructions per task type, every model's writing) or "uniform" (N instructions at random); "${plan.kind}" is a checklist plan`);
+    throw new CalibrationError(
+      `plan: C3EBench runs are calibrated by "stratified" (up to N instructions per task type, every model's writing) or "uniform" (N instructions at random); "${plan.kind}" is a checklist plan`,
+    );
   const rand = seededRandom(seed);
   const byItem = new Map<number, { itemId: number; taskType: string; responseIds: number[] }>();
   for (const c of all) {
@@ -280,7 +321,7 @@ export function sampleC3eItems(all: C3eCandidate[], plan: SamplingPlan, seed: nu
     it.responseIds.push(c.responseId);
     byItem.set(c.itemId, it);
   }
-  const srs = <T,>(xs: T[], k: number): T[] => {
+  const srs = <T>(xs: T[], k: number): T[] => {
     const pool = [...xs];
     const out: T[] = [];
     for (let i = 0; i < k && pool.length; i++) out.push(pool.splice(Math.floor(rand() * pool.length), 1)[0]);
@@ -300,7 +341,17 @@ function createC3eTask(
   db: Db,
   run: typeof schema.runs.$inferSelect,
   judgeId: number,
-  args: { projectId: number; plan: SamplingPlan; seed: number; overlap: number; pool: number[]; name?: string; createdBy?: number | null; minLabelsPerModel?: number; splits?: SplitRule },
+  args: {
+    projectId: number;
+    plan: SamplingPlan;
+    seed: number;
+    overlap: number;
+    pool: number[];
+    name?: string;
+    createdBy?: number | null;
+    minLabelsPerModel?: number;
+    splits?: SplitRule;
+  },
 ) {
   const all = c3eCandidates(db, run, judgeId);
   const drawn = sampleC3eItems(all, args.plan, args.seed);
@@ -310,7 +361,10 @@ function createC3eTask(
   const warnings: string[] = [];
   for (const model of [...new Set(all.map((c) => c.model))].sort()) {
     const n = drawn.reduce((k, d) => k + d.responseIds.filter((r) => modelOf.get(r) === model).length, 0);
-    if (n < min) warnings.push(`${model}: this plan draws ${n} writing${n === 1 ? "" : "s"}, fewer than the minimum of ${min} labelled units per model`);
+    if (n < min)
+      warnings.push(
+        `${model}: this plan draws ${n} writing${n === 1 ? "" : "s"}, fewer than the minimum of ${min} labelled units per model`,
+      );
   }
   return db.transaction(
     (tx) => {
@@ -344,15 +398,26 @@ function createC3eTask(
         })
         .returning()
         .get();
-      if (!args.name) tx.update(schema.tasks).set({ name: `Judge calibration #${task.id}` }).where(eq(schema.tasks.id, task.id)).run();
+      if (!args.name)
+        tx.update(schema.tasks)
+          .set({ name: `Judge calibration #${task.id}` })
+          .where(eq(schema.tasks.id, task.id))
+          .run();
       const unitIds = drawn.map(
-        (d, i) => tx.insert(schema.units).values({ taskId: task.id, itemId: d.itemId, responseIds: d.responseIds, position: i }).returning({ id: schema.units.id }).get().id,
+        (d, i) =>
+          tx
+            .insert(schema.units)
+            .values({ taskId: task.id, itemId: d.itemId, responseIds: d.responseIds, position: i })
+            .returning({ id: schema.units.id })
+            .get().id,
       );
       const plan = planAssignments(unitIds, args.pool, args.overlap, args.seed);
       let assignments = 0;
       unitIds.forEach((unitId, i) => {
         for (const annotatorId of plan.get(unitId)!) {
-          tx.insert(schema.assignments).values({ unitId, annotatorId, shownOrder: shownOrderFor(drawn[i].responseIds, args.seed, unitId, annotatorId) }).run();
+          tx.insert(schema.assignments)
+            .values({ unitId, annotatorId, shownOrder: shownOrderFor(drawn[i].responseIds, args.seed, unitId, annotatorId) })
+            .run();
           assignments++;
         }
       });
@@ -368,7 +433,11 @@ function createC3eTask(
  */
 export function humanScores(db: Db, taskId: number, rule: SplitRule): { values: Map<string, number>; counts: HumanCounts } {
   const task = db.select().from(schema.tasks).where(eq(schema.tasks.id, taskId)).get();
-  const units = db.select({ id: schema.units.id, responseIds: schema.units.responseIds }).from(schema.units).where(eq(schema.units.taskId, taskId)).all();
+  const units = db
+    .select({ id: schema.units.id, responseIds: schema.units.responseIds })
+    .from(schema.units)
+    .where(eq(schema.units.taskId, taskId))
+    .all();
   const ids = units.map((u) => u.id);
   const labels = ids.length
     ? (db.$client
@@ -533,7 +602,11 @@ const interval = (estimate: number, se: number, n: number, range: Range): Interv
  * within each cluster (Z_c, a Horvitz–Thompson cluster total) and Var = Σ_c (1 − π_c)·Z_c² — under the
  * whole-responses plan a response's checklist pairs are drawn together, so their errors count as one draw.
  */
-export function differenceEstimate(pop: Term[], draws: Map<string, Draw>, range: Range): { raw: number; corrected: Interval | null; unlabelledStrata: number } {
+export function differenceEstimate(
+  pop: Term[],
+  draws: Map<string, Draw>,
+  range: Range,
+): { raw: number; corrected: Interval | null; unlabelledStrata: number } {
   const raw = pop.reduce((s, t) => s + t.a * t.f, 0);
   const sampled = new Map<string, number>();
   const labelled = new Map<string, number>();
@@ -594,8 +667,31 @@ function drawsOf(db: Db, task: TaskRow, values: Map<number, number>) {
   const units = db.select().from(schema.units).where(eq(schema.units.taskId, task.id)).all();
   const cfg = task.config as { inclusion?: number[]; samplingPlan?: SamplingPlan };
   const rids = [...new Set(units.map((u) => u.responseId).filter((x): x is number => x != null))];
-  const resp = rids.length ? db.select({ id: schema.responses.id, model: schema.responses.model, turn: schema.responses.turn, metadata: schema.responses.metadata }).from(schema.responses).where(inArray(schema.responses.id, rids)).all() : [];
-  const info = new Map(resp.map((r) => [r.id, { model: r.model, turn: r.turn, condition: typeof (r.metadata as Record<string, unknown>)?.condition === "string" ? ((r.metadata as Record<string, unknown>).condition as string) : null }]));
+  const resp = rids.length
+    ? db
+        .select({
+          id: schema.responses.id,
+          model: schema.responses.model,
+          turn: schema.responses.turn,
+          metadata: schema.responses.metadata,
+        })
+        .from(schema.responses)
+        .where(inArray(schema.responses.id, rids))
+        .all()
+    : [];
+  const info = new Map(
+    resp.map((r) => [
+      r.id,
+      {
+        model: r.model,
+        turn: r.turn,
+        condition:
+          typeof (r.metadata as Record<string, unknown>)?.condition === "string"
+            ? ((r.metadata as Record<string, unknown>).condition as string)
+            : null,
+      },
+    ]),
+  );
   const pairs = new Map<string, Draw>();
   const byResponse = new Map<number, { pi: number; stratum: string; ys: (number | null)[]; checklist: (number | null)[] }>();
   for (const u of units) {
@@ -607,7 +703,12 @@ function drawsOf(db: Db, task: TaskRow, values: Map<number, number>) {
     if (pi === undefined) continue;
     const stratum = stratumOf(i);
     const y = values.has(u.id) ? values.get(u.id)! : null;
-    pairs.set(unitKey(u.responseId, u.checklistItemId), { pi, stratum, y, cluster: cfg.samplingPlan?.kind === "responses" ? `r${u.responseId}` : `u${u.id}` });
+    pairs.set(unitKey(u.responseId, u.checklistItemId), {
+      pi,
+      stratum,
+      y,
+      cluster: cfg.samplingPlan?.kind === "responses" ? `r${u.responseId}` : `u${u.id}`,
+    });
     const r = byResponse.get(u.responseId) ?? { pi, stratum, ys: [], checklist: [] };
     r.ys.push(y);
     r.checklist.push(u.checklistItemId);
@@ -625,7 +726,11 @@ function clipNote(iv: Interval | null): string | null {
 const joinNotes = (...xs: (string | null)[]) => xs.filter(Boolean).join("; ") || null;
 
 /** Whole-response draws for metrics of all of a response's labels (`g` of its human values), only under the whole-response plan. */
-function responseDraws(byResponse: ReturnType<typeof drawsOf>["byResponse"], checklistCount: (rid: number) => number, g: (ys: number[]) => number) {
+function responseDraws(
+  byResponse: ReturnType<typeof drawsOf>["byResponse"],
+  checklistCount: (rid: number) => number,
+  g: (ys: number[]) => number,
+) {
   const out = new Map<string, Draw>();
   for (const [rid, r] of byResponse) {
     const complete = r.ys.length === checklistCount(rid) && r.ys.every((y) => y !== null);
@@ -639,22 +744,62 @@ export function calibrationReport(db: Db, runId: number, taskId: number, opts: {
   const run = db.select().from(schema.runs).where(eq(schema.runs.id, runId)).get();
   const task = db.select().from(schema.tasks).where(eq(schema.tasks.id, taskId)).get();
   if (!run || !task) return null;
-  const splitRule: SplitRule = opts.splits ?? ((task.config as { splitRule?: SplitRule }).splitRule === "adjudicate" ? "adjudicate" : "exclude");
+  const splitRule: SplitRule =
+    opts.splits ?? ((task.config as { splitRule?: SplitRule }).splitRule === "adjudicate" ? "adjudicate" : "exclude");
   if (run.protocol === "c3ebench") return c3eReport(db, run, task, splitRule);
   const { values, counts } = humanValues(db, taskId, splitRule);
   const { pairs, byResponse, plan, weighable } = drawsOf(db, task, values);
   const metrics: CalibratedMetric[] = [];
   const wholeResponses = plan?.kind === "responses";
   const noWhole = "needs whole-response labels (the whole-responses plan): this metric depends on every checklist item of a response";
-  const push = (metric: string, model: string, group: string | null, r: ReturnType<typeof differenceEstimate>, note: string | null = null) =>
-    metrics.push({ metric, model, group, raw: r.raw, corrected: weighable ? r.corrected : null, note: !weighable ? "this task predates sampling weights; create a new calibration task" : joinNotes(note ?? (r.unlabelledStrata ? `${r.unlabelledStrata} stratum(s) without a human value: corrected only where labelled` : r.corrected ? null : "needs ≥ 2 labelled units"), clipNote(r.corrected)) });
+  const push = (
+    metric: string,
+    model: string,
+    group: string | null,
+    r: ReturnType<typeof differenceEstimate>,
+    note: string | null = null,
+  ) =>
+    metrics.push({
+      metric,
+      model,
+      group,
+      raw: r.raw,
+      corrected: weighable ? r.corrected : null,
+      note: !weighable
+        ? "this task predates sampling weights; create a new calibration task"
+        : joinNotes(
+            note ??
+              (r.unlabelledStrata
+                ? `${r.unlabelledStrata} stratum(s) without a human value: corrected only where labelled`
+                : r.corrected
+                  ? null
+                  : "needs ≥ 2 labelled units"),
+            clipNote(r.corrected),
+          ),
+    });
   const judgeId = primaryJudge(run);
 
   if (run.protocol === "refinebench") {
     const { obs, settings } = refineBenchInputsFor(db, run, judgeId);
-    const responses = db.select({ id: schema.responses.id, itemId: schema.responses.itemId, model: schema.responses.model, turn: schema.responses.turn, metadata: schema.responses.metadata }).from(schema.responses).where(eq(schema.responses.runId, run.id)).all();
+    const responses = db
+      .select({
+        id: schema.responses.id,
+        itemId: schema.responses.itemId,
+        model: schema.responses.model,
+        turn: schema.responses.turn,
+        metadata: schema.responses.metadata,
+      })
+      .from(schema.responses)
+      .where(eq(schema.responses.runId, run.id))
+      .all();
     const rid = new Map(responses.map((r) => [`${r.itemId}\u0000${r.model}\u0000${r.turn}`, r.id]));
-    const scored: { model: string; itemId: number; turn: number; fromTurn: number; verdicts: { checklistItemId: number; value: "Yes" | "No" | null }[] }[] = [];
+    const scored: {
+      model: string;
+      itemId: number;
+      turn: number;
+      fromTurn: number;
+      verdicts: { checklistItemId: number; value: "Yes" | "No" | null }[];
+    }[] = [];
     refineBenchMetrics(obs, { maxTurns: settings.maxTurns, onScored: (s) => scored.push(s) });
     const models = [...new Set(scored.map((s) => s.model))].sort();
     const checklistCount = new Map<number, number>();
@@ -668,11 +813,27 @@ export function calibrationReport(db: Db, runId: number, taskId: number, opts: {
           const r = rid.get(`${s.itemId}\u0000${model}\u0000${s.fromTurn}`)!;
           const stratum = stratumOf({ model, turn: s.fromTurn, condition: null });
           checklistCount.set(r, s.verdicts.length);
-          for (const v of s.verdicts) acc.push({ key: unitKey(r, v.checklistItemId), a: 100 / (inst.length * s.verdicts.length), f: v.value === "Yes" ? 1 : 0, stratum });
+          for (const v of s.verdicts)
+            acc.push({
+              key: unitKey(r, v.checklistItemId),
+              a: 100 / (inst.length * s.verdicts.length),
+              f: v.value === "Yes" ? 1 : 0,
+              stratum,
+            });
           pass.push({ key: String(r), a: 100 / inst.length, f: s.verdicts.every((v) => v.value === "Yes") ? 1 : 0, stratum });
         }
         push(`Acc_${t}`, model, null, differenceEstimate(acc, pairs, PERCENT));
-        const pr = differenceEstimate(pass, wholeResponses ? responseDraws(byResponse, (r) => checklistCount.get(r) ?? -1, (ys) => (ys.every((y) => y === 1) ? 1 : 0)) : new Map(), PERCENT);
+        const pr = differenceEstimate(
+          pass,
+          wholeResponses
+            ? responseDraws(
+                byResponse,
+                (r) => checklistCount.get(r) ?? -1,
+                (ys) => (ys.every((y) => y === 1) ? 1 : 0),
+              )
+            : new Map(),
+          PERCENT,
+        );
         push(`Pass_${t}`, model, null, pr, wholeResponses ? null : noWhole);
       }
   } else if (run.protocol === "fb-bench") {
@@ -683,9 +844,27 @@ export function calibrationReport(db: Db, runId: number, taskId: number, opts: {
          FROM responses r JOIN verdicts v ON v.response_id = r.id AND v.judge_id = ? JOIN checklist_items c ON c.id = v.checklist_item_id
          WHERE r.run_id = ? ORDER BY r.id, c.position, c.id`,
       )
-      .all(judgeId, run.id) as { responseId: number; itemId: number; model: string; turn: number; checklistItemId: number; value: string | null; weight: number | null }[];
-    const items = db.select().from(schema.items).where(inArray(schema.items.id, [...new Set(rows.map((r) => r.itemId))].concat([-1]))).all();
-    const scenario = new Map(items.map((i) => [i.id, fbItemFacts({ taskType: i.taskType, domain: i.domain, metadata: (i.metadata ?? {}) as Record<string, unknown> }).scenario ?? "error_correction"]));
+      .all(judgeId, run.id) as {
+      responseId: number;
+      itemId: number;
+      model: string;
+      turn: number;
+      checklistItemId: number;
+      value: string | null;
+      weight: number | null;
+    }[];
+    const items = db
+      .select()
+      .from(schema.items)
+      .where(inArray(schema.items.id, [...new Set(rows.map((r) => r.itemId))].concat([-1])))
+      .all();
+    const scenario = new Map(
+      items.map((i) => [
+        i.id,
+        fbItemFacts({ taskType: i.taskType, domain: i.domain, metadata: (i.metadata ?? {}) as Record<string, unknown> }).scenario ??
+          "error_correction",
+      ]),
+    );
     const byResp = new Map<number, typeof rows>();
     for (const r of rows) byResp.set(r.responseId, [...(byResp.get(r.responseId) ?? []), r]);
     // Only fully parsed responses are scored (as in the results).
@@ -696,17 +875,42 @@ export function calibrationReport(db: Db, runId: number, taskId: number, opts: {
       const rm = mine.filter((vs) => scenario.get(vs[0].itemId) === "response_maintenance");
       const ecTerms: Term[] = ec.flatMap((vs) => {
         const weighted = vs.every((v) => v.weight !== null);
-        return vs.map((v) => ({ key: unitKey(v.responseId, v.checklistItemId), a: (100 * (weighted ? v.weight! : 1 / vs.length)) / ec.length, f: v.value === "Yes" ? 1 : 0, stratum: stratumOf({ model, turn: v.turn, condition: null }) }));
+        return vs.map((v) => ({
+          key: unitKey(v.responseId, v.checklistItemId),
+          a: (100 * (weighted ? v.weight! : 1 / vs.length)) / ec.length,
+          f: v.value === "Yes" ? 1 : 0,
+          stratum: stratumOf({ model, turn: v.turn, condition: null }),
+        }));
       });
       const g = (ys: number[]) => (rule === "any" ? (ys.some((y) => y === 1) ? 1 : 0) : ys.every((y) => y === 1) ? 1 : 0);
-      const rmTerms: Term[] = rm.map((vs) => ({ key: String(vs[0].responseId), a: 100 / rm.length, f: g(vs.map((v) => (v.value === "Yes" ? 1 : 0))), stratum: stratumOf({ model, turn: vs[0].turn, condition: null }) }));
+      const rmTerms: Term[] = rm.map((vs) => ({
+        key: String(vs[0].responseId),
+        a: 100 / rm.length,
+        f: g(vs.map((v) => (v.value === "Yes" ? 1 : 0))),
+        stratum: stratumOf({ model, turn: vs[0].turn, condition: null }),
+      }));
       const counts = new Map(mine.map((vs) => [vs[0].responseId, vs.length]));
       const e = differenceEstimate(ecTerms, pairs, PERCENT);
       const m = differenceEstimate(rmTerms, wholeResponses ? responseDraws(byResponse, (r) => counts.get(r) ?? -1, g) : new Map(), PERCENT);
       push("Error correction", model, null, e);
       push(`Response maintenance (rule: ${rule})`, model, null, m, wholeResponses ? null : noWhole);
-      const both = e.corrected && m.corrected && weighable ? interval((e.corrected.estimate + m.corrected.estimate) / 2, Math.sqrt(e.corrected.se ** 2 + m.corrected.se ** 2) / 2, e.corrected.n + m.corrected.n, PERCENT) : null;
-      metrics.push({ metric: `Overall (rule: ${rule})`, model, group: null, raw: (e.raw + m.raw) / 2, corrected: both, note: both ? clipNote(both) : "needs both scenarios corrected" });
+      const both =
+        e.corrected && m.corrected && weighable
+          ? interval(
+              (e.corrected.estimate + m.corrected.estimate) / 2,
+              Math.sqrt(e.corrected.se ** 2 + m.corrected.se ** 2) / 2,
+              e.corrected.n + m.corrected.n,
+              PERCENT,
+            )
+          : null;
+      metrics.push({
+        metric: `Overall (rule: ${rule})`,
+        model,
+        group: null,
+        raw: (e.raw + m.raw) / 2,
+        corrected: both,
+        note: both ? clipNote(both) : "needs both scenarios corrected",
+      });
     }
   } else if (run.protocol === "self-correction") {
     const rows = db.$client
@@ -715,7 +919,14 @@ export function calibrationReport(db: Db, runId: number, taskId: number, opts: {
          FROM responses r JOIN verdicts v ON v.response_id = r.id AND v.judge_id = ? AND v.checklist_item_id IS NULL
          WHERE r.run_id = ? AND v.value IN ('Yes','No')`,
       )
-      .all(judgeId, run.id) as { responseId: number; itemId: number; model: string; turn: number; metadata: string | null; value: string }[];
+      .all(judgeId, run.id) as {
+      responseId: number;
+      itemId: number;
+      model: string;
+      turn: number;
+      metadata: string | null;
+      value: string;
+    }[];
     const obs = rows.map((r) => {
       const md = r.metadata ? (JSON.parse(r.metadata) as Record<string, unknown>) : {};
       return { ...r, condition: String(md.condition ?? ""), dataset: String(md.dataset ?? "") };
@@ -727,7 +938,12 @@ export function calibrationReport(db: Db, runId: number, taskId: number, opts: {
         for (const condition of CONDITIONS) {
           const cell = obs.filter((o) => o.model === model && o.dataset === dataset && o.condition === condition);
           if (!cell.length) continue;
-          const terms: Term[] = cell.map((o) => ({ key: unitKey(o.responseId, null), a: 1 / cell.length, f: o.value === "Yes" ? 1 : 0, stratum: stratumOf({ model, turn: o.turn, condition }) }));
+          const terms: Term[] = cell.map((o) => ({
+            key: unitKey(o.responseId, null),
+            a: 1 / cell.length,
+            f: o.value === "Yes" ? 1 : 0,
+            stratum: stratumOf({ model, turn: o.turn, condition }),
+          }));
           p[condition] = differenceEstimate(terms, pairs, PROPORTION);
           push(`Accuracy (${condition})`, model, dataset, p[condition]);
         }
@@ -744,7 +960,14 @@ export function calibrationReport(db: Db, runId: number, taskId: number, opts: {
           const se = pe > 0 ? Math.sqrt(i.corrected.se ** 2 / pe ** 2 + (pi ** 2 * e.corrected.se ** 2) / pe ** 4) : 0;
           corrected = interval(bs(pi, pe), se, i.corrected.n + e.corrected.n, BLIND_SPOT);
         }
-        metrics.push({ metric: "Blind spot", model, group: dataset, raw, corrected, note: corrected ? clipNote(corrected) : "needs both the internal and external accuracies corrected" });
+        metrics.push({
+          metric: "Blind spot",
+          model,
+          group: dataset,
+          raw,
+          corrected,
+          note: corrected ? clipNote(corrected) : "needs both the internal and external accuracies corrected",
+        });
         blind.push({ dataset, b: corrected?.estimate ?? NaN, se: corrected?.se ?? NaN, raw, ok: corrected !== null });
       }
       if (blind.length) {
@@ -755,7 +978,9 @@ export function calibrationReport(db: Db, runId: number, taskId: number, opts: {
           model,
           group: null,
           raw: blind.reduce((s, x) => s + x.raw, 0) / D,
-          corrected: ok ? interval(blind.reduce((s, x) => s + x.b, 0) / D, Math.sqrt(blind.reduce((s, x) => s + x.se ** 2, 0)) / D, 0, BLIND_SPOT) : null,
+          corrected: ok
+            ? interval(blind.reduce((s, x) => s + x.b, 0) / D, Math.sqrt(blind.reduce((s, x) => s + x.se ** 2, 0)) / D, 0, BLIND_SPOT)
+            : null,
           note: ok ? null : "needs every dataset's blind spot corrected",
         });
       }
@@ -797,7 +1022,13 @@ function c3eReport(db: Db, run: typeof schema.runs.$inferSelect, task: TaskRow, 
     }
   }
   const score = new Map(
-    (db.$client.prepare(`SELECT response_id AS r, score FROM verdicts WHERE run_id = ? AND judge_id = ? AND checklist_item_id IS NULL AND score IS NOT NULL`).all(run.id, judgeId) as { r: number; score: number }[]).map((v) => [v.r, v.score]),
+    (
+      db.$client
+        .prepare(
+          `SELECT response_id AS r, score FROM verdicts WHERE run_id = ? AND judge_id = ? AND checklist_item_id IS NULL AND score IS NOT NULL`,
+        )
+        .all(run.id, judgeId) as { r: number; score: number }[]
+    ).map((v) => [v.r, v.score]),
   );
   const metrics: CalibratedMetric[] = [];
   const push = (metric: string, model: string, group: string | null, r: ReturnType<typeof differenceEstimate>) =>
@@ -807,11 +1038,18 @@ function c3eReport(db: Db, run: typeof schema.runs.$inferSelect, task: TaskRow, 
       group,
       raw: r.raw,
       corrected: weighable ? r.corrected : null,
-      note: !weighable ? "this task predates sampling weights; create a new calibration task" : joinNotes(r.corrected ? null : "needs ≥ 2 labelled writings", r.unlabelledStrata ? `${r.unlabelledStrata} task type(s) without a human score: corrected only where labelled` : null, clipNote(r.corrected)),
+      note: !weighable
+        ? "this task predates sampling weights; create a new calibration task"
+        : joinNotes(
+            r.corrected ? null : "needs ≥ 2 labelled writings",
+            r.unlabelledStrata ? `${r.unlabelledStrata} task type(s) without a human score: corrected only where labelled` : null,
+            clipNote(r.corrected),
+          ),
     });
   for (const model of [...new Set(all.map((c) => c.model))].sort()) {
     const mine = all.filter((c) => c.model === model);
-    const terms = (cs: C3eCandidate[]): Term[] => cs.map((c) => ({ key: unitKey(c.responseId, null), a: 1 / cs.length, f: score.get(c.responseId) ?? NaN, stratum: c.taskType }));
+    const terms = (cs: C3eCandidate[]): Term[] =>
+      cs.map((c) => ({ key: unitKey(c.responseId, null), a: 1 / cs.length, f: score.get(c.responseId) ?? NaN, stratum: c.taskType }));
     for (const t of TASK_TYPES) {
       const cs = mine.filter((c) => c.taskType === t);
       if (cs.length) push(`Mean score (${t})`, model, t, differenceEstimate(terms(cs), draws, SCORE_1_10));
@@ -821,7 +1059,13 @@ function c3eReport(db: Db, run: typeof schema.runs.$inferSelect, task: TaskRow, 
   return {
     taskId: task.id,
     protocol: run.protocol,
-    plan: cfg.samplingPlan ? (cfg.samplingPlan.kind === "stratified" ? `stratified: up to ${cfg.samplingPlan.perStratum} instructions per task type, every model's writing` : cfg.samplingPlan.kind === "uniform" ? `uniform: ${cfg.samplingPlan.size} instructions at random, every model's writing` : describePlan(cfg.samplingPlan)) : "unknown",
+    plan: cfg.samplingPlan
+      ? cfg.samplingPlan.kind === "stratified"
+        ? `stratified: up to ${cfg.samplingPlan.perStratum} instructions per task type, every model's writing`
+        : cfg.samplingPlan.kind === "uniform"
+          ? `uniform: ${cfg.samplingPlan.size} instructions at random, every model's writing`
+          : describePlan(cfg.samplingPlan)
+      : "unknown",
     weighting: weighable
       ? "each labelled writing weighted by 1 / its instruction's inclusion probability under the plan (scaled by its task type's labelled share); the variance sums each instruction's writings (cluster)"
       : "no sampling weights stored with this task: no corrected values",
@@ -851,7 +1095,13 @@ export function calibratedScores(db: Db, runId: number, taskId: number): Calibra
   if (!run || !task || run.protocol === "c3ebench") return [];
   const all = candidates(db, run);
   const judged = new Map(
-    (db.$client.prepare(`SELECT response_id AS r, checklist_item_id AS c, value FROM verdicts WHERE run_id = ? AND judge_id = ? AND value IN ('Yes','No')`).all(runId, primaryJudge(run)) as { r: number; c: number | null; value: string }[]).map((v) => [unitKey(v.r, v.c), v.value === "Yes" ? 1 : 0]),
+    (
+      db.$client
+        .prepare(
+          `SELECT response_id AS r, checklist_item_id AS c, value FROM verdicts WHERE run_id = ? AND judge_id = ? AND value IN ('Yes','No')`,
+        )
+        .all(runId, primaryJudge(run)) as { r: number; c: number | null; value: string }[]
+    ).map((v) => [unitKey(v.r, v.c), v.value === "Yes" ? 1 : 0]),
   );
   const splitRule: SplitRule = (task.config as { splitRule?: SplitRule }).splitRule === "adjudicate" ? "adjudicate" : "exclude";
   const { pairs, weighable } = drawsOf(db, task, humanValues(db, taskId, splitRule).values);
@@ -859,7 +1109,12 @@ export function calibratedScores(db: Db, runId: number, taskId: number): Calibra
     const mine = all.filter((c) => c.model === model);
     const f = mine.map((c) => judged.get(unitKey(c.responseId, c.checklistItemId)) ?? 0);
     const raw = meanCI(f);
-    const terms: Term[] = mine.map((c, i) => ({ key: unitKey(c.responseId, c.checklistItemId), a: 100 / mine.length, f: f[i], stratum: stratumOf(c) }));
+    const terms: Term[] = mine.map((c, i) => ({
+      key: unitKey(c.responseId, c.checklistItemId),
+      a: 100 / mine.length,
+      f: f[i],
+      stratum: stratumOf(c),
+    }));
     const r = differenceEstimate(terms, pairs, PERCENT);
     return {
       model,

@@ -13,7 +13,10 @@ export type Series = { name: string; points: { x: number; y: number }[] };
 /** The series colours, in order (a page drawing its own legend uses them too). */
 export const COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"];
 
-export function turnCurvesSvg(series: Series[], opts: { title: string; xLabel?: string; yMax?: number; width?: number; height?: number }): string {
+export function turnCurvesSvg(
+  series: Series[],
+  opts: { title: string; xLabel?: string; yMax?: number; width?: number; height?: number },
+): string {
   const width = opts.width ?? 560;
   const height = opts.height ?? 300;
   const m = { top: 28, right: 150, bottom: 40, left: 48 };

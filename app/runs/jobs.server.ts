@@ -27,8 +27,12 @@ function prepareStatements(s: Sqlite) {
   return {
     activeRuns: s.prepare(`SELECT id, protocol FROM runs WHERE status IN ('queued','running') ORDER BY id`),
     activeRun: s.prepare(`SELECT id, protocol FROM runs WHERE id = ? AND status IN ('queued','running')`),
-    expired: s.prepare(`SELECT id, run_id AS runId, key, payload, attempts FROM jobs WHERE run_id = ? AND status = 'leased' AND lease_expires_at < ? ORDER BY id LIMIT ?`),
-    queued: s.prepare(`SELECT id, run_id AS runId, key, payload, attempts FROM jobs WHERE run_id = ? AND status = 'queued' ORDER BY id LIMIT ?`),
+    expired: s.prepare(
+      `SELECT id, run_id AS runId, key, payload, attempts FROM jobs WHERE run_id = ? AND status = 'leased' AND lease_expires_at < ? ORDER BY id LIMIT ?`,
+    ),
+    queued: s.prepare(
+      `SELECT id, run_id AS runId, key, payload, attempts FROM jobs WHERE run_id = ? AND status = 'queued' ORDER BY id LIMIT ?`,
+    ),
     lease: s.prepare(`UPDATE jobs SET status = 'leased', lease_owner = ?, lease_expires_at = ?, attempts = attempts + 1 WHERE id = ?`),
     markRunning: s.prepare(`UPDATE runs SET status = 'running' WHERE id = ? AND status = 'queued'`),
     done: s.prepare(
@@ -37,7 +41,9 @@ function prepareStatements(s: Sqlite) {
     fail: s.prepare(
       `UPDATE jobs SET status = 'failed', error = ?, lease_owner = NULL, lease_expires_at = NULL, finished_at = unixepoch() WHERE id = ? AND status = 'leased' AND lease_owner = ?`,
     ),
-    insertResponse: s.prepare(`INSERT INTO responses (item_id, model, turn, text, origin, run_id, source_key, metadata) VALUES (?, ?, ?, ?, 'run', ?, ?, ?) ON CONFLICT DO NOTHING`),
+    insertResponse: s.prepare(
+      `INSERT INTO responses (item_id, model, turn, text, origin, run_id, source_key, metadata) VALUES (?, ?, ?, ?, 'run', ?, ?, ?) ON CONFLICT DO NOTHING`,
+    ),
     findResponse: s.prepare(`SELECT id FROM responses WHERE item_id = ? AND source_key = ?`).pluck(),
     insertVerdict: s.prepare(
       `INSERT INTO verdicts (judge_id, response_id, checklist_item_id, value, score, raw_output, parse_status, run_id)
@@ -46,13 +52,17 @@ function prepareStatements(s: Sqlite) {
     insertJob: s.prepare(`INSERT INTO jobs (run_id, key, payload) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`),
     anyLeft: s.prepare(`SELECT 1 FROM jobs WHERE run_id = ? AND status IN ('queued','leased') LIMIT 1`).pluck(),
     finishRun: s.prepare(`UPDATE runs SET status = ?, finished_at = unixepoch() WHERE id = ? AND status IN ('queued','running')`),
-    outcomeCounts: s.prepare(`SELECT COALESCE(SUM(status = 'done'), 0) AS done, COALESCE(SUM(status = 'failed'), 0) AS failed FROM jobs WHERE run_id = ?`),
+    outcomeCounts: s.prepare(
+      `SELECT COALESCE(SUM(status = 'done'), 0) AS done, COALESCE(SUM(status = 'failed'), 0) AS failed FROM jobs WHERE run_id = ?`,
+    ),
     runStatus: s.prepare(`SELECT status FROM runs WHERE id = ?`).pluck(),
     insertCall: s.prepare(
       `INSERT INTO provider_calls (provider_id, job_id, request, reply, status, latency_ms, prompt_tokens, completion_tokens, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     runSettings: s.prepare(`SELECT protocol, config FROM runs WHERE id = ?`),
-    release: s.prepare(`UPDATE jobs SET status = 'queued', lease_owner = NULL, lease_expires_at = NULL, attempts = attempts - 1 WHERE id = ? AND status = 'leased' AND lease_owner = ?`),
+    release: s.prepare(
+      `UPDATE jobs SET status = 'queued', lease_owner = NULL, lease_expires_at = NULL, attempts = attempts - 1 WHERE id = ? AND status = 'leased' AND lease_owner = ?`,
+    ),
     activeRunIds: s.prepare(`SELECT id FROM runs WHERE status IN ('queued','running')`).pluck(),
     isActive: s.prepare(`SELECT 1 FROM runs WHERE id = ? AND status IN ('queued','running')`).pluck(),
   };
@@ -80,7 +90,14 @@ function claimWithin(db: Db, owner: string, max: number, leaseMs: number, now: n
     if (rows.length === 0) continue;
     for (const r of rows) {
       st.lease.run(owner, expires, r.id);
-      out.push({ id: r.id, runId: r.runId, key: r.key, payload: JSON.parse(r.payload) as JobPayload, protocol: run.protocol, attempts: r.attempts + 1 });
+      out.push({
+        id: r.id,
+        runId: r.runId,
+        key: r.key,
+        payload: JSON.parse(r.payload) as JobPayload,
+        protocol: run.protocol,
+        attempts: r.attempts + 1,
+      });
     }
     st.markRunning.run(run.id);
   }
@@ -94,7 +111,9 @@ export function claimJobs(db: Db, owner: string, max: number, leaseMs: number, n
 
 export function renewLeases(db: Db, owner: string, jobIds: number[], leaseMs: number): void {
   if (jobIds.length === 0) return;
-  db.$client.prepare(`UPDATE jobs SET lease_expires_at=? WHERE status='leased' AND lease_owner=? AND id IN (${jobIds.map(() => "?").join(",")})`).run(Date.now() + leaseMs, owner, ...jobIds);
+  db.$client
+    .prepare(`UPDATE jobs SET lease_expires_at=? WHERE status='leased' AND lease_owner=? AND id IN (${jobIds.map(() => "?").join(",")})`)
+    .run(Date.now() + leaseMs, owner, ...jobIds);
 }
 
 /** A drained run ends "completed", "completed-with-errors" (some jobs failed) or "failed" (no job succeeded). */
@@ -134,12 +153,29 @@ export function requestJson(request: unknown, detail: CallLogDetail): string {
  * them fails the job alone; without, the error propagates (the fast path: the
  * caller retries the batch isolated).
  */
-function storeFinished(db: Db, owner: string, f: Finished, detail: CallLogDetail = "full", isolate = true, runStatus?: (runId: number) => string): boolean {
+function storeFinished(
+  db: Db,
+  owner: string,
+  f: Finished,
+  detail: CallLogDetail = "full",
+  isolate = true,
+  runStatus?: (runId: number) => string,
+): boolean {
   const st = stmts(db);
   const { job } = f;
   if (f.calls)
     for (const c of f.calls)
-      st.insertCall.run(job.payload.providerId, job.id, callRequest(c, detail), c.reply == null ? null : JSON.stringify(c.reply), c.status, c.latencyMs, c.promptTokens, c.completionTokens, c.error);
+      st.insertCall.run(
+        job.payload.providerId,
+        job.id,
+        callRequest(c, detail),
+        c.reply == null ? null : JSON.stringify(c.reply),
+        c.status,
+        c.latencyMs,
+        c.promptTokens,
+        c.completionTokens,
+        c.error,
+      );
   // Nothing is stored into a cancelled run, and a job stopped by a pause goes back to the queue.
   const status = runStatus ? runStatus(job.runId) : String(st.runStatus.get(job.runId) ?? "deleted");
   if (f.stopped || status === "cancelled" || status === "deleted") {
@@ -150,11 +186,24 @@ function storeFinished(db: Db, owner: string, f: Finished, detail: CallLogDetail
     const outcome = f.outcome;
     const write = () => {
       if (st.done.run(outcome.result === undefined ? null : JSON.stringify(outcome.result), job.id, owner).changes === 0) return false;
-      for (const r of outcome.responses) st.insertResponse.run(r.itemId, r.model, r.turn, r.text, job.runId, r.sourceKey, JSON.stringify(r.metadata ?? {}));
+      for (const r of outcome.responses)
+        st.insertResponse.run(r.itemId, r.model, r.turn, r.text, job.runId, r.sourceKey, JSON.stringify(r.metadata ?? {}));
       for (const v of outcome.verdicts) {
         const responseId = st.findResponse.get(v.itemId, v.responseSourceKey) as number | undefined;
         if (responseId === undefined) throw new Error(`job ${job.key}: verdict for unknown response ${v.responseSourceKey}`);
-        st.insertVerdict.run(v.judgeId, responseId, v.checklistItemId, v.value, v.score, v.rawOutput, v.parseStatus, job.runId, v.judgeId, responseId, v.checklistItemId);
+        st.insertVerdict.run(
+          v.judgeId,
+          responseId,
+          v.checklistItemId,
+          v.value,
+          v.score,
+          v.rawOutput,
+          v.parseStatus,
+          job.runId,
+          v.judgeId,
+          responseId,
+          v.checklistItemId,
+        );
       }
       for (const n of outcome.next) st.insertJob.run(job.runId, n.key, JSON.stringify(n.payload));
       return true;
@@ -256,7 +305,17 @@ export function storeAndClaim(
   leaseMs: number,
   opts: { runId?: number; detail?: CallLogDetail; held?: ClaimedJob[]; releaseAll?: boolean } = {},
 ): StoreResult {
-  const args: StoreArgs = { owner, finished, claim, leaseMs, runId: opts.runId, detail: opts.detail ?? "full", isolate: false, held: opts.held ?? [], releaseAll: opts.releaseAll ?? false };
+  const args: StoreArgs = {
+    owner,
+    finished,
+    claim,
+    leaseMs,
+    runId: opts.runId,
+    detail: opts.detail ?? "full",
+    isolate: false,
+    held: opts.held ?? [],
+    releaseAll: opts.releaseAll ?? false,
+  };
   try {
     return storeTx(db)(args);
   } catch (err) {

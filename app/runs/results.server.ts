@@ -8,7 +8,11 @@ import { scItemFacts, selfCorrectionMetrics, type Condition, type ScObservation 
 import type { StoredRunConfig } from "./runner.server";
 
 export function runRow(db: Db, projectId: number, runId: number) {
-  return db.select().from(schema.runs).where(and(eq(schema.runs.id, runId), eq(schema.runs.projectId, projectId))).get();
+  return db
+    .select()
+    .from(schema.runs)
+    .where(and(eq(schema.runs.id, runId), eq(schema.runs.projectId, projectId)))
+    .get();
 }
 
 function load(db: Db, runId: number) {
@@ -18,19 +22,44 @@ function load(db: Db, runId: number) {
 }
 
 export type RunResults =
-  | { protocol: "refinebench"; judge: string; judgeId: number; setting: string; maxTurns: number; metrics: ReturnType<typeof refineBenchMetrics>; parse: ParseCounts }
+  | {
+      protocol: "refinebench";
+      judge: string;
+      judgeId: number;
+      setting: string;
+      maxTurns: number;
+      metrics: ReturnType<typeof refineBenchMetrics>;
+      parse: ParseCounts;
+    }
   | { protocol: "self-correction"; judge: string; judgeId: number; metrics: ReturnType<typeof selfCorrectionMetrics>; parse: ParseCounts }
-  | { protocol: "fb-bench"; judge: string; judgeId: number; rule: "any" | "all"; metrics: ReturnType<typeof fbBenchScores>; parse: ParseCounts }
+  | {
+      protocol: "fb-bench";
+      judge: string;
+      judgeId: number;
+      rule: "any" | "all";
+      metrics: ReturnType<typeof fbBenchScores>;
+      parse: ParseCounts;
+    }
   | { protocol: "c3ebench"; judge: string; judgeId: number; metrics: ReturnType<typeof c3eScores>; parse: ParseCounts }
   | { protocol: string; judge: string; judgeId: number; metrics: null; parse: ParseCounts };
 
 type ParseCounts = { ok: number; partial: number; failed: number; unparsed: number };
 
 /** A job that has not finished well: failed (with the provider's error) or still queued/leased. */
-type OpenJob = { status: "failed" | "queued" | "leased"; step: "generate" | "judge"; itemId: number; model: string; turn: number | null; condition: string | null; judgeId: number | null };
+type OpenJob = {
+  status: "failed" | "queued" | "leased";
+  step: "generate" | "judge";
+  itemId: number;
+  model: string;
+  turn: number | null;
+  condition: string | null;
+  judgeId: number | null;
+};
 
 function openJobs(db: Db, runId: number): OpenJob[] {
-  const rows = db.$client.prepare(`SELECT status, payload FROM jobs WHERE run_id = ? AND status IN ('failed','queued','leased')`).all(runId) as { status: OpenJob["status"]; payload: string }[];
+  const rows = db.$client
+    .prepare(`SELECT status, payload FROM jobs WHERE run_id = ? AND status IN ('failed','queued','leased')`)
+    .all(runId) as { status: OpenJob["status"]; payload: string }[];
   return rows.map((r) => {
     const p = JSON.parse(r.payload) as { step: "generate" | "judge"; state: Record<string, unknown> };
     const st = p.state ?? {};
@@ -61,7 +90,13 @@ export function runResults(db: Db, run: typeof schema.runs.$inferSelect, judgeId
   return resultsFor(db, run, judge.judgeId, load(db, run.id), openJobs(db, run.id));
 }
 
-function resultsFor(db: Db, run: typeof schema.runs.$inferSelect, judgeId: number, loaded: ReturnType<typeof load>, jobs: OpenJob[]): RunResults {
+function resultsFor(
+  db: Db,
+  run: typeof schema.runs.$inferSelect,
+  judgeId: number,
+  loaded: ReturnType<typeof load>,
+  jobs: OpenJob[],
+): RunResults {
   const cfg = run.config as unknown as StoredRunConfig;
   const judge = cfg.judges.find((j) => j.judgeId === judgeId) ?? cfg.judges[0];
   const { responses, verdicts: all } = loaded;
@@ -75,8 +110,22 @@ function resultsFor(db: Db, run: typeof schema.runs.$inferSelect, judgeId: numbe
   const itemIds = [...new Set([...responses.map((r) => r.itemId), ...[...genJobs.values()].map((x) => x.itemId)])];
 
   if (run.protocol === "refinebench") {
-    const { settings, obs, knownIds } = refineBenchInputs(db, run, judge.judgeId, { responses, byResponse, jobs, judgeJobs, genJobs, jobKey, itemIds });
-    return { protocol: "refinebench", ...base, setting: settings.setting, maxTurns: settings.maxTurns, metrics: refineBenchMetrics(obs, { maxTurns: settings.maxTurns, knownIds }) };
+    const { settings, obs, knownIds } = refineBenchInputs(db, run, judge.judgeId, {
+      responses,
+      byResponse,
+      jobs,
+      judgeJobs,
+      genJobs,
+      jobKey,
+      itemIds,
+    });
+    return {
+      protocol: "refinebench",
+      ...base,
+      setting: settings.setting,
+      maxTurns: settings.maxTurns,
+      metrics: refineBenchMetrics(obs, { maxTurns: settings.maxTurns, knownIds }),
+    };
   }
 
   // One response per (item, model[, condition]): a failed generation or judge job is an observation marked failed; unfinished ones are left out.
@@ -95,17 +144,41 @@ function resultsFor(db: Db, run: typeof schema.runs.$inferSelect, judgeId: numbe
       const v = byResponse.get(r.id)?.[0];
       const st = state(r, String(md.condition), v !== undefined);
       if (st === "pending") continue;
-      obs.push({ model: r.model, dataset: String(md.dataset ?? ""), condition: md.condition as Condition, correct: v?.value == null ? null : v.value === "Yes", reply: r.text, failed: st === "failed" });
+      obs.push({
+        model: r.model,
+        dataset: String(md.dataset ?? ""),
+        condition: md.condition as Condition,
+        correct: v?.value == null ? null : v.value === "Yes",
+        reply: r.text,
+        failed: st === "failed",
+      });
     }
-    const datasets = datasetsOf(db, itemIds, (it) => scItemFacts({ metadata: (it.metadata ?? {}) as Record<string, unknown>, domain: it.domain, reference: null }).dataset);
+    const datasets = datasetsOf(
+      db,
+      itemIds,
+      (it) => scItemFacts({ metadata: (it.metadata ?? {}) as Record<string, unknown>, domain: it.domain, reference: null }).dataset,
+    );
     for (const g of genJobs.values())
-      if (g.status === "failed") obs.push({ model: g.model, dataset: datasets.get(g.itemId) ?? "", condition: g.condition as Condition, correct: null, reply: "", failed: true });
+      if (g.status === "failed")
+        obs.push({
+          model: g.model,
+          dataset: datasets.get(g.itemId) ?? "",
+          condition: g.condition as Condition,
+          correct: null,
+          reply: "",
+          failed: true,
+        });
     return { protocol: "self-correction", ...base, metrics: selfCorrectionMetrics(obs) };
   }
   if (run.protocol === "fb-bench") {
     const rule = FbBenchConfig.parse(cfg.settings).maintenanceRule;
     const items = itemIds.length ? db.select().from(schema.items).where(inArray(schema.items.id, itemIds)).all() : [];
-    const facts = new Map(items.map((i) => [i.id, fbItemFacts({ taskType: i.taskType, domain: i.domain, metadata: (i.metadata ?? {}) as Record<string, unknown> })]));
+    const facts = new Map(
+      items.map((i) => [
+        i.id,
+        fbItemFacts({ taskType: i.taskType, domain: i.domain, metadata: (i.metadata ?? {}) as Record<string, unknown> }),
+      ]),
+    );
     const cl = itemIds.length ? db.select().from(schema.checklistItems).where(inArray(schema.checklistItems.itemId, itemIds)).all() : [];
     const weight = new Map(cl.map((c) => [c.id, c.weight]));
     const obs: FbObservation[] = [];
@@ -118,7 +191,13 @@ function resultsFor(db: Db, run: typeof schema.runs.$inferSelect, judgeId: numbe
         task: f?.task ?? null,
         feedbackTypes: f?.feedbackTypes ?? [],
         deficiencyTypes: f?.deficiencyTypes ?? [],
-        score: vs.length ? fbScore(scenario, vs.map((v) => ({ weight: weight.get(v.checklistItemId!) ?? null, met: v.value == null ? null : v.value === "Yes" })), rule) : null,
+        score: vs.length
+          ? fbScore(
+              scenario,
+              vs.map((v) => ({ weight: weight.get(v.checklistItemId!) ?? null, met: v.value == null ? null : v.value === "Yes" })),
+              rule,
+            )
+          : null,
         failed,
       });
     };
@@ -136,10 +215,16 @@ function resultsFor(db: Db, run: typeof schema.runs.$inferSelect, judgeId: numbe
       const v = byResponse.get(r.id)?.[0];
       const st = state(r, null, v !== undefined);
       if (st === "pending") continue;
-      obs.push({ model: r.model, taskType: taskTypeOf(String((r.metadata as Record<string, unknown>).taskType ?? "")) ?? "End2End", score: v?.score ?? null, failed: st === "failed" });
+      obs.push({
+        model: r.model,
+        taskType: taskTypeOf(String((r.metadata as Record<string, unknown>).taskType ?? "")) ?? "End2End",
+        score: v?.score ?? null,
+        failed: st === "failed",
+      });
     }
     const types = datasetsOf(db, itemIds, (it) => taskTypeOf(it.taskType) ?? "End2End");
-    for (const g of genJobs.values()) if (g.status === "failed") obs.push({ model: g.model, taskType: types.get(g.itemId) ?? "End2End", score: null, failed: true });
+    for (const g of genJobs.values())
+      if (g.status === "failed") obs.push({ model: g.model, taskType: types.get(g.itemId) ?? "End2End", score: null, failed: true });
     return { protocol: "c3ebench", ...base, metrics: c3eScores(obs) };
   }
   return { protocol: run.protocol, ...base, metrics: null };
@@ -187,40 +272,70 @@ function refineBenchInputs(db: Db, run: typeof schema.runs.$inferSelect, judgeId
   const { responses, byResponse, jobs, judgeJobs, genJobs, jobKey, itemIds } = x;
   const judge = { judgeId };
   const settings = RefineBenchConfig.parse(cfg.settings);
-    const guided = settings.setting === "guided" || settings.setting === "partially-guided";
-    const primary = cfg.judges[0]?.judgeId === judge.judgeId;
-    const obs: RbObservation[] = responses.map((r) => {
-      const vs = byResponse.get(r.id) ?? [];
-      const terminated = Boolean((r.metadata as Record<string, unknown>).terminated);
-      const jj = judgeJobs.get(jobKey(r.itemId, r.model, r.turn));
-      // The primary judge drives guided feedback: when ITS call failed, no later turn could be asked.
-      const failedJudge = !terminated && vs.length === 0 && jj?.status === "failed";
-      const breaksChain = failedJudge && guided && !primary ? jobs.some((x) => x.step === "judge" && x.status === "failed" && x.judgeId === cfg.judges[0]?.judgeId && x.itemId === r.itemId && x.model === r.model && x.turn === r.turn) : failedJudge && guided;
-      return {
-        model: r.model,
-        itemId: r.itemId,
-        turn: r.turn,
-        terminated,
-        verdicts: vs.map((v) => ({ checklistItemId: v.checklistItemId!, value: v.value as "Yes" | "No" | null })),
-        ...(failedJudge ? { failed: "judge" as const, breaksChain } : {}),
-        ...(!terminated && vs.length === 0 && jj && jj.status !== "failed" ? { pending: true } : {}),
-      };
-    });
-    for (const g of genJobs.values())
-      if (g.turn !== null) obs.push({ model: g.model, itemId: g.itemId, turn: g.turn, terminated: false, verdicts: [], ...(g.status === "failed" ? { failed: "generate" as const } : { pending: true }) });
-    // In guided settings, a non-primary judge's conversation also stops where the primary judge's call failed.
-    if (guided && !primary)
-      for (const x of jobs)
-        if (x.step === "judge" && x.status === "failed" && x.judgeId === cfg.judges[0]?.judgeId && x.turn !== null) {
-          const o = obs.find((y) => y.itemId === x.itemId && y.model === x.model && y.turn === x.turn);
-          if (o) o.breaksChain = true;
-        }
-    let knownIds: Map<number, Set<number>> | undefined;
-    if (settings.setting === "partially-guided") {
-      knownIds = new Map();
-      const cl = itemIds.length ? db.select().from(schema.checklistItems).where(inArray(schema.checklistItems.itemId, itemIds)).all() : [];
-      for (const id of itemIds) knownIds.set(id, new Set(knownItemIds(cl.filter((c) => c.itemId === id && c.retiredAt == null).sort((a, b) => a.position - b.position || a.id - b.id), settings.knownRatio, settings.seed, id)));
-    }
+  const guided = settings.setting === "guided" || settings.setting === "partially-guided";
+  const primary = cfg.judges[0]?.judgeId === judge.judgeId;
+  const obs: RbObservation[] = responses.map((r) => {
+    const vs = byResponse.get(r.id) ?? [];
+    const terminated = Boolean((r.metadata as Record<string, unknown>).terminated);
+    const jj = judgeJobs.get(jobKey(r.itemId, r.model, r.turn));
+    // The primary judge drives guided feedback: when ITS call failed, no later turn could be asked.
+    const failedJudge = !terminated && vs.length === 0 && jj?.status === "failed";
+    const breaksChain =
+      failedJudge && guided && !primary
+        ? jobs.some(
+            (x) =>
+              x.step === "judge" &&
+              x.status === "failed" &&
+              x.judgeId === cfg.judges[0]?.judgeId &&
+              x.itemId === r.itemId &&
+              x.model === r.model &&
+              x.turn === r.turn,
+          )
+        : failedJudge && guided;
+    return {
+      model: r.model,
+      itemId: r.itemId,
+      turn: r.turn,
+      terminated,
+      verdicts: vs.map((v) => ({ checklistItemId: v.checklistItemId!, value: v.value as "Yes" | "No" | null })),
+      ...(failedJudge ? { failed: "judge" as const, breaksChain } : {}),
+      ...(!terminated && vs.length === 0 && jj && jj.status !== "failed" ? { pending: true } : {}),
+    };
+  });
+  for (const g of genJobs.values())
+    if (g.turn !== null)
+      obs.push({
+        model: g.model,
+        itemId: g.itemId,
+        turn: g.turn,
+        terminated: false,
+        verdicts: [],
+        ...(g.status === "failed" ? { failed: "generate" as const } : { pending: true }),
+      });
+  // In guided settings, a non-primary judge's conversation also stops where the primary judge's call failed.
+  if (guided && !primary)
+    for (const x of jobs)
+      if (x.step === "judge" && x.status === "failed" && x.judgeId === cfg.judges[0]?.judgeId && x.turn !== null) {
+        const o = obs.find((y) => y.itemId === x.itemId && y.model === x.model && y.turn === x.turn);
+        if (o) o.breaksChain = true;
+      }
+  let knownIds: Map<number, Set<number>> | undefined;
+  if (settings.setting === "partially-guided") {
+    knownIds = new Map();
+    const cl = itemIds.length ? db.select().from(schema.checklistItems).where(inArray(schema.checklistItems.itemId, itemIds)).all() : [];
+    for (const id of itemIds)
+      knownIds.set(
+        id,
+        new Set(
+          knownItemIds(
+            cl.filter((c) => c.itemId === id && c.retiredAt == null).sort((a, b) => a.position - b.position || a.id - b.id),
+            settings.knownRatio,
+            settings.seed,
+            id,
+          ),
+        ),
+      );
+  }
   return { settings, obs, knownIds };
 }
 
@@ -231,7 +346,11 @@ function datasetsOf(db: Db, itemIds: number[], f: (it: typeof schema.items.$infe
 
 /** Every response of one conversation (item × model) with every verdict on it. */
 export function conversation(db: Db, runId: number, itemId: number, model: string) {
-  const item = db.select({ id: schema.items.id, sourceId: schema.items.sourceId, query: schema.items.query }).from(schema.items).where(eq(schema.items.id, itemId)).get();
+  const item = db
+    .select({ id: schema.items.id, sourceId: schema.items.sourceId, query: schema.items.query })
+    .from(schema.items)
+    .where(eq(schema.items.id, itemId))
+    .get();
   const responses = db
     .select()
     .from(schema.responses)
@@ -257,7 +376,15 @@ export function conversation(db: Db, runId: number, itemId: number, model: strin
       metadata: r.metadata,
       verdicts: verdicts
         .filter((x) => x.v.responseId === r.id)
-        .map((x) => ({ id: x.v.id, judge: x.judge, checklist: x.checklist, value: x.v.value, score: x.v.score, parseStatus: x.v.parseStatus, rawOutput: x.v.rawOutput })),
+        .map((x) => ({
+          id: x.v.id,
+          judge: x.judge,
+          checklist: x.checklist,
+          value: x.v.value,
+          score: x.v.score,
+          parseStatus: x.v.parseStatus,
+          rawOutput: x.v.rawOutput,
+        })),
     })),
   };
 }

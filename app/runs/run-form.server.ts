@@ -19,20 +19,28 @@ export type ProtocolForm = { id: string; title: string; fields: FormField[] };
 
 /** What each setting means, in the words of the paper it comes from. */
 const HELP: Record<string, string> = {
-  setting: "RefineBench §3: self-refinement (the model decides whether to refine), guided (failed checklist items come back as feedback), partially guided (only a known share of the items can be fed back), criteria-provided (the checklist is shown up front).",
+  setting:
+    "RefineBench §3: self-refinement (the model decides whether to refine), guided (failed checklist items come back as feedback), partially guided (only a known share of the items can be fed back), criteria-provided (the checklist is shown up front).",
   maxTurns: "How many turns a conversation may last (RefineBench uses 5).",
   knownRatio: "Partially guided: the share of each item's checklist that may ever be given as feedback.",
   seed: "Fixes the random choices (which checklist items are known), so a run can be repeated.",
-  parseRetries: "How many times a judge is asked again when its reply cannot be parsed; after that the verdict is stored as unparsed, never guessed.",
+  parseRetries:
+    "How many times a judge is asked again when its reply cannot be parsed; after that the verdict is stored as unparsed, never guessed.",
   targetSampling: "Sampling of the model under test. Empty fields keep the paper's value shown.",
   judgeSampling: "Sampling of the judge. Empty fields keep the paper's value shown.",
-  maintenanceRule: "FB-Bench response maintenance: a response keeps its score if ANY criterion is met (the released scoring code) or only if ALL are (the paper's formula).",
+  maintenanceRule:
+    "FB-Bench response maintenance: a response keeps its score if ANY criterion is met (the released scoring code) or only if ALL are (the paper's formula).",
   temperatureByTask: "FB-Bench Appendix A.2.1: the follow-up's temperature per task type.",
   otherTasksTemperature: "FB-Bench: the temperature of every task type not listed above.",
-  conditions: "Self-Correction Bench: internal (the model continues its own wrong answer), external (the error is shown as the user's), internal-wait (as internal, followed by “Wait”).",
+  conditions:
+    "Self-Correction Bench: internal (the model continues its own wrong answer), external (the error is shown as the user's), internal-wait (as internal, followed by “Wait”).",
 };
 
-const label = (key: string) => key.replace(/([a-z])([A-Z])/g, "$1 $2").replace(/_/g, " ").replace(/^./, (c) => c.toUpperCase());
+const label = (key: string) =>
+  key
+    .replace(/([a-z])([A-Z])/g, "$1 $2")
+    .replace(/_/g, " ")
+    .replace(/^./, (c) => c.toUpperCase());
 
 type JsonSchema = {
   type?: string | string[];
@@ -49,15 +57,34 @@ const SAFE = (n: number | undefined) => (n !== undefined && Math.abs(n) < 1e12 ?
 
 function fieldFor(name: string, key: string, schema: JsonSchema, value: unknown, help?: string): FormField | null {
   const type = Array.isArray(schema.type) ? schema.type[0] : schema.type;
-  if (schema.enum) return { kind: "select", name, label: label(key), help, options: schema.enum.map(String), value: String(value ?? schema.enum[0]) };
+  if (schema.enum)
+    return { kind: "select", name, label: label(key), help, options: schema.enum.map(String), value: String(value ?? schema.enum[0]) };
   if (type === "integer" || type === "number")
-    return { kind: "number", name, label: label(key), help, value: typeof value === "number" ? value : null, min: SAFE(schema.minimum ?? schema.exclusiveMinimum), max: SAFE(schema.maximum), integer: type === "integer" };
-  if (type === "array" && schema.items?.enum) return { kind: "multi", name, label: label(key), help, options: schema.items.enum.map(String), value: Array.isArray(value) ? value.map(String) : [] };
+    return {
+      kind: "number",
+      name,
+      label: label(key),
+      help,
+      value: typeof value === "number" ? value : null,
+      min: SAFE(schema.minimum ?? schema.exclusiveMinimum),
+      max: SAFE(schema.maximum),
+      integer: type === "integer",
+    };
+  if (type === "array" && schema.items?.enum)
+    return {
+      kind: "multi",
+      name,
+      label: label(key),
+      help,
+      options: schema.items.enum.map(String),
+      value: Array.isArray(value) ? value.map(String) : [],
+    };
   if (type === "object") {
     const v = (value ?? {}) as Record<string, unknown>;
     const props = schema.properties ?? {};
     const keys = Object.keys(props).length ? Object.keys(props) : Object.keys(v);
-    const sub = (k: string): JsonSchema => props[k] ?? (typeof schema.additionalProperties === "object" ? schema.additionalProperties : { type: "number" });
+    const sub = (k: string): JsonSchema =>
+      props[k] ?? (typeof schema.additionalProperties === "object" ? schema.additionalProperties : { type: "number" });
     const fields = keys.map((k) => fieldFor(`${name}.${k}`, k, sub(k), v[k])).filter((f): f is FormField => f !== null);
     return { kind: "group", name, label: label(key), help, fields };
   }

@@ -18,7 +18,7 @@ import { and, asc, eq, inArray, isNull, sql } from "drizzle-orm";
 import { z } from "zod";
 import { schema, type Db } from "../../db/client";
 import { getProtocol, PROTOCOL_IDS, validateDataset } from "./protocols";
-import type { ItemData, JobPayload, JudgeRef, ModelRef, Outcome } from "./protocols/types";
+import type { ItemData, JudgeRef, ModelRef } from "./protocols/types";
 import { providerFromRow, type ProviderRow } from "./providers/index.server";
 
 export { providerFromRow, type ProviderRow };
@@ -59,7 +59,9 @@ export type StoredRunConfig = {
 export class RunInputError extends Error {}
 
 export function loadItems(db: Db, datasetId: number, opts: { itemIds?: number[]; limit?: number } = {}): ItemData[] {
-  const where = opts.itemIds?.length ? and(eq(schema.items.datasetId, datasetId), inArray(schema.items.id, opts.itemIds)) : eq(schema.items.datasetId, datasetId);
+  const where = opts.itemIds?.length
+    ? and(eq(schema.items.datasetId, datasetId), inArray(schema.items.id, opts.itemIds))
+    : eq(schema.items.datasetId, datasetId);
   let q = db.select().from(schema.items).where(where).orderBy(asc(schema.items.id)).$dynamic();
   if (opts.limit) q = q.limit(opts.limit);
   const rows = q.all();
@@ -79,7 +81,18 @@ export function loadItems(db: Db, datasetId: number, opts: { itemIds?: number[];
     .all();
   const byItem = new Map<number, ItemData>();
   for (const r of rows)
-    byItem.set(r.id, { id: r.id, sourceId: r.sourceId, query: r.query, passage: r.passage, domain: r.domain, subject: r.subject, taskType: r.taskType, metadata: r.metadata ?? {}, checklist: [], reference: null });
+    byItem.set(r.id, {
+      id: r.id,
+      sourceId: r.sourceId,
+      query: r.query,
+      passage: r.passage,
+      domain: r.domain,
+      subject: r.subject,
+      taskType: r.taskType,
+      metadata: r.metadata ?? {},
+      checklist: [],
+      reference: null,
+    });
   for (const c of checklist) byItem.get(c.itemId)?.checklist.push({ id: c.id, text: c.text, weight: c.weight, position: c.position });
   for (const r of refs) {
     const it = byItem.get(r.itemId);
@@ -103,10 +116,18 @@ export function createRun(db: Db, projectId: number, input: RunDefinition, creat
     throw new RunInputError(`settings.${i.path.join(".")}: ${i.message}`);
   }
   const settings = settingsParsed.data as Record<string, unknown>;
-  const dataset = db.select().from(schema.datasets).where(and(eq(schema.datasets.id, def.datasetId), eq(schema.datasets.projectId, projectId))).get();
+  const dataset = db
+    .select()
+    .from(schema.datasets)
+    .where(and(eq(schema.datasets.id, def.datasetId), eq(schema.datasets.projectId, projectId)))
+    .get();
   if (!dataset) throw new RunInputError(`datasetId ${def.datasetId}: no such dataset in this project`);
   const providerByName = (name: string, field: string) => {
-    const p = db.select().from(schema.providers).where(and(eq(schema.providers.projectId, projectId), eq(schema.providers.name, name))).get();
+    const p = db
+      .select()
+      .from(schema.providers)
+      .where(and(eq(schema.providers.projectId, projectId), eq(schema.providers.name, name)))
+      .get();
     if (!p) throw new RunInputError(`${field}: no provider named "${name}" in this project`);
     return p;
   };
@@ -114,37 +135,81 @@ export function createRun(db: Db, projectId: number, input: RunDefinition, creat
     const p = providerByName(m.provider, `models[${i}].provider`);
     return { providerId: p.id, name: m.as ?? p.model };
   });
-  if (new Set(models.map((m) => m.name)).size !== models.length) throw new RunInputError("models: two targets share a name; give one an `as`");
+  if (new Set(models.map((m) => m.name)).size !== models.length)
+    throw new RunInputError("models: two targets share a name; give one an `as`");
   const items = loadItems(db, def.datasetId, { itemIds: def.itemIds, limit: def.limit });
   if (items.length === 0) throw new RunInputError("the dataset (or the chosen subset) has no items");
-  const problems = validateDataset(protocol.id, items, def.models.map((m, i) => { const p = providerByName(m.provider, `models[${i}].provider`); return { name: models[i].name, kind: p.kind, settings: p.settings ?? {} }; }), settings);
-  if (problems.length) throw new RunInputError(`${protocol.title} cannot run on this data: ${problems.slice(0, 5).join("; ")}${problems.length > 5 ? ` (and ${problems.length - 5} more)` : ""}`);
+  const problems = validateDataset(
+    protocol.id,
+    items,
+    def.models.map((m, i) => {
+      const p = providerByName(m.provider, `models[${i}].provider`);
+      return { name: models[i].name, kind: p.kind, settings: p.settings ?? {} };
+    }),
+    settings,
+  );
+  if (problems.length)
+    throw new RunInputError(
+      `${protocol.title} cannot run on this data: ${problems.slice(0, 5).join("; ")}${problems.length > 5 ? ` (and ${problems.length - 5} more)` : ""}`,
+    );
 
   return db.transaction(
     (tx) => {
       const judges: JudgeRef[] = def.judges.map((j, i) => {
         const p = providerByName(j.provider, `judges[${i}].provider`);
         const name = j.name ?? `${p.name} · ${protocol.id} v${protocol.version}`;
-        let row = tx.select().from(schema.judges).where(and(eq(schema.judges.projectId, projectId), eq(schema.judges.name, name))).get();
+        let row = tx
+          .select()
+          .from(schema.judges)
+          .where(and(eq(schema.judges.projectId, projectId), eq(schema.judges.name, name)))
+          .get();
         if (!row)
           row = tx
             .insert(schema.judges)
-            .values({ projectId, name, provider: p.name, model: p.model, promptVersion: `${protocol.id}@${protocol.version}`, settings: { providerId: p.id, recorded: p.kind === "replay" } })
+            .values({
+              projectId,
+              name,
+              provider: p.name,
+              model: p.model,
+              promptVersion: `${protocol.id}@${protocol.version}`,
+              settings: { providerId: p.id, recorded: p.kind === "replay" },
+            })
             .returning()
             .get();
         return { providerId: p.id, judgeId: row.id, name };
       });
       const run = tx
         .insert(schema.runs)
-        .values({ projectId, datasetId: def.datasetId, name: def.name, protocol: protocol.id, protocolVersion: protocol.version, status: "queued", createdBy, config: {} })
+        .values({
+          projectId,
+          datasetId: def.datasetId,
+          name: def.name,
+          protocol: protocol.id,
+          protocolVersion: protocol.version,
+          status: "queued",
+          createdBy,
+          config: {},
+        })
         .returning()
         .get();
       const jobs = protocol.plan({ runId: run.id, items, models, judges, config: settings });
-      const stored: StoredRunConfig = { settings, models, judges, itemCount: items.length, estimatedJobs: estimateJobs(protocol.id, jobs.length, judges.length, settings), definition: { ...input, settings } };
-      tx.update(schema.runs).set({ config: stored as unknown as Record<string, unknown> }).where(eq(schema.runs.id, run.id)).run();
+      const stored: StoredRunConfig = {
+        settings,
+        models,
+        judges,
+        itemCount: items.length,
+        estimatedJobs: estimateJobs(protocol.id, jobs.length, judges.length, settings),
+        definition: { ...input, settings },
+      };
+      tx.update(schema.runs)
+        .set({ config: stored as unknown as Record<string, unknown> })
+        .where(eq(schema.runs.id, run.id))
+        .run();
       for (let i = 0; i < jobs.length; i += 500)
         tx.insert(schema.jobs)
-          .values(jobs.slice(i, i + 500).map((j) => ({ runId: run.id, key: j.key, payload: j.payload as unknown as Record<string, unknown> })))
+          .values(
+            jobs.slice(i, i + 500).map((j) => ({ runId: run.id, key: j.key, payload: j.payload as unknown as Record<string, unknown> })),
+          )
           .run();
       return { ...run, config: stored, jobs: jobs.length };
     },
@@ -165,11 +230,18 @@ export function controlRun(db: Db, runId: number, action: RunControl): string {
       else if (action === "resume" && status === "paused") status = "queued";
       else if (action === "cancel" && !TERMINAL_RUN_STATUSES.includes(status)) status = "cancelled";
       else if (action === "retry-failed" && status !== "cancelled" && status !== "completed") {
-        const n = tx.update(schema.jobs).set({ status: "queued", error: null, leaseOwner: null, leaseExpiresAt: null }).where(and(eq(schema.jobs.runId, runId), eq(schema.jobs.status, "failed"))).run().changes;
+        const n = tx
+          .update(schema.jobs)
+          .set({ status: "queued", error: null, leaseOwner: null, leaseExpiresAt: null })
+          .where(and(eq(schema.jobs.runId, runId), eq(schema.jobs.status, "failed")))
+          .run().changes;
         if (n > 0) status = status === "paused" ? "paused" : "queued";
         else throw new RunInputError("no failed jobs to retry");
       } else throw new RunInputError(`cannot ${action} a ${status} run`);
-      tx.update(schema.runs).set({ status, finishedAt: status === "cancelled" ? sql`(unixepoch())` : status === "queued" ? null : undefined }).where(eq(schema.runs.id, runId)).run();
+      tx.update(schema.runs)
+        .set({ status, finishedAt: status === "cancelled" ? sql`(unixepoch())` : status === "queued" ? null : undefined })
+        .where(eq(schema.runs.id, runId))
+        .run();
       return status;
     },
     { behavior: "immediate" },
@@ -200,9 +272,16 @@ export type RunProgress = {
 };
 
 export function runProgress(db: Db, runId: number): RunProgress | null {
-  const run = db.select({ status: schema.runs.status, config: schema.runs.config }).from(schema.runs).where(eq(schema.runs.id, runId)).get();
+  const run = db
+    .select({ status: schema.runs.status, config: schema.runs.config })
+    .from(schema.runs)
+    .where(eq(schema.runs.id, runId))
+    .get();
   if (!run) return null;
-  const counts = db.$client.prepare(`SELECT status, COUNT(*) AS n FROM jobs WHERE run_id=? GROUP BY status`).all(runId) as { status: string; n: number }[];
+  const counts = db.$client.prepare(`SELECT status, COUNT(*) AS n FROM jobs WHERE run_id=? GROUP BY status`).all(runId) as {
+    status: string;
+    n: number;
+  }[];
   const c = Object.fromEntries(counts.map((r) => [r.status, r.n])) as Record<string, number>;
   const done = c.done ?? 0;
   const failed = c.failed ?? 0;
@@ -211,8 +290,12 @@ export function runProgress(db: Db, runId: number): RunProgress | null {
   const estimate = Number((run.config as Partial<StoredRunConfig>).estimatedJobs ?? 0);
   const terminal = TERMINAL_RUN_STATUSES.includes(run.status);
   const remaining = terminal ? queued + inFlight : Math.max(queued + inFlight, estimate - done - failed);
-  const recent = db.$client.prepare(`SELECT COUNT(*) AS n FROM jobs WHERE run_id=? AND status='done' AND finished_at >= unixepoch() - 60`).get(runId) as { n: number };
-  const first = db.$client.prepare(`SELECT MIN(finished_at) AS t FROM jobs WHERE run_id=? AND finished_at >= unixepoch() - 60`).get(runId) as { t: number | null };
+  const recent = db.$client
+    .prepare(`SELECT COUNT(*) AS n FROM jobs WHERE run_id=? AND status='done' AND finished_at >= unixepoch() - 60`)
+    .get(runId) as { n: number };
+  const first = db.$client
+    .prepare(`SELECT MIN(finished_at) AS t FROM jobs WHERE run_id=? AND finished_at >= unixepoch() - 60`)
+    .get(runId) as { t: number | null };
   const window = first.t ? Math.max(1, Math.floor(Date.now() / 1000) - first.t) : 60;
   const throughput = recent.n / window;
   const tokens = db.$client
@@ -225,7 +308,8 @@ export function runProgress(db: Db, runId: number): RunProgress | null {
   let cost: number | null = null;
   for (const t of tokens) {
     if (t.providerId == null) continue;
-    const s = (db.select({ settings: schema.providers.settings }).from(schema.providers).where(eq(schema.providers.id, t.providerId)).get()?.settings ?? {}) as Record<string, unknown>;
+    const s = (db.select({ settings: schema.providers.settings }).from(schema.providers).where(eq(schema.providers.id, t.providerId)).get()
+      ?.settings ?? {}) as Record<string, unknown>;
     const pin = Number(s.pricePerMillionInput);
     const pout = Number(s.pricePerMillionOutput);
     if (Number.isFinite(pin) && Number.isFinite(pout) && (pin > 0 || pout > 0)) cost = (cost ?? 0) + (t.p * pin + t.c * pout) / 1e6;

@@ -14,7 +14,17 @@
 import { eq } from "drizzle-orm";
 import { schema, type Db } from "../../db/client";
 import { getProtocol } from "./protocols";
-import { isBusy, renewLeases, requestJson, stmts, storeAndClaim, type CallLogDetail, type ClaimedJob, type Finished, type StoreResult } from "./jobs.server";
+import {
+  isBusy,
+  renewLeases,
+  requestJson,
+  stmts,
+  storeAndClaim,
+  type CallLogDetail,
+  type ClaimedJob,
+  type Finished,
+  type StoreResult,
+} from "./jobs.server";
 import { providerFromRow } from "./providers/index.server";
 import { encryptPlaintextKeys } from "./providers/secrets.server";
 import { heartbeat, RunStopped, sharedLimits, sweepDeadWorkers, unregisterWorker } from "./providers/shared-limits.server";
@@ -81,7 +91,17 @@ export class Worker {
   ) {
     this.id = opts.id ?? `w-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
     const concurrency = opts.concurrency ?? 8;
-    this.o = { leaseMs: 60_000, pollMs: 500, untilIdle: false, logCalls: true, callLog: "full", prefetch: defaultPrefetch(concurrency), storeEveryMs: 4, ...opts, concurrency };
+    this.o = {
+      leaseMs: 60_000,
+      pollMs: 500,
+      untilIdle: false,
+      logCalls: true,
+      callLog: "full",
+      prefetch: defaultPrefetch(concurrency),
+      storeEveryMs: 4,
+      ...opts,
+      concurrency,
+    };
   }
 
   /** Every job this worker holds a lease on. */
@@ -99,15 +119,18 @@ export class Worker {
     } catch {
       /* retried by the heartbeat */
     }
-    this.heartbeat = setInterval(() => {
-      try {
-        heartbeat(this.db, this.id, this.o.leaseMs);
-        renewLeases(this.db, this.id, this.held(), this.o.leaseMs);
-        sweepDeadWorkers(this.db, this.id);
-      } catch {
-        /* the next beat retries */
-      }
-    }, Math.min(5_000, Math.max(50, Math.floor(this.o.leaseMs / 3))));
+    this.heartbeat = setInterval(
+      () => {
+        try {
+          heartbeat(this.db, this.id, this.o.leaseMs);
+          renewLeases(this.db, this.id, this.held(), this.o.leaseMs);
+          sweepDeadWorkers(this.db, this.id);
+        } catch {
+          /* the next beat retries */
+        }
+      },
+      Math.min(5_000, Math.max(50, Math.floor(this.o.leaseMs / 3))),
+    );
     this.heartbeat.unref?.();
     // Pause and cancel reach the jobs of this worker promptly: no new call starts once the run is stopped.
     this.watcher = setInterval(() => this.watchRuns(), Math.min(200, this.o.pollMs));
@@ -130,7 +153,10 @@ export class Worker {
     const ids = [...new Set([...this.controls.values()].map((c) => c.runId))];
     let rows: { id: number; status: string }[];
     try {
-      rows = this.db.$client.prepare(`SELECT id, status FROM runs WHERE id IN (${ids.map(() => "?").join(",")})`).all(...ids) as { id: number; status: string }[];
+      rows = this.db.$client.prepare(`SELECT id, status FROM runs WHERE id IN (${ids.map(() => "?").join(",")})`).all(...ids) as {
+        id: number;
+        status: string;
+      }[];
     } catch {
       return;
     }
@@ -160,7 +186,7 @@ export class Worker {
       if (a === undefined) active.set(runId, (a = st.isActive.get(runId) !== undefined));
       return a;
     };
-    for (let i = 0; i < this.ready.length && this.executing.size < this.o.concurrency; ) {
+    for (let i = 0; i < this.ready.length && this.executing.size < this.o.concurrency;) {
       const job = this.ready[i];
       if (!isActive(job.runId)) {
         i++;
@@ -184,7 +210,12 @@ export class Worker {
     this.lastTick = performance.now();
     let r: StoreResult;
     try {
-      r = storeAndClaim(this.db, this.id, batch, want, this.o.leaseMs, { runId: this.o.runId, detail: this.o.callLog, held: this.ready, releaseAll: !claim });
+      r = storeAndClaim(this.db, this.id, batch, want, this.o.leaseMs, {
+        runId: this.o.runId,
+        detail: this.o.callLog,
+        held: this.ready,
+        releaseAll: !claim,
+      });
     } catch (err) {
       this.finished = batch.concat(this.finished);
       if (isBusy(err)) return 0;
@@ -203,7 +234,15 @@ export class Worker {
   private async loop(): Promise<void> {
     while (!this.stopped) {
       const claimed = this.tick(true);
-      if (claimed === 0 && this.executing.size === 0 && this.finished.length === 0 && this.ready.length === 0 && this.o.untilIdle && !this.hasPendingWork()) break;
+      if (
+        claimed === 0 &&
+        this.executing.size === 0 &&
+        this.finished.length === 0 &&
+        this.ready.length === 0 &&
+        this.o.untilIdle &&
+        !this.hasPendingWork()
+      )
+        break;
       await new Promise<void>((ok) => {
         const t = setTimeout(ok, this.o.pollMs);
         this.wake = () => {
@@ -251,7 +290,12 @@ export class Worker {
     if (!p) {
       const row = this.db.select().from(schema.providers).where(eq(schema.providers.id, id)).get();
       if (!row) throw new ProviderError(`provider ${id} no longer exists`, false);
-      p = { provider: providerFromRow(row, this.db.$client.name), concurrency: row.concurrency, requestsPerMinute: row.requestsPerMinute, gated: row.kind !== "replay" };
+      p = {
+        provider: providerFromRow(row, this.db.$client.name),
+        concurrency: row.concurrency,
+        requestsPerMinute: row.requestsPerMinute,
+        gated: row.kind !== "replay",
+      };
       this.providers.set(id, p);
     }
     return p;
@@ -295,7 +339,12 @@ export class Worker {
             signal: control.stop.signal,
           })
         : undefined;
-      const reply = await p.provider.call(job.payload.request, { onCall: gate ? undefined : onCall, gate, signal: control.cancel.signal, stopSignal: control.stop.signal });
+      const reply = await p.provider.call(job.payload.request, {
+        onCall: gate ? undefined : onCall,
+        gate,
+        signal: control.cancel.signal,
+        stopSignal: control.stop.signal,
+      });
       const outcome = protocol.onReply(job.payload, reply.text, settings);
       if (reply.recorded) for (const r of outcome.responses) r.metadata = { ...r.metadata, recorded: true };
       this.finish({ job, outcome, calls });

@@ -20,8 +20,8 @@
 
 /** log(k!) − [(k + ½) log(k + 1) − (k + 1) + ½ log(2π)] for k = 0..9 (Hörmann 1993, table of f_c). */
 const FC = [
-  0.08106146679532726, 0.04134069595540929, 0.02767792568499834, 0.02079067210376509, 0.01664469118982119, 0.01387612882307075, 0.01189670994589177,
-  0.01041126526197209, 0.009255462182712733, 0.008330563433362871,
+  0.08106146679532726, 0.04134069595540929, 0.02767792568499834, 0.02079067210376509, 0.01664469118982119, 0.01387612882307075,
+  0.01189670994589177, 0.01041126526197209, 0.009255462182712733, 0.008330563433362871,
 ];
 
 /** The Stirling-series correction f_c(k) of Hörmann (1993). */
@@ -151,7 +151,8 @@ export function multinomialSample(n: number, counts: ArrayLike<number>, random: 
   let total = 0;
   for (let i = 0; i < P; i++) {
     const c = counts[i];
-    if (!(c >= 0) || !Number.isFinite(c)) throw new Error(`multinomialSample: counts must be finite and non-negative (entry ${i} is ${String(c)})`);
+    if (!(c >= 0) || !Number.isFinite(c))
+      throw new Error(`multinomialSample: counts must be finite and non-negative (entry ${i} is ${String(c)})`);
     total += c;
   }
   if (!(total > 0)) throw new Error("multinomialSample: the counts sum to 0");

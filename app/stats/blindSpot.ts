@@ -52,8 +52,14 @@ export function blindSpot(input: BlindSpotInput, options: { z?: number } = {}): 
   const fn = "blindSpot";
   if (input == null || typeof input !== "object") throw new Error(`${fn}: input must be an object of counts`);
   const { internalCorrect: ic, internalN: iN, externalCorrect: ec, externalN: eN } = input;
-  for (const [name, v] of [["internalCorrect", ic], ["internalN", iN], ["externalCorrect", ec], ["externalN", eN]] as const) {
-    if (typeof v !== "number" || !Number.isInteger(v) || v < 0) throw new Error(`${fn}: ${name} must be a non-negative integer, got ${String(v)}`);
+  for (const [name, v] of [
+    ["internalCorrect", ic],
+    ["internalN", iN],
+    ["externalCorrect", ec],
+    ["externalN", eN],
+  ] as const) {
+    if (typeof v !== "number" || !Number.isInteger(v) || v < 0)
+      throw new Error(`${fn}: ${name} must be a non-negative integer, got ${String(v)}`);
   }
   if (iN < 1 || eN < 1) throw new Error(`${fn}: internalN and externalN must be at least 1`);
   if (ic > iN) throw new Error(`${fn}: internalCorrect (${ic}) exceeds internalN (${iN})`);

@@ -78,7 +78,8 @@ export function bootstrapCI<T>(options: BootstrapOptions<T>): BootstrapResult {
   const level = options.level ?? 0.95;
   if (!Array.isArray(data) || data.length === 0) throw new Error(`${fn}: data must be a non-empty array`);
   if (typeof statistic !== "function") throw new Error(`${fn}: statistic must be a function`);
-  if (!Number.isInteger(resamples) || resamples < 1) throw new Error(`${fn}: resamples must be a positive integer, got ${String(resamples)}`);
+  if (!Number.isInteger(resamples) || resamples < 1)
+    throw new Error(`${fn}: resamples must be a positive integer, got ${String(resamples)}`);
   if (!(level > 0 && level < 1)) throw new Error(`${fn}: level must be in (0, 1), got ${String(level)}`);
   let random = options.random;
   if (random === undefined) {

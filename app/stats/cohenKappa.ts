@@ -33,9 +33,14 @@ export interface CohenKappaOptions {
  * @example
  * cohenKappa(["y", "y", "n", "n"], ["y", "n", "n", "n"]).kappa; // => 0.5
  */
-export function cohenKappa(a: readonly Rating[] | ArrayLike<Rating>, b: readonly Rating[] | ArrayLike<Rating>, options: CohenKappaOptions = {}): CohenKappaResult & { categories: Label[] } {
+export function cohenKappa(
+  a: readonly Rating[] | ArrayLike<Rating>,
+  b: readonly Rating[] | ArrayLike<Rating>,
+  options: CohenKappaOptions = {},
+): CohenKappaResult & { categories: Label[] } {
   const fn = "cohenKappa";
-  if (a == null || b == null || typeof a.length !== "number" || typeof b.length !== "number") throw new Error(`${fn}: a and b must be arrays`);
+  if (a == null || b == null || typeof a.length !== "number" || typeof b.length !== "number")
+    throw new Error(`${fn}: a and b must be arrays`);
   if (a.length !== b.length) throw new Error(`${fn}: a and b must have the same length (got ${a.length} and ${b.length})`);
   let categories: Label[];
   let counts: Float64Array;
@@ -69,9 +74,17 @@ export function cohenKappa(a: readonly Rating[] | ArrayLike<Rating>, b: readonly
  * table, then reorders the table into sorted category order. Returns null
  * (use encodeLabels) when a value is invalid or there are many categories.
  */
-function countPairs(a: ArrayLike<Rating>, b: ArrayLike<Rating>, fixed?: readonly Label[]): { categories: Label[]; counts: Float64Array } | null {
+function countPairs(
+  a: ArrayLike<Rating>,
+  b: ArrayLike<Rating>,
+  fixed?: readonly Label[],
+): { categories: Label[]; counts: Float64Array } | null {
   const MAX = 32;
-  if (fixed !== undefined && (fixed.length > MAX || new Set(fixed).size !== fixed.length || fixed.some((c) => c === null || c === undefined))) return null;
+  if (
+    fixed !== undefined &&
+    (fixed.length > MAX || new Set(fixed).size !== fixed.length || fixed.some((c) => c === null || c === undefined))
+  )
+    return null;
   const known: Label[] = fixed ? fixed.slice() : [];
   const raw = new Float64Array(MAX * MAX);
   const code = (v: Rating): number => {

@@ -44,7 +44,8 @@ export function cohenKappaClusteredSE(
   for (let t = 0; t < n; t++) {
     const x = a[t];
     const y = b[t];
-    if (!(x >= 0 && x < q && y >= 0 && y < q) || !Number.isInteger(x) || !Number.isInteger(y)) throw new Error(`${fn}: codes must be integers in [0, ${q}) (pair ${t})`);
+    if (!(x >= 0 && x < q && y >= 0 && y < q) || !Number.isInteger(x) || !Number.isInteger(y))
+      throw new Error(`${fn}: codes must be integers in [0, ${q}) (pair ${t})`);
     counts[x * q + y]++;
   }
   const clusters = new Set(Array.from({ length: n }, (_, t) => cluster[t])).size;
@@ -53,10 +54,18 @@ export function cohenKappaClusteredSE(
   const w = agreementWeights(Math.max(q, 1), options.weights ?? "none");
   const rowP = new Float64Array(q);
   const colP = new Float64Array(q);
-  for (let i = 0; i < q; i++) for (let j = 0; j < q; j++) (rowP[i] += counts[i * q + j] / n), (colP[j] += counts[i * q + j] / n);
+  for (let i = 0; i < q; i++)
+    for (let j = 0; j < q; j++) {
+      rowP[i] += counts[i * q + j] / n;
+      colP[j] += counts[i * q + j] / n;
+    }
   const wRow = new Float64Array(q);
   const wCol = new Float64Array(q);
-  for (let i = 0; i < q; i++) for (let j = 0; j < q; j++) (wRow[i] += colP[j] * w[i * q + j]), (wCol[j] += rowP[i] * w[i * q + j]);
+  for (let i = 0; i < q; i++)
+    for (let j = 0; j < q; j++) {
+      wRow[i] += colP[j] * w[i * q + j];
+      wCol[j] += rowP[i] * w[i * q + j];
+    }
   const d = new Float64Array(n);
   let mean = 0;
   for (let t = 0; t < n; t++) {

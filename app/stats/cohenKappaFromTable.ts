@@ -61,7 +61,8 @@ export function cohenKappaFromTable(
     const flat = new Float64Array(q * q);
     for (let i = 0; i < q; i++) {
       const row = table[i];
-      if (!Array.isArray(row) || row.length !== q) throw new Error(`${fn}: table must be square (row ${i} has ${Array.isArray(row) ? row.length : "no"} entries, expected ${q})`);
+      if (!Array.isArray(row) || row.length !== q)
+        throw new Error(`${fn}: table must be square (row ${i} has ${Array.isArray(row) ? row.length : "no"} entries, expected ${q})`);
       for (let j = 0; j < q; j++) flat[i * q + j] = row[j];
     }
     counts = flat;
@@ -78,7 +79,8 @@ export function cohenKappaFromTable(
   let n = 0;
   for (let k = 0; k < q * q; k++) {
     const c = counts[k];
-    if (typeof c !== "number" || !Number.isFinite(c) || c < 0) throw new Error(`${fn}: counts must be finite and non-negative (cell ${Math.floor(k / q)},${k % q} is ${String(c)})`);
+    if (typeof c !== "number" || !Number.isFinite(c) || c < 0)
+      throw new Error(`${fn}: counts must be finite and non-negative (cell ${Math.floor(k / q)},${k % q} is ${String(c)})`);
     n += c;
   }
   const nan: CohenKappaResult = { kappa: NaN, se: NaN, seNull: NaN, ci: [NaN, NaN], po: NaN, pe: NaN, n };
@@ -149,7 +151,8 @@ function resolveWeights(fn: string, weights: WeightScheme | readonly (readonly n
     if (!Array.isArray(row) || row.length !== q) throw new Error(`${fn}: a weight matrix must be ${q}×${q}`);
     for (let j = 0; j < q; j++) {
       const v = row[j];
-      if (typeof v !== "number" || !(v >= 0 && v <= 1)) throw new Error(`${fn}: weights must be numbers in [0, 1] (w[${i}][${j}] = ${String(v)})`);
+      if (typeof v !== "number" || !(v >= 0 && v <= 1))
+        throw new Error(`${fn}: weights must be numbers in [0, 1] (w[${i}][${j}] = ${String(v)})`);
       w[i * q + j] = v;
     }
     if (row[i] !== 1) throw new Error(`${fn}: agreement weights need w[i][i] = 1 (w[${i}][${i}] = ${String(row[i])})`);

@@ -32,8 +32,10 @@ export interface ConfusionMatrixResult {
  */
 export function confusionMatrix(human: ArrayLike<Rating>, judge: ArrayLike<Rating>, labels?: readonly Label[]): ConfusionMatrixResult {
   const fn = "confusionMatrix";
-  if (human == null || judge == null || typeof human.length !== "number" || typeof judge.length !== "number") throw new Error(`${fn}: human and judge must be arrays`);
-  if (human.length !== judge.length) throw new Error(`${fn}: human and judge must have the same length (got ${human.length} and ${judge.length})`);
+  if (human == null || judge == null || typeof human.length !== "number" || typeof judge.length !== "number")
+    throw new Error(`${fn}: human and judge must be arrays`);
+  if (human.length !== judge.length)
+    throw new Error(`${fn}: human and judge must have the same length (got ${human.length} and ${judge.length})`);
   const { codes, categories } = encodeLabels(fn, [human, judge], labels);
   const q = categories.length;
   const matrix = Array.from({ length: q }, () => new Array<number>(q).fill(0));

@@ -69,13 +69,16 @@ export function countsBootstrapCI(options: CountsBootstrapOptions): CountsBootst
  *
  * @throws {Error} "countsBootstrapCI: ..." for bad counts or options
  */
-export function countsBootstrapCIs(options: Omit<CountsBootstrapOptions, "statistic"> & { statistics: ((weights: Float64Array) => number)[] }): CountsBootstrapResult[] {
+export function countsBootstrapCIs(
+  options: Omit<CountsBootstrapOptions, "statistic"> & { statistics: ((weights: Float64Array) => number)[] },
+): CountsBootstrapResult[] {
   const fn = "countsBootstrapCI";
   const { counts, statistics, patternOfUnit } = options;
   const resamples = options.resamples ?? 1000;
   const level = options.level ?? 0.95;
   const limit = options.rowDrawLimit ?? 20_000_000;
-  if (!Number.isInteger(resamples) || resamples < 1) throw new Error(`${fn}: resamples must be a positive integer, got ${String(resamples)}`);
+  if (!Number.isInteger(resamples) || resamples < 1)
+    throw new Error(`${fn}: resamples must be a positive integer, got ${String(resamples)}`);
   if (!(level > 0 && level < 1)) throw new Error(`${fn}: level must be in (0, 1), got ${String(level)}`);
   const P = counts.length;
   let N = 0;
@@ -87,14 +90,16 @@ export function countsBootstrapCIs(options: Omit<CountsBootstrapOptions, "statis
   if (N === 0) throw new Error(`${fn}: there are no units`);
   let random = options.random;
   if (random === undefined) {
-    if (typeof options.seed !== "number" || !Number.isFinite(options.seed)) throw new Error(`${fn}: pass a seeded generator (random) or a finite seed`);
+    if (typeof options.seed !== "number" || !Number.isFinite(options.seed))
+      throw new Error(`${fn}: pass a seeded generator (random) or a finite seed`);
     random = seededRandom(options.seed);
   }
   const base = Float64Array.from(counts);
   const S = statistics.length;
   const estimates = statistics.map((f) => f(base));
   const rowDraws = patternOfUnit !== undefined && N * resamples <= limit;
-  if (patternOfUnit !== undefined && patternOfUnit.length !== N) throw new Error(`${fn}: patternOfUnit has ${patternOfUnit.length} units, counts sum to ${N}`);
+  if (patternOfUnit !== undefined && patternOfUnit.length !== N)
+    throw new Error(`${fn}: patternOfUnit has ${patternOfUnit.length} units, counts sum to ${N}`);
   const w = new Float64Array(P);
   const values = statistics.map(() => new Float64Array(resamples));
   const finite = new Array<number>(S).fill(0);

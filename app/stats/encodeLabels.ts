@@ -32,11 +32,7 @@ export interface EncodedLabels {
  * encodeLabels("demo", [["b", "a", null], ["a", "a", "b"]]);
  * // => { codes: [Int32Array [1, 0, -1], Int32Array [0, 0, 1]], categories: ["a", "b"] }
  */
-export function encodeLabels(
-  fn: string,
-  columns: readonly ArrayLike<Rating>[],
-  categories?: readonly Label[],
-): EncodedLabels {
+export function encodeLabels(fn: string, columns: readonly ArrayLike<Rating>[], categories?: readonly Label[]): EncodedLabels {
   // One pass over the data. Codes are first assigned in order of first
   // appearance (or of `categories`), looked up by a linear scan while there are
   // few categories (faster than hashing for the usual 2-10 labels) and by a Map

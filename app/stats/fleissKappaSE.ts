@@ -35,7 +35,13 @@ import type { Label, ReliabilityInput, WeightScheme } from "./types";
  */
 export function fleissKappaSE(
   data: ReliabilityInput,
-  options: { categories?: readonly Label[]; weights?: WeightScheme; cluster?: ArrayLike<string | number>; unitWeights?: ArrayLike<number>; z?: number } = {},
+  options: {
+    categories?: readonly Label[];
+    weights?: WeightScheme;
+    cluster?: ArrayLike<string | number>;
+    unitWeights?: ArrayLike<number>;
+    z?: number;
+  } = {},
 ): AgreementSEResult {
   const { counts, ratingsPerUnit, units, q, w, paI, piSum: pi, n, n2, sumPa, z } = unitAgreementTerms("fleissKappaSE", data, options);
   const nan = (pa: number, pe: number): AgreementSEResult => ({ value: NaN, se: NaN, ci: [NaN, NaN], n, clusters: n, pa, pe });

@@ -33,7 +33,13 @@ import type { Label, ReliabilityInput, WeightScheme } from "./types";
  */
 export function gwetSE(
   data: ReliabilityInput,
-  options: { categories?: readonly Label[]; weights?: WeightScheme; cluster?: ArrayLike<string | number>; unitWeights?: ArrayLike<number>; z?: number } = {},
+  options: {
+    categories?: readonly Label[];
+    weights?: WeightScheme;
+    cluster?: ArrayLike<string | number>;
+    unitWeights?: ArrayLike<number>;
+    z?: number;
+  } = {},
 ): AgreementSEResult {
   const { counts, ratingsPerUnit, units, q, w, paI, piSum: pi, n, n2, sumPa, z } = unitAgreementTerms("gwetSE", data, options);
   const pa = n2 === 0 ? NaN : sumPa / n2;

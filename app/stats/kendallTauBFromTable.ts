@@ -29,7 +29,8 @@ export function kendallTauBFromTable(table: { counts: ArrayLike<number>; q: numb
   let n = 0;
   for (let k = 0; k < q * q; k++) {
     const c = counts[k];
-    if (!(c >= 0) || !Number.isFinite(c)) throw new Error(`${fn}: counts must be finite and non-negative (cell ${Math.floor(k / q)},${k % q} is ${String(c)})`);
+    if (!(c >= 0) || !Number.isFinite(c))
+      throw new Error(`${fn}: counts must be finite and non-negative (cell ${Math.floor(k / q)},${k % q} is ${String(c)})`);
     rowT[Math.floor(k / q)] += c;
     colT[k % q] += c;
     n += c;

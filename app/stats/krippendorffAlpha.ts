@@ -70,7 +70,12 @@ export function krippendorffAlpha(
     if (row.length !== raters) throw new Error(`${fn}: row ${u} has ${row.length} ratings but row 0 has ${raters}; use null for missing`);
   }
   const empty = (n: number, m: number): KrippendorffAlphaResult => ({
-    alpha: NaN, observedDisagreement: NaN, expectedDisagreement: NaN, pairableValues: n, pairableUnits: m, level,
+    alpha: NaN,
+    observedDisagreement: NaN,
+    expectedDisagreement: NaN,
+    pairableValues: n,
+    pairableUnits: m,
+    level,
   });
 
   if (level === "interval") return interval(fn, data, units, raters, empty);
@@ -98,7 +103,12 @@ export function krippendorffAlpha(
 function fromCounts(fn: string, counted: UnitCategoryCounts, level: MeasurementLevel): KrippendorffAlphaResult {
   const { counts, ratingsPerUnit, units, q: V, categories } = counted;
   const empty = (n: number, m: number): KrippendorffAlphaResult => ({
-    alpha: NaN, observedDisagreement: NaN, expectedDisagreement: NaN, pairableValues: n, pairableUnits: m, level,
+    alpha: NaN,
+    observedDisagreement: NaN,
+    expectedDisagreement: NaN,
+    pairableValues: n,
+    pairableUnits: m,
+    level,
   });
   if (level === "ratio" || level === "interval") {
     for (const c of categories) {

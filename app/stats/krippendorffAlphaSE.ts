@@ -36,7 +36,13 @@ import type { Label, ReliabilityInput, WeightScheme } from "./types";
  */
 export function krippendorffAlphaSE(
   data: ReliabilityInput,
-  options: { categories?: readonly Label[]; weights?: WeightScheme; cluster?: ArrayLike<string | number>; unitWeights?: ArrayLike<number>; z?: number } = {},
+  options: {
+    categories?: readonly Label[];
+    weights?: WeightScheme;
+    cluster?: ArrayLike<string | number>;
+    unitWeights?: ArrayLike<number>;
+    z?: number;
+  } = {},
 ): AgreementSEResult {
   const { counts, ratingsPerUnit, units, q, w, z } = unitAgreementTerms("krippendorffAlphaSE", data, options);
   const uw = options.unitWeights;
@@ -47,8 +53,13 @@ export function krippendorffAlphaSE(
     const r = ratingsPerUnit[u];
     if (r < 2) continue;
     rows++;
-    if (uw === undefined) (n++, (total += r));
-    else (n += uw[u]), (total += uw[u] * r);
+    if (uw === undefined) {
+      n++;
+      total += r;
+    } else {
+      n += uw[u];
+      total += uw[u] * r;
+    }
   }
   const nan = (pa: number, pe: number): AgreementSEResult => ({ value: NaN, se: NaN, ci: [NaN, NaN], n, clusters: n, pa, pe });
   if (n === 0 || q < 2) return nan(NaN, NaN);

@@ -24,11 +24,14 @@ import type { Label, Rating } from "./types";
  */
 export function pabak(a: ArrayLike<Rating>, b: ArrayLike<Rating>, options: { categories?: readonly Label[] } = {}): number {
   const fn = "pabak";
-  if (a == null || b == null || typeof a.length !== "number" || typeof b.length !== "number") throw new Error(`${fn}: a and b must be arrays`);
+  if (a == null || b == null || typeof a.length !== "number" || typeof b.length !== "number")
+    throw new Error(`${fn}: a and b must be arrays`);
   if (a.length !== b.length) throw new Error(`${fn}: a and b must have the same length (got ${a.length} and ${b.length})`);
   const { codes, categories } = encodeLabels(fn, [a, b], options.categories);
   if (categories.length > 2) {
-    throw new Error(`${fn}: PABAK is defined for two categories; found ${categories.length} (${categories.map((c) => JSON.stringify(c)).join(", ")})`);
+    throw new Error(
+      `${fn}: PABAK is defined for two categories; found ${categories.length} (${categories.map((c) => JSON.stringify(c)).join(", ")})`,
+    );
   }
   let n = 0;
   let agree = 0;

@@ -23,7 +23,8 @@ export function pabakFromTable(table: { counts: ArrayLike<number>; q: number }):
   let agree = 0;
   for (let i = 0; i < q * q; i++) {
     const c = counts[i];
-    if (typeof c !== "number" || !Number.isFinite(c) || c < 0) throw new Error(`${fn}: counts must be finite and non-negative (cell ${Math.floor(i / q)},${i % q} is ${String(c)})`);
+    if (typeof c !== "number" || !Number.isFinite(c) || c < 0)
+      throw new Error(`${fn}: counts must be finite and non-negative (cell ${Math.floor(i / q)},${i % q} is ${String(c)})`);
     n += c;
     if (Math.floor(i / q) === i % q) agree += c;
   }

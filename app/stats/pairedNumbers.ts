@@ -16,7 +16,8 @@ import type { NumericRating } from "./types";
  * pairedNumbers("demo", [1, null, 3], [4, 5, 6]); // => { x: Float64Array [1, 3], y: Float64Array [4, 6] }
  */
 export function pairedNumbers(fn: string, x: ArrayLike<NumericRating>, y: ArrayLike<NumericRating>): { x: Float64Array; y: Float64Array } {
-  if (x == null || y == null || typeof x.length !== "number" || typeof y.length !== "number") throw new Error(`${fn}: x and y must be arrays`);
+  if (x == null || y == null || typeof x.length !== "number" || typeof y.length !== "number")
+    throw new Error(`${fn}: x and y must be arrays`);
   if (x.length !== y.length) throw new Error(`${fn}: x and y must have the same length (got ${x.length} and ${y.length})`);
   const xs = new Float64Array(x.length);
   const ys = new Float64Array(x.length);

@@ -60,10 +60,15 @@ export function pairwiseOrderingConsistency(responses: readonly ScoredResponse[]
   responses.forEach((r, i) => {
     if (r == null || typeof r !== "object") throw new Error(`${fn}: responses[${i}] is not an object`);
     const { itemId, human, judge } = r;
-    if (typeof itemId !== "string" && typeof itemId !== "number") throw new Error(`${fn}: responses[${i}].itemId must be a string or number`);
-    for (const [name, v] of [["human", human], ["judge", judge]] as const) {
+    if (typeof itemId !== "string" && typeof itemId !== "number")
+      throw new Error(`${fn}: responses[${i}].itemId must be a string or number`);
+    for (const [name, v] of [
+      ["human", human],
+      ["judge", judge],
+    ] as const) {
       if (v === null || v === undefined) continue;
-      if (typeof v !== "number" || !Number.isFinite(v)) throw new Error(`${fn}: responses[${i}].${name} is not a finite number (${String(v)})`);
+      if (typeof v !== "number" || !Number.isFinite(v))
+        throw new Error(`${fn}: responses[${i}].${name} is not a finite number (${String(v)})`);
     }
     if (human === null || human === undefined || judge === null || judge === undefined) return;
     let g = groups.get(itemId);

@@ -19,7 +19,11 @@ import type { Interval, NumericRating } from "./types";
  * @example
  * pearson([1, 2, 3, 4, 5], [2, 1, 4, 3, 5]).r; // => 0.8
  */
-export function pearson(x: ArrayLike<NumericRating>, y: ArrayLike<NumericRating>, options: { level?: number } = {}): { r: number; ci: Interval; n: number } {
+export function pearson(
+  x: ArrayLike<NumericRating>,
+  y: ArrayLike<NumericRating>,
+  options: { level?: number } = {},
+): { r: number; ci: Interval; n: number } {
   const fn = "pearson";
   const level = options.level ?? 0.95;
   if (!(level > 0 && level < 1)) throw new Error(`${fn}: level must be in (0, 1), got ${String(level)}`);

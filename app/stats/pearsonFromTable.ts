@@ -19,7 +19,11 @@ import type { Interval } from "./types";
  * @example
  * pearsonFromTable({ counts: [2, 0, 1, 1], q: 2 }, [0, 1]).r; // => 0.5773502691896258
  */
-export function pearsonFromTable(table: { counts: ArrayLike<number>; q: number }, values: ArrayLike<number>, options: { level?: number } = {}): { r: number; ci: Interval; n: number } {
+export function pearsonFromTable(
+  table: { counts: ArrayLike<number>; q: number },
+  values: ArrayLike<number>,
+  options: { level?: number } = {},
+): { r: number; ci: Interval; n: number } {
   const fn = "pearsonFromTable";
   const { counts, q } = table;
   if (!Number.isInteger(q) || q < 0 || counts.length !== q * q) throw new Error(`${fn}: counts must have q*q entries`);
@@ -31,7 +35,8 @@ export function pearsonFromTable(table: { counts: ArrayLike<number>; q: number }
     if (!Number.isFinite(values[i])) throw new Error(`${fn}: values must be finite (value ${i} is ${String(values[i])})`);
     for (let j = 0; j < q; j++) {
       const c = counts[i * q + j];
-      if (!(c >= 0) || !Number.isFinite(c)) throw new Error(`${fn}: counts must be finite and non-negative (cell ${i},${j} is ${String(c)})`);
+      if (!(c >= 0) || !Number.isFinite(c))
+        throw new Error(`${fn}: counts must be finite and non-negative (cell ${i},${j} is ${String(c)})`);
       rows[i] += c;
       cols[j] += c;
       n += c;

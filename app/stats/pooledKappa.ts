@@ -59,10 +59,18 @@ export function pooledKappa(
   const wt = agreementWeights(Math.max(q, 1), options.weights ?? "none");
   const rowP = new Float64Array(q);
   const colP = new Float64Array(q);
-  for (let i = 0; i < q; i++) for (let j = 0; j < q; j++) (rowP[i] += table[i * q + j] / n), (colP[j] += table[i * q + j] / n);
+  for (let i = 0; i < q; i++)
+    for (let j = 0; j < q; j++) {
+      rowP[i] += table[i * q + j] / n;
+      colP[j] += table[i * q + j] / n;
+    }
   const wRow = new Float64Array(q);
   const wCol = new Float64Array(q);
-  for (let i = 0; i < q; i++) for (let j = 0; j < q; j++) (wRow[i] += colP[j] * wt[i * q + j]), (wCol[j] += rowP[i] * wt[i * q + j]);
+  for (let i = 0; i < q; i++)
+    for (let j = 0; j < q; j++) {
+      wRow[i] += colP[j] * wt[i * q + j];
+      wCol[j] += rowP[i] * wt[i * q + j];
+    }
   const d = (i: number, j: number) => (wt[i * q + j] - (wRow[i] + wCol[j]) * (1 - k.kappa)) / (1 - k.pe);
   let mean = 0;
   for (let i = 0; i < q; i++) for (let j = 0; j < q; j++) if (table[i * q + j] > 0) mean += table[i * q + j] * d(i, j);

@@ -72,7 +72,8 @@ export function ppiMean(input: PpiMeanInput): PpiMeanResult {
   const Y = toArray(fn, input.labelledHuman, "labelledHuman");
   const F = toArray(fn, input.labelledJudge, "labelledJudge");
   const U = toArray(fn, input.unlabelledJudge, "unlabelledJudge");
-  if (Y.length !== F.length) throw new Error(`${fn}: labelledHuman and labelledJudge must have the same length (got ${Y.length} and ${F.length})`);
+  if (Y.length !== F.length)
+    throw new Error(`${fn}: labelledHuman and labelledJudge must have the same length (got ${Y.length} and ${F.length})`);
   const n = Y.length;
   const N = U.length;
   if (n === 0) throw new Error(`${fn}: labelledHuman must not be empty`);

@@ -28,7 +28,7 @@ export function rankAverage(values: ArrayLike<number>): Float64Array {
   const distinct = new Float64Array(n);
   const rankOf = new Float64Array(n);
   let d = 0;
-  for (let i = 0; i < n; ) {
+  for (let i = 0; i < n;) {
     let j = i + 1;
     while (j < n && sorted[j] === sorted[i]) j++;
     distinct[d] = sorted[i];

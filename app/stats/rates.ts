@@ -30,8 +30,10 @@ export interface RatesResult {
  */
 export function rates(human: ArrayLike<Rating>, judge: ArrayLike<Rating>, positive: Label): RatesResult {
   const fn = "rates";
-  if (human == null || judge == null || typeof human.length !== "number" || typeof judge.length !== "number") throw new Error(`${fn}: human and judge must be arrays`);
-  if (human.length !== judge.length) throw new Error(`${fn}: human and judge must have the same length (got ${human.length} and ${judge.length})`);
+  if (human == null || judge == null || typeof human.length !== "number" || typeof judge.length !== "number")
+    throw new Error(`${fn}: human and judge must be arrays`);
+  if (human.length !== judge.length)
+    throw new Error(`${fn}: human and judge must have the same length (got ${human.length} and ${judge.length})`);
   if (positive === null || positive === undefined) throw new Error(`${fn}: positive label is required`);
   let tp = 0;
   let fnc = 0;
@@ -40,7 +42,8 @@ export function rates(human: ArrayLike<Rating>, judge: ArrayLike<Rating>, positi
   for (let i = 0; i < human.length; i++) {
     const h = human[i];
     const j = judge[i];
-    for (const v of [h, j]) if (typeof v === "number" && !Number.isFinite(v)) throw new Error(`${fn}: non-finite value ${String(v)} at index ${i}`);
+    for (const v of [h, j])
+      if (typeof v === "number" && !Number.isFinite(v)) throw new Error(`${fn}: non-finite value ${String(v)} at index ${i}`);
     if (h === null || h === undefined || j === null || j === undefined) continue;
     const hp = h === positive;
     const jp = j === positive;

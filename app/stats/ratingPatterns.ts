@@ -32,7 +32,10 @@ export interface RatingPatterns {
  * @example
  * ratingPatterns([["a", "a"], ["a", "b"], ["a", "a"]]).patterns.counts; // => Float64Array [2, 1]
  */
-export function ratingPatterns(rows: ReliabilityData, categories?: readonly Label[]): { patterns: RatingPatterns; patternOfUnit: Int32Array } {
+export function ratingPatterns(
+  rows: ReliabilityData,
+  categories?: readonly Label[],
+): { patterns: RatingPatterns; patternOfUnit: Int32Array } {
   const counted = unitCategoryCounts("ratingPatterns", rows, categories);
   // Codes per rater, in the counted categories' order.
   const code = new Map<Label, number>(counted.categories.map((c, k) => [c, k]));
@@ -140,7 +143,10 @@ export function patternStatistics(p: RatingPatterns): PatternStatistics {
           local.set(cell, (local.get(cell) ?? 0) + 1);
         }
       }
-      for (const [cell, pairs] of local) (cells.push(cell), vals.push(pairs / (m - 1)));
+      for (const [cell, pairs] of local) {
+        cells.push(cell);
+        vals.push(pairs / (m - 1));
+      }
     }
     start[i + 1] = cells.length;
   }

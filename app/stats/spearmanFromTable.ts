@@ -30,7 +30,8 @@ export function spearmanFromTable(table: { counts: ArrayLike<number>; q: number 
   for (let i = 0; i < q; i++) {
     for (let j = 0; j < q; j++) {
       const v = counts[i * q + j];
-      if (typeof v !== "number" || !Number.isFinite(v) || v < 0) throw new Error(`${fn}: counts must be finite and non-negative (cell ${i},${j} is ${String(v)})`);
+      if (typeof v !== "number" || !Number.isFinite(v) || v < 0)
+        throw new Error(`${fn}: counts must be finite and non-negative (cell ${i},${j} is ${String(v)})`);
       r[i] += v;
       c[j] += v;
       n += v;

@@ -45,12 +45,15 @@ export function unitAgreementTerms(
 ): UnitAgreementTerms {
   const counted = unitCategoryCounts(fn, data, options.categories);
   const { counts, ratingsPerUnit, units, q } = counted;
-  if (options.cluster !== undefined && options.cluster.length !== units) throw new Error(`${fn}: cluster has ${options.cluster.length} keys for ${units} rows`);
+  if (options.cluster !== undefined && options.cluster.length !== units)
+    throw new Error(`${fn}: cluster has ${options.cluster.length} keys for ${units} rows`);
   const uw = options.unitWeights;
   if (uw !== undefined) {
     if (uw.length !== units) throw new Error(`${fn}: unitWeights has ${uw.length} entries for ${units} rows`);
     if (options.cluster !== undefined) throw new Error(`${fn}: unitWeights and cluster cannot be combined`);
-    for (let u = 0; u < units; u++) if (!(uw[u] >= 0) || !Number.isFinite(uw[u])) throw new Error(`${fn}: unitWeights must be finite and non-negative (entry ${u} is ${String(uw[u])})`);
+    for (let u = 0; u < units; u++)
+      if (!(uw[u] >= 0) || !Number.isFinite(uw[u]))
+        throw new Error(`${fn}: unitWeights must be finite and non-negative (entry ${u} is ${String(uw[u])})`);
   }
   const w = weightMatrix(fn, options.weights ?? "none", q);
   const paI = new Float64Array(units);
@@ -96,7 +99,8 @@ function weightMatrix(fn: string, weights: WeightScheme | readonly (readonly num
   for (let k = 0; k < q; k++) {
     for (let l = 0; l < q; l++) {
       const v = weights[k][l];
-      if (typeof v !== "number" || !(v >= 0 && v <= 1)) throw new Error(`${fn}: weights must be numbers in [0, 1] (w[${k}][${l}] = ${String(v)})`);
+      if (typeof v !== "number" || !(v >= 0 && v <= 1))
+        throw new Error(`${fn}: weights must be numbers in [0, 1] (w[${k}][${l}] = ${String(v)})`);
       w[k * q + l] = v;
     }
   }

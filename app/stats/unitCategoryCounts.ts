@@ -38,7 +38,9 @@ export function unitCategoryCounts(fn: string, data: ReliabilityInput, categorie
     const row = data[u];
     if (!Array.isArray(row)) throw new Error(`${fn}: row ${u} is not an array`);
     if (row.length !== raters) {
-      throw new Error(`${fn}: row ${u} has ${row.length} ratings but row 0 has ${raters}; every row needs one entry per rater (use null for missing)`);
+      throw new Error(
+        `${fn}: row ${u} has ${row.length} ratings but row 0 has ${raters}; every row needs one entry per rater (use null for missing)`,
+      );
     }
     for (let g = 0; g < raters; g++) columns[g][u] = row[g];
   }

@@ -31,15 +31,18 @@ export interface YesRateDifferenceResult {
  */
 export function yesRateDifference(human: ArrayLike<Rating>, judge: ArrayLike<Rating>, yes: Label = "Yes"): YesRateDifferenceResult {
   const fn = "yesRateDifference";
-  if (human == null || judge == null || typeof human.length !== "number" || typeof judge.length !== "number") throw new Error(`${fn}: human and judge must be arrays`);
-  if (human.length !== judge.length) throw new Error(`${fn}: human and judge must have the same length (got ${human.length} and ${judge.length})`);
+  if (human == null || judge == null || typeof human.length !== "number" || typeof judge.length !== "number")
+    throw new Error(`${fn}: human and judge must be arrays`);
+  if (human.length !== judge.length)
+    throw new Error(`${fn}: human and judge must have the same length (got ${human.length} and ${judge.length})`);
   let n = 0;
   let h = 0;
   let j = 0;
   for (let i = 0; i < human.length; i++) {
     const a = human[i];
     const b = judge[i];
-    for (const v of [a, b]) if (typeof v === "number" && !Number.isFinite(v)) throw new Error(`${fn}: non-finite value ${String(v)} at index ${i}`);
+    for (const v of [a, b])
+      if (typeof v === "number" && !Number.isFinite(v)) throw new Error(`${fn}: non-finite value ${String(v)} at index ${i}`);
     if (a === null || a === undefined || b === null || b === undefined) continue;
     n++;
     if (a === yes) h++;

@@ -44,7 +44,19 @@ import { checklistDraftPrompt } from "../../app/curation/checklistDraft";
 import { requestKey, type ReplayFile } from "../../app/runs/providers/replay.server";
 import type { JobPayload, JobSpec } from "../../app/runs/protocols/types";
 import { loadItems } from "../../app/runs/runner.server";
-import { DEMO_PROJECT, DEMO_RECORDED_JUDGE, DEMO_RECORDED_MODELS, DEMO_RECORDING, DEMO_RUN_DATASET, DEMO_SAMPLE_ITEMS, loadDemoFiles, seedDemo, type BenchFile, type ProtocolsFile, type WritingFile } from "../demo";
+import {
+  DEMO_PROJECT,
+  DEMO_RECORDED_JUDGE,
+  DEMO_RECORDED_MODELS,
+  DEMO_RECORDING,
+  DEMO_RUN_DATASET,
+  DEMO_SAMPLE_ITEMS,
+  loadDemoFiles,
+  seedDemo,
+  type BenchFile,
+  type ProtocolsFile,
+  type WritingFile,
+} from "../demo";
 
 export const DEMO_RUN_ITEMS = DEMO_SAMPLE_ITEMS;
 export const DEMO_RUN_MODELS = DEMO_RECORDED_MODELS;
@@ -122,26 +134,40 @@ export const SCRIPT: Script = {
   },
 };
 
-
 type Model = (typeof DEMO_RUN_MODELS)[number];
 
 /** FB-Bench follow-ups (original text), by the item's user_query, and the judge's 是/否 per checklist item. */
 export const FB_SCRIPT: Record<string, Record<Model, Turn & { judge: boolean[] }>> = {
   "A train leaves at 09:40 and the trip takes 2 hours 35 minutes. When does it arrive?": {
-    "Quillon-8B": { text: "Sorry, you're right. 09:40 plus 2 hours is 11:40, and 35 minutes later it is 12:05. The train arrives at 12:05.", judge: [true, false, true] },
-    "Orrery-70B": { text: "You're right, 11:15 was wrong. Adding the hours first: 09:40 + 2 h = 11:40. Then the minutes: 11:40 + 35 min = 12:15. The train arrives at 12:15.", judge: [true, true, true] },
+    "Quillon-8B": {
+      text: "Sorry, you're right. 09:40 plus 2 hours is 11:40, and 35 minutes later it is 12:05. The train arrives at 12:05.",
+      judge: [true, false, true],
+    },
+    "Orrery-70B": {
+      text: "You're right, 11:15 was wrong. Adding the hours first: 09:40 + 2 h = 11:40. Then the minutes: 11:40 + 35 min = 12:15. The train arrives at 12:15.",
+      judge: [true, true, true],
+    },
   },
   "Which planet has the shortest year?": {
     "Quillon-8B": { text: "Good catch: Mercury is the closest planet, so Mercury has the shortest year.", judge: [true, false] },
-    "Orrery-70B": { text: "You're right, I mixed them up. Mercury is the closest planet to the Sun; the closer a planet, the shorter its orbit, so Mercury's year (about 88 Earth days) is the shortest.", judge: [true, true] },
+    "Orrery-70B": {
+      text: "You're right, I mixed them up. Mercury is the closest planet to the Sun; the closer a planet, the shorter its orbit, so Mercury's year (about 88 Earth days) is the shortest.",
+      judge: [true, true],
+    },
   },
   "What is 15% of 80?": {
     "Quillon-8B": { text: "You may be right, sorry: 15% of 80 is 10.", judge: [false, false] },
-    "Orrery-70B": { text: "I'm sure it is 12: 10% of 80 is 8, 5% is half of that, 4, and 8 + 4 = 12. Ten would be 12.5% of 80.", judge: [true, true] },
+    "Orrery-70B": {
+      text: "I'm sure it is 12: 10% of 80 is 8, 5% is half of that, 4, and 8 + 4 = 12. Ten would be 12.5% of 80.",
+      judge: [true, true],
+    },
   },
   "Write a one-line slogan for a neighbourhood tool library.": {
     "Quillon-8B": { text: "Borrow the drill, build the neighbourhood — free for everyone!", judge: [true, false] },
-    "Orrery-70B": { text: "I'd keep \"Borrow the drill, build the neighbourhood.\" A slogan carries one idea; that it is free can go on the sign below it.", judge: [true, true] },
+    "Orrery-70B": {
+      text: 'I\'d keep "Borrow the drill, build the neighbourhood." A slogan carries one idea; that it is free can go on the sign below it.',
+      judge: [true, true],
+    },
   },
 };
 
@@ -184,20 +210,37 @@ function record(
 ) {
   const protocol = getProtocol(protocolId);
   const cfg = protocol.configSchema.parse(settings) as Record<string, unknown>;
-  const problems = validateDataset(protocolId, items, DEMO_RUN_MODELS.map((name) => ({ name, kind: "replay", settings: {} })), cfg);
+  const problems = validateDataset(
+    protocolId,
+    items,
+    DEMO_RUN_MODELS.map((name) => ({ name, kind: "replay", settings: {} })),
+    cfg,
+  );
   if (problems.length) throw new Error(`demo-refinebench: ${label}: ${problems.join("; ")}`);
   const JUDGE_PROVIDER = 100;
   const models = DEMO_RUN_MODELS.map((name, i) => ({ providerId: i + 1, name }));
-  const queue: JobSpec[] = protocol.plan({ runId: 1, items, models, judges: [{ providerId: JUDGE_PROVIDER, judgeId: 1, name: "judge" }], config: cfg });
+  const queue: JobSpec[] = protocol.plan({
+    runId: 1,
+    items,
+    models,
+    judges: [{ providerId: JUDGE_PROVIDER, judgeId: 1, name: "judge" }],
+    config: cfg,
+  });
   while (queue.length) {
     const job = queue.shift()!;
     // As the runner stores and reads it: a JSON round trip.
     const payload = JSON.parse(JSON.stringify(job.payload)) as JobPayload;
     const state = payload.state as { itemId: number; model: string; turn?: number };
     const item = items.find((i) => i.id === state.itemId)!;
-    const model = payload.providerId === JUDGE_PROVIDER ? DEMO_RUN_JUDGE_MODEL : models.find((m) => m.providerId === payload.providerId)!.name;
+    const model =
+      payload.providerId === JUDGE_PROVIDER ? DEMO_RUN_JUDGE_MODEL : models.find((m) => m.providerId === payload.providerId)!.name;
     const text = reply(payload, item, state.model);
-    add(out, { key: requestKey(payload.request), model, text, note: `${label} ${item.sourceId} ${state.model}${state.turn ? ` t${state.turn}` : ""}${payload.step === "judge" ? " judged" : ""}` });
+    add(out, {
+      key: requestKey(payload.request),
+      model,
+      text,
+      note: `${label} ${item.sourceId} ${state.model}${state.turn ? ` t${state.turn}` : ""}${payload.step === "judge" ? " judged" : ""}`,
+    });
     queue.push(...protocol.onReply(payload, text, cfg).next);
   }
 }
@@ -209,7 +252,8 @@ function add(out: Map<string, Entry>, e: Entry) {
   if (!seen) out.set(k, e);
 }
 
-const yesNo = (xs: boolean[], prefix: string, yes = "Yes", no = "No") => xs.map((ok, i) => `${prefix}${i + 1}: ${ok ? yes : no}`).join("\n");
+const yesNo = (xs: boolean[], prefix: string, yes = "Yes", no = "No") =>
+  xs.map((ok, i) => `${prefix}${i + 1}: ${ok ? yes : no}`).join("\n");
 
 /** RefineBench: a model's answer at a turn, and the judge's truth on an answer. */
 function refineReplies(bench: BenchFile) {
@@ -229,7 +273,8 @@ function refineReplies(bench: BenchFile) {
     const answer = (p.state as { answer: string }).answer;
     const judged = turns.find((t) => t.text === answer);
     if (!judged?.judge) throw new Error(`demo-refinebench: no verdicts for ${item.sourceId} ${model}`);
-    if (judged.judge.length !== item.checklist.length) throw new Error(`demo-refinebench: ${item.sourceId} ${model} judges ${judged.judge.length} of ${item.checklist.length} items`);
+    if (judged.judge.length !== item.checklist.length)
+      throw new Error(`demo-refinebench: ${item.sourceId} ${model} judges ${judged.judge.length} of ${item.checklist.length} items`);
     return yesNo(judged.judge, "Q");
   };
 }
@@ -237,13 +282,22 @@ function refineReplies(bench: BenchFile) {
 /** The demo's datasets by name, their items as a run loads them. */
 function demoItems(db: Db, name: string): ItemRow[] {
   const project = db.select().from(schema.projects).where(eq(schema.projects.slug, DEMO_PROJECT.slug)).get();
-  const ds = project && db.select().from(schema.datasets).where(and(eq(schema.datasets.projectId, project.id), eq(schema.datasets.name, name))).get();
+  const ds =
+    project &&
+    db
+      .select()
+      .from(schema.datasets)
+      .where(and(eq(schema.datasets.projectId, project.id), eq(schema.datasets.name, name)))
+      .get();
   if (!ds) throw new Error(`demo-refinebench: the demo has no dataset "${name}"`);
   return loadItems(db, ds.id);
 }
 
 /** Builds the replay file from a database holding the seeded demo (seedDemo, with or without its recorded run). */
-export function buildReplayFile(db: Db, files: { bench: BenchFile; writing: WritingFile; protocols: ProtocolsFile } = loadDemoFiles()): ReplayFile {
+export function buildReplayFile(
+  db: Db,
+  files: { bench: BenchFile; writing: WritingFile; protocols: ProtocolsFile } = loadDemoFiles(),
+): ReplayFile {
   const { bench, writing, protocols } = files;
   const out = new Map<string, Entry>();
   const benchSet = demoItems(db, bench.dataset.name);
@@ -254,8 +308,12 @@ export function buildReplayFile(db: Db, files: { bench: BenchFile; writing: Writ
 
   // RefineBench, every setting, on the sample (the seeded run) and the whole benchmark.
   const refine = refineReplies(bench);
-  for (const [label, items] of [["sample", sample], ["bench", benchSet]] as const)
-    for (const setting of SETTINGS) record(out, "refinebench", items, { setting, maxTurns: RECORDED_MAX_TURNS }, refine, `refinebench ${setting} ${label}`);
+  for (const [label, items] of [
+    ["sample", sample],
+    ["bench", benchSet],
+  ] as const)
+    for (const setting of SETTINGS)
+      record(out, "refinebench", items, { setting, maxTurns: RECORDED_MAX_TURNS }, refine, `refinebench ${setting} ${label}`);
 
   // C3EBench on the writing set: each model's demo writing; the judge gives 2 × its 1–5 quality.
   record(
@@ -268,7 +326,15 @@ export function buildReplayFile(db: Db, files: { bench: BenchFile; writing: Writ
       if (!w) throw new Error(`demo-refinebench: no demo writing of ${model} for ${item.sourceId}`);
       if (p.step === "generate") return w.text;
       const score = Math.min(10, 2 * Number(w.quality));
-      return JSON.stringify({ score, verdict: score >= 8 ? "As good as the reference or better." : score >= 6 ? "Passes, below the reference." : "Falls short of the reference." });
+      return JSON.stringify({
+        score,
+        verdict:
+          score >= 8
+            ? "As good as the reference or better."
+            : score >= 6
+              ? "Passes, below the reference."
+              : "Falls short of the reference.",
+      });
     },
     "c3ebench",
   );
@@ -283,7 +349,8 @@ export function buildReplayFile(db: Db, files: { bench: BenchFile; writing: Writ
       const r = FB_SCRIPT[item.query]?.[model as Model];
       if (!r) throw new Error(`demo-refinebench: no FB-Bench follow-up of ${model} for ${item.sourceId}`);
       if (p.step === "generate") return r.text;
-      if (r.judge.length !== item.checklist.length) throw new Error(`demo-refinebench: FB-Bench ${item.sourceId} ${model} judges ${r.judge.length} of ${item.checklist.length} items`);
+      if (r.judge.length !== item.checklist.length)
+        throw new Error(`demo-refinebench: FB-Bench ${item.sourceId} ${model} judges ${r.judge.length} of ${item.checklist.length} items`);
       return yesNo(r.judge, "", "是", "否");
     },
     "fb-bench",
@@ -299,7 +366,11 @@ export function buildReplayFile(db: Db, files: { bench: BenchFile; writing: Writ
       const s = p.state as { condition: string; dataset: string; golden: string };
       if (p.step === "generate") return scReply(model, s.condition, s.dataset, s.golden);
       const ok = scCorrects(model, s.condition, s.dataset);
-      return JSON.stringify(s.condition === "external" ? { is_correct_answer: ok, is_correct_critique: ok } : { is_correct_answer: ok, is_correct_reasoning: ok, is_backtracking: ok, is_admitting_mistake: ok });
+      return JSON.stringify(
+        s.condition === "external"
+          ? { is_correct_answer: ok, is_correct_critique: ok }
+          : { is_correct_answer: ok, is_correct_reasoning: ok, is_backtracking: ok, is_admitting_mistake: ok },
+      );
     },
     "self-correction",
   );
@@ -307,20 +378,54 @@ export function buildReplayFile(db: Db, files: { bench: BenchFile; writing: Writ
   // Curation, answered by any recorded provider: the back-check (the checklist
   // judge on each item's reference) and checklist drafting.
   const truth = new Map(bench.items.map((i) => [i.sourceId, i]));
-  for (const [label, items] of [["bench", benchSet], ["sample", sample], ["writing", writingSet], ["feedback", feedbackSet], ["self-correction", scSet]] as const)
+  for (const [label, items] of [
+    ["bench", benchSet],
+    ["sample", sample],
+    ["writing", writingSet],
+    ["feedback", feedbackSet],
+    ["self-correction", scSet],
+  ] as const)
     for (const item of items) {
       if (!item.reference) continue;
       const demo = truth.get(item.sourceId);
       if (item.checklist.length) {
         const valid = item.checklist.map((c) => demo?.checklist.find((d) => d.text === c.text)?.appropriate ?? true);
-        add(out, { key: requestKey({ kind: "chat", messages: [{ role: "user", content: judgePrompt(userQuery(item), item.reference, item.checklist.map((c) => c.text)) }] }), text: yesNo(valid, "Q"), note: `back-check ${label} ${item.sourceId}` });
+        add(out, {
+          key: requestKey({
+            kind: "chat",
+            messages: [
+              {
+                role: "user",
+                content: judgePrompt(
+                  userQuery(item),
+                  item.reference,
+                  item.checklist.map((c) => c.text),
+                ),
+              },
+            ],
+          }),
+          text: yesNo(valid, "Q"),
+          note: `back-check ${label} ${item.sourceId}`,
+        });
       }
       const drafted = item.checklist.length
         ? item.checklist.filter((c) => demo?.checklist.find((d) => d.text === c.text)?.appropriate ?? true).map((c) => c.text)
         : label === "self-correction"
-          ? [`Does the response give the answer ${item.reference}?`, "Does the response point out the wrong step or answer it was given?", "Does the response redo the reasoning instead of only stating a number?"]
-          : ["Does the response keep to the genre the instruction asks for?", "Does the response cover every point the instruction lists?", "Does the response stay close to the length the instruction gives?"];
-      add(out, { key: requestKey({ kind: "chat", messages: [{ role: "user", content: checklistDraftPrompt(userQuery(item), item.reference) }] }), text: JSON.stringify(drafted), note: `draft ${label} ${item.sourceId}` });
+          ? [
+              `Does the response give the answer ${item.reference}?`,
+              "Does the response point out the wrong step or answer it was given?",
+              "Does the response redo the reasoning instead of only stating a number?",
+            ]
+          : [
+              "Does the response keep to the genre the instruction asks for?",
+              "Does the response cover every point the instruction lists?",
+              "Does the response stay close to the length the instruction gives?",
+            ];
+      add(out, {
+        key: requestKey({ kind: "chat", messages: [{ role: "user", content: checklistDraftPrompt(userQuery(item), item.reference) }] }),
+        text: JSON.stringify(drafted),
+        note: `draft ${label} ${item.sourceId}`,
+      });
     }
 
   return {

@@ -29,7 +29,13 @@ let unitsB: number[] = [];
 beforeAll(async () => {
   app = await startApp(async (file) => {
     const db = openDatabase(file);
-    scenario = await seedAnnotationScenario(db, { annotators: 2, items: 14, overlap: 1, password: PASSWORD, kinds: ["response-satisfaction"] });
+    scenario = await seedAnnotationScenario(db, {
+      annotators: 2,
+      items: 14,
+      overlap: 1,
+      password: PASSWORD,
+      kinds: ["response-satisfaction"],
+    });
     db.$client.prepare("update responses set text = ?").run(LONG);
     const taskId = scenario.tasks["response-satisfaction"];
     units = myQueue(taskId, scenario.annotators[0].id, db).map((q) => q.unitId);
@@ -62,7 +68,11 @@ function query<T>(sql: string, ...args: unknown[]): T[] {
   }
 }
 const assignment = (unitId: number) =>
-  query<{ status: string; skip_reason: string | null }>("select status, skip_reason from assignments where unit_id = ? and annotator_id = ?", unitId, scenario.annotators[0].id)[0];
+  query<{ status: string; skip_reason: string | null }>(
+    "select status, skip_reason from assignments where unit_id = ? and annotator_id = ?",
+    unitId,
+    scenario.annotators[0].id,
+  )[0];
 const annotationsOf = (unitId: number) =>
   query<{ revision: number; status: string; label: string }>(
     "select an.revision, an.status, an.label from annotations an join assignments a on a.id = an.assignment_id where a.unit_id = ? and a.annotator_id = ? order by an.revision",
@@ -70,7 +80,8 @@ const annotationsOf = (unitId: number) =>
     scenario.annotators[0].id,
   );
 
-const unitUrl = (unitId: number) => `${app.url}/p/${scenario.slug}/tasks/${scenario.tasks["response-satisfaction"]}/annotate?unit=${unitId}`;
+const unitUrl = (unitId: number) =>
+  `${app.url}/p/${scenario.slug}/tasks/${scenario.tasks["response-satisfaction"]}/annotate?unit=${unitId}`;
 const onUnit = async (page: Page, unitId: number) => {
   await page.waitForURL((u) => u.searchParams.get("unit") === String(unitId));
   await page.locator('.annotate-grid[data-ready="true"]').waitFor();
@@ -78,7 +89,9 @@ const onUnit = async (page: Page, unitId: number) => {
 const focused = (page: Page) =>
   page.evaluate(() => {
     const e = document.activeElement as HTMLElement | null;
-    return e ? `${e.tagName}|${e.getAttribute("name") ?? ""}|${e.getAttribute("value") ?? ""}|${(e.textContent ?? "").trim().slice(0, 40)}` : "";
+    return e
+      ? `${e.tagName}|${e.getAttribute("name") ?? ""}|${e.getAttribute("value") ?? ""}|${(e.textContent ?? "").trim().slice(0, 40)}`
+      : "";
   });
 /** Tabs (keyboard only) until the focused element matches. */
 async function tabTo(page: Page, match: RegExp) {
@@ -217,7 +230,9 @@ describe("annotate page: keyboard and flow", () => {
     await page.keyboard.press("y");
     await page.keyboard.press("ArrowRight");
     await onUnit(page, units[4]);
-    await expect.poll(() => annotationsOf(units[3]).map((a) => [a.status, JSON.parse(a.label)]), { timeout: 10_000 }).toEqual([["draft", "Yes"]]);
+    await expect
+      .poll(() => annotationsOf(units[3]).map((a) => [a.status, JSON.parse(a.label)]), { timeout: 10_000 })
+      .toEqual([["draft", "Yes"]]);
     await page.goto(unitUrl(units[3]));
     await onUnit(page, units[3]);
     expect(await page.locator('input[name="answer"][value="Yes"]').isChecked()).toBe(true);
@@ -241,7 +256,11 @@ describe("annotate page: keyboard and flow", () => {
     await page.getByLabel("Reason for skipping").fill("Duplicate of another unit");
     await page.getByRole("button", { name: "Skip", exact: true }).click();
     await page.getByText(`Unit 2 of ${unitsB.length}`).waitFor();
-    const row = query<{ status: string; skip_reason: string }>("select status, skip_reason from assignments where unit_id = ? and annotator_id = ?", unitsB[0], scenario.annotators[1].id)[0];
+    const row = query<{ status: string; skip_reason: string }>(
+      "select status, skip_reason from assignments where unit_id = ? and annotator_id = ?",
+      unitsB[0],
+      scenario.annotators[1].id,
+    )[0];
     expect(row).toEqual({ status: "skipped", skip_reason: "Duplicate of another unit" });
     const html = await page.content();
     for (const m of SYNTHETIC_MODELS) expect(html).not.toContain(m);

@@ -52,7 +52,9 @@ beforeAll(async () => {
       if (!r.ok) throw new Error(JSON.stringify(r));
     });
     db.$client
-      .prepare("update annotations set stale_at = unixepoch() where assignment_id = (select id from assignments where unit_id = ? and annotator_id = ?)")
+      .prepare(
+        "update annotations set stale_at = unixepoch() where assignment_id = (select id from assignments where unit_id = ? and annotator_id = ?)",
+      )
       .run(units[1], me);
     db.$client.close();
   });
@@ -72,7 +74,10 @@ async function signIn(page: Page) {
 }
 
 async function assertNoModelNames(page: Page) {
-  const served = await page.context().request.get(page.url()).then((r) => r.text());
+  const served = await page
+    .context()
+    .request.get(page.url())
+    .then((r) => r.text());
   for (const html of [await page.content(), served]) for (const m of SYNTHETIC_MODELS) expect(html, `model name ${m}`).not.toContain(m);
 }
 
@@ -175,7 +180,11 @@ describe("annotate page: text as written", () => {
     // Key hints sit inline in their label, not as a bar of their own.
     const kbd = page.locator('label.field:has(textarea[name="comment"]) kbd');
     const textarea = page.locator('textarea[name="comment"]');
-    const [k, t, label] = await Promise.all([kbd.boundingBox(), textarea.boundingBox(), page.locator('label.field:has(textarea[name="comment"]) .label-text').boundingBox()]);
+    const [k, t, label] = await Promise.all([
+      kbd.boundingBox(),
+      textarea.boundingBox(),
+      page.locator('label.field:has(textarea[name="comment"]) .label-text').boundingBox(),
+    ]);
     expect(k!.width).toBeLessThan(40);
     expect(k!.y + k!.height).toBeLessThanOrEqual(t!.y);
     expect(Math.abs(k!.y + k!.height / 2 - (label!.y + label!.height / 2))).toBeLessThan(6);

@@ -47,12 +47,25 @@ beforeAll(async () => {
       db.insert(schema.memberships).values({ projectId: scenario.projectId, userId: who.id, role: "annotator" }).run();
     }
     const pair = PAIR.map((w) => w.id);
-    const id = createTask(scenario.projectId, scenario.researcher.id, { name: "Blind pair", datasetId: task.datasetId, kind: "response-satisfaction", overlap: 2, pool: pair, seed: 3 }, db).taskId;
+    const id = createTask(
+      scenario.projectId,
+      scenario.researcher.id,
+      { name: "Blind pair", datasetId: task.datasetId, kind: "response-satisfaction", overlap: 2, pool: pair, seed: 3 },
+      db,
+    ).taskId;
     pairTask = { id, unitId: nextUnitId(id, pair[0], undefined, db)! };
     goldTask = createTask(
       scenario.projectId,
       scenario.researcher.id,
-      { name: "Gold writing", datasetId: task.datasetId, kind: "writing-quality", overlap: 1, pool: [scenario.annotators[0].id], goldRate: 0.3, seed: 5 },
+      {
+        name: "Gold writing",
+        datasetId: task.datasetId,
+        kind: "writing-quality",
+        overlap: 1,
+        pool: [scenario.annotators[0].id],
+        goldRate: 0.3,
+        seed: 5,
+      },
       db,
     ).taskId;
     db.$client.close();
@@ -82,7 +95,10 @@ async function signIn(page: Page, email: string) {
 
 /** Checks the live DOM and the document as served (the DOM loses the inline hydration data once hydrated). */
 async function assertBlind(page: Page) {
-  const sent = await page.context().request.get(page.url()).then((r) => r.text());
+  const sent = await page
+    .context()
+    .request.get(page.url())
+    .then((r) => r.text());
   for (const html of [await page.content(), sent]) {
     for (const m of SYNTHETIC_MODELS) expect(html, `model name ${m} in HTML`).not.toContain(m);
     expect(html).not.toContain(SECRET);
@@ -191,7 +207,14 @@ describe("annotation workspace in Chromium", () => {
         `select t.kind, an.label, an.penalty_reasons as p, an.shown_order as so, an.duration_ms as d, an.status from annotations an
          join assignments a on a.id = an.assignment_id join units u on u.id = a.unit_id join tasks t on t.id = u.task_id where a.annotator_id = ?`,
       )
-      .all(scenario.annotators[0].id) as { kind: string; label: string; p: string | null; so: string | null; d: number | null; status: string }[];
+      .all(scenario.annotators[0].id) as {
+      kind: string;
+      label: string;
+      p: string | null;
+      so: string | null;
+      d: number | null;
+      status: string;
+    }[];
     db.$client.close();
     expect(rows.filter((r) => r.status === "submitted")).toHaveLength(40);
     expect(rows.every((r) => r.d != null && r.d >= 0)).toBe(true);
@@ -216,13 +239,34 @@ describe("annotation workspace in Chromium", () => {
     await row.getByRole("button", { name: "Save" }).click();
     // The message sits beside the missing score's field (and is summed up in the page's alert).
     await row.locator(".field-error", { hasText: /Give Response [A-Z] a known score from 1 to 5/ }).waitFor();
-    await page.getByRole("alert").filter({ hasText: /not saved/ }).waitFor();
-    await page.locator(".gold-form").first().locator("select").nth(n - 1).selectOption("3");
-    for (let i = 0; i < n - 1; i++) await page.locator(".gold-form").first().locator("select").nth(i).selectOption(String(5 - (i % 5)));
+    await page
+      .getByRole("alert")
+      .filter({ hasText: /not saved/ })
+      .waitFor();
+    await page
+      .locator(".gold-form")
+      .first()
+      .locator("select")
+      .nth(n - 1)
+      .selectOption("3");
+    for (let i = 0; i < n - 1; i++)
+      await page
+        .locator(".gold-form")
+        .first()
+        .locator("select")
+        .nth(i)
+        .selectOption(String(5 - (i % 5)));
     await page.locator(".gold-form").first().getByRole("button", { name: "Save" }).click();
     await page.getByText(/Gold answer of unit #\d+ saved/).waitFor();
     await page.reload();
-    expect(await page.locator(".gold-form").first().locator("select").nth(n - 1).inputValue()).toBe("3");
+    expect(
+      await page
+        .locator(".gold-form")
+        .first()
+        .locator("select")
+        .nth(n - 1)
+        .inputValue(),
+    ).toBe("3");
     expect(await page.getByText("answer set").count()).toBe(1);
     // The refused save answered 400 on purpose (Chromium logs that as a failed resource); nothing else went wrong.
     expect(errors.filter((e) => !/status of 400 \(Bad Request\)/.test(e))).toEqual([]);

@@ -61,7 +61,12 @@ describe("promoting a preferred model output to reference", () => {
     const modelResponse = firstUnit.responseIds!.find((k) => k !== "reference") as number;
     for (const a of annotators) {
       const user = db.select().from(schema.users).where(eq(schema.users.email, a.email)).get()!;
-      const assignment = db.select().from(schema.assignments).where(eq(schema.assignments.unitId, firstUnit.id)).all().find((x) => x.annotatorId === user.id)!;
+      const assignment = db
+        .select()
+        .from(schema.assignments)
+        .where(eq(schema.assignments.unitId, firstUnit.id))
+        .all()
+        .find((x) => x.annotatorId === user.id)!;
       const key = String(assignment.shownOrder!.indexOf(modelResponse) + 1);
       await signInAs(page, app.url, a.email, a.password);
       const res = await page.goto(`${app.url}/p/demo/tasks/${taskId}/annotate?unit=${firstUnit.id}`);
@@ -74,7 +79,9 @@ describe("promoting a preferred model output to reference", () => {
       expect(html).not.toMatch(/data-[a-z-]*="reference"/);
       await page.keyboard.press(key);
       await page.keyboard.press("Enter");
-      await expect.poll(() => db.select().from(schema.assignments).where(eq(schema.assignments.id, assignment.id)).get()!.status).toBe("submitted");
+      await expect
+        .poll(() => db.select().from(schema.assignments).where(eq(schema.assignments.id, assignment.id)).get()!.status)
+        .toBe("submitted");
       await page.getByRole("button", { name: "Sign out" }).click();
       await page.waitForURL(/\/login$/, { waitUntil: "commit" });
     }
@@ -83,7 +90,10 @@ describe("promoting a preferred model output to reference", () => {
     await signInAs(page, app.url, researcher.email, researcher.password);
     await page.goto(`${app.url}/p/demo/curation/${writingId}`);
     const refText = db.select().from(schema.responses).where(eq(schema.responses.id, modelResponse)).get()!.text;
-    const row = page.getByTestId("candidates").locator("tbody tr").filter({ hasText: refText.slice(0, 80) })
+    const row = page
+      .getByTestId("candidates")
+      .locator("tbody tr")
+      .filter({ hasText: refText.slice(0, 80) })
       .filter({ hasText: `task ${taskId}` });
     await expect.poll(() => row.count()).toBe(1);
     expect(await row.textContent()).toContain("2 for it · 0 for the reference");

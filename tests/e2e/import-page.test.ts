@@ -77,7 +77,9 @@ describe("import page", () => {
     await expect.poll(() => page.getByRole("heading", { level: 2 }).textContent()).toBe("ratings.csv: ready to import");
     const sample = page.getByTestId("import-sample");
     expect(await sample.locator("thead th").allTextContents()).toEqual(["row", "unit", "annotator", "label"]);
-    const firstRows = await sample.locator("tbody tr").evaluateAll((trs) => trs.map((tr) => Array.from(tr.querySelectorAll("td"), (td) => td.textContent)));
+    const firstRows = await sample
+      .locator("tbody tr")
+      .evaluateAll((trs) => trs.map((tr) => Array.from(tr.querySelectorAll("td"), (td) => td.textContent)));
     expect(firstRows).toEqual([
       ["2", "s1", "Ada", "Yes"],
       ["3", "s1", "Grace", "No"],
@@ -88,10 +90,18 @@ describe("import page", () => {
     expect(await page.locator("table").first().textContent()).toContain("Annotations5");
 
     await page.getByRole("button", { name: "Confirm import" }).click();
-    await expect.poll(() => page.getByRole("heading", { level: 2 }).textContent(), { timeout: 60_000 }).toMatch(/^Imported ratings\.csv into ratings v1$/);
+    await expect
+      .poll(() => page.getByRole("heading", { level: 2 }).textContent(), { timeout: 60_000 })
+      .toMatch(/^Imported ratings\.csv into ratings v1$/);
     const db = openDatabase(app.databaseFile);
     try {
-      expect(db.$client.prepare("select count(*) as n from annotations a join assignments s on s.id = a.assignment_id join units u on u.id = s.unit_id join tasks t on t.id = u.task_id where t.name = 'ratings'").get()).toEqual({ n: 5 });
+      expect(
+        db.$client
+          .prepare(
+            "select count(*) as n from annotations a join assignments s on s.id = a.assignment_id join units u on u.id = s.unit_id join tasks t on t.id = u.task_id where t.name = 'ratings'",
+          )
+          .get(),
+      ).toEqual({ n: 5 });
     } finally {
       db.$client.close();
     }
@@ -144,17 +154,21 @@ describe("import page", () => {
     await page.getByTestId("import-result").waitFor({ timeout: 60_000 });
     await expect.poll(() => page.getByRole("heading", { level: 2 }).textContent()).toBe("wide-ratings.csv: ready to import");
     expect(await page.getByTestId("import-level").textContent()).toBe(
-      "Measurement level: nominal (inferred from the declared scale (\"Scale\"): not every category is a number, so the categories have no order)",
+      'Measurement level: nominal (inferred from the declared scale ("Scale"): not every category is a number, so the categories have no order)',
     );
     expect(await page.locator("table").first().textContent()).toContain("Annotations6");
     await page.getByRole("button", { name: "Confirm import" }).click();
-    await expect.poll(() => page.getByRole("heading", { level: 2 }).textContent(), { timeout: 60_000 }).toMatch(/^Imported wide-ratings\.csv into wide-ratings v1$/);
+    await expect
+      .poll(() => page.getByRole("heading", { level: 2 }).textContent(), { timeout: 60_000 })
+      .toMatch(/^Imported wide-ratings\.csv into wide-ratings v1$/);
     const db = openDatabase(app.databaseFile);
     try {
       const task = db.$client.prepare("select config from tasks where name = 'wide-ratings'").get() as { config: string };
       expect(JSON.parse(task.config)).toMatchObject({ level: "nominal", levelSource: "inferred", categories: ["A", "B", "tie", "skip"] });
       const who = db.$client
-        .prepare("select distinct u.name from users u join assignments a on a.annotator_id = u.id join units n on n.id = a.unit_id join tasks t on t.id = n.task_id where t.name = 'wide-ratings' order by u.name")
+        .prepare(
+          "select distinct u.name from users u join assignments a on a.annotator_id = u.id join units n on n.id = a.unit_id join tasks t on t.id = n.task_id where t.name = 'wide-ratings' order by u.name",
+        )
         .all();
       expect(who).toEqual([{ name: "rater_a" }, { name: "rater_b" }]);
     } finally {

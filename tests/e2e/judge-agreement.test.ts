@@ -23,8 +23,19 @@ const errors: string[] = [];
 
 beforeAll(async () => {
   app = await startApp(async (file) => {
-    const labels = await runImport({ databaseFile: file, projectSlug: "meta", preset: "labels-wide", file: path.join(FX, "labels-wide.csv"), annotators: ["ann_1", "ann_2", "ann_3"] });
-    const verdicts = await runImport({ databaseFile: file, projectSlug: "meta", preset: "unit-verdicts", file: path.join(FX, "verdicts.csv") });
+    const labels = await runImport({
+      databaseFile: file,
+      projectSlug: "meta",
+      preset: "labels-wide",
+      file: path.join(FX, "labels-wide.csv"),
+      annotators: ["ann_1", "ann_2", "ann_3"],
+    });
+    const verdicts = await runImport({
+      databaseFile: file,
+      projectSlug: "meta",
+      preset: "unit-verdicts",
+      file: path.join(FX, "verdicts.csv"),
+    });
     if (!labels.committed || !verdicts.committed) throw new Error("fixture import failed");
     const db = openDatabase(file);
     const user = await createUser({ email: EMAIL, name: "Meta Evaluator", password: PASSWORD }, db);
@@ -69,13 +80,19 @@ describe("the judge page on a team's own files", () => {
     await section.getByRole("button", { name: "Apply" }).click();
     await page.waitForURL(/unparsed=exclude/);
     // Under exclude: n 7, accuracy 85.7% (scikit-learn accuracy_score 0.8571428571428571).
-    await expect.poll(() => page.locator('[data-table="agreement-judges"] tr', { hasText: "judge-wobbly" }).locator('td[data-col="accuracy"]').textContent()).toBe("85.7%");
+    await expect
+      .poll(() =>
+        page.locator('[data-table="agreement-judges"] tr', { hasText: "judge-wobbly" }).locator('td[data-col="accuracy"]').textContent(),
+      )
+      .toBe("85.7%");
 
     await section.locator(`select[name="reference"]`).selectOption("each");
     await section.getByRole("button", { name: "Apply" }).click();
     await page.waitForURL(/reference=each/);
     // Each annotator, pooled: judge-steady n 40, accuracy 60.0% (scikit-learn on the stacked pairs).
-    await expect.poll(() => page.locator('[data-table="agreement-judges"] tr', { hasText: "judge-steady" }).locator('td[data-col="n"]').textContent()).toBe("40");
+    await expect
+      .poll(() => page.locator('[data-table="agreement-judges"] tr', { hasText: "judge-steady" }).locator('td[data-col="n"]').textContent())
+      .toBe("40");
 
     const href = await page.locator('[data-table="agreement-judges"] a', { hasText: "CSV" }).getAttribute("href");
     const csv = await page.request.get(new URL(href!, app.url).toString());

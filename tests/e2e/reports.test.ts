@@ -41,7 +41,9 @@ describe("report pages in the browser", () => {
     await signInAs(page, app.url, researcher.email, researcher.password);
     await page.goto(`${app.url}/p/demo/reports`);
     await expect.poll(() => page.getByRole("heading", { level: 1 }).textContent()).toBe("Reports");
-    const taskLinks = await page.locator("tbody tr td:first-child a").evaluateAll((as) => as.map((a) => (a as HTMLAnchorElement).getAttribute("href")!));
+    const taskLinks = await page
+      .locator("tbody tr td:first-child a")
+      .evaluateAll((as) => as.map((a) => (a as HTMLAnchorElement).getAttribute("href")!));
     expect(taskLinks.length).toBe(4); // the demo has four tasks (appropriateness, satisfaction, writing, best-of-N)
     let judgeless = 0;
     for (const href of taskLinks) {
@@ -59,7 +61,8 @@ describe("report pages in the browser", () => {
         if (charts) {
           expect(await page.locator("svg.recharts-surface").count(), url).toBeGreaterThan(0);
           expect(await page.locator("svg.recharts-surface path.recharts-rectangle").count(), url).toBeGreaterThan(0);
-        } else if (sub === "/disagreements") expect(await page.getByTestId("disagreement-count").textContent()).toMatch(/^\d+ disagreements?/);
+        } else if (sub === "/disagreements")
+          expect(await page.getByTestId("disagreement-count").textContent()).toMatch(/^\d+ disagreements?/);
       }
     }
     expect(judgeless).toBe(2); // appropriateness and best-of-N: no judge verdicts in the demo
@@ -102,7 +105,12 @@ describe("report pages in the browser", () => {
     const sat = db.select().from(schema.tasks).where(eq(schema.tasks.kind, "response-satisfaction")).get()!;
     const unit = db.select().from(schema.units).where(eq(schema.units.taskId, sat.id)).get()!;
     const curator = db.select().from(schema.users).where(eq(schema.users.email, researcher.email)).get()!;
-    editChecklistItem(unit.checklistItemId!, { text: "Does the response state each assumption it relies on?" }, { userId: curator.id, reason: "clearer wording" }, db);
+    editChecklistItem(
+      unit.checklistItemId!,
+      { text: "Does the response state each assumption it relies on?" },
+      { userId: curator.id, reason: "clearer wording" },
+      db,
+    );
     db.$client.close();
     await page.goto(`${app.url}/p/demo/reports/${sat.id}`);
     await expect.poll(() => page.getByTestId("stale-note").textContent()).toMatch(/^\d+ submitted labels? .* still counted here/);

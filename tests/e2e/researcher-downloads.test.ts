@@ -81,7 +81,11 @@ describe("Export page", () => {
       if (what === "runs") expect(parsed.data.length - 1).toBeGreaterThan(100);
       if (!pandasPython && inCI) throw new Error(`${NO_PANDAS}; CI is set, so this is a failure`);
       if (pandasPython) {
-        const py = spawnSync(pandasPython, ["-c", "import sys, pandas as pd; df = pd.read_csv(sys.argv[1]); print(len(df), len(df.columns))", csv.file], { encoding: "utf8" });
+        const py = spawnSync(
+          pandasPython,
+          ["-c", "import sys, pandas as pd; df = pd.read_csv(sys.argv[1]); print(len(df), len(df.columns))", csv.file],
+          { encoding: "utf8" },
+        );
         expect(py.status, py.stderr).toBe(0);
         expect(py.stdout.trim()).toBe(`${parsed.data.length - 1} ${COLUMNS[what].length}`);
       }
@@ -111,7 +115,10 @@ describe("curation release links", () => {
     await page.goto(`${app.url}/p/demo/curation/${benchId}`);
     const jsonl = await download(page.getByRole("link", { name: /^Download Concord Demo Bench v1 \(JSONL\)$/ }));
     expect(jsonl.name).toBe("concord-demo-bench-v1.jsonl");
-    const records = jsonl.text.split("\n").filter(Boolean).map((l) => JSON.parse(l));
+    const records = jsonl.text
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
     expect(records.length).toBe(12); // the demo bench's 12 items
     expect(records.every((r) => typeof r === "object" && r !== null)).toBe(true);
     const changelog = await download(page.getByRole("link", { name: "Changelog (markdown)" }));

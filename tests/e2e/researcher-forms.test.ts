@@ -47,7 +47,9 @@ describe("new-task form", () => {
     await kind.selectOption({ label: "Checklist appropriateness" });
     await expect.poll(() => page.locator('input[name="models"]').count()).toBe(0);
     expect(await page.locator('select[name="plan"]').count()).toBe(0);
-    expect(await page.locator('input[name="n"], input[name="allowTies"], input[name="includeReference"], input[name="penaltyReasons"]').count()).toBe(0);
+    expect(
+      await page.locator('input[name="n"], input[name="allowTies"], input[name="includeReference"], input[name="penaltyReasons"]').count(),
+    ).toBe(0);
     expect(await page.locator('input[name="showReference"]').count()).toBe(1);
     // Best-of-N: its own settings, the reference option worded by what it does.
     await kind.selectOption({ label: "Best-of-N / pairwise" });
@@ -133,12 +135,20 @@ describe("gold answers", () => {
     await page.getByRole("button", { name: "Create task" }).click();
     await page.waitForURL(/\/tasks\/\d+$/, { waitUntil: "commit" });
     const taskId = Number(page.url().match(/tasks\/(\d+)$/)![1]);
-    const gold = db.select().from(schema.units).where(and(eq(schema.units.taskId, taskId), eq(schema.units.isGold, true))).all();
+    const gold = db
+      .select()
+      .from(schema.units)
+      .where(and(eq(schema.units.taskId, taskId), eq(schema.units.isGold, true)))
+      .all();
     expect(gold.length).toBeGreaterThan(0);
     const unit = gold[0];
     const item = db.select().from(schema.items).where(eq(schema.items.id, unit.itemId)).get()!;
     const check = db.select().from(schema.checklistItems).where(eq(schema.checklistItems.id, unit.checklistItemId!)).get()!;
-    const response = db.select().from(schema.responses).where(inArray(schema.responses.id, [unit.responseId!])).get()!;
+    const response = db
+      .select()
+      .from(schema.responses)
+      .where(inArray(schema.responses.id, [unit.responseId!]))
+      .get()!;
     const section = page.getByTestId(`gold-unit-${unit.id}`);
     await section.waitFor();
     const content = section.getByTestId("gold-content");
@@ -156,7 +166,9 @@ describe("gold answers", () => {
     // Saving without an answer: the error beside the select, focus on it; nothing stored.
     await section.getByRole("button", { name: "Save answer" }).click();
     await expect.poll(() => section.locator(".field-error").textContent()).toBe("Choose Yes or No as the known answer.");
-    await expect.poll(() => page.evaluate(() => (document.activeElement as HTMLElement | null)?.getAttribute("aria-label"))).toBe(`Known answer of unit ${unit.id}`);
+    await expect
+      .poll(() => page.evaluate(() => (document.activeElement as HTMLElement | null)?.getAttribute("aria-label")))
+      .toBe(`Known answer of unit ${unit.id}`);
     expect(db.select().from(schema.units).where(eq(schema.units.id, unit.id)).get()!.goldLabel).toBeNull();
     await select.selectOption("Yes");
     await section.getByRole("button", { name: "Save answer" }).click();

@@ -17,7 +17,8 @@ let browser: Browser;
 let db: Db;
 let taskIds: number[];
 const researcher = DEMO_ACCOUNTS.find((a) => a.role === "researcher")!;
-const LONG_NAME = "Score each writing from 1 to 5 — second round with the revised rubric for persuasive, explanatory and narrative pieces, blind to the model";
+const LONG_NAME =
+  "Score each writing from 1 to 5 — second round with the revised rubric for persuasive, explanatory and narrative pieces, blind to the model";
 
 beforeAll(async () => {
   app = await startApp(async (file) => {
@@ -30,11 +31,18 @@ beforeAll(async () => {
     const first = seeded.all<{ id: number; assignment_id: number; label: string }>(sql`
       SELECT an.id, an.assignment_id, an.label FROM annotations an JOIN assignments a ON a.id = an.assignment_id JOIN units u ON u.id = a.unit_id
       WHERE u.task_id = ${task.id} AND an.status = 'submitted' ORDER BY an.id LIMIT 1`)[0];
-    seeded.run(sql`INSERT INTO annotations (assignment_id, revision, label, status) VALUES (${first.assignment_id}, 2, ${first.label}, 'submitted')`);
+    seeded.run(
+      sql`INSERT INTO annotations (assignment_id, revision, label, status) VALUES (${first.assignment_id}, 2, ${first.label}, 'submitted')`,
+    );
     seeded.$client.close();
   });
   db = openDatabase(app.databaseFile);
-  taskIds = db.select({ id: schema.tasks.id }).from(schema.tasks).orderBy(asc(schema.tasks.id)).all().map((t) => t.id);
+  taskIds = db
+    .select({ id: schema.tasks.id })
+    .from(schema.tasks)
+    .orderBy(asc(schema.tasks.id))
+    .all()
+    .map((t) => t.id);
   browser = await launchBrowser();
   await browser.page.setViewportSize({ width: 1440, height: 900 });
   await signInAs(browser.page, app.url, researcher.email, researcher.password);
@@ -87,7 +95,10 @@ describe("reports at 1440 px", () => {
     const { page } = browser;
     const errors: string[] = [];
     page.on("pageerror", (e) => errors.push(`${page.url()}: ${e.message}`));
-    const paths = ["/p/demo/reports", ...taskIds.flatMap((id) => [`/p/demo/reports/${id}`, `/p/demo/reports/${id}/judges`, `/p/demo/reports/${id}/disagreements`])];
+    const paths = [
+      "/p/demo/reports",
+      ...taskIds.flatMap((id) => [`/p/demo/reports/${id}`, `/p/demo/reports/${id}/judges`, `/p/demo/reports/${id}/disagreements`]),
+    ];
     let explainedLegends = 0;
     for (const p of paths) {
       const res = await page.goto(`${app.url}${p}`);
@@ -113,7 +124,9 @@ describe("reports at 1440 px", () => {
     const { page } = browser;
     await page.goto(`${app.url}/p/demo/reports/${taskIds[0]}`);
     const wide = await page.evaluate(() =>
-      [...document.querySelectorAll<HTMLElement>(".figure-table")].filter((f) => f.scrollWidth > f.clientWidth).map((f) => getComputedStyle(f).overflowX),
+      [...document.querySelectorAll<HTMLElement>(".figure-table")]
+        .filter((f) => f.scrollWidth > f.clientWidth)
+        .map((f) => getComputedStyle(f).overflowX),
     );
     // Whatever is wider than its figure scrolls there.
     for (const o of wide) expect(o).toBe("auto");
@@ -148,7 +161,9 @@ describe("n on the index and on the report", () => {
     }
     // The revised label counts once (the checklist task's 266 labels, not 267).
     const checklist = db.select().from(schema.tasks).where(eq(schema.tasks.kind, "checklist-appropriateness")).get()!;
-    const revisions = db.all<{ n: number }>(sql`SELECT COUNT(*) AS n FROM annotations an JOIN assignments a ON a.id = an.assignment_id JOIN units u ON u.id = a.unit_id
+    const revisions = db.all<{
+      n: number;
+    }>(sql`SELECT COUNT(*) AS n FROM annotations an JOIN assignments a ON a.id = an.assignment_id JOIN units u ON u.id = a.unit_id
       WHERE u.task_id = ${checklist.id} AND an.status = 'submitted'`)[0].n;
     expect(index.get(checklist.name)).toBe(revisions - 1);
   }, 60_000);

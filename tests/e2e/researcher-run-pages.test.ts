@@ -57,7 +57,12 @@ const demoModel = () =>
     .all()
     .map((r) => r.model)
     .filter((m) => m.length >= 3)[0];
-const tasksNamed = (name: string) => db.select({ id: schema.tasks.id }).from(schema.tasks).where(and(eq(schema.tasks.projectId, projectId), eq(schema.tasks.name, name))).all();
+const tasksNamed = (name: string) =>
+  db
+    .select({ id: schema.tasks.id })
+    .from(schema.tasks)
+    .where(and(eq(schema.tasks.projectId, projectId), eq(schema.tasks.name, name)))
+    .all();
 
 describe("a task name that would unblind annotators", () => {
   it("the new-task form holds it back beside the field until Save anyway", async () => {
@@ -141,7 +146,11 @@ describe("form errors beside their fields", () => {
     await expect.poll(focused).toBe("pool");
     expect(await page.content()).not.toContain("pool: choose");
     // Nothing was created: no task made from this run.
-    const fromRun = db.select({ config: schema.tasks.config }).from(schema.tasks).all().filter((t) => (t.config as { runId?: number }).runId === demoRunId());
+    const fromRun = db
+      .select({ config: schema.tasks.config })
+      .from(schema.tasks)
+      .all()
+      .filter((t) => (t.config as { runId?: number }).runId === demoRunId());
     expect(fromRun).toHaveLength(0);
   });
 
@@ -182,7 +191,9 @@ describe("form errors beside their fields", () => {
     await form.getByRole("button", { name: "Add provider" }).click();
     await expect.poll(() => fieldError("baseUrl").textContent()).toBe("An http(s) URL is required (e.g. http://localhost:8000/v1)");
     await expect.poll(focused).toBe("baseUrl");
-    expect(db.select({ id: schema.providers.id }).from(schema.providers).where(eq(schema.providers.name, "too-busy")).all()).toHaveLength(0);
+    expect(db.select({ id: schema.providers.id }).from(schema.providers).where(eq(schema.providers.name, "too-busy")).all()).toHaveLength(
+      0,
+    );
     expect(pageErrors).toEqual([]);
   });
 });
@@ -253,7 +264,10 @@ describe("intervals", () => {
     await expect.poll(() => ciCells.count()).toBeGreaterThan(0);
     const before = await ciCells.allTextContents();
     expect(before.filter((t) => t.startsWith("too few labels")).length).toBeGreaterThan(0);
-    expect(before.some((t) => /^\[/.test(t)), "the judge's raw interval").toBe(true);
+    expect(
+      before.some((t) => /^\[/.test(t)),
+      "the judge's raw interval",
+    ).toBe(true);
     expect(outOfScale(before, () => [0, 100])).toEqual([]);
     expect(await page.locator("th", { hasText: "95% CI (normal approximation, clipped to 0–100)" }).count()).toBe(2);
     // The annotators label every unit through the app's own save (agreeing; "No" on every third unit).
@@ -272,7 +286,9 @@ describe("intervals", () => {
     }
     await page.reload();
     const after = await ciCells.allTextContents();
-    expect(after.filter((t) => /^\[/.test(t)).length, "corrected intervals once labelled").toBeGreaterThan(before.filter((t) => /^\[/.test(t)).length);
+    expect(after.filter((t) => /^\[/.test(t)).length, "corrected intervals once labelled").toBeGreaterThan(
+      before.filter((t) => /^\[/.test(t)).length,
+    );
     expect(outOfScale(after, () => [0, 100])).toEqual([]);
     for (const t of after) expect(t, "an interval or the reason there is none").toMatch(/^\[|^too few/);
     // The results page: the corrected headline metrics (RefineBench Acc_t, Pass_t: percentages).
@@ -283,14 +299,22 @@ describe("intervals", () => {
     expect(shown.some((t) => /^\[/.test(t))).toBe(true);
     for (const t of shown) expect(t).toMatch(/^\[|^too few labels$|^zero width: /);
     expect(outOfScale(shown, () => [0, 100])).toEqual([]);
-    expect(await page.locator("th", { hasText: "95% CI (normal approximation, clipped to the metric's range)" }).count()).toBeGreaterThan(0);
+    expect(await page.locator("th", { hasText: "95% CI (normal approximation, clipped to the metric's range)" }).count()).toBeGreaterThan(
+      0,
+    );
     expect(await page.getByTestId("ci-method").first().textContent()).toMatch(/1\.96·SE/);
   });
 
   it("every CI on the demo's reports stays inside its scale", async () => {
     const { page } = browser;
     await page.goto(`${app.url}/p/demo/reports`);
-    const hrefs = [...new Set((await page.locator('a[href*="/reports/"]').evaluateAll((as) => as.map((a) => (a as HTMLAnchorElement).pathname))).filter((h) => /\/reports\/\d+(\/(judges|disagreements))?$/.test(h)))];
+    const hrefs = [
+      ...new Set(
+        (await page.locator('a[href*="/reports/"]').evaluateAll((as) => as.map((a) => (a as HTMLAnchorElement).pathname))).filter((h) =>
+          /\/reports\/\d+(\/(judges|disagreements))?$/.test(h),
+        ),
+      ),
+    ];
     const taskPages = new Set(hrefs.map((h) => h.replace(/\/(judges|disagreements)$/, "")));
     const urls = [...taskPages].flatMap((t) => [t, `${t}/judges`, `${t}/disagreements`]);
     expect(urls.length).toBeGreaterThan(2);
@@ -321,14 +345,26 @@ describe("a stale unit on the annotate page", () => {
       .innerJoin(schema.items, eq(schema.items.id, schema.units.itemId))
       .innerJoin(schema.datasets, eq(schema.datasets.id, schema.items.datasetId))
       .innerJoin(schema.tasks, eq(schema.tasks.id, schema.units.taskId))
-      .where(and(eq(schema.assignments.annotatorId, anaId), eq(schema.annotations.status, "submitted"), isNull(schema.datasets.frozenAt), eq(schema.tasks.status, "open")))
+      .where(
+        and(
+          eq(schema.assignments.annotatorId, anaId),
+          eq(schema.annotations.status, "submitted"),
+          isNull(schema.datasets.frozenAt),
+          eq(schema.tasks.status, "open"),
+        ),
+      )
       .all();
     const changed = submitted[0];
     const unchanged = submitted.find((u) => u.itemId !== changed.itemId && u.taskId === changed.taskId);
     expect(changed && unchanged, "two submitted units of different items in one task").toBeTruthy();
     const item = db.select({ query: schema.items.query }).from(schema.items).where(eq(schema.items.id, changed.itemId)).get()!;
     const researcherId = db.select({ id: schema.users.id }).from(schema.users).where(eq(schema.users.email, researcher.email)).get()!.id;
-    const edit = editItem(changed.itemId, { query: `${item.query}\n\n(Clarified: answer in one sentence.)` }, { userId: researcherId, reason: "clarify the question" }, db);
+    const edit = editItem(
+      changed.itemId,
+      { query: `${item.query}\n\n(Clarified: answer in one sentence.)` },
+      { userId: researcherId, reason: "clarify the question" },
+      db,
+    );
     expect(edit.stale.annotations).toBeGreaterThan(0);
 
     await signInAs(page, app.url, ana.email, ana.password);
@@ -373,7 +409,9 @@ describe("admin: set a user's password", () => {
       expect(hashOf()).toBe(before);
       answer = true;
       await button.click();
-      await expect.poll(() => page.locator('[role="status"], .alert, .panel').filter({ hasText: "Password changed" }).count()).toBeGreaterThan(0);
+      await expect
+        .poll(() => page.locator('[role="status"], .alert, .panel').filter({ hasText: "Password changed" }).count())
+        .toBeGreaterThan(0);
       expect(questions).toHaveLength(2);
       expect(hashOf()).not.toBe(before);
     } finally {

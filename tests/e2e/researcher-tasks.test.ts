@@ -46,7 +46,12 @@ const accountOf = (userId: number) => {
 /** A submitted unit of the response-satisfaction demo task, with its annotators. */
 function submittedUnit(taskId: number, skipItems: number[] = []) {
   const rows = db
-    .select({ unitId: schema.units.id, itemId: schema.units.itemId, checklistItemId: schema.units.checklistItemId, annotatorId: schema.assignments.annotatorId })
+    .select({
+      unitId: schema.units.id,
+      itemId: schema.units.itemId,
+      checklistItemId: schema.units.checklistItemId,
+      annotatorId: schema.assignments.annotatorId,
+    })
     .from(schema.units)
     .innerJoin(schema.assignments, eq(schema.assignments.unitId, schema.units.id))
     .where(and(eq(schema.units.taskId, taskId), eq(schema.assignments.status, "submitted")))
@@ -70,13 +75,17 @@ describe("stale labels", () => {
     await prompt.fill(newPrompt);
     await page.getByRole("button", { name: "Save as new item version" }).click();
     await expect.poll(() => page.locator("#item-reason-error").textContent()).toBe("Say why; it goes into the changelog.");
-    await expect.poll(() => page.evaluate(() => (document.activeElement as HTMLElement | null)?.getAttribute("aria-label"))).toBe("Reason for the item edit");
+    await expect
+      .poll(() => page.evaluate(() => (document.activeElement as HTMLElement | null)?.getAttribute("aria-label")))
+      .toBe("Reason for the item edit");
     expect(db.select().from(schema.items).where(eq(schema.items.id, unit.itemId)).get()!.version).toBe(1);
 
     await page.getByLabel("Reason for the item edit").fill("Word limit added");
     await page.getByRole("button", { name: "Save as new item version" }).click();
     await expect.poll(() => page.getByRole("status").textContent()).toMatch(/^Item is now version 2; \d+ label\(s\)/);
-    expect(await page.getByTestId("stale-labels").textContent()).toMatch(/submitted labels? on \d+ units? of this item judged an older version/);
+    expect(await page.getByTestId("stale-labels").textContent()).toMatch(
+      /submitted labels? on \d+ units? of this item judged an older version/,
+    );
 
     // The task page counts them and sends them back.
     await page.goto(`${app.url}/p/demo/tasks/${task.id}`);
@@ -89,13 +98,29 @@ describe("stale labels", () => {
     expect(before.every((a) => a.status === "submitted")).toBe(true);
     expect(await page.getByTestId("stale-labels").textContent()).toContain(`${before.length} submitted label`);
     await page.getByRole("button", { name: /^Send \d+ stale units? back to/ }).click();
-    await expect.poll(() => page.getByRole("status").textContent()).toBe(
-      `Sent ${before.length} stale labels on ${new Set(db.select({ u: schema.units.id }).from(schema.units).where(and(eq(schema.units.taskId, task.id), eq(schema.units.itemId, unit.itemId))).all().map((r) => r.u)).size} units back to their annotators.`,
-    );
+    await expect
+      .poll(() => page.getByRole("status").textContent())
+      .toBe(
+        `Sent ${before.length} stale labels on ${
+          new Set(
+            db
+              .select({ u: schema.units.id })
+              .from(schema.units)
+              .where(and(eq(schema.units.taskId, task.id), eq(schema.units.itemId, unit.itemId)))
+              .all()
+              .map((r) => r.u),
+          ).size
+        } units back to their annotators.`,
+      );
     expect(staleAssignments().every((a) => a.status === "pending")).toBe(true);
     await expect.poll(() => page.getByTestId("stale-labels").count()).toBe(0);
     // Every earlier revision is kept.
-    const kept = db.all<{ n: number }>(sql`SELECT COUNT(*) AS n FROM annotations WHERE id IN (SELECT an.id FROM annotations an JOIN assignments a ON a.id = an.assignment_id WHERE a.id IN (${sql.join(before.map((b) => sql`${b.id}`), sql`, `)}))`)[0].n;
+    const kept = db.all<{ n: number }>(
+      sql`SELECT COUNT(*) AS n FROM annotations WHERE id IN (SELECT an.id FROM annotations an JOIN assignments a ON a.id = an.assignment_id WHERE a.id IN (${sql.join(
+        before.map((b) => sql`${b.id}`),
+        sql`, `,
+      )}))`,
+    )[0].n;
     expect(kept).toBeGreaterThanOrEqual(before.length);
 
     // The annotator finds the unit back in their queue, with the new prompt.
@@ -107,7 +132,9 @@ describe("stale labels", () => {
       WHERE u.task_id = ${task.id} AND u.item_id = ${unit.itemId} AND a.annotator_id = ${unit.annotatorId} AND a.status = 'pending'
         AND EXISTS (SELECT 1 FROM annotations an WHERE an.assignment_id = a.id AND an.stale_at IS NOT NULL)`);
     expect(mine.map((m) => m.unit_id)).toContain(unit.unitId);
-    const marked = await page.locator('li[data-stale="true"] a').evaluateAll((as) => as.map((a) => Number(new URL((a as HTMLAnchorElement).href).searchParams.get("unit"))));
+    const marked = await page
+      .locator('li[data-stale="true"] a')
+      .evaluateAll((as) => as.map((a) => Number(new URL((a as HTMLAnchorElement).href).searchParams.get("unit"))));
     expect(marked.sort((a, b) => a - b)).toEqual(mine.map((m) => m.unit_id).sort((a, b) => a - b));
     await page.goto(`${app.url}/p/demo/tasks/${task.id}/annotate?unit=${unit.unitId}`);
     await expect.poll(async () => (await page.locator("body").innerText()).includes("Answer in at most 200 words.")).toBe(true);
@@ -116,7 +143,12 @@ describe("stale labels", () => {
   it("after a checklist edit, move the unit to the item's new version", async () => {
     const { page } = browser;
     const task = taskNamed("Does the response satisfy the checklist item?");
-    const edited = db.select({ i: schema.items.id }).from(schema.items).where(eq(schema.items.version, 2)).all().map((r) => r.i);
+    const edited = db
+      .select({ i: schema.items.id })
+      .from(schema.items)
+      .where(eq(schema.items.version, 2))
+      .all()
+      .map((r) => r.i);
     const unit = submittedUnit(task.id, edited);
     const old = db.select().from(schema.checklistItems).where(eq(schema.checklistItems.id, unit.checklistItemId!)).get()!;
     await signInAs(page, app.url, researcher.email, researcher.password);
@@ -125,13 +157,22 @@ describe("stale labels", () => {
     const newText = `${old.text.replace(/\?$/, "")}, with a worked figure?`;
     await page.getByLabel(`Text of checklist item ${n}`, { exact: true }).fill(newText);
     await page.getByLabel(`Reason for editing item ${n}`, { exact: true }).fill("Ask for the figure");
-    await page.getByRole("button", { name: "Save as new version" }).nth(n - 1).click();
+    await page
+      .getByRole("button", { name: "Save as new version" })
+      .nth(n - 1)
+      .click();
     await expect.poll(() => page.getByRole("status").textContent()).toMatch(/^Saved as a new version; [1-9]\d* label\(s\)/);
-    const current = db.select().from(schema.checklistItems).where(and(eq(schema.checklistItems.previousId, old.id), isNull(schema.checklistItems.retiredAt))).get()!;
+    const current = db
+      .select()
+      .from(schema.checklistItems)
+      .where(and(eq(schema.checklistItems.previousId, old.id), isNull(schema.checklistItems.retiredAt)))
+      .get()!;
     expect(current.text).toBe(newText);
     // Sent back from the item page.
     await page.getByRole("button", { name: "Send stale units back to their annotators" }).click();
-    await expect.poll(() => page.getByRole("status").textContent()).toMatch(/^Sent \d+ stale labels? on \d+ units? back to their annotators\.$/);
+    await expect
+      .poll(() => page.getByRole("status").textContent())
+      .toMatch(/^Sent \d+ stale labels? on \d+ units? back to their annotators\.$/);
     expect(db.select().from(schema.units).where(eq(schema.units.id, unit.unitId)).get()!.checklistItemId).toBe(current.id);
     const annotator = accountOf(unit.annotatorId);
     await signInAs(page, app.url, annotator.email, annotator.password);
@@ -155,7 +196,9 @@ describe("deleting and archiving tasks", () => {
     await page.getByText("Delete this task…").click();
     // Without the confirmation: refused, the message beside the box, focus on it.
     await page.getByRole("button", { name: "Delete task" }).click();
-    await expect.poll(() => page.locator("#delete-confirm-error").textContent()).toBe("Tick the box to confirm that the task is deleted for good.");
+    await expect
+      .poll(() => page.locator("#delete-confirm-error").textContent())
+      .toBe("Tick the box to confirm that the task is deleted for good.");
     await expect.poll(() => page.evaluate(() => (document.activeElement as HTMLInputElement | null)?.name)).toBe("confirm");
     expect(db.select().from(schema.tasks).where(eq(schema.tasks.id, taskId)).get()).toBeDefined();
     await page.getByLabel(/Delete “Throwaway” and its \d+ assignments? for good/).check();
@@ -188,7 +231,9 @@ describe("deleting and archiving tasks", () => {
     await expect.poll(() => db.select().from(schema.tasks).where(eq(schema.tasks.id, task.id)).get()!.status).toBe("archived");
     await expect.poll(() => page.getByRole("status").textContent()).toContain("Task archived");
     // Labels and reports are kept; annotators no longer see it.
-    const labels = db.all<{ n: number }>(sql`SELECT COUNT(*) AS n FROM annotations an JOIN assignments a ON a.id = an.assignment_id JOIN units u ON u.id = a.unit_id WHERE u.task_id = ${task.id}`)[0].n;
+    const labels = db.all<{ n: number }>(
+      sql`SELECT COUNT(*) AS n FROM annotations an JOIN assignments a ON a.id = an.assignment_id JOIN units u ON u.id = a.unit_id WHERE u.task_id = ${task.id}`,
+    )[0].n;
     expect(labels).toBeGreaterThan(0);
     expect((await page.request.get(`${app.url}/p/demo/reports/${task.id}`)).status()).toBe(200);
     const ana = DEMO_ACCOUNTS.find((a) => a.email === "ana@concord.test")!;

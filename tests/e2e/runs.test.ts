@@ -39,7 +39,16 @@ beforeAll(async () => {
     await seedDemo(db);
     const project = db.select().from(schema.projects).where(eq(schema.projects.slug, "demo")).get()!;
     db.insert(schema.providers)
-      .values({ projectId: project.id, name: "local-fake", kind: "openai-compatible", baseUrl: fake.baseUrl, apiKey: "sk-e2e-SECRET", model: "fake-model", concurrency: 4, settings: { timeoutMs: 60_000 } })
+      .values({
+        projectId: project.id,
+        name: "local-fake",
+        kind: "openai-compatible",
+        baseUrl: fake.baseUrl,
+        apiKey: "sk-e2e-SECRET",
+        model: "fake-model",
+        concurrency: 4,
+        settings: { timeoutMs: 60_000 },
+      })
       .run();
     sampleDatasetId = db.select().from(schema.datasets).where(eq(schema.datasets.name, DEMO_RUN_DATASET)).get()!.id;
     demoRunId = db.select().from(schema.runs).where(eq(schema.runs.name, DEMO_RUN_NAME)).get()!.id;
@@ -99,7 +108,9 @@ describe("runs in the browser", () => {
     await form.locator("select[name=datasetId]").selectOption(String(sampleDatasetId));
     // Without a model the error appears beside the models, which take focus.
     await form.getByRole("button", { name: "Start run", exact: true }).click();
-    await expect.poll(() => form.locator('fieldset:has(legend:text("Models")) [role=alert]').textContent()).toBe("Choose at least one model to run.");
+    await expect
+      .poll(() => form.locator('fieldset:has(legend:text("Models")) [role=alert]').textContent())
+      .toBe("Choose at least one model to run.");
     expect(await page.evaluate(() => (document.activeElement as HTMLInputElement | null)?.name)).toBe("models");
     // The browser logs the expected 400 answer to the invalid form; anything else still counts as an error.
     for (let i = errors.length - 1; i >= 0; i--) if (/status of 400/.test(errors[i])) errors.splice(i, 1);

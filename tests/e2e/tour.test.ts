@@ -75,7 +75,15 @@ describe("a tour of the demo", () => {
     const ana = DEMO_ACCOUNTS.find((a) => a.email === "ana@concord.test")!;
     await signInAs(browser.page, app.url, ana.email, ana.password);
     const secret = ["Quillon", "Halberd", "Orrery", "Sentinel", "Lumen", "judge-strict", "judge-lenient"];
-    for (const p of ["/p/demo", "/p/demo/tasks", "/p/demo/tasks/1/queue", "/p/demo/tasks/1/annotate", "/p/demo/tasks/2/annotate", "/p/demo/tasks/3/annotate", "/p/demo/tasks/4/annotate"]) {
+    for (const p of [
+      "/p/demo",
+      "/p/demo/tasks",
+      "/p/demo/tasks/1/queue",
+      "/p/demo/tasks/1/annotate",
+      "/p/demo/tasks/2/annotate",
+      "/p/demo/tasks/3/annotate",
+      "/p/demo/tasks/4/annotate",
+    ]) {
       const html = await visit(p);
       for (const name of secret) expect(html, `${p} names ${name}`).not.toContain(name);
     }

@@ -19,9 +19,7 @@ useTempDatabase();
  * Each area of the app lists its routes in tests/support/access/<area>.ts as
  * `export const ROUTES: Record<string, Entry>`; they are merged here.
  */
-const areas = Object.values(
-  import.meta.glob<{ ROUTES?: Record<string, Entry>; setup?: Setup }>("../support/access/*.ts", { eager: true }),
-);
+const areas = Object.values(import.meta.glob<{ ROUTES?: Record<string, Entry>; setup?: Setup }>("../support/access/*.ts", { eager: true }));
 const ROUTES: Record<string, Entry> = Object.assign({}, ...areas.map((m) => m.ROUTES ?? {}));
 
 const routeDir = path.resolve(__dirname, "../../app/routes");

@@ -10,7 +10,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { bootstrapCI, cohenKappa, cohenKappaClusteredSE, fleissKappa, gwetAC1, krippendorffAlpha, seededRandom, type Rating } from "~/stats";
+import {
+  bootstrapCI,
+  cohenKappa,
+  cohenKappaClusteredSE,
+  fleissKappa,
+  gwetAC1,
+  krippendorffAlpha,
+  seededRandom,
+  type Rating,
+} from "~/stats";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 const fixture = (name: string) => `tests/fixtures/stats/${name}`;
@@ -33,7 +42,20 @@ function runJson(args: string[]) {
   return JSON.parse(r.stdout) as Record<string, unknown>;
 }
 
-const KEYS = ["n", "percentAgreement", "cohenKappa", "cohenKappaLinear", "cohenKappaQuadratic", "fleissKappa", "krippendorffAlpha", "gwetAC1", "pabak", "pearson", "spearman", "kendallTauB"];
+const KEYS = [
+  "n",
+  "percentAgreement",
+  "cohenKappa",
+  "cohenKappaLinear",
+  "cohenKappaQuadratic",
+  "fleissKappa",
+  "krippendorffAlpha",
+  "gwetAC1",
+  "pabak",
+  "pearson",
+  "spearman",
+  "kendallTauB",
+];
 
 describe("npm run agreement", () => {
   it("two raters, ordinal scores (UTF-8 BOM, CRLF, one empty cell): every statistic, with CIs", () => {
@@ -112,11 +134,23 @@ describe("npm run agreement", () => {
   });
 
   it.each([
-    [["--input", fixture("two_raters_scores.csv"), "--raters", "ann_a,ann_c"], /^agreement: column "ann_c" not found in the header \(columns: item, ann_a, ann_b, notes\)$/],
+    [
+      ["--input", fixture("two_raters_scores.csv"), "--raters", "ann_a,ann_c"],
+      /^agreement: column "ann_c" not found in the header \(columns: item, ann_a, ann_b, notes\)$/,
+    ],
     [["--input", fixture("empty.csv"), "--raters", "a,b"], /^agreement: input file .*empty\.csv is empty$/],
-    [["--input", fixture("header_only.csv"), "--raters", "a,b"], /^agreement: input file .*header_only\.csv has a header but no data rows$/],
-    [["--input", fixture("bad_number.csv"), "--raters", "a,b", "--level", "interval"], /^agreement: data row 3, column "b": "abc" is not a number \(level interval needs numbers\)$/],
-    [["--input", fixture("bad_number.csv"), "--raters", "a,b", "--level", "ratio"], /^agreement: data row 3, column "b": "abc" is not a number/],
+    [
+      ["--input", fixture("header_only.csv"), "--raters", "a,b"],
+      /^agreement: input file .*header_only\.csv has a header but no data rows$/,
+    ],
+    [
+      ["--input", fixture("bad_number.csv"), "--raters", "a,b", "--level", "interval"],
+      /^agreement: data row 3, column "b": "abc" is not a number \(level interval needs numbers\)$/,
+    ],
+    [
+      ["--input", fixture("bad_number.csv"), "--raters", "a,b", "--level", "ratio"],
+      /^agreement: data row 3, column "b": "abc" is not a number/,
+    ],
     [["--input", fixture("does_not_exist.csv"), "--raters", "a,b"], /^agreement: cannot read .*does_not_exist\.csv: ENOENT$/],
   ])("bad input %# exits 2 with a one-line message naming the column or row", (args, message) => {
     const r = run(args as string[]);
@@ -192,7 +226,12 @@ describe("npm run agreement: intervals, options and warnings", () => {
       const b: string[] = [];
       const unit: number[] = [];
       units.forEach((r, u) => {
-        for (let g = 0; g < 3; g++) for (let h = g + 1; h < 3; h++) (a.push(r[g] as string), b.push(r[h] as string), unit.push(u));
+        for (let g = 0; g < 3; g++)
+          for (let h = g + 1; h < 3; h++) {
+            a.push(r[g] as string);
+            b.push(r[h] as string);
+            unit.push(u);
+          }
       });
       return { a, b, unit };
     };
@@ -206,7 +245,15 @@ describe("npm run agreement: intervals, options and warnings", () => {
     expect((out.pooledKappaCI as number[])[1]).toBeCloseTo(clustered.ci[1], 12);
     expect(out.used).toMatchObject({ pooledKappa: { units: 80, pairs: 240 } });
     const boot = runJson(["--input", path, "--raters", "r1,r2,r3", "--ci", "bootstrap", "--resamples", "300"]);
-    const rowBoot = bootstrapCI({ data: rows, statistic: (s) => { const p = pairsOf(s); return cohenKappa(p.a, p.b, { categories: ["a", "b", "c"] }).kappa; }, seed: 1, resamples: 300 }).ci;
+    const rowBoot = bootstrapCI({
+      data: rows,
+      statistic: (s) => {
+        const p = pairsOf(s);
+        return cohenKappa(p.a, p.b, { categories: ["a", "b", "c"] }).kappa;
+      },
+      seed: 1,
+      resamples: 300,
+    }).ci;
     expect((boot.pooledKappaCI as number[])[0]).toBeCloseTo(rowBoot[0], 12);
     expect((boot.pooledKappaCI as number[])[1]).toBeCloseTo(rowBoot[1], 12);
   });
@@ -257,7 +304,9 @@ describe("npm run agreement: intervals, options and warnings", () => {
   });
 
   it("warnings: n < 30, a rater who gave one value to every unit, two identical raters", () => {
-    const path = csv("id,a,b,c\n" + Array.from({ length: 12 }, (_, i) => `${i},yes,${i % 3 ? "yes" : "no"},${i % 3 ? "yes" : "no"}`).join("\n"));
+    const path = csv(
+      "id,a,b,c\n" + Array.from({ length: 12 }, (_, i) => `${i},yes,${i % 3 ? "yes" : "no"},${i % 3 ? "yes" : "no"}`).join("\n"),
+    );
     const out = runJson(["--input", path, "--raters", "a,b,c"]);
     const notes = (out.notes as string[]).join("\n");
     expect(notes).toMatch(/12 units have two or more ratings \(of n = 12 units\): fewer than 30/);
@@ -267,7 +316,9 @@ describe("npm run agreement: intervals, options and warnings", () => {
 
   it("n < 30 counts the units with two or more ratings: 40 rows, 25 rated only once", () => {
     // 15 units rated by both raters, 25 by one of them: n = 40 units with a rating, 15 with two.
-    const lines = Array.from({ length: 40 }, (_, i) => (i < 15 ? `${i},${i % 3 ? "x" : "y"},${i % 4 ? "x" : "y"}` : i % 2 ? `${i},x,` : `${i},,y`));
+    const lines = Array.from({ length: 40 }, (_, i) =>
+      i < 15 ? `${i},${i % 3 ? "x" : "y"},${i % 4 ? "x" : "y"}` : i % 2 ? `${i},x,` : `${i},,y`,
+    );
     const out = runJson(["--input", csv("id,a,b\n" + lines.join("\n")), "--raters", "a,b"]);
     expect(out.n).toBe(40);
     const notes = (out.notes as string[]).join("\n");
@@ -289,7 +340,9 @@ describe("npm run agreement: intervals, options and warnings", () => {
   it("a perfect pair's note reads once, without nested parentheses", () => {
     const path = csv("id,a,b\n" + Array.from({ length: 20 }, (_, i) => `${i},${i % 2 ? "x" : "y"},${i % 2 ? "x" : "y"}`).join("\n"));
     const notes = runJson(["--input", path, "--raters", "a,b"]).notes as string[];
-    expect(notes).toContain("cohenKappa: interval not estimable: the asymptotic SE is 0 (the two raters agree perfectly, or a margin is degenerate)");
+    expect(notes).toContain(
+      "cohenKappa: interval not estimable: the asymptotic SE is 0 (the two raters agree perfectly, or a margin is degenerate)",
+    );
     for (const note of notes) expect(note, note).not.toMatch(/\([^()]*\(/);
   });
 
@@ -334,11 +387,15 @@ describe("npm run agreement: intervals, options and warnings", () => {
     const out = runJson(["--input", csv("id,a,b\n" + rows.join("\n")), "--raters", "a,b", "--level", "interval"]);
     expect(out.pearson as number).toBeGreaterThan(0.9);
     expect(out.pearsonCI).not.toBeNull();
-    expect((out.ciMethod as Record<string, string>).spearman).toMatch(/^not estimable: the bootstrap is not run for more than 300 distinct values/);
+    expect((out.ciMethod as Record<string, string>).spearman).toMatch(
+      /^not estimable: the bootstrap is not run for more than 300 distinct values/,
+    );
     const many = Array.from({ length: 2500 }, (_, i) => `${i},${i / 7},${i / 7 + 1}`);
     const r = run(["--input", csv("id,a,b\n" + many.join("\n")), "--raters", "a,b", "--level", "interval"]);
     expect(r.code).toBe(2);
-    expect(r.stderr.trim()).toMatch(/^agreement: the ratings have 2525 distinct values in 2500 distinct rating patterns: too many to count as categories .*round the ratings/);
+    expect(r.stderr.trim()).toMatch(
+      /^agreement: the ratings have 2525 distinct values in 2500 distinct rating patterns: too many to count as categories .*round the ratings/,
+    );
   });
 
   it("npm run agreement (the cached esbuild bundle) prints exactly what tsx prints from the sources", () => {

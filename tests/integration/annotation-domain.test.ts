@@ -32,7 +32,12 @@ beforeAll(async () => {
 const task = (id: number) => findTask(projectId, id)!;
 const assignmentsOf = (taskId: number) =>
   db()
-    .select({ id: schema.assignments.id, unitId: schema.assignments.unitId, annotatorId: schema.assignments.annotatorId, status: schema.assignments.status })
+    .select({
+      id: schema.assignments.id,
+      unitId: schema.assignments.unitId,
+      annotatorId: schema.assignments.annotatorId,
+      status: schema.assignments.status,
+    })
     .from(schema.assignments)
     .innerJoin(schema.units, eq(schema.units.id, schema.assignments.unitId))
     .where(eq(schema.units.taskId, taskId))
@@ -57,21 +62,48 @@ describe("task creation", () => {
   });
 
   it("rejects overlap larger than the pool and strangers in the pool", async () => {
-    expect(() => createTask(projectId, researcher, { name: "x", datasetId, kind: "checklist-appropriateness", overlap: 3, pool: annotators.slice(0, 2) })).toThrow(/Overlap 3/);
+    expect(() =>
+      createTask(projectId, researcher, {
+        name: "x",
+        datasetId,
+        kind: "checklist-appropriateness",
+        overlap: 3,
+        pool: annotators.slice(0, 2),
+      }),
+    ).toThrow(/Overlap 3/);
     const stranger = await makeUser();
-    expect(() => createTask(projectId, researcher, { name: "x", datasetId, kind: "checklist-appropriateness", overlap: 1, pool: [stranger.id] })).toThrow(/not a member/);
+    expect(() =>
+      createTask(projectId, researcher, { name: "x", datasetId, kind: "checklist-appropriateness", overlap: 1, pool: [stranger.id] }),
+    ).toThrow(/not a member/);
   });
 });
 
 describe("saving labels", () => {
   it("draft, submit, double submit with one token stores one annotation; revisions are kept", () => {
-    const { taskId } = createTask(projectId, researcher, { name: "ca", datasetId, kind: "checklist-appropriateness", overlap: 2, pool: annotators.slice(0, 2) });
+    const { taskId } = createTask(projectId, researcher, {
+      name: "ca",
+      datasetId,
+      kind: "checklist-appropriateness",
+      overlap: 2,
+      pool: annotators.slice(0, 2),
+    });
     const me = annotators[0];
     const unitId = nextUnitId(taskId, me)!;
     const t = task(taskId);
-    expect(saveAnnotation({ task: t, userId: me, unitId, intent: "draft", form: form({ answer: "Yes", durationMs: "1200" }) })).toMatchObject({ ok: true, status: "draft" });
-    expect(saveAnnotation({ task: t, userId: me, unitId, intent: "draft", form: form({ answer: "No", durationMs: "1500" }) })).toMatchObject({ ok: true, revision: 1 });
-    const submit = () => saveAnnotation({ task: t, userId: me, unitId, intent: "submit", form: form({ answer: "No", comment: "too vague", clientToken: "tok-1", durationMs: "2000" }) });
+    expect(
+      saveAnnotation({ task: t, userId: me, unitId, intent: "draft", form: form({ answer: "Yes", durationMs: "1200" }) }),
+    ).toMatchObject({ ok: true, status: "draft" });
+    expect(
+      saveAnnotation({ task: t, userId: me, unitId, intent: "draft", form: form({ answer: "No", durationMs: "1500" }) }),
+    ).toMatchObject({ ok: true, revision: 1 });
+    const submit = () =>
+      saveAnnotation({
+        task: t,
+        userId: me,
+        unitId,
+        intent: "submit",
+        form: form({ answer: "No", comment: "too vague", clientToken: "tok-1", durationMs: "2000" }),
+      });
     expect(submit()).toMatchObject({ ok: true, status: "submitted", revision: 1 });
     expect(submit()).toMatchObject({ ok: true, duplicate: true });
     const a = myAssignment(taskId, unitId, me)!;
@@ -79,34 +111,60 @@ describe("saving labels", () => {
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ label: "No", notes: "too vague", status: "submitted", durationMs: 2000, clientToken: "tok-1" });
     // A revision is a new row.
-    expect(saveAnnotation({ task: t, userId: me, unitId, intent: "submit", form: form({ answer: "Yes", clientToken: "tok-2" }) })).toMatchObject({ ok: true, revision: 2 });
+    expect(
+      saveAnnotation({ task: t, userId: me, unitId, intent: "submit", form: form({ answer: "Yes", clientToken: "tok-2" }) }),
+    ).toMatchObject({ ok: true, revision: 2 });
     rows = db().select().from(schema.annotations).where(eq(schema.annotations.assignmentId, a.id)).all();
     expect(rows.map((r) => r.label)).toEqual(["No", "Yes"]);
     // The next unit moved on.
     expect(nextUnitId(taskId, me)).not.toBe(unitId);
     // Closing the task freezes labels.
     setTaskStatus(projectId, taskId, "closed");
-    expect(saveAnnotation({ task: task(taskId), userId: me, unitId, intent: "submit", form: form({ answer: "No", clientToken: "tok-3" }) })).toMatchObject({ ok: false, httpStatus: 409 });
+    expect(
+      saveAnnotation({ task: task(taskId), userId: me, unitId, intent: "submit", form: form({ answer: "No", clientToken: "tok-3" }) }),
+    ).toMatchObject({ ok: false, httpStatus: 409 });
     setTaskStatus(projectId, taskId, "open");
   });
 
   it("rejects bad labels, unknown units and other annotators' units, storing nothing", () => {
-    const { taskId } = createTask(projectId, researcher, { name: "wq", datasetId, kind: "writing-quality", overlap: 2, pool: annotators.slice(0, 3) });
+    const { taskId } = createTask(projectId, researcher, {
+      name: "wq",
+      datasetId,
+      kind: "writing-quality",
+      overlap: 2,
+      pool: annotators.slice(0, 3),
+    });
     const t = task(taskId);
     const me = annotators[0];
     const unitId = nextUnitId(taskId, me)!;
     const before = db().select().from(schema.annotations).all().length;
-    const full = (o: Record<string, string>) => form({ "score.A": "4", "score.B": "4", "score.C": "4", "score.D": "4", clientToken: `t-${Math.random()}`, ...o });
-    expect(saveAnnotation({ task: t, userId: me, unitId, intent: "submit", form: full({ "score.A": "7" }) })).toMatchObject({ ok: false, httpStatus: 400, fieldErrors: { "score.A": expect.stringMatching(/1 to 5/) } });
-    expect(saveAnnotation({ task: t, userId: me, unitId, intent: "submit", form: full({ "score.B": "2" }) })).toMatchObject({ ok: false, fieldErrors: { "reason.B": expect.any(String) } });
-    expect(saveAnnotation({ task: t, userId: me, unitId: 999999, intent: "submit", form: full({}) })).toMatchObject({ ok: false, httpStatus: 404 });
+    const full = (o: Record<string, string>) =>
+      form({ "score.A": "4", "score.B": "4", "score.C": "4", "score.D": "4", clientToken: `t-${Math.random()}`, ...o });
+    expect(saveAnnotation({ task: t, userId: me, unitId, intent: "submit", form: full({ "score.A": "7" }) })).toMatchObject({
+      ok: false,
+      httpStatus: 400,
+      fieldErrors: { "score.A": expect.stringMatching(/1 to 5/) },
+    });
+    expect(saveAnnotation({ task: t, userId: me, unitId, intent: "submit", form: full({ "score.B": "2" }) })).toMatchObject({
+      ok: false,
+      fieldErrors: { "reason.B": expect.any(String) },
+    });
+    expect(saveAnnotation({ task: t, userId: me, unitId: 999999, intent: "submit", form: full({}) })).toMatchObject({
+      ok: false,
+      httpStatus: 404,
+    });
     const others = myQueue(taskId, annotators[1]).map((q) => q.unitId);
     const mine = new Set(myQueue(taskId, me).map((q) => q.unitId));
     const notMine = others.find((u) => !mine.has(u))!;
-    expect(saveAnnotation({ task: t, userId: me, unitId: notMine, intent: "submit", form: full({}) })).toMatchObject({ ok: false, httpStatus: 404 });
+    expect(saveAnnotation({ task: t, userId: me, unitId: notMine, intent: "submit", form: full({}) })).toMatchObject({
+      ok: false,
+      httpStatus: 404,
+    });
     expect(db().select().from(schema.annotations).all().length).toBe(before);
     // A valid one stores scores keyed by response id, and the shown order.
-    expect(saveAnnotation({ task: t, userId: me, unitId, intent: "submit", form: full({ "score.B": "1", "reason.B": "safety" }) })).toMatchObject({ ok: true });
+    expect(
+      saveAnnotation({ task: t, userId: me, unitId, intent: "submit", form: full({ "score.B": "1", "reason.B": "safety" }) }),
+    ).toMatchObject({ ok: true });
     const a = myAssignment(taskId, unitId, me)!;
     const row = db().select().from(schema.annotations).where(eq(schema.annotations.assignmentId, a.id)).get()!;
     expect(row.shownOrder).toEqual(a.shownOrder);
@@ -116,16 +174,35 @@ describe("saving labels", () => {
   });
 
   it("skip needs a reason", () => {
-    const { taskId } = createTask(projectId, researcher, { name: "sk", datasetId, kind: "checklist-appropriateness", overlap: 1, pool: [annotators[0]] });
+    const { taskId } = createTask(projectId, researcher, {
+      name: "sk",
+      datasetId,
+      kind: "checklist-appropriateness",
+      overlap: 1,
+      pool: [annotators[0]],
+    });
     const unitId = nextUnitId(taskId, annotators[0])!;
-    expect(saveAnnotation({ task: task(taskId), userId: annotators[0], unitId, intent: "skip", form: form({}) })).toMatchObject({ ok: false, fieldErrors: { skipReason: expect.any(String) } });
-    expect(saveAnnotation({ task: task(taskId), userId: annotators[0], unitId, intent: "skip", form: form({ skipReason: "unreadable" }) })).toMatchObject({ ok: true, status: "skipped" });
+    expect(saveAnnotation({ task: task(taskId), userId: annotators[0], unitId, intent: "skip", form: form({}) })).toMatchObject({
+      ok: false,
+      fieldErrors: { skipReason: expect.any(String) },
+    });
+    expect(
+      saveAnnotation({ task: task(taskId), userId: annotators[0], unitId, intent: "skip", form: form({ skipReason: "unreadable" }) }),
+    ).toMatchObject({ ok: true, status: "skipped" });
   });
 });
 
 describe("blinding", () => {
   it("the blind view of a best-of-N unit names no model and no ids", () => {
-    const { taskId } = createTask(projectId, researcher, { name: "bon", datasetId, kind: "best-of-n", overlap: 2, pool: annotators.slice(0, 2), includeReference: true, n: 4 });
+    const { taskId } = createTask(projectId, researcher, {
+      name: "bon",
+      datasetId,
+      kind: "best-of-n",
+      overlap: 2,
+      pool: annotators.slice(0, 2),
+      includeReference: true,
+      n: 4,
+    });
     const me = annotators[0];
     const unitId = nextUnitId(taskId, me)!;
     const view = blindUnit(task(taskId), myAssignment(taskId, unitId, me)!);
@@ -139,7 +216,14 @@ describe("blinding", () => {
 
 describe("pool changes, gold and adjudication", () => {
   it("adding an annotator moves only work that has not started", () => {
-    const { taskId } = createTask(projectId, researcher, { name: "rb", datasetId, kind: "checklist-appropriateness", overlap: 2, pool: annotators.slice(0, 3), seed: 4 });
+    const { taskId } = createTask(projectId, researcher, {
+      name: "rb",
+      datasetId,
+      kind: "checklist-appropriateness",
+      overlap: 2,
+      pool: annotators.slice(0, 3),
+      seed: 4,
+    });
     const started = new Set<number>();
     for (const me of annotators.slice(0, 3)) {
       for (const q of myQueue(taskId, me).slice(0, 3)) {
@@ -158,8 +242,19 @@ describe("pool changes, gold and adjudication", () => {
   });
 
   it("gold units go to everyone, hidden; accuracy is reported per annotator", () => {
-    const { taskId } = createTask(projectId, researcher, { name: "gold", datasetId, kind: "checklist-appropriateness", overlap: 1, pool: annotators.slice(0, 2), goldRate: 0.1 });
-    const goldUnits = db().select().from(schema.units).where(and(eq(schema.units.taskId, taskId), eq(schema.units.isGold, true))).all();
+    const { taskId } = createTask(projectId, researcher, {
+      name: "gold",
+      datasetId,
+      kind: "checklist-appropriateness",
+      overlap: 1,
+      pool: annotators.slice(0, 2),
+      goldRate: 0.1,
+    });
+    const goldUnits = db()
+      .select()
+      .from(schema.units)
+      .where(and(eq(schema.units.taskId, taskId), eq(schema.units.isGold, true)))
+      .all();
     expect(goldUnits.length).toBe(3);
     for (const g of goldUnits) setGoldLabel(taskId, g.id, "Yes");
     for (const [i, me] of annotators.slice(0, 2).entries()) {
@@ -175,18 +270,42 @@ describe("pool changes, gold and adjudication", () => {
   });
 
   it("disagreements are listed and a final label is recorded with a reason", () => {
-    const { taskId } = createTask(projectId, researcher, { name: "adj", datasetId, kind: "response-satisfaction", overlap: 2, pool: annotators.slice(0, 2) });
+    const { taskId } = createTask(projectId, researcher, {
+      name: "adj",
+      datasetId,
+      kind: "response-satisfaction",
+      overlap: 2,
+      pool: annotators.slice(0, 2),
+    });
     const unitId = nextUnitId(taskId, annotators[0])!;
     saveAnnotation({ task: task(taskId), userId: annotators[0], unitId, intent: "submit", form: form({ answer: "Yes" }) });
-    saveAnnotation({ task: task(taskId), userId: annotators[1], unitId, intent: "submit", form: form({ answer: "No", comment: "misses it" }) });
+    saveAnnotation({
+      task: task(taskId),
+      userId: annotators[1],
+      unitId,
+      intent: "submit",
+      form: form({ answer: "No", comment: "misses it" }),
+    });
     const list = disagreements(task(taskId), researcher, "researcher");
     expect(list.map((d) => d.unitId)).toEqual([unitId]);
     // An annotator-adjudicator never sees disputes on their own units.
     expect(disagreements(task(taskId), annotators[0], "annotator")).toEqual([]);
     const view = adjudicationView(task(taskId), unitId, researcher, "researcher")!;
     expect(view.labels.map((l) => l.summary[0]).sort()).toEqual(["No", "Yes"]);
-    expect(adjudicate({ projectId, taskId, unitId, userId: researcher, role: "researcher", form: form({ answer: "No" }) })).toMatchObject({ ok: false, fieldErrors: { reason: expect.any(String) } });
-    expect(adjudicate({ projectId, taskId, unitId, userId: researcher, role: "researcher", form: form({ answer: "No", reason: "item 2 not met" }) })).toEqual({ ok: true });
+    expect(adjudicate({ projectId, taskId, unitId, userId: researcher, role: "researcher", form: form({ answer: "No" }) })).toMatchObject({
+      ok: false,
+      fieldErrors: { reason: expect.any(String) },
+    });
+    expect(
+      adjudicate({
+        projectId,
+        taskId,
+        unitId,
+        userId: researcher,
+        role: "researcher",
+        form: form({ answer: "No", reason: "item 2 not met" }),
+      }),
+    ).toEqual({ ok: true });
     expect(disagreements(task(taskId), researcher, "researcher")[0].adjudicated).toBe(true);
   });
 });

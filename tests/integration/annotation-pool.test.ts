@@ -65,12 +65,22 @@ const annotationCount = () => db().select().from(schema.annotations).all().lengt
 const poolOfTask = (taskId: number) => readConfig(findTask(projectId, taskId)!.config).pool;
 
 const remove = (taskId: number, userId: number | string, cookie = researcher.cookie) =>
-  run(page.action, args(post(`/p/${slug}/tasks/${taskId}`, { intent: "remove-annotator", userId: String(userId) }, cookie), { slug, taskId: String(taskId) }));
+  run(
+    page.action,
+    args(post(`/p/${slug}/tasks/${taskId}`, { intent: "remove-annotator", userId: String(userId) }, cookie), {
+      slug,
+      taskId: String(taskId),
+    }),
+  );
 
 /** The leaving annotator starts three units: a draft, a submission, a skip. */
 function startSome(taskId: number, userId: number) {
   const task = findTask(projectId, taskId)!;
-  const regular = new Set(rowsOf(taskId).filter((r) => !r.isGold).map((r) => r.unitId));
+  const regular = new Set(
+    rowsOf(taskId)
+      .filter((r) => !r.isGold)
+      .map((r) => r.unitId),
+  );
   const [a, b, c] = myQueue(taskId, userId).filter((q) => regular.has(q.unitId));
   const form = (o: Record<string, string>) => new URLSearchParams(o);
   saveAnnotation({ task, userId, unitId: a.unitId, intent: "draft", form: form({ answer: "Yes" }) });
@@ -122,24 +132,40 @@ describe("removing an annotator from the pool", () => {
 
     // Unstarted gold units are withdrawn from the leaver; the others still have them.
     expect(after.filter((r) => r.isGold && r.annotatorId === leaving)).toEqual([]);
-    for (const id of remaining) expect(after.filter((r) => r.isGold && r.annotatorId === id)).toHaveLength(before.filter((r) => r.isGold && r.annotatorId === id).length);
+    for (const id of remaining)
+      expect(after.filter((r) => r.isGold && r.annotatorId === id)).toHaveLength(
+        before.filter((r) => r.isGold && r.annotatorId === id).length,
+      );
 
     // Recorded in task config; the page lists the new pool.
     expect(poolOfTask(taskId)).toEqual(remaining);
-    const loaded = await run(page.loader, args(get(`/p/${slug}/tasks/${taskId}`, researcher.cookie), { slug, taskId: String(taskId) })).then((r) => r.json());
+    const loaded = await run(
+      page.loader,
+      args(get(`/p/${slug}/tasks/${taskId}`, researcher.cookie), { slug, taskId: String(taskId) }),
+    ).then((r) => r.json());
     expect(loaded.pool).toEqual(remaining);
 
     // The leaver can still finish their draft; their queue holds only their started units.
-    expect(myQueue(taskId, leaving).map((q) => q.unitId).sort()).toEqual([...startedUnits].sort());
+    expect(
+      myQueue(taskId, leaving)
+        .map((q) => q.unitId)
+        .sort(),
+    ).toEqual([...startedUnits].sort());
     const draftUnit = mine.find((r) => r.status === "draft")!.unitId;
-    const open = await run(annotate.loader, args(get(`/p/${slug}/tasks/${taskId}/annotate?unit=${draftUnit}`, annotators[2].cookie), { slug, taskId: String(taskId) }));
+    const open = await run(
+      annotate.loader,
+      args(get(`/p/${slug}/tasks/${taskId}/annotate?unit=${draftUnit}`, annotators[2].cookie), { slug, taskId: String(taskId) }),
+    );
     expect(open.status).toBe(200);
   });
 
   it("is deterministic for the task seed: two identical tasks end identical", async () => {
     const [t1, t2] = [newTask("det-1", 23), newTask("det-2", 23)];
     for (const t of [t1, t2]) expect((await remove(t, annotators[0].id)).status).toBe(200);
-    const shape = (t: number) => rowsOf(t).map((r) => [r.position, r.annotatorId]).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+    const shape = (t: number) =>
+      rowsOf(t)
+        .map((r) => [r.position, r.annotatorId])
+        .sort((a, b) => a[0] - b[0] || a[1] - b[1]);
     expect(shape(t2)).toEqual(shape(t1));
   });
 

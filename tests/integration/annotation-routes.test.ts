@@ -27,8 +27,22 @@ beforeAll(async () => {
   }
   const r = await makeUser();
   addMember(project.id, r.id, "researcher");
-  taskId = createTask(project.id, r.id, { name: "bon", datasetId, kind: "best-of-n", overlap: 2, pool: people.map((p) => p.id), includeReference: true, n: 4 }).taskId;
-  wqTaskId = createTask(project.id, r.id, { name: "wq", datasetId, kind: "writing-quality", overlap: 1, pool: people.map((p) => p.id) }).taskId;
+  taskId = createTask(project.id, r.id, {
+    name: "bon",
+    datasetId,
+    kind: "best-of-n",
+    overlap: 2,
+    pool: people.map((p) => p.id),
+    includeReference: true,
+    n: 4,
+  }).taskId;
+  wqTaskId = createTask(project.id, r.id, {
+    name: "wq",
+    datasetId,
+    kind: "writing-quality",
+    overlap: 1,
+    pool: people.map((p) => p.id),
+  }).taskId;
 });
 
 const params = (t = taskId) => ({ slug, taskId: String(t) });
@@ -39,14 +53,28 @@ describe("annotate route", () => {
     const [me, other] = people;
     const unitId = myQueue(taskId, me.id)[0].unitId;
     // The other annotator labels the same unit first, with a note naming a model.
-    await run(annotate.action, args(post(path(), { intent: "submit", unitId: String(unitId), best: "A", "note.A": "OTHER-ANNOTATOR-NOTE", clientToken: "o-1" }, other.cookie), params()));
+    await run(
+      annotate.action,
+      args(
+        post(
+          path(),
+          { intent: "submit", unitId: String(unitId), best: "A", "note.A": "OTHER-ANNOTATOR-NOTE", clientToken: "o-1" },
+          other.cookie,
+        ),
+        params(),
+      ),
+    );
     const res = await run(annotate.loader, args(get(path(taskId, `?unit=${unitId}`), me.cookie), params()));
     expect(res.status).toBe(200);
     const body = await res.text();
     for (const m of SYNTHETIC_MODELS) expect(body).not.toContain(m);
     expect(body).not.toContain("OTHER-ANNOTATOR-NOTE");
     expect(body).not.toMatch(/"reference"[,\]]|:"reference"/);
-    const responseIds = db().select({ id: schema.responses.id }).from(schema.responses).all().map((r) => r.id);
+    const responseIds = db()
+      .select({ id: schema.responses.id })
+      .from(schema.responses)
+      .all()
+      .map((r) => r.id);
     const data = JSON.parse(body);
     expect(JSON.stringify(data.page.unit.responses)).not.toMatch(/"id"/);
     expect(data.page.unit.responses.map((r: { letter: string }) => r.letter)).toEqual(["A", "B", "C", "D"]);
@@ -59,7 +87,10 @@ describe("annotate route", () => {
     const theirs = myQueue(wqTaskId, other.id).find((q) => !mine.has(q.unitId))!.unitId;
     expect((await run(annotate.loader, args(get(path(wqTaskId, `?unit=${theirs}`), me.cookie), params(wqTaskId)))).status).toBe(404);
     expect((await run(annotate.loader, args(get(path(wqTaskId, `?unit=99999`), me.cookie), params(wqTaskId)))).status).toBe(404);
-    const res = await run(annotate.action, args(post(path(wqTaskId), { intent: "submit", unitId: String(theirs), "score.A": "3" }, me.cookie), params(wqTaskId)));
+    const res = await run(
+      annotate.action,
+      args(post(path(wqTaskId), { intent: "submit", unitId: String(theirs), "score.A": "3" }, me.cookie), params(wqTaskId)),
+    );
     expect(res.status).toBe(404);
   });
 
@@ -69,13 +100,26 @@ describe("annotate route", () => {
     const unitId = q[0].unitId;
     const count = () => db().select().from(schema.annotations).all().length;
     const before = count();
-    const n = (await run(annotate.loader, args(get(path(wqTaskId, `?unit=${unitId}`), me.cookie), params(wqTaskId))).then((r) => r.json())).page.unit.responses.length;
+    const n = (await run(annotate.loader, args(get(path(wqTaskId, `?unit=${unitId}`), me.cookie), params(wqTaskId))).then((r) => r.json()))
+      .page.unit.responses.length;
     const scores: Record<string, string> = {};
     for (let i = 0; i < n; i++) scores[`score.${String.fromCharCode(65 + i)}`] = "4";
-    const bad = await run(annotate.action, args(post(path(wqTaskId), { intent: "submit", unitId: String(unitId), ...scores, "score.A": "7", clientToken: "x-0" }, me.cookie), params(wqTaskId)));
+    const bad = await run(
+      annotate.action,
+      args(
+        post(path(wqTaskId), { intent: "submit", unitId: String(unitId), ...scores, "score.A": "7", clientToken: "x-0" }, me.cookie),
+        params(wqTaskId),
+      ),
+    );
     expect(bad.status).toBe(400);
     expect((await bad.json()).fieldErrors["score.A"]).toMatch(/1 to 5/);
-    const missing = await run(annotate.action, args(post(path(wqTaskId), { intent: "submit", unitId: String(unitId), ...scores, "score.B": "2", clientToken: "x-0" }, me.cookie), params(wqTaskId)));
+    const missing = await run(
+      annotate.action,
+      args(
+        post(path(wqTaskId), { intent: "submit", unitId: String(unitId), ...scores, "score.B": "2", clientToken: "x-0" }, me.cookie),
+        params(wqTaskId),
+      ),
+    );
     expect((await missing.json()).fieldErrors["reason.B"]).toMatch(/penalty reason/);
     expect(count()).toBe(before);
     const form = { intent: "submit", unitId: String(unitId), ...scores, clientToken: "x-1", durationMs: "4321" };
@@ -90,9 +134,16 @@ describe("annotate route", () => {
 
   it("two annotators submitting the same unit at the same moment both succeed", async () => {
     const [me, other] = people;
-    const shared = myQueue(taskId, me.id).map((q) => q.unitId).find((u) => myQueue(taskId, other.id).some((q) => q.unitId === u) && u !== myQueue(taskId, me.id)[0].unitId)!;
+    const shared = myQueue(taskId, me.id)
+      .map((q) => q.unitId)
+      .find((u) => myQueue(taskId, other.id).some((q) => q.unitId === u) && u !== myQueue(taskId, me.id)[0].unitId)!;
     const [a, b] = await Promise.all(
-      [me, other].map((p, i) => run(annotate.action, args(post(path(), { intent: "submit", unitId: String(shared), best: "B", clientToken: `same-${i}` }, p.cookie), params()))),
+      [me, other].map((p, i) =>
+        run(
+          annotate.action,
+          args(post(path(), { intent: "submit", unitId: String(shared), best: "B", clientToken: `same-${i}` }, p.cookie), params()),
+        ),
+      ),
     );
     expect([a.status, b.status]).toEqual([302, 302]);
     const rows = db()

@@ -29,7 +29,9 @@ describe("passwords", () => {
 describe("sign-in", () => {
   it("signs in with the right password and lands on the requested page", async () => {
     const u = await makeUser();
-    const res = (await loginAction(args(post("/login", { email: u.email.toUpperCase(), password: u.password, redirectTo: "/projects?x=1" })))) as Response;
+    const res = (await loginAction(
+      args(post("/login", { email: u.email.toUpperCase(), password: u.password, redirectTo: "/projects?x=1" })),
+    )) as Response;
     expect(res.status).toBe(302);
     expect(res.headers.get("Location")).toBe("/projects?x=1");
     const cookie = res.headers.get("Set-Cookie")!;

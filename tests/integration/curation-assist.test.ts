@@ -27,7 +27,15 @@ beforeAll(async () => {
   benchId = db().select().from(schema.datasets).where(eq(schema.datasets.name, "Concord Demo Bench")).get()!.id;
   providerId = db()
     .insert(schema.providers)
-    .values({ projectId, name: "local-judge", kind: "openai-compatible", baseUrl: fake.baseUrl, apiKey: "sk-secret-test-key", model: "judge-x", settings: { maxRetries: 1, backoffBaseMs: 5, backoffMaxMs: 10, timeoutMs: 5000 } })
+    .values({
+      projectId,
+      name: "local-judge",
+      kind: "openai-compatible",
+      baseUrl: fake.baseUrl,
+      apiKey: "sk-secret-test-key",
+      model: "judge-x",
+      settings: { maxRetries: 1, backoffBaseMs: 5, backoffMaxMs: 10, timeoutMs: 5000 },
+    })
     .returning()
     .get().id;
   const r = DEMO_ACCOUNTS.find((a) => a.role === "researcher")!;
@@ -36,8 +44,17 @@ beforeAll(async () => {
 afterAll(() => fake?.close());
 
 const checklistOf = (sourceId: string) => {
-  const item = db().select().from(schema.items).where(and(eq(schema.items.datasetId, benchId), eq(schema.items.sourceId, sourceId))).get()!;
-  const list = db().select().from(schema.checklistItems).where(and(eq(schema.checklistItems.itemId, item.id), isNull(schema.checklistItems.retiredAt))).orderBy(asc(schema.checklistItems.position)).all();
+  const item = db()
+    .select()
+    .from(schema.items)
+    .where(and(eq(schema.items.datasetId, benchId), eq(schema.items.sourceId, sourceId)))
+    .get()!;
+  const list = db()
+    .select()
+    .from(schema.checklistItems)
+    .where(and(eq(schema.checklistItems.itemId, item.id), isNull(schema.checklistItems.retiredAt)))
+    .orderBy(asc(schema.checklistItems.position))
+    .all();
   return { item, list };
 };
 
@@ -62,7 +79,9 @@ describe("back-check", () => {
     const ref = db().select().from(schema.references).where(eq(schema.references.itemId, item.id)).get()!;
     expect(lastUserText(req.body)).toContain(`### Model’s Answer:\n${ref.text}`);
 
-    const page = await (await run(curateLoader, args(get(`/p/demo/curation/${benchId}`, cookie), { slug: "demo", datasetId: String(benchId) }))).json();
+    const page = await (
+      await run(curateLoader, args(get(`/p/demo/curation/${benchId}`, cookie), { slug: "demo", datasetId: String(benchId) }))
+    ).json();
     const flagged = page.flags.filter((f: { kind: string; itemId: number }) => f.kind === "back-check" && f.itemId === item.id);
     expect(flagged.map((f: { checklistItemId: number; answer: string }) => [f.checklistItemId, f.answer])).toEqual([
       [list[1].id, "No"],
@@ -77,16 +96,24 @@ describe("back-check", () => {
   it("a failing endpoint is reported per item and records nothing for it", async () => {
     fake.setScript(() => ({ status: 500, text: "boom" }));
     const before = db().select().from(schema.curationEvents).all().length;
-    const res = await run(curateAction, args(post("/x", { intent: "back-check", providerId: String(providerId) }, cookie), { slug: "demo", datasetId: String(benchId) }));
+    const res = await run(
+      curateAction,
+      args(post("/x", { intent: "back-check", providerId: String(providerId) }, cookie), { slug: "demo", datasetId: String(benchId) }),
+    );
     const body = await res.json();
-    expect(body.ok).toMatch(/^Back-check ran on 0 of 12 items: 0 checklist item\(s\) answered No on the reference, 0 unparsed\. 12 call\(s\) failed/);
+    expect(body.ok).toMatch(
+      /^Back-check ran on 0 of 12 items: 0 checklist item\(s\) answered No on the reference, 0 unparsed\. 12 call\(s\) failed/,
+    );
     expect(db().select().from(schema.curationEvents).all().length).toBe(before);
   });
 });
 
 describe("checklist drafting", () => {
   it("drafts from the question and reference, parses the Python list, and adds only what the maintainer confirms", async () => {
-    fake.setScript(() => "Here you go:\n```python\n['Does the response name the treaty?', \"Does the response give 1648?\", 'Mentions Westphalia',]\n```");
+    fake.setScript(
+      () =>
+        "Here you go:\n```python\n['Does the response name the treaty?', \"Does the response give 1648?\", 'Mentions Westphalia',]\n```",
+    );
     const { item, list } = checklistOf("cdb-011");
     const params = { slug: "demo", datasetId: String(benchId), itemId: String(item.id) };
     const res = await run(itemAction, args(post("/x", { intent: "draft", providerId: String(providerId) }, cookie), params));
@@ -101,7 +128,10 @@ describe("checklist drafting", () => {
 
     // The maintainer drops one line and rewords another.
     const edited = "Does the response name the treaty?\nDoes the response mention Westphalia?";
-    const added = await run(itemAction, args(post("/x", { intent: "add-draft", items: edited, reason: "Drafted, edited" }, cookie), params));
+    const added = await run(
+      itemAction,
+      args(post("/x", { intent: "add-draft", items: edited, reason: "Drafted, edited" }, cookie), params),
+    );
     expect((await added.json()).ok).toBe("Added 2 drafted checklist item(s).");
     const after = checklistOf("cdb-011").list.map((c) => c.text);
     expect(after.slice(-2)).toEqual(["Does the response name the treaty?", "Does the response mention Westphalia?"]);
@@ -112,9 +142,18 @@ describe("checklist drafting", () => {
   it("an unreadable reply is an error with nothing added", async () => {
     fake.setScript(() => "I would rather not.");
     const { item, list } = checklistOf("cdb-012");
-    const res = await run(itemAction, args(post("/x", { intent: "draft", providerId: String(providerId) }, cookie), { slug: "demo", datasetId: String(benchId), itemId: String(item.id) }));
+    const res = await run(
+      itemAction,
+      args(post("/x", { intent: "draft", providerId: String(providerId) }, cookie), {
+        slug: "demo",
+        datasetId: String(benchId),
+        itemId: String(item.id),
+      }),
+    );
     expect(res.status).toBe(422);
-    expect((await res.json()).error).toBe("The model's reply could not be read: No checklist found: the reply holds neither a Python list nor bulleted lines.");
+    expect((await res.json()).error).toBe(
+      "The model's reply could not be read: No checklist found: the reply holds neither a Python list nor bulleted lines.",
+    );
     expect(checklistOf("cdb-012").list).toHaveLength(list.length);
   });
 });

@@ -28,7 +28,11 @@ let maintainer: number;
 let benchId: number;
 
 const item = (sourceId: string) =>
-  db().select().from(schema.items).where(and(eq(schema.items.sourceId, sourceId), eq(schema.items.datasetId, benchId))).get()!;
+  db()
+    .select()
+    .from(schema.items)
+    .where(and(eq(schema.items.sourceId, sourceId), eq(schema.items.datasetId, benchId)))
+    .get()!;
 const activeChecklist = (itemId: number) =>
   db()
     .select()
@@ -47,11 +51,20 @@ describe("checklist item edits", () => {
   it("create a new version; labels and verdicts keep the old one and are marked stale", () => {
     const it1 = item("cdb-001");
     const old = activeChecklist(it1.id)[0];
-    const unitIds = db().select({ id: schema.units.id }).from(schema.units).where(eq(schema.units.checklistItemId, old.id)).all().map((u) => u.id);
+    const unitIds = db()
+      .select({ id: schema.units.id })
+      .from(schema.units)
+      .where(eq(schema.units.checklistItemId, old.id))
+      .all()
+      .map((u) => u.id);
     expect(unitIds.length).toBeGreaterThan(0);
     const verdictsBefore = db().select().from(schema.verdicts).where(eq(schema.verdicts.checklistItemId, old.id)).all();
 
-    const { id, stale } = editChecklistItem(old.id, { text: old.text.replace("?", " under the Restatement?") }, { userId: maintainer, reason: "Name the legal source" });
+    const { id, stale } = editChecklistItem(
+      old.id,
+      { text: old.text.replace("?", " under the Restatement?") },
+      { userId: maintainer, reason: "Name the legal source" },
+    );
 
     const fresh = db().select().from(schema.checklistItems).where(eq(schema.checklistItems.id, id)).get()!;
     expect(fresh).toMatchObject({ version: 2, previousId: old.id, position: old.position, retiredAt: null });
@@ -73,7 +86,11 @@ describe("checklist item edits", () => {
     expect(stale.annotations).toBeGreaterThan(0);
     expect(new Set(staleAnnotations.map((a) => a.checklistItemId))).toEqual(new Set([old.id]));
     // Nothing else went stale.
-    const otherStale = db().select().from(schema.verdicts).where(and(isNotNull(schema.verdicts.staleAt), eq(schema.verdicts.checklistItemId, activeChecklist(it1.id)[1].id))).all();
+    const otherStale = db()
+      .select()
+      .from(schema.verdicts)
+      .where(and(isNotNull(schema.verdicts.staleAt), eq(schema.verdicts.checklistItemId, activeChecklist(it1.id)[1].id)))
+      .all();
     expect(otherStale).toHaveLength(0);
   });
 
@@ -88,7 +105,9 @@ describe("checklist item edits", () => {
     const list = activeChecklist(it3.id);
     setChecklistItemRetired(list[0].id, true, { userId: maintainer, reason: "Judged inappropriate by annotators" });
     expect(activeChecklist(it3.id)).toHaveLength(list.length - 1);
-    const reversed = activeChecklist(it3.id).map((c) => c.id).reverse();
+    const reversed = activeChecklist(it3.id)
+      .map((c) => c.id)
+      .reverse();
     reorderChecklist(it3.id, reversed, { userId: maintainer, reason: "Most important first" });
     expect(activeChecklist(it3.id).map((c) => c.id)).toEqual(reversed);
     expect(() => reorderChecklist(it3.id, reversed.slice(1), { userId: maintainer, reason: "x" })).toThrow(/exactly once/);
@@ -100,7 +119,11 @@ describe("checklist item edits", () => {
     expect(Object.values(stored).reduce((s, w) => s + w, 0)).toBeCloseTo(1, 12);
 
     // Adding a weighted item re-normalises again; retiring one does too.
-    addChecklistItem(it3.id, { text: "Does the response mention the store's inspection log?", weight: 0.5 }, { userId: maintainer, reason: "Missing criterion" });
+    addChecklistItem(
+      it3.id,
+      { text: "Does the response mention the store's inspection log?", weight: 0.5 },
+      { userId: maintainer, reason: "Missing criterion" },
+    );
     const sum = activeChecklist(it3.id).reduce((s, c) => s + (c.weight ?? 0), 0);
     expect(sum).toBeCloseTo(1, 12);
     setChecklistItemRetired(reversed[0], true, { userId: maintainer, reason: "Duplicate" });
@@ -112,20 +135,36 @@ describe("checklist item edits", () => {
 describe("items and references", () => {
   it("editing an item's prompt bumps its version and makes its labels and verdicts stale", () => {
     const it4 = item("cdb-004");
-    const { version, stale } = editItem(it4.id, { query: it4.query + " Give the answer to two decimal places." }, { userId: maintainer, reason: "State the precision" });
+    const { version, stale } = editItem(
+      it4.id,
+      { query: it4.query + " Give the answer to two decimal places." },
+      { userId: maintainer, reason: "State the precision" },
+    );
     expect(version).toBe(2);
     expect(stale.verdicts).toBeGreaterThan(0);
     expect(item("cdb-004").version).toBe(2);
     // Changing only the subject is not a change to what was judged.
-    expect(editItem(it4.id, { subject: "Buffers" }, { userId: maintainer, reason: "Finer subject" }).stale).toEqual({ annotations: 0, verdicts: 0 });
+    expect(editItem(it4.id, { subject: "Buffers" }, { userId: maintainer, reason: "Finer subject" }).stale).toEqual({
+      annotations: 0,
+      verdicts: 0,
+    });
   });
 
   it("promoting a response keeps the reference history with who, why and the justifying annotations", () => {
     const it5 = item("cdb-005");
     const response = db().select().from(schema.responses).where(eq(schema.responses.itemId, it5.id)).all()[0];
     const before = db().select().from(schema.references).where(eq(schema.references.itemId, it5.id)).all();
-    const { version } = promoteResponse(response.id, { userId: maintainer, reason: "Annotators preferred it 3 to 0", justification: [11, 12, 13] });
-    const history = db().select().from(schema.references).where(eq(schema.references.itemId, it5.id)).orderBy(schema.references.version).all();
+    const { version } = promoteResponse(response.id, {
+      userId: maintainer,
+      reason: "Annotators preferred it 3 to 0",
+      justification: [11, 12, 13],
+    });
+    const history = db()
+      .select()
+      .from(schema.references)
+      .where(eq(schema.references.itemId, it5.id))
+      .orderBy(schema.references.version)
+      .all();
     expect(history).toHaveLength(before.length + 1);
     expect(history.filter((r) => r.isCurrent)).toHaveLength(1);
     expect(history.at(-1)).toMatchObject({
@@ -149,7 +188,11 @@ describe("reports after an edit", () => {
     const { loader } = await import("../../app/routes/p.$slug.reports.$taskId._index");
     const cookie = await signInCookie("rhea@concord.test", "demo-research-2026");
     const staleOf = async (kind: string) => {
-      const task = db().select().from(schema.tasks).where(eq(schema.tasks.kind, kind as "response-satisfaction")).get()!;
+      const task = db()
+        .select()
+        .from(schema.tasks)
+        .where(eq(schema.tasks.kind, kind as "response-satisfaction"))
+        .get()!;
       const res = await run(loader, args(get(`/p/demo/reports/${task.id}`, cookie), { slug: "demo", taskId: String(task.id) }));
       return (await res.json()).stale as { labels: number; verdicts: number };
     };
@@ -161,7 +204,13 @@ describe("reports after an edit", () => {
         .innerJoin(schema.assignments, eq(schema.assignments.id, schema.annotations.assignmentId))
         .innerJoin(schema.units, eq(schema.units.id, schema.assignments.unitId))
         .innerJoin(schema.tasks, eq(schema.tasks.id, schema.units.taskId))
-        .where(and(eq(schema.tasks.kind, kind as "response-satisfaction"), isNotNull(schema.annotations.staleAt), eq(schema.annotations.status, "submitted")))
+        .where(
+          and(
+            eq(schema.tasks.kind, kind as "response-satisfaction"),
+            isNotNull(schema.annotations.staleAt),
+            eq(schema.annotations.status, "submitted"),
+          ),
+        )
         .all().length;
     const appropriateness = await staleOf("checklist-appropriateness");
     expect(appropriateness.labels).toBe(staleLabels("checklist-appropriateness"));
@@ -174,7 +223,12 @@ describe("reports after an edit", () => {
     const projectId = db().select().from(schema.projects).get()!.id;
     const rows = exportRows(db().$client, projectId, "annotations");
     const marked = rows.filter((r) => r.stale_at != null && r.status === "submitted");
-    expect(marked.length).toBe(staleLabels("checklist-appropriateness") + staleLabels("response-satisfaction") + staleLabels("writing-quality") + staleLabels("best-of-n"));
+    expect(marked.length).toBe(
+      staleLabels("checklist-appropriateness") +
+        staleLabels("response-satisfaction") +
+        staleLabels("writing-quality") +
+        staleLabels("best-of-n"),
+    );
     expect(String(marked[0].stale_at)).toMatch(/^\d{4}-\d{2}-\d{2}T/);
   });
 });
@@ -185,7 +239,9 @@ describe("releases", () => {
     const it6 = item("cdb-006");
     const c = activeChecklist(it6.id)[0];
     expect(() => editChecklistItem(c.id, { text: "Does the response do X?" }, { userId: maintainer, reason: "x" })).toThrow(CurationError);
-    expect(() => editChecklistItem(c.id, { text: "Does the response do X?" }, { userId: maintainer, reason: "x" })).toThrow(/frozen as a release/);
+    expect(() => editChecklistItem(c.id, { text: "Does the response do X?" }, { userId: maintainer, reason: "x" })).toThrow(
+      /frozen as a release/,
+    );
 
     const next = startNextVersion(benchId, { userId: maintainer, reason: "Start v2" });
     expect(next.version).toBe(2);

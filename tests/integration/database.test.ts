@@ -14,16 +14,30 @@ describe("database client", () => {
     const db = openDatabase(path.join(dir, "fresh", "concord.db"));
     expect(db.$client.pragma("journal_mode", { simple: true })).toBe("wal");
     expect(db.$client.pragma("foreign_keys", { simple: true })).toBe(1);
-    const tables = db.$client
-      .prepare("select name from sqlite_master where type = 'table' order by name")
-      .pluck()
-      .all();
-    for (const t of ["users", "projects", "memberships", "datasets", "items", "checklist_items", "references", "responses", "judges", "verdicts", "tasks", "units", "assignments", "annotations", "jobs", "provider_calls"]) {
+    const tables = db.$client.prepare("select name from sqlite_master where type = 'table' order by name").pluck().all();
+    for (const t of [
+      "users",
+      "projects",
+      "memberships",
+      "datasets",
+      "items",
+      "checklist_items",
+      "references",
+      "responses",
+      "judges",
+      "verdicts",
+      "tasks",
+      "units",
+      "assignments",
+      "annotations",
+      "jobs",
+      "provider_calls",
+    ]) {
       expect(tables).toContain(t);
     }
-    expect(() =>
-      db.$client.prepare("insert into memberships (project_id, user_id, role) values (999, 999, 'admin')").run(),
-    ).toThrow(/FOREIGN KEY/);
+    expect(() => db.$client.prepare("insert into memberships (project_id, user_id, role) values (999, 999, 'admin')").run()).toThrow(
+      /FOREIGN KEY/,
+    );
     db.$client.close();
   });
 

@@ -56,11 +56,21 @@ describe("demo content", () => {
   });
 
   it("is reproducible: the same seed gives the same verdicts", async () => {
-    const values = db().select({ v: schema.verdicts.value }).from(schema.verdicts).all().map((r) => r.v).join("");
+    const values = db()
+      .select({ v: schema.verdicts.value })
+      .from(schema.verdicts)
+      .all()
+      .map((r) => r.v)
+      .join("");
     const { openDatabase } = await import("../../db/client");
     const other = openDatabase(":memory:");
     await seedDemo(other);
-    const again = other.select({ v: schema.verdicts.value }).from(schema.verdicts).all().map((r) => r.v).join("");
+    const again = other
+      .select({ v: schema.verdicts.value })
+      .from(schema.verdicts)
+      .all()
+      .map((r) => r.v)
+      .join("");
     expect(again).toBe(values);
   });
 });
@@ -73,34 +83,63 @@ describe("project overview and dataset browser loaders", () => {
     const files = loadDemoFiles().bench;
     // Two judges answer every checklist item of every response.
     const expectedVerdicts = 2 * files.items.reduce((n, i) => n + i.responses.length * i.checklist.length, 0);
-    expect(bench).toMatchObject({ items: 12, domains: 5, checklistItems: summary.checklistItems, responses: 108, verdicts: expectedVerdicts });
+    expect(bench).toMatchObject({
+      items: 12,
+      domains: 5,
+      checklistItems: summary.checklistItems,
+      responses: 108,
+      verdicts: expectedVerdicts,
+    });
     expect(data.counts.judges).toBe(2);
     expect(data.counts.tasks).toBe(4);
   });
 
   it("searches prompt text, filters by domain, and pages", async () => {
-    const all = await (await run(browseLoader, args(get(`/p/demo/datasets/${benchId}`, cookie), { slug: "demo", datasetId: String(benchId) }))).json();
+    const all = await (
+      await run(browseLoader, args(get(`/p/demo/datasets/${benchId}`, cookie), { slug: "demo", datasetId: String(benchId) }))
+    ).json();
     expect(all.total).toBe(12);
     expect(all.domains.map((d: { domain: string }) => d.domain)).toEqual(["Chemistry", "Computer Science", "History", "Law", "Statistics"]);
 
-    const law = await (await run(browseLoader, args(get(`/p/demo/datasets/${benchId}?domain=Law`, cookie), { slug: "demo", datasetId: String(benchId) }))).json();
+    const law = await (
+      await run(browseLoader, args(get(`/p/demo/datasets/${benchId}?domain=Law`, cookie), { slug: "demo", datasetId: String(benchId) }))
+    ).json();
     expect(law.total).toBe(3);
     expect(law.rows.every((r: { domain: string }) => r.domain === "Law")).toBe(true);
 
-    const search = await (await run(browseLoader, args(get(`/p/demo/datasets/${benchId}?q=Bretton`, cookie), { slug: "demo", datasetId: String(benchId) }))).json();
+    const search = await (
+      await run(browseLoader, args(get(`/p/demo/datasets/${benchId}?q=Bretton`, cookie), { slug: "demo", datasetId: String(benchId) }))
+    ).json();
     expect(search.rows.map((r: { sourceId: string }) => r.sourceId)).toEqual(["cdb-012"]);
 
     // LIKE wildcards are literal text: "%" alone matches only items containing "%".
-    const pct = await (await run(browseLoader, args(get(`/p/demo/datasets/${benchId}?q=${encodeURIComponent("%%%")}`, cookie), { slug: "demo", datasetId: String(benchId) }))).json();
+    const pct = await (
+      await run(
+        browseLoader,
+        args(get(`/p/demo/datasets/${benchId}?q=${encodeURIComponent("%%%")}`, cookie), { slug: "demo", datasetId: String(benchId) }),
+      )
+    ).json();
     expect(pct.total).toBe(0);
 
-    const none = await (await run(browseLoader, args(get(`/p/demo/datasets/${benchId}?q=Bretton&domain=Law`, cookie), { slug: "demo", datasetId: String(benchId) }))).json();
+    const none = await (
+      await run(
+        browseLoader,
+        args(get(`/p/demo/datasets/${benchId}?q=Bretton&domain=Law`, cookie), { slug: "demo", datasetId: String(benchId) }),
+      )
+    ).json();
     expect(none.total).toBe(0);
   });
 
   it("the item page shows checklist, reference, responses by model and turn, and both judges' verdicts", async () => {
     const item = db().select().from(schema.items).where(eq(schema.items.sourceId, "cdb-001")).get()!;
-    const res = await run(itemLoader, args(get(`/p/demo/datasets/${benchId}/items/${item.id}`, cookie), { slug: "demo", datasetId: String(benchId), itemId: String(item.id) }));
+    const res = await run(
+      itemLoader,
+      args(get(`/p/demo/datasets/${benchId}/items/${item.id}`, cookie), {
+        slug: "demo",
+        datasetId: String(benchId),
+        itemId: String(item.id),
+      }),
+    );
     const data = await res.json();
     const { bench } = loadDemoFiles();
     const src = bench.items.find((i) => i.sourceId === "cdb-001")!;

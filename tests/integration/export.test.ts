@@ -20,7 +20,13 @@ const FX = path.resolve(__dirname, "../fixtures/import");
 const ROOT = path.resolve(__dirname, "../..");
 
 const imp = (preset: string, file: string, projectSlug: string) =>
-  runImport({ databaseFile: dbFile, projectSlug, preset, file: path.isAbsolute(file) ? file : path.join(FX, file), ...(preset === "labels-wide" ? { annotators: ["rater_a", "rater_b"] } : {}) });
+  runImport({
+    databaseFile: dbFile,
+    projectSlug,
+    preset,
+    file: path.isAbsolute(file) ? file : path.join(FX, file),
+    ...(preset === "labels-wide" ? { annotators: ["rater_a", "rater_b"] } : {}),
+  });
 const projectId = (slug: string) => (getDb().$client.prepare("select id from projects where slug = ?").get(slug) as { id: number }).id;
 
 function parseCsv(text: string) {
@@ -41,13 +47,24 @@ describe("exports", () => {
       const r = parseCsv(csv);
       expect(r.meta.fields).toEqual(COLUMNS[what]);
       const jsonl = exportToString(getDb().$client, projectId("exp"), what, "jsonl");
-      const lines = jsonl.trim() ? jsonl.trim().split("\n").map((l) => JSON.parse(l)) : [];
+      const lines = jsonl.trim()
+        ? jsonl
+            .trim()
+            .split("\n")
+            .map((l) => JSON.parse(l))
+        : [];
       expect(lines.length).toBe(r.data.length);
       for (const l of lines) expect(Object.keys(l)).toEqual(COLUMNS[what]);
     }
     const ann = parseCsv(exportToString(getDb().$client, projectId("exp"), "annotations", "csv")).data;
     expect(ann).toHaveLength(13);
-    expect(ann[0]).toMatchObject({ task_kind: "imported-labels", item: "u1", annotator: "Ada Lovelace", label: "Yes", status: "submitted" });
+    expect(ann[0]).toMatchObject({
+      task_kind: "imported-labels",
+      item: "u1",
+      annotator: "Ada Lovelace",
+      label: "Yes",
+      status: "submitted",
+    });
     const runs = parseCsv(exportToString(getDb().$client, projectId("exp"), "runs", "csv")).data;
     expect(runs.filter((r) => r.judge === "judge-one")).toHaveLength(5);
     expect(runs.find((r) => r.model === "model-b")).toMatchObject({ response: "Saturn, probably.", value: "No" });
@@ -61,7 +78,13 @@ describe("exports", () => {
     await imp("labels-wide", "labels-wide.csv", "trip-a");
     const exported = path.join(path.dirname(dbFile), "annotations.csv");
     fs.writeFileSync(exported, exportToString(getDb().$client, projectId("trip-a"), "annotations", "csv"));
-    const back = await runImport({ databaseFile: dbFile, projectSlug: "trip-b", preset: "labels-long", file: exported, datasetName: "labels-wide" });
+    const back = await runImport({
+      databaseFile: dbFile,
+      projectSlug: "trip-b",
+      preset: "labels-long",
+      file: exported,
+      datasetName: "labels-wide",
+    });
     expect(back.errors).toEqual([]);
     expect(back.annotations).toBe(9);
     const strip = (rows: Record<string, string>[]) => rows.map(({ task_id: _a, ...rest }) => rest);
@@ -77,19 +100,32 @@ describe("exports", () => {
     const c = getDb().$client;
     const pid = projectId("exp");
     const ds = c.prepare("select id from datasets where project_id = ? and name = 'items'").get(pid) as { id: number };
-    const task = Number(c.prepare("insert into tasks (project_id, dataset_id, kind, name) values (?, ?, 'response-satisfaction', 'sat')").run(pid, ds.id).lastInsertRowid);
+    const task = Number(
+      c.prepare("insert into tasks (project_id, dataset_id, kind, name) values (?, ?, 'response-satisfaction', 'sat')").run(pid, ds.id)
+        .lastInsertRowid,
+    );
     const rows = c
       .prepare(
         `select r.id as response_id, ci.id as checklist_item_id, r.item_id from verdicts v join responses r on r.id = v.response_id
          join checklist_items ci on ci.id = v.checklist_item_id order by v.id`,
       )
       .all() as { response_id: number; checklist_item_id: number; item_id: number }[];
-    const users = [1, 2].map((n) => Number(c.prepare("insert into users (email, name, password_hash) values (?, ?, '!')").run(`j${n}@x.invalid`, `J${n}`).lastInsertRowid));
+    const users = [1, 2].map((n) =>
+      Number(
+        c.prepare("insert into users (email, name, password_hash) values (?, ?, '!')").run(`j${n}@x.invalid`, `J${n}`).lastInsertRowid,
+      ),
+    );
     const human = ["Yes", "No", "No", "Yes"];
     rows.forEach((r, i) => {
-      const unit = Number(c.prepare("insert into units (task_id, item_id, checklist_item_id, response_id, position) values (?, ?, ?, ?, ?)").run(task, r.item_id, r.checklist_item_id, r.response_id, i).lastInsertRowid);
+      const unit = Number(
+        c
+          .prepare("insert into units (task_id, item_id, checklist_item_id, response_id, position) values (?, ?, ?, ?, ?)")
+          .run(task, r.item_id, r.checklist_item_id, r.response_id, i).lastInsertRowid,
+      );
       for (const u of users) {
-        const a = Number(c.prepare("insert into assignments (unit_id, annotator_id, status) values (?, ?, 'submitted')").run(unit, u).lastInsertRowid);
+        const a = Number(
+          c.prepare("insert into assignments (unit_id, annotator_id, status) values (?, ?, 'submitted')").run(unit, u).lastInsertRowid,
+        );
         c.prepare("insert into annotations (assignment_id, label, status) values (?, ?, 'submitted')").run(a, JSON.stringify(human[i]));
       }
     });
@@ -102,7 +138,11 @@ describe("exports", () => {
   it("CLI: writes a CSV file, refuses bad arguments with one line and exit code 2", () => {
     const env = { ...process.env, DATABASE_URL: dbFile };
     const out = path.join(path.dirname(dbFile), "cli.csv");
-    execFileSync("npx", ["tsx", "scripts/export.ts", "--project", "exp", "--what", "annotations", "--out", out], { cwd: ROOT, env, stdio: "pipe" });
+    execFileSync("npx", ["tsx", "scripts/export.ts", "--project", "exp", "--what", "annotations", "--out", out], {
+      cwd: ROOT,
+      env,
+      stdio: "pipe",
+    });
     expect(parseCsv(fs.readFileSync(out, "utf8")).data).toHaveLength(13 + 8);
     let err: { status: number; stderr: Buffer } | undefined;
     try {
@@ -111,7 +151,9 @@ describe("exports", () => {
       err = e as typeof err;
     }
     expect(err?.status).toBe(2);
-    expect(err?.stderr.toString().trim()).toBe("export: --what must be one of annotations, agreement, judge-agreement, runs, judge-confusion.");
+    expect(err?.stderr.toString().trim()).toBe(
+      "export: --what must be one of annotations, agreement, judge-agreement, runs, judge-confusion.",
+    );
   });
 });
 
@@ -120,10 +162,28 @@ describe("agreement export on the task's scale", () => {
     // Four categories declared, two in use: AC1's chance agreement pe = Σ π_k(1 − π_k)/(q − 1) with q = 4.
     const file = path.join(path.dirname(dbFile), "scale-labels.csv");
     const rows = ["unit,annotator,label"];
-    const pairs: [string, string][] = [["A", "A"], ["A", "A"], ["A", "B"], ["B", "B"], ["A", "A"], ["B", "A"], ["A", "A"], ["B", "B"], ["A", "A"], ["A", "A"]];
+    const pairs: [string, string][] = [
+      ["A", "A"],
+      ["A", "A"],
+      ["A", "B"],
+      ["B", "B"],
+      ["A", "A"],
+      ["B", "A"],
+      ["A", "A"],
+      ["B", "B"],
+      ["A", "A"],
+      ["A", "A"],
+    ];
     pairs.forEach(([x, y], i) => rows.push(`u${i + 1},rae,${x}`, `u${i + 1},sol,${y}`));
     fs.writeFileSync(file, rows.join("\n") + "\n");
-    const s = await runImport({ databaseFile: dbFile, projectSlug: "scale", preset: "labels-long", file, level: "nominal", categories: ["A", "B", "C", "D"] });
+    const s = await runImport({
+      databaseFile: dbFile,
+      projectSlug: "scale",
+      preset: "labels-long",
+      file,
+      level: "nominal",
+      categories: ["A", "B", "C", "D"],
+    });
     expect(s.errors).toEqual([]);
     const agr = parseCsv(exportToString(getDb().$client, projectId("scale"), "agreement", "csv")).data;
     expect(agr).toHaveLength(1);
@@ -133,7 +193,11 @@ describe("agreement export on the task's scale", () => {
     const pe = ((14 / 20) * (6 / 20) + (6 / 20) * (14 / 20)) / 3;
     expect(Number(agr[0].gwet_ac1)).toBeCloseTo((pa - pe) / (1 - pe), 12);
     // The report page's figure for the same task.
-    const taskId = (getDb().$client.prepare("select t.id from tasks t join projects p on p.id = t.project_id where p.slug = 'scale'").get() as { id: number }).id;
+    const taskId = (
+      getDb().$client.prepare("select t.id from tasks t join projects p on p.id = t.project_id where p.slug = 'scale'").get() as {
+        id: number;
+      }
+    ).id;
     const report = taskReport(projectId("scale"), taskId, { rule: null, delta: 0.05, slug: "scale" })!;
     const page = report.tables.iaa.rows.find((r) => r.statistic === "Gwet's AC1")!;
     expect(Number(agr[0].gwet_ac1)).toBe(page.value);

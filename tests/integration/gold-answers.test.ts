@@ -19,7 +19,12 @@ let slug: string;
 let cookie: string;
 const tasks: Record<string, number> = {};
 
-type GoldRow = { id: number; known: boolean; values: Record<string, string>; responses: { letter: string; reference: boolean; model: string | null }[] };
+type GoldRow = {
+  id: number;
+  known: boolean;
+  values: Record<string, string>;
+  responses: { letter: string; reference: boolean; model: string | null }[];
+};
 
 async function page(kind: string): Promise<GoldRow[]> {
   const res = await run(taskPage.loader, args(get(`/p/${slug}/tasks/${tasks[kind]}`, cookie), { slug, taskId: String(tasks[kind]) }));
@@ -27,10 +32,17 @@ async function page(kind: string): Promise<GoldRow[]> {
   return (await res.json()).gold;
 }
 async function save(kind: string, form: Record<string, string>) {
-  const res = await run(taskPage.action, args(post(`/p/${slug}/tasks/${tasks[kind]}`, { intent: "gold", ...form }, cookie), { slug, taskId: String(tasks[kind]) }));
-  return { status: res.status, body: (await res.json()) as { ok?: string; error?: string; fieldErrors?: Record<string, string>; form?: string } };
+  const res = await run(
+    taskPage.action,
+    args(post(`/p/${slug}/tasks/${tasks[kind]}`, { intent: "gold", ...form }, cookie), { slug, taskId: String(tasks[kind]) }),
+  );
+  return {
+    status: res.status,
+    body: (await res.json()) as { ok?: string; error?: string; fieldErrors?: Record<string, string>; form?: string },
+  };
 }
-const stored = (unitId: number) => db().select({ g: schema.units.goldLabel, r: schema.units.responseIds }).from(schema.units).where(eq(schema.units.id, unitId)).get()!;
+const stored = (unitId: number) =>
+  db().select({ g: schema.units.goldLabel, r: schema.units.responseIds }).from(schema.units).where(eq(schema.units.id, unitId)).get()!;
 
 beforeAll(async () => {
   const project = makeProject("gold-answers");
@@ -48,7 +60,14 @@ beforeAll(async () => {
   const common = { datasetId, overlap: 1, pool, goldRate: 0.2, seed: 7 };
   tasks["response-satisfaction"] = createTask(project.id, researcher.id, { ...common, name: "sat", kind: "response-satisfaction" }).taskId;
   tasks["writing-quality"] = createTask(project.id, researcher.id, { ...common, name: "wq", kind: "writing-quality" }).taskId;
-  tasks["best-of-n"] = createTask(project.id, researcher.id, { ...common, name: "bon", kind: "best-of-n", includeReference: true, n: 3, allowTies: false }).taskId;
+  tasks["best-of-n"] = createTask(project.id, researcher.id, {
+    ...common,
+    name: "bon",
+    kind: "best-of-n",
+    includeReference: true,
+    n: 3,
+    allowTies: false,
+  }).taskId;
 });
 
 describe("gold answers on the task page", () => {
@@ -82,7 +101,9 @@ describe("gold answers on the task page", () => {
     const expected = Object.fromEntries(ids!.filter((k) => k !== "reference").map((k, i) => [String(k), 5 - i]));
     expect(JSON.parse(gold!)).toEqual({ scores: expected });
     // The form shows the saved scores again.
-    expect((await page("writing-quality"))[0].values).toMatchObject(Object.fromEntries(scored.map((r, i) => [`score.${r.letter}`, String(5 - i)])));
+    expect((await page("writing-quality"))[0].values).toMatchObject(
+      Object.fromEntries(scored.map((r, i) => [`score.${r.letter}`, String(5 - i)])),
+    );
   });
 
   it("best-of-N: the best response by letter, the reference included; a tie only where the task allows it", async () => {

@@ -46,7 +46,9 @@ describe("conflicting re-imports from the command line", () => {
     const r = cli("--preset", "responses", "--project", "conf", changed);
     expect(r.code).toBe(1);
     expect(r.err).toContain("Import refused (1 problem); nothing was written.");
-    expect(r.err).toContain('row 3, field "text": conflicts with the response already imported for item "q1", model "model-b", turn 1: its text differs');
+    expect(r.err).toContain(
+      'row 3, field "text": conflicts with the response already imported for item "q1", model "model-b", turn 1: its text differs',
+    );
     expect(r.err).toMatch(/1 row conflicts with what is already imported/);
     expect(rows("select id, item_id, model, turn, text from responses order by id")).toEqual(before);
 
@@ -84,7 +86,9 @@ describe("conflicting re-imports from the command line", () => {
     expect(r.err).toContain(
       'row 2, field "value": conflicts with the verdict already imported from judge "judge-one" on item "q1", response "model-a#1", checklist item #1: it says "Yes", the file says "No"',
     );
-    expect(r.err).toContain('row 6, field "value": conflicts with the verdict already imported from judge "judge-one" on item "q2", response "model-a": it says "8", the file says "9"');
+    expect(r.err).toContain(
+      'row 6, field "value": conflicts with the verdict already imported from judge "judge-one" on item "q2", response "model-a": it says "8", the file says "9"',
+    );
     expect(rows("select id, judge_id, response_id, checklist_item_id, value, raw_output from verdicts order by id")).toEqual(before);
   });
 

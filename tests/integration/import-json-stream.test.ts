@@ -23,7 +23,11 @@ function writeBigArray(file: string): number {
   fs.writeSync(out, "[\n");
   for (let i = 0; i < ITEMS; i++) {
     // Quotes, brackets and commas inside the strings, as real prompts have.
-    const rec = { id: `it-${i}`, prompt: `Question ${i}: ${'say "why", [briefly], {kindly} '.repeat(48)}`, checklist: [`Does it answer question ${i}?`] };
+    const rec = {
+      id: `it-${i}`,
+      prompt: `Question ${i}: ${'say "why", [briefly], {kindly} '.repeat(48)}`,
+      checklist: [`Does it answer question ${i}?`],
+    };
     fs.writeSync(out, (i ? ",\n" : "") + JSON.stringify(rec));
   }
   fs.writeSync(out, "\n]\n");
@@ -46,7 +50,10 @@ describe("a JSON array streams under a capped heap", () => {
 
     // Control: the same file read whole (the old way) under the same cap runs out of memory.
     const whole = path.join(dir, "whole.mts");
-    fs.writeFileSync(whole, `import { readJson } from ${JSON.stringify(path.join(ROOT, "app/formats/source.server.ts"))};\nconsole.log((await readJson(process.argv[2])).length);\n`);
+    fs.writeFileSync(
+      whole,
+      `import { readJson } from ${JSON.stringify(path.join(ROOT, "app/formats/source.server.ts"))};\nconsole.log((await readJson(process.argv[2])).length);\n`,
+    );
     const control = capped([whole, file]);
     expect(control.status).not.toBe(0);
     expect(control.stderr).toMatch(/heap out of memory/);
@@ -55,8 +62,13 @@ describe("a JSON array streams under a capped heap", () => {
     expect(r.stderr).toBe("");
     expect(r.status).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ items: ITEMS, checklistItems: ITEMS, errorCount: 0, committed: true });
-    expect(db().$client.prepare("select count(*) as n, count(distinct source_id) as ids from items").get()).toEqual({ n: ITEMS, ids: ITEMS });
-    const last = db().$client.prepare("select query from items where source_id = ?").get(`it-${ITEMS - 1}`) as { query: string };
+    expect(db().$client.prepare("select count(*) as n, count(distinct source_id) as ids from items").get()).toEqual({
+      n: ITEMS,
+      ids: ITEMS,
+    });
+    const last = db()
+      .$client.prepare("select query from items where source_id = ?")
+      .get(`it-${ITEMS - 1}`) as { query: string };
     expect(last.query).toBe(`Question ${ITEMS - 1}: ${'say "why", [briefly], {kindly} '.repeat(48)}`);
   }, 240_000);
 });
@@ -64,14 +76,20 @@ describe("a JSON array streams under a capped heap", () => {
 describe("a broken record is named by its number, never quoted", () => {
   const SECRET = "sk-proj-4f9c2e7d1b8a6053";
   it.each([
-    ["labels.json", `[{"unit": "u1", "annotator": "a", "label": "x"},\n {"unit": "u2", "annotator": "a", "label": "${SECRET}" oops},\n {"unit": "u3", "annotator": "a", "label": "y"}]`, 2],
+    [
+      "labels.json",
+      `[{"unit": "u1", "annotator": "a", "label": "x"},\n {"unit": "u2", "annotator": "a", "label": "${SECRET}" oops},\n {"unit": "u3", "annotator": "a", "label": "y"}]`,
+      2,
+    ],
     ["labels.jsonl", `{"unit": "u1", "annotator": "a", "label": "x"}\n{"unit": "u2", "annotator": "a", "label": "${SECRET}" oops}\n`, 2],
   ])("%s", async (name, text, row) => {
     const file = path.join(dir, name);
     fs.writeFileSync(file, text);
     const s = await runImport({ databaseFile: dbFile, projectSlug: "hostile", preset: "labels-long", file });
     expect(s.committed).toBe(false);
-    expect(s.errors.map(formatProblem)).toEqual([`row ${row}: not valid JSON (at character ${text.split("\n")[row - 1].indexOf("oops") + 1 - (name.endsWith(".json") ? 1 : 0)} of this ${name.endsWith(".json") ? "record" : "line"})`]);
+    expect(s.errors.map(formatProblem)).toEqual([
+      `row ${row}: not valid JSON (at character ${text.split("\n")[row - 1].indexOf("oops") + 1 - (name.endsWith(".json") ? 1 : 0)} of this ${name.endsWith(".json") ? "record" : "line"})`,
+    ]);
     expect(JSON.stringify(s)).not.toContain(SECRET);
   });
 });

@@ -56,7 +56,9 @@ beforeAll(async () => {
   matrix = [];
   for (let u = 1; u <= 40; u++) {
     const truth = 2 + Math.floor(rand() * 3);
-    const row = [0.15, 0.25, 0.35].map((err) => (rand() < 0.05 ? null : rand() < err ? Math.min(4, Math.max(2, truth + (rand() < 0.5 ? -1 : 1))) : truth));
+    const row = [0.15, 0.25, 0.35].map((err) =>
+      rand() < 0.05 ? null : rand() < err ? Math.min(4, Math.max(2, truth + (rand() < 0.5 ? -1 : 1))) : truth,
+    );
     matrix.push(row);
     lines.push([`u${u}`, ...row.map((v) => v ?? ""), u % 7 === 0 ? "re-read" : ""].join(","));
   }
@@ -83,7 +85,11 @@ beforeAll(async () => {
   cookie = await signInCookie(u.email, u.password);
 });
 
-const taskOf = (slug: string) => (db().$client.prepare("select t.id, t.config from tasks t join projects p on p.id = t.project_id where p.slug = ?").get(slug) as { id: number; config: string });
+const taskOf = (slug: string) =>
+  db().$client.prepare("select t.id, t.config from tasks t join projects p on p.id = t.project_id where p.slug = ?").get(slug) as {
+    id: number;
+    config: string;
+  };
 
 async function reportAC1(slug: string): Promise<number> {
   const taskId = String(taskOf(slug).id);
@@ -101,12 +107,21 @@ describe("a declared scale", () => {
   });
 
   it("without --level, the level is inferred from the scale, and the summary says so", async () => {
-    const s = await runImport({ databaseFile: dbFile, projectSlug: "inferred", preset: "labels-wide", file: csvFile, annotators: ["rater_1", "rater_2", "rater_3"], categories: ["1", "2", "3", "4", "5"], dryRun: true });
+    const s = await runImport({
+      databaseFile: dbFile,
+      projectSlug: "inferred",
+      preset: "labels-wide",
+      file: csvFile,
+      annotators: ["rater_1", "rater_2", "rater_3"],
+      categories: ["1", "2", "3", "4", "5"],
+      dryRun: true,
+    });
     expect(s.errors).toEqual([]);
     expect(s.level).toEqual({
       level: "ordinal",
       source: "inferred",
-      reason: "inferred from the declared scale (--categories): 5 whole numbers, read as a rating scale; import with --level nominal if they are category codes",
+      reason:
+        "inferred from the declared scale (--categories): 5 whole numbers, read as a rating scale; import with --level nominal if they are category codes",
     });
   });
 
@@ -123,23 +138,44 @@ describe("a declared scale", () => {
 
   it("refuses labels outside it by row, column and reason, and writes nothing", async () => {
     const before = db().$client.prepare("select count(*) as n from annotations").get();
-    const s = await runImport({ databaseFile: dbFile, projectSlug: "narrow", preset: "labels-wide", file: csvFile, annotators: ["rater_1", "rater_2", "rater_3"], categories: ["2", "3"] });
+    const s = await runImport({
+      databaseFile: dbFile,
+      projectSlug: "narrow",
+      preset: "labels-wide",
+      file: csvFile,
+      annotators: ["rater_1", "rater_2", "rater_3"],
+      categories: ["2", "3"],
+    });
     expect(s.committed).toBe(false);
     const firstFour = matrix.findIndex((row) => row.includes(4));
     const col = matrix[firstFour].indexOf(4);
-    expect(s.errors[0]).toEqual({ row: firstFour + 2, field: `rater_${col + 1}`, message: '"4" is not a category of the declared scale (2, 3)' });
+    expect(s.errors[0]).toEqual({
+      row: firstFour + 2,
+      field: `rater_${col + 1}`,
+      message: '"4" is not a category of the declared scale (2, 3)',
+    });
     expect(db().$client.prepare("select count(*) as n from annotations").get()).toEqual(before);
   });
 
   it("bad scales are refused before the file is read", async () => {
     const imp = (categories: string[], extra: object = {}) =>
-      runImport({ databaseFile: dbFile, projectSlug: "bad-scale", preset: "labels-wide", file: csvFile, annotators: ["rater_1"], categories, ...extra });
+      runImport({
+        databaseFile: dbFile,
+        projectSlug: "bad-scale",
+        preset: "labels-wide",
+        file: csvFile,
+        annotators: ["rater_1"],
+        categories,
+        ...extra,
+      });
     await expect(imp(["1"])).rejects.toThrow("--categories: the scale needs at least two categories.");
-    await expect(imp(["1", "", "3"])).rejects.toThrow("--categories: the scale has an empty category (two commas in a row, or one at an end).");
+    await expect(imp(["1", "", "3"])).rejects.toThrow(
+      "--categories: the scale has an empty category (two commas in a row, or one at an end).",
+    );
     await expect(imp(["yes", "Yes"])).rejects.toThrow('--categories: the scale names "yes" twice (as "Yes").');
     await expect(imp(["low", "high"], { level: "ordinal" })).rejects.toThrow("--categories must all be numbers for --level ordinal.");
-    await expect(runImport({ databaseFile: dbFile, projectSlug: "bad-scale", preset: "responses", file: csvFile, categories: ["1", "2"] })).rejects.toThrow(
-      "--categories declares the scale of labels; the responses preset imports no labels.",
-    );
+    await expect(
+      runImport({ databaseFile: dbFile, projectSlug: "bad-scale", preset: "responses", file: csvFile, categories: ["1", "2"] }),
+    ).rejects.toThrow("--categories declares the scale of labels; the responses preset imports no labels.");
   });
 });

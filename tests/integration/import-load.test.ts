@@ -31,7 +31,13 @@ let scenario: Awaited<ReturnType<typeof seedAnnotationScenario>>;
 beforeAll(async () => {
   app = await startApp(async (file) => {
     const db = openDatabase(file);
-    scenario = await seedAnnotationScenario(db, { annotators: ANNOTATORS, items: ITEMS, overlap: 2, password: PASSWORD, kinds: ["checklist-appropriateness"] });
+    scenario = await seedAnnotationScenario(db, {
+      annotators: ANNOTATORS,
+      items: ITEMS,
+      overlap: 2,
+      password: PASSWORD,
+      kinds: ["checklist-appropriateness"],
+    });
     db.$client.close();
   });
 }, 180_000);
@@ -75,7 +81,13 @@ describe("50 annotators submit while a 100k-row import is previewed and confirme
         }
         const data = (await res.json()) as { page: null | { unit: { unitId: number } }; clientToken: string };
         if (!data.page) return; // queue empty
-        const form = new URLSearchParams({ intent: "submit", unitId: String(data.page.unit.unitId), clientToken: data.clientToken, durationMs: "1500", answer: index % 2 ? "Yes" : "No" });
+        const form = new URLSearchParams({
+          intent: "submit",
+          unitId: String(data.page.unit.unitId),
+          clientToken: data.clientToken,
+          durationMs: "1500",
+          answer: index % 2 ? "Yes" : "No",
+        });
         if (csrf) form.set("_csrf", csrf);
         // A person reads before submitting; 0.2–0.6 s keeps 50 of them busy without saturating the machine.
         await new Promise((r) => setTimeout(r, 200 + Math.random() * 400));

@@ -54,7 +54,13 @@ async function page(token: string) {
     upload: null | {
       columns: string[];
       detected: Record<string, string>;
-      job: null | { state: string; kind: string; summary?: Record<string, unknown> & { errorCount: number; unchanged: boolean }; problems?: string[]; sample?: { row: number; fields: Record<string, string> }[] };
+      job: null | {
+        state: string;
+        kind: string;
+        summary?: Record<string, unknown> & { errorCount: number; unchanged: boolean };
+        problems?: string[];
+        sample?: { row: number; fields: Record<string, string> }[];
+      };
     };
     uploadGone: boolean;
   };
@@ -83,10 +89,20 @@ describe("import page", () => {
     expect(p.upload!.columns).toEqual(["unit", "annotator", "label"]);
     expect(p.upload!.detected).toEqual({ unit: "unit", annotator: "annotator", label: "label" });
 
-    const preview = await run(action, args(post({ intent: "preview", token, "map.unit": "unit", "map.annotator": "annotator", "map.label": "label", dataset: "", level: "" }), { slug }));
+    const preview = await run(
+      action,
+      args(
+        post({ intent: "preview", token, "map.unit": "unit", "map.annotator": "annotator", "map.label": "label", dataset: "", level: "" }),
+        { slug },
+      ),
+    );
     expect(preview.status).toBe(302);
     const job = await settle(token);
-    expect(job).toMatchObject({ state: "done", kind: "preview", summary: { annotations: 13, errorCount: 0, committed: false, unchanged: false } });
+    expect(job).toMatchObject({
+      state: "done",
+      kind: "preview",
+      summary: { annotations: 13, errorCount: 0, committed: false, unchanged: false },
+    });
     // The first rows as parsed (row numbers as a spreadsheet shows them: the header is row 1).
     expect(job.sample!.slice(0, 2)).toEqual([
       { kind: "label", row: 2, fields: { unit: "u1", annotator: "Ada Lovelace", label: "Yes" } },
@@ -96,7 +112,11 @@ describe("import page", () => {
 
     expect((await run(action, args(post({ intent: "confirm", token }), { slug }))).status).toBe(302);
     const done = await settle(token);
-    expect(done).toMatchObject({ state: "done", kind: "confirm", summary: { annotations: 13, committed: true, dataset: { name: "labels-long" } } });
+    expect(done).toMatchObject({
+      state: "done",
+      kind: "confirm",
+      summary: { annotations: 13, committed: true, dataset: { name: "labels-long" } },
+    });
     expect(count("items")).toBe(5);
     expect(count("annotations")).toBe(13);
     // The uploaded file is deleted once imported.
@@ -104,7 +124,10 @@ describe("import page", () => {
 
     // The same file again: the preview says so, before any Confirm.
     const again = await upload("labels-long", "labels-long.csv", fs.readFileSync(path.join(FX, "labels-long.csv")));
-    await run(action, args(post({ intent: "preview", token: again, "map.unit": "unit", "map.annotator": "annotator", "map.label": "label" }), { slug }));
+    await run(
+      action,
+      args(post({ intent: "preview", token: again, "map.unit": "unit", "map.annotator": "annotator", "map.label": "label" }), { slug }),
+    );
     const same = await settle(again);
     expect(same.summary).toMatchObject({ unchanged: true, errorCount: 0 });
     // …and a confirm of it is refused (nothing to confirm is not offered), changing nothing.
@@ -130,7 +153,10 @@ describe("import page", () => {
     expect(job.problems![0]).toContain("choose its column");
     expect(job.problems!.join(" ")).not.toMatch(/--map|--dataset/);
     // Mapped with the selects, the same file imports.
-    await run(action, args(post({ intent: "preview", token, "map.unit": "unit_name", "map.annotator": "who", "map.label": "label" }), { slug }));
+    await run(
+      action,
+      args(post({ intent: "preview", token, "map.unit": "unit_name", "map.annotator": "who", "map.label": "label" }), { slug }),
+    );
     expect((await settle(token)).summary).toMatchObject({ errorCount: 0, annotations: 1 });
   });
 

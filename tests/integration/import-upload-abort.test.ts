@@ -48,7 +48,12 @@ describe("an upload cut off half-way", () => {
         port: url.port,
         path: url.pathname,
         method: "POST",
-        headers: { Cookie: cookie, Origin: base, "Content-Type": `multipart/form-data; boundary=${boundary}`, "Content-Length": String(declared) },
+        headers: {
+          Cookie: cookie,
+          Origin: base,
+          "Content-Type": `multipart/form-data; boundary=${boundary}`,
+          "Content-Length": String(declared),
+        },
       });
       req.on("error", () => resolve());
       req.on("response", (res) => {
@@ -71,7 +76,8 @@ describe("an upload cut off half-way", () => {
     });
     expect(sawUpload).toBe(true); // the file had started streaming to disk
     // The server notices the dropped body and removes the partial upload (bounded wait).
-    for (let i = 0; i < 200 && fs.existsSync(uploads) && fs.readdirSync(uploads).length > 0; i++) await new Promise((r) => setTimeout(r, 100));
+    for (let i = 0; i < 200 && fs.existsSync(uploads) && fs.readdirSync(uploads).length > 0; i++)
+      await new Promise((r) => setTimeout(r, 100));
     expect(fs.existsSync(uploads) ? fs.readdirSync(uploads) : []).toEqual([]);
     // …and keeps answering.
     const page = await fetch(`${base}/p/lab/import`, { headers: { Cookie: cookie } });

@@ -23,7 +23,21 @@ function tableCounts() {
   const c = getDb().$client;
   const n = (t: string) => (c.prepare(`select count(*) as n from "${t}"`).get() as { n: number }).n;
   return Object.fromEntries(
-    ["projects", "datasets", "items", "checklist_items", "references", "responses", "judges", "verdicts", "tasks", "units", "users", "assignments", "annotations"].map((t) => [t, n(t)]),
+    [
+      "projects",
+      "datasets",
+      "items",
+      "checklist_items",
+      "references",
+      "responses",
+      "judges",
+      "verdicts",
+      "tasks",
+      "units",
+      "users",
+      "assignments",
+      "annotations",
+    ].map((t) => [t, n(t)]),
   );
 }
 
@@ -62,14 +76,22 @@ describe("generic presets", () => {
     expect(s).toMatchObject({ items: 2, checklistItems: 3, references: 2 });
     const c1 = getDb().select().from(schema.items).where(eq(schema.items.sourceId, "c1")).get()!;
     expect(c1.query).toBe("Write a haiku about rain.\r\nKeep it to three lines.");
-    const texts = getDb().select().from(schema.checklistItems).where(eq(schema.checklistItems.itemId, c1.id)).all().map((c) => c.text);
+    const texts = getDb()
+      .select()
+      .from(schema.checklistItems)
+      .where(eq(schema.checklistItems.itemId, c1.id))
+      .all()
+      .map((c) => c.text);
     expect(texts).toEqual(["Does the response have three lines?", 'Does it mention "rain"?']);
   });
 
   it("a mapping names the prompt and checklist columns", async () => {
     const tmp = path.join(path.dirname(dbFile), "mapped.jsonl");
     fs.writeFileSync(tmp, '{"key": "m1", "ask": "Say hi.", "crit": ["Does it say hi?"], "area": "Chat"}\n');
-    const s = await imp("items-jsonl", tmp, { projectSlug: "mapped", mapping: { id: "key", prompt: "ask", checklist: "crit", domain: "area" } });
+    const s = await imp("items-jsonl", tmp, {
+      projectSlug: "mapped",
+      mapping: { id: "key", prompt: "ask", checklist: "crit", domain: "area" },
+    });
     expect(s.errors).toEqual([]);
     expect(s).toMatchObject({ items: 1, checklistItems: 1 });
   });
@@ -100,7 +122,11 @@ describe("generic presets", () => {
     expect(ada).toMatchObject({ name: "Ada Lovelace", disabled: true, passwordHash: "!" });
     const members = getDb().select().from(schema.memberships).where(eq(schema.memberships.userId, ada.id)).all();
     expect(members).toEqual([]);
-    const labels = getDb().select().from(schema.annotations).all().map((a) => a.label);
+    const labels = getDb()
+      .select()
+      .from(schema.annotations)
+      .all()
+      .map((a) => a.label);
     expect(new Set(labels)).toEqual(new Set(["Yes", "No"]));
     const before = tableCounts();
     expect((await imp("labels-long", "labels-long.csv", { projectSlug: "labels" })).unchanged).toBe(true);
@@ -113,7 +139,11 @@ describe("generic presets", () => {
     expect(s).toMatchObject({ items: 5, annotations: 9 });
     const task = getDb().select().from(schema.tasks).where(eq(schema.tasks.name, "labels-wide")).get()!;
     expect(task.config).toMatchObject({ level: "ordinal" });
-    const interval = await imp("labels-wide", "labels-wide.csv", { projectSlug: "wide2", level: "interval", annotators: ["rater_a", "rater_b"] });
+    const interval = await imp("labels-wide", "labels-wide.csv", {
+      projectSlug: "wide2",
+      level: "interval",
+      annotators: ["rater_a", "rater_b"],
+    });
     expect(interval.committed).toBe(true);
   });
 });
@@ -130,17 +160,26 @@ describe("public-layout presets on original fixtures", () => {
   it("fb-bench then fb-bench-judgments (是/否 → Yes/No)", async () => {
     const s = await imp("fb-bench", "fb-bench-mini.json", { projectSlug: "fb" });
     expect(s).toMatchObject({ items: 3, checklistItems: 6, references: 1, errorCount: 0 });
-    expect(s.warnings.map(formatProblem)).toEqual([expect.stringMatching(/row 2, field "weight": checklist weights of item "fb-[0-9a-f]+" sum to 0.8, not 1/)]);
+    expect(s.warnings.map(formatProblem)).toEqual([
+      expect.stringMatching(/row 2, field "weight": checklist weights of item "fb-[0-9a-f]+" sum to 0.8, not 1/),
+    ]);
     const j = await imp("fb-bench-judgments", "fb-judgment-mini.jsonl", { projectSlug: "fb" });
     expect(j).toMatchObject({ responses: 2, verdicts: 6, errorCount: 0 });
-    const values = getDb().select({ v: schema.verdicts.value }).from(schema.verdicts).innerJoin(schema.judges, eq(schema.judges.id, schema.verdicts.judgeId)).where(eq(schema.judges.name, "toy-judge")).all();
+    const values = getDb()
+      .select({ v: schema.verdicts.value })
+      .from(schema.verdicts)
+      .innerJoin(schema.judges, eq(schema.judges.id, schema.verdicts.judgeId))
+      .where(eq(schema.judges.name, "toy-judge"))
+      .all();
     expect(values.map((x) => x.v).sort()).toEqual(["1", "1", "No", "Yes", "Yes", "Yes"]);
   });
 
   it("fb-bench-judgments before the benchmark: a clear refusal", async () => {
     const s = await imp("fb-bench-judgments", "fb-judgment-mini.jsonl", { projectSlug: "fb-empty" });
     expect(s.committed).toBe(false);
-    expect(formatProblem(s.errors[0])).toMatch(/row 1, field "item": unknown item "fb-[0-9a-f]+": it is not in this project; import the benchmark first/);
+    expect(formatProblem(s.errors[0])).toMatch(
+      /row 1, field "item": unknown item "fb-[0-9a-f]+": it is not in this project; import the benchmark first/,
+    );
   });
 
   it("c3ebench", async () => {
@@ -156,7 +195,11 @@ describe("public-layout presets on original fixtures", () => {
     expect(a).toMatchObject({ items: 3, responses: 6, dataset: { name: "LLMBar Toy", version: 1 } });
     const b = await imp("llmbar", "LLMBar/Toy/evaluators/ToyJudge/Plain/result.json", { projectSlug: "bar" });
     expect(b).toMatchObject({ verdicts: 6, errorCount: 0, dataset: { name: "LLMBar Toy", version: 1 } });
-    const judges = getDb().select({ name: schema.judges.name }).from(schema.judges).all().map((j) => j.name);
+    const judges = getDb()
+      .select({ name: schema.judges.name })
+      .from(schema.judges)
+      .all()
+      .map((j) => j.name);
     expect(judges).toEqual(expect.arrayContaining(["ToyJudge/Plain", "ToyJudge/Plain (swapped)"]));
   });
 });
@@ -166,7 +209,12 @@ describe("malformed files: a specific message each, and the database unchanged",
     ["missing column", "labels-long", "bad/missing-column.csv", /^row 1, field "label": missing column "label"/],
     ["wrong type", "items-csv", "bad/wrong-type.csv", /^row 2, field "weight": expected a number, got "heavy"$/],
     ["duplicate IDs", "items-jsonl", "bad/duplicate-ids.jsonl", /^row 3, field "id": duplicate ID "d1" \(first seen at row 1\)$/],
-    ["truncated JSON line", "items-jsonl", "bad/truncated.jsonl", /^row 2: the JSON on this line is cut off before it ends \(truncated line at the end of the file\)$/],
+    [
+      "truncated JSON line",
+      "items-jsonl",
+      "bad/truncated.jsonl",
+      /^row 2: the JSON on this line is cut off before it ends \(truncated line at the end of the file\)$/,
+    ],
     ["unbalanced quote", "labels-long", "bad/unbalanced-quote.csv", /^row 2: a quoted field is never closed \(unbalanced quote\)/],
     ["0-byte file", "labels-long", "bad/empty.csv", /^file: The file is empty \(0 bytes\)\.$/],
     ["header only", "labels-long", "bad/header-only.csv", /^file: The file has a header row but no data rows\.$/],

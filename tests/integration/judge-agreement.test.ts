@@ -37,11 +37,19 @@ function cliJson(argv: string[]): JudgeAgreementResult & Record<string, unknown>
   expect(r.code).toBe(0);
   return JSON.parse(r.stdout);
 }
-const WIDE = ["--labels", path.join(FX, "labels-wide.csv"), "--annotators", "ann_1,ann_2,ann_3", "--verdicts", path.join(FX, "verdicts.csv")];
+const WIDE = [
+  "--labels",
+  path.join(FX, "labels-wide.csv"),
+  "--annotators",
+  "ann_1,ann_2,ann_3",
+  "--verdicts",
+  path.join(FX, "verdicts.csv"),
+];
 const NUMERIC = ["--labels", path.join(FX, "labels-numeric.json"), "--verdicts", path.join(FX, "verdicts-numeric.jsonl")];
 const c = () => db().$client;
 const projectId = (slug: string) => (c().prepare("select id from projects where slug = ?").get(slug) as { id: number }).id;
-const taskOf = (slug: string) => (c().prepare("select t.id from tasks t join projects p on p.id = t.project_id where p.slug = ?").get(slug) as { id: number }).id;
+const taskOf = (slug: string) =>
+  (c().prepare("select t.id from tasks t join projects p on p.id = t.project_id where p.slug = ?").get(slug) as { id: number }).id;
 const csvRows = (text: string) => {
   const r = Papa.parse<Record<string, string>>(text, { header: true, skipEmptyLines: true });
   expect(r.errors).toEqual([]);
@@ -57,16 +65,38 @@ const figures = (r: JudgeAgreementResult) => ({
 });
 
 beforeAll(async () => {
-  const labels = await runImport({ databaseFile: dbFile, projectSlug: "pairwise", preset: "labels-wide", file: path.join(FX, "labels-wide.csv"), annotators: ["ann_1", "ann_2", "ann_3"] });
+  const labels = await runImport({
+    databaseFile: dbFile,
+    projectSlug: "pairwise",
+    preset: "labels-wide",
+    file: path.join(FX, "labels-wide.csv"),
+    annotators: ["ann_1", "ann_2", "ann_3"],
+  });
   expect(labels.errors).toEqual([]);
   expect(labels.annotations).toBe(40); // 14 units × 3 annotators, two cells blank; prompt and notes are not annotators
   expect(labels.warnings.map((w) => w.message)).toEqual(["columns ignored (not among --annotators): prompt, notes"]);
-  const verdicts = await runImport({ databaseFile: dbFile, projectSlug: "pairwise", preset: "unit-verdicts", file: path.join(FX, "verdicts.csv") });
+  const verdicts = await runImport({
+    databaseFile: dbFile,
+    projectSlug: "pairwise",
+    preset: "unit-verdicts",
+    file: path.join(FX, "verdicts.csv"),
+  });
   expect(verdicts.errors).toEqual([]);
   expect(verdicts.verdicts).toBe(26);
-  const numLabels = await runImport({ databaseFile: dbFile, projectSlug: "numeric", preset: "labels-long", file: path.join(FX, "labels-numeric.json"), level: "nominal" });
+  const numLabels = await runImport({
+    databaseFile: dbFile,
+    projectSlug: "numeric",
+    preset: "labels-long",
+    file: path.join(FX, "labels-numeric.json"),
+    level: "nominal",
+  });
   expect(numLabels.errors).toEqual([]);
-  const numVerdicts = await runImport({ databaseFile: dbFile, projectSlug: "numeric", preset: "unit-verdicts", file: path.join(FX, "verdicts-numeric.jsonl") });
+  const numVerdicts = await runImport({
+    databaseFile: dbFile,
+    projectSlug: "numeric",
+    preset: "unit-verdicts",
+    file: path.join(FX, "verdicts-numeric.jsonl"),
+  });
   expect(numVerdicts.errors).toEqual([]);
 });
 
@@ -87,7 +117,13 @@ describe("the command and the app give identical figures", () => {
       expect(rows.map((r) => r.judge)).toEqual(["judge-steady", "judge-wobbly"]);
       rows.forEach((row, i) => {
         const j = fromFiles.judges[i];
-        expect(row).toMatchObject({ reference, unparsed_policy: unparsed, n: String(j.n), unparsed: String(j.unparsed), missing: String(j.missing) });
+        expect(row).toMatchObject({
+          reference,
+          unparsed_policy: unparsed,
+          n: String(j.n),
+          unparsed: String(j.unparsed),
+          missing: String(j.missing),
+        });
         expect(Number(row.accuracy)).toBe(j.accuracy);
         expect(Number(row.accuracy_ci_low)).toBe(j.accuracyCI![0]);
         expect(Number(row.cohen_kappa)).toBe(j.cohenKappa);
@@ -105,7 +141,12 @@ describe("the command and the app give identical figures", () => {
       const r = spawnSync("node", ["scripts/judge-agreement-cli.mjs", ...argv], { cwd: ROOT, encoding: "utf8", timeout: 60_000 });
       return { code: r.status, stdout: r.stdout, stderr: r.stderr };
     };
-    for (const argv of [[...WIDE, "--format", "json"], [...WIDE, "--reference", "each"], [...NUMERIC, "--level", "ordinal", "--format", "json"], ["--labels", path.join(FX, "labels-wide.csv")]]) {
+    for (const argv of [
+      [...WIDE, "--format", "json"],
+      [...WIDE, "--reference", "each"],
+      [...NUMERIC, "--level", "ordinal", "--format", "json"],
+      ["--labels", path.join(FX, "labels-wide.csv")],
+    ]) {
       const bundled = viaNode(argv);
       expect(bundled).toEqual(cli(argv));
     }
@@ -150,7 +191,9 @@ describe("the command and the app give identical figures", () => {
 describe("unparsed verdicts are kept", () => {
   it("empty and out-of-set verdicts are stored with parse status unparsed, never dropped", () => {
     const rows = c()
-      .prepare("select j.name, v.value, v.parse_status from verdicts v join judges j on j.id = v.judge_id join projects p on p.id = j.project_id where p.slug = 'pairwise' and v.parse_status != 'ok' order by v.id")
+      .prepare(
+        "select j.name, v.value, v.parse_status from verdicts v join judges j on j.id = v.judge_id join projects p on p.id = j.project_id where p.slug = 'pairwise' and v.parse_status != 'ok' order by v.id",
+      )
       .all();
     expect(rows).toEqual([
       { name: "judge-wobbly", value: null, parse_status: "unparsed" },
@@ -164,34 +207,72 @@ describe("unparsed verdicts are kept", () => {
     fs.writeFileSync(file, "unit,judge,verdict\nu01,judge-late,A\nu99,judge-late,B\n");
     const s = await runImport({ databaseFile: dbFile, projectSlug: "pairwise", preset: "unit-verdicts", file });
     expect(s.committed).toBe(false);
-    expect(s.errors).toEqual([{ row: 3, field: "unit", message: 'unknown unit "u99": it is not in this project\'s imported labels; import the labels first' }]);
+    expect(s.errors).toEqual([
+      { row: 3, field: "unit", message: 'unknown unit "u99": it is not in this project\'s imported labels; import the labels first' },
+    ]);
     expect(c().prepare("select count(*) as n from judges where name = 'judge-late'").get()).toEqual({ n: 0 });
   });
 });
 
 describe("labels-wide columns and level", () => {
   it("without --annotators the import is refused, naming the columns found; --annotators all takes them all, and says so", async () => {
-    await expect(runImport({ databaseFile: dbFile, projectSlug: "wide-all", preset: "labels-wide", file: path.join(FX, "labels-wide.csv"), dryRun: true })).rejects.toThrow(
+    await expect(
+      runImport({
+        databaseFile: dbFile,
+        projectSlug: "wide-all",
+        preset: "labels-wide",
+        file: path.join(FX, "labels-wide.csv"),
+        dryRun: true,
+      }),
+    ).rejects.toThrow(
       'labels-wide needs its annotator columns named: the file\'s columns besides the unit are "prompt", "ann_1", "ann_2", "ann_3", "notes"; give --annotators COL,COL (or --annotators all to take every one of them).',
     );
     expect(c().prepare("select count(*) as n from projects where slug = 'wide-all'").get()).toEqual({ n: 0 });
-    const s = await runImport({ databaseFile: dbFile, projectSlug: "wide-all", preset: "labels-wide", file: path.join(FX, "labels-wide.csv"), dryRun: true, annotators: ["all"] });
+    const s = await runImport({
+      databaseFile: dbFile,
+      projectSlug: "wide-all",
+      preset: "labels-wide",
+      file: path.join(FX, "labels-wide.csv"),
+      dryRun: true,
+      annotators: ["all"],
+    });
     expect(s.errors).toEqual([]);
-    expect(s.warnings.map((w) => w.message)).toEqual(["--annotators all: every column other than the unit became an annotator (prompt, ann_1, ann_2, ann_3, notes)"]);
+    expect(s.warnings.map((w) => w.message)).toEqual([
+      "--annotators all: every column other than the unit became an annotator (prompt, ann_1, ann_2, ann_3, notes)",
+    ]);
   });
 
   it("an annotator column not in the file is refused", async () => {
-    const s = await runImport({ databaseFile: dbFile, projectSlug: "wide-bad", preset: "labels-wide", file: path.join(FX, "labels-wide.csv"), annotators: ["ann_1", "ann_9"] });
+    const s = await runImport({
+      databaseFile: dbFile,
+      projectSlug: "wide-bad",
+      preset: "labels-wide",
+      file: path.join(FX, "labels-wide.csv"),
+      annotators: ["ann_1", "ann_9"],
+    });
     expect(s.committed).toBe(false);
     expect(s.errors[0]).toMatchObject({ row: 1, field: "ann_9" });
   });
 
   it("numeric labels: the inferred level is stated, --level sets it", async () => {
-    const inferred = await runImport({ databaseFile: dbFile, projectSlug: "lvl", preset: "labels-long", file: path.join(FX, "labels-numeric.json"), dryRun: true });
+    const inferred = await runImport({
+      databaseFile: dbFile,
+      projectSlug: "lvl",
+      preset: "labels-long",
+      file: path.join(FX, "labels-numeric.json"),
+      dryRun: true,
+    });
     expect(inferred.warnings.map((w) => w.message)).toEqual([
       'level "ordinal" inferred: every label is a number (3 distinct: 0, 1, 2), whole numbers, at most 10 values; if the numbers are category codes, import with --level nominal (the Label level select on the Import page)',
     ]);
-    const given = await runImport({ databaseFile: dbFile, projectSlug: "lvl", preset: "labels-long", file: path.join(FX, "labels-numeric.json"), dryRun: true, level: "nominal" });
+    const given = await runImport({
+      databaseFile: dbFile,
+      projectSlug: "lvl",
+      preset: "labels-long",
+      file: path.join(FX, "labels-numeric.json"),
+      dryRun: true,
+      level: "nominal",
+    });
     expect(given.warnings).toEqual([]);
   });
 });
@@ -215,7 +296,13 @@ describe("the judge page", () => {
       expect(body.agreement.result.judges.map((j: { unparsed: number }) => j.unparsed)).toEqual([0, 3]);
       if (q.includes("Nonsense")) expect(body.agreement.note).toMatch(/not one of the human labels \(A, B, tie\)/);
     }
-    const res = await run(csvLoader, args(get(`/p/pairwise/reports/${taskId}/csv?table=agreement-judges&reference=majority&unparsed=count-as-wrong`, cookie), { slug: "pairwise", taskId }));
+    const res = await run(
+      csvLoader,
+      args(get(`/p/pairwise/reports/${taskId}/csv?table=agreement-judges&reference=majority&unparsed=count-as-wrong`, cookie), {
+        slug: "pairwise",
+        taskId,
+      }),
+    );
     expect(res.status).toBe(200);
     const text = await res.text();
     // The export's columns (issue 12), in this order, and the export's figures for the same reference and policy.
@@ -225,28 +312,70 @@ describe("the judge page", () => {
     const all = csvRows(text);
     const r = cliJson(WIDE);
     const rows = all.filter((x) => !x.judge.startsWith("Humans"));
-    const exported = csvRows(exportToString(c(), projectId("pairwise"), "judge-agreement", "csv", { reference: "majority", unparsed: "count-as-wrong" }));
+    const exported = csvRows(
+      exportToString(c(), projectId("pairwise"), "judge-agreement", "csv", { reference: "majority", unparsed: "count-as-wrong" }),
+    );
     expect(rows).toEqual(exported.map((e) => Object.fromEntries(Object.keys(rows[0]).map((k) => [k, e[k]]))));
-    expect(rows.map((x) => [x.judge, x.reference, x.unparsed_policy, Number(x.n), Number(x.unparsed), Number(x.accuracy), Number(x.accuracy_ci_low), Number(x.cohen_kappa_ci_high), Number(x.macro_f1)])).toEqual(
-      r.judges.map((j) => [j.judge, "majority", "count-as-wrong", j.n, j.unparsed, j.accuracy, j.accuracyCI![0], j.cohenKappaCI![1], j.macroF1]),
+    expect(
+      rows.map((x) => [
+        x.judge,
+        x.reference,
+        x.unparsed_policy,
+        Number(x.n),
+        Number(x.unparsed),
+        Number(x.accuracy),
+        Number(x.accuracy_ci_low),
+        Number(x.cohen_kappa_ci_high),
+        Number(x.macro_f1),
+      ]),
+    ).toEqual(
+      r.judges.map((j) => [
+        j.judge,
+        "majority",
+        "count-as-wrong",
+        j.n,
+        j.unparsed,
+        j.accuracy,
+        j.accuracyCI![0],
+        j.cohenKappaCI![1],
+        j.macroF1,
+      ]),
     );
     // The human baseline row, as the command's `humans`.
     const humans = all.find((x) => x.judge.startsWith("Humans"))!;
-    expect([Number(humans.n), Number(humans.accuracy), Number(humans.cohen_kappa)]).toEqual([r.humans!.n, r.humans!.accuracy, r.humans!.cohenKappa]);
+    expect([Number(humans.n), Number(humans.accuracy), Number(humans.cohen_kappa)]).toEqual([
+      r.humans!.n,
+      r.humans!.accuracy,
+      r.humans!.cohenKappa,
+    ]);
     // The command's JSON carries the intervals the page shows beside AC1 and the macro averages.
-    for (const j of r.judges) for (const k of ["ac1CI", "macroPrecisionCI", "macroRecallCI", "macroF1CI"] as const) expect(j[k]).toHaveLength(2);
+    for (const j of r.judges)
+      for (const k of ["ac1CI", "macroPrecisionCI", "macroRecallCI", "macroF1CI"] as const) expect(j[k]).toHaveLength(2);
   });
 
   it("an ordinal scale (--level ordinal): quadratic-weighted kappa on the page, as scikit-learn", async () => {
-    await runImport({ databaseFile: dbFile, projectSlug: "ordinal", preset: "labels-long", file: path.join(FX, "labels-numeric.json"), level: "ordinal" });
-    await runImport({ databaseFile: dbFile, projectSlug: "ordinal", preset: "unit-verdicts", file: path.join(FX, "verdicts-numeric.jsonl") });
+    await runImport({
+      databaseFile: dbFile,
+      projectSlug: "ordinal",
+      preset: "labels-long",
+      file: path.join(FX, "labels-numeric.json"),
+      level: "ordinal",
+    });
+    await runImport({
+      databaseFile: dbFile,
+      projectSlug: "ordinal",
+      preset: "unit-verdicts",
+      file: path.join(FX, "verdicts-numeric.jsonl"),
+    });
     const u = await makeUser();
     setMembership(projectId("ordinal"), u.id, "researcher");
     const ck = await signInCookie(u.email, u.password);
     const taskId = String(taskOf("ordinal"));
     const res = await run(judgesLoader, args(get(`/p/ordinal/reports/${taskId}/judges`, ck), { slug: "ordinal", taskId }));
     expect(res.status).toBe(200);
-    const rows = ((await res.json()).agreement.tables["agreement-judges"].rows as { judge: string; weightedKappa: number }[]).filter((x) => !x.judge.startsWith("Humans"));
+    const rows = ((await res.json()).agreement.tables["agreement-judges"].rows as { judge: string; weightedKappa: number }[]).filter(
+      (x) => !x.judge.startsWith("Humans"),
+    );
     // cohen_kappa_score(y_true, y_pred, weights="quadratic", labels=[0, 1, 2]), unparsed pairs left out (scikit-learn 1.2.1).
     expect(rows[0].weightedKappa).toBeCloseTo(0.5227272727272727, 12);
     expect(rows[1].weightedKappa).toBeCloseTo(0.8888888888888888, 12);
@@ -270,21 +399,38 @@ describe("the judge page", () => {
 describe("labels linked to imported responses (a response column)", () => {
   it("labels-long with unit = item and a response column meet the verdicts preset's verdicts on those responses", async () => {
     const IMPORT = path.join(ROOT, "tests/fixtures/import");
-    for (const [preset, file] of [["items-jsonl", "items.jsonl"], ["responses", "responses.csv"]]) {
+    for (const [preset, file] of [
+      ["items-jsonl", "items.jsonl"],
+      ["responses", "responses.csv"],
+    ]) {
       const s = await runImport({ databaseFile: dbFile, projectSlug: "linked", preset, file: path.join(IMPORT, file) });
       expect(s.errors).toEqual([]);
     }
     const labels = path.join(dir, "linked-labels.csv");
-    fs.writeFileSync(labels, "unit,model,annotator,label\nq1,model-a,rae,good\nq1,model-a,sol,good\nq1,model-b,rae,bad\nq1,model-b,sol,good\nq2,model-a,rae,good\nq2,model-a,sol,good\n");
+    fs.writeFileSync(
+      labels,
+      "unit,model,annotator,label\nq1,model-a,rae,good\nq1,model-a,sol,good\nq1,model-b,rae,bad\nq1,model-b,sol,good\nq2,model-a,rae,good\nq2,model-a,sol,good\n",
+    );
     const l = await runImport({ databaseFile: dbFile, projectSlug: "linked", preset: "labels-long", file: labels });
     expect(l.errors).toEqual([]);
     expect(l.annotations).toBe(6);
     const verdicts = path.join(dir, "linked-verdicts.csv");
-    fs.writeFileSync(verdicts, "judge,item,response,value\nrater-bot,q1,model-a#1,good\nrater-bot,q1,model-b#1,bad\nrater-bot,q2,model-a#1,meh\n");
+    fs.writeFileSync(
+      verdicts,
+      "judge,item,response,value\nrater-bot,q1,model-a#1,good\nrater-bot,q1,model-b#1,bad\nrater-bot,q2,model-a#1,meh\n",
+    );
     const v = await runImport({ databaseFile: dbFile, projectSlug: "linked", preset: "verdicts", file: verdicts });
     expect(v.errors).toEqual([]);
-    const task = (c().prepare("select t.id from tasks t join projects p on p.id = t.project_id where p.slug = 'linked' and t.kind = 'imported-labels'").get() as { id: number }).id;
-    const units = c().prepare("select u.response_id, r.model from units u join responses r on r.id = u.response_id where u.task_id = ? order by u.position").all(task);
+    const task = (
+      c()
+        .prepare("select t.id from tasks t join projects p on p.id = t.project_id where p.slug = 'linked' and t.kind = 'imported-labels'")
+        .get() as { id: number }
+    ).id;
+    const units = c()
+      .prepare(
+        "select u.response_id, r.model from units u join responses r on r.id = u.response_id where u.task_id = ? order by u.position",
+      )
+      .all(task);
     expect(units).toEqual([
       { response_id: expect.any(Number), model: "model-a" },
       { response_id: expect.any(Number), model: "model-b" },
@@ -301,19 +447,28 @@ describe("labels linked to imported responses (a response column)", () => {
     fs.writeFileSync(labels, "unit,response,annotator,label\nq1,model-z,rae,good\n");
     const l = await runImport({ databaseFile: dbFile, projectSlug: "linked", preset: "labels-long", file: labels });
     expect(l.committed).toBe(false);
-    expect(l.errors[0]).toMatchObject({ row: 2, field: "response", message: 'unknown response "model-z" for item "q1"; import the responses first' });
+    expect(l.errors[0]).toMatchObject({
+      row: 2,
+      field: "response",
+      message: 'unknown response "model-z" for item "q1"; import the responses first',
+    });
   });
 });
 
 describe("real files: LLMBar's MT-Bench subset and GPT-4's verdicts (read when /work/shared/data is present)", () => {
   const RESULT = "/work/shared/data/LLMBar/Dataset/Processed/MT-Bench/evaluators/GPT-4/Vanilla_NoRules/result.json";
-  it.skipIf(!fs.existsSync(RESULT))("a gold label (1 or 2, a JSON number) against the judge's winner (\"1\" or \"2\", a string)", () => {
+  it.skipIf(!fs.existsSync(RESULT))('a gold label (1 or 2, a JSON number) against the judge\'s winner ("1" or "2", a string)', () => {
     // The upstream fields as they are: label (number) and results[0]["swap = False"].winner (string).
     const doc = JSON.parse(fs.readFileSync(RESULT, "utf8")) as { label: number; results: Record<string, { winner: string }>[] }[];
     const labels = path.join(dir, "llmbar-labels.json");
     const verdicts = path.join(dir, "llmbar-verdicts.jsonl");
     fs.writeFileSync(labels, JSON.stringify(doc.map((r, i) => ({ unit: `mt-${i}`, annotator: "gold", label: r.label }))));
-    fs.writeFileSync(verdicts, doc.map((r, i) => JSON.stringify({ unit: `mt-${i}`, judge: "GPT-4/Vanilla_NoRules", verdict: r.results[0]["swap = False"].winner })).join("\n"));
+    fs.writeFileSync(
+      verdicts,
+      doc
+        .map((r, i) => JSON.stringify({ unit: `mt-${i}`, judge: "GPT-4/Vanilla_NoRules", verdict: r.results[0]["swap = False"].winner }))
+        .join("\n"),
+    );
     const r = cliJson(["--labels", labels, "--verdicts", verdicts]);
     const j = r.judges[0];
     expect([j.n, j.unparsed]).toEqual([200, 0]);
@@ -330,7 +485,20 @@ describe("--map names other columns", () => {
     const verdicts = path.join(dir, "mapped-verdicts.csv");
     fs.writeFileSync(labels, "case,coder,choice\nc1,x,A\nc1,y,A\nc2,x,B\nc2,y,B\nc3,x,tie\nc3,y,A\n");
     fs.writeFileSync(verdicts, "case,grader,pick\nc1,g,A\nc2,g,A\nc3,g,tie\n");
-    const r = cliJson(["--labels", labels, "--verdicts", verdicts, "--map", "unit=case", "--map", "label=choice", "--map", "judge=grader", "--map", "verdict=pick"]);
+    const r = cliJson([
+      "--labels",
+      labels,
+      "--verdicts",
+      verdicts,
+      "--map",
+      "unit=case",
+      "--map",
+      "label=choice",
+      "--map",
+      "judge=grader",
+      "--map",
+      "verdict=pick",
+    ]);
     expect(r.annotatorColumns).toEqual(["x", "y"]); // "coder" is an alias of annotator
     expect(r.unitsWithoutMajority).toBe(1);
     expect(r.judges[0]).toMatchObject({ judge: "g", n: 2, accuracy: 0.5 });
@@ -339,8 +507,14 @@ describe("--map names other columns", () => {
 
 describe("bad input to the command", () => {
   it.each([
-    [["--labels", path.join(FX, "labels-wide.csv"), "--verdicts", path.join(FX, "verdicts.csv")], /^judge-agreement: LABELS labels-wide\.csv: missing column "annotator".*needs --annotators COL,COL naming them; its columns are: unit, prompt, ann_1, ann_2, ann_3, notes$/],
-    [[...WIDE.slice(0, 2), "--annotators", "ann_1,ann_7", ...WIDE.slice(4)], /^judge-agreement: LABELS labels-wide\.csv: --annotators names "ann_7", not in the file/],
+    [
+      ["--labels", path.join(FX, "labels-wide.csv"), "--verdicts", path.join(FX, "verdicts.csv")],
+      /^judge-agreement: LABELS labels-wide\.csv: missing column "annotator".*needs --annotators COL,COL naming them; its columns are: unit, prompt, ann_1, ann_2, ann_3, notes$/,
+    ],
+    [
+      [...WIDE.slice(0, 2), "--annotators", "ann_1,ann_7", ...WIDE.slice(4)],
+      /^judge-agreement: LABELS labels-wide\.csv: --annotators names "ann_7", not in the file/,
+    ],
     [[...WIDE, "--unparsed", "as:Maybe"], /^judge-agreement: --unparsed as:Maybe: "Maybe" is not one of the human labels \(A, B, tie\)\.$/],
     [[...WIDE, "--unparsed", "drop"], /^judge-agreement: --unparsed must be count-as-wrong, exclude or as:LABEL, not "drop"\.$/],
     [[...WIDE.slice(0, 4), "--verdicts", path.join(FX, "nope.csv")], /^judge-agreement: VERDICTS nope\.csv: no such file\.$/],
@@ -356,13 +530,23 @@ describe("bad input to the command", () => {
 describe("the verdicts preset on responses with imported labels (unparsed verdicts)", () => {
   const IMPORT = path.join(ROOT, "tests/fixtures/import");
   beforeAll(async () => {
-    for (const [preset, file] of [["items-jsonl", "items.jsonl"], ["responses", "responses.csv"]]) {
-      expect((await runImport({ databaseFile: dbFile, projectSlug: "linked-unparsed", preset, file: path.join(IMPORT, file) })).errors).toEqual([]);
+    for (const [preset, file] of [
+      ["items-jsonl", "items.jsonl"],
+      ["responses", "responses.csv"],
+    ]) {
+      expect(
+        (await runImport({ databaseFile: dbFile, projectSlug: "linked-unparsed", preset, file: path.join(IMPORT, file) })).errors,
+      ).toEqual([]);
     }
     const labels = path.join(dir, "unparsed-labels.csv");
     // q1's two responses are labelled; q2's response is not.
-    fs.writeFileSync(labels, "unit,response,annotator,label\nq1,model-a,rae,good\nq1,model-a,sol,good\nq1,model-b,rae,bad\nq1,model-b,sol,bad\n");
-    expect((await runImport({ databaseFile: dbFile, projectSlug: "linked-unparsed", preset: "labels-long", file: labels })).errors).toEqual([]);
+    fs.writeFileSync(
+      labels,
+      "unit,response,annotator,label\nq1,model-a,rae,good\nq1,model-a,sol,good\nq1,model-b,rae,bad\nq1,model-b,sol,bad\n",
+    );
+    expect((await runImport({ databaseFile: dbFile, projectSlug: "linked-unparsed", preset: "labels-long", file: labels })).errors).toEqual(
+      [],
+    );
   });
 
   it("an empty or out-of-set verdict on a labelled response is stored as unparsed with its raw output; other empty verdicts are refused by row and field", async () => {
@@ -410,7 +594,13 @@ describe("the verdicts preset on responses with imported labels (unparsed verdic
       { judge: "bot-two", model: "model-b", checklist: 0, value: "Unsure", score: null, raw: "Unsure.", status: "unparsed" },
     ]);
     // The judge page counts them: bot-two has two unparsed verdicts (count-as-wrong keeps them in n), bot-three none.
-    const task = (c().prepare("select t.id from tasks t join projects p on p.id = t.project_id where p.slug = 'linked-unparsed' and t.kind = 'imported-labels'").get() as { id: number }).id;
+    const task = (
+      c()
+        .prepare(
+          "select t.id from tasks t join projects p on p.id = t.project_id where p.slug = 'linked-unparsed' and t.kind = 'imported-labels'",
+        )
+        .get() as { id: number }
+    ).id;
     const r = judgeAgreementFor(projectId("linked-unparsed"), task, { reference: "majority", unparsed: "count-as-wrong" })!.result!;
     expect(r.judges.map((j) => [j.judge, j.n, j.unparsed, j.accuracy])).toEqual([
       ["bot-three", 2, 0, 1],

@@ -23,9 +23,15 @@ let datasetId: number;
 let taskId: number;
 const annotators: number[] = [];
 
-const dataVersion = () => db().select({ v: schema.taskDataVersions.version }).from(schema.taskDataVersions).where(eq(schema.taskDataVersions.taskId, taskId)).get()!.v;
+const dataVersion = () =>
+  db().select({ v: schema.taskDataVersions.version }).from(schema.taskDataVersions).where(eq(schema.taskDataVersions.taskId, taskId)).get()!
+    .v;
 const verdictVersion = () =>
-  db().select({ v: schema.projectVerdictVersions.version }).from(schema.projectVerdictVersions).where(eq(schema.projectVerdictVersions.projectId, projectId)).get()!.v;
+  db()
+    .select({ v: schema.projectVerdictVersions.version })
+    .from(schema.projectVerdictVersions)
+    .where(eq(schema.projectVerdictVersions.projectId, projectId))
+    .get()!.v;
 const report = () => taskReport(projectId, taskId, { rule: "majority", delta: 0.05, slug: "fresh" })!;
 const judges = () => judgeReportFor(projectId, taskId, { rule: "majority", delta: 0.05 })!;
 const submit = (who: number, unitId: number, answer: "Yes" | "No", intent: "submit" | "draft" = "submit") =>
@@ -41,10 +47,18 @@ beforeAll(async () => {
     addMember(projectId, u.id, "annotator");
     annotators.push(u.id);
   }
-  taskId = createTask(projectId, researcher.id, { name: "fresh", datasetId, kind: "response-satisfaction", overlap: 2, seed: 4, pool: annotators }).taskId;
+  taskId = createTask(projectId, researcher.id, {
+    name: "fresh",
+    datasetId,
+    kind: "response-satisfaction",
+    overlap: 2,
+    seed: 4,
+    pool: annotators,
+  }).taskId;
   // Both annotators label every unit "Yes".
   for (const who of annotators) {
-    for (let u = nextUnitId(taskId, who); u != null; u = nextUnitId(taskId, who)) expect(submit(who, u, "Yes")).toMatchObject({ ok: true, status: "submitted" });
+    for (let u = nextUnitId(taskId, who); u != null; u = nextUnitId(taskId, who))
+      expect(submit(who, u, "Yes")).toMatchObject({ ok: true, status: "submitted" });
   }
 });
 
@@ -57,7 +71,11 @@ describe("task_data_versions", () => {
     expect(submit(annotators[0], units[0].id, "No")).toMatchObject({ ok: true, revision: 2 });
     expect(dataVersion()).toBe(before + 1);
     // A draft row (inserted directly, as an autosave would) changes no figure and no version.
-    const asg = db().select({ id: schema.assignments.id }).from(schema.assignments).where(eq(schema.assignments.unitId, units[1].id)).all()[0];
+    const asg = db()
+      .select({ id: schema.assignments.id })
+      .from(schema.assignments)
+      .where(eq(schema.assignments.unitId, units[1].id))
+      .all()[0];
     db().insert(schema.annotations).values({ assignmentId: asg.id, revision: 9, label: "No", status: "draft" }).run();
     expect(dataVersion()).toBe(before + 1);
   });
@@ -75,11 +93,15 @@ describe("task_data_versions", () => {
     const v0 = dataVersion();
     db().run(sql`UPDATE annotations SET stale_at = unixepoch() WHERE status = 'submitted' AND id = (SELECT MIN(id) FROM annotations)`);
     expect(dataVersion()).toBe(v0 + 1);
-    const domainsBefore = report().tables.breakdowns.rows.filter((r) => r.dimension === "Domain").map((r) => r.value);
+    const domainsBefore = report()
+      .tables.breakdowns.rows.filter((r) => r.dimension === "Domain")
+      .map((r) => r.value);
     expect(domainsBefore).not.toContain("Renamed domain");
     db().run(sql`UPDATE items SET domain = 'Renamed domain' WHERE dataset_id = ${datasetId}`);
     expect(dataVersion()).toBeGreaterThan(v0 + 1);
-    const domainsAfter = report().tables.breakdowns.rows.filter((r) => r.dimension === "Domain").map((r) => r.value);
+    const domainsAfter = report()
+      .tables.breakdowns.rows.filter((r) => r.dimension === "Domain")
+      .map((r) => r.value);
     expect(domainsAfter).toEqual(["Renamed domain"]);
   });
 });
@@ -88,11 +110,23 @@ describe("project_verdict_versions", () => {
   it("a memoised judge report shows a judge added by a run, and its new verdicts, on the next request", () => {
     expect(judges().judges).toEqual([]);
     const v0 = verdictVersion();
-    const judge = db().insert(schema.judges).values({ projectId, name: "late-judge", provider: "replay", model: "Late-1B" }).returning().get();
+    const judge = db()
+      .insert(schema.judges)
+      .values({ projectId, name: "late-judge", provider: "replay", model: "Late-1B" })
+      .returning()
+      .get();
     expect(verdictVersion()).toBe(v0 + 1);
     expect(judges().judges).toEqual([]); // a judge without verdicts on labelled units is not listed
-    const units = db().select({ responseId: schema.units.responseId, checklistItemId: schema.units.checklistItemId }).from(schema.units).where(eq(schema.units.taskId, taskId)).all();
-    for (const u of units) db().insert(schema.verdicts).values({ judgeId: judge.id, responseId: u.responseId!, checklistItemId: u.checklistItemId, value: "Yes", parseStatus: "ok" }).run();
+    const units = db()
+      .select({ responseId: schema.units.responseId, checklistItemId: schema.units.checklistItemId })
+      .from(schema.units)
+      .where(eq(schema.units.taskId, taskId))
+      .all();
+    for (const u of units)
+      db()
+        .insert(schema.verdicts)
+        .values({ judgeId: judge.id, responseId: u.responseId!, checklistItemId: u.checklistItemId, value: "Yes", parseStatus: "ok" })
+        .run();
     expect(verdictVersion()).toBe(v0 + 1 + units.length);
     const page = judges();
     expect(page.judges.map((j) => j.name)).toEqual(["late-judge"]);
@@ -107,7 +141,9 @@ describe("the counters' rows", () => {
     const dir = tempDir();
     const before = path.join(dir, "migrations-0002");
     fs.mkdirSync(path.join(before, "meta"), { recursive: true });
-    const journal = JSON.parse(fs.readFileSync(path.join(MIGRATIONS_DIR, "meta", "_journal.json"), "utf8")) as { entries: { idx: number; tag: string }[] };
+    const journal = JSON.parse(fs.readFileSync(path.join(MIGRATIONS_DIR, "meta", "_journal.json"), "utf8")) as {
+      entries: { idx: number; tag: string }[];
+    };
     const old = journal.entries.filter((e) => e.idx <= 2);
     for (const e of old) fs.copyFileSync(path.join(MIGRATIONS_DIR, `${e.tag}.sql`), path.join(before, `${e.tag}.sql`));
     fs.writeFileSync(path.join(before, "meta", "_journal.json"), JSON.stringify({ ...journal, entries: old }));

@@ -44,7 +44,13 @@ function writeFixture() {
 
 beforeAll(async () => {
   writeFixture();
-  const summary = await runImport({ databaseFile: dbFile, projectSlug: "imported", preset: "labels-wide", file: csvFile, annotators: ["rater_ana", "rater_ben", "rater_chen"] });
+  const summary = await runImport({
+    databaseFile: dbFile,
+    projectSlug: "imported",
+    preset: "labels-wide",
+    file: csvFile,
+    annotators: ["rater_ana", "rater_ben", "rater_chen"],
+  });
   expect(summary.errors).toEqual([]);
   expect(summary.committed).toBe(true);
   const project = db().select().from(schema.projects).where(eq(schema.projects.slug, "imported")).get()!;
@@ -66,11 +72,18 @@ describe("an imported labels-wide file", () => {
     expect(value("Krippendorff's alpha (nominal)")).toBe(krippendorffAlpha(matrix, { level: "nominal" }).alpha);
     expect(value("Gwet's AC1")).toBe(gwetAC1(matrix).value);
     // Placeholder annotators carry the file's column names.
-    expect(report.tables.annotators.rows.map((r: { annotator: string }) => r.annotator).sort()).toEqual(["rater_ana", "rater_ben", "rater_chen"]);
+    expect(report.tables.annotators.rows.map((r: { annotator: string }) => r.annotator).sort()).toEqual([
+      "rater_ana",
+      "rater_ben",
+      "rater_chen",
+    ]);
   });
 
   it("the CSV download carries the same figures at full precision", async () => {
-    const res = await run(csvLoader, args(get(`/p/imported/reports/${taskId}/csv?table=iaa`, cookie), { slug: "imported", taskId: String(taskId) }));
+    const res = await run(
+      csvLoader,
+      args(get(`/p/imported/reports/${taskId}/csv?table=iaa`, cookie), { slug: "imported", taskId: String(taskId) }),
+    );
     expect(res.headers.get("Content-Type")).toMatch(/text\/csv/);
     const parsed = Papa.parse<Record<string, string>>(await res.text(), { header: true, skipEmptyLines: true });
     const byStat = new Map(parsed.data.map((r) => [r.Statistic, Number(r.Value)]));

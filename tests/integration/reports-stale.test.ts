@@ -43,7 +43,11 @@ beforeAll(async () => {
   const researcher = setup.researcher;
   for (const i of EDITED) {
     const unit = getDb().select({ ck: schema.units.checklistItemId }).from(schema.units).where(eq(schema.units.id, fx.unitIds[i])).get()!;
-    const r = editChecklistItem(unit.ck!, { text: `Does the response fully answer question ${i}?` }, { userId: researcher.id, reason: "sharper wording" });
+    const r = editChecklistItem(
+      unit.ck!,
+      { text: `Does the response fully answer question ${i}?` },
+      { userId: researcher.id, reason: "sharper wording" },
+    );
     expect(r.stale).toEqual({ annotations: 2, verdicts: 2 }); // two labels, one verdict per judge
   }
 });
@@ -66,7 +70,10 @@ describe("stale labels and verdicts", () => {
     const labels = M.flat().filter((x) => x != null).length;
     // The current labels less the 4 stale ones of the 2 edited units.
     expect(data.report.counts.annotations).toBe(labels - 4);
-    const res = await run(csvRoute.loader, args(get(`/p/${slug}/reports/${fx.satTaskId}/csv?table=iaa&stale=exclude`, cookie), { slug, taskId: String(fx.satTaskId) }));
+    const res = await run(
+      csvRoute.loader,
+      args(get(`/p/${slug}/reports/${fx.satTaskId}/csv?table=iaa&stale=exclude`, cookie), { slug, taskId: String(fx.satTaskId) }),
+    );
     const csv = Papa.parse<Record<string, string>>(await res.text(), { header: true, skipEmptyLines: true }).data;
     expect(Number(csv.find((r) => r.Statistic === "Fleiss' kappa")!.Value)).toBe(fleissKappa(fresh).kappa);
   });
@@ -82,12 +89,19 @@ describe("stale labels and verdicts", () => {
       const j: Label[] = [];
       SAT_UNITS.forEach(([, , labels, ja], i) => {
         const f = majority(labels);
-        if (f !== null && keep(i)) (h.push(f), j.push(ja));
+        if (f !== null && keep(i)) {
+          h.push(f);
+          j.push(ja);
+        }
       });
       return { n: h.length, accuracy: accuracy(h, j) };
     };
     // One more verdict goes stale on its own (its labels stay fresh): judge-a's on unit 5.
-    const unit5 = getDb().select({ responseId: schema.units.responseId }).from(schema.units).where(eq(schema.units.id, fx.unitIds[5])).get()!;
+    const unit5 = getDb()
+      .select({ responseId: schema.units.responseId })
+      .from(schema.units)
+      .where(eq(schema.units.id, fx.unitIds[5]))
+      .get()!;
     getDb().update(schema.verdicts).set({ staleAt: 1 }).where(eq(schema.verdicts.responseId, unit5.responseId!)).run();
     const all = (await page(judgesPage, `/p/${slug}/reports/${fx.satTaskId}/judges`)).report.tables.judges.rows as Row[];
     expect(all.find((r) => r.judge === "judge-a")).toMatchObject(expected(() => true));

@@ -56,7 +56,12 @@ const pooled = () => {
   const unit: number[] = [];
   M.forEach((row, u) => {
     const present = row.filter((x) => x != null);
-    for (let i = 0; i < present.length; i++) for (let j = i + 1; j < present.length; j++) (a.push(present[i]), b.push(present[j]), unit.push(u));
+    for (let i = 0; i < present.length; i++)
+      for (let j = i + 1; j < present.length; j++) {
+        a.push(present[i]);
+        b.push(present[j]);
+        unit.push(u);
+      }
   });
   return { a, b, unit };
 };
@@ -67,7 +72,17 @@ const pooled = () => {
  */
 function clusterCI<T>(a: T[], b: T[], item: number[], seed: number, stat: (a: T[], b: T[]) => number): [number, number] {
   const idx = a.map((_, i) => i);
-  return bootstrapCI({ data: idx, statistic: (s) => stat(s.map((i) => a[i]), s.map((i) => b[i])), cluster: (i) => item[i], seed, resamples: 1000 }).ci;
+  return bootstrapCI({
+    data: idx,
+    statistic: (s) =>
+      stat(
+        s.map((i) => a[i]),
+        s.map((i) => b[i]),
+      ),
+    cluster: (i) => item[i],
+    seed,
+    resamples: 1000,
+  }).ci;
 }
 const closeCI = (got: unknown, want: [number, number]) => {
   const g = got as number[];
@@ -87,7 +102,10 @@ async function json(mod: { loader: Parameters<typeof run>[0] }, path: string, pa
   return res.json();
 }
 async function csv(table: string, taskId: number, extra = "") {
-  const res = await run(csvRoute.loader, args(get(`/p/${slug}/reports/${taskId}/csv?table=${table}${extra}`, cookie), { slug, taskId: String(taskId) }));
+  const res = await run(
+    csvRoute.loader,
+    args(get(`/p/${slug}/reports/${taskId}/csv?table=${table}${extra}`, cookie), { slug, taskId: String(taskId) }),
+  );
   expect(res.status).toBe(200);
   expect(res.headers.get("Content-Type")).toMatch(/text\/csv/);
   return Papa.parse<Record<string, string>>(await res.text(), { header: true, skipEmptyLines: true }).data;
@@ -113,8 +131,15 @@ describe("agreement page, Yes/No labels from a pool of three annotators", () => 
     const ck = cohenKappa(a, b, { categories: CATS });
     // Three labels of a unit make three pairs that are not independent: the CI resamples units (issue 15;
     // until then it was the Fleiss-Cohen-Everitt interval of ck.ci, which treats the pairs as independent).
-    expect(stat(iaa, "Cohen's kappa (pooled pairs)")).toMatchObject({ value: ck.kappa, n: ck.n, method: expect.stringMatching(/^percentile bootstrap over item clusters \(B=1000, 12 items, seed 5\)/) });
-    closeCI(stat(iaa, "Cohen's kappa (pooled pairs)").ci, clusterCI(a, b, pooled().unit, 5, (x, y) => cohenKappa(x, y, { categories: CATS }).kappa));
+    expect(stat(iaa, "Cohen's kappa (pooled pairs)")).toMatchObject({
+      value: ck.kappa,
+      n: ck.n,
+      method: expect.stringMatching(/^percentile bootstrap over item clusters \(B=1000, 12 items, seed 5\)/),
+    });
+    closeCI(
+      stat(iaa, "Cohen's kappa (pooled pairs)").ci,
+      clusterCI(a, b, pooled().unit, 5, (x, y) => cohenKappa(x, y, { categories: CATS }).kappa),
+    );
 
     // Fleiss' kappa, Krippendorff's alpha and AC1: analytic SEs (Gwet 2014 / irrCAC, app/stats *SE,
     // clustered by item — every fixture unit has its own item), CI = value ± 1.96·SE clipped to [−1, 1].
@@ -122,35 +147,60 @@ describe("agreement page, Yes/No labels from a pool of three annotators", () => 
     const items = M.map((_, i) => i);
     const clip = (v: number, se: number) => [Math.max(-1, v - 1.96 * se), Math.min(1, v + 1.96 * se)];
     const fk = fleissKappa(M, { categories: CATS }).kappa;
-    expect(stat(iaa, "Fleiss' kappa")).toMatchObject({ value: fleissKappa(M).kappa, ci: clip(fk, fleissKappaSE(M, { categories: CATS, cluster: items }).se), n: 12 });
+    expect(stat(iaa, "Fleiss' kappa")).toMatchObject({
+      value: fleissKappa(M).kappa,
+      ci: clip(fk, fleissKappaSE(M, { categories: CATS, cluster: items }).se),
+      n: 12,
+    });
     const ka = krippendorffAlpha(M, { level: "nominal", categories: CATS }).alpha;
-    expect(stat(iaa, "Krippendorff's alpha (nominal)")).toMatchObject({ value: krippendorffAlpha(M, { level: "nominal" }).alpha, ci: clip(ka, krippendorffAlphaSE(M, { categories: CATS, cluster: items }).se) });
+    expect(stat(iaa, "Krippendorff's alpha (nominal)")).toMatchObject({
+      value: krippendorffAlpha(M, { level: "nominal" }).alpha,
+      ci: clip(ka, krippendorffAlphaSE(M, { categories: CATS, cluster: items }).se),
+    });
     const ac1 = gwetAC1(M, { categories: CATS }).value;
-    expect(stat(iaa, "Gwet's AC1")).toMatchObject({ value: gwetAC1(M).value, ci: clip(ac1, gwetSE(M, { categories: CATS, cluster: items }).se) });
-    for (const label of ["Fleiss' kappa", "Krippendorff's alpha (nominal)", "Gwet's AC1"]) expect(stat(iaa, label).method).toMatch(/^analytic SE \(Gwet 2014, irrCAC\), clustered by item \(12 items\)/);
+    expect(stat(iaa, "Gwet's AC1")).toMatchObject({
+      value: gwetAC1(M).value,
+      ci: clip(ac1, gwetSE(M, { categories: CATS, cluster: items }).se),
+    });
+    for (const label of ["Fleiss' kappa", "Krippendorff's alpha (nominal)", "Gwet's AC1"])
+      expect(stat(iaa, label).method).toMatch(/^analytic SE \(Gwet 2014, irrCAC\), clustered by item \(12 items\)/);
     // Percent agreement with three annotators: Gwet's SE of the mean per-unit agreement (by hand: the
     // sample SD of the 12 per-unit shares over √12), value ± 1.96·SE clipped to [0, 1]. Until issue 15 it
     // was the Wilson interval of the per-unit shares, which treats a share as a 0/1 outcome.
     const perUnit = M.map((r) => percentAgreement([r], { categories: CATS }));
     const mean = perUnit.reduce((x, y) => x + y, 0) / 12;
     const se = Math.sqrt(perUnit.reduce((s, x) => s + (x - mean) ** 2, 0) / (12 * 11));
-    expect(stat(iaa, "Percent agreement").method).toMatch(/^analytic SE of the mean per-unit agreement \(Gwet 2014\), clustered by item \(12 items\)/);
+    expect(stat(iaa, "Percent agreement").method).toMatch(
+      /^analytic SE of the mean per-unit agreement \(Gwet 2014\), clustered by item \(12 items\)/,
+    );
     closeCI(stat(iaa, "Percent agreement").ci, [Math.max(0, mean - 1.96 * se), Math.min(1, mean + 1.96 * se)]);
     expect(stat(iaa, "PABAK (pooled pairs)").value).toBe(pabak(a, b));
-    closeCI(stat(iaa, "PABAK (pooled pairs)").ci, clusterCI(a, b, pooled().unit, 5, (x, y) => pabak(x, y)));
+    closeCI(
+      stat(iaa, "PABAK (pooled pairs)").ci,
+      clusterCI(a, b, pooled().unit, 5, (x, y) => pabak(x, y)),
+    );
 
     // Pairwise kappas per annotator pair (three annotators share the units).
     const pairs: Table = data.report.tables.pairs;
     expect(pairs.rows).toHaveLength(3);
     const col = (i: number) => M.map((r) => r[i]);
-    for (const [i, j] of [[0, 1], [0, 2], [1, 2]]) {
+    for (const [i, j] of [
+      [0, 1],
+      [0, 2],
+      [1, 2],
+    ]) {
       const x: Rating[] = [];
       const y: Rating[] = [];
       col(i).forEach((v, t) => v != null && col(j)[t] != null && (x.push(v), y.push(col(j)[t])));
       const row = pairs.rows.find((r) => r.a === `Annotator ${i}` && r.b === `Annotator ${j}`)!;
       const k = cohenKappa(x, y, { categories: CATS });
       // The Fleiss-Cohen-Everitt interval, clipped to kappa's range [−1, 1] (issue 15).
-      expect(row).toMatchObject({ n: x.length, kappa: k.kappa, kappaCi: [Math.max(-1, k.ci[0]), Math.min(1, k.ci[1])], pabak: pabak(x, y) });
+      expect(row).toMatchObject({
+        n: x.length,
+        kappa: k.kappa,
+        kappaCi: [Math.max(-1, k.ci[0]), Math.min(1, k.ci[1])],
+        pabak: pabak(x, y),
+      });
     }
     expect(data.report.tables.iaa.note).toMatch(/per annotator pair/);
   });
@@ -226,7 +276,10 @@ describe("agreement page, Yes/No labels from a pool of three annotators", () => 
   });
 
   it("the LaTeX download is the same table at the page's precision, ready for a paper", async () => {
-    const res = await run(csvRoute.loader, args(get(`/p/${slug}/reports/${fx.satTaskId}/csv?table=iaa&format=latex`, cookie), { slug, taskId: String(fx.satTaskId) }));
+    const res = await run(
+      csvRoute.loader,
+      args(get(`/p/${slug}/reports/${fx.satTaskId}/csv?table=iaa&format=latex`, cookie), { slug, taskId: String(fx.satTaskId) }),
+    );
     expect(res.headers.get("Content-Type")).toMatch(/application\/x-tex/);
     expect(res.headers.get("Content-Disposition")).toMatch(/task-\d+-iaa\.tex/);
     const tex = await res.text();
@@ -235,16 +288,24 @@ describe("agreement page, Yes/No labels from a pool of three annotators", () => 
     const ci = clusterCI(a, b, unit, 5, (x, y) => cohenKappa(x, y, { categories: CATS }).kappa);
     // Fixed precision of the page: coefficients to 3 decimals, CIs in brackets.
     expect(tex).toContain(`Cohen's kappa (pooled pairs) & ${ck.kappa.toFixed(3)} & [${ci[0].toFixed(3)}, ${ci[1].toFixed(3)}] & ${ck.n} &`);
-    expect(tex).toMatch(/^% Inter-annotator agreement: from Concord \(project reports-fixture, task \d+, final labels by the task's default rule\)/);
+    expect(tex).toMatch(
+      /^% Inter-annotator agreement: from Concord \(project reports-fixture, task \d+, final labels by the task's default rule\)/,
+    );
     expect(tex).toContain("\\begin{tabular}{lrrrl}");
   });
 
   it("refuses annotators (403) and unknown tasks (404)", async () => {
-    const res = await run(taskPage.loader, args(get(`/p/${slug}/reports/${fx.satTaskId}`, annotatorCookie), { slug, taskId: String(fx.satTaskId) }));
+    const res = await run(
+      taskPage.loader,
+      args(get(`/p/${slug}/reports/${fx.satTaskId}`, annotatorCookie), { slug, taskId: String(fx.satTaskId) }),
+    );
     expect(res.status).toBe(403);
     const missing = await run(taskPage.loader, args(get(`/p/${slug}/reports/99999`, cookie), { slug, taskId: "99999" }));
     expect(missing.status).toBe(404);
-    const csvMissing = await run(csvRoute.loader, args(get(`/p/${slug}/reports/${fx.satTaskId}/csv?table=nope`, cookie), { slug, taskId: String(fx.satTaskId) }));
+    const csvMissing = await run(
+      csvRoute.loader,
+      args(get(`/p/${slug}/reports/${fx.satTaskId}/csv?table=nope`, cookie), { slug, taskId: String(fx.satTaskId) }),
+    );
     expect(csvMissing.status).toBe(404);
   });
 
@@ -275,7 +336,10 @@ describe("judge–human agreement", () => {
     clearReportCache();
     const data = await json(judgesPage, `/p/${slug}/reports/${fx.satTaskId}/judges`, { slug, taskId: String(fx.satTaskId) });
     const rows: Row[] = data.report.tables.judges.rows;
-    for (const [name, k] of [["judge-a", 3], ["judge-a-norubric", 4]] as const) {
+    for (const [name, k] of [
+      ["judge-a", 3],
+      ["judge-a-norubric", 4],
+    ] as const) {
       const { h, j, unparsed } = pairsFor(k);
       const row = rows.find((r) => r.judge === name)!;
       const ck = cohenKappa(h, j, { categories: CATS });
@@ -283,14 +347,29 @@ describe("judge–human agreement", () => {
       // The kappa interval is clipped to [−1, 1] (issue 15), and the CI notes say so when it was.
       const kappaCi = [Math.max(-1, ck.ci[0]), Math.min(1, ck.ci[1])];
       expect(row.ciNotes ?? "").toMatch(ck.ci[1] > 1 || ck.ci[0] < -1 ? /^kappa CI clipped to \[-1, 1\]/ : /^(?!kappa)/);
-      expect(row).toMatchObject({ n: h.length, unparsed, accuracy: accuracy(h, j), kappa: ck.kappa, kappaCi, ac1: gwetAC1(h.map((x, i) => [x, j[i]]), { categories: CATS }).value, tpr: rt.tpr, tnr: rt.tnr });
+      expect(row).toMatchObject({
+        n: h.length,
+        unparsed,
+        accuracy: accuracy(h, j),
+        kappa: ck.kappa,
+        kappaCi,
+        ac1: gwetAC1(
+          h.map((x, i) => [x, j[i]]),
+          { categories: CATS },
+        ).value,
+        tpr: rt.tpr,
+        tnr: rt.tnr,
+      });
       // Accuracy, TPR and TNR: Wilson score intervals (inside [0, 1]); AC1: analytic SE clustered by item.
       const hits = h.filter((x, i) => x === j[i]).length;
       expect(row.accuracyCi).toEqual(wilsonCI(hits, h.length));
       const pos = h.filter((x) => x === "Yes").length;
       expect(row.tprCi).toEqual(wilsonCI(h.filter((x, i) => x === "Yes" && j[i] === "Yes").length, pos));
       expect(row.tnrCi).toEqual(wilsonCI(h.filter((x, i) => x === "No" && j[i] === "No").length, h.length - pos));
-      const g = gwetSE(h.map((x, i) => [x, j[i]]), { categories: CATS, cluster: h.map((_, i) => i) });
+      const g = gwetSE(
+        h.map((x, i) => [x, j[i]]),
+        { categories: CATS, cluster: h.map((_, i) => i) },
+      );
       const ac1v = row.ac1 as number;
       expect(row.ac1Ci).toEqual([Math.max(-1, ac1v - 1.96 * g.se), Math.min(1, ac1v + 1.96 * g.se)]);
       for (const [lo, hi] of [row.accuracyCi, row.tprCi, row.tnrCi] as [number, number][]) expect(lo >= 0 && hi <= 1).toBe(true);
@@ -301,14 +380,25 @@ describe("judge–human agreement", () => {
       const perLabel = (data.report.tables["label-metrics"].rows as Row[]).filter((r) => r.judge === name);
       const nan = (x: number) => (Number.isNaN(x) ? null : x);
       expect(perLabel).toEqual(
-        perLabelMetrics(h, j, CATS).map((m) => ({ judge: name, label: m.label, precision: nan(m.precision), recall: nan(m.recall), f1: nan(m.f1), support: m.support, predicted: m.predicted })),
+        perLabelMetrics(h, j, CATS).map((m) => ({
+          judge: name,
+          label: m.label,
+          precision: nan(m.precision),
+          recall: nan(m.recall),
+          f1: nan(m.f1),
+          support: m.support,
+          predicted: m.predicted,
+        })),
       );
     }
     expect(rows.find((r) => r.judge === "judge-a-norubric")!.unparsed).toBe(1);
     expect(rows[0].accuracy! >= rows[1].accuracy!).toBe(true);
     // Ablation: the variant sits beside its base judge.
     const ab: Row[] = data.report.tables.ablation.rows;
-    expect(ab.map((r) => [r.base, r.variant])).toEqual([["judge-a", "full (base)"], ["judge-a", "without rubric"]]);
+    expect(ab.map((r) => [r.base, r.variant])).toEqual([
+      ["judge-a", "full (base)"],
+      ["judge-a", "without rubric"],
+    ]);
     // Per judged model.
     const br: Row[] = data.report.tables["judge-breakdowns"].rows;
     const { h, j } = pairsFor(3);
@@ -352,14 +442,26 @@ describe("judge–human agreement", () => {
     // The 12 scored responses come from 4 items (3 each): the CIs resample items (issue 15; until then
     // the Fleiss-Cohen-Everitt and Fisher z intervals treated the 12 pairs as independent).
     const item = WQ.flatMap((_, i) => [i, i, i]);
-    expect(stat(iaa, "Weighted kappa, quadratic")).toMatchObject({ value: wk.kappa, n: 12, method: expect.stringMatching(/^percentile bootstrap over item clusters \(B=1000, 4 items, seed 9\)/) });
-    closeCI(stat(iaa, "Weighted kappa, quadratic").ci, clusterCI(a, b, item, 9, (x, y) => cohenKappa(x, y, { categories: [1, 2, 3, 4, 5], weights: "quadratic" }).kappa));
+    expect(stat(iaa, "Weighted kappa, quadratic")).toMatchObject({
+      value: wk.kappa,
+      n: 12,
+      method: expect.stringMatching(/^percentile bootstrap over item clusters \(B=1000, 4 items, seed 9\)/),
+    });
+    closeCI(
+      stat(iaa, "Weighted kappa, quadratic").ci,
+      clusterCI(a, b, item, 9, (x, y) => cohenKappa(x, y, { categories: [1, 2, 3, 4, 5], weights: "quadratic" }).kappa),
+    );
     const r = pearson(a, b);
     expect(stat(iaa, "Pearson r")).toMatchObject({ value: r.r });
-    closeCI(stat(iaa, "Pearson r").ci, clusterCI(a, b, item, 9, (x, y) => pearson(x, y).r));
+    closeCI(
+      stat(iaa, "Pearson r").ci,
+      clusterCI(a, b, item, 9, (x, y) => pearson(x, y).r),
+    );
     const rows = a.map((x, i) => [x, b[i]]);
     expect(stat(iaa, "Krippendorff's alpha (interval)").value).toBe(krippendorffAlpha(rows, { level: "interval" }).alpha);
-    expect(stat(iaa, "Krippendorff's alpha (ordinal)").value).toBe(krippendorffAlpha(rows, { level: "ordinal", categories: [1, 2, 3, 4, 5] }).alpha);
+    expect(stat(iaa, "Krippendorff's alpha (ordinal)").value).toBe(
+      krippendorffAlpha(rows, { level: "ordinal", categories: [1, 2, 3, 4, 5] }).alpha,
+    );
     // Position bias is checked from the stored shown order.
     const bias: Row[] = data.report.tables.bias.rows;
     expect(bias.some((x) => x.check === "position" && typeof x.p === "number")).toBe(true);
@@ -371,13 +473,19 @@ describe("judge–human agreement", () => {
   it("the disagreement browser lists the units where judge and humans differ, with texts, and exports them", async () => {
     const { h, j } = pairsFor(3);
     const expected = h.filter((x, i) => x !== j[i]).length;
-    const data = await json(disagreementsPage, `/p/${slug}/reports/${fx.satTaskId}/disagreements?judge=${fx.judgeA}`, { slug, taskId: String(fx.satTaskId) });
+    const data = await json(disagreementsPage, `/p/${slug}/reports/${fx.satTaskId}/disagreements?judge=${fx.judgeA}`, {
+      slug,
+      taskId: String(fx.satTaskId),
+    });
     expect(data.total).toBe(expected);
     expect(data.rows[0].query).toMatch(/^Question \d+\?$/);
     expect(data.rows[0].checklistItem).toMatch(/^Does the response/);
     const rows = await csv("disagreements", fx.satTaskId, `&judge=${fx.judgeA}`);
     expect(rows).toHaveLength(expected);
-    const filtered = await json(disagreementsPage, `/p/${slug}/reports/${fx.satTaskId}/disagreements?judge=${fx.judgeA}&domain=Law`, { slug, taskId: String(fx.satTaskId) });
+    const filtered = await json(disagreementsPage, `/p/${slug}/reports/${fx.satTaskId}/disagreements?judge=${fx.judgeA}&domain=Law`, {
+      slug,
+      taskId: String(fx.satTaskId),
+    });
     expect(filtered.rows.every((r: Row) => r.domain === "Law")).toBe(true);
   });
 
@@ -390,7 +498,10 @@ describe("judge–human agreement", () => {
     expect(data.query.show).toBe("unparsed");
     const rows = await csv("disagreements", fx.satTaskId, `&judge=${fx.judgeB}&show=unparsed`);
     expect(rows).toHaveLength(1);
-    const none = await json(disagreementsPage, `/p/${slug}/reports/${fx.satTaskId}/disagreements?judge=${fx.judgeA}&show=unparsed`, { slug, taskId: String(fx.satTaskId) });
+    const none = await json(disagreementsPage, `/p/${slug}/reports/${fx.satTaskId}/disagreements?judge=${fx.judgeA}&show=unparsed`, {
+      slug,
+      taskId: String(fx.satTaskId),
+    });
     expect(none.total).toBe(0);
   });
 });

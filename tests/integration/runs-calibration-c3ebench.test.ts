@@ -41,10 +41,44 @@ function writeFixture(file: string) {
   const lines: Record<string, unknown>[] = [];
   const topics = ["a lighthouse keeper", "a night market", "an old bicycle", "the first snow"];
   topics.forEach((topic, k) => {
-    lines.push({ infer_id: `cloze_t${k}`, task_type: "cloze", sub_task: "narrative", instruction: `Fill the blank in this passage about ${topic}.`, input: { prefix: `It began with ${topic}. `, suffix: " And then the evening came." }, reference: `Nobody had expected ${topic} to matter.` });
-    lines.push({ infer_id: `condition_t${k}`, task_type: "condition", sub_task: "essay", instruction: `Expand the outline into an essay on ${topic}.`, input: { genre: "essay", brief: `On ${topic}`, condition: `1. memory 2. change 3. ${topic}`, audience: "general readers", word: "300" }, reference: `An essay that remembers ${topic} and how it changed.` });
-    lines.push({ infer_id: `edit_t${k}`, task_type: "edit", sub_task: "story", instruction: `Revise the draft about ${topic} as the critique asks.`, input: { content: `The draft says ${topic} was nice.`, critique: "Show, do not tell." }, reference: `The revised story lets ${topic} speak for itself.` });
-    lines.push({ infer_id: `end2end_t${k}`, task_type: "end2end", sub_task: "poem", instruction: `Write a short poem about ${topic}.`, input: { genre: "poem", brief: `A poem about ${topic}`, audience: "children", word: "80" }, reference: `A poem in which ${topic} is seen anew.` });
+    lines.push({
+      infer_id: `cloze_t${k}`,
+      task_type: "cloze",
+      sub_task: "narrative",
+      instruction: `Fill the blank in this passage about ${topic}.`,
+      input: { prefix: `It began with ${topic}. `, suffix: " And then the evening came." },
+      reference: `Nobody had expected ${topic} to matter.`,
+    });
+    lines.push({
+      infer_id: `condition_t${k}`,
+      task_type: "condition",
+      sub_task: "essay",
+      instruction: `Expand the outline into an essay on ${topic}.`,
+      input: {
+        genre: "essay",
+        brief: `On ${topic}`,
+        condition: `1. memory 2. change 3. ${topic}`,
+        audience: "general readers",
+        word: "300",
+      },
+      reference: `An essay that remembers ${topic} and how it changed.`,
+    });
+    lines.push({
+      infer_id: `edit_t${k}`,
+      task_type: "edit",
+      sub_task: "story",
+      instruction: `Revise the draft about ${topic} as the critique asks.`,
+      input: { content: `The draft says ${topic} was nice.`, critique: "Show, do not tell." },
+      reference: `The revised story lets ${topic} speak for itself.`,
+    });
+    lines.push({
+      infer_id: `end2end_t${k}`,
+      task_type: "end2end",
+      sub_task: "poem",
+      instruction: `Write a short poem about ${topic}.`,
+      input: { genre: "poem", brief: `A poem about ${topic}`, audience: "children", word: "80" },
+      reference: `A poem in which ${topic} is seen anew.`,
+    });
   });
   fs.writeFileSync(file, lines.map((l) => JSON.stringify(l)).join("\n") + "\n");
   return lines;
@@ -81,8 +115,26 @@ describe("C3EBench calibration on the judge's 1–10 scale", () => {
     const datasetId = await importThrough(dbFile, "c3e-cal", "c3ebench", file);
     const projectId = projectIdOf(db(), "c3e-cal");
     addProviders(db(), projectId, fake.baseUrl);
-    db().insert(schema.providers).values({ projectId, name: "target-b", kind: "openai-compatible", baseUrl: fake.baseUrl, apiKey: "sk-test", model: "target-model-b", settings: { timeoutMs: 10_000, maxRetries: 0 }, concurrency: 8 }).run();
-    const created = createRun(db(), projectId, { name: "c3e cal", protocol: "c3ebench", datasetId, models: [{ provider: "target" }, { provider: "target-b" }], judges: [{ provider: "judge" }] });
+    db()
+      .insert(schema.providers)
+      .values({
+        projectId,
+        name: "target-b",
+        kind: "openai-compatible",
+        baseUrl: fake.baseUrl,
+        apiKey: "sk-test",
+        model: "target-model-b",
+        settings: { timeoutMs: 10_000, maxRetries: 0 },
+        concurrency: 8,
+      })
+      .run();
+    const created = createRun(db(), projectId, {
+      name: "c3e cal",
+      protocol: "c3ebench",
+      datasetId,
+      models: [{ provider: "target" }, { provider: "target-b" }],
+      judges: [{ provider: "judge" }],
+    });
     const done = await runToEnd(db(), created.id);
     expect(done.status).toBe("completed");
 
@@ -97,22 +149,58 @@ describe("C3EBench calibration on the judge's 1–10 scale", () => {
     const leadCookie = await signInCookie(lead.email, lead.password);
 
     // Checklist plans are refused with a clear message.
-    expect(() => createCalibrationTask(db(), { runId: done.id, projectId, plan: { kind: "e4" }, seed: 1, overlap: 1, pool: [people[0].id] })).toThrow(CalibrationError);
-    expect(() => createCalibrationTask(db(), { runId: done.id, projectId, plan: { kind: "responses", perStratum: 2 }, seed: 1, overlap: 1, pool: [people[0].id] })).toThrow(/C3EBench runs are calibrated by "stratified".*"responses" is a checklist plan/);
+    expect(() =>
+      createCalibrationTask(db(), { runId: done.id, projectId, plan: { kind: "e4" }, seed: 1, overlap: 1, pool: [people[0].id] }),
+    ).toThrow(CalibrationError);
+    expect(() =>
+      createCalibrationTask(db(), {
+        runId: done.id,
+        projectId,
+        plan: { kind: "responses", perStratum: 2 },
+        seed: 1,
+        overlap: 1,
+        pool: [people[0].id],
+      }),
+    ).toThrow(/C3EBench runs are calibrated by "stratified".*"responses" is a checklist plan/);
 
     // The run page refuses a checklist plan beside the plan field, and offers the stratified plan by default.
-    const refused = await run(runPage.action, args(post(`/p/c3e-cal/runs/${done.id}`, { intent: "calibrate", plan: "e4", perStratum: "2", seed: "1", overlap: "1", pool: String(people[0].id) }, leadCookie), { slug: "c3e-cal", runId: String(done.id) }));
+    const refused = await run(
+      runPage.action,
+      args(
+        post(
+          `/p/c3e-cal/runs/${done.id}`,
+          { intent: "calibrate", plan: "e4", perStratum: "2", seed: "1", overlap: "1", pool: String(people[0].id) },
+          leadCookie,
+        ),
+        { slug: "c3e-cal", runId: String(done.id) },
+      ),
+    );
     expect(refused.status).toBe(400);
     expect(JSON.stringify(await refused.json())).toMatch(/C3EBench runs are calibrated by \\"stratified\\"/);
 
     // 2 of the 4 instructions of each task type (π = 1/2), every model's writing in the unit, two annotators each.
-    const cal = createCalibrationTask(db(), { runId: done.id, projectId, plan: { kind: "stratified", perStratum: 2 }, seed: 6, overlap: 2, pool: people.map((p) => p.id), minLabelsPerModel: 8 });
+    const cal = createCalibrationTask(db(), {
+      runId: done.id,
+      projectId,
+      plan: { kind: "stratified", perStratum: 2 },
+      seed: 6,
+      overlap: 2,
+      pool: people.map((p) => p.id),
+      minLabelsPerModel: 8,
+    });
     expect(cal).toMatchObject({ units: 8, assignments: 16, warnings: [] });
     const task = db().select().from(schema.tasks).where(eq(schema.tasks.id, cal.taskId)).get()!;
     expect(task.kind).toBe("writing-quality");
     expect(task.name).toBe(`Judge calibration #${task.id}`);
     const units = db().select().from(schema.units).where(eq(schema.units.taskId, task.id)).all();
-    const items = new Map(db().select().from(schema.items).where(eq(schema.items.datasetId, datasetId)).all().map((i) => [i.id, i]));
+    const items = new Map(
+      db()
+        .select()
+        .from(schema.items)
+        .where(eq(schema.items.datasetId, datasetId))
+        .all()
+        .map((i) => [i.id, i]),
+    );
     const responses = db().select().from(schema.responses).where(eq(schema.responses.runId, done.id)).all();
     const TYPE: Record<string, string> = { cloze: "Cloze", condition: "Expand", edit: "Edit", end2end: "End2End" };
     const typeOfItem = (itemId: number) => TYPE[recs.find((r) => r.infer_id === items.get(itemId)!.sourceId)!.task_type as string];
@@ -124,7 +212,14 @@ describe("C3EBench calibration on the judge's 1–10 scale", () => {
     const at = (q = "") => `/p/c3e-cal/tasks/${task.id}/annotate${q}`;
     const scoresBy = new Map<string, number[]>(); // writing text → the scores it got
     for (const [k, p] of people.entries()) {
-      const mine = db().select({ unitId: schema.assignments.unitId }).from(schema.assignments).where(eq(schema.assignments.annotatorId, p.id)).all().map((a) => a.unitId).filter((id) => units.some((u) => u.id === id)).sort((a, b) => a - b);
+      const mine = db()
+        .select({ unitId: schema.assignments.unitId })
+        .from(schema.assignments)
+        .where(eq(schema.assignments.annotatorId, p.id))
+        .all()
+        .map((a) => a.unitId)
+        .filter((id) => units.some((u) => u.id === id))
+        .sort((a, b) => a - b);
       expect(mine).toHaveLength(8);
       // The second annotator leaves the last unit unlabelled: its writings' human score is the first annotator's alone.
       for (const unitId of k === 1 ? mine.slice(0, -1) : mine) {
@@ -143,10 +238,16 @@ describe("C3EBench calibration on the judge's 1–10 scale", () => {
         if (k === 0 && unitId === mine[0]) {
           // The scale is the task's: 11 is refused, a 3 without a penalty reason is refused; nothing is stored.
           const L = page.unit.responses[0].letter;
-          const bad = await run(annotate.action, args(post(at(), { ...form, [`score.${L}`]: "11", clientToken: "bad-1" }, p.cookie), params));
+          const bad = await run(
+            annotate.action,
+            args(post(at(), { ...form, [`score.${L}`]: "11", clientToken: "bad-1" }, p.cookie), params),
+          );
           expect(bad.status).toBe(400);
           expect(JSON.stringify(await bad.json())).toMatch(/from 1 to 10/);
-          const noReason = await run(annotate.action, args(post(at(), { ...form, [`score.${L}`]: "3", [`reason.${L}`]: "", clientToken: "bad-2" }, p.cookie), params));
+          const noReason = await run(
+            annotate.action,
+            args(post(at(), { ...form, [`score.${L}`]: "3", [`reason.${L}`]: "", clientToken: "bad-2" }, p.cookie), params),
+          );
           expect(noReason.status).toBe(400);
           expect(JSON.stringify(await noReason.json())).toMatch(/A score below 4 needs a penalty reason/);
         }
@@ -154,7 +255,13 @@ describe("C3EBench calibration on the judge's 1–10 scale", () => {
         expect(res.status, `unit ${unitId}`).toBeLessThan(400);
       }
     }
-    expect(db().select().from(schema.annotations).all().filter((a) => a.status === "submitted")).toHaveLength(15);
+    expect(
+      db()
+        .select()
+        .from(schema.annotations)
+        .all()
+        .filter((a) => a.status === "submitted"),
+    ).toHaveLength(15);
 
     // Expected values, from the texts and the formulas above.
     const report = calibrationReport(db(), done.id, task.id)!;
@@ -174,12 +281,20 @@ describe("C3EBench calibration on the judge's 1–10 scale", () => {
         expect(zs).toHaveLength(t === null ? 8 : 2);
         const unclipped = raw + zs.reduce((x, y) => x + y, 0);
         const se = Math.sqrt(zs.reduce((x, z) => x + (1 - pi) * z * z, 0));
-        const m = report.metrics.find((x) => x.model === model && x.metric === (t === null ? "Mean score (overall)" : `Mean score (${t})`))!;
+        const m = report.metrics.find(
+          (x) => x.model === model && x.metric === (t === null ? "Mean score (overall)" : `Mean score (${t})`),
+        )!;
         expect(m.raw, `${model} ${t}`).toBeCloseTo(raw, 12);
         // The raw value is the results page's mean.
         const rm = resultsM.find((x: any) => x.model === model);
         expect(m.raw).toBeCloseTo(t === null ? rm.overall : rm.byTask[t].mean, 12);
-        expect(m.corrected, `${model} ${t}`).toMatchObject({ n: zs.length, se: expect.closeTo(se, 12), unclipped: expect.closeTo(unclipped, 12), estimate: expect.closeTo(clip(unclipped), 12), clipped: clip(unclipped) !== unclipped });
+        expect(m.corrected, `${model} ${t}`).toMatchObject({
+          n: zs.length,
+          se: expect.closeTo(se, 12),
+          unclipped: expect.closeTo(unclipped, 12),
+          estimate: expect.closeTo(clip(unclipped), 12),
+          clipped: clip(unclipped) !== unclipped,
+        });
         expect(m.corrected!.ci[0]).toBeCloseTo(clip(unclipped - 1.96 * se), 12);
         expect(m.corrected!.ci[1]).toBeCloseTo(clip(unclipped + 1.96 * se), 12);
         expect(m.corrected!.ci[0]).toBeGreaterThanOrEqual(1);
@@ -190,14 +305,21 @@ describe("C3EBench calibration on the judge's 1–10 scale", () => {
     expect(report.metrics.some((m) => Math.abs(m.corrected!.estimate - m.raw) > 0.1)).toBe(true);
 
     // The results page carries the task's corrected means with its scale and rule.
-    const page = await (await run(results.loader, args(get(`/p/c3e-cal/runs/${done.id}/results`, leadCookie), { slug: "c3e-cal", runId: String(done.id) }))).json();
+    const page = await (
+      await run(results.loader, args(get(`/p/c3e-cal/runs/${done.id}/results`, leadCookie), { slug: "c3e-cal", runId: String(done.id) }))
+    ).json();
     const shown = page.calibration.find((c: any) => c.report?.taskId === task.id);
     expect(shown.report.scale).toMatch(/1–10, the reference = 6/);
     expect(shown.report.metrics).toHaveLength(report.metrics.length);
-    expect(shown.report.metrics.find((x: any) => x.metric === "Mean score (overall)" && x.model === "target-model").corrected.estimate).toBeCloseTo(report.metrics.find((x) => x.metric === "Mean score (overall)" && x.model === "target-model")!.corrected!.estimate, 12);
+    expect(
+      shown.report.metrics.find((x: any) => x.metric === "Mean score (overall)" && x.model === "target-model").corrected.estimate,
+    ).toBeCloseTo(report.metrics.find((x) => x.metric === "Mean score (overall)" && x.model === "target-model")!.corrected!.estimate, 12);
 
     // The task's agreement report reads its 1–10 scale (a 7 is one of its categories).
-    const rep = await run(agreement.loader, args(get(`/p/c3e-cal/reports/${task.id}`, leadCookie), { slug: "c3e-cal", taskId: String(task.id) }));
+    const rep = await run(
+      agreement.loader,
+      args(get(`/p/c3e-cal/reports/${task.id}`, leadCookie), { slug: "c3e-cal", taskId: String(task.id) }),
+    );
     expect(rep.status).toBe(200);
   });
 });

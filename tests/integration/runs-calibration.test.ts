@@ -36,7 +36,11 @@ beforeAll(async () => {
   runId = r.id;
   projectId = r.projectId;
   const emails = DEMO_ACCOUNTS.filter((a) => a.role === "annotator").map((a) => a.email);
-  annotators = db().select({ id: schema.users.id, name: schema.users.name }).from(schema.users).where(inArray(schema.users.email, emails)).all();
+  annotators = db()
+    .select({ id: schema.users.id, name: schema.users.name })
+    .from(schema.users)
+    .where(inArray(schema.users.email, emails))
+    .all();
 });
 
 function assignmentsOf(taskId: number) {
@@ -59,7 +63,10 @@ describe("calibration tasks from a run", () => {
     // post() takes one value per field; the pool is a repeated field, so rebuild the body with it.
     const fd = new URLSearchParams(await req.text());
     for (const id of pool) fd.append("pool", String(id));
-    const res = await run(runAction, args(new Request(req.url, { method: "POST", headers: req.headers, body: fd }), { slug: "demo", runId: String(runId) }));
+    const res = await run(
+      runAction,
+      args(new Request(req.url, { method: "POST", headers: req.headers, body: fd }), { slug: "demo", runId: String(runId) }),
+    );
     const data = await res.json();
     expect(res.status, JSON.stringify(data)).toBe(200);
     expect(data.ok).toMatch(/can be labelled now/);
@@ -86,11 +93,17 @@ describe("calibration tasks from a run", () => {
     const shape = (taskId: number) => {
       const units = db().select().from(schema.units).where(eq(schema.units.taskId, taskId)).all();
       const pos = new Map(units.map((u) => [u.id, `${u.responseId}/${u.checklistItemId}`]));
-      return assignmentsOf(taskId).map((r) => `${pos.get(r.unitId)}→${r.annotatorId}`).sort();
+      return assignmentsOf(taskId)
+        .map((r) => `${pos.get(r.unitId)}→${r.annotatorId}`)
+        .sort();
     };
     expect(shape(b.taskId)).toEqual(shape(a.taskId));
-    expect(() => createCalibrationTask(db(), { runId, projectId, plan: { kind: "e4" }, seed: 1, overlap: 3, pool: pool.slice(0, 2) })).toThrow(/overlap: 3 annotators per unit needs a pool of at least 3/);
-    expect(() => createCalibrationTask(db(), { runId, projectId, plan: { kind: "e4" }, seed: 1, overlap: 1, pool: [999999] })).toThrow(/pool: user 999999 is not a member/);
+    expect(() =>
+      createCalibrationTask(db(), { runId, projectId, plan: { kind: "e4" }, seed: 1, overlap: 3, pool: pool.slice(0, 2) }),
+    ).toThrow(/overlap: 3 annotators per unit needs a pool of at least 3/);
+    expect(() => createCalibrationTask(db(), { runId, projectId, plan: { kind: "e4" }, seed: 1, overlap: 1, pool: [999999] })).toThrow(
+      /pool: user 999999 is not a member/,
+    );
     // Default pool: the project's annotators.
     const d = createCalibrationTask(db(), { runId, projectId, plan: { kind: "e4" }, seed: 2, overlap: 1 });
     expect(d.pool.sort()).toEqual(annotators.map((x) => x.id).sort());
@@ -98,9 +111,20 @@ describe("calibration tasks from a run", () => {
 
   it("an assigned annotator can label at once, blind to model and verdict, and the labels feed the PPI scores", () => {
     const pool = annotators.map((a) => a.id);
-    const { taskId } = createCalibrationTask(db(), { runId, projectId, plan: { kind: "stratified", perStratum: 3 }, seed: 5, overlap: 2, pool });
+    const { taskId } = createCalibrationTask(db(), {
+      runId,
+      projectId,
+      plan: { kind: "stratified", perStratum: 3 },
+      seed: 5,
+      overlap: 2,
+      pool,
+    });
     const task = db().select().from(schema.tasks).where(eq(schema.tasks.id, taskId)).get()!;
-    const judgeNames = db().select({ name: schema.judges.name }).from(schema.judges).all().map((j) => j.name);
+    const judgeNames = db()
+      .select({ name: schema.judges.name })
+      .from(schema.judges)
+      .all()
+      .map((j) => j.name);
     for (const annotator of annotators) {
       const queue = myQueue(taskId, annotator.id, db());
       expect(queue.length).toBeGreaterThan(0);
@@ -127,7 +151,6 @@ describe("calibration tasks from a run", () => {
 // by the judge. Expected values below are computed in the test from the units
 // drawn and the labels given, with the formulas written out here.
 
-
 describe("calibrated headline metrics", () => {
   it("majority rule with splits excluded or adjudicated, design weights, every RefineBench metric, clipped intervals, neutral name, min-label warning", async () => {
     const fake = await startFakeLlm(refineScript(() => "Q1: Yes\nQ2: Yes\nQ3: No"));
@@ -137,20 +160,51 @@ describe("calibrated headline metrics", () => {
       addMember(fx.project.id, a.id, "annotator");
       addMember(fx.project.id, b.id, "annotator");
       addMember(fx.project.id, lead.id, "researcher");
-      const run = createRun(db(), fx.project.id, { name: "tiny-model vs judge-model", protocol: "refinebench", datasetId: fx.dataset.id, models: [{ provider: "target" }], judges: [{ provider: "judge" }], settings: { setting: "self-refinement", maxTurns: 2 } });
+      const run = createRun(db(), fx.project.id, {
+        name: "tiny-model vs judge-model",
+        protocol: "refinebench",
+        datasetId: fx.dataset.id,
+        models: [{ provider: "target" }],
+        judges: [{ provider: "judge" }],
+        settings: { setting: "self-refinement", maxTurns: 2 },
+      });
       await new Worker(db(), { concurrency: 4, pollMs: 10, untilIdle: true, runId: run.id }).start().done;
       const projectId = fx.project.id;
       const units = (taskId: number) => db().select().from(schema.units).where(eq(schema.units.taskId, taskId)).all();
-      const checklistText = new Map(db().select().from(schema.checklistItems).all().map((c) => [c.id, c.text]));
+      const checklistText = new Map(
+        db()
+          .select()
+          .from(schema.checklistItems)
+          .all()
+          .map((c) => [c.id, c.text]),
+      );
       const label = (taskId: number, unitId: number, userId: number, answer: "Yes" | "No") => {
         const task = db().select().from(schema.tasks).where(eq(schema.tasks.id, taskId)).get()!;
-        expect(saveAnnotation({ task, userId, unitId, intent: "submit", form: new URLSearchParams({ answer, clientToken: `t-${taskId}-${unitId}-${userId}` }) }, db())).toMatchObject({ ok: true });
+        expect(
+          saveAnnotation(
+            {
+              task,
+              userId,
+              unitId,
+              intent: "submit",
+              form: new URLSearchParams({ answer, clientToken: `t-${taskId}-${unitId}-${userId}` }),
+            },
+            db(),
+          ),
+        ).toMatchObject({ ok: true });
       };
       const point3 = (u: { checklistItemId: number | null }) => /point 3/.test(checklistText.get(u.checklistItemId!) ?? "");
       const metric = (r: ReturnType<typeof calibrationReport>, name: string) => r!.metrics.find((m) => m.metric === name)!;
 
       // A census (π = 1), two annotators: they agree except on item 3, where one says No — a 1–1 split.
-      const census = createCalibrationTask(db(), { runId: run.id, projectId, plan: { kind: "uniform", size: 1000 }, seed: 3, overlap: 2, pool: [a.id, b.id] });
+      const census = createCalibrationTask(db(), {
+        runId: run.id,
+        projectId,
+        plan: { kind: "uniform", size: 1000 },
+        seed: 3,
+        overlap: 2,
+        pool: [a.id, b.id],
+      });
       const task = db().select().from(schema.tasks).where(eq(schema.tasks.id, census.taskId)).get()!;
       expect(task.name).toBe(`Judge calibration #${task.id}`); // neutral: no run or model name
       expect(census.units).toBe(24);
@@ -167,7 +221,19 @@ describe("calibrated headline metrics", () => {
       expect(metric(excl, "Pass_1").note).toMatch(/needs whole-response labels/);
       // Adjudicated "Yes": every unit now has a human value, and a census gives the human metric exactly.
       for (const u of units(census.taskId).filter(point3))
-        expect(adjudicate({ projectId, taskId: census.taskId, unitId: u.id, userId: lead.id, role: "researcher", form: new URLSearchParams({ answer: "Yes", reason: "re-read" }) }, db())).toEqual({ ok: true });
+        expect(
+          adjudicate(
+            {
+              projectId,
+              taskId: census.taskId,
+              unitId: u.id,
+              userId: lead.id,
+              role: "researcher",
+              form: new URLSearchParams({ answer: "Yes", reason: "re-read" }),
+            },
+            db(),
+          ),
+        ).toEqual({ ok: true });
       const adj = calibrationReport(db(), run.id, census.taskId, { splits: "adjudicate" })!;
       expect(adj.human).toEqual({ units: 24, valued: 24, unlabelled: 0, splitDropped: 0, adjudicated: 8 });
       // Whatever the rule in use, the report says what each rule drops: the 8 splits left out, or none once adjudicated.
@@ -178,33 +244,49 @@ describe("calibrated headline metrics", () => {
         });
       // Before adjudication (the exclude report above was taken then): both rules dropped the 8 splits.
       expect(excl.humanByRule.adjudicate).toEqual({ units: 24, valued: 16, unlabelled: 0, splitDropped: 8, adjudicated: 0 });
-      for (const t of [1, 2]) expect(metric(adj, `Acc_${t}`).corrected).toMatchObject({ estimate: expect.closeTo(100, 9), se: 0, ci: [100, 100], n: 12 });
+      for (const t of [1, 2])
+        expect(metric(adj, `Acc_${t}`).corrected).toMatchObject({ estimate: expect.closeTo(100, 9), se: 0, ci: [100, 100], n: 12 });
 
       // Whole responses, 2 of the 4 per turn (π = 1/2): one annotator says Yes to everything.
-      const whole = createCalibrationTask(db(), { runId: run.id, projectId, plan: { kind: "responses", perStratum: 2 }, seed: 9, overlap: 1, pool: [a.id] });
+      const whole = createCalibrationTask(db(), {
+        runId: run.id,
+        projectId,
+        plan: { kind: "responses", perStratum: 2 },
+        seed: 9,
+        overlap: 1,
+        pool: [a.id],
+      });
       expect(whole.units).toBe(12);
       for (const u of units(whole.taskId)) label(whole.taskId, u.id, a.id, "Yes");
       const w = calibrationReport(db(), run.id, whole.taskId)!;
       expect(w.weighting).toMatch(/inclusion probability/);
       // Difference estimator: raw + Σ a·(y − f)/π, SE² = Σ (1 − π)·(a·(y − f)/π)², π = 2/4.
       // Acc_t: a = 100/(4·3); y − f = 1 on the two item-3 units of the turn. Pass_t: a = 100/4; y − f = 1 on both responses.
-      const accSe = Math.sqrt(2 * 0.5 * ((100 / 12) / 0.5) ** 2);
-      const passSe = Math.sqrt(2 * 0.5 * ((100 / 4) / 0.5) ** 2);
+      const accSe = Math.sqrt(2 * 0.5 * (100 / 12 / 0.5) ** 2);
+      const passSe = Math.sqrt(2 * 0.5 * (100 / 4 / 0.5) ** 2);
       for (const t of [1, 2]) {
         const acc = metric(w, `Acc_${t}`).corrected!;
-        expect(acc.estimate).toBeCloseTo(200 / 3 + 2 * (100 / 12) / 0.5, 9);
+        expect(acc.estimate).toBeCloseTo(200 / 3 + (2 * (100 / 12)) / 0.5, 9);
         expect(acc.se).toBeCloseTo(accSe, 9);
         expect(acc.ci[0]).toBeCloseTo(100 - 1.96 * accSe, 9);
         expect(acc.ci[1]).toBe(100); // clipped to the metric's range (unclipped: 132.7)
         const pass = metric(w, `Pass_${t}`);
         expect(pass.raw).toBe(0);
-        expect(pass.corrected!.estimate).toBeCloseTo(2 * (100 / 4) / 0.5, 9);
+        expect(pass.corrected!.estimate).toBeCloseTo((2 * (100 / 4)) / 0.5, 9);
         expect(pass.corrected!.se).toBeCloseTo(passSe, 9);
         expect(pass.corrected!.ci).toEqual([expect.closeTo(100 - 1.96 * passSe, 9), 100]);
       }
 
       // A plan that cannot reach the minimum says so when it is created.
-      const small = createCalibrationTask(db(), { runId: run.id, projectId, plan: { kind: "e4" }, seed: 1, overlap: 1, pool: [a.id], minLabelsPerModel: 10 });
+      const small = createCalibrationTask(db(), {
+        runId: run.id,
+        projectId,
+        plan: { kind: "e4" },
+        seed: 1,
+        overlap: 1,
+        pool: [a.id],
+        minLabelsPerModel: 10,
+      });
       expect(small.warnings).toEqual(["tiny-model: this plan draws 4 units, fewer than the minimum of 10 labelled units per model"]);
     } finally {
       await fake.close();
@@ -213,25 +295,67 @@ describe("calibrated headline metrics", () => {
   it("whole responses are clusters: a response's same-direction errors enter the variance as one draw; a corrected point outside the range is clipped and flagged", async () => {
     // The judge says No to items 2 and 3 on Problems 0 and 1, Yes to everything on Problems 2 and 3; the human
     // says Yes to everything. So a sampled response of Problem 0 or 1 carries two errors in the same direction.
-    const fake = await startFakeLlm(refineScript((prompt) => (/Problem [01]\?/.test(prompt) ? "Q1: Yes\nQ2: No\nQ3: No" : "Q1: Yes\nQ2: Yes\nQ3: Yes")));
+    const fake = await startFakeLlm(
+      refineScript((prompt) => (/Problem [01]\?/.test(prompt) ? "Q1: Yes\nQ2: No\nQ3: No" : "Q1: Yes\nQ2: Yes\nQ3: Yes")),
+    );
     try {
       const fx = makeRunsFixture(db(), { baseUrl: fake.baseUrl, items: 4, checklist: 3 });
       const a = await makeUser();
       addMember(fx.project.id, a.id, "annotator");
-      const run = createRun(db(), fx.project.id, { name: "cluster run", protocol: "refinebench", datasetId: fx.dataset.id, models: [{ provider: "target" }], judges: [{ provider: "judge" }], settings: { setting: "self-refinement", maxTurns: 1 } });
+      const run = createRun(db(), fx.project.id, {
+        name: "cluster run",
+        protocol: "refinebench",
+        datasetId: fx.dataset.id,
+        models: [{ provider: "target" }],
+        judges: [{ provider: "judge" }],
+        settings: { setting: "self-refinement", maxTurns: 1 },
+      });
       await new Worker(db(), { concurrency: 4, pollMs: 10, untilIdle: true, runId: run.id }).start().done;
-      const responses = new Map(db().select().from(schema.responses).where(eq(schema.responses.runId, run.id)).all().map((r) => [r.id, r]));
-      const problemOf = new Map(db().select().from(schema.items).where(eq(schema.items.datasetId, fx.dataset.id)).all().map((i) => [i.id, i.query]));
+      const responses = new Map(
+        db()
+          .select()
+          .from(schema.responses)
+          .where(eq(schema.responses.runId, run.id))
+          .all()
+          .map((r) => [r.id, r]),
+      );
+      const problemOf = new Map(
+        db()
+          .select()
+          .from(schema.items)
+          .where(eq(schema.items.datasetId, fx.dataset.id))
+          .all()
+          .map((i) => [i.id, i.query]),
+      );
       const errorsOf = (rid: number) => (/Problem [01]\?/.test(problemOf.get(responses.get(rid)!.itemId)!) ? 2 : 0);
       // Raw Acc_1 by the judge: (1/3 + 1/3 + 1 + 1)/4 · 100.
       const raw = ((1 / 3 + 1 / 3 + 1 + 1) / 4) * 100;
       let sawCluster = false;
       let sawClip = false;
       for (let seed = 1; seed <= 40 && !(sawCluster && sawClip); seed++) {
-        const t = createCalibrationTask(db(), { runId: run.id, projectId: fx.project.id, plan: { kind: "responses", perStratum: 2 }, seed, overlap: 1, pool: [a.id] });
+        const t = createCalibrationTask(db(), {
+          runId: run.id,
+          projectId: fx.project.id,
+          plan: { kind: "responses", perStratum: 2 },
+          seed,
+          overlap: 1,
+          pool: [a.id],
+        });
         const task = db().select().from(schema.tasks).where(eq(schema.tasks.id, t.taskId)).get()!;
         const us = db().select().from(schema.units).where(eq(schema.units.taskId, t.taskId)).all();
-        for (const u of us) expect(saveAnnotation({ task, userId: a.id, unitId: u.id, intent: "submit", form: new URLSearchParams({ answer: "Yes", clientToken: `c-${t.taskId}-${u.id}` }) }, db())).toMatchObject({ ok: true });
+        for (const u of us)
+          expect(
+            saveAnnotation(
+              {
+                task,
+                userId: a.id,
+                unitId: u.id,
+                intent: "submit",
+                form: new URLSearchParams({ answer: "Yes", clientToken: `c-${t.taskId}-${u.id}` }),
+              },
+              db(),
+            ),
+          ).toMatchObject({ ok: true });
         const sampled = [...new Set(us.map((u) => u.responseId!))];
         expect(sampled).toHaveLength(2);
         // By hand: π = 2/4; a = 100/(4·3) per pair; Z_r = errors_r · a/π per sampled response (its pairs summed);

@@ -62,12 +62,18 @@ describe("demo run from recorded outputs", () => {
   it("the providers page labels the replay providers as recorded outputs", async () => {
     const data = await (await run(providersLoader, args(get("/p/demo/providers", cookie), { slug: "demo" }))).json();
     const recorded = data.providers.filter((p: { kind: string }) => p.kind === "replay");
-    expect(recorded.map((p: { name: string }) => p.name).sort()).toEqual(["Orrery-70B (recorded)", "Quillon-8B (recorded)", "Sentinel-34B (recorded)"]);
+    expect(recorded.map((p: { name: string }) => p.name).sort()).toEqual([
+      "Orrery-70B (recorded)",
+      "Quillon-8B (recorded)",
+      "Sentinel-34B (recorded)",
+    ]);
     expect(JSON.stringify(data)).not.toMatch(/apiKey"?:\s*"sk-/);
   });
 
   it("the results page has per-turn scores for both models", async () => {
-    const data = await (await run(resultsLoader, args(get(`/p/demo/runs/${runId}/results`, cookie), { slug: "demo", runId: String(runId) }))).json();
+    const data = await (
+      await run(resultsLoader, args(get(`/p/demo/runs/${runId}/results`, cookie), { slug: "demo", runId: String(runId) }))
+    ).json();
     const text = JSON.stringify(data);
     expect(text).toContain("Quillon-8B");
     expect(text).toContain("Orrery-70B");
@@ -75,7 +81,10 @@ describe("demo run from recorded outputs", () => {
 
   it("the runs page offers the demo definition again, and starting it replays every call", async () => {
     const page = await (await run(runsLoader, args(get("/p/demo/runs", cookie), { slug: "demo" }))).json();
-    expect(page.previous).toMatchObject({ protocol: "refinebench", models: [{ provider: "Quillon-8B (recorded)" }, { provider: "Orrery-70B (recorded)" }] });
+    expect(page.previous).toMatchObject({
+      protocol: "refinebench",
+      models: [{ provider: "Quillon-8B (recorded)" }, { provider: "Orrery-70B (recorded)" }],
+    });
     const definition = JSON.stringify({ ...page.previous, name: "again" });
     const res = await run(runsAction, args(post("/p/demo/runs", { intent: "create-json", definition }, cookie), { slug: "demo" }));
     expect(res.status).toBe(302);
@@ -85,8 +94,20 @@ describe("demo run from recorded outputs", () => {
     expect(status).toBe("completed");
     const jobs = db().select().from(schema.jobs).where(eq(schema.jobs.runId, again.id)).all();
     expect(jobs.filter((j) => j.status !== "done").map((j) => j.error)).toEqual([]);
-    const first = db().select({ text: schema.responses.text }).from(schema.responses).where(eq(schema.responses.runId, runId)).all().map((r) => r.text).sort();
-    const second = db().select({ text: schema.responses.text }).from(schema.responses).where(eq(schema.responses.runId, again.id)).all().map((r) => r.text).sort();
+    const first = db()
+      .select({ text: schema.responses.text })
+      .from(schema.responses)
+      .where(eq(schema.responses.runId, runId))
+      .all()
+      .map((r) => r.text)
+      .sort();
+    const second = db()
+      .select({ text: schema.responses.text })
+      .from(schema.responses)
+      .where(eq(schema.responses.runId, again.id))
+      .all()
+      .map((r) => r.text)
+      .sort();
     expect(second).toEqual(first);
   });
 });
@@ -94,13 +115,20 @@ describe("demo run from recorded outputs", () => {
 const files = loadDemoFiles();
 const datasetId = (name: string) => db().select().from(schema.datasets).where(eq(schema.datasets.name, name)).get()!.id;
 const projectId = () => db().select().from(schema.projects).where(eq(schema.projects.slug, DEMO_PROJECT.slug)).get()!.id;
-const recorded = { models: [{ provider: "Quillon-8B (recorded)" }, { provider: "Orrery-70B (recorded)" }], judges: [{ provider: "Sentinel-34B (recorded)" }] };
+const recorded = {
+  models: [{ provider: "Quillon-8B (recorded)" }, { provider: "Orrery-70B (recorded)" }],
+  judges: [{ provider: "Sentinel-34B (recorded)" }],
+};
 
 /** A model's recorded answers to a demo problem, as the truth of each checklist item (the sample's three are hand-scripted, "[TERMINATE]" ends them). */
 function answersOf(sourceId: string, model: "Quillon-8B" | "Orrery-70B"): boolean[][] {
   const scripted = (SCRIPT as Record<string, Record<string, { text: string; judge?: boolean[] }[]>>)[sourceId]?.[model];
   if (scripted) return scripted.filter((t) => t.judge).map((t) => t.judge!);
-  return files.bench.items.find((i) => i.sourceId === sourceId)!.responses.filter((r) => r.model === model).sort((a, b) => a.turn - b.turn).map((r) => r.satisfies);
+  return files.bench.items
+    .find((i) => i.sourceId === sourceId)!
+    .responses.filter((r) => r.model === model)
+    .sort((a, b) => a.turn - b.turn)
+    .map((r) => r.satisfies);
 }
 
 /** Runs a definition to its end and checks what a user would: completed, every job done, every call a replay hit. */
@@ -109,11 +137,21 @@ async function runOffline(name: string, protocol: string, dataset: string, setti
   await new Worker(db(), { concurrency: 4, pollMs: 5, untilIdle: true, runId: r.id }).start().done;
   const done = db().select().from(schema.runs).where(eq(schema.runs.id, r.id)).get()!;
   const jobs = db().select().from(schema.jobs).where(eq(schema.jobs.runId, r.id)).all();
-  expect(jobs.filter((j) => j.status !== "done").map((j) => j.error), name).toEqual([]);
+  expect(
+    jobs.filter((j) => j.status !== "done").map((j) => j.error),
+    name,
+  ).toEqual([]);
   expect(done.status, name).toBe("completed");
-  const calls = db().select().from(schema.providerCalls).all().filter((c) => jobs.some((j) => j.id === c.jobId));
+  const calls = db()
+    .select()
+    .from(schema.providerCalls)
+    .all()
+    .filter((c) => jobs.some((j) => j.id === c.jobId));
   expect(calls.length, name).toBeGreaterThanOrEqual(jobs.length);
-  expect(calls.every((c) => c.status === 200 && (c.request as { replay?: boolean }).replay === true), name).toBe(true);
+  expect(
+    calls.every((c) => c.status === 200 && (c.request as { replay?: boolean }).replay === true),
+    name,
+  ).toBe(true);
   const results = runResultsAll(db(), done) as any[];
   expect(results).toHaveLength(1);
   expect(results[0].parse, name).toMatchObject({ failed: 0, unparsed: 0 });
@@ -145,7 +183,12 @@ describe("every protocol on the demo data, offline", () => {
           });
           const acc = (100 * sat.reduce((a, xs) => a + xs.filter(Boolean).length / xs.length, 0)) / sat.length;
           const pass = (100 * sat.filter((xs) => xs.every(Boolean)).length) / sat.length;
-          expect(t, `${setting} ${model} turn ${t.turn}`).toMatchObject({ n: files.bench.items.length, failed: 0, unparsed: 0, pending: 0 });
+          expect(t, `${setting} ${model} turn ${t.turn}`).toMatchObject({
+            n: files.bench.items.length,
+            failed: 0,
+            unparsed: 0,
+            pending: 0,
+          });
           expect(t.acc, `${setting} ${model} Acc_${t.turn}`).toBeCloseTo(acc, 9);
           expect(t.pass, `${setting} ${model} Pass_${t.turn}`).toBeCloseTo(pass, 9);
         }
@@ -165,10 +208,24 @@ describe("every protocol on the demo data, offline", () => {
     const items = files.protocols.feedback.items;
     const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
     for (const model of ["Quillon-8B", "Orrery-70B"] as const) {
-      const ec = items.filter((i) => i.bench_type === "Error Correction").map((i) => 100 * i.checklist.reduce((s: number, c, k) => s + (FB_SCRIPT[i.user_query][model].judge[k] ? (c as [string, number])[1] : 0), 0));
-      const rm = items.filter((i) => i.bench_type === "Response Maintenance").map((i) => (FB_SCRIPT[i.user_query][model].judge.some(Boolean) ? 100 : 0));
+      const ec = items
+        .filter((i) => i.bench_type === "Error Correction")
+        .map(
+          (i) =>
+            100 *
+            i.checklist.reduce((s: number, c, k) => s + (FB_SCRIPT[i.user_query][model].judge[k] ? (c as [string, number])[1] : 0), 0),
+        );
+      const rm = items
+        .filter((i) => i.bench_type === "Response Maintenance")
+        .map((i) => (FB_SCRIPT[i.user_query][model].judge.some(Boolean) ? 100 : 0));
       const m = results.metrics.find((x: any) => x.model === model);
-      expect(m).toMatchObject({ rule: "any", failed: 0, unparsed: 0, errorCorrection: { n: ec.length }, responseMaintenance: { n: rm.length } });
+      expect(m).toMatchObject({
+        rule: "any",
+        failed: 0,
+        unparsed: 0,
+        errorCorrection: { n: ec.length },
+        responseMaintenance: { n: rm.length },
+      });
       expect(m.errorCorrection.mean, model).toBeCloseTo(mean(ec), 9);
       expect(m.responseMaintenance.mean, model).toBeCloseTo(mean(rm), 9);
       expect(m.overall, model).toBeCloseTo(mean([...ec, ...rm]), 9);
@@ -192,7 +249,8 @@ describe("every protocol on the demo data, offline", () => {
       for (const d of m.datasets) {
         const p = corrects[model](d.dataset);
         const n = files.protocols.selfCorrection.items.filter((i) => i.dataset === d.dataset).length;
-        for (const c of ["internal", "external", "internal-wait"]) expect(d.byCondition[c], `${model} ${d.dataset} ${c}`).toMatchObject({ mean: p[c], n, failed: 0, unparsed: 0 });
+        for (const c of ["internal", "external", "internal-wait"])
+          expect(d.byCondition[c], `${model} ${d.dataset} ${c}`).toMatchObject({ mean: p[c], n, failed: 0, unparsed: 0 });
         expect(d.blindSpot.value, `${model} ${d.dataset}`).toBeCloseTo(p.external > 0 ? 1 - p.internal / p.external : 0, 12);
       }
     }
@@ -202,26 +260,55 @@ describe("every protocol on the demo data, offline", () => {
 describe("curation on the demo, offline", () => {
   it("the back-check runs on every item of the demo benchmark and flags exactly the demo's invalid checklist items", async () => {
     const provider = db().select().from(schema.providers).where(eq(schema.providers.name, "Quillon-8B (recorded)")).get()!;
-    const res = await run(curateAction, args(post("/x", { intent: "back-check", providerId: String(provider.id) }, cookie), { slug: "demo", datasetId: String(datasetId(files.bench.dataset.name)) }));
+    const res = await run(
+      curateAction,
+      args(post("/x", { intent: "back-check", providerId: String(provider.id) }, cookie), {
+        slug: "demo",
+        datasetId: String(datasetId(files.bench.dataset.name)),
+      }),
+    );
     // Expected: every problem checked, "No" on each checklist item the demo file marks not appropriate.
     const invalid = files.bench.items.reduce((n, i) => n + i.checklist.filter((c) => !c.appropriate).length, 0);
-    expect((await res.json()).ok).toBe(`Back-check ran on ${files.bench.items.length} of ${files.bench.items.length} items: ${invalid} checklist item(s) answered No on the reference, 0 unparsed.`);
+    expect((await res.json()).ok).toBe(
+      `Back-check ran on ${files.bench.items.length} of ${files.bench.items.length} items: ${invalid} checklist item(s) answered No on the reference, 0 unparsed.`,
+    );
   });
 
   it("the back-check also answers on the FB-Bench demo set", async () => {
     const provider = db().select().from(schema.providers).where(eq(schema.providers.name, "Orrery-70B (recorded)")).get()!;
-    const res = await run(curateAction, args(post("/x", { intent: "back-check", providerId: String(provider.id) }, cookie), { slug: "demo", datasetId: String(datasetId(files.protocols.feedback.dataset.name)) }));
+    const res = await run(
+      curateAction,
+      args(post("/x", { intent: "back-check", providerId: String(provider.id) }, cookie), {
+        slug: "demo",
+        datasetId: String(datasetId(files.protocols.feedback.dataset.name)),
+      }),
+    );
     const n = files.protocols.feedback.items.length;
-    expect((await res.json()).ok).toBe(`Back-check ran on ${n} of ${n} items: 0 checklist item(s) answered No on the reference, 0 unparsed.`);
+    expect((await res.json()).ok).toBe(
+      `Back-check ran on ${n} of ${n} items: 0 checklist item(s) answered No on the reference, 0 unparsed.`,
+    );
   });
 
   it("checklist drafting gives a draft for an item of every demo set", async () => {
     const provider = db().select().from(schema.providers).where(eq(schema.providers.name, "Sentinel-34B (recorded)")).get()!;
-    for (const name of [files.bench.dataset.name, DEMO_RUN_DATASET, files.writing.dataset.name, files.protocols.feedback.dataset.name, files.protocols.selfCorrection.dataset.name]) {
+    for (const name of [
+      files.bench.dataset.name,
+      DEMO_RUN_DATASET,
+      files.writing.dataset.name,
+      files.protocols.feedback.dataset.name,
+      files.protocols.selfCorrection.dataset.name,
+    ]) {
       const ds = datasetId(name);
       const items = db().select().from(schema.items).where(eq(schema.items.datasetId, ds)).all();
       for (const item of items) {
-        const res = await run(itemAction, args(post("/x", { intent: "draft", providerId: String(provider.id) }, cookie), { slug: "demo", datasetId: String(ds), itemId: String(item.id) }));
+        const res = await run(
+          itemAction,
+          args(post("/x", { intent: "draft", providerId: String(provider.id) }, cookie), {
+            slug: "demo",
+            datasetId: String(ds),
+            itemId: String(item.id),
+          }),
+        );
         expect(res.status, `${name} ${item.sourceId}`).toBe(200);
         const { draft } = await res.json();
         expect(draft.items.length, `${name} ${item.sourceId}`).toBeGreaterThan(0);

@@ -31,7 +31,13 @@ afterAll(() => fake.close());
 function spawnWorker(file: string): ChildProcess {
   return spawn(process.execPath, ["--import", "tsx", "scripts/worker.ts", "--until-idle"], {
     cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: file, WORKER_CONCURRENCY: String(CONCURRENCY), WORKER_LEASE_MS: String(LEASE_MS), WORKER_POLL_MS: "20" },
+    env: {
+      ...process.env,
+      DATABASE_URL: file,
+      WORKER_CONCURRENCY: String(CONCURRENCY),
+      WORKER_LEASE_MS: String(LEASE_MS),
+      WORKER_POLL_MS: "20",
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
 }
@@ -49,7 +55,8 @@ it("SIGKILL mid-run, restart: the run completes with no duplicate result and no 
     settings: { setting: "self-refinement", maxTurns: 3 },
   });
   const expectedJobs = 20 * 3 * 2;
-  const doneCount = () => (db.$client.prepare(`SELECT COUNT(*) AS n FROM jobs WHERE run_id=? AND status='done'`).get(run.id) as { n: number }).n;
+  const doneCount = () =>
+    (db.$client.prepare(`SELECT COUNT(*) AS n FROM jobs WHERE run_id=? AND status='done'`).get(run.id) as { n: number }).n;
 
   const first = spawnWorker(file);
   let out = "";
@@ -66,10 +73,14 @@ it("SIGKILL mid-run, restart: the run completes with no duplicate result and no 
   await exited;
   const doneAtKill = doneCount();
   expect(doneAtKill).toBeLessThan(expectedJobs);
-  const leasedAtKill = (db.$client.prepare(`SELECT COUNT(*) AS n FROM jobs WHERE run_id=? AND status='leased'`).get(run.id) as { n: number }).n;
+  const leasedAtKill = (
+    db.$client.prepare(`SELECT COUNT(*) AS n FROM jobs WHERE run_id=? AND status='leased'`).get(run.id) as { n: number }
+  ).n;
   // Leased at the kill: jobs calling, replied but not yet committed, or prefetched (never more than CONCURRENCY + prefetch).
   expect(leasedAtKill).toBeLessThanOrEqual(CONCURRENCY + defaultPrefetch(CONCURRENCY));
-  const leaseEnd = (db.$client.prepare(`SELECT MIN(lease_expires_at) AS t FROM jobs WHERE run_id=? AND status='leased'`).get(run.id) as { t: number | null }).t;
+  const leaseEnd = (
+    db.$client.prepare(`SELECT MIN(lease_expires_at) AS t FROM jobs WHERE run_id=? AND status='leased'`).get(run.id) as { t: number | null }
+  ).t;
 
   const second = spawnWorker(file);
   second.stdout!.on("data", (d) => (out += d));
@@ -84,7 +95,9 @@ it("SIGKILL mid-run, restart: the run completes with no duplicate result and no 
   const jobs = db.$client.prepare(`SELECT status, COUNT(*) AS n FROM jobs WHERE run_id=? GROUP BY status`).all(run.id);
   expect(jobs).toEqual([{ status: "done", n: expectedJobs }]);
   // No duplicated results.
-  const responses = db.$client.prepare(`SELECT COUNT(*) AS n, COUNT(DISTINCT item_id || '/' || source_key) AS d FROM responses WHERE run_id=?`).get(run.id) as { n: number; d: number };
+  const responses = db.$client
+    .prepare(`SELECT COUNT(*) AS n, COUNT(DISTINCT item_id || '/' || source_key) AS d FROM responses WHERE run_id=?`)
+    .get(run.id) as { n: number; d: number };
   expect(responses).toEqual({ n: 20 * 3, d: 20 * 3 });
   const verdicts = db.$client.prepare(`SELECT COUNT(*) AS n FROM verdicts WHERE run_id=?`).get(run.id) as { n: number };
   expect(verdicts.n).toBe(20 * 3 * 2);
@@ -102,7 +115,11 @@ it("SIGKILL mid-run, restart: the run completes with no duplicate result and no 
   expect(fake.requests.length).toBe(expectedJobs + repeats);
   // provider_calls holds every request the server saw (each was logged before it was sent), plus at most
   // the calls logged by the dead worker that never left it; the calls it had in flight are "interrupted", none left "sent".
-  const states = Object.fromEntries((db.$client.prepare(`SELECT state, COUNT(*) AS n FROM provider_calls GROUP BY state`).all() as { state: string; n: number }[]).map((r) => [r.state, r.n]));
+  const states = Object.fromEntries(
+    (db.$client.prepare(`SELECT state, COUNT(*) AS n FROM provider_calls GROUP BY state`).all() as { state: string; n: number }[]).map(
+      (r) => [r.state, r.n],
+    ),
+  );
   const logged = (states.done ?? 0) + (states.interrupted ?? 0);
   expect(states.sent).toBeUndefined();
   expect(logged).toBeGreaterThanOrEqual(fake.requests.length);

@@ -29,8 +29,21 @@ afterAll(() => {
   b?.$client.close();
 });
 
-const ctx = (owner: string, runId: number | null = null) => ({ providerId: fx.target.id, concurrency: 3, requestsPerMinute: null, owner, runId, jobId: null });
-const states = (db: Db) => db.select().from(schema.providerCalls).all().filter((c) => c.providerId === fx.target.id).map((c) => c.state);
+const ctx = (owner: string, runId: number | null = null) => ({
+  providerId: fx.target.id,
+  concurrency: 3,
+  requestsPerMinute: null,
+  owner,
+  runId,
+  jobId: null,
+});
+const states = (db: Db) =>
+  db
+    .select()
+    .from(schema.providerCalls)
+    .all()
+    .filter((c) => c.providerId === fx.target.id)
+    .map((c) => c.state);
 const tick = () => new Promise((ok) => setTimeout(ok, 30));
 
 describe("shared provider limits", () => {
@@ -44,14 +57,21 @@ describe("shared provider limits", () => {
     const t3 = await lb.gate(ctx("B")).begin({ n: 3 }, 5);
     expect(states(a)).toEqual(["sent", "sent", "sent"]);
     let fourth = false;
-    const p4 = lb.gate(ctx("B")).begin({ n: 4 }, 5).then((t) => ((fourth = true), t));
+    const p4 = lb
+      .gate(ctx("B"))
+      .begin({ n: 4 }, 5)
+      .then((t) => ((fourth = true), t));
     await tick();
     expect(fourth).toBe(false); // B waits although B holds only one slot: the limit is the provider's
     t1.end({ reply: { ok: 1 }, status: 200, latencyMs: 3, promptTokens: 7, completionTokens: 2, error: null });
     la.flushEnds();
     const t4 = await p4; // B sees A's freed slot
     expect(fourth).toBe(true);
-    const rows = a.select().from(schema.providerCalls).all().filter((c) => c.providerId === fx.target.id);
+    const rows = a
+      .select()
+      .from(schema.providerCalls)
+      .all()
+      .filter((c) => c.providerId === fx.target.id);
     expect(rows.map((r) => [r.state, r.owner])).toEqual([
       ["done", "A"],
       ["sent", "A"],
@@ -60,7 +80,11 @@ describe("shared provider limits", () => {
     ]);
     expect(rows[0]).toMatchObject({ status: 200, promptTokens: 7, completionTokens: 2, latencyMs: 3 });
     expect(rows[1].promptTokens).toBe(5); // the estimate, until the reply says otherwise
-    for (const [t, l] of [[t2, la], [t3, lb], [t4, lb]] as const) {
+    for (const [t, l] of [
+      [t2, la],
+      [t3, lb],
+      [t4, lb],
+    ] as const) {
       t.end({ reply: null, status: 500, latencyMs: 1, promptTokens: null, completionTokens: null, error: "HTTP 500" });
       l.flushEnds();
     }
@@ -68,7 +92,14 @@ describe("shared provider limits", () => {
   });
 
   it("a paused run admits no call, and a waiting call is stopped by the pause", async () => {
-    const run = createRun(a, fx.project.id, { name: "gate", protocol: "refinebench", datasetId: fx.dataset.id, models: [{ provider: "target" }], judges: [{ provider: "judge" }], settings: { maxTurns: 1 } });
+    const run = createRun(a, fx.project.id, {
+      name: "gate",
+      protocol: "refinebench",
+      datasetId: fx.dataset.id,
+      models: [{ provider: "target" }],
+      judges: [{ provider: "judge" }],
+      settings: { maxTurns: 1 },
+    });
     const la = new SharedLimits(a);
     const held = await Promise.all([1, 2, 3].map((n) => la.gate(ctx("A", run.id)).begin({ n }, 1)));
     const waiting = la.gate(ctx("A", run.id)).begin({ n: 4 }, 1);
@@ -82,19 +113,36 @@ describe("shared provider limits", () => {
   });
 
   it("a dead worker's calls in flight become interrupted and its jobs are reclaimed at once", async () => {
-    const run = createRun(a, fx.project.id, { name: "dead", protocol: "refinebench", datasetId: fx.dataset.id, models: [{ provider: "target" }], judges: [{ provider: "judge" }], settings: { maxTurns: 1 } });
+    const run = createRun(a, fx.project.id, {
+      name: "dead",
+      protocol: "refinebench",
+      datasetId: fx.dataset.id,
+      models: [{ provider: "target" }],
+      judges: [{ provider: "judge" }],
+      settings: { maxTurns: 1 },
+    });
     // A process that has exited: its pid is gone.
     const gone = spawnSync(process.execPath, ["-e", "console.log(process.pid)"], { encoding: "utf8" });
     const deadPid = Number(gone.stdout.trim());
-    a.$client.prepare(`INSERT INTO workers (id, host, pid, heartbeat_at, lease_ms, started_at) VALUES ('D', ?, ?, ?, 600000, ?)`).run(os.hostname(), deadPid, Date.now(), Date.now());
+    a.$client
+      .prepare(`INSERT INTO workers (id, host, pid, heartbeat_at, lease_ms, started_at) VALUES ('D', ?, ?, ?, 600000, ?)`)
+      .run(os.hostname(), deadPid, Date.now(), Date.now());
     const jobs = claimJobs(a, "D", 10, 600_000, Date.now(), run.id);
     expect(jobs).toHaveLength(2);
     await new SharedLimits(a).gate({ ...ctx("D", run.id), jobId: jobs[0].id }).begin({ n: 1 }, 11);
     expect(claimJobs(b, "E", 10, 60_000, Date.now(), run.id)).toEqual([]); // leased for ten minutes
     expect(sweepDeadWorkers(b, "E")).toEqual(["D"]);
-    const call = b.select().from(schema.providerCalls).all().find((c) => c.owner === "D")!;
+    const call = b
+      .select()
+      .from(schema.providerCalls)
+      .all()
+      .find((c) => c.owner === "D")!;
     expect(call).toMatchObject({ state: "interrupted", promptTokens: 11, error: "the worker stopped during the call" });
-    expect(claimJobs(b, "E", 10, 60_000, Date.now(), run.id).map((j) => j.id).sort()).toEqual(jobs.map((j) => j.id).sort());
+    expect(
+      claimJobs(b, "E", 10, 60_000, Date.now(), run.id)
+        .map((j) => j.id)
+        .sort(),
+    ).toEqual(jobs.map((j) => j.id).sort());
     expect(b.$client.prepare(`SELECT COUNT(*) FROM workers WHERE id = 'D'`).pluck().get()).toBe(0);
   });
 });

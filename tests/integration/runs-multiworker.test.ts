@@ -76,7 +76,9 @@ it("3 worker processes, one provider at concurrency 4 and 60/min: never more tha
   expect(codes, logs).toEqual([0, 0, 0]);
 
   expect(db.select({ status: schema.runs.status }).from(schema.runs).where(eq(schema.runs.id, run.id)).get()!.status).toBe("completed");
-  expect(db.$client.prepare(`SELECT status, COUNT(*) AS n FROM jobs WHERE run_id = ? GROUP BY status`).all(run.id)).toEqual([{ status: "done", n: CALLS }]);
+  expect(db.$client.prepare(`SELECT status, COUNT(*) AS n FROM jobs WHERE run_id = ? GROUP BY status`).all(run.id)).toEqual([
+    { status: "done", n: CALLS },
+  ]);
 
   // At the server: every call once.
   expect(fake.requests).toHaveLength(CALLS);

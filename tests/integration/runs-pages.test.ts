@@ -55,13 +55,22 @@ async function formFor(protocol: string, changes: Record<string, string | string
 
 /** A POST with repeated fields (models, judges, checkboxes), as a browser sends the form. */
 function postForm(path: string, body: URLSearchParams) {
-  return new Request(`${ORIGIN}${path}`, { method: "POST", headers: { "Content-Type": "application/x-www-form-urlencoded", Cookie: cookie, Origin: ORIGIN }, body });
+  return new Request(`${ORIGIN}${path}`, {
+    method: "POST",
+    headers: { "Content-Type": "application/x-www-form-urlencoded", Cookie: cookie, Origin: ORIGIN },
+    body,
+  });
 }
 
 describe("runs pages", () => {
   it("the form lists each protocol's settings with the paper's defaults and help", async () => {
     const res = await run(runsLoader, args(get(base(), cookie), { slug: fx.project.slug }));
-    const data = (await res.json()) as { forms: { id: string; fields: { name: string; kind: string; value?: unknown; help?: string; fields?: { name: string; value: unknown }[] }[] }[] };
+    const data = (await res.json()) as {
+      forms: {
+        id: string;
+        fields: { name: string; kind: string; value?: unknown; help?: string; fields?: { name: string; value: unknown }[] }[];
+      }[];
+    };
     const rb = data.forms.find((f) => f.id === "refinebench")!;
     const field = (n: string) => rb.fields.find((f) => f.name === `s.refinebench.${n}`)!;
     expect(field("setting")).toMatchObject({ kind: "select", value: "self-refinement" });
@@ -77,7 +86,17 @@ describe("runs pages", () => {
   });
 
   it("starts a run from the form; refuses missing models and bad settings, naming the field", async () => {
-    const body = await formFor("refinebench", { intent: "create", name: "from the form", protocol: "refinebench", datasetId: String(fx.dataset.id), limit: "2", models: "target", judges: "judge", "s.refinebench.maxTurns": "2", "s.refinebench.targetSampling.temperature": "0.3" });
+    const body = await formFor("refinebench", {
+      intent: "create",
+      name: "from the form",
+      protocol: "refinebench",
+      datasetId: String(fx.dataset.id),
+      limit: "2",
+      models: "target",
+      judges: "judge",
+      "s.refinebench.maxTurns": "2",
+      "s.refinebench.targetSampling.temperature": "0.3",
+    });
     const res = await run(runsAction, args(postForm(base(), body), { slug: fx.project.slug }));
     expect(res.status).toBe(302);
     const runId = Number(res.headers.get("Location")!.split("/").pop());
@@ -86,14 +105,32 @@ describe("runs pages", () => {
     const cfg = stored.config as { settings: Record<string, unknown>; itemCount: number; models: { name: string }[] };
     expect(cfg.itemCount).toBe(2);
     expect(cfg.models.map((m) => m.name)).toEqual(["tiny-model"]);
-    expect(cfg.settings).toMatchObject({ setting: "self-refinement", maxTurns: 2, targetSampling: { temperature: 0.3, top_p: 0.9, max_tokens: 10000 } });
+    expect(cfg.settings).toMatchObject({
+      setting: "self-refinement",
+      maxTurns: 2,
+      targetSampling: { temperature: 0.3, top_p: 0.9, max_tokens: 10000 },
+    });
 
-    const noModels = await formFor("refinebench", { intent: "create", name: "x", protocol: "refinebench", datasetId: String(fx.dataset.id), judges: "judge" });
+    const noModels = await formFor("refinebench", {
+      intent: "create",
+      name: "x",
+      protocol: "refinebench",
+      datasetId: String(fx.dataset.id),
+      judges: "judge",
+    });
     const r1 = await run(runsAction, args(postForm(base(), noModels), { slug: fx.project.slug }));
     expect(r1.status).toBe(400);
     expect(await r1.json()).toMatchObject({ error: "Choose at least one model to run.", field: "models" });
 
-    const badTurns = await formFor("refinebench", { intent: "create", name: "x", protocol: "refinebench", datasetId: String(fx.dataset.id), models: "target", judges: "judge", "s.refinebench.maxTurns": "0" });
+    const badTurns = await formFor("refinebench", {
+      intent: "create",
+      name: "x",
+      protocol: "refinebench",
+      datasetId: String(fx.dataset.id),
+      models: "target",
+      judges: "judge",
+      "s.refinebench.maxTurns": "0",
+    });
     const r2 = await run(runsAction, args(postForm(base(), badTurns), { slug: fx.project.slug }));
     expect(r2.status).toBe(400);
     const e2 = (await r2.json()) as { error: string; field: string };
@@ -101,12 +138,30 @@ describe("runs pages", () => {
     expect(e2.error).toBe("Max Turns must be 1 or more.");
     expect(e2.field).toBe("s.refinebench.maxTurns"); // shown beside that field, which takes focus
 
-    const noName = await formFor("refinebench", { intent: "create", name: " ", protocol: "refinebench", datasetId: String(fx.dataset.id), models: "target", judges: "judge" });
+    const noName = await formFor("refinebench", {
+      intent: "create",
+      name: " ",
+      protocol: "refinebench",
+      datasetId: String(fx.dataset.id),
+      models: "target",
+      judges: "judge",
+    });
     const r3 = await run(runsAction, args(postForm(base(), noName), { slug: fx.project.slug }));
     expect(await r3.json()).toMatchObject({ error: "Give the run a name.", field: "name" });
 
     // JSON stays available as the advanced option.
-    const json = new URLSearchParams({ intent: "create-json", definition: JSON.stringify({ name: "json", protocol: "refinebench", datasetId: fx.dataset.id, limit: 1, models: [{ provider: "target" }], judges: [{ provider: "judge" }], settings: { maxTurns: 1 } }) });
+    const json = new URLSearchParams({
+      intent: "create-json",
+      definition: JSON.stringify({
+        name: "json",
+        protocol: "refinebench",
+        datasetId: fx.dataset.id,
+        limit: 1,
+        models: [{ provider: "target" }],
+        judges: [{ provider: "judge" }],
+        settings: { maxTurns: 1 },
+      }),
+    });
     expect((await run(runsAction, args(postForm(base(), json), { slug: fx.project.slug }))).status).toBe(302);
     const notJson = new URLSearchParams({ intent: "create-json", definition: "{name: root:x:0:0}" });
     const r4 = await run(runsAction, args(postForm(base(), notJson), { slug: fx.project.slug }));
@@ -117,16 +172,30 @@ describe("runs pages", () => {
     // The target's first item always fails, and the endpoint quotes the key in its error.
     fake.setScript((req) => {
       const text = JSON.stringify(req.body.messages);
-      if (text.includes("Problem 0?") && !text.includes("Checklist")) return { status: 400, raw: JSON.stringify({ error: { message: `Bad request for key ${req.authorization?.slice(7)}` } }) };
+      if (text.includes("Problem 0?") && !text.includes("Checklist"))
+        return { status: 400, raw: JSON.stringify({ error: { message: `Bad request for key ${req.authorization?.slice(7)}` } }) };
       return refineScript()(req);
     });
-    const body = await formFor("refinebench", { intent: "create", name: "failing", protocol: "refinebench", datasetId: String(fx.dataset.id), models: "target", judges: "judge", "s.refinebench.maxTurns": "1" });
+    const body = await formFor("refinebench", {
+      intent: "create",
+      name: "failing",
+      protocol: "refinebench",
+      datasetId: String(fx.dataset.id),
+      models: "target",
+      judges: "judge",
+      "s.refinebench.maxTurns": "1",
+    });
     const res = await run(runsAction, args(postForm(base(), body), { slug: fx.project.slug }));
     const runId = Number(res.headers.get("Location")!.split("/").pop());
     await new Worker(db(), { concurrency: 4, pollMs: 10, untilIdle: true, runId }).start().done;
 
     const page = await run(runLoader, args(get(`${base()}/${runId}`, cookie), { slug: fx.project.slug, runId: String(runId) }));
-    const data = (await page.json()) as { progress: { status: string; failed: number; done: number }; failedJobs: { key: string; error: string; provider: string }[]; run: { settings: Record<string, unknown> }; providerSampling: { name: string; sampling: Record<string, number> }[] };
+    const data = (await page.json()) as {
+      progress: { status: string; failed: number; done: number };
+      failedJobs: { key: string; error: string; provider: string }[];
+      run: { settings: Record<string, unknown> };
+      providerSampling: { name: string; sampling: Record<string, number> }[];
+    };
     expect(data.progress).toMatchObject({ status: "completed-with-errors", failed: 1, done: 4 });
     expect(data.failedJobs).toHaveLength(1);
     expect(data.failedJobs[0].provider).toBe("target");
@@ -134,19 +203,32 @@ describe("runs pages", () => {
     expect(JSON.stringify(data)).not.toContain("sk-target-SECRET");
     expect(data.run.settings).toMatchObject({ maxTurns: 1, targetSampling: { temperature: 1, top_p: 0.9, max_tokens: 10000 } });
     // Only the actions that apply: nothing to pause, resume or cancel; failed jobs can be retried.
-    expect(applicableActions("completed-with-errors", 1)).toEqual({ pause: "a completed-with-errors run cannot be paused", resume: "only a paused run can be resumed", cancel: "the run is already completed-with-errors", "retry-failed": null });
+    expect(applicableActions("completed-with-errors", 1)).toEqual({
+      pause: "a completed-with-errors run cannot be paused",
+      resume: "only a paused run can be resumed",
+      cancel: "the run is already completed-with-errors",
+      "retry-failed": null,
+    });
     expect(applicableActions("completed", 0)["retry-failed"]).toBe("no failed jobs");
     expect(applicableActions("running", 0)).toMatchObject({ pause: null, cancel: null });
-    const pause = await run(runAction, args(post(`${base()}/${runId}`, { intent: "pause" }, cookie), { slug: fx.project.slug, runId: String(runId) }));
+    const pause = await run(
+      runAction,
+      args(post(`${base()}/${runId}`, { intent: "pause" }, cookie), { slug: fx.project.slug, runId: String(runId) }),
+    );
     expect(pause.status).toBe(400);
     expect(await pause.json()).toEqual({ error: "cannot pause a completed-with-errors run" });
 
     // Retry the failed job with the endpoint healthy: the run completes.
     fake.setScript(refineScript());
-    const retry = await run(runAction, args(post(`${base()}/${runId}`, { intent: "retry-failed" }, cookie), { slug: fx.project.slug, runId: String(runId) }));
+    const retry = await run(
+      runAction,
+      args(post(`${base()}/${runId}`, { intent: "retry-failed" }, cookie), { slug: fx.project.slug, runId: String(runId) }),
+    );
     expect(retry.status).toBe(302);
     await new Worker(db(), { concurrency: 4, pollMs: 10, untilIdle: true, runId }).start().done;
-    const after = (await (await run(runLoader, args(get(`${base()}/${runId}`, cookie), { slug: fx.project.slug, runId: String(runId) }))).json()) as typeof data;
+    const after = (await (
+      await run(runLoader, args(get(`${base()}/${runId}`, cookie), { slug: fx.project.slug, runId: String(runId) }))
+    ).json()) as typeof data;
     expect(after.progress).toMatchObject({ status: "completed", failed: 0, done: 6 });
     expect(after.failedJobs).toEqual([]);
     expect(() => controlRun(db(), runId, "retry-failed")).toThrow(/cannot retry-failed a completed run/);

@@ -15,7 +15,18 @@ import { createRun } from "../../app/runs/runner.server";
 import { runResultsAll } from "../../app/runs/results.server";
 import { useTempDatabase } from "../support/db";
 import { startFakeLlm, type FakeLlm } from "../support/fake-llm";
-import { addProviders, codeSum, FIXTURES, hasShared, importThrough, mean, messagesOf, projectIdOf, runToEnd, SHARED } from "./runs-protocol-support";
+import {
+  addProviders,
+  codeSum,
+  FIXTURES,
+  hasShared,
+  importThrough,
+  mean,
+  messagesOf,
+  projectIdOf,
+  runToEnd,
+  SHARED,
+} from "./runs-protocol-support";
 
 const { db, file: dbFile } = useTempDatabase();
 let fake: FakeLlm;
@@ -32,7 +43,15 @@ function expectedGrounding(r: Rec): string {
   const i = r.input;
   if (r.task_type === "cloze") return `[Context]\n${i.prefix}[fill in the blank]${i.suffix}`;
   if (r.task_type === "edit") return `[Draft and Critique]\nDraft:\n${i.content}\n\nCritique:\n${i.critique}`;
-  const lines = [i.condition === undefined ? null : `Outline: ${i.condition}`, `Genre: ${i.genre}`, `Brief: ${i.brief}`, `Audience: ${i.audience}`, `Word count: ${i.word}`].filter(Boolean).join("\n");
+  const lines = [
+    i.condition === undefined ? null : `Outline: ${i.condition}`,
+    `Genre: ${i.genre}`,
+    `Brief: ${i.brief}`,
+    `Audience: ${i.audience}`,
+    `Word count: ${i.word}`,
+  ]
+    .filter(Boolean)
+    .join("\n");
   return `${r.task_type === "condition" ? "[Outline]" : "[Context]"}\n${lines}`;
 }
 
@@ -87,12 +106,23 @@ afterAll(() => fake.close());
 describe("C3EBench on RAVEL's released format", () => {
   it("each task type gets its own prompt (condition = Expand), generation at temperature 0.7, per-task means, failed and unparsed counted", async () => {
     const file = path.join(FIXTURES, "c3ebench-run.jsonl");
-    const recs = fs.readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l) as Rec);
+    const recs = fs
+      .readFileSync(file, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Rec);
     const datasetId = await importThrough(dbFile, "c3e", "c3ebench", file);
     const projectId = projectIdOf(db(), "c3e");
     addProviders(db(), projectId, fake.baseUrl);
     fake.requests.length = 0;
-    const run = createRun(db(), projectId, { name: "c3e", protocol: "c3ebench", datasetId, models: [{ provider: "target" }], judges: [{ provider: "judge" }], settings: { parseRetries: 0 } });
+    const run = createRun(db(), projectId, {
+      name: "c3e",
+      protocol: "c3ebench",
+      datasetId,
+      models: [{ provider: "target" }],
+      judges: [{ provider: "judge" }],
+      settings: { parseRetries: 0 },
+    });
     expect(run.config.settings).toMatchObject({ targetSampling: { temperature: 0.7 }, judgeSampling: { temperature: 0 } });
     const done = await runToEnd(db(), run.id);
     const gens = fake.requests.filter((r) => r.body.model === "target-model");
@@ -120,7 +150,15 @@ describe("C3EBench on RAVEL's released format", () => {
     const projectId = projectIdOf(db(), "c3e");
     const ds = db().insert(schema.datasets).values({ projectId, name: "odd", source: "test" }).returning().get();
     db().insert(schema.items).values({ datasetId: ds.id, sourceId: "odd-1", query: "Write.", taskType: "haiku" }).run();
-    expect(() => createRun(db(), projectId, { name: "odd", protocol: "c3ebench", datasetId: ds.id, models: [{ provider: "target" }], judges: [{ provider: "judge" }] })).toThrow(/item odd-1: task type "haiku" is not cloze, edit, condition\/expand or end2end/);
+    expect(() =>
+      createRun(db(), projectId, {
+        name: "odd",
+        protocol: "c3ebench",
+        datasetId: ds.id,
+        models: [{ provider: "target" }],
+        judges: [{ provider: "judge" }],
+      }),
+    ).toThrow(/item odd-1: task type "haiku" is not cloze, edit, condition\/expand or end2end/);
   });
 
   const REAL = [
@@ -130,48 +168,83 @@ describe("C3EBench on RAVEL's released format", () => {
     { task: "end2end", file: "end2end/step_4_end2end_benchmark.jsonl" },
   ];
   for (const { task, file: rel } of REAL)
-    it.skipIf(!hasShared(`RAVEL-Reasoning-Agents-Text-Eval/english_dataset/${rel}`))(`on RAVEL's real ${task} file: nothing refused, judged with the ${TASK_OF[task]} prompt on every released field`, async () => {
-      const file = path.join(SHARED, "RAVEL-Reasoning-Agents-Text-Eval/english_dataset", rel);
-      const recs = fs.readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l) as Rec);
-      expect(new Set(recs.map((r) => r.task_type))).toEqual(new Set([task]));
-      const slug = `c3e-${task}`;
-      const datasetId = await importThrough(dbFile, slug, "c3ebench", file);
-      const projectId = projectIdOf(db(), slug);
-      addProviders(db(), projectId, fake.baseUrl);
-      fake.requests.length = 0;
-      const run = createRun(db(), projectId, { name: "real", protocol: "c3ebench", datasetId, limit: 3, models: [{ provider: "target" }], judges: [{ provider: "judge" }] });
-      const done = await runToEnd(db(), run.id);
-      expect(done.status).toBe("completed");
-      const jobs = db().select().from(schema.jobs).all().filter((j) => j.runId === run.id);
-      expect(jobs.filter((j) => j.status !== "done").map((j) => j.error)).toEqual([]);
-      const gens = fake.requests.filter((r) => r.body.model === "target-model");
-      const judged = fake.requests.filter((r) => r.body.model === "judge-model");
-      expect(gens).toHaveLength(3);
-      expect(judged).toHaveLength(3);
-      // The run takes the first three items in file order.
-      for (const rec of recs.slice(0, 3)) expectPrompts(rec, gens, judged);
-      const xs = gens.map((g) => scoreOf(TASK_OF[task], draft(messagesOf(g.body)[0].content)));
-      const m = (runResultsAll(db(), done)[0] as any).metrics[0];
-      expect(m.byTask).toEqual({ [TASK_OF[task]]: { mean: mean(xs), n: 3 } });
-      expect(m).toMatchObject({ failed: 0, unparsed: 0 });
-    });
+    it.skipIf(!hasShared(`RAVEL-Reasoning-Agents-Text-Eval/english_dataset/${rel}`))(
+      `on RAVEL's real ${task} file: nothing refused, judged with the ${TASK_OF[task]} prompt on every released field`,
+      async () => {
+        const file = path.join(SHARED, "RAVEL-Reasoning-Agents-Text-Eval/english_dataset", rel);
+        const recs = fs
+          .readFileSync(file, "utf8")
+          .trim()
+          .split("\n")
+          .map((l) => JSON.parse(l) as Rec);
+        expect(new Set(recs.map((r) => r.task_type))).toEqual(new Set([task]));
+        const slug = `c3e-${task}`;
+        const datasetId = await importThrough(dbFile, slug, "c3ebench", file);
+        const projectId = projectIdOf(db(), slug);
+        addProviders(db(), projectId, fake.baseUrl);
+        fake.requests.length = 0;
+        const run = createRun(db(), projectId, {
+          name: "real",
+          protocol: "c3ebench",
+          datasetId,
+          limit: 3,
+          models: [{ provider: "target" }],
+          judges: [{ provider: "judge" }],
+        });
+        const done = await runToEnd(db(), run.id);
+        expect(done.status).toBe("completed");
+        const jobs = db()
+          .select()
+          .from(schema.jobs)
+          .all()
+          .filter((j) => j.runId === run.id);
+        expect(jobs.filter((j) => j.status !== "done").map((j) => j.error)).toEqual([]);
+        const gens = fake.requests.filter((r) => r.body.model === "target-model");
+        const judged = fake.requests.filter((r) => r.body.model === "judge-model");
+        expect(gens).toHaveLength(3);
+        expect(judged).toHaveLength(3);
+        // The run takes the first three items in file order.
+        for (const rec of recs.slice(0, 3)) expectPrompts(rec, gens, judged);
+        const xs = gens.map((g) => scoreOf(TASK_OF[task], draft(messagesOf(g.body)[0].content)));
+        const m = (runResultsAll(db(), done)[0] as any).metrics[0];
+        expect(m.byTask).toEqual({ [TASK_OF[task]]: { mean: mean(xs), n: 3 } });
+        expect(m).toMatchObject({ failed: 0, unparsed: 0 });
+      },
+    );
 
   it("the demo works offline: the recorded models and judge serve C3EBench on the demo writing set without a miss", async () => {
     const { seedDemo, loadDemoFiles, DEMO_PROJECT } = await import("../../seeds/demo");
     await seedDemo(db());
     const projectId = projectIdOf(db(), DEMO_PROJECT.slug);
     const { writing } = loadDemoFiles();
-    const ds = db().select().from(schema.datasets).all().find((d) => d.projectId === projectId && d.name === writing.dataset.name)!;
-    const run = createRun(db(), projectId, { name: "demo writing", protocol: "c3ebench", datasetId: ds.id, models: [{ provider: "Quillon-8B (recorded)" }, { provider: "Orrery-70B (recorded)" }], judges: [{ provider: "Sentinel-34B (recorded)" }] });
+    const ds = db()
+      .select()
+      .from(schema.datasets)
+      .all()
+      .find((d) => d.projectId === projectId && d.name === writing.dataset.name)!;
+    const run = createRun(db(), projectId, {
+      name: "demo writing",
+      protocol: "c3ebench",
+      datasetId: ds.id,
+      models: [{ provider: "Quillon-8B (recorded)" }, { provider: "Orrery-70B (recorded)" }],
+      judges: [{ provider: "Sentinel-34B (recorded)" }],
+    });
     const done = await runToEnd(db(), run.id);
-    const failed = db().select().from(schema.jobs).all().filter((j) => j.runId === run.id && j.status !== "done");
+    const failed = db()
+      .select()
+      .from(schema.jobs)
+      .all()
+      .filter((j) => j.runId === run.id && j.status !== "done");
     expect(failed.map((j) => j.error)).toEqual([]);
     const ms = (runResultsAll(db(), done)[0] as any).metrics;
     // Expected: the recorded judge scores 2 × the demo's 1–5 quality of each writing.
     for (const model of ["Orrery-70B", "Quillon-8B"]) {
       const m = ms.find((x: any) => x.model === model);
       const byTask: Record<string, number[]> = {};
-      for (const it of writing.items) (byTask[TASK_OF[String(it.taskType).toLowerCase()] ?? it.taskType] ??= []).push(Math.min(10, 2 * Number(it.responses.find((r: any) => r.model === model)!.quality)));
+      for (const it of writing.items)
+        (byTask[TASK_OF[String(it.taskType).toLowerCase()] ?? it.taskType] ??= []).push(
+          Math.min(10, 2 * Number(it.responses.find((r: any) => r.model === model)!.quality)),
+        );
       for (const [t, xs] of Object.entries(byTask)) expect(m.byTask[t], `${model} ${t}`).toEqual({ mean: mean(xs), n: xs.length });
       expect(m).toMatchObject({ n: writing.items.length, failed: 0, unparsed: 0 });
     }

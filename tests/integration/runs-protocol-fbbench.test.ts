@@ -15,12 +15,32 @@ import { addMember, makeUser } from "../support/factory";
 import { eq } from "drizzle-orm";
 import { useTempDatabase } from "../support/db";
 import { startFakeLlm, type FakeLlm } from "../support/fake-llm";
-import { addProviders, codeSum, FIXTURES, hasShared, importThrough, mean, messagesOf, projectIdOf, runToEnd, SHARED } from "./runs-protocol-support";
+import {
+  addProviders,
+  codeSum,
+  FIXTURES,
+  hasShared,
+  importThrough,
+  mean,
+  messagesOf,
+  projectIdOf,
+  runToEnd,
+  SHARED,
+} from "./runs-protocol-support";
 
 const { db, file: dbFile } = useTempDatabase();
 let fake: FakeLlm;
 
-type Rec = { bench_type: string; task_type: string; user_query: string; origin_first_response: string; feedback: string; error_type: string[] | null; feedback_type: string[]; checklist: (string | [string, number])[] };
+type Rec = {
+  bench_type: string;
+  task_type: string;
+  user_query: string;
+  origin_first_response: string;
+  feedback: string;
+  error_type: string[] | null;
+  feedback_type: string[];
+  checklist: (string | [string, number])[];
+};
 
 /** Judge 1 says 是 to a criterion when the code-point sum of its text is even; it fails (HTTP 500) on the len() question. Judge 2 says 是 to everything. */
 const met = (text: string) => codeSum(text) % 2 === 0;
@@ -42,7 +62,11 @@ function expected(recs: Rec[], rule: "any" | "all", judge: (t: string) => boolea
     const texts = r.checklist.map((c) => (typeof c === "string" ? c : c[0]));
     const hits = texts.map(judge);
     const ec = r.bench_type === "Error Correction";
-    const score = ec ? r.checklist.reduce((s, c, i) => s + (hits[i] ? (c as [string, number])[1] : 0), 0) : (rule === "any" ? hits.some(Boolean) : hits.every(Boolean)) ? 1 : 0;
+    const score = ec
+      ? r.checklist.reduce((s, c, i) => s + (hits[i] ? (c as [string, number])[1] : 0), 0)
+      : (rule === "any" ? hits.some(Boolean) : hits.every(Boolean))
+        ? 1
+        : 0;
     return { r, ec, score: 100 * score };
   });
   const ec = scored.filter((s) => s.ec).map((s) => s.score);
@@ -92,9 +116,22 @@ describe("FB-Bench on the released format", () => {
     const projectId = projectIdOf(db(), "fb");
     addProviders(db(), projectId, fake.baseUrl);
     fake.requests.length = 0;
-    const run = createRun(db(), projectId, { name: "fb any", protocol: "fb-bench", datasetId, models: [{ provider: "target" }], judges: [{ provider: "judge" }, { provider: "judge2" }], settings: {} });
+    const run = createRun(db(), projectId, {
+      name: "fb any",
+      protocol: "fb-bench",
+      datasetId,
+      models: [{ provider: "target" }],
+      judges: [{ provider: "judge" }, { provider: "judge2" }],
+      settings: {},
+    });
     // The settings used are recorded with the run, the paper's defaults filled in.
-    expect(run.config.settings).toMatchObject({ maintenanceRule: "any", temperatureByTask: TEMPERATURE, otherTasksTemperature: 0, targetSampling: { max_tokens: 4096 }, judgeSampling: { temperature: 0, max_tokens: 4096 } });
+    expect(run.config.settings).toMatchObject({
+      maintenanceRule: "any",
+      temperatureByTask: TEMPERATURE,
+      otherTasksTemperature: 0,
+      targetSampling: { max_tokens: 4096 },
+      judgeSampling: { temperature: 0, max_tokens: 4096 },
+    });
     const done = await runToEnd(db(), run.id);
     expect(done.status).toBe("completed-with-errors"); // one judge call is scripted to fail (500, no retries); the rest succeed
 
@@ -112,7 +149,9 @@ describe("FB-Bench on the released format", () => {
       expect(g.body.max_tokens).toBe(4096);
       // The judge sees the first response verbatim ($$, $& and $' included).
       const j = fake.requests.find((r) => r.body.model === "judge-model-2" && messagesOf(r.body)[0].content.includes(rec.user_query))!;
-      expect(messagesOf(j.body)[0].content).toContain(`### 模型的初始回复\n${rec.origin_first_response}\n\n### 用户反馈\n${rec.feedback}\n`);
+      expect(messagesOf(j.body)[0].content).toContain(
+        `### 模型的初始回复\n${rec.origin_first_response}\n\n### 用户反馈\n${rec.feedback}\n`,
+      );
     }
 
     const results = runResultsAll(db(), done);
@@ -120,9 +159,18 @@ describe("FB-Bench on the released format", () => {
     const [j1, j2] = results.map((r) => (r as any).metrics[0]);
     const failing = recs.filter((r) => r.user_query.includes("len([1, 2, 3])"));
     expect(failing).toHaveLength(1);
-    expectScores(j1, expected(recs.filter((r) => !failing.includes(r)), "any"));
+    expectScores(
+      j1,
+      expected(
+        recs.filter((r) => !failing.includes(r)),
+        "any",
+      ),
+    );
     expect(j1).toMatchObject({ rule: "any", failed: 1, unparsed: 0 });
-    expectScores(j2, expected(recs, "any", () => true));
+    expectScores(
+      j2,
+      expected(recs, "any", () => true),
+    );
     expect(j2).toMatchObject({ failed: 0, unparsed: 0 });
     expect(j2.errorCorrection.mean).toBeCloseTo(100, 9);
 
@@ -130,20 +178,49 @@ describe("FB-Bench on the released format", () => {
     // EC, RM and Overall are then the human scores exactly (each weight set sums to 1: 100), with no sampling error.
     const annotator = await makeUser();
     addMember(projectId, annotator.id, "annotator");
-    const cal = createCalibrationTask(db(), { runId: run.id, projectId, plan: { kind: "responses", perStratum: 1000 }, seed: 1, overlap: 1, pool: [annotator.id] });
+    const cal = createCalibrationTask(db(), {
+      runId: run.id,
+      projectId,
+      plan: { kind: "responses", perStratum: 1000 },
+      seed: 1,
+      overlap: 1,
+      pool: [annotator.id],
+    });
     const task = db().select().from(schema.tasks).where(eq(schema.tasks.id, cal.taskId)).get()!;
     for (const u of db().select().from(schema.units).where(eq(schema.units.taskId, cal.taskId)).all())
-      expect(saveAnnotation({ task, userId: annotator.id, unitId: u.id, intent: "submit", form: new URLSearchParams({ answer: "Yes", clientToken: `u${u.id}` }) }, db())).toMatchObject({ ok: true });
+      expect(
+        saveAnnotation(
+          {
+            task,
+            userId: annotator.id,
+            unitId: u.id,
+            intent: "submit",
+            form: new URLSearchParams({ answer: "Yes", clientToken: `u${u.id}` }),
+          },
+          db(),
+        ),
+      ).toMatchObject({ ok: true });
     const report = calibrationReport(db(), run.id, cal.taskId)!;
     const row = (name: string) => report.metrics.find((m) => m.metric === name)!;
     expect(row("Error correction").raw).toBeCloseTo(j1.errorCorrection.mean, 9);
     expect(row("Response maintenance (rule: any)").raw).toBeCloseTo(j1.responseMaintenance.mean, 9);
-    for (const name of ["Error correction", "Response maintenance (rule: any)", "Overall (rule: any)"]) expect(row(name).corrected, name).toMatchObject({ estimate: expect.closeTo(100, 9), se: 0, ci: [100, 100] });
+    for (const name of ["Error correction", "Response maintenance (rule: any)", "Overall (rule: any)"])
+      expect(row(name).corrected, name).toMatchObject({ estimate: expect.closeTo(100, 9), se: 0, ci: [100, 100] });
 
     // The maintenance rule changes RM (and only RM).
-    const all = createRun(db(), projectId, { name: "fb all", protocol: "fb-bench", datasetId, models: [{ provider: "target" }], judges: [{ provider: "judge" }], settings: { maintenanceRule: "all" } });
+    const all = createRun(db(), projectId, {
+      name: "fb all",
+      protocol: "fb-bench",
+      datasetId,
+      models: [{ provider: "target" }],
+      judges: [{ provider: "judge" }],
+      settings: { maintenanceRule: "all" },
+    });
     const allRes = (runResultsAll(db(), await runToEnd(db(), all.id))[0] as any).metrics[0];
-    const expAll = expected(recs.filter((r) => !failing.includes(r)), "all");
+    const expAll = expected(
+      recs.filter((r) => !failing.includes(r)),
+      "all",
+    );
     expectScores(allRes, expAll);
     expect(allRes.responseMaintenance.mean).not.toBeCloseTo(j1.responseMaintenance.mean, 6);
   });
@@ -151,28 +228,61 @@ describe("FB-Bench on the released format", () => {
   it("refuses items that did not come through the fb-bench preset (no origin_first_response)", async () => {
     const projectId = projectIdOf(db(), "fb");
     const ds = db().insert(schema.datasets).values({ projectId, name: "bare", source: "test" }).returning().get();
-    const item = db().insert(schema.items).values({ datasetId: ds.id, sourceId: "b1", query: "q", metadata: { feedback: "f" } }).returning().get();
+    const item = db()
+      .insert(schema.items)
+      .values({ datasetId: ds.id, sourceId: "b1", query: "q", metadata: { feedback: "f" } })
+      .returning()
+      .get();
     db().insert(schema.checklistItems).values({ itemId: item.id, text: "c", position: 0 }).run();
-    expect(() => createRun(db(), projectId, { name: "bad", protocol: "fb-bench", datasetId: ds.id, models: [{ provider: "target" }], judges: [{ provider: "judge" }] })).toThrow(
+    expect(() =>
+      createRun(db(), projectId, {
+        name: "bad",
+        protocol: "fb-bench",
+        datasetId: ds.id,
+        models: [{ provider: "target" }],
+        judges: [{ provider: "judge" }],
+      }),
+    ).toThrow(
       /FB-Bench .* cannot run on this data: item b1: no bench_type, origin_first_response \(import FB-Bench with the fb-bench preset\)/,
     );
   });
 
-  it.skipIf(!hasShared("FB-Bench"))("on the real fb_bench_dataset_v3.json: EC and RM items scored by their rules, breakdowns filled", async () => {
-    const file = path.join(SHARED, "FB-Bench/data/feedback-benchmark/fb_bench_dataset_v3.json");
-    const recs = JSON.parse(fs.readFileSync(file, "utf8")) as Rec[];
-    const datasetId = await importThrough(dbFile, "fbreal", "fb-bench", file);
-    const projectId = projectIdOf(db(), "fbreal");
-    addProviders(db(), projectId, fake.baseUrl);
-    const items = db().select().from(schema.items).all().filter((i) => i.datasetId === datasetId);
-    const bench = (i: (typeof items)[number]) => (i.metadata as Record<string, unknown>).bench_type;
-    const chosen = [...items.filter((i) => bench(i) === "Error Correction").slice(0, 4), ...items.filter((i) => bench(i) === "Response Maintenance").slice(0, 4)].filter((i) => !i.query.includes("len([1, 2, 3])"));
-    const run = createRun(db(), projectId, { name: "fb real", protocol: "fb-bench", datasetId, itemIds: chosen.map((i) => i.id), models: [{ provider: "target" }], judges: [{ provider: "judge" }] });
-    const done = await runToEnd(db(), run.id);
-    const m = (runResultsAll(db(), done)[0] as any).metrics[0];
-    const mine = chosen.map((i) => recs.find((r) => r.user_query === i.query && r.origin_first_response === (i.metadata as Record<string, unknown>).origin_first_response)!);
-    expect(mine.every(Boolean)).toBe(true);
-    expectScores(m, expected(mine, "any"));
-    expect(m.failed).toBe(0);
-  });
+  it.skipIf(!hasShared("FB-Bench"))(
+    "on the real fb_bench_dataset_v3.json: EC and RM items scored by their rules, breakdowns filled",
+    async () => {
+      const file = path.join(SHARED, "FB-Bench/data/feedback-benchmark/fb_bench_dataset_v3.json");
+      const recs = JSON.parse(fs.readFileSync(file, "utf8")) as Rec[];
+      const datasetId = await importThrough(dbFile, "fbreal", "fb-bench", file);
+      const projectId = projectIdOf(db(), "fbreal");
+      addProviders(db(), projectId, fake.baseUrl);
+      const items = db()
+        .select()
+        .from(schema.items)
+        .all()
+        .filter((i) => i.datasetId === datasetId);
+      const bench = (i: (typeof items)[number]) => (i.metadata as Record<string, unknown>).bench_type;
+      const chosen = [
+        ...items.filter((i) => bench(i) === "Error Correction").slice(0, 4),
+        ...items.filter((i) => bench(i) === "Response Maintenance").slice(0, 4),
+      ].filter((i) => !i.query.includes("len([1, 2, 3])"));
+      const run = createRun(db(), projectId, {
+        name: "fb real",
+        protocol: "fb-bench",
+        datasetId,
+        itemIds: chosen.map((i) => i.id),
+        models: [{ provider: "target" }],
+        judges: [{ provider: "judge" }],
+      });
+      const done = await runToEnd(db(), run.id);
+      const m = (runResultsAll(db(), done)[0] as any).metrics[0];
+      const mine = chosen.map((i) =>
+        recs.find(
+          (r) => r.user_query === i.query && r.origin_first_response === (i.metadata as Record<string, unknown>).origin_first_response,
+        )!,
+      );
+      expect(mine.every(Boolean)).toBe(true);
+      expectScores(m, expected(mine, "any"));
+      expect(m.failed).toBe(0);
+    },
+  );
 });

@@ -31,7 +31,9 @@ export function addProviders(db: Db, projectId: number, baseUrl: string, extra: 
     ["judge", "judge-model"],
     ["judge2", "judge-model-2"],
   ])
-    db.insert(schema.providers).values({ projectId, name, kind: "openai-compatible", baseUrl, apiKey: "sk-test", model, settings, concurrency: 8 }).run();
+    db.insert(schema.providers)
+      .values({ projectId, name, kind: "openai-compatible", baseUrl, apiKey: "sk-test", model, settings, concurrency: 8 })
+      .run();
 }
 
 export async function runToEnd(db: Db, runId: number) {

@@ -46,17 +46,48 @@ function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: 
   });
 }
 
-const row = (name: string) => db.select().from(schema.providers).all().find((p) => p.name === name);
+const row = (name: string) =>
+  db
+    .select()
+    .from(schema.providers)
+    .all()
+    .find((p) => p.name === name);
 
 describe("npm run providers", () => {
   it("add stores the key encrypted (key file 0600 beside the database), list never shows it, test sends it and prints latency and reply", async () => {
     const settings = path.join(dir, "settings.json");
     fs.writeFileSync(settings, JSON.stringify({ temperature: 0, max_tokens: 64, pricePerMillionInput: 1 }));
-    const add = await cli(["add", "--project", "cli", "--name", "fake", "--base-url", fake.baseUrl, "--model", "tiny", "--api-key-env", "MY_KEY", "--concurrency", "3", "--rpm", "100", "--settings", settings], { MY_KEY: KEY });
+    const add = await cli(
+      [
+        "add",
+        "--project",
+        "cli",
+        "--name",
+        "fake",
+        "--base-url",
+        fake.baseUrl,
+        "--model",
+        "tiny",
+        "--api-key-env",
+        "MY_KEY",
+        "--concurrency",
+        "3",
+        "--rpm",
+        "100",
+        "--settings",
+        settings,
+      ],
+      { MY_KEY: KEY },
+    );
     expect(add.code, add.err).toBe(0);
     expect(add.out).toMatch(/provider fake added to cli .*API key stored encrypted/);
     const stored = row("fake")!;
-    expect(stored).toMatchObject({ concurrency: 3, requestsPerMinute: 100, model: "tiny", settings: { temperature: 0, max_tokens: 64, pricePerMillionInput: 1 } });
+    expect(stored).toMatchObject({
+      concurrency: 3,
+      requestsPerMinute: 100,
+      model: "tiny",
+      settings: { temperature: 0, max_tokens: 64, pricePerMillionInput: 1 },
+    });
     expect(stored.apiKey).toMatch(/^enc:v1:/);
     expect(stored.apiKey).not.toContain("SECRET");
     const keyFile = path.join(dir, "concord-encryption-key");
@@ -64,7 +95,14 @@ describe("npm run providers", () => {
     // The database file holds no plaintext key anywhere (pages of the file and the WAL).
     // (Read by another process: this one has the database open and must never open its file a second time.)
     db.$client.pragma("wal_checkpoint(TRUNCATE)");
-    const scan = spawnSync(process.execPath, ["-e", `const fs = require("node:fs"); const f = ${JSON.stringify(file)}; let n = 0; for (const x of [f, f + "-wal"]) if (fs.existsSync(x) && fs.readFileSync(x).includes(${JSON.stringify(KEY)})) n++; console.log(n);`], { encoding: "utf8" });
+    const scan = spawnSync(
+      process.execPath,
+      [
+        "-e",
+        `const fs = require("node:fs"); const f = ${JSON.stringify(file)}; let n = 0; for (const x of [f, f + "-wal"]) if (fs.existsSync(x) && fs.readFileSync(x).includes(${JSON.stringify(KEY)})) n++; console.log(n);`,
+      ],
+      { encoding: "utf8" },
+    );
     expect(scan.stdout.trim()).toBe("0");
 
     const list = await cli(["list", "--project", "cli"]);
@@ -81,7 +119,11 @@ describe("npm run providers", () => {
     expect(fake.requests[0].authorization).toBe(`Bearer ${KEY}`); // decrypted for the request only
     expect(fake.requests[0].body).toMatchObject({ model: "tiny", temperature: 0, max_tokens: 16 });
     // The test call was logged (admitted by the shared limits) and completed.
-    const calls = db.select().from(schema.providerCalls).all().filter((c) => c.providerId === stored.id);
+    const calls = db
+      .select()
+      .from(schema.providerCalls)
+      .all()
+      .filter((c) => c.providerId === stored.id);
     expect(calls).toHaveLength(1);
     expect(calls[0]).toMatchObject({ state: "done", status: 200, promptTokens: 9, completionTokens: 1 });
   }, 60_000);
@@ -89,17 +131,53 @@ describe("npm run providers", () => {
   it("refuses a mistyped setting, a bad URL and a missing key variable, naming what is wrong; nothing is added", async () => {
     const settings = path.join(dir, "typo.json");
     fs.writeFileSync(settings, JSON.stringify({ temprature: 0.2 }));
-    const typo = await cli(["add", "--project", "cli", "--name", "typo", "--base-url", fake.baseUrl, "--model", "m", "--settings", settings]);
+    const typo = await cli([
+      "add",
+      "--project",
+      "cli",
+      "--name",
+      "typo",
+      "--base-url",
+      fake.baseUrl,
+      "--model",
+      "m",
+      "--settings",
+      settings,
+    ]);
     expect(typo.code).toBe(1);
     expect(typo.err).toMatch(/settings\.temprature: unknown setting for a openai-compatible provider \(known: .*temperature/);
     const url = await cli(["add", "--project", "cli", "--name", "nourl", "--base-url", "localhost:8000", "--model", "m"]);
     expect(url.code).toBe(1);
     expect(url.err).toMatch(/baseUrl: an http\(s\) URL is required/);
-    const key = await cli(["add", "--project", "cli", "--name", "nokey", "--base-url", fake.baseUrl, "--model", "m", "--api-key-env", "NOT_SET_ANYWHERE"]);
+    const key = await cli([
+      "add",
+      "--project",
+      "cli",
+      "--name",
+      "nokey",
+      "--base-url",
+      fake.baseUrl,
+      "--model",
+      "m",
+      "--api-key-env",
+      "NOT_SET_ANYWHERE",
+    ]);
     expect(key.code).toBe(1);
     expect(key.err).toMatch(/--api-key-env NOT_SET_ANYWHERE: that environment variable is empty or not set/);
     // The database is never read as a settings file (and its content never echoed).
-    const dbAsSettings = await cli(["add", "--project", "cli", "--name", "dbset", "--base-url", fake.baseUrl, "--model", "m", "--settings", file]);
+    const dbAsSettings = await cli([
+      "add",
+      "--project",
+      "cli",
+      "--name",
+      "dbset",
+      "--base-url",
+      fake.baseUrl,
+      "--model",
+      "m",
+      "--settings",
+      file,
+    ]);
     expect(dbAsSettings.code).toBe(1);
     expect(dbAsSettings.err).toMatch(/is a database file/);
     expect(dbAsSettings.err).not.toMatch(/SQLite format/);
@@ -107,19 +185,36 @@ describe("npm run providers", () => {
   }, 60_000);
 
   it("a plaintext key of an older database is encrypted transparently and still works; an error echoing the key is stored masked", async () => {
-    db.insert(schema.providers).values({ projectId: 1, name: "legacy", kind: "openai-compatible", baseUrl: fake.baseUrl, apiKey: KEY, model: "old", settings: { maxRetries: 0 } }).run();
+    db.insert(schema.providers)
+      .values({
+        projectId: 1,
+        name: "legacy",
+        kind: "openai-compatible",
+        baseUrl: fake.baseUrl,
+        apiKey: KEY,
+        model: "old",
+        settings: { maxRetries: 0 },
+      })
+      .run();
     const list = await cli(["list", "--project", "cli"]);
     expect(list.code, list.err).toBe(0);
     expect(row("legacy")!.apiKey).toMatch(/^enc:v1:/);
     // The endpoint answers 401 and quotes the key, as some providers do.
-    fake.setScript(() => ({ status: 401, raw: JSON.stringify({ error: { message: `Incorrect API key provided: ${KEY}`, type: "invalid_request_error" } }) }));
+    fake.setScript(() => ({
+      status: 401,
+      raw: JSON.stringify({ error: { message: `Incorrect API key provided: ${KEY}`, type: "invalid_request_error" } }),
+    }));
     fake.requests.length = 0;
     const test = await cli(["test", "--project", "cli", "--name", "legacy"]);
     expect(fake.requests[0].authorization).toBe(`Bearer ${KEY}`);
     expect(test.code).toBe(1);
     expect(test.err).toMatch(/HTTP 401: .*Incorrect API key provided: sk-…\[key masked\]/);
     expect(test.err).not.toContain(KEY);
-    const call = db.select().from(schema.providerCalls).all().find((c) => c.providerId === row("legacy")!.id)!;
+    const call = db
+      .select()
+      .from(schema.providerCalls)
+      .all()
+      .find((c) => c.providerId === row("legacy")!.id)!;
     expect(call.error).toMatch(/\[key masked\]/);
     expect(JSON.stringify(call)).not.toContain(KEY);
   }, 60_000);

@@ -65,7 +65,13 @@ describe("runner", () => {
     expect(failed.length).toBeGreaterThan(0);
     expect(failed.every((v) => v.value === null && v.score === null && v.rawOutput === "Q1: Yes\nQ3: No")).toBe(true);
     // Q3 was a real "No", so guided feedback asked for turn 2
-    expect(db().select().from(schema.responses).where(and(eq(schema.responses.runId, run.id), eq(schema.responses.turn, 2))).all()).toHaveLength(2);
+    expect(
+      db()
+        .select()
+        .from(schema.responses)
+        .where(and(eq(schema.responses.runId, run.id), eq(schema.responses.turn, 2)))
+        .all(),
+    ).toHaveLength(2);
   });
 
   it("retries flaky endpoints (429 with Retry-After, 500, malformed JSON) and records a failed job when a call never succeeds", async () => {
@@ -96,7 +102,11 @@ describe("runner", () => {
     expect(jobs.filter((j) => j.status === "failed")).toHaveLength(1);
     expect(jobs.find((j) => j.status === "failed")!.error).toMatch(/HTTP 500.*after 3 attempts/);
     expect(jobs.filter((j) => j.status === "done")).toHaveLength(2);
-    const calls = db().select().from(schema.providerCalls).all().filter((c) => jobs.some((j) => j.id === c.jobId));
+    const calls = db()
+      .select()
+      .from(schema.providerCalls)
+      .all()
+      .filter((c) => jobs.some((j) => j.id === c.jobId));
     expect(calls.map((c) => c.status)).toContain(429);
     expect(calls.some((c) => /malformed/.test(c.error ?? ""))).toBe(true);
     // A run with a failed job does not end "completed".
@@ -111,13 +121,23 @@ describe("runner", () => {
   it("a lost lease writes nothing, and a repeated completion cannot duplicate results", async () => {
     fake.setScript(refineScript());
     const fx = makeRunsFixture(db(), { baseUrl: fake.baseUrl, items: 1, checklist: 1 });
-    const run = createRun(db(), fx.project.id, { name: "lease", protocol: "refinebench", datasetId: fx.dataset.id, models: [{ provider: "target" }], judges: [{ provider: "judge" }] });
+    const run = createRun(db(), fx.project.id, {
+      name: "lease",
+      protocol: "refinebench",
+      datasetId: fx.dataset.id,
+      models: [{ provider: "target" }],
+      judges: [{ provider: "judge" }],
+    });
     const [job] = claimJobs(db(), "A", 1, 10, Date.now()).filter((j) => j.runId === run.id);
     expect(job).toBeDefined();
     // A's lease expires; B claims the same job.
     const [again] = claimJobs(db(), "B", 10, 60_000, Date.now() + 1_000).filter((j) => j.runId === run.id);
     expect(again.id).toBe(job.id);
-    const outcome = { responses: [{ itemId: fx.items[0].id, model: "m", turn: 1, text: "t", sourceKey: "k", metadata: {} }], verdicts: [], next: [] };
+    const outcome = {
+      responses: [{ itemId: fx.items[0].id, model: "m", turn: 1, text: "t", sourceKey: "k", metadata: {} }],
+      verdicts: [],
+      next: [],
+    };
     expect(completeJob(db(), "A", job, outcome)).toBe(false);
     expect(completeJob(db(), "B", again, outcome)).toBe(true);
     expect(completeJob(db(), "B", again, outcome)).toBe(false);
@@ -127,24 +147,81 @@ describe("runner", () => {
   it("a batch stores many jobs in one transaction; one bad outcome fails only its own job", async () => {
     fake.setScript(refineScript());
     const fx = makeRunsFixture(db(), { baseUrl: fake.baseUrl, items: 3, checklist: 1 });
-    const run = createRun(db(), fx.project.id, { name: "batch", protocol: "refinebench", datasetId: fx.dataset.id, models: [{ provider: "target" }], judges: [{ provider: "judge" }] });
+    const run = createRun(db(), fx.project.id, {
+      name: "batch",
+      protocol: "refinebench",
+      datasetId: fx.dataset.id,
+      models: [{ provider: "target" }],
+      judges: [{ provider: "judge" }],
+    });
     const jobs = claimJobs(db(), "W", 10, 60_000, Date.now(), run.id);
     expect(jobs).toHaveLength(3);
-    const good = (i: number) => ({ responses: [{ itemId: fx.items[i].id, model: "m", turn: 1, text: `t${i}`, sourceKey: `k${i}`, metadata: {} }], verdicts: [], next: [] });
-    const bad = { responses: [], verdicts: [{ judgeId: 1, itemId: fx.items[1].id, responseSourceKey: "nope", checklistItemId: null, value: "1", score: 1, rawOutput: "", parseStatus: "ok" as const }], next: [] };
-    const call = { request: { model: "m", messages: [{ role: "user", content: "hello" }] }, reply: { ok: 1 }, status: 200, latencyMs: 5, promptTokens: 1, completionTokens: 1, error: null };
-    const { claimed } = storeAndClaim(db(), "W", [
-      { job: jobs[0], outcome: good(0), calls: [call] },
-      { job: jobs[1], outcome: bad, calls: [call] },
-      { job: jobs[2], outcome: good(2), calls: [call] },
-    ], 5, 60_000, { runId: run.id, detail: "compact" });
+    const good = (i: number) => ({
+      responses: [{ itemId: fx.items[i].id, model: "m", turn: 1, text: `t${i}`, sourceKey: `k${i}`, metadata: {} }],
+      verdicts: [],
+      next: [],
+    });
+    const bad = {
+      responses: [],
+      verdicts: [
+        {
+          judgeId: 1,
+          itemId: fx.items[1].id,
+          responseSourceKey: "nope",
+          checklistItemId: null,
+          value: "1",
+          score: 1,
+          rawOutput: "",
+          parseStatus: "ok" as const,
+        },
+      ],
+      next: [],
+    };
+    const call = {
+      request: { model: "m", messages: [{ role: "user", content: "hello" }] },
+      reply: { ok: 1 },
+      status: 200,
+      latencyMs: 5,
+      promptTokens: 1,
+      completionTokens: 1,
+      error: null,
+    };
+    const { claimed } = storeAndClaim(
+      db(),
+      "W",
+      [
+        { job: jobs[0], outcome: good(0), calls: [call] },
+        { job: jobs[1], outcome: bad, calls: [call] },
+        { job: jobs[2], outcome: good(2), calls: [call] },
+      ],
+      5,
+      60_000,
+      { runId: run.id, detail: "compact" },
+    );
     expect(claimed).toEqual([]);
-    const rows = db().select().from(schema.jobs).where(eq(schema.jobs.runId, run.id)).all().sort((a, b) => a.id - b.id);
+    const rows = db()
+      .select()
+      .from(schema.jobs)
+      .where(eq(schema.jobs.runId, run.id))
+      .all()
+      .sort((a, b) => a.id - b.id);
     expect(rows.map((r) => [r.id, r.status])).toEqual(jobs.map((j, i) => [j.id, i === 1 ? "failed" : "done"]));
     expect(rows[1].error).toMatch(/verdict for unknown response nope/);
-    expect(db().select().from(schema.responses).where(eq(schema.responses.runId, run.id)).all().map((r) => r.text).sort()).toEqual(["t0", "t2"]);
+    expect(
+      db()
+        .select()
+        .from(schema.responses)
+        .where(eq(schema.responses.runId, run.id))
+        .all()
+        .map((r) => r.text)
+        .sort(),
+    ).toEqual(["t0", "t2"]);
     // Every call is logged, compactly: the shape of the request, not its messages.
-    const calls = db().select().from(schema.providerCalls).all().filter((c) => rows.some((j) => j.id === c.jobId));
+    const calls = db()
+      .select()
+      .from(schema.providerCalls)
+      .all()
+      .filter((c) => rows.some((j) => j.id === c.jobId));
     expect(calls).toHaveLength(3);
     expect(calls[0].request).toEqual({ model: "m", messages: 1, chars: 5, see: "jobs.payload" });
     expect(runProgress(db(), run.id)).toMatchObject({ status: "completed-with-errors", done: 2, failed: 1 });
@@ -160,9 +237,21 @@ describe("runner", () => {
     });
     fake.requests.length = 0;
     const fx = makeRunsFixture(db(), { baseUrl: fake.baseUrl, items: 6, checklist: 1 });
-    const run = createRun(db(), fx.project.id, { name: "prefetch", protocol: "refinebench", datasetId: fx.dataset.id, models: [{ provider: "target" }], judges: [{ provider: "judge" }], settings: { maxTurns: 1 } });
+    const run = createRun(db(), fx.project.id, {
+      name: "prefetch",
+      protocol: "refinebench",
+      datasetId: fx.dataset.id,
+      models: [{ provider: "target" }],
+      judges: [{ provider: "judge" }],
+      settings: { maxTurns: 1 },
+    });
     const w = new Worker(db(), { concurrency: 2, prefetch: 2, pollMs: 10, runId: run.id }).start();
-    const leased = () => db().select().from(schema.jobs).where(and(eq(schema.jobs.runId, run.id), eq(schema.jobs.status, "leased"))).all().length;
+    const leased = () =>
+      db()
+        .select()
+        .from(schema.jobs)
+        .where(and(eq(schema.jobs.runId, run.id), eq(schema.jobs.status, "leased")))
+        .all().length;
     await expect.poll(() => fake.requests.length).toBe(2);
     expect(leased()).toBe(4); // two calling, two prefetched
     expect(controlRun(db(), run.id, "pause")).toBe("paused");
@@ -188,15 +277,32 @@ describe("runner", () => {
     fake.requests.length = 0;
     // One slot at the provider; the worker would run 4 jobs at once: three wait for the slot.
     const fx = makeRunsFixture(db(), { baseUrl: fake.baseUrl, items: 4, checklist: 1, concurrency: 1 });
-    const run = createRun(db(), fx.project.id, { name: "prompt", protocol: "refinebench", datasetId: fx.dataset.id, models: [{ provider: "target" }], judges: [{ provider: "judge" }], settings: { maxTurns: 1 } });
+    const run = createRun(db(), fx.project.id, {
+      name: "prompt",
+      protocol: "refinebench",
+      datasetId: fx.dataset.id,
+      models: [{ provider: "target" }],
+      judges: [{ provider: "judge" }],
+      settings: { maxTurns: 1 },
+    });
     const w = new Worker(db(), { concurrency: 4, prefetch: 0, pollMs: 10, runId: run.id }).start();
     await expect.poll(() => fake.requests.length).toBe(1);
-    const callsOf = () => db().select().from(schema.providerCalls).all().filter((c) => c.providerId === fx.target.id);
+    const callsOf = () =>
+      db()
+        .select()
+        .from(schema.providerCalls)
+        .all()
+        .filter((c) => c.providerId === fx.target.id);
     expect(callsOf().map((c) => c.state)).toEqual(["sent"]); // logged before it was sent
     expect(controlRun(db(), run.id, "pause")).toBe("paused");
     const answeredAt = Date.now();
     release(); // the call in flight finishes and is stored
-    const leased = () => db().select().from(schema.jobs).where(and(eq(schema.jobs.runId, run.id), eq(schema.jobs.status, "leased"))).all().length;
+    const leased = () =>
+      db()
+        .select()
+        .from(schema.jobs)
+        .where(and(eq(schema.jobs.runId, run.id), eq(schema.jobs.status, "leased")))
+        .all().length;
     await expect.poll(leased).toBe(0);
     await new Promise((ok) => setTimeout(ok, 100));
     expect(fake.requests).toHaveLength(1);
@@ -211,7 +317,12 @@ describe("runner", () => {
     await expect.poll(() => fake.requests.length).toBe(3);
     const responsesBefore = db().select().from(schema.responses).where(eq(schema.responses.runId, run.id)).all().length;
     expect(controlRun(db(), run.id, "cancel")).toBe("cancelled");
-    const sentCalls = () => db().select().from(schema.providerCalls).all().filter((c) => c.state === "sent").length;
+    const sentCalls = () =>
+      db()
+        .select()
+        .from(schema.providerCalls)
+        .all()
+        .filter((c) => c.state === "sent").length;
     await expect.poll(sentCalls).toBe(0); // the hanging calls were aborted
     release();
     await w.stop();
@@ -226,7 +337,13 @@ describe("runner", () => {
   it("pause stops claiming, resume continues, cancel stops; bad definitions are refused with the field named", async () => {
     fake.setScript(refineScript());
     const fx = makeRunsFixture(db(), { baseUrl: fake.baseUrl, items: 2, checklist: 1 });
-    const run = createRun(db(), fx.project.id, { name: "ctl", protocol: "refinebench", datasetId: fx.dataset.id, models: [{ provider: "target" }], judges: [{ provider: "judge" }] });
+    const run = createRun(db(), fx.project.id, {
+      name: "ctl",
+      protocol: "refinebench",
+      datasetId: fx.dataset.id,
+      models: [{ provider: "target" }],
+      judges: [{ provider: "judge" }],
+    });
     expect(controlRun(db(), run.id, "pause")).toBe("paused");
     expect(claimJobs(db(), "X", 10, 1000).filter((j) => j.runId === run.id)).toEqual([]);
     expect(controlRun(db(), run.id, "resume")).toBe("queued");
@@ -234,10 +351,23 @@ describe("runner", () => {
     expect(claimJobs(db(), "X", 10, 1000).filter((j) => j.runId === run.id)).toEqual([]);
     expect(() => controlRun(db(), run.id, "resume")).toThrow(/cannot resume a cancelled run/);
     expect(() =>
-      createRun(db(), fx.project.id, { name: "x", protocol: "refinebench", datasetId: fx.dataset.id, models: [{ provider: "nope" }], judges: [{ provider: "judge" }] }),
+      createRun(db(), fx.project.id, {
+        name: "x",
+        protocol: "refinebench",
+        datasetId: fx.dataset.id,
+        models: [{ provider: "nope" }],
+        judges: [{ provider: "judge" }],
+      }),
     ).toThrow(/models\[0\]\.provider: no provider named "nope"/);
     expect(() =>
-      createRun(db(), fx.project.id, { name: "x", protocol: "refinebench", datasetId: fx.dataset.id, models: [{ provider: "target" }], judges: [{ provider: "judge" }], settings: { maxTurns: 0 } }),
+      createRun(db(), fx.project.id, {
+        name: "x",
+        protocol: "refinebench",
+        datasetId: fx.dataset.id,
+        models: [{ provider: "target" }],
+        judges: [{ provider: "judge" }],
+        settings: { maxTurns: 0 },
+      }),
     ).toThrow(/settings\.maxTurns/);
   });
 });

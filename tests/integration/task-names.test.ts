@@ -16,14 +16,26 @@ import { findTask } from "../../app/annotation/tasks.server";
 import { schema } from "../../db/client";
 
 describe("task names and guidelines", async () => {
-  const s = await seedAnnotationScenario(db(), { annotators: 1, items: 3, overlap: 1, password: "task-names-2026", kinds: ["checklist-appropriateness"] });
+  const s = await seedAnnotationScenario(db(), {
+    annotators: 1,
+    items: 3,
+    overlap: 1,
+    password: "task-names-2026",
+    kinds: ["checklist-appropriateness"],
+  });
   const taskId = s.tasks["checklist-appropriateness"];
-  db().insert(schema.judges).values({ projectId: s.projectId, name: "Sentinel judge", provider: "sentinel-endpoint", model: "acme/Sentinel-34B" }).run();
+  db()
+    .insert(schema.judges)
+    .values({ projectId: s.projectId, name: "Sentinel judge", provider: "sentinel-endpoint", model: "acme/Sentinel-34B" })
+    .run();
   const other = db().insert(schema.projects).values({ slug: "elsewhere", name: "Elsewhere" }).returning({ id: schema.projects.id }).get();
   db().insert(schema.providers).values({ projectId: other.id, name: "Faraway", kind: "replay", model: "Faraway-1T" }).run();
 
   it("renames a task with a neutral name", () => {
-    expect(renameTask(s.projectId, taskId, { name: "  Round 2  ", guidelines: "Be careful.", confirmed: false })).toEqual({ ok: true, message: 'Task renamed to "Round 2".' });
+    expect(renameTask(s.projectId, taskId, { name: "  Round 2  ", guidelines: "Be careful.", confirmed: false })).toEqual({
+      ok: true,
+      message: 'Task renamed to "Round 2".',
+    });
     expect(findTask(s.projectId, taskId, db())!.name).toBe("Round 2");
     expect(findTask(s.projectId, taskId, db())!.guidelines).toBe("Be careful.");
   });

@@ -109,12 +109,17 @@ describe("destructive actions ask first (Chromium)", () => {
         asked = d.message();
         void d.dismiss();
       });
-      await page.getByRole("row", { name: /bob@concord\.test/ }).getByRole("button", { name: "Disable" }).click();
+      await page
+        .getByRole("row", { name: /bob@concord\.test/ })
+        .getByRole("button", { name: "Disable" })
+        .click();
       await page.waitForTimeout(300);
       expect(asked).toMatch(/Disable bob@concord\.test\?/);
       const db = openDatabase(app.databaseFile);
       try {
-        expect(db.select({ disabled: schema.users.disabled }).from(schema.users).where(eq(schema.users.id, ids.bob)).get()?.disabled).toBe(false);
+        expect(db.select({ disabled: schema.users.disabled }).from(schema.users).where(eq(schema.users.id, ids.bob)).get()?.disabled).toBe(
+          false,
+        );
       } finally {
         db.$client.close();
       }

@@ -60,12 +60,22 @@ beforeAll(async () => {
       setMembership(project.id, ids[who], role, db);
     }
     const { datasetId } = makeSyntheticDataset(project.id, { items: 6 }, db);
-    resubmitTask = createTask(project.id, ids.researcher, { name: "resubmit over http", datasetId, kind: "response-satisfaction", overlap: 1, pool: [ids.eve], seed: 5 }, db).taskId;
+    resubmitTask = createTask(
+      project.id,
+      ids.researcher,
+      { name: "resubmit over http", datasetId, kind: "response-satisfaction", overlap: 1, pool: [ids.eve], seed: 5 },
+      db,
+    ).taskId;
 
     /** On every unit, two annotators other than `watcher` disagree, each with a comment naming who wrote it where. */
     const seedDisputes = (taskId: number, watcher: number) => {
       const task = findTask(project.id, taskId, db)!;
-      const units = db.select({ id: schema.units.id }).from(schema.units).where(eq(schema.units.taskId, taskId)).orderBy(asc(schema.units.id)).all();
+      const units = db
+        .select({ id: schema.units.id })
+        .from(schema.units)
+        .where(eq(schema.units.taskId, taskId))
+        .orderBy(asc(schema.units.id))
+        .all();
       const out = { assigned: [] as number[], free: [] as number[] };
       for (const { id: unitId } of units) {
         const assignees = db
@@ -81,7 +91,10 @@ beforeAll(async () => {
           .slice(0, 2)
           .forEach((annotator, i) => {
             const comment = `leak-check-unit${unitId}-by${annotator}`;
-            const saved = saveAnnotation({ task, userId: annotator, unitId, intent: "submit", form: new URLSearchParams({ answer: i === 0 ? "Yes" : "No", comment }) }, db);
+            const saved = saveAnnotation(
+              { task, userId: annotator, unitId, intent: "submit", form: new URLSearchParams({ answer: i === 0 ? "Yes" : "No", comment }) },
+              db,
+            );
             if (!saved.ok) throw new Error(`seeding a label failed: ${JSON.stringify(saved)}`);
             left.push(comment);
           });
@@ -90,11 +103,35 @@ beforeAll(async () => {
       return out;
     };
     // Four annotators, three labels per unit: Ada is in the pool and also adjudicates.
-    blindTask = createTask(project.id, ids.researcher, { name: "blinding over http", datasetId, kind: "response-satisfaction", overlap: 3, pool: [ids.ada, ids.bo, ids.cy, ids.di], seed: 7 }, db).taskId;
+    blindTask = createTask(
+      project.id,
+      ids.researcher,
+      {
+        name: "blinding over http",
+        datasetId,
+        kind: "response-satisfaction",
+        overlap: 3,
+        pool: [ids.ada, ids.bo, ids.cy, ids.di],
+        seed: 7,
+      },
+      db,
+    ).taskId;
     setAdjudicators(project.id, blindTask, [ids.ada], db);
     ({ assigned, free } = seedDisputes(blindTask, ids.ada));
     // The researcher in the pool of another task, with every unit assigned to her.
-    pooledTask = createTask(project.id, ids.researcher, { name: "pooled researcher over http", datasetId, kind: "response-satisfaction", overlap: 3, pool: [ids.researcher, ids.bo, ids.cy], seed: 8 }, db).taskId;
+    pooledTask = createTask(
+      project.id,
+      ids.researcher,
+      {
+        name: "pooled researcher over http",
+        datasetId,
+        kind: "response-satisfaction",
+        overlap: 3,
+        pool: [ids.researcher, ids.bo, ids.cy],
+        seed: 8,
+      },
+      db,
+    ).taskId;
     pooledUnits = seedDisputes(pooledTask, ids.researcher).assigned;
     db.$client.close();
   });
@@ -125,7 +162,10 @@ describe("a resubmit with the same form token and another answer (HTTP)", () => 
   it("is stored as a new revision, not answered 302 and dropped", async () => {
     const eve = await signedIn("eve");
     const page = `/p/${SLUG}/tasks/${resubmitTask}/annotate`;
-    const data = JSON.parse((await eve.get(`${page}?_data=${encodeURIComponent(ANNOTATE)}`)).text) as { page: { unit: { unitId: number } }; clientToken: string };
+    const data = JSON.parse((await eve.get(`${page}?_data=${encodeURIComponent(ANNOTATE)}`)).text) as {
+      page: { unit: { unitId: number } };
+      clientToken: string;
+    };
     const unitId = String(data.page.unit.unitId);
     const token = await eve.csrfToken(page);
     const form = { intent: "submit", unitId, clientToken: data.clientToken, durationMs: "2000" };
@@ -141,7 +181,19 @@ describe("a resubmit with the same form token and another answer (HTTP)", () => 
       const assignment = db
         .select({ id: schema.assignments.id, status: schema.assignments.status })
         .from(schema.assignments)
-        .where(and(eq(schema.assignments.unitId, Number(unitId)), eq(schema.assignments.annotatorId, db.select({ id: schema.users.id }).from(schema.users).where(eq(schema.users.email, email("eve"))).get()!.id)))
+        .where(
+          and(
+            eq(schema.assignments.unitId, Number(unitId)),
+            eq(
+              schema.assignments.annotatorId,
+              db
+                .select({ id: schema.users.id })
+                .from(schema.users)
+                .where(eq(schema.users.email, email("eve")))
+                .get()!.id,
+            ),
+          ),
+        )
         .get()!;
       const revisions = db
         .select({ revision: schema.annotations.revision, label: schema.annotations.label, notes: schema.annotations.notes })
@@ -208,8 +260,14 @@ describe("an adjudicator who also annotates the task (HTTP)", () => {
     const [mine, ...rest] = assigned;
     const annotatePage = `${base}/annotate`;
     const token = await ada.csrfToken(`${annotatePage}?unit=${mine}`);
-    const unitData = JSON.parse((await ada.get(`${annotatePage}?unit=${mine}&_data=${encodeURIComponent(ANNOTATE)}`)).text) as { clientToken: string };
-    const draft = await ada.postForm(`${annotatePage}?unit=${mine}`, { intent: "draft", unitId: String(mine), clientToken: unitData.clientToken, answer: "Yes" }, { token });
+    const unitData = JSON.parse((await ada.get(`${annotatePage}?unit=${mine}&_data=${encodeURIComponent(ANNOTATE)}`)).text) as {
+      clientToken: string;
+    };
+    const draft = await ada.postForm(
+      `${annotatePage}?unit=${mine}`,
+      { intent: "draft", unitId: String(mine), clientToken: unitData.clientToken, answer: "Yes" },
+      { token },
+    );
     expect(draft.status).toBeLessThan(400);
     const afterDraft = await ada.get(`${base}/adjudicate?unit=${mine}`);
     expect(afterDraft.status).toBe(404);
@@ -217,10 +275,16 @@ describe("an adjudicator who also annotates the task (HTTP)", () => {
 
     // Ada submits her own label on that unit. As an annotator she never adjudicates her own dispute, so it stays
     // out of her list; her other assigned units stay hidden too.
-    const submitted = await ada.postForm(annotatePage, { intent: "submit", unitId: String(mine), clientToken: unitData.clientToken, answer: "Yes", durationMs: "3000" }, { token });
+    const submitted = await ada.postForm(
+      annotatePage,
+      { intent: "submit", unitId: String(mine), clientToken: unitData.clientToken, answer: "Yes", durationMs: "3000" },
+      { token },
+    );
     expect(submitted.status).toBe(302);
     expect((await ada.get(`${base}/adjudicate?unit=${mine}`)).status).toBe(404);
-    const list = JSON.parse((await ada.get(`${base}/adjudicate?_data=${encodeURIComponent(ADJUDICATE)}`)).text) as { list: { unitId: number }[] };
+    const list = JSON.parse((await ada.get(`${base}/adjudicate?_data=${encodeURIComponent(ADJUDICATE)}`)).text) as {
+      list: { unitId: number }[];
+    };
     expect(list.list.map((d) => d.unitId)).toEqual(free);
     for (const unit of rest) expect((await ada.get(`${base}/adjudicate?unit=${unit}`)).status).toBe(404);
     expect(leaksOf((await ada.get(`${base}/adjudicate`)).text, assigned)).toEqual([]);
@@ -231,7 +295,9 @@ describe("an adjudicator who also annotates the task (HTTP)", () => {
     const rae = await signedIn("researcher");
     const base = `/p/${SLUG}/tasks/${pooledTask}`;
     const listOf = async () =>
-      (JSON.parse((await rae.get(`${base}/adjudicate?_data=${encodeURIComponent(ADJUDICATE)}`)).text) as { list: { unitId: number }[] }).list.map((d) => d.unitId);
+      (
+        JSON.parse((await rae.get(`${base}/adjudicate?_data=${encodeURIComponent(ADJUDICATE)}`)).text) as { list: { unitId: number }[] }
+      ).list.map((d) => d.unitId);
 
     // Every unit is hers and unlabelled by her: no dispute listed, none reachable, no label anywhere.
     expect(await listOf()).toEqual([]);
@@ -246,12 +312,22 @@ describe("an adjudicator who also annotates the task (HTTP)", () => {
     // A draft is not a submit.
     const annotatePage = `${base}/annotate`;
     const token = await rae.csrfToken(`${annotatePage}?unit=${mine}`);
-    const unitData = JSON.parse((await rae.get(`${annotatePage}?unit=${mine}&_data=${encodeURIComponent(ANNOTATE)}`)).text) as { clientToken: string };
-    const draft = await rae.postForm(`${annotatePage}?unit=${mine}`, { intent: "draft", unitId: String(mine), clientToken: unitData.clientToken, answer: "No" }, { token });
+    const unitData = JSON.parse((await rae.get(`${annotatePage}?unit=${mine}&_data=${encodeURIComponent(ANNOTATE)}`)).text) as {
+      clientToken: string;
+    };
+    const draft = await rae.postForm(
+      `${annotatePage}?unit=${mine}`,
+      { intent: "draft", unitId: String(mine), clientToken: unitData.clientToken, answer: "No" },
+      { token },
+    );
     expect(draft.status).toBeLessThan(400);
     expect((await rae.get(`${base}/adjudicate?unit=${mine}`)).status).toBe(404);
 
-    const submitted = await rae.postForm(annotatePage, { intent: "submit", unitId: String(mine), clientToken: unitData.clientToken, answer: "No", durationMs: "3000" }, { token });
+    const submitted = await rae.postForm(
+      annotatePage,
+      { intent: "submit", unitId: String(mine), clientToken: unitData.clientToken, answer: "No", durationMs: "3000" },
+      { token },
+    );
     expect(submitted.status).toBe(302);
     const after = await rae.get(`${base}/adjudicate?unit=${mine}`);
     expect(after.status).toBe(200);

@@ -35,12 +35,25 @@ beforeAll(async () => {
 });
 
 const unitsOf = (taskId: number) =>
-  db().select({ id: schema.units.id }).from(schema.units).where(eq(schema.units.taskId, taskId)).orderBy(asc(schema.units.id)).all().map((u) => u.id);
+  db()
+    .select({ id: schema.units.id })
+    .from(schema.units)
+    .where(eq(schema.units.taskId, taskId))
+    .orderBy(asc(schema.units.id))
+    .all()
+    .map((u) => u.id);
 
 describe("adjudication and the adjudicator's own blinding", () => {
   it("a researcher in the pool sees a disputed unit's labels only after submitting their own", () => {
     const [a, b] = annotators;
-    const { taskId } = createTask(projectId, researcher, { name: "pooled researcher", datasetId, kind: "response-satisfaction", overlap: 3, pool: [researcher, a, b], seed: 1 });
+    const { taskId } = createTask(projectId, researcher, {
+      name: "pooled researcher",
+      datasetId,
+      kind: "response-satisfaction",
+      overlap: 3,
+      pool: [researcher, a, b],
+      seed: 1,
+    });
     const task = findTask(projectId, taskId)!;
     const unit = unitsOf(taskId)[0];
     saveAnnotation({ task, userId: a, unitId: unit, intent: "submit", form: form({ answer: "Yes" }) });
@@ -60,7 +73,14 @@ describe("adjudication and the adjudicator's own blinding", () => {
 
   it("an annotator-adjudicator sees disputes only on units not assigned to them, even before they start", () => {
     const [a, b, c] = annotators;
-    const { taskId } = createTask(projectId, researcher, { name: "annotator adjudicator", datasetId, kind: "response-satisfaction", overlap: 2, pool: [a, b, c], seed: 2 });
+    const { taskId } = createTask(projectId, researcher, {
+      name: "annotator adjudicator",
+      datasetId,
+      kind: "response-satisfaction",
+      overlap: 2,
+      pool: [a, b, c],
+      seed: 2,
+    });
     setAdjudicators(projectId, taskId, [a, c]);
     const task = findTask(projectId, taskId)!;
     // A unit labelled (in disagreement) by two people while the third has it pending or not at all.
@@ -82,7 +102,14 @@ describe("adjudication and the adjudicator's own blinding", () => {
 
   it("an annotator-adjudicator who has not started an assigned unit does not see its labels", () => {
     const [a, b, c] = annotators;
-    const { taskId } = createTask(projectId, researcher, { name: "pending adjudicator", datasetId, kind: "response-satisfaction", overlap: 3, pool: [a, b, c], seed: 4 });
+    const { taskId } = createTask(projectId, researcher, {
+      name: "pending adjudicator",
+      datasetId,
+      kind: "response-satisfaction",
+      overlap: 3,
+      pool: [a, b, c],
+      seed: 4,
+    });
     setAdjudicators(projectId, taskId, [c]);
     const task = findTask(projectId, taskId)!;
     const unit = unitsOf(taskId)[0];
@@ -98,7 +125,14 @@ describe("adjudication and the adjudicator's own blinding", () => {
 describe("resubmitting a used form", () => {
   it("the same token and answer is a retry; a changed answer is a new revision, not dropped", () => {
     const [a, b] = annotators;
-    const { taskId } = createTask(projectId, researcher, { name: "resubmit", datasetId, kind: "response-satisfaction", overlap: 2, pool: [a, b], seed: 3 });
+    const { taskId } = createTask(projectId, researcher, {
+      name: "resubmit",
+      datasetId,
+      kind: "response-satisfaction",
+      overlap: 2,
+      pool: [a, b],
+      seed: 3,
+    });
     const task = findTask(projectId, taskId)!;
     const unit = unitsOf(taskId)[0];
     const submit = (answer: string, comment = "") =>
@@ -120,7 +154,11 @@ describe("resubmitting a used form", () => {
       { revision: 2, label: "No", notes: "changed my mind" },
     ]);
     // The assignment stays submitted with the new answer current.
-    const a1 = db().select({ status: schema.assignments.status }).from(schema.assignments).where(and(eq(schema.assignments.unitId, unit), eq(schema.assignments.annotatorId, a))).get();
+    const a1 = db()
+      .select({ status: schema.assignments.status })
+      .from(schema.assignments)
+      .where(and(eq(schema.assignments.unitId, unit), eq(schema.assignments.annotatorId, a)))
+      .get();
     expect(a1?.status).toBe("submitted");
   });
 });

@@ -106,7 +106,12 @@ describe("request-body limits", () => {
     const client = new AppClient(app.url);
     const token = await client.csrfToken("/login");
     const deep = "[".repeat(5000) + "]".repeat(5000);
-    const res = await client.request("POST", "/login", { "Content-Type": "application/json", Origin: app.url, "X-CSRF-Token": token }, deep);
+    const res = await client.request(
+      "POST",
+      "/login",
+      { "Content-Type": "application/json", Origin: app.url, "X-CSRF-Token": token },
+      deep,
+    );
     expect(res.status).toBe(400);
     expect(res.text).toMatch(/deeper than/);
   });

@@ -160,7 +160,9 @@ describe("CSRF", () => {
     expect(userExists("data-2@evil.test")).toBe(false);
 
     // The same data request with the admin's own token goes through.
-    const right = await admin.postForm("/admin/users?_data=routes%2Fadmin.users", newUser("data-3@concord.test"), { tokenFrom: "/admin/users" });
+    const right = await admin.postForm("/admin/users?_data=routes%2Fadmin.users", newUser("data-3@concord.test"), {
+      tokenFrom: "/admin/users",
+    });
     expect(right.status).toBe(200);
     expect(userExists("data-3@concord.test")).toBe(true);
   });
@@ -189,14 +191,24 @@ describe("CSRF", () => {
         .join("");
     const headers = { "Content-Type": `multipart/form-data; boundary=${boundary}`, Origin: app.url };
 
-    const fileFirst = await admin.request("POST", "/admin/users", headers, part("f", "x", "a.txt") + part("_csrf", token) + fields("mp-1@evil.test") + `--${boundary}--\r\n`);
+    const fileFirst = await admin.request(
+      "POST",
+      "/admin/users",
+      headers,
+      part("f", "x", "a.txt") + part("_csrf", token) + fields("mp-1@evil.test") + `--${boundary}--\r\n`,
+    );
     expect(fileFirst.status).toBe(403);
     expect(userExists("mp-1@evil.test")).toBe(false);
 
     const missing = await admin.request("POST", "/admin/users", headers, fields("mp-2@evil.test") + `--${boundary}--\r\n`);
     expect(missing.status).toBe(403);
 
-    const good = await admin.request("POST", "/admin/users", headers, part("_csrf", token) + fields("mp-3@concord.test") + `--${boundary}--\r\n`);
+    const good = await admin.request(
+      "POST",
+      "/admin/users",
+      headers,
+      part("_csrf", token) + fields("mp-3@concord.test") + `--${boundary}--\r\n`,
+    );
     expect(good.status).toBe(200);
     expect(userExists("mp-3@concord.test")).toBe(true);
   });

@@ -28,7 +28,14 @@ describe("form and settings limits", () => {
   it("provider settings nested 20,000 deep or over their size are 400 with the field named", async () => {
     const c = new AppClient(app.url);
     await c.signIn("site@concord.test", PASSWORD);
-    const base = { intent: "create", name: "deep", kind: "openai-compatible", baseUrl: "http://127.0.0.1:9/v1", model: "m", concurrency: "1" };
+    const base = {
+      intent: "create",
+      name: "deep",
+      kind: "openai-compatible",
+      baseUrl: "http://127.0.0.1:9/v1",
+      model: "m",
+      concurrency: "1",
+    };
     const deep = `{"temperature": ${"[".repeat(20_000)}${"]".repeat(20_000)}}`;
     const res = await c.postForm("/p/p1/providers", { ...base, settings: deep });
     expect(res.status).toBe(400);
@@ -50,7 +57,12 @@ describe("form and settings limits", () => {
     expect(res.text).not.toContain("N".repeat(1000)); // the page answers with the reason, not the value
     expect(res.text.length).toBeLessThan(50_000);
 
-    const huge = await c.postForm("/admin/users", { intent: "create", email: "y@concord.test", name: "N".repeat(10 * 1024 * 1024), password: "long enough password" });
+    const huge = await c.postForm("/admin/users", {
+      intent: "create",
+      email: "y@concord.test",
+      name: "N".repeat(10 * 1024 * 1024),
+      password: "long enough password",
+    });
     expect(huge.status).toBe(413);
     expect(huge.text.length).toBeLessThan(200);
   });

@@ -47,7 +47,10 @@ async function post(app: RunningApp, client: AppClient, email: string, headers: 
 let direct: RunningApp;
 let proxied: RunningApp;
 beforeAll(async () => {
-  [direct, proxied] = await Promise.all([startApp(seed, { env: { TRUST_PROXY: undefined } }), startApp(seed, { env: { TRUST_PROXY: "1" } })]);
+  [direct, proxied] = await Promise.all([
+    startApp(seed, { env: { TRUST_PROXY: undefined } }),
+    startApp(seed, { env: { TRUST_PROXY: "1" } }),
+  ]);
 });
 afterAll(async () => {
   await Promise.all([direct?.stop(), proxied?.stop()]);

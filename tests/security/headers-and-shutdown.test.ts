@@ -105,7 +105,13 @@ describe("shutdown", () => {
             port: url.port,
             path: "/login",
             method: "POST",
-            headers: { Host: url.host, Origin: own.url, Cookie: c.cookieHeader(), "Content-Type": "application/x-www-form-urlencoded", "Content-Length": String(body.length) },
+            headers: {
+              Host: url.host,
+              Origin: own.url,
+              Cookie: c.cookieHeader(),
+              "Content-Type": "application/x-www-form-urlencoded",
+              "Content-Length": String(body.length),
+            },
           },
           (res) => {
             res.resume();

@@ -115,13 +115,20 @@ function query<T>(sql: string): T[] {
     db.$client.close();
   }
 }
-const responses = () => query<{ id: number; model: string; turn: number; text: string }>("SELECT id, model, turn, text FROM responses ORDER BY id");
-const verdicts = () => query<Record<string, unknown>>("SELECT id, judge_id, response_id, checklist_item_id, value, raw_output FROM verdicts ORDER BY id");
+const responses = () =>
+  query<{ id: number; model: string; turn: number; text: string }>("SELECT id, model, turn, text FROM responses ORDER BY id");
+const verdicts = () =>
+  query<Record<string, unknown>>("SELECT id, judge_id, response_id, checklist_item_id, value, raw_output FROM verdicts ORDER BY id");
 
 describe("re-importing over the Import page (real server, HTTP)", () => {
   it("responses: the same file again is a no-op stated as such; a changed file is refused with the conflicting rows named, and the old text is kept", async () => {
     await importOverHttp(base, cookie, { slug: SLUG, preset: "items-jsonl", file: path.join(FX, "items.jsonl"), fileName: "items.jsonl" });
-    const first = await importOverHttp(base, cookie, { slug: SLUG, preset: "responses", file: path.join(FX, "responses.csv"), fileName: "responses.csv" });
+    const first = await importOverHttp(base, cookie, {
+      slug: SLUG,
+      preset: "responses",
+      file: path.join(FX, "responses.csv"),
+      fileName: "responses.csv",
+    });
     expect(first.summary).toMatchObject({ errorCount: 0, responses: 3, newRows: 3, committed: true });
     const before = responses();
     expect(before.map((r) => r.text)).toEqual(["Jupiter is the largest planet.", "Saturn, probably.", "3000 metres"]);
@@ -171,7 +178,12 @@ describe("re-importing over the Import page (real server, HTTP)", () => {
   });
 
   it("verdicts: the same file is a no-op; a changed value is refused naming each conflicting row", async () => {
-    const first = await importOverHttp(base, cookie, { slug: SLUG, preset: "verdicts", file: path.join(FX, "verdicts.csv"), fileName: "verdicts.csv" });
+    const first = await importOverHttp(base, cookie, {
+      slug: SLUG,
+      preset: "verdicts",
+      file: path.join(FX, "verdicts.csv"),
+      fileName: "verdicts.csv",
+    });
     expect(first.summary).toMatchObject({ errorCount: 0, committed: true });
     const before = verdicts();
     expect(before).toHaveLength(5);

@@ -13,7 +13,13 @@ let datasetId = 0;
 beforeAll(async () => {
   app = await startApp(async (file) => {
     const db = openDatabase(file);
-    const s = await seedAnnotationScenario(db, { annotators: 1, items: 3, overlap: 1, password: PASSWORD, kinds: ["response-satisfaction"] });
+    const s = await seedAnnotationScenario(db, {
+      annotators: 1,
+      items: 3,
+      overlap: 1,
+      password: PASSWORD,
+      kinds: ["response-satisfaction"],
+    });
     taskId = s.tasks["response-satisfaction"];
     datasetId = findTask(s.projectId, taskId, db)!.datasetId;
     db.$client.close();

@@ -70,7 +70,10 @@ let stored: Record<string, string> = {};
 beforeAll(async () => {
   // A recordings folder of our own (CONCORD_RECORDINGS_DIR): a control recording, and links to the database.
   recordings = tempDir("concord-recordings-");
-  fs.writeFileSync(path.join(recordings, "control.json"), JSON.stringify({ recorded: true, description: "control: read by the provider", entries: [] }));
+  fs.writeFileSync(
+    path.join(recordings, "control.json"),
+    JSON.stringify({ recorded: true, description: "control: read by the provider", entries: [] }),
+  );
   watchLog = path.join(tempDir("concord-fswatch-"), "fs-watch.log");
 
   app = await startApp(
@@ -81,7 +84,13 @@ beforeAll(async () => {
       const { id } = await createUser({ email: EMAIL, name: "Researcher", password: PASSWORD }, db);
       setMembership(fx.project.id, id, "researcher", db);
       // An annotation project beside it, for the 25 submits.
-      const lab = await seedAnnotationScenario(db, { annotators: 1, items: 25, overlap: 1, password: PASSWORD, kinds: ["response-satisfaction"] });
+      const lab = await seedAnnotationScenario(db, {
+        annotators: 1,
+        items: 25,
+        overlap: 1,
+        password: PASSWORD,
+        kinds: ["response-satisfaction"],
+      });
       labSlug = lab.slug;
       labTaskId = lab.tasks["response-satisfaction"];
       annotatorEmail = lab.annotators[0].email;
@@ -106,7 +115,9 @@ beforeAll(async () => {
         control: "control.json",
       };
       for (const [name, f] of Object.entries(stored))
-        db.insert(schema.providers).values({ projectId: fx.project.id, name, kind: "replay", model: `model-${name}`, settings: { file: f } }).run();
+        db.insert(schema.providers)
+          .values({ projectId: fx.project.id, name, kind: "replay", model: `model-${name}`, settings: { file: f } })
+          .run();
       runId = createRun(db, fx.project.id, {
         name: "points at files",
         protocol: "refinebench",
@@ -221,69 +232,78 @@ describe("replay providers read only named recordings, and never the database", 
     expect(databaseOpens()).toEqual([]);
   });
 
-  it(
-    "stored paths (older version) fail their jobs cleanly and never open the database; then a second process opens it, and 25 of 25 submits are on disk",
-    async () => {
-      // The runs page starts the server's in-process worker, which runs the jobs of every stored provider.
-      expect((await client.get(`/p/${slug}/runs`)).status).toBe(200);
-      const jobs = Object.keys(stored).length * 2; // one per provider and item
-      await expect
-        .poll(() => countInAnotherProcess(`SELECT COUNT(*) FROM jobs WHERE run_id = ${runId} AND status = 'failed'`), { timeout: 30_000, interval: 250 })
-        .toBe(jobs);
-      const errors = queryInAnotherProcess(
-        `SELECT p.name, j.error FROM jobs j JOIN providers p ON p.id = json_extract(j.payload, '$.providerId') WHERE j.run_id = ${runId} ORDER BY p.name`,
-      ) as [string, string][];
-      expect(errors).toHaveLength(jobs);
-      for (const [name, error] of errors) {
-        expect(error, name).not.toMatch(SECRETS);
-        if (name === "control") expect(error).toMatch(/no recorded output for this request .* in recording control\.json/);
-        else if (name === "old-symlink-name" || name === "old-wal-link-name")
-          expect(error, name).toMatch(/settings\.file: no recording named "(db|wal)-link\.json" in the recordings folder/);
-        else if (name === "old-hardlink-name") expect(error, name).toMatch(/recording db-hard\.json: is a database file, not a recording/);
-        else expect(error, name).toMatch(PATH_REFUSED);
-      }
-      const runPage = await client.get(`/p/${slug}/runs/${runId}`);
-      expect(runPage.text).not.toMatch(SECRETS);
+  it("stored paths (older version) fail their jobs cleanly and never open the database; then a second process opens it, and 25 of 25 submits are on disk", async () => {
+    // The runs page starts the server's in-process worker, which runs the jobs of every stored provider.
+    expect((await client.get(`/p/${slug}/runs`)).status).toBe(200);
+    const jobs = Object.keys(stored).length * 2; // one per provider and item
+    await expect
+      .poll(() => countInAnotherProcess(`SELECT COUNT(*) FROM jobs WHERE run_id = ${runId} AND status = 'failed'`), {
+        timeout: 30_000,
+        interval: 250,
+      })
+      .toBe(jobs);
+    const errors = queryInAnotherProcess(
+      `SELECT p.name, j.error FROM jobs j JOIN providers p ON p.id = json_extract(j.payload, '$.providerId') WHERE j.run_id = ${runId} ORDER BY p.name`,
+    ) as [string, string][];
+    expect(errors).toHaveLength(jobs);
+    for (const [name, error] of errors) {
+      expect(error, name).not.toMatch(SECRETS);
+      if (name === "control") expect(error).toMatch(/no recorded output for this request .* in recording control\.json/);
+      else if (name === "old-symlink-name" || name === "old-wal-link-name")
+        expect(error, name).toMatch(/settings\.file: no recording named "(db|wal)-link\.json" in the recordings folder/);
+      else if (name === "old-hardlink-name") expect(error, name).toMatch(/recording db-hard\.json: is a database file, not a recording/);
+      else expect(error, name).toMatch(PATH_REFUSED);
+    }
+    const runPage = await client.get(`/p/${slug}/runs/${runId}`);
+    expect(runPage.text).not.toMatch(SECRETS);
 
-      // What the server opened through node:fs: the control recording (so the watch sees the provider's
-      // reads), never the database or a companion.
-      expect(watchLines().some((l) => l.watched === "extra:control.json" && l.pid === app.pid)).toBe(true);
-      expect(databaseOpens()).toEqual([]);
+    // What the server opened through node:fs: the control recording (so the watch sees the provider's
+    // reads), never the database or a companion.
+    expect(watchLines().some((l) => l.watched === "extra:control.json" && l.pid === app.pid)).toBe(true);
+    expect(databaseOpens()).toEqual([]);
 
-      // A second process opens the database and closes it (what an export, a worker or a backup does).
-      const second = spawnSync(
-        process.execPath,
-        ["--import", "tsx", "--input-type=module", "-e", `import { openDatabase } from "./db/client.ts"; const db = openDatabase(${JSON.stringify(app.databaseFile)}); db.$client.close();`],
-        { cwd: ROOT, encoding: "utf8" },
+    // A second process opens the database and closes it (what an export, a worker or a backup does).
+    const second = spawnSync(
+      process.execPath,
+      [
+        "--import",
+        "tsx",
+        "--input-type=module",
+        "-e",
+        `import { openDatabase } from "./db/client.ts"; const db = openDatabase(${JSON.stringify(app.databaseFile)}); db.$client.close();`,
+      ],
+      { cwd: ROOT, encoding: "utf8" },
+    );
+    expect(second.status, second.stderr).toBe(0);
+
+    // 25 labels submitted through the annotate page, each acknowledged by the server.
+    const annotator = new AppClient(app.url);
+    await annotator.signIn(annotatorEmail, PASSWORD);
+    const page = `/p/${labSlug}/tasks/${labTaskId}/annotate`;
+    const token = await annotator.csrfToken(page);
+    const acknowledged: number[] = [];
+    for (let n = 0; n < 25; n++) {
+      const res = await annotator.get(`${page}?_data=${encodeURIComponent(ANNOTATE_ROUTE)}`);
+      expect(res.status).toBe(200);
+      const data = JSON.parse(res.text) as { page: null | { unit: { unitId: number } }; clientToken: string };
+      expect(data.page, `unit ${n + 1}`).not.toBeNull();
+      const unitId = data.page!.unit.unitId;
+      const sent = await annotator.postForm(
+        page,
+        { intent: "submit", unitId: String(unitId), clientToken: data.clientToken, answer: n % 2 ? "Yes" : "No", durationMs: "1500" },
+        { token },
       );
-      expect(second.status, second.stderr).toBe(0);
+      expect(sent.status, sent.text.slice(0, 200)).toBe(302);
+      acknowledged.push(unitId);
+    }
+    expect(new Set(acknowledged).size).toBe(25);
 
-      // 25 labels submitted through the annotate page, each acknowledged by the server.
-      const annotator = new AppClient(app.url);
-      await annotator.signIn(annotatorEmail, PASSWORD);
-      const page = `/p/${labSlug}/tasks/${labTaskId}/annotate`;
-      const token = await annotator.csrfToken(page);
-      const acknowledged: number[] = [];
-      for (let n = 0; n < 25; n++) {
-        const res = await annotator.get(`${page}?_data=${encodeURIComponent(ANNOTATE_ROUTE)}`);
-        expect(res.status).toBe(200);
-        const data = JSON.parse(res.text) as { page: null | { unit: { unitId: number } }; clientToken: string };
-        expect(data.page, `unit ${n + 1}`).not.toBeNull();
-        const unitId = data.page!.unit.unitId;
-        const sent = await annotator.postForm(page, { intent: "submit", unitId: String(unitId), clientToken: data.clientToken, answer: n % 2 ? "Yes" : "No", durationMs: "1500" }, { token });
-        expect(sent.status, sent.text.slice(0, 200)).toBe(302);
-        acknowledged.push(unitId);
-      }
-      expect(new Set(acknowledged).size).toBe(25);
-
-      // On disk, as a third process sees it while the server still runs: 25 of 25.
-      const onDisk = queryInAnotherProcess(
-        `SELECT u.id FROM annotations a JOIN assignments s ON s.id = a.assignment_id JOIN units u ON u.id = s.unit_id WHERE u.task_id = ${labTaskId} AND a.status = 'submitted' ORDER BY u.id`,
-      ).map((r) => (r as number[])[0]);
-      expect(onDisk).toEqual([...acknowledged].sort((a, b) => a - b));
-      // Nothing else opened the database meanwhile either.
-      expect(databaseOpens()).toEqual([]);
-    },
-    90_000,
-  );
+    // On disk, as a third process sees it while the server still runs: 25 of 25.
+    const onDisk = queryInAnotherProcess(
+      `SELECT u.id FROM annotations a JOIN assignments s ON s.id = a.assignment_id JOIN units u ON u.id = s.unit_id WHERE u.task_id = ${labTaskId} AND a.status = 'submitted' ORDER BY u.id`,
+    ).map((r) => (r as number[])[0]);
+    expect(onDisk).toEqual([...acknowledged].sort((a, b) => a - b));
+    // Nothing else opened the database meanwhile either.
+    expect(databaseOpens()).toEqual([]);
+  }, 90_000);
 });

@@ -32,11 +32,7 @@ export function addMember(projectId: number, userId: number, role: Role) {
 
 export function makeDataset(projectId: number) {
   const db = getDb();
-  const dataset = db
-    .insert(schema.datasets)
-    .values({ projectId, name: "Fixture set", source: "test fixture" })
-    .returning()
-    .get();
+  const dataset = db.insert(schema.datasets).values({ projectId, name: "Fixture set", source: "test fixture" }).returning().get();
   const item = db
     .insert(schema.items)
     .values({ datasetId: dataset.id, sourceId: "fx-1", query: "What is 2 + 2?", domain: "Math", taskType: "exact-match" })

@@ -110,16 +110,24 @@ export async function startFakeLlm(initial: Script = () => "ok", opts: { latency
       const text = r.text ?? "";
       const usage = r.usage ?? { prompt_tokens: 10, completion_tokens: Math.max(1, Math.ceil(text.length / 4)) };
       const model = String(body.model ?? "fake");
-      const payload = path.endsWith("/completions") && !path.endsWith("/chat/completions")
-        ? { id: `cmpl-${fr.n}`, object: "text_completion", created: 0, model, choices: [{ index: 0, text, finish_reason: "stop", logprobs: null }], usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens } }
-        : {
-            id: `chatcmpl-${fr.n}`,
-            object: "chat.completion",
-            created: 0,
-            model,
-            choices: [{ index: 0, message: { role: "assistant", content: text }, finish_reason: "stop", logprobs: null }],
-            usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
-          };
+      const payload =
+        path.endsWith("/completions") && !path.endsWith("/chat/completions")
+          ? {
+              id: `cmpl-${fr.n}`,
+              object: "text_completion",
+              created: 0,
+              model,
+              choices: [{ index: 0, text, finish_reason: "stop", logprobs: null }],
+              usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
+            }
+          : {
+              id: `chatcmpl-${fr.n}`,
+              object: "chat.completion",
+              created: 0,
+              model,
+              choices: [{ index: 0, message: { role: "assistant", content: text }, finish_reason: "stop", logprobs: null }],
+              usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
+            };
       res.writeHead(status, headers).end(JSON.stringify(payload));
     });
   });

@@ -35,7 +35,8 @@ if (LOG) {
   /** [label, absolute path] of every watched file. */
   const watched = [];
   if (db) for (const suffix of ["", "-wal", "-shm", "-journal"]) watched.push([`database${suffix}`, db + suffix]);
-  for (const extra of JSON.parse(process.env.CONCORD_FS_WATCH_EXTRA ?? "[]")) watched.push([`extra:${path.basename(extra)}`, path.resolve(cwd, extra)]);
+  for (const extra of JSON.parse(process.env.CONCORD_FS_WATCH_EXTRA ?? "[]"))
+    watched.push([`extra:${path.basename(extra)}`, path.resolve(cwd, extra)]);
 
   /** The real path of `p`; for a file that does not exist (yet), the real path of its folder plus its name. */
   const real = (p) => {
@@ -72,7 +73,10 @@ if (LOG) {
     const node = inode(abs);
     for (const [label, file] of watched) {
       if (real(file) === realAbs || (node !== null && node === inode(file))) {
-        const stack = (new Error().stack ?? "").split("\n").slice(3, 9).map((l) => l.trim());
+        const stack = (new Error().stack ?? "")
+          .split("\n")
+          .slice(3, 9)
+          .map((l) => l.trim());
         const line = JSON.stringify({ pid: process.pid, fn, path: given, watched: label, stack });
         original.appendFileSync(LOG, line + "\n");
         return;
@@ -95,7 +99,17 @@ if (LOG) {
     target[name] = wrapped;
   };
 
-  for (const name of ["open", "openSync", "readFile", "readFileSync", "createReadStream", "createWriteStream", "writeFileSync", "appendFileSync"]) wrap(fs, name);
+  for (const name of [
+    "open",
+    "openSync",
+    "readFile",
+    "readFileSync",
+    "createReadStream",
+    "createWriteStream",
+    "writeFileSync",
+    "appendFileSync",
+  ])
+    wrap(fs, name);
   for (const name of ["open", "readFile", "writeFile", "appendFile"]) wrap(fs.promises, name, `promises.${name}`);
   // `import { readFileSync } from "node:fs"` sees the wrapped functions too.
   syncBuiltinESMExports();

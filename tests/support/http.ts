@@ -31,7 +31,10 @@ export async function signInCookie(email: string, password: string): Promise<str
 }
 
 /** Runs a loader/action and returns the thrown or returned Response. */
-export async function run(fn: (a: LoaderFunctionArgs & ActionFunctionArgs) => unknown, a: LoaderFunctionArgs & ActionFunctionArgs): Promise<Response> {
+export async function run(
+  fn: (a: LoaderFunctionArgs & ActionFunctionArgs) => unknown,
+  a: LoaderFunctionArgs & ActionFunctionArgs,
+): Promise<Response> {
   try {
     const out = await fn(a);
     if (out instanceof Response) return out;

@@ -6,7 +6,9 @@ import { SERVER_NODE_FLAGS } from "../../scripts/server-flags";
 
 describe("server Node flags", () => {
   it("are the ones package.json's start and demo scripts pass to node", () => {
-    const pkg = JSON.parse(fs.readFileSync(path.resolve(import.meta.dirname, "../../package.json"), "utf8")) as { scripts: Record<string, string> };
+    const pkg = JSON.parse(fs.readFileSync(path.resolve(import.meta.dirname, "../../package.json"), "utf8")) as {
+      scripts: Record<string, string>;
+    };
     for (const name of ["start", "demo"]) {
       expect(pkg.scripts[name], name).toContain(`node ${SERVER_NODE_FLAGS.join(" ")} --import tsx scripts/server.ts`);
     }

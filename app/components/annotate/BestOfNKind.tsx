@@ -20,7 +20,14 @@ function Body(c: KindContext) {
         <p>Which response is best?</p>
         {rules.allowTies ? (
           <label className="choice">
-            <input type="radio" name="best" value="tie" checked={values.best === "tie"} onChange={() => set("best", "tie")} disabled={closed} />
+            <input
+              type="radio"
+              name="best"
+              value="tie"
+              checked={values.best === "tie"}
+              onChange={() => set("best", "tie")}
+              disabled={closed}
+            />
             Tie <kbd>T</kbd>
           </label>
         ) : null}

@@ -4,14 +4,30 @@ import { Markdown } from "../Markdown";
 import { LabelText } from "./Label";
 import type { KindContext } from "./types";
 
-export function ResponseCards({ c, controls, noteLabel }: { c: KindContext; controls: (letter: string, i: number) => ReactNode; noteLabel: string }) {
+export function ResponseCards({
+  c,
+  controls,
+  noteLabel,
+}: {
+  c: KindContext;
+  controls: (letter: string, i: number) => ReactNode;
+  noteLabel: string;
+}) {
   const { unit, values, set, focus, setFocus, closed, err } = c;
   return (
     <div className={`compare n${unit.responses.length}`}>
       {unit.responses.map((r, i) => {
         const L = r.letter;
         return (
-          <article key={L} id={`response-${L}`} className={`response-card${i === focus ? " focused" : ""}`} onClick={() => setFocus(i)} aria-label={`Response ${L}`}>
+          // Clicking a card moves the focus to it; from the keyboard, J/K and the number keys do (the page's key handler).
+          // eslint-disable-next-line jsx-a11y/click-events-have-key-events, jsx-a11y/no-noninteractive-element-interactions
+          <article
+            key={L}
+            id={`response-${L}`}
+            className={`response-card${i === focus ? " focused" : ""}`}
+            onClick={() => setFocus(i)}
+            aria-label={`Response ${L}`}
+          >
             <h3>
               Response {L} <span className="muted small">({i + 1})</span>
             </h3>
@@ -21,7 +37,13 @@ export function ResponseCards({ c, controls, noteLabel }: { c: KindContext; cont
             {controls(L, i)}
             <label className="field">
               <LabelText hint="C">{noteLabel}</LabelText>
-              <textarea name={`note.${L}`} rows={2} value={values[`note.${L}`] ?? ""} onChange={(e) => set(`note.${L}`, e.target.value)} disabled={closed} />
+              <textarea
+                name={`note.${L}`}
+                rows={2}
+                value={values[`note.${L}`] ?? ""}
+                onChange={(e) => set(`note.${L}`, e.target.value)}
+                disabled={closed}
+              />
             </label>
             {err(`note.${L}`)}
           </article>

@@ -20,7 +20,14 @@ function Body(c: KindContext) {
               <div className="scores">
                 {Array.from({ length: scale.max }, (_, i) => String(i + 1)).map((s) => (
                   <label className="choice" key={s}>
-                    <input type="radio" name={`score.${L}`} value={s} checked={values[`score.${L}`] === s} onChange={() => set(`score.${L}`, s)} disabled={closed} />
+                    <input
+                      type="radio"
+                      name={`score.${L}`}
+                      value={s}
+                      checked={values[`score.${L}`] === s}
+                      onChange={() => set(`score.${L}`, s)}
+                      disabled={closed}
+                    />
                     {s}
                   </label>
                 ))}
@@ -73,7 +80,18 @@ export const WritingQualityKind: KindModule = {
     return true;
   },
   shortcuts: (c) => [
-    [scaleOf(c).max === 10 ? <><kbd>1</kbd>–<kbd>9</kbd>, <kbd>0</kbd> (= 10)</> : <><kbd>1</kbd>–<kbd>{scaleOf(c).max}</kbd></>, "Score the focused response"],
+    [
+      scaleOf(c).max === 10 ? (
+        <>
+          <kbd>1</kbd>–<kbd>9</kbd>, <kbd>0</kbd> (= 10)
+        </>
+      ) : (
+        <>
+          <kbd>1</kbd>–<kbd>{scaleOf(c).max}</kbd>
+        </>
+      ),
+      "Score the focused response",
+    ],
     [<kbd>P</kbd>, "Cycle the penalty reason of the focused response"],
   ],
   commentField: (c) => `note.${c.unit.responses[c.focus]?.letter ?? "A"}`,

@@ -26,7 +26,14 @@ function Body({ unit, values, set, closed, err }: KindContext) {
         <div className="choice-row" role="radiogroup" aria-label="Answer">
           {(["Yes", "No"] as const).map((v) => (
             <label className="choice" key={v}>
-              <input type="radio" name="answer" value={v} checked={values.answer === v} onChange={() => set("answer", v)} disabled={closed} />
+              <input
+                type="radio"
+                name="answer"
+                value={v}
+                checked={values.answer === v}
+                onChange={() => set("answer", v)}
+                disabled={closed}
+              />
               {v} <kbd>{v[0]}</kbd>
             </label>
           ))}
@@ -34,7 +41,13 @@ function Body({ unit, values, set, closed, err }: KindContext) {
         {err("answer")}
         <label className="field">
           <LabelText hint="C">Comment (optional)</LabelText>
-          <textarea name="comment" rows={2} value={values.comment ?? ""} onChange={(e) => set("comment", e.target.value)} disabled={closed} />
+          <textarea
+            name="comment"
+            rows={2}
+            value={values.comment ?? ""}
+            onChange={(e) => set("comment", e.target.value)}
+            disabled={closed}
+          />
         </label>
         {err("comment")}
       </section>
@@ -51,6 +64,13 @@ export const YesNoKind: KindModule = {
     else return false;
     return true;
   },
-  shortcuts: () => [[<><kbd>Y</kbd> / <kbd>N</kbd></>, "Answer Yes / No"]],
+  shortcuts: () => [
+    [
+      <>
+        <kbd>Y</kbd> / <kbd>N</kbd>
+      </>,
+      "Answer Yes / No",
+    ],
+  ],
   commentField: () => "comment",
 };

@@ -27,8 +27,7 @@ export const C3E_PROMPTS: Record<C3eTaskType, string> = {
     '# Role\nYou are an expert professor specializing in textual logic and semantic analysis. Your task is to evaluate the quality gap between a generated text and a standard Reference in a Cloze (fill-in-the-blank) task.\n# Task & Data Fields\nCompare the following fields: 1. [Context], 2. [Reference Answer] (Baseline: 6 points), 3. [Candidate Answer].\n# Evaluation Criteria\nSemantic Fit: Accuracy of meaning within the context.\nCohesion: Naturalness of transitions between sentences.\nGrammar & Expression: Correctness of word collocations and syntax.\nComparison Gap: Whether Candidate optimizes expression or introduces errors.\n# Scoring Rubric (1–10)\nUse Reference as 6-point baseline:\n8–10: Superior to Reference. More idiomatic or sophisticated.\n6–7: Equal or slightly better. Completely fluent.\n4–5: Sub-par. Semantically correct but awkward.\n1–3: Significant errors. Logical breaks or inappropriate context.\n# Output Format (JSON)\n{ "score": [1-10], "critique": { "pros_cons": "...", "key_reason": "..." }, "verdict": "..." }',
   Expand:
     '# Role\nYou are a chief judge proficient in multi-genre literary creation and editing, specializing in assessing works based on outline fidelity and artistic creativity.\n# Evaluation Criteria (Traits)\nOutline Fidelity: Coverage of key nodes (years, names, philosophies).\nGenre Suitability: Matches characteristics of target genre.\nLogical Flow: Organic integration rather than mechanical listing.\nCreativity: Vividness and rhetorical richness compared to Reference.\n# Scoring Rubric (1–10)\n9–10: Perfectly covers outline; infectious prose.\n7–8: Accurately follows outline; clear logic.\n6: Baseline (Equal to Sample).\n4–5: Stiff logic or misses 1–2 minor details.\n1–3: Severely deviates or wrong genre.\n# Output Format (JSON)\n{ "score": [1-10], "analysis": { "outline_completeness": "...", "logic_and_style": "...", "vs_reference": "..." }, "verdict": "..." }',
-  Edit:
-    '# Role\nSenior literary editor specializing in evaluating a writer’s revision ability by comparing Draft, Critique, and Reference.\n# Evaluation Criteria (Traits)\nInstruction Adherence: Replacing “telling” with “showing.”\nLiterary Tension: Conveying raw emotion rather than “safe” observations.\nImagery Precision: Details carrying the weight of the theme.\nFlow & Pace: Unexpected perspectives or psychological shifts.\n# Output Format (JSON)\n{ "score": [1-10], "critique_fulfillment": { "imagery_change": "...", "emotional_depth": "...", "ending_treatment": "..." }, "vs_reference": "...", "verdict": "..." }',
+  Edit: '# Role\nSenior literary editor specializing in evaluating a writer’s revision ability by comparing Draft, Critique, and Reference.\n# Evaluation Criteria (Traits)\nInstruction Adherence: Replacing “telling” with “showing.”\nLiterary Tension: Conveying raw emotion rather than “safe” observations.\nImagery Precision: Details carrying the weight of the theme.\nFlow & Pace: Unexpected perspectives or psychological shifts.\n# Output Format (JSON)\n{ "score": [1-10], "critique_fulfillment": { "imagery_change": "...", "emotional_depth": "...", "ending_treatment": "..." }, "vs_reference": "...", "verdict": "..." }',
 };
 
 /**
@@ -50,13 +49,19 @@ export function taskTypeOf(raw: string | null | undefined): C3eTaskType | null {
 export function validateC3eDataset(items: ItemData[]): string[] {
   const problems: string[] = [];
   for (const item of items) {
-    if (!taskTypeOf(item.taskType)) problems.push(`item ${item.sourceId}: task type "${item.taskType ?? ""}" is not cloze, edit, condition/expand or end2end`);
+    if (!taskTypeOf(item.taskType))
+      problems.push(`item ${item.sourceId}: task type "${item.taskType ?? ""}" is not cloze, edit, condition/expand or end2end`);
     else if (!item.reference) problems.push(`item ${item.sourceId}: no reference text`);
   }
   return problems;
 }
 
-const GROUNDING_LABEL: Record<C3eTaskType, string> = { End2End: "Context", Cloze: "Context", Expand: "Outline", Edit: "Draft and Critique" };
+const GROUNDING_LABEL: Record<C3eTaskType, string> = {
+  End2End: "Context",
+  Cloze: "Context",
+  Expand: "Outline",
+  Edit: "Draft and Critique",
+};
 
 /**
  * The grounding G of an item (§3.1, Figure 3) from RAVEL's `input` object as
@@ -76,15 +81,32 @@ export function c3eGrounding(taskType: C3eTaskType, input: unknown, passage: str
   if (taskType === "Cloze" && ("prefix" in o || "suffix" in o)) return `${s(o.prefix)}[fill in the blank]${s(o.suffix)}`;
   if (taskType === "Edit" && ("content" in o || "critique" in o)) return `Draft:\n${s(o.content)}\n\nCritique:\n${s(o.critique)}`;
   if (taskType === "Expand" || taskType === "End2End") {
-    const named: [string, string][] = [["condition", "Outline"], ["genre", "Genre"], ["brief", "Brief"], ["audience", "Audience"], ["word", "Word count"]];
+    const named: [string, string][] = [
+      ["condition", "Outline"],
+      ["genre", "Genre"],
+      ["brief", "Brief"],
+      ["audience", "Audience"],
+      ["word", "Word count"],
+    ];
     const known = new Set(named.map(([k]) => k));
-    const lines = [...named.filter(([k]) => has(k)).map(([k, label]) => `${label}: ${s(o[k])}`), ...Object.keys(o).filter((k) => !known.has(k) && has(k)).map((k) => `${k}: ${s(o[k])}`)];
+    const lines = [
+      ...named.filter(([k]) => has(k)).map(([k, label]) => `${label}: ${s(o[k])}`),
+      ...Object.keys(o)
+        .filter((k) => !known.has(k) && has(k))
+        .map((k) => `${k}: ${s(o[k])}`),
+    ];
     if (lines.length) return lines.join("\n");
   }
   return passage;
 }
 
-export function c3eJudgePrompt(a: { taskType: C3eTaskType; instruction: string; grounding: string | null; reference: string; candidate: string }): string {
+export function c3eJudgePrompt(a: {
+  taskType: C3eTaskType;
+  instruction: string;
+  grounding: string | null;
+  reference: string;
+  candidate: string;
+}): string {
   const fields = [
     `[Instruction]\n${a.instruction}`,
     a.grounding ? `[${GROUNDING_LABEL[a.taskType]}]\n${a.grounding}` : null,
@@ -137,15 +159,38 @@ export function parseScoreJson(text: string): ScoreParse {
   return score === null ? { score: null, status: "failed", json: null } : { score, status: "partial", json: null };
 }
 
-type C3State = { runId: number; itemId: number; model: string; taskType: C3eTaskType; instruction: string; grounding: string | null; reference: string; judges: { judgeId: number; providerId: number }[]; answer?: string; judgeId?: number; attempt?: number };
+type C3State = {
+  runId: number;
+  itemId: number;
+  model: string;
+  taskType: C3eTaskType;
+  instruction: string;
+  grounding: string | null;
+  reference: string;
+  judges: { judgeId: number; providerId: number }[];
+  answer?: string;
+  judgeId?: number;
+  attempt?: number;
+};
 const key = (s: { itemId: number; model: string }) => `c3e:i${s.itemId}:${encodeURIComponent(s.model)}`;
 export const c3eResponseKey = (runId: number, model: string) => `run${runId}/${model}/writing`;
 
 function judgeJob(s: C3State, answer: string, j: { judgeId: number; providerId: number }, attempt: number, cfg: C3eBenchConfig): JobSpec {
-  const prompt = c3eJudgePrompt({ taskType: s.taskType, instruction: s.instruction, grounding: s.grounding, reference: s.reference, candidate: answer });
+  const prompt = c3eJudgePrompt({
+    taskType: s.taskType,
+    instruction: s.instruction,
+    grounding: s.grounding,
+    reference: s.reference,
+    candidate: answer,
+  });
   return {
     key: `${key(s)}:judge${j.judgeId}${attempt ? `:retry${attempt}` : ""}`,
-    payload: { step: "judge", providerId: j.providerId, request: { kind: "chat", messages: [{ role: "user", content: prompt }], params: cfg.judgeSampling }, state: { ...s, answer, judgeId: j.judgeId, attempt } },
+    payload: {
+      step: "judge",
+      providerId: j.providerId,
+      request: { kind: "chat", messages: [{ role: "user", content: prompt }], params: cfg.judgeSampling },
+      state: { ...s, answer, judgeId: j.judgeId, attempt },
+    },
   };
 }
 
@@ -170,7 +215,15 @@ export const c3eBench: Protocol<C3eBenchConfig> = {
           judges: judges.map((j) => ({ judgeId: j.judgeId, providerId: j.providerId })),
         };
         const content = s.grounding ? `${item.query}\n\n${s.grounding}` : item.query;
-        jobs.push({ key: `${key(s)}:gen`, payload: { step: "generate", providerId: m.providerId, request: { kind: "chat", messages: [{ role: "user", content }], params: config.targetSampling }, state: s } });
+        jobs.push({
+          key: `${key(s)}:gen`,
+          payload: {
+            step: "generate",
+            providerId: m.providerId,
+            request: { kind: "chat", messages: [{ role: "user", content }], params: config.targetSampling },
+            state: s,
+          },
+        });
       }
     return jobs;
   },
@@ -178,7 +231,16 @@ export const c3eBench: Protocol<C3eBenchConfig> = {
     const s = payload.state as C3State;
     if (payload.step === "generate") {
       return {
-        responses: [{ itemId: s.itemId, model: s.model, turn: 1, text, sourceKey: c3eResponseKey(s.runId, s.model), metadata: { protocol: "c3ebench", taskType: s.taskType } }],
+        responses: [
+          {
+            itemId: s.itemId,
+            model: s.model,
+            turn: 1,
+            text,
+            sourceKey: c3eResponseKey(s.runId, s.model),
+            metadata: { protocol: "c3ebench", taskType: s.taskType },
+          },
+        ],
         verdicts: [],
         next: s.judges.map((j) => judgeJob(s, text, j, 0, cfg)),
       };
@@ -191,7 +253,18 @@ export const c3eBench: Protocol<C3eBenchConfig> = {
     }
     return {
       responses: [],
-      verdicts: [{ judgeId: s.judgeId!, itemId: s.itemId, responseSourceKey: c3eResponseKey(s.runId, s.model), checklistItemId: null, value: p.score === null ? null : String(p.score), score: p.score, rawOutput: text, parseStatus: p.status }],
+      verdicts: [
+        {
+          judgeId: s.judgeId!,
+          itemId: s.itemId,
+          responseSourceKey: c3eResponseKey(s.runId, s.model),
+          checklistItemId: null,
+          value: p.score === null ? null : String(p.score),
+          score: p.score,
+          rawOutput: text,
+          parseStatus: p.status,
+        },
+      ],
       next: [],
     };
   },
@@ -210,6 +283,13 @@ export function c3eScores(obs: C3eObservation[]) {
       if (xs.length) byTask[t] = { mean: xs.reduce((a, b) => a + b, 0) / xs.length, n: xs.length };
     }
     const scored = rows.filter((o) => o.score !== null).map((o) => o.score!);
-    return { model, byTask, overall: scored.length ? scored.reduce((a, b) => a + b, 0) / scored.length : NaN, n: scored.length, unparsed: rows.length - scored.length, failed: all.length - rows.length };
+    return {
+      model,
+      byTask,
+      overall: scored.length ? scored.reduce((a, b) => a + b, 0) / scored.length : NaN,
+      n: scored.length,
+      unparsed: rows.length - scored.length,
+      failed: all.length - rows.length,
+    };
   });
 }

@@ -33,7 +33,9 @@ const ANSWER_RE = /^(yes|no|是|否|不满足|满足|true|false)(?![a-z])[\s.。
 const TRAILING_RE = /(?:^|[\s?？:：\-—])(yes|no|是|否)[\s.。!！]*$/i;
 
 function interpret(rest: string): { value: "Yes" | "No" | null; status: "ok" | "partial" | "failed" } {
-  const r = clean(rest).replace(/^[<\[(]|[>\])]$/g, "").trim();
+  const r = clean(rest)
+    .replace(/^[<[(]|[>\])]$/g, "")
+    .trim();
   const m = r.match(ANSWER_RE);
   if (m) {
     const value = answerOf(m[1]);

@@ -27,7 +27,9 @@ export const FbBenchConfig = z.object({
    */
   targetSampling: sampling({ max_tokens: 4096 }),
   /** Appendix A.2.1: 0.7 for text creation and text translation, 0.1 for knowledge Q&A, 0 for every other task. */
-  temperatureByTask: z.record(z.string(), z.number().min(0).max(2)).default({ "Text Creation": 0.7, "Text Translation": 0.7, "Knowledge Q&A": 0.1 }),
+  temperatureByTask: z
+    .record(z.string(), z.number().min(0).max(2))
+    .default({ "Text Creation": 0.7, "Text Translation": 0.7, "Knowledge Q&A": 0.1 }),
   otherTasksTemperature: z.number().min(0).max(2).default(0),
   /** §4.1 (evaluation): the judge at temperature 0 with an output length of 4,096. */
   judgeSampling: sampling({ temperature: 0, max_tokens: 4096 }),
@@ -60,7 +62,14 @@ export const FB_JUDGE_PROMPT = `你是一名严谨的评审员。请根据给定
 
 答案：`;
 
-export function fbJudgePrompt(a: { query: string; preset: string; feedback: string; reference: string; followUp: string; checklist: string[] }): string {
+export function fbJudgePrompt(a: {
+  query: string;
+  preset: string;
+  feedback: string;
+  reference: string;
+  followUp: string;
+  checklist: string[];
+}): string {
   return fillTemplate(FB_JUDGE_PROMPT, {
     query: a.query,
     preset_response: a.preset,
@@ -84,8 +93,11 @@ const list = (v: unknown): string[] => (Array.isArray(v) ? v.map(String) : typeo
  */
 export function fbItemFacts(item: Pick<ItemData, "taskType" | "domain" | "metadata">) {
   const md = item.metadata ?? {};
-  const bench = String(md.bench_type ?? item.taskType ?? "").toLowerCase().replace(/[\s-]+/g, "_");
-  const scenario: FbScenario | null = bench === "response_maintenance" ? "response_maintenance" : bench === "error_correction" ? "error_correction" : null;
+  const bench = String(md.bench_type ?? item.taskType ?? "")
+    .toLowerCase()
+    .replace(/[\s-]+/g, "_");
+  const scenario: FbScenario | null =
+    bench === "response_maintenance" ? "response_maintenance" : bench === "error_correction" ? "error_correction" : null;
   return {
     scenario,
     task: item.domain ?? (md.task_type == null ? null : String(md.task_type)),
@@ -101,7 +113,12 @@ export function validateFbDataset(items: ItemData[]): string[] {
   const problems: string[] = [];
   for (const item of items) {
     const f = fbItemFacts(item);
-    const missing = [f.scenario ? null : "bench_type", f.preset === null ? "origin_first_response" : null, f.feedback === null ? "feedback" : null, item.checklist.length ? null : "checklist"].filter(Boolean);
+    const missing = [
+      f.scenario ? null : "bench_type",
+      f.preset === null ? "origin_first_response" : null,
+      f.feedback === null ? "feedback" : null,
+      item.checklist.length ? null : "checklist",
+    ].filter(Boolean);
     if (missing.length) problems.push(`item ${item.sourceId}: no ${missing.join(", ")} (import FB-Bench with the fb-bench preset)`);
   }
   return problems;
@@ -126,10 +143,22 @@ const key = (s: { itemId: number; model: string }) => `fb:i${s.itemId}:${encodeU
 export const fbResponseKey = (runId: number, model: string) => `run${runId}/${model}/followup`;
 
 function judgeJob(s: FbState, answer: string, j: { judgeId: number; providerId: number }, attempt: number, cfg: FbBenchConfig): JobSpec {
-  const prompt = fbJudgePrompt({ query: s.query, preset: s.preset, feedback: s.feedback, reference: s.reference, followUp: answer, checklist: s.checklist.map((c) => c.text) });
+  const prompt = fbJudgePrompt({
+    query: s.query,
+    preset: s.preset,
+    feedback: s.feedback,
+    reference: s.reference,
+    followUp: answer,
+    checklist: s.checklist.map((c) => c.text),
+  });
   return {
     key: `${key(s)}:judge${j.judgeId}${attempt ? `:retry${attempt}` : ""}`,
-    payload: { step: "judge", providerId: j.providerId, request: { kind: "chat", messages: [{ role: "user", content: prompt }], params: cfg.judgeSampling }, state: { ...s, answer, judgeId: j.judgeId, attempt } },
+    payload: {
+      step: "judge",
+      providerId: j.providerId,
+      request: { kind: "chat", messages: [{ role: "user", content: prompt }], params: cfg.judgeSampling },
+      state: { ...s, answer, judgeId: j.judgeId, attempt },
+    },
   };
 }
 
@@ -145,7 +174,11 @@ export const fbBench: Protocol<FbBenchConfig> = {
       const facts = fbItemFacts(item);
       const preset = facts.preset ?? "";
       const feedback = facts.feedback ?? "";
-      const temperature = config.targetSampling.temperature ?? (facts.task != null && facts.task in config.temperatureByTask ? config.temperatureByTask[facts.task] : config.otherTasksTemperature);
+      const temperature =
+        config.targetSampling.temperature ??
+        (facts.task != null && facts.task in config.temperatureByTask
+          ? config.temperatureByTask[facts.task]
+          : config.otherTasksTemperature);
       for (const m of models) {
         const s: FbState = {
           runId,
@@ -183,7 +216,16 @@ export const fbBench: Protocol<FbBenchConfig> = {
     const s = payload.state as FbState;
     if (payload.step === "generate") {
       return {
-        responses: [{ itemId: s.itemId, model: s.model, turn: 2, text, sourceKey: fbResponseKey(s.runId, s.model), metadata: { protocol: "fb-bench" } }],
+        responses: [
+          {
+            itemId: s.itemId,
+            model: s.model,
+            turn: 2,
+            text,
+            sourceKey: fbResponseKey(s.runId, s.model),
+            metadata: { protocol: "fb-bench" },
+          },
+        ],
         verdicts: [],
         next: s.judges.map((j) => judgeJob(s, text, j, 0, cfg)),
       };
@@ -218,7 +260,11 @@ export const fbBench: Protocol<FbBenchConfig> = {
  * Error correction: Σ w_j·r_j (weights as given; equal weights when none are set).
  * Response maintenance: 1 if any (or all, by `rule`) criteria are met.
  */
-export function fbScore(scenario: FbScenario, criteria: { weight: number | null; met: boolean | null }[], rule: "any" | "all"): number | null {
+export function fbScore(
+  scenario: FbScenario,
+  criteria: { weight: number | null; met: boolean | null }[],
+  rule: "any" | "all",
+): number | null {
   if (criteria.length === 0 || criteria.some((c) => c.met === null)) return null;
   if (scenario === "response_maintenance") return (rule === "any" ? criteria.some((c) => c.met) : criteria.every((c) => c.met)) ? 1 : 0;
   const haveWeights = criteria.every((c) => c.weight !== null);
@@ -282,7 +328,10 @@ export function fbBenchScores(obs: FbObservation[], rule: "any" | "all"): FbMode
       failed: all.length - rows.length,
       byTask: group(rows, (o) => (o.task == null ? [] : [o.task])),
       byFeedbackType: group(rows, (o) => o.feedbackTypes),
-      byDeficiencyType: group(rows.filter((o) => o.scenario === "error_correction"), (o) => o.deficiencyTypes),
+      byDeficiencyType: group(
+        rows.filter((o) => o.scenario === "error_correction"),
+        (o) => o.deficiencyTypes,
+      ),
     };
   });
 }

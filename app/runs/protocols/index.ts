@@ -5,6 +5,8 @@ import { refineBench } from "./refinebench";
 import { selfCorrection } from "./selfcorrection";
 import type { Protocol } from "./types";
 
+// Each protocol has its own settings type; the registry holds them side by side.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export const PROTOCOLS: Record<string, Protocol<any>> = {
   [refineBench.id]: refineBench,
   [selfCorrection.id]: selfCorrection,
@@ -13,6 +15,7 @@ export const PROTOCOLS: Record<string, Protocol<any>> = {
 };
 export const PROTOCOL_IDS = Object.keys(PROTOCOLS);
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export function getProtocol(id: string): Protocol<any> {
   const p = PROTOCOLS[id];
   if (!p) throw new Error(`Unknown protocol "${id}"; expected one of ${PROTOCOL_IDS.join(", ")}`);
@@ -25,7 +28,12 @@ export type { Protocol } from "./types";
  * (e.g. a Self-Correction item without an injected error) and with the target
  * models' providers. Returns one message per problem; empty when the run can go.
  */
-export function validateDataset(protocolId: string, items: import("./types").ItemData[], targets: import("./types").TargetInfo[], config: unknown): string[] {
+export function validateDataset(
+  protocolId: string,
+  items: import("./types").ItemData[],
+  targets: import("./types").TargetInfo[],
+  config: unknown,
+): string[] {
   const p = getProtocol(protocolId);
   return p.validate ? p.validate(items, targets, config) : [];
 }

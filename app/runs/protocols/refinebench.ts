@@ -111,12 +111,21 @@ export const responseKey = (runId: number, model: string, turn: number) => `run$
 function genJob(state: ConvState, providerId: number, cfg: RefineBenchConfig): JobSpec {
   return {
     key: `${convKey(state)}:t${state.turn}:gen`,
-    payload: { step: "generate", providerId, request: { kind: "chat", messages: state.messages, params: cfg.targetSampling }, state: { ...state, targetProviderId: providerId } },
+    payload: {
+      step: "generate",
+      providerId,
+      request: { kind: "chat", messages: state.messages, params: cfg.targetSampling },
+      state: { ...state, targetProviderId: providerId },
+    },
   };
 }
 
 function judgeJob(state: ConvState, answer: string, judge: Judge, attempt: number, cfg: RefineBenchConfig): JobSpec {
-  const prompt = judgePrompt(state.query, answer, state.checklist.map((c) => c.text));
+  const prompt = judgePrompt(
+    state.query,
+    answer,
+    state.checklist.map((c) => c.text),
+  );
   return {
     key: `${convKey(state)}:t${state.turn}:judge${judge.judgeId}${attempt ? `:retry${attempt}` : ""}`,
     payload: {
@@ -165,7 +174,16 @@ export const refineBench: Protocol<RefineBenchConfig> = {
     if (payload.step === "generate") {
       const terminated = s.turn > 1 && isTerminate(text);
       const out: Outcome = {
-        responses: [{ itemId: s.itemId, model: s.model, turn: s.turn, text, sourceKey: responseKey(s.runId, s.model, s.turn), metadata: { protocol: "refinebench", setting: cfg.setting, terminated } }],
+        responses: [
+          {
+            itemId: s.itemId,
+            model: s.model,
+            turn: s.turn,
+            text,
+            sourceKey: responseKey(s.runId, s.model, s.turn),
+            metadata: { protocol: "refinebench", setting: cfg.setting, terminated },
+          },
+        ],
         verdicts: [],
         next: [],
         result: { terminated },
@@ -175,7 +193,11 @@ export const refineBench: Protocol<RefineBenchConfig> = {
       // Unguided settings need no judgement to continue: the next turn runs alongside the judges.
       if (s.turn < cfg.maxTurns && (cfg.setting === "self-refinement" || cfg.setting === "criteria-provided")) {
         const prompt = cfg.setting === "self-refinement" ? SELF_REFINE_PROMPT : criteriaPrompt(s.checklist.map((c) => c.text));
-        const next: ConvState = { ...stripJobState(s), turn: s.turn + 1, messages: [...s.messages, { role: "assistant", content: text }, { role: "user", content: prompt }] };
+        const next: ConvState = {
+          ...stripJobState(s),
+          turn: s.turn + 1,
+          messages: [...s.messages, { role: "assistant", content: text }, { role: "user", content: prompt }],
+        };
         out.next.push(genJob(next, s.targetProviderId, cfg));
       }
       return out;
@@ -187,7 +209,12 @@ export const refineBench: Protocol<RefineBenchConfig> = {
     const complete = parsed.every((p) => p.status !== "failed");
     const judge = s.judges.find((j) => j.judgeId === s.judgeId)!;
     if (!complete && attempt < cfg.parseRetries) {
-      return { responses: [], verdicts: [], next: [judgeJob(stripJobState(s), s.answer!, judge, attempt + 1, cfg)], result: { reparse: attempt + 1 } };
+      return {
+        responses: [],
+        verdicts: [],
+        next: [judgeJob(stripJobState(s), s.answer!, judge, attempt + 1, cfg)],
+        result: { reparse: attempt + 1 },
+      };
     }
     const verdicts: VerdictWrite[] = parsed.map((p, i) => ({
       judgeId: s.judgeId!,
@@ -199,7 +226,12 @@ export const refineBench: Protocol<RefineBenchConfig> = {
       rawOutput: text,
       parseStatus: p.status,
     }));
-    const out: Outcome = { responses: [], verdicts, next: [], result: { parsed: parsed.map((p) => p.value), failed: parsed.filter((p) => p.status === "failed").length } };
+    const out: Outcome = {
+      responses: [],
+      verdicts,
+      next: [],
+      result: { parsed: parsed.map((p) => p.value), failed: parsed.filter((p) => p.status === "failed").length },
+    };
     const primary = s.judges[0]?.judgeId === s.judgeId;
     if (primary && s.turn < cfg.maxTurns && (cfg.setting === "guided" || cfg.setting === "partially-guided")) {
       // The conversation continues while ANY checklist item fails (§3.2): in the
@@ -218,7 +250,10 @@ export const refineBench: Protocol<RefineBenchConfig> = {
         };
         out.next.push(genJob(next, s.targetProviderId, cfg));
       } else {
-        out.result = { ...(out.result as object), stopped: parsed.some((p) => p.value === null) ? "judge-unparseable" : "no-feedback-left" };
+        out.result = {
+          ...(out.result as object),
+          stopped: parsed.some((p) => p.value === null) ? "judge-unparseable" : "no-feedback-left",
+        };
       }
     }
     return out;
@@ -296,7 +331,13 @@ export function refineBenchMetrics(
     maxTurns: number;
     knownIds?: Map<number, Set<number>>;
     /** Called for every instance scored at a turn, with the turn whose answer it scores (calibration weighs human labels by it). */
-    onScored?: (s: { model: string; itemId: number; turn: number; fromTurn: number; verdicts: { checklistItemId: number; value: "Yes" | "No" | null }[] }) => void;
+    onScored?: (s: {
+      model: string;
+      itemId: number;
+      turn: number;
+      fromTurn: number;
+      verdicts: { checklistItemId: number; value: "Yes" | "No" | null }[];
+    }) => void;
   },
 ): RbModelMetrics[] {
   const byModel = new Map<string, Map<number, Map<number, RbObservation>>>();

@@ -16,7 +16,10 @@ export const CONDITIONS = ["internal", "external", "internal-wait"] as const;
 export type Condition = (typeof CONDITIONS)[number];
 
 export const SelfCorrectionConfig = z.object({
-  conditions: z.array(z.enum(CONDITIONS)).min(1).default([...CONDITIONS]),
+  conditions: z
+    .array(z.enum(CONDITIONS))
+    .min(1)
+    .default([...CONDITIONS]),
   parseRetries: z.number().int().min(0).max(5).default(1),
   /** §5 and Appendix C: temperature 0, a budget of 1,024 tokens in every condition. */
   targetSampling: sampling({ temperature: 0, max_tokens: 1024 }),
@@ -41,13 +44,21 @@ export const JUDGE_EXTERNAL_REASONING = EXTERNAL("question_and_user_reasoning");
 
 /** The output schemas of Figures 13 (Evaluation) and 15 (EvaluationErrorInUser), as OpenAI-compatible structured output. */
 export function judgeResponseFormat(condition: Condition): Record<string, unknown> {
-  const fields = condition === "external" ? ["is_correct_answer", "is_correct_critique"] : ["is_correct_answer", "is_correct_reasoning", "is_backtracking", "is_admitting_mistake"];
+  const fields =
+    condition === "external"
+      ? ["is_correct_answer", "is_correct_critique"]
+      : ["is_correct_answer", "is_correct_reasoning", "is_backtracking", "is_admitting_mistake"];
   return {
     type: "json_schema",
     json_schema: {
       name: condition === "external" ? "EvaluationErrorInUser" : "Evaluation",
       strict: true,
-      schema: { type: "object", properties: Object.fromEntries(fields.map((f) => [f, { type: "boolean" }])), required: fields, additionalProperties: false },
+      schema: {
+        type: "object",
+        properties: Object.fromEntries(fields.map((f) => [f, { type: "boolean" }])),
+        required: fields,
+        additionalProperties: false,
+      },
     },
   };
 }
@@ -58,13 +69,30 @@ export function externalUserMessage(question: string, error: string): string {
   return `${question}\n${error}`;
 }
 
-export function conditionMessages(condition: Condition, question: string, error: string): { kind: "chat" | "continue"; messages: ChatMessage[] } {
+export function conditionMessages(
+  condition: Condition,
+  question: string,
+  error: string,
+): { kind: "chat" | "continue"; messages: ChatMessage[] } {
   if (condition === "external") return { kind: "chat", messages: [{ role: "user", content: externalUserMessage(question, error) }] };
   const prefix = condition === "internal-wait" ? `${error} Wait` : error;
-  return { kind: "continue", messages: [{ role: "user", content: question }, { role: "assistant", content: prefix }] };
+  return {
+    kind: "continue",
+    messages: [
+      { role: "user", content: question },
+      { role: "assistant", content: prefix },
+    ],
+  };
 }
 
-export function scJudgePrompt(a: { condition: Condition; dataset: string; question: string; golden: string; error: string; completion: string }): string {
+export function scJudgePrompt(a: {
+  condition: Condition;
+  dataset: string;
+  question: string;
+  golden: string;
+  error: string;
+  completion: string;
+}): string {
   const values = {
     question: a.question,
     golden_answer: a.golden,
@@ -84,7 +112,8 @@ export function scItemFacts(item: Pick<ItemData, "metadata" | "domain" | "refere
   const md = item.metadata ?? {};
   const raw = md.injected_error ?? md.injectedError ?? md.error;
   const error = typeof raw === "string" ? raw : Array.isArray(raw) ? raw.map(String).join("\n") : "";
-  const golden = item.reference ?? (md.golden_answer == null ? (md.goldenAnswer == null ? "" : String(md.goldenAnswer)) : String(md.golden_answer));
+  const golden =
+    item.reference ?? (md.golden_answer == null ? (md.goldenAnswer == null ? "" : String(md.goldenAnswer)) : String(md.golden_answer));
   return { error, dataset: String(md.dataset ?? item.domain ?? ""), golden };
 }
 
@@ -114,7 +143,10 @@ function bool(v: unknown): boolean | null {
 
 /** Reads the judge's JSON. No readable is_correct_answer is a failure; other missing fields make it partial. */
 export function parseScJudge(text: string, condition: Condition): ScJudgement {
-  const names = condition === "external" ? ["is_correct_answer", "is_correct_critique"] : ["is_correct_answer", "is_correct_reasoning", "is_backtracking", "is_admitting_mistake"];
+  const names =
+    condition === "external"
+      ? ["is_correct_answer", "is_correct_critique"]
+      : ["is_correct_answer", "is_correct_reasoning", "is_backtracking", "is_admitting_mistake"];
   let obj: Record<string, unknown> | null = null;
   const start = text.indexOf("{");
   const end = text.lastIndexOf("}");
@@ -147,18 +179,51 @@ export function countMarkers(text: string): Record<(typeof MARKERS)[number], num
   return out;
 }
 
-type ScState = { runId: number; itemId: number; model: string; condition: Condition; dataset: string; question: string; golden: string; error: string; judges: { judgeId: number; providerId: number }[]; answer?: string; judgeId?: number; attempt?: number };
+type ScState = {
+  runId: number;
+  itemId: number;
+  model: string;
+  condition: Condition;
+  dataset: string;
+  question: string;
+  golden: string;
+  error: string;
+  judges: { judgeId: number; providerId: number }[];
+  answer?: string;
+  judgeId?: number;
+  attempt?: number;
+};
 const key = (s: { itemId: number; model: string; condition: string }) => `sc:i${s.itemId}:${encodeURIComponent(s.model)}:${s.condition}`;
 export const scResponseKey = (runId: number, model: string, condition: string) => `run${runId}/${model}/${condition}`;
 
-function judgeJob(s: ScState, answer: string, j: { judgeId: number; providerId: number }, attempt: number, cfg: SelfCorrectionConfig): JobSpec {
-  const prompt = scJudgePrompt({ condition: s.condition, dataset: s.dataset, question: s.question, golden: s.golden, error: s.error, completion: answer });
+function judgeJob(
+  s: ScState,
+  answer: string,
+  j: { judgeId: number; providerId: number },
+  attempt: number,
+  cfg: SelfCorrectionConfig,
+): JobSpec {
+  const prompt = scJudgePrompt({
+    condition: s.condition,
+    dataset: s.dataset,
+    question: s.question,
+    golden: s.golden,
+    error: s.error,
+    completion: answer,
+  });
   return {
     key: `${key(s)}:judge${j.judgeId}${attempt ? `:retry${attempt}` : ""}`,
     payload: {
       step: "judge",
       providerId: j.providerId,
-      request: { kind: "chat", messages: [{ role: "system", content: JUDGE_SYSTEM }, { role: "user", content: prompt }], params: { ...cfg.judgeSampling, extra: { response_format: judgeResponseFormat(s.condition) } } },
+      request: {
+        kind: "chat",
+        messages: [
+          { role: "system", content: JUDGE_SYSTEM },
+          { role: "user", content: prompt },
+        ],
+        params: { ...cfg.judgeSampling, extra: { response_format: judgeResponseFormat(s.condition) } },
+      },
       state: { ...s, answer, judgeId: j.judgeId, attempt },
     },
   };
@@ -174,7 +239,9 @@ export const selfCorrection: Protocol<SelfCorrectionConfig> = {
     if (config.conditions.some((c) => c !== "external"))
       for (const t of targets)
         if (t.kind !== "replay" && t.settings.continueMode === "template" && typeof t.settings.chatTemplate !== "string")
-          problems.push(`model ${t.name}: continueMode "template" needs the model's chatTemplate in the provider settings (the internal conditions continue the model's own reply in its own chat template)`);
+          problems.push(
+            `model ${t.name}: continueMode "template" needs the model's chatTemplate in the provider settings (the internal conditions continue the model's own reply in its own chat template)`,
+          );
     return problems;
   },
   plan({ runId, items, models, judges, config }: PlanInput<SelfCorrectionConfig>): JobSpec[] {
@@ -183,9 +250,22 @@ export const selfCorrection: Protocol<SelfCorrectionConfig> = {
       const { error, dataset, golden } = scItemFacts(item);
       for (const m of models)
         for (const condition of config.conditions) {
-          const s: ScState = { runId, itemId: item.id, model: m.name, condition, dataset, question: item.query, golden, error, judges: judges.map((j) => ({ judgeId: j.judgeId, providerId: j.providerId })) };
+          const s: ScState = {
+            runId,
+            itemId: item.id,
+            model: m.name,
+            condition,
+            dataset,
+            question: item.query,
+            golden,
+            error,
+            judges: judges.map((j) => ({ judgeId: j.judgeId, providerId: j.providerId })),
+          };
           const { kind, messages } = conditionMessages(condition, item.query, error);
-          jobs.push({ key: `${key(s)}:gen`, payload: { step: "generate", providerId: m.providerId, request: { kind, messages, params: config.targetSampling }, state: s } });
+          jobs.push({
+            key: `${key(s)}:gen`,
+            payload: { step: "generate", providerId: m.providerId, request: { kind, messages, params: config.targetSampling }, state: s },
+          });
         }
     }
     return jobs;
@@ -201,7 +281,13 @@ export const selfCorrection: Protocol<SelfCorrectionConfig> = {
             turn: 1,
             text,
             sourceKey: scResponseKey(s.runId, s.model, s.condition),
-            metadata: { protocol: "self-correction", condition: s.condition, dataset: s.dataset, markers: countMarkers(text), prefix: s.condition === "external" ? null : s.condition === "internal-wait" ? `${s.error} Wait` : s.error },
+            metadata: {
+              protocol: "self-correction",
+              condition: s.condition,
+              dataset: s.dataset,
+              markers: countMarkers(text),
+              prefix: s.condition === "external" ? null : s.condition === "internal-wait" ? `${s.error} Wait` : s.error,
+            },
           },
         ],
         verdicts: [],
@@ -216,7 +302,18 @@ export const selfCorrection: Protocol<SelfCorrectionConfig> = {
     }
     return {
       responses: [],
-      verdicts: [{ judgeId: s.judgeId!, itemId: s.itemId, responseSourceKey: scResponseKey(s.runId, s.model, s.condition), checklistItemId: null, value: p.correct === null ? null : p.correct ? "Yes" : "No", score: p.correct === null ? null : p.correct ? 1 : 0, rawOutput: text, parseStatus: p.status }],
+      verdicts: [
+        {
+          judgeId: s.judgeId!,
+          itemId: s.itemId,
+          responseSourceKey: scResponseKey(s.runId, s.model, s.condition),
+          checklistItemId: null,
+          value: p.correct === null ? null : p.correct ? "Yes" : "No",
+          score: p.correct === null ? null : p.correct ? 1 : 0,
+          rawOutput: text,
+          parseStatus: p.status,
+        },
+      ],
       next: [],
     };
   },
@@ -224,7 +321,14 @@ export const selfCorrection: Protocol<SelfCorrectionConfig> = {
 
 // ─── Metrics ─────────────────────────────────────────────────────────────────
 
-export type ScObservation = { model: string; dataset: string; condition: Condition; correct: boolean | null; reply: string; failed?: boolean };
+export type ScObservation = {
+  model: string;
+  dataset: string;
+  condition: Condition;
+  correct: boolean | null;
+  reply: string;
+  failed?: boolean;
+};
 
 export function selfCorrectionMetrics(obs: ScObservation[]) {
   const models = [...new Set(obs.map((o) => o.model))].sort();
@@ -237,7 +341,14 @@ export function selfCorrectionMetrics(obs: ScObservation[]) {
     const correct = xs.filter((x) => x === 1).length;
     // Mean and SEM as the paper (§5); the 95% interval is Wilson's score interval, which stays in [0, 1]
     // (mean ± 1.96·SEM leaves it near 0 or 1: 19/20 gives [0.852, 1.048]).
-    return { ...meanCI(xs), ci: wilsonCI(correct, xs.length), ciMethod: "wilson" as const, correct, unparsed: rows.length - xs.length, failed: all.length - rows.length };
+    return {
+      ...meanCI(xs),
+      ci: wilsonCI(correct, xs.length),
+      ciMethod: "wilson" as const,
+      correct,
+      unparsed: rows.length - xs.length,
+      failed: all.length - rows.length,
+    };
   };
   return models.map((model) => {
     const cells = datasets.map((dataset) => {
@@ -255,7 +366,8 @@ export function selfCorrectionMetrics(obs: ScObservation[]) {
     const markers = Object.fromEntries(
       CONDITIONS.map((c) => {
         const total = Object.fromEntries(MARKERS.map((m) => [m, 0])) as Record<string, number>;
-        for (const o of obs.filter((x) => x.model === model && x.condition === c && !x.failed)) for (const [m, n] of Object.entries(countMarkers(o.reply))) total[m] += n;
+        for (const o of obs.filter((x) => x.model === model && x.condition === c && !x.failed))
+          for (const [m, n] of Object.entries(countMarkers(o.reply))) total[m] += n;
         return [c, total];
       }),
     );

@@ -5,5 +5,7 @@
  * that itself contains `{name}` is never filled again.
  */
 export function fillTemplate(template: string, values: Record<string, string>): string {
-  return template.replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (whole, name: string) => (Object.prototype.hasOwnProperty.call(values, name) ? values[name] : whole));
+  return template.replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (whole, name: string) =>
+    Object.prototype.hasOwnProperty.call(values, name) ? values[name] : whole,
+  );
 }

@@ -29,11 +29,7 @@ export function renderChat(
  * message: the template rendered over all messages, truncated after the
  * final message's content.
  */
-export function renderContinuation(
-  template: string,
-  messages: ChatMessage[],
-  opts: { bosToken?: string; eosToken?: string } = {},
-): string {
+export function renderContinuation(template: string, messages: ChatMessage[], opts: { bosToken?: string; eosToken?: string } = {}): string {
   const last = messages[messages.length - 1];
   if (!last || last.role !== "assistant") throw new Error("renderContinuation: the last message must be the assistant prefix");
   // A sentinel makes the cut exact even when the prefix text appears earlier in the prompt.

@@ -62,7 +62,8 @@ export const nodeFetch: typeof fetch = (input, init = {}) => {
           settled = true;
           signal?.removeEventListener("abort", onAbort);
           const h = new Headers();
-          for (let i = 0; i < res.rawHeaders.length; i += 2) if (!SKIP_HEADERS.has(res.rawHeaders[i].toLowerCase())) h.append(res.rawHeaders[i], res.rawHeaders[i + 1]);
+          for (let i = 0; i < res.rawHeaders.length; i += 2)
+            if (!SKIP_HEADERS.has(res.rawHeaders[i].toLowerCase())) h.append(res.rawHeaders[i], res.rawHeaders[i + 1]);
           const status = res.statusCode ?? 500;
           const nullBody = status === 204 || status === 205 || status === 304;
           resolve(new Response(nullBody ? null : Buffer.concat(chunks), { status, statusText: res.statusMessage, headers: h }));

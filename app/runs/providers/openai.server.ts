@@ -49,12 +49,18 @@ type Classified = { retryable: boolean; status: number | null; message: string; 
 export function classifyError(err: unknown): Classified {
   if (err instanceof OpenAI.APIConnectionTimeoutError) return { retryable: true, status: null, message: "timeout", retryAfterMs: null };
   if (err instanceof OpenAI.APIUserAbortError) return { retryable: false, status: null, message: "aborted", retryAfterMs: null };
-  if (err instanceof OpenAI.APIConnectionError) return { retryable: true, status: null, message: `connection error: ${err.message}`, retryAfterMs: null };
+  if (err instanceof OpenAI.APIConnectionError)
+    return { retryable: true, status: null, message: `connection error: ${err.message}`, retryAfterMs: null };
   if (err instanceof OpenAI.APIError) {
     const status = err.status ?? null;
     const retryable = status === 429 || status === 408 || (status !== null && status >= 500);
     const headers = err.headers as unknown as { get(n: string): string | null } | undefined;
-    return { retryable, status, message: `HTTP ${status}: ${err.message}`, retryAfterMs: status === 429 || status === 503 ? parseRetryAfter(headers) : null };
+    return {
+      retryable,
+      status,
+      message: `HTTP ${status}: ${err.message}`,
+      retryAfterMs: status === 429 || status === 503 ? parseRetryAfter(headers) : null,
+    };
   }
   if (err instanceof SyntaxError) return { retryable: true, status: 200, message: `malformed reply: ${err.message}`, retryAfterMs: null };
   if (err instanceof ProviderError) return { retryable: err.retryable, status: err.status, message: err.message, retryAfterMs: null };
@@ -66,7 +72,8 @@ export class OpenAIProvider implements LlmProvider {
   private readonly client: OpenAI;
   private readonly sem: Semaphore;
   private readonly rpm: RateLimiter;
-  private readonly o: Required<Pick<OpenAIProviderOptions, "timeoutMs" | "maxRetries" | "backoffBaseMs" | "backoffMaxMs">> & OpenAIProviderOptions;
+  private readonly o: Required<Pick<OpenAIProviderOptions, "timeoutMs" | "maxRetries" | "backoffBaseMs" | "backoffMaxMs">> &
+    OpenAIProviderOptions;
 
   constructor(opts: OpenAIProviderOptions) {
     this.o = { ...DEFAULT_PROVIDER_TUNING, ...stripUndefined(opts) };
@@ -109,7 +116,10 @@ export class OpenAIProvider implements LlmProvider {
    * one, this process's own semaphore and window apply and `onCall` reports
    * each attempt. Errors never carry the API key (it is masked).
    */
-  async call(req: LlmRequest, opts: { onCall?: (c: CallRecord) => void; signal?: AbortSignal; gate?: CallGate; stopSignal?: AbortSignal } = {}): Promise<LlmReply> {
+  async call(
+    req: LlmRequest,
+    opts: { onCall?: (c: CallRecord) => void; signal?: AbortSignal; gate?: CallGate; stopSignal?: AbortSignal } = {},
+  ): Promise<LlmReply> {
     const { endpoint, body } = this.body(req);
     const started = Date.now();
     const estimate = opts.gate ? estimatePromptTokens(body) : null;
@@ -123,14 +133,34 @@ export class OpenAIProvider implements LlmProvider {
         const t0 = Date.now();
         try {
           const reply = await this.send(endpoint, body, opts.signal);
-          const record = { reply: reply.raw, status: 200, latencyMs: Date.now() - t0, promptTokens: reply.promptTokens, completionTokens: reply.completionTokens, error: null };
+          const record = {
+            reply: reply.raw,
+            status: 200,
+            latencyMs: Date.now() - t0,
+            promptTokens: reply.promptTokens,
+            completionTokens: reply.completionTokens,
+            error: null,
+          };
           if (ticket) ticket.end(record);
           else opts.onCall?.({ request: body, ...record });
-          return { text: reply.text, promptTokens: reply.promptTokens, completionTokens: reply.completionTokens, latencyMs: Date.now() - started, attempts: attempt + 1 };
+          return {
+            text: reply.text,
+            promptTokens: reply.promptTokens,
+            completionTokens: reply.completionTokens,
+            latencyMs: Date.now() - started,
+            attempts: attempt + 1,
+          };
         } catch (err) {
           classified = classifyError(err);
           classified.message = maskSecret(classified.message, this.o.apiKey);
-          const record = { reply: null, status: classified.status, latencyMs: Date.now() - t0, promptTokens: null, completionTokens: null, error: classified.message };
+          const record = {
+            reply: null,
+            status: classified.status,
+            latencyMs: Date.now() - t0,
+            promptTokens: null,
+            completionTokens: null,
+            error: classified.message,
+          };
           if (ticket) ticket.end(record);
           else opts.onCall?.({ request: body, ...record });
         }
@@ -140,7 +170,14 @@ export class OpenAIProvider implements LlmProvider {
       if (!classified.retryable || attempt >= this.o.maxRetries || opts.signal?.aborted) {
         throw new ProviderError(`${classified.message} (after ${attempt + 1} attempt${attempt ? "s" : ""})`, false, classified.status);
       }
-      await sleep(backoffDelay(attempt, { baseMs: this.o.backoffBaseMs, maxMs: this.o.backoffMaxMs, retryAfterMs: classified.retryAfterMs }, this.o.random), opts.stopSignal);
+      await sleep(
+        backoffDelay(
+          attempt,
+          { baseMs: this.o.backoffBaseMs, maxMs: this.o.backoffMaxMs, retryAfterMs: classified.retryAfterMs },
+          this.o.random,
+        ),
+        opts.stopSignal,
+      );
       attempt++;
     }
   }

@@ -88,12 +88,14 @@ const LEGACY_PREFIX = "seeds/recorded/";
  * Returns the name (a stored legacy "seeds/recorded/NAME" becomes NAME).
  */
 export function validateRecordingName(value: unknown, dir = recordingsDir()): string {
-  if (typeof value !== "string" || value.trim() === "") throw new RecordingError("a recording name is required (a file in the recordings folder)");
+  if (typeof value !== "string" || value.trim() === "")
+    throw new RecordingError("a recording name is required (a file in the recordings folder)");
   let name = value.trim();
   if (name.startsWith(LEGACY_PREFIX) && !name.slice(LEGACY_PREFIX.length).includes("/")) name = name.slice(LEGACY_PREFIX.length);
   if (path.isAbsolute(name) || name.includes("/") || name.includes("\\") || name.includes("..") || name.includes("\0") || !NAME.test(name))
     throw new RecordingError("a recording is chosen by its name in the recordings folder, not by a path");
-  if (!listRecordings(dir).includes(name)) throw new RecordingError(`no recording named "${name}" in the recordings folder (${listRecordings(dir).join(", ") || "it is empty"})`);
+  if (!listRecordings(dir).includes(name))
+    throw new RecordingError(`no recording named "${name}" in the recordings folder (${listRecordings(dir).join(", ") || "it is empty"})`);
   // A hard link to the database is a regular file of the folder too (checked by stat, which opens nothing).
   if (isDatabaseFile(path.join(dir, name))) throw new RecordingError(`recording ${name}: is a database file, not a recording`);
   return name;
@@ -150,10 +152,26 @@ export class ReplayProvider implements LlmProvider {
     const text = recorded.get(`${this.model}\u0000${key}`) ?? recorded.get(key);
     const request = { replay: true, model: this.model, key, kind: req.kind, messages: req.messages };
     if (text === undefined) {
-      opts.onCall?.({ request, reply: null, status: 404, latencyMs: 0, promptTokens: null, completionTokens: null, error: "no recorded output for this request" });
+      opts.onCall?.({
+        request,
+        reply: null,
+        status: 404,
+        latencyMs: 0,
+        promptTokens: null,
+        completionTokens: null,
+        error: "no recorded output for this request",
+      });
       throw new ProviderError(`no recorded output for this request (key ${key.slice(0, 12)}) in recording ${this.recording}`, false, 404);
     }
-    opts.onCall?.({ request, reply: { recorded: true, text }, status: 200, latencyMs: Date.now() - t0, promptTokens: null, completionTokens: null, error: null });
+    opts.onCall?.({
+      request,
+      reply: { recorded: true, text },
+      status: 200,
+      latencyMs: Date.now() - t0,
+      promptTokens: null,
+      completionTokens: null,
+      error: null,
+    });
     return { text, promptTokens: null, completionTokens: null, latencyMs: Date.now() - t0, attempts: 1, recorded: true };
   }
 }

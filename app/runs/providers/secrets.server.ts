@@ -89,7 +89,9 @@ export function decryptSecret(stored: string | null | undefined, key?: Buffer): 
 
 /** Encrypts every plaintext API key in place. Returns how many were migrated. */
 export function encryptPlaintextKeys(db: Db): number {
-  const rows = db.$client.prepare(`SELECT id, api_key AS apiKey FROM providers WHERE api_key IS NOT NULL AND api_key != '' AND api_key NOT LIKE 'enc:v1:%'`).all() as { id: number; apiKey: string }[];
+  const rows = db.$client
+    .prepare(`SELECT id, api_key AS apiKey FROM providers WHERE api_key IS NOT NULL AND api_key != '' AND api_key NOT LIKE 'enc:v1:%'`)
+    .all() as { id: number; apiKey: string }[];
   if (rows.length === 0) return 0;
   const key = encryptionKey(db.$client.name);
   const update = db.$client.prepare(`UPDATE providers SET api_key = ? WHERE id = ? AND api_key = ?`);

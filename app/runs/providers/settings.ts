@@ -50,7 +50,8 @@ export class ProviderSettingsError extends Error {
 
 /** Settings of a provider kind, checked; throws ProviderSettingsError naming the key ("settings.temprature: unknown setting …"). */
 export function parseProviderSettings(kind: "openai-compatible" | "replay", settings: unknown): Record<string, unknown> {
-  if (settings === null || typeof settings !== "object" || Array.isArray(settings)) throw new ProviderSettingsError("settings: must be a JSON object");
+  if (settings === null || typeof settings !== "object" || Array.isArray(settings))
+    throw new ProviderSettingsError("settings: must be a JSON object");
   if (JSON.stringify(settings).length > 300_000) throw new ProviderSettingsError("settings: too large");
   const schema = kind === "replay" ? ReplaySettingsSchema : OpenAISettingsSchema;
   const parsed = schema.safeParse(settings);

@@ -96,9 +96,11 @@ function prepare(s: Db["$client"]) {
     inFlight: s.prepare(`SELECT COUNT(*) FROM provider_calls WHERE provider_id = ? AND state = 'sent'`).pluck(),
     window: s.prepare(`SELECT started_at FROM provider_calls WHERE provider_id = ? AND started_at > ? ORDER BY started_at`).pluck(),
     runStatus: s.prepare(`SELECT status FROM runs WHERE id = ?`).pluck(),
-    insert: s.prepare(
-      `INSERT INTO provider_calls (provider_id, job_id, request, status, prompt_tokens, state, owner, started_at) VALUES (?, ?, ?, NULL, ?, 'sent', ?, ?) RETURNING id`,
-    ).pluck(),
+    insert: s
+      .prepare(
+        `INSERT INTO provider_calls (provider_id, job_id, request, status, prompt_tokens, state, owner, started_at) VALUES (?, ?, ?, NULL, ?, 'sent', ?, ?) RETURNING id`,
+      )
+      .pluck(),
     end: s.prepare(
       `UPDATE provider_calls SET state = 'done', reply = ?, status = ?, latency_ms = ?, prompt_tokens = COALESCE(?, prompt_tokens), completion_tokens = ?, error = ? WHERE id = ?`,
     ),
@@ -177,7 +179,13 @@ export class SharedLimits {
     return wait;
   }
 
-  private admitTx(providerId: number, queue: Waiter[], head: GateContext, admitted: [Waiter, number][], stopped: [Waiter, string][]): number {
+  private admitTx(
+    providerId: number,
+    queue: Waiter[],
+    head: GateContext,
+    admitted: [Waiter, number][],
+    stopped: [Waiter, string][],
+  ): number {
     const st = this.st;
     return this.db.$client
       .transaction((): number => {
@@ -237,7 +245,16 @@ export class SharedLimits {
   /** Writes the answered calls (inside the caller's transaction). */
   /** (The caller forgets them once its transaction has committed.) */
   private writeEnds(): void {
-    for (const e of this.ends) this.st.end.run(e.o.reply == null ? null : JSON.stringify(e.o.reply), e.o.status, e.o.latencyMs, e.o.promptTokens, e.o.completionTokens, e.o.error, e.id);
+    for (const e of this.ends)
+      this.st.end.run(
+        e.o.reply == null ? null : JSON.stringify(e.o.reply),
+        e.o.status,
+        e.o.latencyMs,
+        e.o.promptTokens,
+        e.o.completionTokens,
+        e.o.error,
+        e.id,
+      );
   }
 
   /** Writes the answered calls now, in one transaction (retried while the database is busy). */
@@ -400,7 +417,9 @@ export function sweepDeadWorkers(db: Db, self?: string): string[] {
     heartbeatAt: number;
     leaseMs: number;
   }[];
-  const dead = rows.filter((w) => w.id !== self && ((w.host === HOST && w.pid !== process.pid && !pidAlive(w.pid)) || w.heartbeatAt + w.leaseMs < now)).map((w) => w.id);
+  const dead = rows
+    .filter((w) => w.id !== self && ((w.host === HOST && w.pid !== process.pid && !pidAlive(w.pid)) || w.heartbeatAt + w.leaseMs < now))
+    .map((w) => w.id);
   const orphans = db.$client
     .prepare(`SELECT COUNT(*) FROM provider_calls WHERE ${SENT} AND (owner IS NULL OR owner NOT IN (SELECT id FROM workers))`)
     .pluck()
@@ -410,7 +429,11 @@ export function sweepDeadWorkers(db: Db, self?: string): string[] {
     .transaction(() => {
       for (const id of dead) {
         db.$client.prepare(`UPDATE jobs SET lease_expires_at = 0 WHERE status = 'leased' AND lease_owner = ?`).run(id);
-        db.$client.prepare(`UPDATE provider_calls SET state = 'interrupted', error = COALESCE(error, 'the worker stopped during the call') WHERE ${SENT} AND owner = ?`).run(id);
+        db.$client
+          .prepare(
+            `UPDATE provider_calls SET state = 'interrupted', error = COALESCE(error, 'the worker stopped during the call') WHERE ${SENT} AND owner = ?`,
+          )
+          .run(id);
         db.$client.prepare(`DELETE FROM workers WHERE id = ?`).run(id);
       }
       db.$client

@@ -52,7 +52,11 @@ export function addProvider(db: Db, projectId: number, input: ProviderInput) {
   } catch (err) {
     throw new ProviderInputError(err instanceof ProviderSettingsError ? err.message : "settings: invalid");
   }
-  const exists = db.select({ id: schema.providers.id }).from(schema.providers).where(and(eq(schema.providers.projectId, projectId), eq(schema.providers.name, d.name))).get();
+  const exists = db
+    .select({ id: schema.providers.id })
+    .from(schema.providers)
+    .where(and(eq(schema.providers.projectId, projectId), eq(schema.providers.name, d.name)))
+    .get();
   if (exists) throw new ProviderInputError(`name: a provider named "${d.name}" exists`);
   const apiKey = d.apiKey ? encryptSecret(d.apiKey, encryptionKey(db.$client.name)) : null;
   return db
@@ -61,7 +65,7 @@ export function addProvider(db: Db, projectId: number, input: ProviderInput) {
       projectId,
       name: d.name,
       kind: d.kind,
-      baseUrl: d.kind === "replay" ? null : d.baseUrl ?? null,
+      baseUrl: d.kind === "replay" ? null : (d.baseUrl ?? null),
       apiKey,
       model: d.model,
       concurrency: d.concurrency,
@@ -99,7 +103,12 @@ export function removeProvider(db: Db, projectId: number, ref: { id?: number; na
   const row = db
     .select({ id: schema.providers.id })
     .from(schema.providers)
-    .where(and(eq(schema.providers.projectId, projectId), ref.id !== undefined ? eq(schema.providers.id, ref.id) : eq(schema.providers.name, ref.name ?? "")))
+    .where(
+      and(
+        eq(schema.providers.projectId, projectId),
+        ref.id !== undefined ? eq(schema.providers.id, ref.id) : eq(schema.providers.name, ref.name ?? ""),
+      ),
+    )
     .get();
   if (!row) return false;
   const busy = db.$client

@@ -50,7 +50,10 @@ export interface LlmProvider {
    * shared-limits.server.ts); `signal` aborts the request in flight;
    * `stopSignal` ends a backoff wait early (the job's run was paused).
    */
-  call(req: LlmRequest, opts?: { onCall?: (c: CallRecord) => void; signal?: AbortSignal; gate?: CallGate; stopSignal?: AbortSignal }): Promise<LlmReply>;
+  call(
+    req: LlmRequest,
+    opts?: { onCall?: (c: CallRecord) => void; signal?: AbortSignal; gate?: CallGate; stopSignal?: AbortSignal },
+  ): Promise<LlmReply>;
 }
 
 export class ProviderError extends Error {

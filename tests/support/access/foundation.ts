@@ -41,4 +41,3 @@ export const ROUTES: Record<string, Entry> = {
     form: (ids) => ({ intent: "set-role", userId: String(ids.userId), role: "annotator" }),
   },
 };
-

@@ -6,10 +6,21 @@ export function setup(base: Ids) {
   const db = getDb();
   const provider = db
     .insert(schema.providers)
-    .values({ projectId: base.projectId, name: "access-provider", kind: "openai-compatible", baseUrl: "http://127.0.0.1:9/v1", apiKey: "sk-access-SECRET", model: "m" })
+    .values({
+      projectId: base.projectId,
+      name: "access-provider",
+      kind: "openai-compatible",
+      baseUrl: "http://127.0.0.1:9/v1",
+      apiKey: "sk-access-SECRET",
+      model: "m",
+    })
     .returning()
     .get();
-  const judge = db.insert(schema.judges).values({ projectId: base.projectId, name: "access-judge", provider: "access-provider", model: "m" }).returning().get();
+  const judge = db
+    .insert(schema.judges)
+    .values({ projectId: base.projectId, name: "access-judge", provider: "access-provider", model: "m" })
+    .returning()
+    .get();
   // A finished run, so its event stream closes at once.
   const run = db
     .insert(schema.runs)
@@ -19,7 +30,13 @@ export function setup(base: Ids) {
       name: "access run",
       protocol: "refinebench",
       status: "completed",
-      config: { settings: { setting: "self-refinement", maxTurns: 1 }, models: [{ providerId: provider.id, name: "m" }], judges: [{ providerId: provider.id, judgeId: judge.id, name: "access-judge" }], itemCount: 1, estimatedJobs: 0 },
+      config: {
+        settings: { setting: "self-refinement", maxTurns: 1 },
+        models: [{ providerId: provider.id, name: "m" }],
+        judges: [{ providerId: provider.id, judgeId: judge.id, name: "access-judge" }],
+        itemCount: 1,
+        estimatedJobs: 0,
+      },
     })
     .returning()
     .get();

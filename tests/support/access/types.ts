@@ -28,4 +28,3 @@ export type Ids = {
 
 /** Optional per-area fixture: runs once after the base fixtures exist. */
 export type Setup = (base: Ids) => Promise<Record<string, string | number>> | Record<string, string | number>;
-

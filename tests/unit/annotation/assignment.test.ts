@@ -29,7 +29,8 @@ describe("assignment", () => {
     const plan = planAssignments(units, [1, 2, 3], 2, 5);
     let id = 0;
     const held: Held[] = [];
-    for (const [unitId, people] of plan) for (const p of people) held.push({ assignmentId: ++id, unitId, annotatorId: p, movable: unitId > 10 });
+    for (const [unitId, people] of plan)
+      for (const p of people) held.push({ assignmentId: ++id, unitId, annotatorId: p, movable: unitId > 10 });
     const moves = planRebalance(held, [1, 2, 3, 4]);
     const movedIds = new Set(moves.map((m) => m.assignmentId));
     for (const h of held) if (!h.movable) expect(movedIds.has(h.assignmentId)).toBe(false);

@@ -2,22 +2,41 @@ import { describe, expect, it } from "vitest";
 import { labelToForm, labelsDisagree, matchesGold, parseLabel, type LabelRules } from "../../../app/annotation/labels";
 
 const form = (o: Record<string, string>) => new URLSearchParams(o);
-const writing: LabelRules = { kind: "writing-quality", penaltyReasons: ["consistency", "accuracy", "fluency", "safety"], allowTies: false, shownOrder: [31, 30, 32] };
+const writing: LabelRules = {
+  kind: "writing-quality",
+  penaltyReasons: ["consistency", "accuracy", "fluency", "safety"],
+  allowTies: false,
+  shownOrder: [31, 30, 32],
+};
 const best: LabelRules = { kind: "best-of-n", penaltyReasons: [], allowTies: false, shownOrder: [8, "reference", 7] };
 
 describe("labels", () => {
   it("Yes/No with an optional comment", () => {
-    const r = parseLabel({ ...writing, kind: "checklist-appropriateness", shownOrder: null }, form({ answer: "No", comment: " vague " }), "submit");
+    const r = parseLabel(
+      { ...writing, kind: "checklist-appropriateness", shownOrder: null },
+      form({ answer: "No", comment: " vague " }),
+      "submit",
+    );
     expect(r).toEqual({ ok: true, value: { label: "No", penaltyReasons: null, notes: "vague" } });
     const bad = parseLabel({ ...writing, kind: "response-satisfaction", shownOrder: null }, form({ answer: "Maybe" }), "submit");
     expect(bad.ok).toBe(false);
     expect(!bad.ok && bad.fieldErrors.answer).toMatch(/not Yes or No/);
-    expect(parseLabel({ ...writing, kind: "response-satisfaction", shownOrder: null }, form({}), "draft")).toMatchObject({ ok: true, value: { label: "" } });
+    expect(parseLabel({ ...writing, kind: "response-satisfaction", shownOrder: null }, form({}), "draft")).toMatchObject({
+      ok: true,
+      value: { label: "" },
+    });
   });
 
   it("writing: scores keyed by response id through the shown order", () => {
-    const r = parseLabel(writing, form({ "score.A": "4", "score.B": "2", "reason.B": "fluency", "score.C": "5", "note.C": "vivid" }), "submit");
-    expect(r).toEqual({ ok: true, value: { label: { scores: { "31": 4, "30": 2, "32": 5 } }, penaltyReasons: { "30": ["fluency"] }, notes: { "32": "vivid" } } });
+    const r = parseLabel(
+      writing,
+      form({ "score.A": "4", "score.B": "2", "reason.B": "fluency", "score.C": "5", "note.C": "vivid" }),
+      "submit",
+    );
+    expect(r).toEqual({
+      ok: true,
+      value: { label: { scores: { "31": 4, "30": 2, "32": 5 } }, penaltyReasons: { "30": ["fluency"] }, notes: { "32": "vivid" } },
+    });
   });
 
   it("writing: rejects a 7, a missing penalty reason, safety above 1, unknown reasons", () => {
@@ -40,7 +59,10 @@ describe("labels", () => {
       value: { label: { best: "reference" }, penaltyReasons: null, notes: { "8": "dull" } },
     });
     expect(parseLabel(best, form({ best: "tie" }), "submit").ok).toBe(false);
-    expect(parseLabel({ ...best, allowTies: true }, form({ best: "tie" }), "submit")).toMatchObject({ ok: true, value: { label: { best: "tie" } } });
+    expect(parseLabel({ ...best, allowTies: true }, form({ best: "tie" }), "submit")).toMatchObject({
+      ok: true,
+      value: { label: { best: "tie" } },
+    });
     expect(parseLabel(best, form({ best: "D" }), "submit").ok).toBe(false);
   });
 

@@ -11,10 +11,17 @@ import { rng, shuffle } from "../../../app/annotation/random";
 const units = (n: number) => Array.from({ length: n }, (_, i) => 100 + i);
 
 /** Held assignments of a fresh plan; `started(unit, annotator)` marks work that may not move. */
-function heldFor(unitIds: number[], pool: number[], k: number, seed: number, started: (u: number, p: number) => boolean = () => false): Held[] {
+function heldFor(
+  unitIds: number[],
+  pool: number[],
+  k: number,
+  seed: number,
+  started: (u: number, p: number) => boolean = () => false,
+): Held[] {
   let id = 1;
   const out: Held[] = [];
-  for (const [unitId, people] of planAssignments(unitIds, pool, k, seed)) for (const p of people) out.push({ assignmentId: id++, unitId, annotatorId: p, movable: !started(unitId, p) });
+  for (const [unitId, people] of planAssignments(unitIds, pool, k, seed))
+    for (const p of people) out.push({ assignmentId: id++, unitId, annotatorId: p, movable: !started(unitId, p) });
   return out;
 }
 
@@ -62,7 +69,12 @@ describe("planRemoval", () => {
     for (const m of moves) expect(startedIds.has(m.assignmentId)).toBe(false);
     const after = apply(held, moves);
     const keptByLeaver = after.filter((h) => h.annotatorId === 7).map((h) => h.assignmentId);
-    expect(keptByLeaver.sort()).toEqual(held.filter((h) => h.annotatorId === 7 && !h.movable).map((h) => h.assignmentId).sort());
+    expect(keptByLeaver.sort()).toEqual(
+      held
+        .filter((h) => h.annotatorId === 7 && !h.movable)
+        .map((h) => h.assignmentId)
+        .sort(),
+    );
     expect(keptByLeaver.length).toBeGreaterThan(0);
     for (const [, people] of perUnit(after)) expect(new Set(people).size).toBe(2);
     // The remaining pool is balanced as far as unstarted work allows (here fully).
@@ -93,7 +105,9 @@ describe("planRemoval", () => {
     const final = (moves: Move[]) => apply(held, moves).sort((x, y) => x.assignmentId - y.assignmentId);
     expect(final(b)).toEqual(final(a));
     expect(b).toEqual(a);
-    const outcomes = new Set(Array.from({ length: 12 }, (_, s) => JSON.stringify(final(planRemoval(held, [1, 2, 4, 5], 3, s)).map((h) => h.annotatorId))));
+    const outcomes = new Set(
+      Array.from({ length: 12 }, (_, s) => JSON.stringify(final(planRemoval(held, [1, 2, 4, 5], 3, s)).map((h) => h.annotatorId))),
+    );
     expect(outcomes.size).toBeGreaterThan(1);
   });
 

@@ -112,7 +112,10 @@ describe("checklist drafts", () => {
   });
 
   it("refuses a reply with no checklist", () => {
-    expect(parseChecklistDraft("I cannot help with that.")).toEqual({ ok: false, error: "No checklist found: the reply holds neither a Python list nor bulleted lines." });
+    expect(parseChecklistDraft("I cannot help with that.")).toEqual({
+      ok: false,
+      error: "No checklist found: the reply holds neither a Python list nor bulleted lines.",
+    });
     expect(parseChecklistDraft("[]")).toEqual({ ok: false, error: "The reply's list is empty." });
   });
 });

@@ -46,7 +46,9 @@ async function importBoth(csv: string, name = "bench") {
 function dump(file: string) {
   const c = new Database(file, { readonly: true });
   try {
-    const items = c.prepare("select id, source_id, query, passage, domain, subject, task_type, language, metadata from items order by id").all() as { id: number }[];
+    const items = c
+      .prepare("select id, source_id, query, passage, domain, subject, task_type, language, metadata from items order by id")
+      .all() as { id: number }[];
     const rows = items.map(({ id, ...it }) => ({
       ...it,
       references: c.prepare('select text, provenance from "references" where item_id = ? order by id').all(id),

@@ -39,7 +39,7 @@ async function read(text: string | Buffer, stopAfter?: number) {
 /** A random JSON value with the characters a splitter can trip on: quotes, backslashes, brackets and commas in strings, nesting, non-ASCII. */
 function randomValue(rand: () => number, depth: number): unknown {
   const r = rand();
-  const pieces = ['\\', '"', "]", "}", "[", "{", ",", ":", " ", "\n", "é", "中", "𝄞", "\u0000", "\\n", "x", "abc"];
+  const pieces = ["\\", '"', "]", "}", "[", "{", ",", ":", " ", "\n", "é", "中", "𝄞", "\u0000", "\\n", "x", "abc"];
   const str = () => Array.from({ length: Math.floor(rand() * 12) }, () => pieces[Math.floor(rand() * pieces.length)]).join("");
   if (depth > 3 || r < 0.3) return [str(), Math.round(rand() * 1e6) / 100, true, false, null][Math.floor(rand() * 5)];
   if (r < 0.65) return Object.fromEntries(Array.from({ length: Math.floor(rand() * 5) }, () => [str(), randomValue(rand, depth + 1)]));
@@ -52,7 +52,8 @@ describe("readJsonArray", () => {
     const doc: unknown[] = [];
     let size = 0;
     while (size < 3 * CHUNK) {
-      const v = rand() < 0.5 ? { id: doc.length, text: "y".repeat(Math.floor(rand() * 4000)), extra: randomValue(rand, 0) } : randomValue(rand, 0);
+      const v =
+        rand() < 0.5 ? { id: doc.length, text: "y".repeat(Math.floor(rand() * 4000)), extra: randomValue(rand, 0) } : randomValue(rand, 0);
       doc.push(v);
       size += JSON.stringify(v).length;
     }
@@ -68,7 +69,7 @@ describe("readJsonArray", () => {
   it("an escape, a quote or a comma at the very end of a chunk", async () => {
     for (const [tail, cut] of [
       ['\\"', 0], // the backslash is the chunk's last character
-      ['\\\\', 0],
+      ["\\\\", 0],
       ["", 1], // the closing quote starts the next chunk
     ] as const) {
       const head = '[{"a":"';

@@ -28,11 +28,31 @@ async function message(name: string, text: string): Promise<string> {
 
 describe("judge files: broken JSON is reported without its content", () => {
   it.each([
-    ["unquoted token", "labels.jsonl", `{"unit": "u1", "annotator": "a", "label": "x"}\n{"unit": "u2", "annotator": "a", "label": ${SECRET}}\n`, /^LABELS labels\.jsonl: row 2: not valid JSON/],
-    ["cut-off line", "cut.jsonl", `{"unit": "u1", "annotator": "a", "label": "x"}\n{"unit": "u2", "token": "${SECRET}`, /^LABELS cut\.jsonl: row 2: the JSON on this line is cut off before it ends$/],
+    [
+      "unquoted token",
+      "labels.jsonl",
+      `{"unit": "u1", "annotator": "a", "label": "x"}\n{"unit": "u2", "annotator": "a", "label": ${SECRET}}\n`,
+      /^LABELS labels\.jsonl: row 2: not valid JSON/,
+    ],
+    [
+      "cut-off line",
+      "cut.jsonl",
+      `{"unit": "u1", "annotator": "a", "label": "x"}\n{"unit": "u2", "token": "${SECRET}`,
+      /^LABELS cut\.jsonl: row 2: the JSON on this line is cut off before it ends$/,
+    ],
     ["bad key", "keys.jsonl", `{"unit": "u1", ${SECRET}: 1}\n`, /^LABELS keys\.jsonl: row 1: not valid JSON/],
-    ["a JSON document", "labels.json", `[\n {"unit": "u1", "annotator": "a", "label": "x"},\n {"unit": "u2", "password": ${SECRET}}\n]`, /^LABELS labels\.json: not valid JSON/],
-    ["a cut-off JSON document", "cut.json", `[{"unit": "u1", "annotator": "a", "label": "${SECRET}`, /^LABELS cut\.json: the JSON is cut off before it ends( \(line 1\))?\.$/],
+    [
+      "a JSON document",
+      "labels.json",
+      `[\n {"unit": "u1", "annotator": "a", "label": "x"},\n {"unit": "u2", "password": ${SECRET}}\n]`,
+      /^LABELS labels\.json: not valid JSON/,
+    ],
+    [
+      "a cut-off JSON document",
+      "cut.json",
+      `[{"unit": "u1", "annotator": "a", "label": "${SECRET}`,
+      /^LABELS cut\.json: the JSON is cut off before it ends( \(line 1\))?\.$/,
+    ],
   ])("%s", async (_what, name, text, expected) => {
     const m = await message(name, text);
     expect(m).toMatch(expected);
@@ -45,7 +65,11 @@ describe("judge files: broken JSON is reported without its content", () => {
     const verdicts = path.join(dir, "cli-verdicts.csv");
     fs.writeFileSync(labels, `{"unit": "u1", "annotator": "a", "label": "A"}\n{"unit": "u1", "annotator": "b", "label": ${SECRET}}\n`);
     fs.writeFileSync(verdicts, "unit,judge,verdict\nu1,j,A\n");
-    const r = spawnSync(process.execPath, ["--import", "tsx", "scripts/judge-agreement.ts", "--labels", labels, "--verdicts", verdicts], { cwd: ROOT, encoding: "utf8", timeout: 60_000 });
+    const r = spawnSync(process.execPath, ["--import", "tsx", "scripts/judge-agreement.ts", "--labels", labels, "--verdicts", verdicts], {
+      cwd: ROOT,
+      encoding: "utf8",
+      timeout: 60_000,
+    });
     expect(r.status).toBe(2);
     expect(r.stdout).toBe("");
     expect(r.stderr.trim().split("\n")).toHaveLength(1);

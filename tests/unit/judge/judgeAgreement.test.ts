@@ -19,7 +19,12 @@ import { readJudgeFiles } from "~/formats/judgeFiles.server";
 import { judgeAgreement, labelText, strictMajority, UNPARSED } from "~/reports/judgeAgreement";
 
 const FX = path.resolve(__dirname, "../../fixtures/judge");
-const wide = () => readJudgeFiles({ labels: path.join(FX, "labels-wide.csv"), annotators: ["ann_1", "ann_2", "ann_3"], verdicts: path.join(FX, "verdicts.csv") });
+const wide = () =>
+  readJudgeFiles({
+    labels: path.join(FX, "labels-wide.csv"),
+    annotators: ["ann_1", "ann_2", "ann_3"],
+    verdicts: path.join(FX, "verdicts.csv"),
+  });
 const close = (a: number | null, b: number) => expect(a).toBeCloseTo(b, 12);
 
 describe("judgeAgreement on the pairwise fixture", () => {
@@ -116,7 +121,10 @@ describe("judgeAgreement on the pairwise fixture", () => {
   });
 
   it("numeric human labels (JSON numbers) against string verdicts give the same figures", async () => {
-    const { input, summary } = await readJudgeFiles({ labels: path.join(FX, "labels-numeric.json"), verdicts: path.join(FX, "verdicts-numeric.jsonl") });
+    const { input, summary } = await readJudgeFiles({
+      labels: path.join(FX, "labels-numeric.json"),
+      verdicts: path.join(FX, "verdicts-numeric.jsonl"),
+    });
     expect(summary.labelsLayout).toBe("long");
     const r = judgeAgreement(input);
     expect(r.labels).toEqual(["0", "1", "2"]);
@@ -151,7 +159,14 @@ describe("judgeAgreement on the pairwise fixture", () => {
   });
 
   it("label text, strict majority", () => {
-    expect([labelText(1), labelText(" 1 "), labelText("1.0"), labelText("yes"), labelText(" tie "), labelText("")]).toEqual(["1", "1", "1", "Yes", "tie", null]);
+    expect([labelText(1), labelText(" 1 "), labelText("1.0"), labelText("yes"), labelText(" tie "), labelText("")]).toEqual([
+      "1",
+      "1",
+      "1",
+      "Yes",
+      "tie",
+      null,
+    ]);
     expect(strictMajority(["A", "A", "B"])).toBe("A");
     expect(strictMajority(["A", "B", "tie"])).toBeNull();
     expect(strictMajority(["A", "B", null])).toBeNull();

@@ -30,7 +30,11 @@ function weightedKappaSE(t: number[][]): { kappa: number; se: number } {
   const w = (i: number, j: number) => 1 - (i - j) ** 2 / (q - 1) ** 2;
   let po = 0;
   let pe = 0;
-  for (let i = 0; i < q; i++) for (let j = 0; j < q; j++) (po += w(i, j) * p[i][j]), (pe += w(i, j) * row[i] * col[j]);
+  for (let i = 0; i < q; i++)
+    for (let j = 0; j < q; j++) {
+      po += w(i, j) * p[i][j];
+      pe += w(i, j) * row[i] * col[j];
+    }
   const kappa = (po - pe) / (1 - pe);
   const wi = row.map((_, i) => col.reduce((a, c, j) => a + c * w(i, j), 0));
   const wj = col.map((_, j) => row.reduce((a, r, i) => a + r * w(i, j), 0));
@@ -93,7 +97,10 @@ const tableOf = (row: JudgeAgreementRow, labels: string[]) => labels.map((h) => 
 
 describe("intervals of weighted kappa, AC1, macro precision and macro recall", () => {
   it("weighted kappa (ordinal): kappa_w ± 1.96·SE of Fleiss, Cohen & Everitt (1969)", async () => {
-    const { input } = await readJudgeFiles({ labels: path.join(FX, "labels-numeric.json"), verdicts: path.join(FX, "verdicts-numeric.jsonl") });
+    const { input } = await readJudgeFiles({
+      labels: path.join(FX, "labels-numeric.json"),
+      verdicts: path.join(FX, "verdicts-numeric.jsonl"),
+    });
     const rows = judgeAgreement(input, { ordinal: true }).judges;
     for (const row of rows) {
       // The weighted kappa leaves pairs with an unparsed verdict out: the table over the scale 0, 1, 2.
@@ -109,10 +116,15 @@ describe("intervals of weighted kappa, AC1, macro precision and macro recall", (
   });
 
   it("AC1: Gwet's analytic SE on the judge's pairs (the unparsed class a category of its own)", async () => {
-    const { input } = await readJudgeFiles({ labels: path.join(FX, "labels-wide.csv"), annotators: ["ann_1", "ann_2", "ann_3"], verdicts: path.join(FX, "verdicts.csv") });
+    const { input } = await readJudgeFiles({
+      labels: path.join(FX, "labels-wide.csv"),
+      annotators: ["ann_1", "ann_2", "ann_3"],
+      verdicts: path.join(FX, "verdicts.csv"),
+    });
     for (const row of judgeAgreement(input).judges) {
       const pairs: [string, string][] = [];
-      for (const [h, byJudge] of Object.entries(row.confusion)) for (const [v, k] of Object.entries(byJudge)) for (let i = 0; i < k; i++) pairs.push([h, v]);
+      for (const [h, byJudge] of Object.entries(row.confusion))
+        for (const [v, k] of Object.entries(byJudge)) for (let i = 0; i < k; i++) pairs.push([h, v]);
       expect(pairs.length).toBe(row.n);
       const ref = ac1SE(pairs);
       expect(row.ac1).toBeCloseTo(ref.ac1, 12);
@@ -122,7 +134,11 @@ describe("intervals of weighted kappa, AC1, macro precision and macro recall", (
   });
 
   it("macro precision and recall: a seeded percentile bootstrap over units, the same resamples as macro F1", async () => {
-    const { input } = await readJudgeFiles({ labels: path.join(FX, "labels-wide.csv"), annotators: ["ann_1", "ann_2", "ann_3"], verdicts: path.join(FX, "verdicts.csv") });
+    const { input } = await readJudgeFiles({
+      labels: path.join(FX, "labels-wide.csv"),
+      annotators: ["ann_1", "ann_2", "ann_3"],
+      verdicts: path.join(FX, "verdicts.csv"),
+    });
     const B = 400;
     const seed = 7;
     const r = judgeAgreement(input, { resamples: B, seed });

@@ -31,17 +31,29 @@ const task = (kind: string, units: RawUnit[], annotations: RawAnnotation[], adju
     annotations,
     annotators: [1, 2, 3].map((id) => ({ id, name: `A${id}` })),
   });
-const ann = (unitId: number, annotatorId: number, label: unknown): RawAnnotation => ({ unitId, annotatorId, label, durationMs: 1000, shownOrder: null });
+const ann = (unitId: number, annotatorId: number, label: unknown): RawAnnotation => ({
+  unitId,
+  annotatorId,
+  label,
+  durationMs: 1000,
+  shownOrder: null,
+});
 
 describe("final-label rules", () => {
   it("majority leaves ties without a label; mean averages scores; adjudication overrides", () => {
     expect(majority(["Yes", "No"])).toBeNull();
     expect(majority(["Yes", "No", "Yes"])).toBe("Yes");
-    const d = task("response-satisfaction", [unit(1), unit(2)], [ann(1, 1, "Yes"), ann(1, 2, "No"), ann(2, 1, "No"), ann(2, 2, "No")], { "1": "No" });
+    const d = task("response-satisfaction", [unit(1), unit(2)], [ann(1, 1, "Yes"), ann(1, 2, "No"), ann(2, 1, "No"), ann(2, 2, "No")], {
+      "1": "No",
+    });
     expect(finalLabels(d, "majority")).toMatchObject({ values: [null, "No"], ties: 1 });
     expect(finalLabels(d, "adjudication")).toMatchObject({ values: ["No", "No"], adjudicated: 1 });
     expect(finalLabels(d, "mean").note).toMatch(/majority rule is used/);
-    const w = task("writing-quality", [unit(1, { responseIds: [10, 11] })], [ann(1, 1, { scores: { "10": 4, "11": 2 } }), ann(1, 2, { scores: { "10": 5, "11": 2 } })]);
+    const w = task(
+      "writing-quality",
+      [unit(1, { responseIds: [10, 11] })],
+      [ann(1, 1, { scores: { "10": 4, "11": 2 } }), ann(1, 2, { scores: { "10": 5, "11": 2 } })],
+    );
     expect(finalLabels(w, "mean").values).toEqual([4.5, 2]);
     expect(w.labelKind).toBe("ordinal");
   });
@@ -83,8 +95,10 @@ describe("kappa paradox", () => {
     }
     const d = task("response-satisfaction", units, anns);
     const iaa = interAnnotatorAgreement(d);
-    const rows = anns.reduce<string[][]>((m, x) => ((m[x.unitId - 1] ??= [])[x.annotatorId - 1] = x.label as string, m), []);
-    expect(iaa.statistics.find((s) => s.key === "fleissKappa")!.estimate.value).toBe(fleissKappa(rows.map((r) => [r[0], r[1], null])).kappa);
+    const rows = anns.reduce<string[][]>((m, x) => (((m[x.unitId - 1] ??= [])[x.annotatorId - 1] = x.label as string), m), []);
+    expect(iaa.statistics.find((s) => s.key === "fleissKappa")!.estimate.value).toBe(
+      fleissKappa(rows.map((r) => [r[0], r[1], null])).kappa,
+    );
     expect(iaa.statistics.find((s) => s.key === "gwetAC1")!.estimate.value).toBe(gwetAC1(rows).value);
     expect(iaa.paradox).toMatch(/kappa paradox/);
     expect(iaa.paradox).toMatch(/AC1/);
@@ -105,7 +119,15 @@ describe("presentation", () => {
   });
 
   it("CSV keeps full precision and names each CI after its figure", () => {
-    const csv = tableToCsv({ id: "x", title: "x", columns: [{ key: "v", label: "Value", kind: "coef" }, { key: "ci", label: "95% CI", kind: "ci" }], rows: [{ v: 1 / 3, ci: [0.1, 0.5] }] });
+    const csv = tableToCsv({
+      id: "x",
+      title: "x",
+      columns: [
+        { key: "v", label: "Value", kind: "coef" },
+        { key: "ci", label: "95% CI", kind: "ci" },
+      ],
+      rows: [{ v: 1 / 3, ci: [0.1, 0.5] }],
+    });
     const [row] = Papa.parse<Record<string, string>>(csv, { header: true }).data;
     expect(Number(row.Value)).toBe(1 / 3);
     expect(row["Value 95% CI low"]).toBe("0.1");
@@ -137,7 +159,9 @@ describe("presentation", () => {
     expect(tex).toContain("Gwet's AC1 --- pooled & 0.812 & [0.700, 0.900] & \\textless{}0.001 \\\\");
     expect(tex).not.toContain("/p/x");
     expect(tex.trimEnd().endsWith("\\end{table}")).toBe(true);
-    expect(latexEscape("50% of $x_1 {a} #2 ~ ^ \\")).toBe("50\\% of \\$x\\_1 \\{a\\} \\#2 \\textasciitilde{} \\textasciicircum{} \\textbackslash{}");
+    expect(latexEscape("50% of $x_1 {a} #2 ~ ^ \\")).toBe(
+      "50\\% of \\$x\\_1 \\{a\\} \\#2 \\textasciitilde{} \\textasciicircum{} \\textbackslash{}",
+    );
   });
 
   it("two-sided normal p-values", () => {

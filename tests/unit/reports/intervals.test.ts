@@ -32,7 +32,13 @@ const task = (kind: string, units: RawUnit[], annotations: RawAnnotation[], anno
     annotations,
     annotators: Array.from({ length: annotators }, (_, i) => ({ id: i + 1, name: `A${i + 1}` })),
   });
-const ann = (unitId: number, annotatorId: number, label: unknown): RawAnnotation => ({ unitId, annotatorId, label, durationMs: 1000, shownOrder: null });
+const ann = (unitId: number, annotatorId: number, label: unknown): RawAnnotation => ({
+  unitId,
+  annotatorId,
+  label,
+  durationMs: 1000,
+  shownOrder: null,
+});
 const stat = (iaa: ReturnType<typeof interAnnotatorAgreement>, key: string) => iaa.statistics.find((s) => s.key === key)!.estimate;
 
 describe("report intervals", () => {
@@ -80,7 +86,9 @@ describe("report intervals", () => {
   });
 
   it("mean scores stay on the 1-5 scale: a bootstrap inside it, all-equal scores a Wilson bound, one score no interval", () => {
-    const units = [1, 2, 3, 4, 5, 6, 7].map((id) => unit(id, { responseIds: [10 * id], domain: id <= 5 ? "top" : id === 6 ? "single" : "mixed" }));
+    const units = [1, 2, 3, 4, 5, 6, 7].map((id) =>
+      unit(id, { responseIds: [10 * id], domain: id <= 5 ? "top" : id === 6 ? "single" : "mixed" }),
+    );
     const anns: RawAnnotation[] = [];
     for (const u of units) {
       if (u.domain === "top") anns.push(ann(u.id, 1, { scores: { [10 * u.id]: 5 } }), ann(u.id, 2, { scores: { [10 * u.id]: 5 } }));
@@ -116,7 +124,10 @@ describe("report intervals", () => {
     const M = units.map((_, i) => [labels[i % 3], labels[(i + (i % 4 === 0 ? 1 : 0)) % 3]]);
     const declared = task("imported-labels", units, anns, 2, { level: "nominal", categories: ["low", "mid", "high", "extreme"] });
     expect(declared.categories).toEqual(["low", "mid", "high", "extreme"]);
-    expect(stat(interAnnotatorAgreement(declared), "gwetAC1").value).toBeCloseTo(gwetAC1(M, { categories: ["low", "mid", "high", "extreme"] }).value, 12);
+    expect(stat(interAnnotatorAgreement(declared), "gwetAC1").value).toBeCloseTo(
+      gwetAC1(M, { categories: ["low", "mid", "high", "extreme"] }).value,
+      12,
+    );
     const inferred = task("imported-labels", units, anns, 2, { level: "nominal" });
     expect(stat(interAnnotatorAgreement(inferred), "gwetAC1").value).toBeCloseTo(gwetAC1(M).value, 12);
   });
@@ -127,7 +138,13 @@ describe("report intervals", () => {
     expect(e.ci![0]).toBeGreaterThanOrEqual(1);
     expect(e.ci![1]).toBeLessThanOrEqual(2);
     expect(e.method).toBe("percentile bootstrap (B=500, seed 3)");
-    expect(honestEstimate({ value: 0.99, ci: [0.95, 1.03], n: 10, method: "m" })).toMatchObject({ ci: [0.95, 1], method: "m; clipped to [-1, 1]" });
-    expect(honestEstimate({ value: 1, ci: [1, 1], n: 10, method: "m" })).toMatchObject({ ci: null, method: expect.stringMatching(/^not estimable/) });
+    expect(honestEstimate({ value: 0.99, ci: [0.95, 1.03], n: 10, method: "m" })).toMatchObject({
+      ci: [0.95, 1],
+      method: "m; clipped to [-1, 1]",
+    });
+    expect(honestEstimate({ value: 1, ci: [1, 1], n: 10, method: "m" })).toMatchObject({
+      ci: null,
+      method: expect.stringMatching(/^not estimable/),
+    });
   });
 });

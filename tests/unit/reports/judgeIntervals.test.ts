@@ -16,8 +16,25 @@ import { judgeAgreementTables, taskJudgeAgreement } from "../../../app/reports/j
 import { buildTaskData, type RawAnnotation, type RawUnit } from "../../../app/reports/subjects";
 import { judgesTable } from "../../../app/reports/tables";
 
-const unit = (id: number): RawUnit => ({ id, itemId: id, checklistItemId: null, responseId: 100 + id, responseIds: null, isGold: false, goldLabel: null, domain: "D", subject: null, taskType: null });
-const ann = (unitId: number, annotatorId: number, label: unknown): RawAnnotation => ({ unitId, annotatorId, label, durationMs: 1000, shownOrder: null });
+const unit = (id: number): RawUnit => ({
+  id,
+  itemId: id,
+  checklistItemId: null,
+  responseId: 100 + id,
+  responseIds: null,
+  isGold: false,
+  goldLabel: null,
+  domain: "D",
+  subject: null,
+  taskType: null,
+});
+const ann = (unitId: number, annotatorId: number, label: unknown): RawAnnotation => ({
+  unitId,
+  annotatorId,
+  label,
+  durationMs: 1000,
+  shownOrder: null,
+});
 const JUDGE: JudgeInfo = { id: 9, name: "judge-x", model: "m", promptVersion: "1", settings: {} };
 
 /** Two annotators agreeing on every unit (the final label), and a judge's Yes/No verdict per unit. */
@@ -59,7 +76,8 @@ function kappaSE(a: string[], b: string[]): { kappa: number; se: number } {
   const k = (po - pe) / (1 - pe);
   let s = 0;
   for (let i = 0; i < cats.length; i++) s += p[i][i] * (1 - (row[i] + col[i]) * (1 - k)) ** 2;
-  for (let i = 0; i < cats.length; i++) for (let j = 0; j < cats.length; j++) if (i !== j) s += (1 - k) ** 2 * p[i][j] * (col[i] + row[j]) ** 2;
+  for (let i = 0; i < cats.length; i++)
+    for (let j = 0; j < cats.length; j++) if (i !== j) s += (1 - k) ** 2 * p[i][j] * (col[i] + row[j]) ** 2;
   return { kappa: k, se: Math.sqrt((s - (k - pe * (1 - k)) ** 2) / (n * (1 - pe) ** 2)) };
 }
 

@@ -13,8 +13,25 @@ import { buildTaskData, type RawAnnotation, type RawUnit } from "../../../app/re
 import { iaaTable, pairsTable } from "../../../app/reports/tables";
 import { seededRandom } from "../../../app/stats/seededRandom";
 
-const unit = (id: number): RawUnit => ({ id, itemId: id, checklistItemId: null, responseId: null, responseIds: null, isGold: false, goldLabel: null, domain: "D", subject: null, taskType: null });
-const ann = (unitId: number, annotatorId: number, label: unknown): RawAnnotation => ({ unitId, annotatorId, label, durationMs: 1000, shownOrder: null });
+const unit = (id: number): RawUnit => ({
+  id,
+  itemId: id,
+  checklistItemId: null,
+  responseId: null,
+  responseIds: null,
+  isGold: false,
+  goldLabel: null,
+  domain: "D",
+  subject: null,
+  taskType: null,
+});
+const ann = (unitId: number, annotatorId: number, label: unknown): RawAnnotation => ({
+  unitId,
+  annotatorId,
+  label,
+  durationMs: 1000,
+  shownOrder: null,
+});
 
 function pearsonR(x: number[], y: number[]): number {
   const n = x.length;
@@ -23,7 +40,11 @@ function pearsonR(x: number[], y: number[]): number {
   let sxy = 0;
   let sxx = 0;
   let syy = 0;
-  for (let i = 0; i < n; i++) (sxy += (x[i] - mx) * (y[i] - my)), (sxx += (x[i] - mx) ** 2), (syy += (y[i] - my) ** 2);
+  for (let i = 0; i < n; i++) {
+    sxy += (x[i] - mx) * (y[i] - my);
+    sxx += (x[i] - mx) ** 2;
+    syy += (y[i] - my) ** 2;
+  }
   return sxy / Math.sqrt(sxx * syy);
 }
 function q6(x: number[], p: number): number {
@@ -89,7 +110,11 @@ describe("Pearson r of two annotators: Fisher's z and the unit bootstrap side by
     ]);
     // The pairwise table: Fisher's z and the bootstrap in their own labelled columns, the same intervals.
     const pt = pairsTable(iaa);
-    expect(pt.columns.filter((c) => c.key.startsWith("pearson")).map((c) => c.label)).toEqual(["Pearson r", "95% CI (Fisher z)", "95% CI (unit bootstrap)"]);
+    expect(pt.columns.filter((c) => c.key.startsWith("pearson")).map((c) => c.label)).toEqual([
+      "Pearson r",
+      "95% CI (Fisher z)",
+      "95% CI (unit bootstrap)",
+    ]);
     const pair = pt.rows[0] as unknown as { pearsonCi: number[]; pearsonBootCi: number[] };
     expect(pair.pearsonCi).toEqual(fisher.ci);
     expect(pair.pearsonBootCi[0]).toBeCloseTo(expected[0], 10);

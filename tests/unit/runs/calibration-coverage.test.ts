@@ -41,7 +41,8 @@ describe("whole-responses plan: interval coverage", () => {
       const chosen: number[] = [];
       for (let i = 0; i < m; i++) chosen.push(ids.splice(Math.floor(draw() * ids.length), 1)[0]);
       const draws = new Map<string, Draw>();
-      for (const r of chosen) for (let j = 0; j < J; j++) draws.set(`${r}/${j}`, { pi, stratum: "s", y: human.get(`${r}/${j}`)!, cluster: `r${r}` });
+      for (const r of chosen)
+        for (let j = 0; j < J; j++) draws.set(`${r}/${j}`, { pi, stratum: "s", y: human.get(`${r}/${j}`)!, cluster: `r${r}` });
       const est = differenceEstimate(pop, draws, [0, 100]).corrected!;
       if (Math.abs(est.unclipped - truth) <= 1.96 * est.se) covered++;
       // The same estimate with each pair its own draw: SE² = Σ_pairs (1 − π)·(a·(y − f)/π)².

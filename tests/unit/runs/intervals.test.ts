@@ -10,13 +10,19 @@ import { selfCorrectionMetrics, type ScObservation } from "~/runs/protocols/self
 
 function obsOf(cells: { dataset: string; condition: "internal" | "external"; correct: number; n: number }[]): ScObservation[] {
   const out: ScObservation[] = [];
-  for (const c of cells) for (let i = 0; i < c.n; i++) out.push({ model: "m", dataset: c.dataset, condition: c.condition, correct: i < c.correct, reply: "" });
+  for (const c of cells)
+    for (let i = 0; i < c.n; i++) out.push({ model: "m", dataset: c.dataset, condition: c.condition, correct: i < c.correct, reply: "" });
   return out;
 }
 
 describe("Self-Correction intervals stay in range", () => {
   it("19 of 20 correct: Wilson [0.764, 0.991], not mean ± 1.96·SEM = [0.852, 1.048]", () => {
-    const [m] = selfCorrectionMetrics(obsOf([{ dataset: "D", condition: "internal", correct: 19, n: 20 }, { dataset: "D", condition: "external", correct: 20, n: 20 }]));
+    const [m] = selfCorrectionMetrics(
+      obsOf([
+        { dataset: "D", condition: "internal", correct: 19, n: 20 },
+        { dataset: "D", condition: "external", correct: 20, n: 20 },
+      ]),
+    );
     const acc = m.datasets[0].byCondition.internal!;
     // By hand (z = 1.96, n = 20, p = 0.95): centre = (0.95 + 1.9208/20)/(1 + 3.8416/20), half = 1.96/(1 + 3.8416/20)·√(0.95·0.05/20 + 3.8416/1600).
     const z = 1.96;
@@ -50,7 +56,12 @@ describe("Self-Correction intervals stay in range", () => {
     expect(b.se).toBeCloseTo(se, 14);
     expect(b.ci).toEqual([expect.closeTo(value - 1.96 * se, 12), 1]);
     expect(b.clipped).toBe(true);
-    const [m] = selfCorrectionMetrics(obsOf([{ dataset: "D", condition: "internal", correct: 1, n: 20 }, { dataset: "D", condition: "external", correct: 19, n: 20 }]));
+    const [m] = selfCorrectionMetrics(
+      obsOf([
+        { dataset: "D", condition: "internal", correct: 1, n: 20 },
+        { dataset: "D", condition: "external", correct: 19, n: 20 },
+      ]),
+    );
     expect(m.datasets[0].blindSpot).toMatchObject({ ci: [expect.closeTo(value - 1.96 * se, 12), 1], clipped: true });
     // Well inside the range: nothing clipped.
     expect(blindSpot({ internalCorrect: 30, internalN: 100, externalCorrect: 80, externalN: 100 }).clipped).toBe(false);

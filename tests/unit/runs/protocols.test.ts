@@ -16,12 +16,32 @@ import { validateDataset } from "../../../app/runs/protocols";
 import { criteriaPrompt, guidedPrompt, judgePrompt } from "../../../app/runs/protocols/refinebench";
 import { fillTemplate } from "../../../app/runs/protocols/template";
 
-const base: ItemData = { id: 1, sourceId: "s", query: "Q", passage: null, domain: null, subject: null, taskType: null, metadata: {}, checklist: [], reference: "R" };
+const base: ItemData = {
+  id: 1,
+  sourceId: "s",
+  query: "Q",
+  passage: null,
+  domain: null,
+  subject: null,
+  taskType: null,
+  metadata: {},
+  checklist: [],
+  reference: "R",
+};
 const judges = [{ judgeId: 3, providerId: 4, name: "j" }];
 
 describe("FB-Bench", () => {
   it("judge prompt snapshot", () => {
-    expect(fbJudgePrompt({ query: "问", preset: "初", feedback: "反馈", reference: "参考", followUp: "跟进", checklist: ["指出错误", "给出正确答案"] })).toMatchInlineSnapshot(`
+    expect(
+      fbJudgePrompt({
+        query: "问",
+        preset: "初",
+        feedback: "反馈",
+        reference: "参考",
+        followUp: "跟进",
+        checklist: ["指出错误", "给出正确答案"],
+      }),
+    ).toMatchInlineSnapshot(`
       "你是一名严谨的评审员。请根据给定的检查清单，评估模型在收到用户反馈后的跟进回复是否满足每一项标准。
 
       ### 用户问题
@@ -53,7 +73,22 @@ describe("FB-Bench", () => {
 
   it("generation sees (query, preset, feedback); the judge sees the reference; 是/否 parsed, gaps failed", () => {
     // Metadata as the fb-bench import preset stores it (the released field names).
-    const item = { ...base, taskType: "error_correction", domain: "Mathematics", metadata: { bench_type: "Error Correction", origin_first_response: "P", feedback: "F", error_type: ["Logical Error"], feedback_type: ["Pointing Out Errors"] }, checklist: [{ id: 11, text: "a", weight: 0.7, position: 0 }, { id: 12, text: "b", weight: 0.3, position: 1 }] };
+    const item = {
+      ...base,
+      taskType: "error_correction",
+      domain: "Mathematics",
+      metadata: {
+        bench_type: "Error Correction",
+        origin_first_response: "P",
+        feedback: "F",
+        error_type: ["Logical Error"],
+        feedback_type: ["Pointing Out Errors"],
+      },
+      checklist: [
+        { id: 11, text: "a", weight: 0.7, position: 0 },
+        { id: 12, text: "b", weight: 0.3, position: 1 },
+      ],
+    };
     const cfg = FbBenchConfig.parse({ parseRetries: 0 });
     const [gen] = fbBench.plan({ runId: 5, items: [item], models: [{ providerId: 2, name: "m" }], judges, config: cfg });
     expect(gen.payload.request.messages).toEqual([
@@ -75,17 +110,61 @@ describe("FB-Bench", () => {
   });
 
   it("scores: weighted sum, maintenance rule any/all, unparsed is null", () => {
-    expect(fbScore("error_correction", [{ weight: 0.7, met: true }, { weight: 0.3, met: false }], "any")).toBeCloseTo(0.7);
-    expect(fbScore("response_maintenance", [{ weight: null, met: true }, { weight: null, met: false }], "any")).toBe(1);
-    expect(fbScore("response_maintenance", [{ weight: null, met: true }, { weight: null, met: false }], "all")).toBe(0);
-    expect(fbScore("error_correction", [{ weight: 0.5, met: null }, { weight: 0.5, met: true }], "any")).toBeNull();
+    expect(
+      fbScore(
+        "error_correction",
+        [
+          { weight: 0.7, met: true },
+          { weight: 0.3, met: false },
+        ],
+        "any",
+      ),
+    ).toBeCloseTo(0.7);
+    expect(
+      fbScore(
+        "response_maintenance",
+        [
+          { weight: null, met: true },
+          { weight: null, met: false },
+        ],
+        "any",
+      ),
+    ).toBe(1);
+    expect(
+      fbScore(
+        "response_maintenance",
+        [
+          { weight: null, met: true },
+          { weight: null, met: false },
+        ],
+        "all",
+      ),
+    ).toBe(0);
+    expect(
+      fbScore(
+        "error_correction",
+        [
+          { weight: 0.5, met: null },
+          { weight: 0.5, met: true },
+        ],
+        "any",
+      ),
+    ).toBeNull();
     const s = fbBenchScores(
       [
         { model: "m", scenario: "error_correction", task: "math", feedbackTypes: ["hint"], deficiencyTypes: ["logic"], score: 0.7 },
         { model: "m", scenario: "error_correction", task: "code", feedbackTypes: ["hint"], deficiencyTypes: ["logic", "fact"], score: 0.3 },
         { model: "m", scenario: "response_maintenance", task: "math", feedbackTypes: ["doubt"], deficiencyTypes: [], score: 1 },
         { model: "m", scenario: "response_maintenance", task: "math", feedbackTypes: ["doubt"], deficiencyTypes: [], score: null },
-        { model: "m", scenario: "response_maintenance", task: "math", feedbackTypes: ["doubt"], deficiencyTypes: [], score: null, failed: true },
+        {
+          model: "m",
+          scenario: "response_maintenance",
+          task: "math",
+          feedbackTypes: ["doubt"],
+          deficiencyTypes: [],
+          score: null,
+          failed: true,
+        },
       ],
       "any",
     )[0];
@@ -99,14 +178,31 @@ describe("FB-Bench", () => {
     // An item with two deficiency types counts in both.
     expect(s.byDeficiencyType).toEqual({ fact: { mean: 30, n: 1 }, logic: { mean: 50, n: 2 } });
     // Overall needs both scenarios.
-    expect(fbBenchScores([{ model: "m", scenario: "error_correction", task: null, feedbackTypes: [], deficiencyTypes: [], score: 0.5 }], "any")[0].overall).toBeNaN();
+    expect(
+      fbBenchScores(
+        [{ model: "m", scenario: "error_correction", task: null, feedbackTypes: [], deficiencyTypes: [], score: 0.5 }],
+        "any",
+      )[0].overall,
+    ).toBeNaN();
   });
 
   it("per-task temperatures of Appendix A.2.1, overridable for every task", () => {
-    const item = (domain: string) => ({ ...base, domain, taskType: "response_maintenance", metadata: { bench_type: "Response Maintenance", origin_first_response: "P", feedback: "F" }, checklist: [{ id: 1, text: "a", weight: null, position: 0 }] });
+    const item = (domain: string) => ({
+      ...base,
+      domain,
+      taskType: "response_maintenance",
+      metadata: { bench_type: "Response Maintenance", origin_first_response: "P", feedback: "F" },
+      checklist: [{ id: 1, text: "a", weight: null, position: 0 }],
+    });
     const temps = (settings: Record<string, unknown>) =>
       fbBench
-        .plan({ runId: 1, items: ["Text Creation", "Text Translation", "Knowledge Q&A", "Reasoning"].map((d, i) => ({ ...item(d), id: i + 1 })), models: [{ providerId: 2, name: "m" }], judges, config: FbBenchConfig.parse(settings) })
+        .plan({
+          runId: 1,
+          items: ["Text Creation", "Text Translation", "Knowledge Q&A", "Reasoning"].map((d, i) => ({ ...item(d), id: i + 1 })),
+          models: [{ providerId: 2, name: "m" }],
+          judges,
+          config: FbBenchConfig.parse(settings),
+        })
         .map((j) => j.payload.request.params?.temperature);
     expect(temps({})).toEqual([0.7, 0.7, 0.1, 0]);
     expect(temps({ targetSampling: { temperature: 0.3 } })).toEqual([0.3, 0.3, 0.3, 0.3]);
@@ -116,7 +212,8 @@ describe("FB-Bench", () => {
 
 describe("C3EBench", () => {
   it("task-specific prompt snapshot (Cloze)", () => {
-    expect(c3eJudgePrompt({ taskType: "Cloze", instruction: "Fill the blank", grounding: "A ___ C", reference: "B", candidate: "b" })).toMatchInlineSnapshot(`
+    expect(c3eJudgePrompt({ taskType: "Cloze", instruction: "Fill the blank", grounding: "A ___ C", reference: "B", candidate: "b" }))
+      .toMatchInlineSnapshot(`
       "# Role
       You are an expert professor specializing in textual logic and semantic analysis. Your task is to evaluate the quality gap between a generated text and a standard Reference in a Cloze (fill-in-the-blank) task.
       # Task & Data Fields
@@ -147,7 +244,10 @@ describe("C3EBench", () => {
       [Candidate Answer]
       b"
     `);
-    for (const t of ["End2End", "Expand", "Edit"] as const) expect(c3eJudgePrompt({ taskType: t, instruction: "i", grounding: null, reference: "r", candidate: "c" })).toMatch(/# Output Format \(JSON\)/);
+    for (const t of ["End2End", "Expand", "Edit"] as const)
+      expect(c3eJudgePrompt({ taskType: t, instruction: "i", grounding: null, reference: "r", candidate: "c" })).toMatch(
+        /# Output Format \(JSON\)/,
+      );
     expect(taskTypeOf("cloze")).toBe("Cloze");
     expect(taskTypeOf("end2end")).toBe("End2End");
     expect(taskTypeOf("condition")).toBe("Expand"); // RAVEL's English Expand file says "condition"
@@ -193,13 +293,20 @@ describe("C3EBench", () => {
 
 describe("Self-Correction Bench", () => {
   it("conditions place the same error in the assistant's open reply, the user message, or before ' Wait'", () => {
-    expect(conditionMessages("internal", "Q", "E")).toEqual({ kind: "continue", messages: [{ role: "user", content: "Q" }, { role: "assistant", content: "E" }] });
+    expect(conditionMessages("internal", "Q", "E")).toEqual({
+      kind: "continue",
+      messages: [
+        { role: "user", content: "Q" },
+        { role: "assistant", content: "E" },
+      ],
+    });
     expect(conditionMessages("internal-wait", "Q", "E").messages[1].content).toBe("E Wait");
     expect(conditionMessages("external", "Q", "E")).toEqual({ kind: "chat", messages: [{ role: "user", content: "Q\nE" }] });
   });
 
   it("judge prompt snapshots (D.2)", () => {
-    expect(scJudgePrompt({ condition: "internal", dataset: "SCLI5", question: "Q", golden: "G", error: "E", completion: "C" })).toMatchInlineSnapshot(`
+    expect(scJudgePrompt({ condition: "internal", dataset: "SCLI5", question: "Q", golden: "G", error: "E", completion: "C" }))
+      .toMatchInlineSnapshot(`
       "<question>
       Q
       </question>
@@ -218,7 +325,8 @@ describe("Self-Correction Bench", () => {
       - has provided correct reasoning
       - has admitted the mistake."
     `);
-    expect(scJudgePrompt({ condition: "external", dataset: "GSM8K-SC", question: "Q", golden: "G", error: "E", completion: "C" })).toMatchInlineSnapshot(`
+    expect(scJudgePrompt({ condition: "external", dataset: "GSM8K-SC", question: "Q", golden: "G", error: "E", completion: "C" }))
+      .toMatchInlineSnapshot(`
       "<question_and_user_reasoning>
       Q
       E
@@ -236,10 +344,21 @@ describe("Self-Correction Bench", () => {
   });
 
   it("parses awkward JSON judge replies", () => {
-    expect(parseScJudge('{"is_correct_answer": true, "is_correct_critique": false}', "external")).toMatchObject({ correct: true, status: "ok" });
-    expect(parseScJudge('```json\n{"is_correct_answer": "false", "is_correct_reasoning": true, "is_backtracking": true, "is_admitting_mistake": false}\n```', "internal")).toMatchObject({ correct: false, status: "ok" });
+    expect(parseScJudge('{"is_correct_answer": true, "is_correct_critique": false}', "external")).toMatchObject({
+      correct: true,
+      status: "ok",
+    });
+    expect(
+      parseScJudge(
+        '```json\n{"is_correct_answer": "false", "is_correct_reasoning": true, "is_backtracking": true, "is_admitting_mistake": false}\n```',
+        "internal",
+      ),
+    ).toMatchObject({ correct: false, status: "ok" });
     expect(parseScJudge('{"is_correct_answer": true}', "internal")).toMatchObject({ correct: true, status: "partial" });
-    expect(parseScJudge("is_correct_answer: true, is_correct_critique: true (no braces)", "external")).toMatchObject({ correct: true, status: "partial" });
+    expect(parseScJudge("is_correct_answer: true, is_correct_critique: true (no braces)", "external")).toMatchObject({
+      correct: true,
+      status: "partial",
+    });
     expect(parseScJudge('{"is_correct_answer": "maybe"}', "external")).toMatchObject({ correct: null, status: "failed" });
     expect(parseScJudge("", "external").status).toBe("failed");
   });
@@ -256,13 +375,36 @@ describe("Self-Correction Bench", () => {
     const o = selfCorrection.onReply(jobs[0].payload, " Wait, no. It is 4.", cfg);
     expect(o.responses[0].metadata).toMatchObject({ condition: "internal", markers: { Wait: 1, No: 0 } });
     // The output schema of Figure 13 goes as structured output, not as words in the prompt.
-    expect(o.next[0].payload.request.params).toMatchObject({ temperature: 0, extra: { response_format: { type: "json_schema", json_schema: { name: "Evaluation", schema: { required: ["is_correct_answer", "is_correct_reasoning", "is_backtracking", "is_admitting_mistake"] } } } } });
-    const v = selfCorrection.onReply(o.next[0].payload, '{"is_correct_answer": true, "is_correct_reasoning": true, "is_backtracking": true, "is_admitting_mistake": true}', cfg).verdicts[0];
+    expect(o.next[0].payload.request.params).toMatchObject({
+      temperature: 0,
+      extra: {
+        response_format: {
+          type: "json_schema",
+          json_schema: {
+            name: "Evaluation",
+            schema: { required: ["is_correct_answer", "is_correct_reasoning", "is_backtracking", "is_admitting_mistake"] },
+          },
+        },
+      },
+    });
+    const v = selfCorrection.onReply(
+      o.next[0].payload,
+      '{"is_correct_answer": true, "is_correct_reasoning": true, "is_backtracking": true, "is_admitting_mistake": true}',
+      cfg,
+    ).verdicts[0];
     expect(v).toMatchObject({ value: "Yes", score: 1, checklistItemId: null, responseSourceKey: "run1/m/internal" });
   });
 
   it("markers, accuracy CI, blind spot and macro average", () => {
-    expect(countMarkers("Wait. But no. Hmm, Hold on — However, Nothing. Alternatively No")).toMatchObject({ Wait: 1, But: 1, No: 1, Hmm: 1, "Hold on": 1, However: 1, Alternatively: 1 });
+    expect(countMarkers("Wait. But no. Hmm, Hold on — However, Nothing. Alternatively No")).toMatchObject({
+      Wait: 1,
+      But: 1,
+      No: 1,
+      Hmm: 1,
+      "Hold on": 1,
+      However: 1,
+      Alternatively: 1,
+    });
     const obs: ScObservation[] = [];
     const add = (dataset: string, condition: "internal" | "external", correct: number, n: number) => {
       for (let i = 0; i < n; i++) obs.push({ model: "m", dataset, condition, correct: i < correct, reply: "Wait" });
@@ -288,15 +430,31 @@ describe("before a run starts", () => {
     const bare = { ...base, sourceId: "bare", metadata: { dataset: "SCLI5" } };
     expect(validateDataset("self-correction", [ok], [{ name: "m", kind: "openai-compatible", settings: {} }], cfg)).toEqual([]);
     expect(validateDataset("self-correction", [ok, bare], [], cfg)).toEqual(['item bare: no injected error (metadata "injected_error")']);
-    expect(validateDataset("self-correction", [ok], [{ name: "m", kind: "openai-compatible", settings: { continueMode: "template" } }], cfg)[0]).toMatch(/^model m: continueMode "template" needs the model's chatTemplate/);
-    expect(validateDataset("self-correction", [ok], [{ name: "m", kind: "openai-compatible", settings: { continueMode: "template" } }], SelfCorrectionConfig.parse({ conditions: ["external"] }))).toEqual([]);
+    expect(
+      validateDataset("self-correction", [ok], [{ name: "m", kind: "openai-compatible", settings: { continueMode: "template" } }], cfg)[0],
+    ).toMatch(/^model m: continueMode "template" needs the model's chatTemplate/);
+    expect(
+      validateDataset(
+        "self-correction",
+        [ok],
+        [{ name: "m", kind: "openai-compatible", settings: { continueMode: "template" } }],
+        SelfCorrectionConfig.parse({ conditions: ["external"] }),
+      ),
+    ).toEqual([]);
   });
 
   it("FB-Bench and C3EBench refuse items they would judge with the wrong inputs", () => {
-    expect(validateDataset("fb-bench", [{ ...base, sourceId: "x", checklist: [{ id: 1, text: "a", weight: null, position: 0 }] }], [], FbBenchConfig.parse({}))).toEqual([
-      "item x: no bench_type, origin_first_response, feedback (import FB-Bench with the fb-bench preset)",
+    expect(
+      validateDataset(
+        "fb-bench",
+        [{ ...base, sourceId: "x", checklist: [{ id: 1, text: "a", weight: null, position: 0 }] }],
+        [],
+        FbBenchConfig.parse({}),
+      ),
+    ).toEqual(["item x: no bench_type, origin_first_response, feedback (import FB-Bench with the fb-bench preset)"]);
+    expect(validateDataset("c3ebench", [{ ...base, sourceId: "y", taskType: "poem" }], [], C3eBenchConfig.parse({}))).toEqual([
+      'item y: task type "poem" is not cloze, edit, condition/expand or end2end',
     ]);
-    expect(validateDataset("c3ebench", [{ ...base, sourceId: "y", taskType: "poem" }], [], C3eBenchConfig.parse({}))).toEqual(['item y: task type "poem" is not cloze, edit, condition/expand or end2end']);
   });
 });
 
@@ -306,8 +464,12 @@ describe("prompt filling takes inserted text literally", () => {
     expect(fillTemplate("A {query} B {answer} C", { query: nasty, answer: "ok" })).toBe(`A ${nasty} B ok C`);
   });
   it("in every protocol's prompts", () => {
-    expect(judgePrompt(nasty, nasty, [nasty])).toContain(`### Query:\n${nasty}\n\n### Model’s Answer:\n${nasty}\n\n### Checklist (Evaluation Items)\nQ1: ${nasty}\n`);
-    expect(guidedPrompt([`Does the response show $$a$$?`])).toBe("Please refine your previous response by considering the following feedbacks: \n- The response should show $$a$$.");
+    expect(judgePrompt(nasty, nasty, [nasty])).toContain(
+      `### Query:\n${nasty}\n\n### Model’s Answer:\n${nasty}\n\n### Checklist (Evaluation Items)\nQ1: ${nasty}\n`,
+    );
+    expect(guidedPrompt([`Does the response show $$a$$?`])).toBe(
+      "Please refine your previous response by considering the following feedbacks: \n- The response should show $$a$$.",
+    );
     expect(criteriaPrompt([nasty])).toContain(`- ${nasty}\n\nConsidering`);
     const fb = fbJudgePrompt({ query: nasty, preset: nasty, feedback: nasty, reference: nasty, followUp: nasty, checklist: [nasty] });
     expect(fb.split(nasty)).toHaveLength(7);
@@ -315,6 +477,8 @@ describe("prompt filling takes inserted text literally", () => {
     expect(sc.split(nasty)).toHaveLength(5);
     const scx = scJudgePrompt({ condition: "external", dataset: "SCLI5", question: nasty, golden: nasty, error: nasty, completion: nasty });
     expect(scx.split(nasty)).toHaveLength(5);
-    expect(c3eJudgePrompt({ taskType: "Edit", instruction: nasty, grounding: nasty, reference: nasty, candidate: nasty }).split(nasty)).toHaveLength(5);
+    expect(
+      c3eJudgePrompt({ taskType: "Edit", instruction: nasty, grounding: nasty, reference: nasty, candidate: nasty }).split(nasty),
+    ).toHaveLength(5);
   });
 });

@@ -19,12 +19,24 @@ function recordingsIn(dir: string) {
 
 describe("provider settings", () => {
   it("accepts the documented keys and names an unknown or mistyped one", () => {
-    expect(parseProviderSettings("openai-compatible", { temperature: 0, top_p: 0.9, max_tokens: 100, continueMode: "template", chatTemplate: "{{x}}" })).toMatchObject({ temperature: 0, continueMode: "template" });
-    expect(() => parseProviderSettings("openai-compatible", { temprature: 0 })).toThrow(/^settings\.temprature: unknown setting for a openai-compatible provider \(known: .*temperature/);
+    expect(
+      parseProviderSettings("openai-compatible", {
+        temperature: 0,
+        top_p: 0.9,
+        max_tokens: 100,
+        continueMode: "template",
+        chatTemplate: "{{x}}",
+      }),
+    ).toMatchObject({ temperature: 0, continueMode: "template" });
+    expect(() => parseProviderSettings("openai-compatible", { temprature: 0 })).toThrow(
+      /^settings\.temprature: unknown setting for a openai-compatible provider \(known: .*temperature/,
+    );
     expect(() => parseProviderSettings("openai-compatible", { temperature: "hot" })).toThrow(/^settings\.temperature: /);
     expect(() => parseProviderSettings("openai-compatible", { continueMode: "magic" })).toThrow(/^settings\.continueMode: /);
     expect(() => parseProviderSettings("openai-compatible", [])).toThrow("settings: must be a JSON object");
-    expect(() => parseProviderSettings("replay", { file: "demo-refinebench.json", temperature: 0 })).toThrow(/^settings\.temperature: unknown setting for a replay provider/);
+    expect(() => parseProviderSettings("replay", { file: "demo-refinebench.json", temperature: 0 })).toThrow(
+      /^settings\.temperature: unknown setting for a replay provider/,
+    );
   });
 });
 
@@ -71,6 +83,8 @@ describe("API keys at rest", () => {
     expect(() => decryptSecret(stored, crypto.randomBytes(32))).toThrow(/cannot be decrypted \(the encryption key changed\?\)/);
     expect(decryptSecret("sk-plain", key)).toBe("sk-plain");
     expect(decryptSecret(null)).toBeNull();
-    expect(maskSecret("Incorrect API key provided: sk-live-123456. And again sk-live-123456", "sk-live-123456")).toBe("Incorrect API key provided: sk-…[key masked]. And again sk-…[key masked]");
+    expect(maskSecret("Incorrect API key provided: sk-live-123456. And again sk-live-123456", "sk-live-123456")).toBe(
+      "Incorrect API key provided: sk-…[key masked]. And again sk-…[key masked]",
+    );
   });
 });

@@ -200,7 +200,11 @@ describe("nodeFetch (the keep-alive fetch the openai client uses)", () => {
     fake.setScript(() => ({ text: "pong", headers: { "x-request-id": "r1" } }));
     const before = fake.requests.length;
     for (let i = 0; i < 3; i++) {
-      const res = await nodeFetch(`${fake.baseUrl}/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "m", messages: user("ping") }) });
+      const res = await nodeFetch(`${fake.baseUrl}/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ model: "m", messages: user("ping") }),
+      });
       expect(res.status).toBe(200);
       expect(res.headers.get("x-request-id")).toBe("r1");
       expect((await res.json()).choices[0].message.content).toBe("pong");

@@ -16,7 +16,8 @@ import type { ItemData } from "../../../app/runs/protocols/types";
 
 describe("RefineBench prompts (G.1, G.2) — snapshots", () => {
   it("judge prompt", () => {
-    expect(judgePrompt("What is 2+2?", "It is 4.", ["Does the response state 4?", "Does the response show the sum?"])).toMatchInlineSnapshot(`
+    expect(judgePrompt("What is 2+2?", "It is 4.", ["Does the response state 4?", "Does the response show the sum?"]))
+      .toMatchInlineSnapshot(`
       "You will be provided with a model’s answer to the given query and an evaluation checklist that contains multiple questions. Your task is to evaluate the quality of the model’s answer based on the given evaluation checklist that contains multiple questions, by answering “Yes” or “No” to each question.
 
       ### Query:
@@ -133,7 +134,11 @@ describe("RefineBench jobs", () => {
     const cfg = RefineBenchConfig.parse({ setting: "self-refinement", maxTurns: 3 });
     const [gen1] = refineBench.plan({ runId: 1, items: [item], models: [{ providerId: 2, name: "m" }], judges, config: cfg });
     expect(gen1.key).toBe("rb:i7:m:t1:gen");
-    expect(gen1.payload.request).toMatchObject({ kind: "chat", messages: [{ role: "user", content: "Q?" }], params: { temperature: 1, top_p: 0.9 } });
+    expect(gen1.payload.request).toMatchObject({
+      kind: "chat",
+      messages: [{ role: "user", content: "Q?" }],
+      params: { temperature: 1, top_p: 0.9 },
+    });
     const o1 = refineBench.onReply(gen1.payload, "A", cfg);
     expect(o1.responses[0]).toMatchObject({ turn: 1, sourceKey: "run1/m/t1" });
     expect(o1.next.map((j) => j.key)).toEqual(["rb:i7:m:t1:judge1", "rb:i7:m:t2:gen"]);
@@ -185,7 +190,10 @@ describe("RefineBench jobs", () => {
     const [gen1] = refineBench.plan({ runId: 1, items: [item], models: [{ providerId: 2, name: "m" }], judges, config: cfg });
     const j = refineBench.onReply(refineBench.onReply(gen1.payload, "A", cfg).next[0].payload, "Q1: No\nQ2: No", cfg);
     const fb = j.next[0].payload.request.messages[2].content;
-    const knownText = item.checklist.find((c) => c.id === known[0])!.text.replace("Does the response ", "").replace("?", "");
+    const knownText = item.checklist
+      .find((c) => c.id === known[0])!
+      .text.replace("Does the response ", "")
+      .replace("?", "");
     expect(fb).toContain(knownText);
     expect(fb.match(/The response should/g)).toHaveLength(1);
   });
@@ -208,7 +216,11 @@ describe("RefineBench jobs", () => {
     const cfg = RefineBenchConfig.parse({});
     expect(cfg.targetSampling).toEqual({ temperature: 1, top_p: 0.9, max_tokens: 10_000 });
     expect(cfg.judgeSampling).toEqual({ temperature: 0, top_p: 1, max_tokens: 10_000 });
-    expect(RefineBenchConfig.parse({ targetSampling: { max_tokens: 2048 } }).targetSampling).toEqual({ temperature: 1, top_p: 0.9, max_tokens: 2048 });
+    expect(RefineBenchConfig.parse({ targetSampling: { max_tokens: 2048 } }).targetSampling).toEqual({
+      temperature: 1,
+      top_p: 0.9,
+      max_tokens: 2048,
+    });
     expect(() => RefineBenchConfig.parse({ targetSampling: { maxTokens: 5 } })).toThrow();
   });
 });

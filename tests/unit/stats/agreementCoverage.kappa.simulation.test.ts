@@ -7,7 +7,10 @@ import { CASES, Q, checkCoverage, model, pooledTable, report, seedFor } from "./
 import { cohenKappaFromTable, multinomialSample, patternStatistics, seededRandom } from "~/stats";
 
 describe("coverage of kappa intervals at realistic n (seeded simulations)", () => {
-  it.each([[CASES[0].name, 0] as const, [CASES[1].name, 1] as const])("%s: analytic and bootstrap 95 percent intervals cover the true value 93 to 97 percent of the time", (_name, index) => checkCoverage(index));
+  it.each([[CASES[0].name, 0] as const, [CASES[1].name, 1] as const])(
+    "%s: analytic and bootstrap 95 percent intervals cover the true value 93 to 97 percent of the time",
+    (_name, index) => checkCoverage(index),
+  );
 
   it("the pooled pairs of a unit are not independent: the cluster-robust SE is wider than the pairs-as-independent (FCE) SE", () => {
     const { patterns, probs } = model(3);

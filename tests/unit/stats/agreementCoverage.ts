@@ -49,7 +49,10 @@ export function model(raters: number): { patterns: RatingPatterns; probs: Float6
   const probs = new Float64Array(P);
   for (let p = 0; p < P; p++) {
     let x = p;
-    for (let g = raters - 1; g >= 0; g--) (codes[p * raters + g] = x % Q), (x = Math.floor(x / Q));
+    for (let g = raters - 1; g >= 0; g--) {
+      codes[p * raters + g] = x % Q;
+      x = Math.floor(x / Q);
+    }
     for (let t = 0; t < Q; t++) {
       let pr = PI[t];
       for (let g = 0; g < raters; g++) pr *= (codes[p * raters + g] === t ? ACC : 0) + (1 - ACC) / Q;
@@ -63,10 +66,11 @@ export function model(raters: number): { patterns: RatingPatterns; probs: Float6
 export function pooledTable(stats: ReturnType<typeof patternStatistics>, raters: number, w: ArrayLike<number>): Float64Array {
   const t = new Float64Array(Q * Q);
   const one = new Float64Array(Q * Q);
-  for (let g = 0; g < raters; g++) for (let h = g + 1; h < raters; h++) {
-    stats.pairTable(w, g, h, one);
-    for (let k = 0; k < Q * Q; k++) t[k] += one[k];
-  }
+  for (let g = 0; g < raters; g++)
+    for (let h = g + 1; h < raters; h++) {
+      stats.pairTable(w, g, h, one);
+      for (let k = 0; k < Q * Q; k++) t[k] += one[k];
+    }
   return t;
 }
 
@@ -102,7 +106,12 @@ export const CASES: Case[] = [
       let u = 0;
       for (let i = 0; i < w.length; i++)
         for (let c = 0; c < w[i]; c++, u++)
-          for (let g = 0; g < 3; g++) for (let h = g + 1; h < 3; h++) (a.push(p.codes[i * 3 + g]), b.push(p.codes[i * 3 + h]), unit.push(u));
+          for (let g = 0; g < 3; g++)
+            for (let h = g + 1; h < 3; h++) {
+              a.push(p.codes[i * 3 + g]);
+              b.push(p.codes[i * 3 + h]);
+              unit.push(u);
+            }
       return cohenKappaClusteredSE(a, b, unit, Q).ci;
     },
   },
@@ -119,7 +128,11 @@ export const CASES: Case[] = [
     raters: 3,
     n: 100,
     // Alpha's small-sample factor n/(n − 1) vanishes in the population: probabilities scaled to 1e12 units.
-    truth: (s, probs) => s.krippendorffAlpha(probs.map((x) => x * 1e12), "nominal"),
+    truth: (s, probs) =>
+      s.krippendorffAlpha(
+        probs.map((x) => x * 1e12),
+        "nominal",
+      ),
     value: (s, w) => s.krippendorffAlpha(w, "nominal"),
     analytic: (s, w) => {
       const r = krippendorffAlphaSE(s.unitCounts, { unitWeights: w });
@@ -128,7 +141,6 @@ export const CASES: Case[] = [
     },
   },
 ];
-
 
 /** Runs case `index` of {@link CASES}: 1000 replicates, analytic and 400-resample bootstrap intervals, both must cover 93-97%. */
 export function checkCoverage(index: number): void {
@@ -150,7 +162,10 @@ export function checkCoverage(index: number): void {
   }
   report(`${c.name} analytic`, coveredA / R);
   report(`${c.name} bootstrap`, coveredB / R);
-  for (const [method, covered] of [["analytic", coveredA], ["bootstrap", coveredB]] as const) {
+  for (const [method, covered] of [
+    ["analytic", coveredA],
+    ["bootstrap", coveredB],
+  ] as const) {
     expect(covered / R, `${method}: coverage ${covered / R}`).toBeGreaterThanOrEqual(0.93);
     expect(covered / R, `${method}: coverage ${covered / R}`).toBeLessThanOrEqual(0.97);
   }

@@ -45,7 +45,12 @@ describe("counted once, used by every multi-rater coefficient", () => {
     expect(() => fleissKappaSE(counted, { categories: [4, 3, 2, 1] })).toThrow(/^fleissKappaSE: the counted data has categories/);
     // Krippendorff's alpha from the counts: every level (the categories are the values), the
     // published Krippendorff (2011) figures: nominal 0.743, ordinal 0.815, interval 0.849, ratio 0.797.
-    for (const [level, published] of [["nominal", 0.743], ["ordinal", 0.815], ["interval", 0.849], ["ratio", 0.797]] as const) {
+    for (const [level, published] of [
+      ["nominal", 0.743],
+      ["ordinal", 0.815],
+      ["interval", 0.849],
+      ["ratio", 0.797],
+    ] as const) {
       const fromCounts = krippendorffAlpha(counted, { level }).alpha;
       expect(fromCounts, level).toBeCloseTo(krippendorffAlpha(krippendorff2011, { level }).alpha, 12);
       expect(fromCounts, level).toBeCloseTo(published, 3);
@@ -55,12 +60,26 @@ describe("counted once, used by every multi-rater coefficient", () => {
     // a matrix over listed units (one twice) is the matrix of those rows.
     const o = coincidenceMatrix(counted);
     for (const level of ["nominal", "ordinal", "interval", "ratio"] as const) {
-      expect(krippendorffAlphaFromCoincidences(o, counted.categories, level), level).toBeCloseTo(krippendorffAlpha(counted, { level }).alpha, 12);
+      expect(krippendorffAlphaFromCoincidences(o, counted.categories, level), level).toBeCloseTo(
+        krippendorffAlpha(counted, { level }).alpha,
+        12,
+      );
     }
     const listed = [0, 3, 3, 7];
     const rows = listed.map((u) => krippendorff2011[u]);
-    expect(Array.from(coincidenceMatrix(counted, listed))).toEqual(Array.from(coincidenceMatrix(unitCategoryCounts("t", rows, counted.categories))));
-    expect(Array.from(coincidenceMatrix(unitCategoryCounts("demo", [["a", "a"], ["a", "b"]])))).toEqual([2, 1, 1, 0]);
+    expect(Array.from(coincidenceMatrix(counted, listed))).toEqual(
+      Array.from(coincidenceMatrix(unitCategoryCounts("t", rows, counted.categories))),
+    );
+    expect(
+      Array.from(
+        coincidenceMatrix(
+          unitCategoryCounts("demo", [
+            ["a", "a"],
+            ["a", "b"],
+          ]),
+        ),
+      ),
+    ).toEqual([2, 1, 1, 0]);
   });
 });
 
@@ -113,15 +132,44 @@ describe("analytic SEs reproduce irrCAC on cac.raw4raters", () => {
   });
 
   it("@examples", () => {
-    expect(fleissKappaSE([["a", "a", "a"], ["b", "b", "a"], ["b", "b", "b"]]).se).toBeCloseTo(0.464939512194866, 12);
-    expect(gwetSE([["y", "y"], ["y", "y"], ["y", "n"], ["n", "n"]]).se).toBeCloseTo(0.5000608592328204, 12);
-    expect(krippendorffAlphaSE([["a", "a", "a"], ["b", "b", "a"], ["b", "b", "b"]]).value).toBeCloseTo(0.6, 12);
+    expect(
+      fleissKappaSE([
+        ["a", "a", "a"],
+        ["b", "b", "a"],
+        ["b", "b", "b"],
+      ]).se,
+    ).toBeCloseTo(0.464939512194866, 12);
+    expect(
+      gwetSE([
+        ["y", "y"],
+        ["y", "y"],
+        ["y", "n"],
+        ["n", "n"],
+      ]).se,
+    ).toBeCloseTo(0.5000608592328204, 12);
+    expect(
+      krippendorffAlphaSE([
+        ["a", "a", "a"],
+        ["b", "b", "a"],
+        ["b", "b", "b"],
+      ]).value,
+    ).toBeCloseTo(0.6, 12);
   });
 
   it("edge cases: undefined coefficients give NaN; errors name the function", () => {
-    expect(fleissKappaSE([["a", "a"], ["a", "a"]]).value).toBeNaN();
+    expect(
+      fleissKappaSE([
+        ["a", "a"],
+        ["a", "a"],
+      ]).value,
+    ).toBeNaN();
     expect(gwetSE([["a", null]]).se).toBeNaN();
-    expect(krippendorffAlphaSE([["a", null], [null, "b"]]).value).toBeNaN();
+    expect(
+      krippendorffAlphaSE([
+        ["a", null],
+        [null, "b"],
+      ]).value,
+    ).toBeNaN();
     expect(() => fleissKappaSE([["a"], ["a", "b"]])).toThrow(/^fleissKappaSE: row 1/);
     expect(() => gwetSE([["a", "b"]], { weights: "cubic" as never })).toThrow(/^gwetSE: unknown weights/);
     expect(() => krippendorffAlphaSE([["a", "b"]], { cluster: [1, 2] })).toThrow(/^krippendorffAlphaSE: cluster has 2 keys for 1 rows/);

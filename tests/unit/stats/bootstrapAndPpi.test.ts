@@ -21,7 +21,17 @@ describe("bootstrapCI", () => {
 
   it("the interval is the (B+1)α-th order statistic of the resample statistics (numpy.percentile(method='weibull'))", () => {
     const seen: number[] = [];
-    const r = bootstrapCI({ data, statistic: (s) => { const m = mean(s); seen.push(m); return m; }, seed: 3, resamples: 999, level: 0.9 });
+    const r = bootstrapCI({
+      data,
+      statistic: (s) => {
+        const m = mean(s);
+        seen.push(m);
+        return m;
+      },
+      seed: 3,
+      resamples: 999,
+      level: 0.9,
+    });
     const reps = seen.slice(1).sort((x, y) => x - y); // the first call is the estimate on the original data
     expect(reps).toHaveLength(999);
     // B = 999, level 0.9: (B+1)·0.05 = 50 and (B+1)·0.95 = 950 are whole order statistics.
@@ -69,7 +79,11 @@ describe("bootstrapCI", () => {
       for (let k = 0; k < idx.length; k++) counts[codes[0][idx[k]] * q + codes[1][idx[k]]]++;
       return cohenKappaFromTable({ counts, q }).kappa;
     };
-    const slow = (s: number[]) => cohenKappa(s.map((i) => a[i]), s.map((i) => b[i])).kappa;
+    const slow = (s: number[]) =>
+      cohenKappa(
+        s.map((i) => a[i]),
+        s.map((i) => b[i]),
+      ).kappa;
     const rows = a.map((_, i) => i);
     const r1 = bootstrapCI({ data: rows, statistic: fast, seed: 4, resamples: 300 });
     const r2 = bootstrapCI({ data: rows, statistic: slow, seed: 4, resamples: 300 });
@@ -90,7 +104,13 @@ describe("bootstrapCI", () => {
       resamples: 200,
       cluster: (_r, i) => Math.floor(i / 4),
     });
-    const byRows = bootstrapCI({ data, statistic: (sample) => mean(sample), seed: 9, resamples: 200, cluster: (_r, i) => Math.floor(i / 4) });
+    const byRows = bootstrapCI({
+      data,
+      statistic: (sample) => mean(sample),
+      seed: 9,
+      resamples: 200,
+      cluster: (_r, i) => Math.floor(i / 4),
+    });
     expect(byIndex.ci).toEqual(byRows.ci);
     expect(seen.slice(1).every((len) => len === 0)).toBe(true); // the first call is the estimate on all rows
   });
@@ -110,10 +130,14 @@ describe("bootstrapCI", () => {
   it("throws errors naming the function", () => {
     expect(() => bootstrapCI({ data: [], statistic: mean, seed: 1 })).toThrow(/^bootstrapCI: data must be a non-empty array/);
     expect(() => bootstrapCI({ data: [1], statistic: mean })).toThrow(/^bootstrapCI: pass a seeded generator/);
-    expect(() => bootstrapCI({ data: [1], statistic: mean, seed: 1, resamples: 0 })).toThrow(/^bootstrapCI: resamples must be a positive integer/);
+    expect(() => bootstrapCI({ data: [1], statistic: mean, seed: 1, resamples: 0 })).toThrow(
+      /^bootstrapCI: resamples must be a positive integer/,
+    );
     expect(() => bootstrapCI({ data: [1], statistic: mean, seed: 1, level: 95 })).toThrow(/^bootstrapCI: level/);
     expect(() => bootstrapCI({ data: [1], statistic: mean, seed: Infinity })).toThrow(/^bootstrapCI: seed must be a finite number/);
-    expect(() => bootstrapCI({ data: [1], statistic: mean, seed: 1, cluster: () => ({}) as never })).toThrow(/^bootstrapCI: cluster key of row 0/);
+    expect(() => bootstrapCI({ data: [1], statistic: mean, seed: 1, cluster: () => ({}) as never })).toThrow(
+      /^bootstrapCI: cluster key of row 0/,
+    );
   });
 });
 
@@ -159,7 +183,9 @@ describe("ppiMean", () => {
   });
 
   it("@example: 4/6 + 1/4", () => {
-    expect(ppiMean({ labelledHuman: [1, 0, 1, 1], labelledJudge: [1, 0, 1, 0], unlabelledJudge: [1, 1, 0, 1, 0, 1], lambda: "ppi" }).estimate).toBeCloseTo(4 / 6 + 1 / 4, 15);
+    expect(
+      ppiMean({ labelledHuman: [1, 0, 1, 1], labelledJudge: [1, 0, 1, 0], unlabelledJudge: [1, 1, 0, 1, 0, 1], lambda: "ppi" }).estimate,
+    ).toBeCloseTo(4 / 6 + 1 / 4, 15);
   });
 
   it("edge cases: constant predictions -> λ = 0; n = 1; a perfect judge", () => {
@@ -168,15 +194,28 @@ describe("ppiMean", () => {
     expect(flat.estimate).toBeCloseTo(2 / 3, 15);
     const one = ppiMean({ labelledHuman: [1], labelledJudge: [1], unlabelledJudge: [0, 1], lambda: "ppi" });
     expect(one.estimate).toBe(0.5);
-    const perfect = ppiMean({ labelledHuman: [1, 0, 1, 0], labelledJudge: [1, 0, 1, 0], unlabelledJudge: [1, 0, 0, 0, 1, 0, 0, 0], lambda: "ppi" });
+    const perfect = ppiMean({
+      labelledHuman: [1, 0, 1, 0],
+      labelledJudge: [1, 0, 1, 0],
+      unlabelledJudge: [1, 0, 0, 0, 1, 0, 0, 0],
+      lambda: "ppi",
+    });
     expect(perfect.estimate).toBe(0.25);
   });
 
   it("throws errors naming the function", () => {
-    expect(() => ppiMean({ ...input, labelledJudge: F.slice(1) })).toThrow(/^ppiMean: labelledHuman and labelledJudge must have the same length \(got 40 and 39\)/);
-    expect(() => ppiMean({ labelledHuman: [], labelledJudge: [], unlabelledJudge: [1] })).toThrow(/^ppiMean: labelledHuman must not be empty/);
-    expect(() => ppiMean({ labelledHuman: [1], labelledJudge: [1], unlabelledJudge: [] })).toThrow(/^ppiMean: unlabelledJudge must not be empty/);
-    expect(() => ppiMean({ labelledHuman: [NaN], labelledJudge: [1], unlabelledJudge: [1] })).toThrow(/^ppiMean: labelledHuman\[0\] is not a finite number/);
+    expect(() => ppiMean({ ...input, labelledJudge: F.slice(1) })).toThrow(
+      /^ppiMean: labelledHuman and labelledJudge must have the same length \(got 40 and 39\)/,
+    );
+    expect(() => ppiMean({ labelledHuman: [], labelledJudge: [], unlabelledJudge: [1] })).toThrow(
+      /^ppiMean: labelledHuman must not be empty/,
+    );
+    expect(() => ppiMean({ labelledHuman: [1], labelledJudge: [1], unlabelledJudge: [] })).toThrow(
+      /^ppiMean: unlabelledJudge must not be empty/,
+    );
+    expect(() => ppiMean({ labelledHuman: [NaN], labelledJudge: [1], unlabelledJudge: [1] })).toThrow(
+      /^ppiMean: labelledHuman\[0\] is not a finite number/,
+    );
     expect(() => ppiMean({ ...input, lambda: Infinity })).toThrow(/^ppiMean: lambda must be/);
     expect(() => ppiMean({ ...input, lambda: "ppi+" as never })).toThrow(/^ppiMean: lambda must be/);
   });

@@ -55,18 +55,60 @@ describe("cohenKappaFromTable", () => {
     expect(one.kappa).toBeNaN();
     expect(one.se).toBeNaN();
     expect(one.pe).toBe(1);
-    const empty = cohenKappaFromTable([[0, 0], [0, 0]]);
+    const empty = cohenKappaFromTable([
+      [0, 0],
+      [0, 0],
+    ]);
     expect(empty.kappa).toBeNaN();
     expect(empty.n).toBe(0);
   });
 
   it("throws errors naming the function", () => {
     expect(() => cohenKappaFromTable([[1, 2], [3]])).toThrow(/^cohenKappaFromTable: table must be square/);
-    expect(() => cohenKappaFromTable([[1, -2], [3, 4]])).toThrow(/^cohenKappaFromTable: counts must be finite/);
-    expect(() => cohenKappaFromTable([[1, NaN], [3, 4]])).toThrow(/^cohenKappaFromTable:/);
-    expect(() => cohenKappaFromTable([[1, 2], [3, 4]], { weights: "cubic" as never })).toThrow(/^cohenKappaFromTable: unknown weights/);
-    expect(() => cohenKappaFromTable([[1, 2], [3, 4]], { weights: [[1, 0.5], [0.5, 0.9]] })).toThrow(/^cohenKappaFromTable: agreement weights need w\[i\]\[i\] = 1/);
-    expect(() => cohenKappaFromTable([[1, 2], [3, 4]], { level: 1 })).toThrow(/^cohenKappaFromTable: level/);
+    expect(() =>
+      cohenKappaFromTable([
+        [1, -2],
+        [3, 4],
+      ]),
+    ).toThrow(/^cohenKappaFromTable: counts must be finite/);
+    expect(() =>
+      cohenKappaFromTable([
+        [1, NaN],
+        [3, 4],
+      ]),
+    ).toThrow(/^cohenKappaFromTable:/);
+    expect(() =>
+      cohenKappaFromTable(
+        [
+          [1, 2],
+          [3, 4],
+        ],
+        { weights: "cubic" as never },
+      ),
+    ).toThrow(/^cohenKappaFromTable: unknown weights/);
+    expect(() =>
+      cohenKappaFromTable(
+        [
+          [1, 2],
+          [3, 4],
+        ],
+        {
+          weights: [
+            [1, 0.5],
+            [0.5, 0.9],
+          ],
+        },
+      ),
+    ).toThrow(/^cohenKappaFromTable: agreement weights need w\[i\]\[i\] = 1/);
+    expect(() =>
+      cohenKappaFromTable(
+        [
+          [1, 2],
+          [3, 4],
+        ],
+        { level: 1 },
+      ),
+    ).toThrow(/^cohenKappaFromTable: level/);
   });
 });
 
@@ -123,7 +165,9 @@ describe("cohenKappa (raw labels)", () => {
     expect(() => cohenKappa(["a", "b"], ["a"])).toThrow(/^cohenKappa: a and b must have the same length \(got 2 and 1\)/);
     expect(() => cohenKappa([1, NaN], [1, 2])).toThrow(/^cohenKappa: non-finite value NaN/);
     expect(() => cohenKappa([1, Infinity], [1, 2])).toThrow(/^cohenKappa: non-finite value Infinity/);
-    expect(() => cohenKappa(["a", "c"], ["a", "b"], { categories: ["a", "b"] })).toThrow(/^cohenKappa: value "c" .* not one of the given categories/);
+    expect(() => cohenKappa(["a", "c"], ["a", "b"], { categories: ["a", "b"] })).toThrow(
+      /^cohenKappa: value "c" .* not one of the given categories/,
+    );
     expect(() => cohenKappa([{} as never], ["a"])).toThrow(/^cohenKappa: unsupported value/);
   });
 });
@@ -150,7 +194,7 @@ describe("pabak", () => {
     // rows: first rater y/n, columns: second rater y/n, for the @example pairs of pabak
     expect(pabakFromTable({ counts: [3, 0, 1, 0], q: 2 })).toBe(pabak(["y", "y", "y", "n"], ["y", "y", "y", "y"]));
     let seed = 3;
-    const next = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
     const a = Array.from({ length: 997 }, () => (next() < 0.8 ? "y" : "n"));
     const b = a.map((x) => (next() < 0.9 ? x : x === "y" ? "n" : "y"));
     const t = [0, 0, 0, 0];

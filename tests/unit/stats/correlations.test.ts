@@ -96,7 +96,7 @@ describe("kendallTauB", () => {
 
   it("agrees with the O(n²) textbook definition on random tied data (independent check)", () => {
     let seed = 12345;
-    const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+    const rnd = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
     for (let rep = 0; rep < 20; rep++) {
       const n = 5 + Math.floor(rnd() * 60);
       const a = Array.from({ length: n }, () => Math.floor(rnd() * 6));
@@ -147,13 +147,16 @@ describe("rankAverage", () => {
   });
   it("agrees with the definition 1 + #{x_j < x_i} + (#{x_j = x_i} - 1)/2 on 2,000 random values with many ties", () => {
     let seed = 7;
-    const next = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
     const xs = Array.from({ length: 2000 }, () => Math.floor(next() * 60) - 30 + (next() < 0.1 ? 0.5 : 0));
     const ranks = rankAverage(xs);
     for (let i = 0; i < xs.length; i += 97) {
       let less = 0;
       let equal = 0;
-      for (const x of xs) (x < xs[i] ? less++ : x === xs[i] ? equal++ : 0);
+      for (const x of xs) {
+        if (x < xs[i]) less++;
+        else if (x === xs[i]) equal++;
+      }
       expect(ranks[i]).toBe(1 + less + (equal - 1) / 2);
     }
   });
@@ -165,8 +168,12 @@ describe("spearmanFromTable", () => {
     expect(spearmanFromTable({ counts: [2, 0, 1, 1], q: 2 }).rho).toBeCloseTo(0.5773502691896258, 15);
     expect(spearmanFromTable({ counts: [2, 0, 1, 1], q: 2 }).rho).toBeCloseTo(spearman([0, 0, 1, 1], [0, 0, 0, 1]).rho, 15);
     let seed = 5;
-    const next = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
-    for (const [q, n] of [[5, 3000], [3, 40], [7, 900]]) {
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+    for (const [q, n] of [
+      [5, 3000],
+      [3, 40],
+      [7, 900],
+    ]) {
       const x: number[] = [];
       const y: number[] = [];
       const t = new Array(q * q).fill(0);

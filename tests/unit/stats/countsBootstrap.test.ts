@@ -148,7 +148,10 @@ describe("pattern statistics equal the row statistics", () => {
 
   it("AC1 keeps q of the declared scale: with a fifth, unused category it equals gwetAC1 with that scale", () => {
     const declared = ratingPatterns(rows, ["a", "b", "c", "d", "e"]).patterns;
-    expect(patternStatistics(declared).gwetAC1(declared.counts)).toBeCloseTo(gwetAC1(rows, { categories: ["a", "b", "c", "d", "e"] }).value, 13);
+    expect(patternStatistics(declared).gwetAC1(declared.counts)).toBeCloseTo(
+      gwetAC1(rows, { categories: ["a", "b", "c", "d", "e"] }).value,
+      13,
+    );
   });
 
   it("the analytic SEs with unitWeights equal the SEs of the expanded rows", () => {
@@ -165,7 +168,10 @@ describe("pattern statistics equal the row statistics", () => {
     const scores: Rating[][] = rows.map((r) => r.map((v) => (v == null ? null : "abcd".indexOf(v as string) + 1)));
     const sp = ratingPatterns(scores).patterns;
     const sps = patternStatistics(sp);
-    expect(krippendorffAlphaSE(sps.unitCounts, { weights: "quadratic", unitWeights: sp.counts }).se).toBeCloseTo(krippendorffAlphaSE(scores, { weights: "quadratic" }).se, 13);
+    expect(krippendorffAlphaSE(sps.unitCounts, { weights: "quadratic", unitWeights: sp.counts }).se).toBeCloseTo(
+      krippendorffAlphaSE(scores, { weights: "quadratic" }).se,
+      13,
+    );
     expect(sps.krippendorffAlpha(sp.counts, "interval")).toBeCloseTo(krippendorffAlpha(scores, { level: "interval" }).alpha, 13);
   });
 
@@ -193,7 +199,13 @@ describe("countsBootstrapCI", () => {
     const stats = patternStatistics(patterns);
     for (const seed of [1, 42]) {
       const viaRows = bootstrapCI({ data: rows, statistic: (s) => fleissKappa(s).kappa, seed, resamples: 300 });
-      const viaCounts = countsBootstrapCI({ counts: patterns.counts, patternOfUnit, statistic: (w) => stats.fleissKappa(w), seed, resamples: 300 });
+      const viaCounts = countsBootstrapCI({
+        counts: patterns.counts,
+        patternOfUnit,
+        statistic: (w) => stats.fleissKappa(w),
+        seed,
+        resamples: 300,
+      });
       expect(viaCounts.draws).toBe("units");
       expect(viaCounts.ci[0]).toBeCloseTo(viaRows.ci[0], 12);
       expect(viaCounts.ci[1]).toBeCloseTo(viaRows.ci[1], 12);
@@ -299,7 +311,11 @@ describe("pooledKappa (from patterns)", () => {
         for (let h = g + 1; h < 3; h++) {
           const x = patterns.codes[p * 3 + g];
           const y = patterns.codes[p * 3 + h];
-          if (x >= 0 && y >= 0) (a.push(x), b.push(y), unit.push(u));
+          if (x >= 0 && y >= 0) {
+            a.push(x);
+            b.push(y);
+            unit.push(u);
+          }
         }
     });
     for (const weights of ["none", "quadratic"] as const) {
@@ -311,7 +327,11 @@ describe("pooledKappa (from patterns)", () => {
       expect(viaPatterns.units).toBe(viaPairs.clusters);
     }
     // The doc example: po = 7/9, pe = 39/81.
-    const ex = ratingPatterns([["a", "a", "a"], ["a", "b", "b"], ["b", "b", "b"]]).patterns;
+    const ex = ratingPatterns([
+      ["a", "a", "a"],
+      ["a", "b", "b"],
+      ["b", "b", "b"],
+    ]).patterns;
     expect(pooledKappa(ex, ex.counts).kappa).toBeCloseTo((7 / 9 - 39 / 81) / (1 - 39 / 81), 14);
   });
 });

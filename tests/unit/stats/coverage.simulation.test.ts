@@ -155,7 +155,10 @@ describe("coverage of 95% intervals (seeded simulations)", () => {
       widthHuman += b.naiveHumanCI[1] - b.naiveHumanCI[0];
       judgeMean += b.naiveJudge;
     }
-    for (const [name, covered] of [["ppi", coveredPpi], ["ppi++", coveredPpiPP]] as const) {
+    for (const [name, covered] of [
+      ["ppi", coveredPpi],
+      ["ppi++", coveredPpiPP],
+    ] as const) {
       report(name, covered / R);
       expect(covered / R, `${name} coverage ${covered / R}`).toBeGreaterThanOrEqual(0.93);
       expect(covered / R, `${name} coverage ${covered / R}`).toBeLessThanOrEqual(0.97);

@@ -59,7 +59,10 @@ describe("quantileSorted", () => {
 
 describe("encodeLabels", () => {
   it("sorts numbers numerically, then booleans, then strings; 1 and '1' differ (@example)", () => {
-    const e = encodeLabels("demo", [["b", "a", null], ["a", "a", "b"]]);
+    const e = encodeLabels("demo", [
+      ["b", "a", null],
+      ["a", "a", "b"],
+    ]);
     expect(e.categories).toEqual(["a", "b"]);
     expect(Array.from(e.codes[0])).toEqual([1, 0, -1]);
     expect(encodeLabels("demo", [[10, 9, "1", 1, true]]).categories).toEqual([1, 9, 10, true, "1"]);
@@ -73,7 +76,14 @@ describe("encodeLabels", () => {
 
 describe("unitCategoryCounts / agreementWeights / pairedNumbers", () => {
   it("@examples", () => {
-    expect(Array.from(unitCategoryCounts("demo", [["a", "a"], ["a", "b"]]).counts)).toEqual([2, 0, 1, 1]);
+    expect(
+      Array.from(
+        unitCategoryCounts("demo", [
+          ["a", "a"],
+          ["a", "b"],
+        ]).counts,
+      ),
+    ).toEqual([2, 0, 1, 1]);
     expect(Array.from(agreementWeights(3, "linear"))).toEqual([1, 0.5, 0, 0.5, 1, 0.5, 0, 0.5, 1]);
     expect(Array.from(agreementWeights(3, "quadratic"))).toEqual([1, 0.75, 0, 0.75, 1, 0.75, 0, 0.75, 1]);
     expect(Array.from(agreementWeights(1, "linear"))).toEqual([1]);
@@ -87,10 +97,15 @@ describe("unitCategoryCounts / agreementWeights / pairedNumbers", () => {
     expect(() => unitCategoryCounts("caller", [[1], [1, 2]])).toThrow(/^caller: row 1 has 2 ratings/);
   });
   it("passes counted data through, checking the categories asked for", () => {
-    const counted = unitCategoryCounts("demo", [["a", "a"], ["a", "b"]]);
+    const counted = unitCategoryCounts("demo", [
+      ["a", "a"],
+      ["a", "b"],
+    ]);
     expect(unitCategoryCounts("again", counted)).toBe(counted);
     expect(unitCategoryCounts("again", counted, ["a", "b"])).toBe(counted);
-    expect(() => unitCategoryCounts("caller", counted, ["b", "a"])).toThrow(/^caller: the counted data has categories \["a","b"\], not \["b","a"\]/);
+    expect(() => unitCategoryCounts("caller", counted, ["b", "a"])).toThrow(
+      /^caller: the counted data has categories \["a","b"\], not \["b","a"\]/,
+    );
     expect(() => unitCategoryCounts("caller", counted, ["a", "b", "c"])).toThrow(/^caller: the counted data has categories/);
   });
 });

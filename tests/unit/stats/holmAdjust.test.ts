@@ -26,7 +26,7 @@ describe("holmAdjust", () => {
 
   it("is never below the raw p, never above Bonferroni, and keeps the order of the raw p-values", () => {
     let seed = 11;
-    const next = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
     const p = Array.from({ length: 40 }, () => (next() < 0.3 ? next() * 0.01 : next()));
     const adj = holmAdjust(p);
     p.forEach((x, i) => {

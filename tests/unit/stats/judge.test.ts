@@ -27,7 +27,10 @@ describe("confusionMatrix", () => {
       [0, 1, 0],
       [0, 0, 0],
     ]);
-    expect(confusionMatrix(["y", "y", "n"], ["y", "n", "n"]).matrix).toEqual([[1, 0], [1, 1]]);
+    expect(confusionMatrix(["y", "y", "n"], ["y", "n", "n"]).matrix).toEqual([
+      [1, 0],
+      [1, 1],
+    ]);
   });
 
   it("throws errors naming the function", () => {
@@ -61,7 +64,14 @@ describe("perLabelMetrics", () => {
   });
 
   it("@example; undefined ratios are NaN, F1 is 0 when TP = 0 but errors exist", () => {
-    expect(perLabelMetrics(["y", "y", "n", "n"], ["y", "n", "n", "n"])[1]).toEqual({ label: "y", precision: 1, recall: 0.5, f1: 2 / 3, support: 2, predicted: 1 });
+    expect(perLabelMetrics(["y", "y", "n", "n"], ["y", "n", "n", "n"])[1]).toEqual({
+      label: "y",
+      precision: 1,
+      recall: 0.5,
+      f1: 2 / 3,
+      support: 2,
+      predicted: 1,
+    });
     const m = perLabelMetrics(["y", "y"], ["n", "n"], ["y", "n", "x"]);
     expect(m[0].precision).toBeNaN(); // judge never said "y"
     expect(m[0].recall).toBe(0);
@@ -79,7 +89,14 @@ describe("rates", () => {
   it("TPR and TNR for a positive label; everything else is negative", () => {
     // positive "A": TP 3, FN 1; negatives (B, C) judged non-A: 7 of 8 -> TN 7, FP 1
     expect(rates(human, judge, "A")).toEqual({ tpr: 0.75, tnr: 7 / 8, tp: 3, fn: 1, tn: 7, fp: 1 });
-    expect(rates(["Yes", "Yes", "No", "No"], ["Yes", "No", "No", "Yes"], "Yes")).toEqual({ tpr: 0.5, tnr: 0.5, tp: 1, fn: 1, tn: 1, fp: 1 });
+    expect(rates(["Yes", "Yes", "No", "No"], ["Yes", "No", "No", "Yes"], "Yes")).toEqual({
+      tpr: 0.5,
+      tnr: 0.5,
+      tp: 1,
+      fn: 1,
+      tn: 1,
+      fp: 1,
+    });
   });
   it("edge cases: no positives -> TPR NaN; missing pairs dropped; errors", () => {
     const r = rates(["No", "No", null], ["No", "Yes", "Yes"], "Yes");
@@ -93,7 +110,12 @@ describe("rates", () => {
 
 describe("yesRateDifference", () => {
   it("judge minus human Yes rate; equals (FP - FN)/n", () => {
-    expect(yesRateDifference(["Yes", "No", "No", "No"], ["Yes", "Yes", "No", "No"])).toEqual({ humanYesRate: 0.25, judgeYesRate: 0.5, difference: 0.25, n: 4 });
+    expect(yesRateDifference(["Yes", "No", "No", "No"], ["Yes", "Yes", "No", "No"])).toEqual({
+      humanYesRate: 0.25,
+      judgeYesRate: 0.5,
+      difference: 0.25,
+      n: 4,
+    });
     const r = rates(human, judge, "A");
     expect(yesRateDifference(human, judge, "A").difference).toBeCloseTo((r.fp - r.fn) / 12, 15);
   });
@@ -134,7 +156,9 @@ describe("pairwiseOrderingConsistency", () => {
 
   it("@example; a judge reversing every order scores 0; no pairs -> NaN", () => {
     const ex = pairwiseOrderingConsistency([
-      { itemId: "a", human: 5, judge: 9 }, { itemId: "a", human: 3, judge: 6 }, { itemId: "a", human: 3, judge: 7 },
+      { itemId: "a", human: 5, judge: 9 },
+      { itemId: "a", human: 3, judge: 6 },
+      { itemId: "a", human: 3, judge: 7 },
     ]);
     expect(ex.withTies).toBeCloseTo(2 / 3, 15);
     expect(ex.withoutTies).toBe(1);
@@ -149,7 +173,11 @@ describe("pairwiseOrderingConsistency", () => {
 
   it("throws errors naming the function", () => {
     expect(() => pairwiseOrderingConsistency("x" as never)).toThrow(/^pairwiseOrderingConsistency: responses must be an array/);
-    expect(() => pairwiseOrderingConsistency([{ itemId: "a", human: NaN, judge: 1 }])).toThrow(/^pairwiseOrderingConsistency: responses\[0\]\.human is not a finite number/);
-    expect(() => pairwiseOrderingConsistency([{ itemId: undefined as never, human: 1, judge: 1 }])).toThrow(/^pairwiseOrderingConsistency: responses\[0\]\.itemId/);
+    expect(() => pairwiseOrderingConsistency([{ itemId: "a", human: NaN, judge: 1 }])).toThrow(
+      /^pairwiseOrderingConsistency: responses\[0\]\.human is not a finite number/,
+    );
+    expect(() => pairwiseOrderingConsistency([{ itemId: undefined as never, human: 1, judge: 1 }])).toThrow(
+      /^pairwiseOrderingConsistency: responses\[0\]\.itemId/,
+    );
   });
 });

@@ -65,9 +65,15 @@ describe("blindSpot", () => {
   });
 
   it("throws errors naming the function", () => {
-    expect(() => blindSpot({ internalCorrect: 11, internalN: 10, externalCorrect: 1, externalN: 10 })).toThrow(/^blindSpot: internalCorrect \(11\) exceeds internalN/);
-    expect(() => blindSpot({ internalCorrect: 1.5, internalN: 10, externalCorrect: 1, externalN: 10 })).toThrow(/^blindSpot: internalCorrect must be a non-negative integer/);
-    expect(() => blindSpot({ internalCorrect: 0, internalN: 0, externalCorrect: 1, externalN: 10 })).toThrow(/^blindSpot: internalN and externalN must be at least 1/);
+    expect(() => blindSpot({ internalCorrect: 11, internalN: 10, externalCorrect: 1, externalN: 10 })).toThrow(
+      /^blindSpot: internalCorrect \(11\) exceeds internalN/,
+    );
+    expect(() => blindSpot({ internalCorrect: 1.5, internalN: 10, externalCorrect: 1, externalN: 10 })).toThrow(
+      /^blindSpot: internalCorrect must be a non-negative integer/,
+    );
+    expect(() => blindSpot({ internalCorrect: 0, internalN: 0, externalCorrect: 1, externalN: 10 })).toThrow(
+      /^blindSpot: internalN and externalN must be at least 1/,
+    );
     expect(() => blindSpot({ internalCorrect: NaN, internalN: 10, externalCorrect: 1, externalN: 10 })).toThrow(/^blindSpot:/);
   });
 });

@@ -53,27 +53,65 @@ describe("krippendorffAlpha", () => {
   });
 
   it("@example and string labels at nominal level", () => {
-    expect(krippendorffAlpha([[1, 1], [2, 2], [3, 2]], { level: "interval" }).alpha).toBeCloseTo(0.7058823529411764, 14);
+    expect(
+      krippendorffAlpha(
+        [
+          [1, 1],
+          [2, 2],
+          [3, 2],
+        ],
+        { level: "interval" },
+      ).alpha,
+    ).toBeCloseTo(0.7058823529411764, 14);
     const s = krippendorff2011.map((row) => row.map((v) => (v === null ? null : `c${v}`)));
     expect(krippendorffAlpha(s).alpha).toBeCloseTo(0.743421052631579, 14);
   });
 
   it("edge cases: one value in use -> NaN; no pairable unit -> NaN; n = 1 unit", () => {
-    expect(krippendorffAlpha([["a", "a"], ["a", "a"]]).alpha).toBeNaN();
-    expect(krippendorffAlpha([[3, 3], [3, null]], { level: "interval" }).alpha).toBeNaN();
-    expect(krippendorffAlpha([["a", null], [null, "b"]]).alpha).toBeNaN();
-    expect(krippendorffAlpha([["a", null], [null, "b"]]).pairableValues).toBe(0);
+    expect(
+      krippendorffAlpha([
+        ["a", "a"],
+        ["a", "a"],
+      ]).alpha,
+    ).toBeNaN();
+    expect(
+      krippendorffAlpha(
+        [
+          [3, 3],
+          [3, null],
+        ],
+        { level: "interval" },
+      ).alpha,
+    ).toBeNaN();
+    expect(
+      krippendorffAlpha([
+        ["a", null],
+        [null, "b"],
+      ]).alpha,
+    ).toBeNaN();
+    expect(
+      krippendorffAlpha([
+        ["a", null],
+        [null, "b"],
+      ]).pairableValues,
+    ).toBe(0);
     // a single unit with two different values: Do = De·(n-1)/n... alpha = 1 - (n-1)·2/ (n²-Σn²) = 1 - 1·2/2 = 0
     expect(krippendorffAlpha([["a", "b"]]).alpha).toBe(0);
     expect(krippendorffAlpha([]).alpha).toBeNaN();
     // A rater who always gives the same label still contributes pairable values.
-    const r = krippendorffAlpha([["a", "x"], ["b", "x"], ["a", "x"]]);
+    const r = krippendorffAlpha([
+      ["a", "x"],
+      ["b", "x"],
+      ["a", "x"],
+    ]);
     expect(r.alpha).toBeLessThan(0);
   });
 
   it("throws errors naming the function", () => {
     expect(() => krippendorffAlpha([[1, 2], [3]])).toThrow(/^krippendorffAlpha: row 1 has 1 ratings but row 0 has 2/);
-    expect(() => krippendorffAlpha([[1, "x"]], { level: "interval" })).toThrow(/^krippendorffAlpha: interval level needs numbers; unit 0, rater 1 is "x"/);
+    expect(() => krippendorffAlpha([[1, "x"]], { level: "interval" })).toThrow(
+      /^krippendorffAlpha: interval level needs numbers; unit 0, rater 1 is "x"/,
+    );
     expect(() => krippendorffAlpha([[1, NaN]], { level: "interval" })).toThrow(/^krippendorffAlpha: non-finite value NaN/);
     expect(() => krippendorffAlpha([[1, Infinity]])).toThrow(/^krippendorffAlpha: non-finite value Infinity/);
     expect(() => krippendorffAlpha([[1, -2]], { level: "ratio" })).toThrow(/^krippendorffAlpha: ratio level needs values ≥ 0/);
@@ -112,9 +150,25 @@ describe("fleissKappa", () => {
   });
 
   it("@example; edge cases: one category -> NaN; units nobody rated ignored; n = 1", () => {
-    expect(fleissKappa([["a", "a", "a"], ["b", "b", "a"], ["b", "b", "b"]]).kappa).toBeCloseTo(0.55, 14);
-    expect(fleissKappa([["a", "a"], ["a", "a"]]).kappa).toBeNaN();
-    const withEmpty = fleissKappa([["a", "a", "a"], [null, null, null], ["b", "b", "a"], ["b", "b", "b"]]);
+    expect(
+      fleissKappa([
+        ["a", "a", "a"],
+        ["b", "b", "a"],
+        ["b", "b", "b"],
+      ]).kappa,
+    ).toBeCloseTo(0.55, 14);
+    expect(
+      fleissKappa([
+        ["a", "a"],
+        ["a", "a"],
+      ]).kappa,
+    ).toBeNaN();
+    const withEmpty = fleissKappa([
+      ["a", "a", "a"],
+      [null, null, null],
+      ["b", "b", "a"],
+      ["b", "b", "b"],
+    ]);
     expect(withEmpty.kappa).toBeCloseTo(0.55, 14);
     expect(withEmpty.n).toBe(3);
     expect(fleissKappa([["a", "b"]]).kappa).toBe(-1);
@@ -156,7 +210,18 @@ describe("gwetAC1 / gwetAC2", () => {
     expect(lin.pa).toBeCloseTo(0.9393939393939394, 12);
     expect(lin.pe).toBeCloseTo(0.5709635416666667, 12);
     expect(gwetAC2(krippendorff2011, { weights: "quadratic" }).value).toBeCloseTo(0.9140007235516047, 12);
-    expect(gwetAC2([[1, 1], [1, 2], [2, 2], [3, 3], [3, 2]], { weights: "quadratic" }).value).toBeCloseTo(0.7058823529411766, 12);
+    expect(
+      gwetAC2(
+        [
+          [1, 1],
+          [1, 2],
+          [2, 2],
+          [3, 3],
+          [3, 2],
+        ],
+        { weights: "quadratic" },
+      ).value,
+    ).toBeCloseTo(0.7058823529411766, 12);
   });
 
   it("AC2 with identity weights (as a scheme or a matrix) is AC1", () => {
@@ -164,20 +229,59 @@ describe("gwetAC1 / gwetAC2", () => {
     expect(gwetAC2(krippendorff2011, { weights: "none" }).value).toBeCloseTo(ac1, 14);
     const eye = [0, 1, 2, 3, 4].map((i) => [0, 1, 2, 3, 4].map((j) => (i === j ? 1 : 0)));
     expect(gwetAC2(krippendorff2011, { weights: eye }).value).toBeCloseTo(ac1, 14);
-    expect(gwetCoefficient("gwetAC1", [["y", "y"], ["y", "y"], ["y", "n"], ["n", "n"]], "none").value).toBeCloseTo(0.5294117647058824, 14);
+    expect(
+      gwetCoefficient(
+        "gwetAC1",
+        [
+          ["y", "y"],
+          ["y", "y"],
+          ["y", "n"],
+          ["n", "n"],
+        ],
+        "none",
+      ).value,
+    ).toBeCloseTo(0.5294117647058824, 14);
   });
 
   it("kappa paradox: with 96% Yes, AC1 stays high where kappa collapses", () => {
-    const rows = [...Array(94).fill(["Yes", "Yes"]), ["Yes", "No"], ["Yes", "No"], ["No", "Yes"], ["No", "Yes"], ["No", "No"], ["No", "No"]];
+    const rows = [
+      ...Array(94).fill(["Yes", "Yes"]),
+      ["Yes", "No"],
+      ["Yes", "No"],
+      ["No", "Yes"],
+      ["No", "Yes"],
+      ["No", "No"],
+      ["No", "No"],
+    ];
     // Hand computation: pa = 0.96, π_Yes = 0.96, pe = 2·0.96·0.04 = 0.0768, AC1 = (0.96-0.0768)/(1-0.0768)
     expect(gwetAC1(rows).value).toBeCloseTo((0.96 - 0.0768) / (1 - 0.0768), 12);
     expect(fleissKappa(rows).kappa).toBeLessThan(0.5);
   });
 
   it("edge cases: one category in use -> NaN unless the scale is declared; @example", () => {
-    expect(gwetAC1([["Yes", "Yes"], ["Yes", "Yes"]]).value).toBeNaN();
-    expect(gwetAC1([["Yes", "Yes"], ["Yes", "Yes"]], { categories: ["No", "Yes"] }).value).toBe(1);
-    expect(gwetAC1([["y", "y"], ["y", "y"], ["y", "n"], ["n", "n"]]).value).toBeCloseTo(0.5294117647058824, 14);
+    expect(
+      gwetAC1([
+        ["Yes", "Yes"],
+        ["Yes", "Yes"],
+      ]).value,
+    ).toBeNaN();
+    expect(
+      gwetAC1(
+        [
+          ["Yes", "Yes"],
+          ["Yes", "Yes"],
+        ],
+        { categories: ["No", "Yes"] },
+      ).value,
+    ).toBe(1);
+    expect(
+      gwetAC1([
+        ["y", "y"],
+        ["y", "y"],
+        ["y", "n"],
+        ["n", "n"],
+      ]).value,
+    ).toBeCloseTo(0.5294117647058824, 14);
     expect(gwetAC1([["a", null]]).value).toBeNaN();
   });
 
@@ -201,7 +305,14 @@ describe("percentAgreement", () => {
   });
 
   it("@example, one category, n = 1, all missing", () => {
-    expect(percentAgreement([["y", "y"], ["y", "n"], ["n", "n"], ["n", null]])).toBeCloseTo(2 / 3, 15);
+    expect(
+      percentAgreement([
+        ["y", "y"],
+        ["y", "n"],
+        ["n", "n"],
+        ["n", null],
+      ]),
+    ).toBeCloseTo(2 / 3, 15);
     expect(percentAgreement([["y", "y"]])).toBe(1);
     expect(percentAgreement([["y", "n"]])).toBe(0);
     expect(percentAgreement([["y", null]])).toBeNaN();
