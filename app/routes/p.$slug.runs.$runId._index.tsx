@@ -41,6 +41,14 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
     .all()
     .filter((t) => (t.config as Record<string, unknown>).runId === run.id);
   const calibration = tasks.map((t) => ({ taskId: t.id, name: t.name, scores: calibratedScores(db, run.id, t.id) }));
+  // C3EBench calibration tasks score writings 1–10: their corrected means are tables of the results page.
+  const scoreCalibration = db
+    .select({ id: schema.tasks.id, name: schema.tasks.name, config: schema.tasks.config })
+    .from(schema.tasks)
+    .where(and(eq(schema.tasks.projectId, project.id), eq(schema.tasks.kind, "writing-quality")))
+    .all()
+    .filter((t) => (t.config as Record<string, unknown>).runId === run.id)
+    .map((t) => ({ taskId: t.id, name: t.name }));
   // Each failed job with the provider's error (stored with the API key masked), newest 200.
   const failedJobs = db.$client
     .prepare(`SELECT id, key, attempts, error, payload FROM jobs WHERE run_id = ? AND status = 'failed' ORDER BY id LIMIT 200`)
@@ -85,6 +93,7 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
     recorded,
     progress: runProgress(db, run.id)!,
     calibration,
+    scoreCalibration,
     failedJobs,
     providerSampling,
     members: projectMembers(project.id, db).map((m) => ({ id: m.id, name: m.name, role: m.role })),
@@ -223,7 +232,8 @@ export function applicableActions(status: string, failed: number): Record<"pause
 const ACTION_LABELS = { pause: "Pause", resume: "Resume", cancel: "Cancel", "retry-failed": "Retry failed jobs" } as const;
 
 export default function RunPage() {
-  const { project, run, progress, recorded, calibration, members, failedJobs, providerSampling } = useLoaderData<typeof loader>();
+  const { project, run, progress, recorded, calibration, scoreCalibration, members, failedJobs, providerSampling } =
+    useLoaderData<typeof loader>();
   const result = useActionData<typeof action>() as
     { ok?: string; error?: string; taskId?: number; form?: string; fieldErrors?: FieldErrors } | undefined;
   const calErrors: FieldErrors = (result?.form === "calibrate" ? result.fieldErrors : undefined) ?? {};
@@ -440,6 +450,15 @@ export default function RunPage() {
           </div>
         </Form>
       </div>
+      {scoreCalibration.map((c) => (
+        <div key={c.taskId} data-testid="score-calibration">
+          <h3>{c.name}</h3>
+          <p>
+            Human 1–10 scores of this run&rsquo;s writings (<Link to={`/p/${project.slug}/tasks/${c.taskId}`}>task page</Link>): the raw and
+            bias-corrected mean scores per task type are on the <Link to={`/p/${project.slug}/runs/${run.id}/results`}>results page</Link>.
+          </p>
+        </div>
+      ))}
       {calibration.map((c) => (
         <div key={c.taskId}>
           <h3>{c.name}</h3>

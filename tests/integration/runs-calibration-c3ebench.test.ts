@@ -315,6 +315,13 @@ describe("C3EBench calibration on the judge's 1–10 scale", () => {
       shown.report.metrics.find((x: any) => x.metric === "Mean score (overall)" && x.model === "target-model").corrected.estimate,
     ).toBeCloseTo(report.metrics.find((x) => x.metric === "Mean score (overall)" && x.model === "target-model")!.corrected!.estimate, 12);
 
+    // The run page lists the task and sends the researcher to those tables.
+    const overview = await (
+      await run(runPage.loader, args(get(`/p/c3e-cal/runs/${done.id}`, leadCookie), { slug: "c3e-cal", runId: String(done.id) }))
+    ).json();
+    expect(overview.scoreCalibration).toEqual([{ taskId: task.id, name: task.name }]);
+    expect(overview.calibration.map((c: any) => c.taskId)).not.toContain(task.id);
+
     // The task's agreement report reads its 1–10 scale (a 7 is one of its categories).
     const rep = await run(
       agreement.loader,
