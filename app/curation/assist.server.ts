@@ -3,13 +3,18 @@
  * - the back-check (RefineBench step 3): the checklist judge answers every item on
  *   the reference answer; items it answers "No" (or that it leaves unparsed) are flagged;
  * - checklist drafting (RefineBench G.3): a draft the maintainer edits before it is added.
- * Every HTTP attempt is logged in provider_calls (never with the API key).
+ * Every HTTP attempt is admitted by the provider's shared limits (concurrency and
+ * requests per minute across every process, as run calls are) and logged in
+ * provider_calls before it is sent (never with the API key).
  */
 import { and, asc, eq, inArray, isNull } from "drizzle-orm";
 import { getDb, schema, type Db } from "~/db.server";
 import { parseChecklistLines } from "~/runs/protocols/checklist-parse";
 import { judgePrompt, userQuery } from "~/runs/protocols/refinebench";
 import { providerFromRow } from "~/runs/runner.server";
+import { heartbeat, HOST, sharedLimits } from "~/runs/providers/shared-limits.server";
+import type { CallGate } from "~/runs/providers/shared-limits.server";
+import type { ProviderRow } from "~/runs/providers/index.server";
 import type { CallRecord, LlmProvider } from "~/runs/providers/types";
 import { checklistDraftPrompt, CHECKLIST_PROMPT_VERSION, parseChecklistDraft, type DraftParse } from "./checklistDraft";
 import type { BackCheckResult } from "./flags.server";
@@ -39,6 +44,30 @@ function logCalls(db: Db, providerId: number) {
         error: c.error,
       })
       .run();
+  };
+}
+
+/** How long the curation caller's registration stays valid without a renewal (it is renewed before every call). */
+const CURATION_LEASE_MS = 10 * 60_000;
+
+/**
+ * The call options of one curation request: an HTTP provider's attempts go through the
+ * shared limits (the caller registered as a live process, so its calls in flight count
+ * until they end); a replay provider's calls are logged as they come back.
+ */
+function callOptions(db: Db, row: ProviderRow): { gate?: CallGate; onCall?: (c: CallRecord) => void } {
+  if (row.kind === "replay") return { onCall: logCalls(db, row.id) };
+  const owner = `curation-${HOST}-${process.pid}`;
+  heartbeat(db, owner, CURATION_LEASE_MS);
+  return {
+    gate: sharedLimits(db).gate({
+      providerId: row.id,
+      concurrency: row.concurrency,
+      requestsPerMinute: row.requestsPerMinute,
+      owner,
+      runId: null,
+      jobId: null,
+    }),
   };
 }
 
@@ -73,7 +102,6 @@ export async function runBackCheck(
     .orderBy(asc(schema.items.sourceId))
     .all();
   const summary: BackCheckSummary = { items: items.length, checked: 0, flagged: 0, unparsed: 0, failedCalls: [] };
-  const onCall = logCalls(db, row.id);
   await Promise.all(
     items.map(async (item) => {
       const checklist = db
@@ -105,7 +133,7 @@ export async function runBackCheck(
             ],
             params: JUDGE_PARAMS,
           },
-          { onCall },
+          callOptions(db, row),
         );
         text = reply.text;
       } catch (err) {
@@ -137,6 +165,7 @@ export async function runBackCheck(
         .run();
     }),
   );
+  sharedLimits(db).flushEnds(); // every call's row is complete before the summary is shown
   return summary;
 }
 
@@ -158,7 +187,8 @@ export async function draftChecklist(
   const provider = args.provider ?? providerFromRow(row);
   const reply = await provider.call(
     { kind: "chat", messages: [{ role: "user", content: checklistDraftPrompt(userQuery(item), ref.text) }], params: { temperature: 0 } },
-    { onCall: logCalls(db, row.id) },
+    callOptions(db, row),
   );
+  sharedLimits(db).flushEnds();
   return { ...parseChecklistDraft(reply.text), raw: reply.text, promptVersion: CHECKLIST_PROMPT_VERSION };
 }

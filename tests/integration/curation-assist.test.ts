@@ -93,6 +93,42 @@ describe("back-check", () => {
     expect(JSON.stringify(calls)).not.toContain("sk-secret-test-key");
   });
 
+  it("keeps to the provider's concurrency like run calls do, each call logged as sent before it goes out", async () => {
+    db().update(schema.providers).set({ concurrency: 2 }).where(eq(schema.providers.id, providerId)).run();
+    const before = db().select().from(schema.providerCalls).where(eq(schema.providerCalls.providerId, providerId)).all().length;
+    let inFlight = 0;
+    let peak = 0;
+    let sentRowsSeen = 0;
+    fake.setScript(async (req) => {
+      inFlight++;
+      peak = Math.max(peak, inFlight);
+      // While this request is at the endpoint its row is already there, marked sent.
+      sentRowsSeen = Math.max(
+        sentRowsSeen,
+        db()
+          .$client.prepare(`SELECT COUNT(*) FROM provider_calls WHERE provider_id = ? AND state = 'sent'`)
+          .pluck()
+          .get(providerId) as number,
+      );
+      await new Promise((r) => setTimeout(r, 40));
+      inFlight--;
+      const prompt = lastUserText(req.body);
+      const ids = [...prompt.split("### Checklist (Evaluation Items)")[1].matchAll(/^Q(\d+):/gm)].map((m) => Number(m[1]));
+      return ids.map((i) => `Q${i}: Yes`).join("\n");
+    });
+    try {
+      const summary = await runBackCheck({ projectId, datasetId: benchId, providerId, userId: null });
+      expect(summary).toMatchObject({ items: 12, checked: 12, failedCalls: [] });
+      expect(peak).toBe(2);
+      expect(sentRowsSeen).toBeGreaterThanOrEqual(1);
+      const calls = db().select().from(schema.providerCalls).where(eq(schema.providerCalls.providerId, providerId)).all().slice(before);
+      expect(calls).toHaveLength(12);
+      expect(calls.every((c) => c.state === "done" && c.status === 200 && c.owner?.startsWith("curation-"))).toBe(true);
+    } finally {
+      db().update(schema.providers).set({ concurrency: 4 }).where(eq(schema.providers.id, providerId)).run();
+    }
+  });
+
   it("a failing endpoint is reported per item and records nothing for it", async () => {
     fake.setScript(() => ({ status: 500, text: "boom" }));
     const before = db().select().from(schema.curationEvents).all().length;
