@@ -45,9 +45,9 @@ import { projectMembers } from "../annotation/tasks.server";
 import { shownOrderFor } from "../annotation/random";
 import { meanCI, seededRandom } from "../stats";
 import { TASK_TYPES, taskTypeOf } from "./protocols/c3ebench";
-import { FbBenchConfig, fbItemFacts } from "./protocols/fbbench";
+import { FbBenchConfig, fbItemFacts } from "./protocols/fb-bench";
 import { refineBenchMetrics } from "./protocols/refinebench";
-import { CONDITIONS } from "./protocols/selfcorrection";
+import { CONDITIONS } from "./protocols/self-correction";
 import { refineBenchInputsFor } from "./results.server";
 import type { StoredRunConfig } from "./runner.server";
 

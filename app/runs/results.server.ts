@@ -2,9 +2,9 @@
 import { and, asc, eq, inArray } from "drizzle-orm";
 import { schema, type Db } from "../../db/client";
 import { c3eScores, taskTypeOf, type C3eObservation } from "./protocols/c3ebench";
-import { FbBenchConfig, fbBenchScores, fbItemFacts, fbScore, type FbObservation, type FbScenario } from "./protocols/fbbench";
+import { FbBenchConfig, fbBenchScores, fbItemFacts, fbScore, type FbObservation, type FbScenario } from "./protocols/fb-bench";
 import { knownItemIds, refineBenchMetrics, RefineBenchConfig, type RbObservation } from "./protocols/refinebench";
-import { scItemFacts, selfCorrectionMetrics, type Condition, type ScObservation } from "./protocols/selfcorrection";
+import { scItemFacts, selfCorrectionMetrics, type Condition, type ScObservation } from "./protocols/self-correction";
 import type { StoredRunConfig } from "./runner.server";
 
 export function runRow(db: Db, projectId: number, runId: number) {

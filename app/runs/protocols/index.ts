@@ -1,8 +1,8 @@
 /** The protocols a run can use, by id. */
 import { c3eBench } from "./c3ebench";
-import { fbBench } from "./fbbench";
+import { fbBench } from "./fb-bench";
 import { refineBench } from "./refinebench";
-import { selfCorrection } from "./selfcorrection";
+import { selfCorrection } from "./self-correction";
 import type { Protocol } from "./types";
 
 // Each protocol has its own settings type; the registry holds them side by side.

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { blindSpot } from "~/stats";
-import { selfCorrectionMetrics, type ScObservation } from "~/runs/protocols/selfcorrection";
+import { selfCorrectionMetrics, type ScObservation } from "~/runs/protocols/self-correction";
 
 function obsOf(cells: { dataset: string; condition: "internal" | "external"; correct: number; n: number }[]): ScObservation[] {
   const out: ScObservation[] = [];

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { c3eBench, C3eBenchConfig, c3eJudgePrompt, c3eScores, parseScoreJson, taskTypeOf } from "../../../app/runs/protocols/c3ebench";
-import { fbBench, FbBenchConfig, fbBenchScores, fbJudgePrompt, fbScore } from "../../../app/runs/protocols/fbbench";
+import { fbBench, FbBenchConfig, fbBenchScores, fbJudgePrompt, fbScore } from "../../../app/runs/protocols/fb-bench";
 import {
   conditionMessages,
   countMarkers,
@@ -10,7 +10,7 @@ import {
   SelfCorrectionConfig,
   selfCorrectionMetrics,
   type ScObservation,
-} from "../../../app/runs/protocols/selfcorrection";
+} from "../../../app/runs/protocols/self-correction";
 import type { ItemData } from "../../../app/runs/protocols/types";
 import { validateDataset } from "../../../app/runs/protocols";
 import { criteriaPrompt, guidedPrompt, judgePrompt } from "../../../app/runs/protocols/refinebench";
