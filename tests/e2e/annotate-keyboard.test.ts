@@ -9,10 +9,12 @@
  */
 import Database from "better-sqlite3";
 import { chromium, type Browser, type Page } from "playwright-core";
+import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { myQueue } from "../../app/annotation/annotate.server";
+import { myQueue, saveAnnotation } from "../../app/annotation/annotate.server";
 import { seedAnnotationScenario, SYNTHETIC_MODELS } from "../../app/annotation/synthetic.server";
 import { openDatabase } from "../../db/client";
+import * as schema from "../../db/schema";
 import { startApp, type RunningApp } from "../support/app-server";
 import { CHROMIUM, CHROMIUM_ARGS } from "../support/browser";
 
@@ -23,24 +25,40 @@ const LONG = Array.from({ length: 40 }, (_, i) => `Line ${i + 1} of a long answe
 let app: RunningApp;
 let browser: Browser;
 let scenario: Awaited<ReturnType<typeof seedAnnotationScenario>>;
-let units: number[] = [];
-let unitsB: number[] = [];
+
+/**
+ * Each test labels as an annotator of its own, in a queue no other test touches,
+ * so any one test runs alone (`vitest run -t NAME`) as well as with the others.
+ */
+const ROLES = ["keys", "noJs", "skip", "revise", "draft"] as const;
+type Role = (typeof ROLES)[number];
+const who: Record<Role, { id: number; email: string; units: number[] }> = {} as never;
 
 beforeAll(async () => {
   app = await startApp(async (file) => {
     const db = openDatabase(file);
     scenario = await seedAnnotationScenario(db, {
-      annotators: 2,
-      items: 14,
+      annotators: ROLES.length,
+      items: 5 * ROLES.length,
       overlap: 1,
       password: PASSWORD,
       kinds: ["response-satisfaction"],
     });
     db.$client.prepare("update responses set text = ?").run(LONG);
     const taskId = scenario.tasks["response-satisfaction"];
-    units = myQueue(taskId, scenario.annotators[0].id, db).map((q) => q.unitId);
-    if (units.length < 5) throw new Error(`the tests need 5 units per annotator, got ${units.length}`);
-    unitsB = myQueue(taskId, scenario.annotators[1].id, db).map((q) => q.unitId);
+    ROLES.forEach((role, i) => {
+      const a = scenario.annotators[i];
+      const units = myQueue(taskId, a.id, db).map((q) => q.unitId);
+      if (units.length < 5) throw new Error(`the tests need 5 units per annotator, got ${units.length}`);
+      who[role] = { ...a, units };
+    });
+    // The revision test starts from its second unit submitted "No", through the app's own save.
+    const task = db.select().from(schema.tasks).where(eq(schema.tasks.id, taskId)).get()!;
+    const saved = saveAnnotation(
+      { task, userId: who.revise.id, unitId: who.revise.units[1], intent: "submit", form: new Map([["answer", "No"]]) as never },
+      db,
+    );
+    if (!saved.ok) throw new Error(`seeding the submitted "No" failed: ${JSON.stringify(saved.fieldErrors)}`);
     db.$client.close();
   });
   browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
@@ -67,25 +85,33 @@ function query<T>(sql: string, ...args: unknown[]): T[] {
     db.close();
   }
 }
-const assignment = (unitId: number) =>
+const assignment = (role: Role, unitId: number) =>
   query<{ status: string; skip_reason: string | null }>(
     "select status, skip_reason from assignments where unit_id = ? and annotator_id = ?",
     unitId,
-    scenario.annotators[0].id,
+    who[role].id,
   )[0];
-const annotationsOf = (unitId: number) =>
+const annotationsOf = (role: Role, unitId: number) =>
   query<{ revision: number; status: string; label: string }>(
     "select an.revision, an.status, an.label from annotations an join assignments a on a.id = an.assignment_id where a.unit_id = ? and a.annotator_id = ? order by an.revision",
     unitId,
-    scenario.annotators[0].id,
+    who[role].id,
   );
 
 const unitUrl = (unitId: number) =>
   `${app.url}/p/${scenario.slug}/tasks/${scenario.tasks["response-satisfaction"]}/annotate?unit=${unitId}`;
+/**
+ * Waits until the page shows this unit, ready for keys. The address changes
+ * before the new unit is drawn, and the last unit's form (ready too) stays on
+ * screen until then: a key pressed in between lands on the last unit. So wait
+ * for the form of this very unit.
+ */
 const onUnit = async (page: Page, unitId: number) => {
   await page.waitForURL((u) => u.searchParams.get("unit") === String(unitId));
-  await page.locator('.annotate-grid[data-ready="true"]').waitFor();
+  await page.locator(`.annotate-grid[data-ready="true"]:has(input[name="unitId"][value="${unitId}"])`).waitFor();
 };
+/** The answer the annotator sees ticked (a key's result, before acting on it). */
+const checked = (page: Page, answer: string) => page.locator(`input[name="answer"][value="${answer}"]:checked`).waitFor();
 const focused = (page: Page) =>
   page.evaluate(() => {
     const e = document.activeElement as HTMLElement | null;
@@ -107,23 +133,25 @@ describe("annotate page: keyboard and flow", () => {
     const context = await browser.newContext({ viewport: { width: 1000, height: 500 } });
     context.setDefaultTimeout(20_000);
     const page = await context.newPage();
-    await signIn(page, scenario.annotators[0].email);
+    await signIn(page, who.keys.email);
+    const units = who.keys.units;
     await page.goto(unitUrl(units[0]));
     await onUnit(page, units[0]);
 
     // Save draft, focused, Enter: a draft, still on this unit.
     await page.keyboard.press("y");
+    await checked(page, "Yes");
     await tabTo(page, /^BUTTON\|intent\|draft\|/);
     await page.keyboard.press("Enter");
     await page.getByTestId("save-state").getByText("Draft saved.").waitFor();
     expect(new URL(page.url()).searchParams.get("unit")).toBe(String(units[0]));
-    expect(assignment(units[0]).status).toBe("draft");
+    expect(assignment("keys", units[0]).status).toBe("draft");
 
     // A focused link, Enter: the link is followed and nothing is submitted.
     await tabTo(page, /^A\|\|\|Next →/);
     await page.keyboard.press("Enter");
     await onUnit(page, units[1]);
-    expect(assignment(units[0]).status).toBe("draft");
+    expect(assignment("keys", units[0]).status).toBe("draft");
 
     // ↓ / ↑ scroll the page, on the same unit.
     expect(await page.evaluate(() => window.scrollY)).toBe(0);
@@ -146,9 +174,10 @@ describe("annotate page: keyboard and flow", () => {
 
     // Nothing focused, Enter: submits.
     await page.keyboard.press("n");
+    await checked(page, "No");
     await page.keyboard.press("Enter");
     await onUnit(page, units[2]); // the next open unit
-    expect(assignment(units[1]).status).toBe("submitted");
+    expect(assignment("keys", units[1]).status).toBe("submitted");
     await context.close();
   }, 90_000);
 
@@ -156,7 +185,8 @@ describe("annotate page: keyboard and flow", () => {
     const context = await browser.newContext();
     context.setDefaultTimeout(20_000);
     const page = await context.newPage();
-    await signIn(page, scenario.annotators[0].email);
+    await signIn(page, who.skip.email);
+    const units = who.skip.units;
     await page.goto(unitUrl(units[2]));
     await onUnit(page, units[2]);
     await page.keyboard.press("s");
@@ -173,7 +203,7 @@ describe("annotate page: keyboard and flow", () => {
     expect(await page.getByRole("dialog").count()).toBe(0);
     await page.keyboard.press("Enter");
     await page.waitForURL((u) => u.searchParams.get("unit") !== String(units[2]));
-    expect(assignment(units[2])).toEqual({ status: "skipped", skip_reason: reason });
+    expect(assignment("skip", units[2])).toEqual({ status: "skipped", skip_reason: reason });
     await context.close();
   }, 90_000);
 
@@ -181,19 +211,21 @@ describe("annotate page: keyboard and flow", () => {
     const context = await browser.newContext();
     context.setDefaultTimeout(20_000);
     const page = await context.newPage();
-    await signIn(page, scenario.annotators[0].email);
-    // Unit 2 was submitted "No" above.
+    await signIn(page, who.revise.email);
+    const units = who.revise.units;
+    // Its second unit was submitted "No" (seeded above, in beforeAll).
     await page.goto(unitUrl(units[1]));
     await onUnit(page, units[1]);
     expect(await page.locator('input[name="answer"][value="No"]').isChecked()).toBe(true);
     await page.keyboard.press("y");
+    await checked(page, "Yes");
     await page.keyboard.press("ArrowRight");
     const ask = page.getByRole("dialog", { name: "Unsaved revision" });
     await ask.waitFor();
     await expect.poll(() => focused(page)).toMatch(/Submit revision and continue/);
     await page.keyboard.press("Enter");
     await onUnit(page, units[2]); // where the annotator was going
-    expect(annotationsOf(units[1]).map((a) => [a.revision, a.status, JSON.parse(a.label)])).toEqual([
+    expect(annotationsOf("revise", units[1]).map((a) => [a.revision, a.status, JSON.parse(a.label)])).toEqual([
       [1, "submitted", "No"],
       [2, "submitted", "Yes"],
     ]);
@@ -203,6 +235,7 @@ describe("annotate page: keyboard and flow", () => {
     await onUnit(page, units[1]);
     expect(await page.locator('input[name="answer"][value="Yes"]').isChecked()).toBe(true);
     await page.keyboard.press("n");
+    await checked(page, "No");
     await page.keyboard.press("ArrowLeft");
     await ask.waitFor();
     await page.keyboard.press("Escape"); // stay
@@ -214,8 +247,8 @@ describe("annotate page: keyboard and flow", () => {
     await tabTo(page, /Discard the change/);
     await page.keyboard.press("Enter");
     await onUnit(page, units[0]);
-    expect(annotationsOf(units[1])).toHaveLength(2);
-    expect(JSON.parse(annotationsOf(units[1])[1].label)).toBe("Yes");
+    expect(annotationsOf("revise", units[1])).toHaveLength(2);
+    expect(JSON.parse(annotationsOf("revise", units[1])[1].label)).toBe("Yes");
     await context.close();
   }, 90_000);
 
@@ -223,7 +256,8 @@ describe("annotate page: keyboard and flow", () => {
     const context = await browser.newContext();
     context.setDefaultTimeout(20_000);
     const page = await context.newPage();
-    await signIn(page, scenario.annotators[0].email);
+    await signIn(page, who.draft.email);
+    const units = who.draft.units;
     await page.goto(unitUrl(units[3]));
     await onUnit(page, units[3]);
     // Y then → at once, well inside the 500 ms draft delay.
@@ -231,7 +265,7 @@ describe("annotate page: keyboard and flow", () => {
     await page.keyboard.press("ArrowRight");
     await onUnit(page, units[4]);
     await expect
-      .poll(() => annotationsOf(units[3]).map((a) => [a.status, JSON.parse(a.label)]), { timeout: 10_000 })
+      .poll(() => annotationsOf("draft", units[3]).map((a) => [a.status, JSON.parse(a.label)]), { timeout: 10_000 })
       .toEqual([["draft", "Yes"]]);
     await page.goto(unitUrl(units[3]));
     await onUnit(page, units[3]);
@@ -243,7 +277,8 @@ describe("annotate page: keyboard and flow", () => {
     const context = await browser.newContext({ javaScriptEnabled: false });
     context.setDefaultTimeout(20_000);
     const page = await context.newPage();
-    await signIn(page, scenario.annotators[1].email);
+    await signIn(page, who.noJs.email);
+    const unitsB = who.noJs.units;
     await page.goto(unitUrl(unitsB[0]));
     await page.getByText(`Unit 1 of ${unitsB.length}`).waitFor();
     // Guidelines: a plain <details>.
@@ -259,7 +294,7 @@ describe("annotate page: keyboard and flow", () => {
     const row = query<{ status: string; skip_reason: string }>(
       "select status, skip_reason from assignments where unit_id = ? and annotator_id = ?",
       unitsB[0],
-      scenario.annotators[1].id,
+      who.noJs.id,
     )[0];
     expect(row).toEqual({ status: "skipped", skip_reason: "Duplicate of another unit" });
     const html = await page.content();
