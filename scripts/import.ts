@@ -23,7 +23,7 @@ import { parseArgs } from "node:util";
 import { databasePathFromEnv, DatabaseOpenError } from "../db/client";
 import { describeSummary, ImportUsageError, runImport } from "../app/formats/import.server";
 import type { LabelLevel } from "../app/formats/labels";
-import { PRESETS } from "../app/formats/presets.server";
+import { PRESETS } from "../app/formats/presets/index.server";
 
 const USAGE =
   "usage: npm run import -- --preset NAME --project SLUG [--dry-run] [--format json] [--dataset NAME] [--map field=column] [--level LEVEL] [--annotators COL,COL|all] [--categories C1,C2,...] FILE";

@@ -18,7 +18,7 @@ import path from "node:path";
 import type Database from "better-sqlite3";
 import { openDatabase } from "../../db/client";
 import { LABEL_LEVELS, parseScale, type LabelLevel, type LabelValue } from "./labels";
-import { PRESETS, type Preset } from "./presets.server";
+import { PRESETS, type Preset } from "./presets/index.server";
 import { formatProblem, ImportRefusal, ImportUsageError, type Problem } from "./problems";
 import { formatFromName, sniffFile, type FileFormat } from "./source.server";
 import { attachStage, commitStage, detachStage, STAGE_BASE, STAGED_TABLES } from "./stage.server";

@@ -7,7 +7,7 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import type { FieldSpec } from "./presets.server";
+import type { FieldSpec } from "./presets/types";
 import { isUtf8 } from "node:buffer";
 import Papa from "papaparse";
 import { ImportRefusal, jsonSyntaxReason } from "./problems";

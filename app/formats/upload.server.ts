@@ -29,7 +29,7 @@ import { databasePathFromEnv, getDb } from "../../db/client";
 import { getPreset, type ImportSummary } from "./import.server";
 import { forgetJob, getJob, isBusy, startJob, sweepJobs, type JobState } from "./import-jobs.server";
 import { LABEL_LEVELS, parseScale } from "./labels";
-import { PRESETS } from "./presets.server";
+import { PRESETS } from "./presets/index.server";
 import { formatProblem, ImportRefusal, type Problem } from "./problems";
 import { decodedChunks, formatFromName, readCsvHeader, readJsonArray, sniffFile, type FileFormat } from "./source.server";
 import type { SampleRow } from "./writer.server";

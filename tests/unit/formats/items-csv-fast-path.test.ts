@@ -11,7 +11,7 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { runImport, type ImportSummary } from "../../../app/formats/import.server";
-import { tuning } from "../../../app/formats/presets.server";
+import { tuning } from "../../../app/formats/presets/index.server";
 import { formatProblem } from "../../../app/formats/problems";
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "concord-fast-path-"));

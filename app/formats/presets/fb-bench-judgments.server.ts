@@ -1,0 +1,77 @@
+import { z } from "zod";
+import { ImportRefusal } from "../problems";
+import { readJsonl } from "../source.server";
+import { fbBenchId } from "./fb-bench.server";
+import { check, reqText } from "./fields";
+import type { Preset } from "./types";
+
+const fbJudgment = z.object({
+  user_query: reqText,
+  origin_first_response: z.string(),
+  feedback: z.string(),
+  second_response: z.string({ error: "is missing" }),
+  infer_model: reqText,
+  judge_model: reqText,
+  judgement: z.record(z.string(), z.object({ 评判结果: z.string().optional(), weight: z.number().nullish() }).passthrough(), {
+    error: "expected an object: checklist item → {评判理由, 评判结果}",
+  }),
+  score: z.number().nullish(),
+});
+
+export const fbBenchJudgments: Preset = {
+  name: "fb-bench-judgments",
+  summary:
+    "FB-Bench judge output (model_judgment/JUDGE/MODEL.jsonl): the model's follow-up response and a 是/否 verdict per checklist item",
+  kind: "attach",
+  formats: ["jsonl"],
+  datasetName: () => "FB-Bench",
+  async run(ctx) {
+    let n = 0;
+    await readJsonl(ctx.file, {
+      row: (raw, row) => {
+        n++;
+        const d = check(fbJudgment, raw, row, ctx.sink);
+        if (!d) return;
+        const item = fbBenchId(d);
+        const key = `${d.infer_model}#2`;
+        ctx.sink.response({ item, model: d.infer_model, turn: 2, text: d.second_response, key }, row);
+        Object.entries(d.judgement).forEach(([text, v], i) => {
+          const result = v["评判结果"];
+          const value = result === "是" ? "Yes" : result === "否" ? "No" : null;
+          ctx.sink.verdict(
+            {
+              judge: d.judge_model,
+              judgeModel: d.judge_model,
+              item,
+              response: key,
+              checklist: { text, position: i + 1 },
+              value,
+              score: value === "Yes" ? 1 : value === "No" ? 0 : null,
+              raw: JSON.stringify(v),
+              parseStatus: value ? "ok" : "failed",
+            },
+            row,
+          );
+        });
+        if (d.score !== undefined && d.score !== null) {
+          ctx.sink.verdict(
+            {
+              judge: d.judge_model,
+              judgeModel: d.judge_model,
+              item,
+              response: key,
+              checklist: null,
+              value: String(d.score),
+              score: d.score,
+              raw: null,
+            },
+            row,
+          );
+        }
+      },
+      problem: (p) => ctx.sink.error(p),
+      bytes: ctx.onBytes,
+    });
+    if (n === 0 && ctx.sink.errorCount === 0) throw new ImportRefusal("The file has no JSON lines.");
+  },
+};

@@ -1,0 +1,52 @@
+import { z } from "zod";
+import { parseLabel } from "../labels";
+import { check, reqText } from "./fields";
+import { baseName, eachRow } from "./rows.server";
+import type { Preset } from "./types";
+
+export const unitVerdicts: Preset = {
+  name: "unit-verdicts",
+  summary:
+    "Judge verdicts on units of imported labels: unit, judge, verdict (raw optional); empty or out-of-set verdicts are kept as unparsed",
+  kind: "attach",
+  formats: ["csv", "jsonl", "json"],
+  fields: [
+    { name: "unit", aliases: ["unit_id", "item", "item_id", "id"], required: true, help: "the unit key of the imported labels" },
+    { name: "judge", aliases: ["judge_model", "evaluator", "judge_name"], required: true, help: "the judge's name" },
+    {
+      name: "verdict",
+      aliases: ["value", "label", "prediction", "winner", "output"],
+      required: true,
+      help: "the verdict (a label of the task)",
+    },
+    { name: "raw", aliases: ["raw_output", "reason", "explanation", "completion"], required: false, help: "the judge's raw output" },
+  ],
+  datasetName: baseName,
+  async run(ctx) {
+    const schema = z.object({
+      unit: reqText,
+      judge: reqText,
+      verdict: z.unknown(),
+      raw: z.preprocess(
+        (v) => (v === undefined || v === null ? undefined : typeof v === "string" ? v : JSON.stringify(v)),
+        z.string().optional(),
+      ),
+    });
+    await eachRow(ctx, this.fields!, (m, row, _r, cols) => {
+      const d = check(schema, m, row, ctx.sink, cols);
+      if (!d) return;
+      // Compared as text after trimming (a judge's "1" is the human label 1); blank = an unparsed output.
+      const l = parseLabel(d.verdict);
+      ctx.sink.unitVerdict(
+        {
+          judge: d.judge.trim(),
+          unit: d.unit.trim(),
+          value: l === null ? null : String(l),
+          score: typeof l === "number" ? l : null,
+          raw: d.raw ?? null,
+        },
+        row,
+      );
+    });
+  },
+};
