@@ -2,6 +2,7 @@
 import { and, asc, eq, inArray, sql } from "drizzle-orm";
 import { z } from "zod";
 import { getDb, schema, type Db } from "~/db.server";
+import { DomainError } from "~/errors.server";
 import type { Role } from "../../db/schema";
 import { burnPasswordCheck, hashPassword, verifyPassword } from "./password.server";
 
@@ -131,8 +132,12 @@ export async function signIn(emailRaw: string, password: string, client = "unkno
   return { ok: false, reason: "invalid" };
 }
 
-/** Refused: the change would leave a project without an admin member. */
-export class LastAdminError extends Error {}
+/** Refused: the change would leave a project without an admin member (409). */
+export class LastAdminError extends DomainError {
+  constructor(message: string) {
+    super(message, { status: 409 });
+  }
+}
 
 /** Throws LastAdminError when `userId` is the project's only admin member. */
 function assertNotLastAdmin(projectId: number, userId: number, tx: Db) {

@@ -4,8 +4,10 @@ import { formError } from "~/forms.server";
 import { json } from "@remix-run/node";
 import { Form, useActionData, useLoaderData } from "@remix-run/react";
 import { asc, eq } from "drizzle-orm";
-import { z } from "zod";
-import { createUser, EmailSchema, listUsers, PasswordSchema, setMembership, setPassword } from "~/auth/accounts.server";
+import { listUsers, setPassword } from "~/auth/accounts.server";
+import { createAccount, setUserDisabled } from "~/auth/users.server";
+import { orDomainError } from "~/errors.server";
+import { UserAction } from "~/forms/accounts.server";
 import { requireSiteAdmin } from "~/auth/guards.server";
 import { getDb, schema } from "~/db.server";
 import { ROLES } from "../../db/schema";
@@ -34,58 +36,25 @@ export async function loader({ request }: LoaderFunctionArgs) {
   return json({ users, projects });
 }
 
-const optionalId = z.preprocess((v) => (v === "" || v == null ? undefined : v), z.coerce.number().int().positive().optional());
-
-const UserAction = z.discriminatedUnion("intent", [
-  z.object({
-    intent: z.literal("create"),
-    email: EmailSchema,
-    name: z.string().trim().min(1, "Enter a name.").max(120),
-    password: PasswordSchema,
-    isSiteAdmin: z.literal("on").optional(),
-    projectId: optionalId,
-    role: z.enum(ROLES).default("annotator"),
-  }),
-  z.object({ intent: z.literal("reset-password"), userId: z.coerce.number().int().positive(), password: PasswordSchema }),
-  z.object({ intent: z.literal("set-disabled"), userId: z.coerce.number().int().positive(), disabled: z.enum(["0", "1"]) }),
-]);
-
 export async function action({ request }: ActionFunctionArgs) {
   const admin = await requireSiteAdmin(request);
   const parsed = UserAction.safeParse(Object.fromEntries(await request.formData()));
   if (!parsed.success) return formError(parsed.error);
-  const db = getDb();
   const input = parsed.data;
   if (input.intent === "create") {
-    if (db.select({ id: schema.users.id }).from(schema.users).where(eq(schema.users.email, input.email)).get()) {
-      return json({ error: `email: ${input.email} already has an account.` }, { status: 409 });
-    }
-    if (
-      input.projectId &&
-      !db.select({ id: schema.projects.id }).from(schema.projects).where(eq(schema.projects.id, input.projectId)).get()
-    ) {
-      return json({ error: "projectId: no such project." }, { status: 400 });
-    }
-    const user = await createUser({
-      email: input.email,
-      name: input.name,
-      password: input.password,
-      isSiteAdmin: input.isSiteAdmin === "on",
+    return orDomainError(async () => {
+      await createAccount({ ...input, isSiteAdmin: input.isSiteAdmin === "on" });
+      return json({ ok: `Created ${input.email}.` });
     });
-    if (input.projectId) setMembership(input.projectId, user.id, input.role);
-    return json({ ok: `Created ${input.email}.` });
   }
   if (input.intent === "reset-password") {
     await setPassword(input.userId, input.password);
     return json({ ok: "Password changed; the user was signed out everywhere." });
   }
-  if (input.userId === admin.id) return json({ error: "You cannot disable your own account." }, { status: 400 });
-  db.update(schema.users)
-    .set({ disabled: input.disabled === "1" })
-    .where(eq(schema.users.id, input.userId))
-    .run();
-  if (input.disabled === "1") db.delete(schema.sessions).where(eq(schema.sessions.userId, input.userId)).run();
-  return json({ ok: input.disabled === "1" ? "User disabled." : "User enabled." });
+  return orDomainError(() => {
+    setUserDisabled(admin.id, input.userId, input.disabled === "1");
+    return json({ ok: input.disabled === "1" ? "User disabled." : "User enabled." });
+  });
 }
 
 export default function Users() {

@@ -2,7 +2,7 @@ import { CsrfField } from "~/components/CsrfField";
 import type { ActionFunctionArgs, HeadersFunction, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { json, redirect } from "@remix-run/node";
 import { Form, useActionData, useNavigation, useSearchParams } from "@remix-run/react";
-import { z } from "zod";
+import { LoginSchema } from "~/forms/accounts.server";
 import { signIn } from "~/auth/accounts.server";
 import { assertSameOrigin, getOptionalUser } from "~/auth/guards.server";
 import { createSession } from "~/auth/session.server";
@@ -14,12 +14,6 @@ export const headers: HeadersFunction = ({ actionHeaders }) => {
   const retry = actionHeaders.get("Retry-After");
   return retry ? { "Retry-After": retry } : new Headers();
 };
-
-const LoginSchema = z.object({
-  email: z.string().trim().min(1, "Enter your email address.").max(320),
-  password: z.string().min(1, "Enter your password.").max(200),
-  redirectTo: z.string().optional(),
-});
 
 /** Only same-site paths; anything else goes to the project list. */
 export function safeRedirect(to: unknown): string {

@@ -3,9 +3,10 @@ import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remi
 import { formError } from "~/forms.server";
 import { json } from "@remix-run/node";
 import { Form, useActionData, useLoaderData } from "@remix-run/react";
-import { and, asc, eq } from "drizzle-orm";
-import { z } from "zod";
-import { LastAdminError, removeMembership, setMembership } from "~/auth/accounts.server";
+import { asc, eq } from "drizzle-orm";
+import { orDomainError } from "~/errors.server";
+import { MemberAction } from "~/forms/accounts.server";
+import { changeMemberRole, removeMember } from "~/projects/members.server";
 import { requireProjectRole } from "~/auth/guards.server";
 import { getDb, schema } from "~/db.server";
 import { ROLES } from "../../db/schema";
@@ -40,46 +41,21 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
   return json({ project: { name: project.name }, members, others });
 }
 
-const MemberAction = z.discriminatedUnion("intent", [
-  z.object({ intent: z.literal("set-role"), userId: z.coerce.number().int().positive(), role: z.enum(ROLES) }),
-  z.object({ intent: z.literal("remove"), userId: z.coerce.number().int().positive() }),
-]);
-
 export async function action({ request, params }: ActionFunctionArgs) {
   const { project, user } = await requireProjectRole(request, params.slug, "admin");
   const parsed = MemberAction.safeParse(Object.fromEntries(await request.formData()));
   if (!parsed.success) return formError(parsed.error);
-  const db = getDb();
-  const target = db.select({ id: schema.users.id }).from(schema.users).where(eq(schema.users.id, parsed.data.userId)).get();
-  if (!target) return json({ error: "userId: no such user." }, { status: 400 });
-  if (parsed.data.intent === "set-role") {
-    if (target.id === user.id && parsed.data.role !== "admin" && !user.isSiteAdmin) {
-      return json({ error: "You cannot lower your own role; ask another admin." }, { status: 400 });
-    }
-    try {
-      setMembership(project.id, target.id, parsed.data.role);
-    } catch (err) {
-      if (err instanceof LastAdminError) return json({ error: err.message }, { status: 409 });
-      throw err;
-    }
-    return json({ ok: "Role saved." });
+  const input = parsed.data;
+  if (input.intent === "set-role") {
+    return orDomainError(() => {
+      changeMemberRole(project.id, user, input.userId, input.role);
+      return json({ ok: "Role saved." });
+    });
   }
-  if (target.id === user.id && !user.isSiteAdmin) {
-    return json({ error: "You cannot remove yourself; ask another admin." }, { status: 400 });
-  }
-  const exists = db
-    .select({ id: schema.memberships.id })
-    .from(schema.memberships)
-    .where(and(eq(schema.memberships.projectId, project.id), eq(schema.memberships.userId, target.id)))
-    .get();
-  if (!exists) return json({ error: "userId: not a member of this project." }, { status: 400 });
-  try {
-    removeMembership(project.id, target.id);
-  } catch (err) {
-    if (err instanceof LastAdminError) return json({ error: err.message }, { status: 409 });
-    throw err;
-  }
-  return json({ ok: "Member removed." });
+  return orDomainError(() => {
+    removeMember(project.id, user, input.userId);
+    return json({ ok: "Member removed." });
+  });
 }
 
 export default function Members() {
