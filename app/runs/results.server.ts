@@ -1,10 +1,9 @@
 /** A run's stored responses and verdicts, turned into the protocol's tables. */
 import { and, asc, eq, inArray } from "drizzle-orm";
 import { schema, type Db } from "../../db/client";
-import { c3eScores, taskTypeOf, type C3eObservation } from "./protocols/c3ebench";
-import { FbBenchConfig, fbBenchScores, fbItemFacts, fbScore, type FbObservation, type FbScenario } from "./protocols/fb-bench";
-import { knownItemIds, refineBenchMetrics, RefineBenchConfig, type RbObservation } from "./protocols/refinebench";
-import { scItemFacts, selfCorrectionMetrics, type Condition, type ScObservation } from "./protocols/self-correction";
+import { PROTOCOLS, type ProtocolResults } from "./protocols";
+import { refineBenchInputs } from "./protocols/refinebench";
+import type { OpenJob, ResultsInput } from "./protocols/types";
 import type { StoredRunConfig } from "./runner.server";
 
 export function runRow(db: Db, projectId: number, runId: number) {
@@ -21,40 +20,10 @@ function load(db: Db, runId: number) {
   return { responses, verdicts };
 }
 
-export type RunResults =
-  | {
-      protocol: "refinebench";
-      judge: string;
-      judgeId: number;
-      setting: string;
-      maxTurns: number;
-      metrics: ReturnType<typeof refineBenchMetrics>;
-      parse: ParseCounts;
-    }
-  | { protocol: "self-correction"; judge: string; judgeId: number; metrics: ReturnType<typeof selfCorrectionMetrics>; parse: ParseCounts }
-  | {
-      protocol: "fb-bench";
-      judge: string;
-      judgeId: number;
-      rule: "any" | "all";
-      metrics: ReturnType<typeof fbBenchScores>;
-      parse: ParseCounts;
-    }
-  | { protocol: "c3ebench"; judge: string; judgeId: number; metrics: ReturnType<typeof c3eScores>; parse: ParseCounts }
-  | { protocol: string; judge: string; judgeId: number; metrics: null; parse: ParseCounts };
+type Base = { judge: string; judgeId: number; parse: ParseCounts };
+export type RunResults = (ProtocolResults & Base) | ({ protocol: string; metrics: null } & Base);
 
 type ParseCounts = { ok: number; partial: number; failed: number; unparsed: number };
-
-/** A job that has not finished well: failed (with the provider's error) or still queued/leased. */
-type OpenJob = {
-  status: "failed" | "queued" | "leased";
-  step: "generate" | "judge";
-  itemId: number;
-  model: string;
-  turn: number | null;
-  condition: string | null;
-  judgeId: number | null;
-};
 
 function openJobs(db: Db, runId: number): OpenJob[] {
   const rows = db.$client
@@ -99,146 +68,63 @@ function resultsFor(
 ): RunResults {
   const cfg = run.config as unknown as StoredRunConfig;
   const judge = cfg.judges.find((j) => j.judgeId === judgeId) ?? cfg.judges[0];
-  const { responses, verdicts: all } = loaded;
-  const verdicts = all.filter((v) => v.judgeId === judge.judgeId);
+  const verdicts = loaded.verdicts.filter((v) => v.judgeId === judge.judgeId);
   const parse: ParseCounts = { ok: 0, partial: 0, failed: 0, unparsed: 0 };
   for (const v of verdicts) parse[v.parseStatus]++;
-  const byResponse = new Map<number, typeof verdicts>();
-  for (const v of verdicts) byResponse.set(v.responseId, [...(byResponse.get(v.responseId) ?? []), v]);
-  const { genJobs, judgeJobs, jobKey } = jobMaps(run, jobs, judge.judgeId);
   const base = { judge: judge.name, judgeId: judge.judgeId, parse };
+  const protocol = PROTOCOLS[run.protocol];
+  if (!protocol?.results) return { protocol: run.protocol, ...base, metrics: null };
+  return { protocol: run.protocol, ...base, ...protocol.results(resultsInput(db, run, judge.judgeId, loaded, jobs)) } as RunResults;
+}
+
+/** What a protocol's results() reads: one judge's verdicts by response, the open jobs by what they produce, and item lookups. */
+function resultsInput(
+  db: Db,
+  run: typeof schema.runs.$inferSelect,
+  judgeId: number,
+  loaded: ReturnType<typeof load>,
+  jobs: OpenJob[],
+): ResultsInput {
+  const cfg = run.config as unknown as StoredRunConfig;
+  const { responses, verdicts } = loaded;
+  const byResponse = new Map<number, typeof verdicts>();
+  for (const v of verdicts) if (v.judgeId === judgeId) byResponse.set(v.responseId, [...(byResponse.get(v.responseId) ?? []), v]);
+  const { genJobs, judgeJobs, jobKey } = jobMaps(run, jobs, judgeId);
   const itemIds = [...new Set([...responses.map((r) => r.itemId), ...[...genJobs.values()].map((x) => x.itemId)])];
-
-  if (run.protocol === "refinebench") {
-    const { settings, obs, knownIds } = refineBenchInputs(db, run, judge.judgeId, {
-      responses,
-      byResponse,
-      jobs,
-      judgeJobs,
-      genJobs,
-      jobKey,
-      itemIds,
-    });
-    return {
-      protocol: "refinebench",
-      ...base,
-      setting: settings.setting,
-      maxTurns: settings.maxTurns,
-      metrics: refineBenchMetrics(obs, { maxTurns: settings.maxTurns, knownIds }),
-    };
-  }
-
-  // One response per (item, model[, condition]): a failed generation or judge job is an observation marked failed; unfinished ones are left out.
-  const state = (r: { itemId: number; model: string }, extra: string | null, hasVerdicts: boolean): "ok" | "failed" | "pending" => {
+  // One response per (item, model[, step]): a failed judge job marks it failed; unfinished ones are left out.
+  const outcome = (r: { itemId: number; model: string }, extra: string | null, hasVerdicts: boolean): "ok" | "failed" | "pending" => {
     if (hasVerdicts) return "ok";
     const jj = judgeJobs.get(jobKey(r.itemId, r.model, extra));
     if (jj?.status === "failed") return "failed";
     if (jj) return "pending";
     return run.status === "completed" || run.status === "failed" || run.status === "cancelled" ? "ok" : "pending";
   };
-
-  if (run.protocol === "self-correction") {
-    const obs: ScObservation[] = [];
-    for (const r of responses) {
-      const md = r.metadata as Record<string, unknown>;
-      const v = byResponse.get(r.id)?.[0];
-      const st = state(r, String(md.condition), v !== undefined);
-      if (st === "pending") continue;
-      obs.push({
-        model: r.model,
-        dataset: String(md.dataset ?? ""),
-        condition: md.condition as Condition,
-        correct: v?.value == null ? null : v.value === "Yes",
-        reply: r.text,
-        failed: st === "failed",
-      });
-    }
-    const datasets = datasetsOf(
-      db,
-      itemIds,
-      (it) => scItemFacts({ metadata: (it.metadata ?? {}) as Record<string, unknown>, domain: it.domain, reference: null }).dataset,
-    );
-    for (const g of genJobs.values())
-      if (g.status === "failed")
-        obs.push({
-          model: g.model,
-          dataset: datasets.get(g.itemId) ?? "",
-          condition: g.condition as Condition,
-          correct: null,
-          reply: "",
-          failed: true,
-        });
-    return { protocol: "self-correction", ...base, metrics: selfCorrectionMetrics(obs) };
-  }
-  if (run.protocol === "fb-bench") {
-    const rule = FbBenchConfig.parse(cfg.settings).maintenanceRule;
-    const items = itemIds.length ? db.select().from(schema.items).where(inArray(schema.items.id, itemIds)).all() : [];
-    const facts = new Map(
-      items.map((i) => [
-        i.id,
-        fbItemFacts({ taskType: i.taskType, domain: i.domain, metadata: (i.metadata ?? {}) as Record<string, unknown> }),
-      ]),
-    );
-    const cl = itemIds.length ? db.select().from(schema.checklistItems).where(inArray(schema.checklistItems.itemId, itemIds)).all() : [];
-    const weight = new Map(cl.map((c) => [c.id, c.weight]));
-    const obs: FbObservation[] = [];
-    const observe = (itemId: number, model: string, vs: typeof verdicts, failed: boolean) => {
-      const f = facts.get(itemId);
-      const scenario: FbScenario = f?.scenario ?? "error_correction";
-      obs.push({
-        model,
-        scenario,
-        task: f?.task ?? null,
-        feedbackTypes: f?.feedbackTypes ?? [],
-        deficiencyTypes: f?.deficiencyTypes ?? [],
-        score: vs.length
-          ? fbScore(
-              scenario,
-              vs.map((v) => ({ weight: weight.get(v.checklistItemId!) ?? null, met: v.value == null ? null : v.value === "Yes" })),
-              rule,
-            )
-          : null,
-        failed,
-      });
-    };
-    for (const r of responses) {
-      const vs = byResponse.get(r.id) ?? [];
-      const st = state(r, null, vs.length > 0);
-      if (st !== "pending") observe(r.itemId, r.model, vs, st === "failed");
-    }
-    for (const g of genJobs.values()) if (g.status === "failed") observe(g.itemId, g.model, [], true);
-    return { protocol: "fb-bench", ...base, rule, metrics: fbBenchScores(obs, rule) };
-  }
-  if (run.protocol === "c3ebench") {
-    const obs: C3eObservation[] = [];
-    for (const r of responses) {
-      const v = byResponse.get(r.id)?.[0];
-      const st = state(r, null, v !== undefined);
-      if (st === "pending") continue;
-      obs.push({
-        model: r.model,
-        taskType: taskTypeOf(String((r.metadata as Record<string, unknown>).taskType ?? "")) ?? "End2End",
-        score: v?.score ?? null,
-        failed: st === "failed",
-      });
-    }
-    const types = datasetsOf(db, itemIds, (it) => taskTypeOf(it.taskType) ?? "End2End");
-    for (const g of genJobs.values())
-      if (g.status === "failed") obs.push({ model: g.model, taskType: types.get(g.itemId) ?? "End2End", score: null, failed: true });
-    return { protocol: "c3ebench", ...base, metrics: c3eScores(obs) };
-  }
-  return { protocol: run.protocol, ...base, metrics: null };
+  return {
+    settings: cfg.settings,
+    judgeId,
+    primaryJudgeId: cfg.judges[0]?.judgeId,
+    responses,
+    byResponse,
+    jobs,
+    genJobs,
+    judgeJobs,
+    jobKey,
+    itemIds,
+    outcome,
+    items: (ids) => (ids.length ? db.select().from(schema.items).where(inArray(schema.items.id, ids)).all() : []),
+    checklist: (ids) => (ids.length ? db.select().from(schema.checklistItems).where(inArray(schema.checklistItems.itemId, ids)).all() : []),
+  };
 }
 
 /** This judge's open jobs and every generation job, keyed by what they produce. */
 function jobMaps(run: typeof schema.runs.$inferSelect, jobs: OpenJob[], judgeId: number) {
-  const judge = { judgeId };
-  const mine = jobs.filter((x) => x.step === "generate" || x.judgeId === judge.judgeId);
+  const step = PROTOCOLS[run.protocol]?.jobStep;
+  const mine = jobs.filter((x) => x.step === "generate" || x.judgeId === judgeId);
   const jobKey = (itemId: number, model: string, extra: string | number | null) => `${itemId}\u0000${model}\u0000${extra ?? ""}`;
   const genJobs = new Map<string, OpenJob>();
   const judgeJobs = new Map<string, OpenJob>();
   for (const x of mine) {
-    const k = jobKey(x.itemId, x.model, run.protocol === "refinebench" ? x.turn : run.protocol === "self-correction" ? x.condition : null);
+    const k = jobKey(x.itemId, x.model, step ? step(x) : null);
     const target = x.step === "generate" ? genJobs : judgeJobs;
     // A failed attempt and a queued re-ask of the same job: the open one wins.
     if (!target.has(k) || x.status !== "failed") target.set(k, x);
@@ -248,100 +134,7 @@ function jobMaps(run: typeof schema.runs.$inferSelect, jobs: OpenJob[], judgeId:
 
 /** RefineBench observations of one judge (with failures and unfinished jobs), for the results and for calibration. */
 export function refineBenchInputsFor(db: Db, run: typeof schema.runs.$inferSelect, judgeId: number) {
-  const { responses, verdicts } = load(db, run.id);
-  const jobs = openJobs(db, run.id);
-  const byResponse = new Map<number, typeof verdicts>();
-  for (const v of verdicts) if (v.judgeId === judgeId) byResponse.set(v.responseId, [...(byResponse.get(v.responseId) ?? []), v]);
-  const { genJobs, judgeJobs, jobKey } = jobMaps(run, jobs, judgeId);
-  const itemIds = [...new Set([...responses.map((r) => r.itemId), ...[...genJobs.values()].map((x) => x.itemId)])];
-  return refineBenchInputs(db, run, judgeId, { responses, byResponse, jobs, judgeJobs, genJobs, jobKey, itemIds });
-}
-
-type RbContext = {
-  responses: ReturnType<typeof load>["responses"];
-  byResponse: Map<number, ReturnType<typeof load>["verdicts"]>;
-  jobs: OpenJob[];
-  judgeJobs: Map<string, OpenJob>;
-  genJobs: Map<string, OpenJob>;
-  jobKey: (itemId: number, model: string, extra: string | number | null) => string;
-  itemIds: number[];
-};
-
-function refineBenchInputs(db: Db, run: typeof schema.runs.$inferSelect, judgeId: number, x: RbContext) {
-  const cfg = run.config as unknown as StoredRunConfig;
-  const { responses, byResponse, jobs, judgeJobs, genJobs, jobKey, itemIds } = x;
-  const judge = { judgeId };
-  const settings = RefineBenchConfig.parse(cfg.settings);
-  const guided = settings.setting === "guided" || settings.setting === "partially-guided";
-  const primary = cfg.judges[0]?.judgeId === judge.judgeId;
-  const obs: RbObservation[] = responses.map((r) => {
-    const vs = byResponse.get(r.id) ?? [];
-    const terminated = Boolean((r.metadata as Record<string, unknown>).terminated);
-    const jj = judgeJobs.get(jobKey(r.itemId, r.model, r.turn));
-    // The primary judge drives guided feedback: when ITS call failed, no later turn could be asked.
-    const failedJudge = !terminated && vs.length === 0 && jj?.status === "failed";
-    const breaksChain =
-      failedJudge && guided && !primary
-        ? jobs.some(
-            (x) =>
-              x.step === "judge" &&
-              x.status === "failed" &&
-              x.judgeId === cfg.judges[0]?.judgeId &&
-              x.itemId === r.itemId &&
-              x.model === r.model &&
-              x.turn === r.turn,
-          )
-        : failedJudge && guided;
-    return {
-      model: r.model,
-      itemId: r.itemId,
-      turn: r.turn,
-      terminated,
-      verdicts: vs.map((v) => ({ checklistItemId: v.checklistItemId!, value: v.value as "Yes" | "No" | null })),
-      ...(failedJudge ? { failed: "judge" as const, breaksChain } : {}),
-      ...(!terminated && vs.length === 0 && jj && jj.status !== "failed" ? { pending: true } : {}),
-    };
-  });
-  for (const g of genJobs.values())
-    if (g.turn !== null)
-      obs.push({
-        model: g.model,
-        itemId: g.itemId,
-        turn: g.turn,
-        terminated: false,
-        verdicts: [],
-        ...(g.status === "failed" ? { failed: "generate" as const } : { pending: true }),
-      });
-  // In guided settings, a non-primary judge's conversation also stops where the primary judge's call failed.
-  if (guided && !primary)
-    for (const x of jobs)
-      if (x.step === "judge" && x.status === "failed" && x.judgeId === cfg.judges[0]?.judgeId && x.turn !== null) {
-        const o = obs.find((y) => y.itemId === x.itemId && y.model === x.model && y.turn === x.turn);
-        if (o) o.breaksChain = true;
-      }
-  let knownIds: Map<number, Set<number>> | undefined;
-  if (settings.setting === "partially-guided") {
-    knownIds = new Map();
-    const cl = itemIds.length ? db.select().from(schema.checklistItems).where(inArray(schema.checklistItems.itemId, itemIds)).all() : [];
-    for (const id of itemIds)
-      knownIds.set(
-        id,
-        new Set(
-          knownItemIds(
-            cl.filter((c) => c.itemId === id && c.retiredAt == null).sort((a, b) => a.position - b.position || a.id - b.id),
-            settings.knownRatio,
-            settings.seed,
-            id,
-          ),
-        ),
-      );
-  }
-  return { settings, obs, knownIds };
-}
-
-function datasetsOf(db: Db, itemIds: number[], f: (it: typeof schema.items.$inferSelect) => string): Map<number, string> {
-  const items = itemIds.length ? db.select().from(schema.items).where(inArray(schema.items.id, itemIds)).all() : [];
-  return new Map(items.map((i) => [i.id, f(i)]));
+  return refineBenchInputs(resultsInput(db, run, judgeId, load(db, run.id), openJobs(db, run.id)));
 }
 
 /** Every response of one conversation (item × model) with every verdict on it. */

@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 import { sampling } from "./sampling";
-import type { ItemData, JobPayload, JobSpec, Outcome, PlanInput, Protocol } from "./types";
+import type { ItemData, JobPayload, JobSpec, Outcome, PlanInput, Protocol, ResultsInput } from "./types";
 
 export const C3EBENCH_VERSION = "1";
 export const TASK_TYPES = ["End2End", "Cloze", "Expand", "Edit"] as const;
@@ -198,6 +198,7 @@ export const c3eBench: Protocol<C3eBenchConfig> = {
   id: "c3ebench",
   version: C3EBENCH_VERSION,
   title: "C3EBench writing judge (1–10)",
+  results: (input) => c3eBenchResults(input),
   configSchema: C3eBenchConfig as unknown as z.ZodType<C3eBenchConfig>,
   validate: (items) => validateC3eDataset(items),
   plan({ runId, items, models, judges, config }: PlanInput<C3eBenchConfig>): JobSpec[] {
@@ -292,4 +293,24 @@ export function c3eScores(obs: C3eObservation[]) {
       failed: all.length - rows.length,
     };
   });
+}
+
+/** Mean judge score per model and task type over one judge's verdicts; failed jobs counted. */
+export function c3eBenchResults(x: ResultsInput) {
+  const obs: C3eObservation[] = [];
+  for (const r of x.responses) {
+    const v = x.byResponse.get(r.id)?.[0];
+    const st = x.outcome(r, null, v !== undefined);
+    if (st === "pending") continue;
+    obs.push({
+      model: r.model,
+      taskType: taskTypeOf(String(r.metadata.taskType ?? "")) ?? "End2End",
+      score: v?.score ?? null,
+      failed: st === "failed",
+    });
+  }
+  const types = new Map(x.items(x.itemIds).map((it) => [it.id, taskTypeOf(it.taskType) ?? "End2End"]));
+  for (const g of x.genJobs.values())
+    if (g.status === "failed") obs.push({ model: g.model, taskType: types.get(g.itemId) ?? "End2End", score: null, failed: true });
+  return { metrics: c3eScores(obs) };
 }

@@ -13,7 +13,7 @@ import { z } from "zod";
 import { parseChecklistLines } from "./checklist-parse";
 import { sampling } from "./sampling";
 import { fillTemplate } from "./template";
-import type { ItemData, JobPayload, JobSpec, Outcome, PlanInput, Protocol } from "./types";
+import type { ItemData, JobPayload, JobSpec, Outcome, PlanInput, Protocol, ResultsInput, StoredVerdict } from "./types";
 
 export const FBBENCH_VERSION = "1-fig12-reconstructed";
 
@@ -168,6 +168,7 @@ export const fbBench: Protocol<FbBenchConfig> = {
   title: "FB-Bench (follow-up to user feedback)",
   configSchema: FbBenchConfig as unknown as z.ZodType<FbBenchConfig>,
   validate: (items) => validateFbDataset(items),
+  results: (input) => fbBenchResults(input),
   plan({ runId, items, models, judges, config }: PlanInput<FbBenchConfig>): JobSpec[] {
     const jobs: JobSpec[] = [];
     for (const item of items) {
@@ -334,4 +335,42 @@ export function fbBenchScores(obs: FbObservation[], rule: "any" | "all"): FbMode
       ),
     };
   });
+}
+
+// ─── Results ─────────────────────────────────────────────────────────────────
+
+/** Error-correction, response-maintenance and overall scores per model (§3.3), under the run's maintenance rule. */
+export function fbBenchResults(x: ResultsInput) {
+  const rule = FbBenchConfig.parse(x.settings).maintenanceRule;
+  const facts = new Map(
+    x.items(x.itemIds).map((i) => [i.id, fbItemFacts({ taskType: i.taskType, domain: i.domain, metadata: i.metadata ?? {} })]),
+  );
+  const weight = new Map(x.checklist(x.itemIds).map((c) => [c.id, c.weight]));
+  const obs: FbObservation[] = [];
+  const observe = (itemId: number, model: string, vs: StoredVerdict[], failed: boolean) => {
+    const f = facts.get(itemId);
+    const scenario: FbScenario = f?.scenario ?? "error_correction";
+    obs.push({
+      model,
+      scenario,
+      task: f?.task ?? null,
+      feedbackTypes: f?.feedbackTypes ?? [],
+      deficiencyTypes: f?.deficiencyTypes ?? [],
+      score: vs.length
+        ? fbScore(
+            scenario,
+            vs.map((v) => ({ weight: weight.get(v.checklistItemId!) ?? null, met: v.value == null ? null : v.value === "Yes" })),
+            rule,
+          )
+        : null,
+      failed,
+    });
+  };
+  for (const r of x.responses) {
+    const vs = x.byResponse.get(r.id) ?? [];
+    const st = x.outcome(r, null, vs.length > 0);
+    if (st !== "pending") observe(r.itemId, r.model, vs, st === "failed");
+  }
+  for (const g of x.genJobs.values()) if (g.status === "failed") observe(g.itemId, g.model, [], true);
+  return { rule, metrics: fbBenchScores(obs, rule) };
 }

@@ -1,8 +1,8 @@
 /** The protocols a run can use, by id. */
-import { c3eBench } from "./c3ebench";
-import { fbBench } from "./fb-bench";
-import { refineBench } from "./refinebench";
-import { selfCorrection } from "./self-correction";
+import { c3eBench, type c3eBenchResults } from "./c3ebench";
+import { fbBench, type fbBenchResults } from "./fb-bench";
+import { refineBench, type refineBenchResults } from "./refinebench";
+import { selfCorrection, type selfCorrectionResults } from "./self-correction";
 import type { Protocol } from "./types";
 
 // Each protocol has its own settings type; the registry holds them side by side.
@@ -22,6 +22,13 @@ export function getProtocol(id: string): Protocol<any> {
   return p;
 }
 export type { Protocol } from "./types";
+
+/** What each protocol's results() returns, by protocol id (the results page narrows on `protocol`). */
+export type ProtocolResults =
+  | ({ protocol: "refinebench" } & ReturnType<typeof refineBenchResults>)
+  | ({ protocol: "self-correction" } & ReturnType<typeof selfCorrectionResults>)
+  | ({ protocol: "fb-bench" } & ReturnType<typeof fbBenchResults>)
+  | ({ protocol: "c3ebench" } & ReturnType<typeof c3eBenchResults>);
 
 /**
  * Checks a run before it starts: the protocol's own problems with the items

@@ -8,7 +8,7 @@ import type { ChatMessage } from "../providers/types";
 import { parseChecklistLines } from "./checklist-parse";
 import { sampling } from "./sampling";
 import { fillTemplate } from "./template";
-import type { ItemData, JobPayload, JobSpec, Outcome, PlanInput, Protocol, VerdictWrite } from "./types";
+import type { ItemData, JobPayload, JobSpec, Outcome, PlanInput, Protocol, ResultsInput, VerdictWrite } from "./types";
 
 export const REFINEBENCH_VERSION = "1";
 
@@ -143,6 +143,8 @@ export const refineBench: Protocol<RefineBenchConfig> = {
   title: "RefineBench (checklist-graded refinement)",
   configSchema: RefineBenchConfig as unknown as z.ZodType<RefineBenchConfig>,
   validate: (items) => (items.some((i) => i.checklist.length > 0) ? [] : ["no item of the dataset (or the chosen subset) has a checklist"]),
+  jobStep: (job) => job.turn,
+  results: (input) => refineBenchResults(input),
 
   plan({ runId, items, models, judges, config }: PlanInput<RefineBenchConfig>): JobSpec[] {
     const jobs: JobSpec[] = [];
@@ -459,4 +461,87 @@ export function refineBenchMetrics(
     out.push({ model, turns, delta: turns[turns.length - 1].pass - turns[0].pass, termination, transitions });
   }
   return out;
+}
+
+// ─── Results ─────────────────────────────────────────────────────────────────
+
+/** RefineBench observations of one judge (with failures and unfinished jobs), for the results and for calibration. */
+export function refineBenchInputs(x: ResultsInput) {
+  const { responses, byResponse, jobs, judgeJobs, genJobs, jobKey, itemIds, primaryJudgeId } = x;
+  const settings = RefineBenchConfig.parse(x.settings);
+  const guided = settings.setting === "guided" || settings.setting === "partially-guided";
+  const primary = primaryJudgeId === x.judgeId;
+  const obs: RbObservation[] = responses.map((r) => {
+    const vs = byResponse.get(r.id) ?? [];
+    const terminated = Boolean(r.metadata.terminated);
+    const jj = judgeJobs.get(jobKey(r.itemId, r.model, r.turn));
+    // The primary judge drives guided feedback: when ITS call failed, no later turn could be asked.
+    const failedJudge = !terminated && vs.length === 0 && jj?.status === "failed";
+    const breaksChain =
+      failedJudge && guided && !primary
+        ? jobs.some(
+            (j) =>
+              j.step === "judge" &&
+              j.status === "failed" &&
+              j.judgeId === primaryJudgeId &&
+              j.itemId === r.itemId &&
+              j.model === r.model &&
+              j.turn === r.turn,
+          )
+        : failedJudge && guided;
+    return {
+      model: r.model,
+      itemId: r.itemId,
+      turn: r.turn,
+      terminated,
+      verdicts: vs.map((v) => ({ checklistItemId: v.checklistItemId!, value: v.value as "Yes" | "No" | null })),
+      ...(failedJudge ? { failed: "judge" as const, breaksChain } : {}),
+      ...(!terminated && vs.length === 0 && jj && jj.status !== "failed" ? { pending: true } : {}),
+    };
+  });
+  for (const g of genJobs.values())
+    if (g.turn !== null)
+      obs.push({
+        model: g.model,
+        itemId: g.itemId,
+        turn: g.turn,
+        terminated: false,
+        verdicts: [],
+        ...(g.status === "failed" ? { failed: "generate" as const } : { pending: true }),
+      });
+  // In guided settings, a non-primary judge's conversation also stops where the primary judge's call failed.
+  if (guided && !primary)
+    for (const j of jobs)
+      if (j.step === "judge" && j.status === "failed" && j.judgeId === primaryJudgeId && j.turn !== null) {
+        const o = obs.find((y) => y.itemId === j.itemId && y.model === j.model && y.turn === j.turn);
+        if (o) o.breaksChain = true;
+      }
+  let knownIds: Map<number, Set<number>> | undefined;
+  if (settings.setting === "partially-guided") {
+    knownIds = new Map();
+    const cl = x.checklist(itemIds);
+    for (const id of itemIds)
+      knownIds.set(
+        id,
+        new Set(
+          knownItemIds(
+            cl.filter((c) => c.itemId === id && c.retiredAt == null).sort((a, b) => a.position - b.position || a.id - b.id),
+            settings.knownRatio,
+            settings.seed,
+            id,
+          ),
+        ),
+      );
+  }
+  return { settings, obs, knownIds };
+}
+
+/** Acc_t and Pass_t per model and turn (§3.3), with the setting and turn count they were run with. */
+export function refineBenchResults(x: ResultsInput) {
+  const { settings, obs, knownIds } = refineBenchInputs(x);
+  return {
+    setting: settings.setting,
+    maxTurns: settings.maxTurns,
+    metrics: refineBenchMetrics(obs, { maxTurns: settings.maxTurns, knownIds }),
+  };
 }

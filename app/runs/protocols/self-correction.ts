@@ -9,7 +9,7 @@ import { blindSpot, meanCI, wilsonCI } from "../../stats";
 import type { ChatMessage } from "../providers/types";
 import { sampling } from "./sampling";
 import { fillTemplate } from "./template";
-import type { ItemData, JobPayload, JobSpec, Outcome, PlanInput, Protocol } from "./types";
+import type { ItemData, JobPayload, JobSpec, Outcome, PlanInput, Protocol, ResultsInput } from "./types";
 
 export const SELF_CORRECTION_VERSION = "1";
 export const CONDITIONS = ["internal", "external", "internal-wait"] as const;
@@ -234,6 +234,8 @@ export const selfCorrection: Protocol<SelfCorrectionConfig> = {
   version: SELF_CORRECTION_VERSION,
   title: "Self-Correction Bench (error injection)",
   configSchema: SelfCorrectionConfig as unknown as z.ZodType<SelfCorrectionConfig>,
+  jobStep: (job) => job.condition,
+  results: (input) => selfCorrectionResults(input),
   validate(items, targets, config) {
     const problems = validateScDataset(items);
     if (config.conditions.some((c) => c !== "external"))
@@ -383,4 +385,39 @@ export function selfCorrectionMetrics(obs: ScObservation[]) {
       markers,
     };
   });
+}
+
+// ─── Results ─────────────────────────────────────────────────────────────────
+
+/** Accuracy per model, dataset and condition, and the blind spot (Eq. 2), over one judge's verdicts; failed jobs counted. */
+export function selfCorrectionResults(x: ResultsInput) {
+  const obs: ScObservation[] = [];
+  for (const r of x.responses) {
+    const md = r.metadata;
+    const v = x.byResponse.get(r.id)?.[0];
+    const st = x.outcome(r, String(md.condition), v !== undefined);
+    if (st === "pending") continue;
+    obs.push({
+      model: r.model,
+      dataset: String(md.dataset ?? ""),
+      condition: md.condition as Condition,
+      correct: v?.value == null ? null : v.value === "Yes",
+      reply: r.text,
+      failed: st === "failed",
+    });
+  }
+  const datasets = new Map(
+    x.items(x.itemIds).map((it) => [it.id, scItemFacts({ metadata: it.metadata ?? {}, domain: it.domain, reference: null }).dataset]),
+  );
+  for (const g of x.genJobs.values())
+    if (g.status === "failed")
+      obs.push({
+        model: g.model,
+        dataset: datasets.get(g.itemId) ?? "",
+        condition: g.condition as Condition,
+        correct: null,
+        reply: "",
+        failed: true,
+      });
+  return { metrics: selfCorrectionMetrics(obs) };
 }

@@ -68,6 +68,53 @@ export type Outcome = {
   result?: unknown;
 };
 
+/** A stored response, as a protocol's results see it. */
+export type StoredResponse = { id: number; itemId: number; model: string; turn: number; text: string; metadata: Record<string, unknown> };
+/** A stored verdict of the judge being scored. */
+export type StoredVerdict = { responseId: number; checklistItemId: number | null; value: string | null; score: number | null };
+/** A stored item: the fields a protocol's results group by. */
+export type StoredItem = { id: number; taskType: string | null; domain: string | null; metadata: Record<string, unknown> | null };
+/** A stored checklist item: its weight, order and whether it is retired. */
+export type StoredChecklistItem = { id: number; itemId: number; weight: number | null; position: number; retiredAt: number | null };
+
+/** A job that has not finished well: failed (with the provider's error) or still queued/leased. */
+export type OpenJob = {
+  status: "failed" | "queued" | "leased";
+  step: "generate" | "judge";
+  itemId: number;
+  model: string;
+  turn: number | null;
+  condition: string | null;
+  judgeId: number | null;
+};
+
+/** What a protocol's results are computed from: one judge's verdicts on the run's responses, and the run's open jobs. */
+export type ResultsInput = {
+  /** The run's stored protocol settings (before defaults). */
+  settings: Record<string, unknown>;
+  /** The judge being scored, and the run's first judge. */
+  judgeId: number;
+  primaryJudgeId: number | undefined;
+  responses: StoredResponse[];
+  /** This judge's verdicts, by response id. */
+  byResponse: Map<number, StoredVerdict[]>;
+  /** Every open job of the run (every judge). */
+  jobs: OpenJob[];
+  /** Open generation jobs and this judge's open judge jobs, by jobKey. */
+  genJobs: Map<string, OpenJob>;
+  judgeJobs: Map<string, OpenJob>;
+  jobKey(itemId: number, model: string, extra: string | number | null): string;
+  /** Items with a response or a generation job. */
+  itemIds: number[];
+  /**
+   * Whether one response counts: "ok" when it has verdicts (or the run has
+   * ended), "failed" when its judge job failed, "pending" while it runs.
+   */
+  outcome(r: { itemId: number; model: string }, extra: string | null, hasVerdicts: boolean): "ok" | "failed" | "pending";
+  items(ids: number[]): StoredItem[];
+  checklist(ids: number[]): StoredChecklistItem[];
+};
+
 export type PlanInput<C> = { runId: number; items: ItemData[]; models: ModelRef[]; judges: JudgeRef[]; config: C };
 
 export interface Protocol<C = Record<string, unknown>> {
@@ -83,6 +130,13 @@ export interface Protocol<C = Record<string, unknown>> {
   validate?(items: ItemData[], targets: TargetInfo[], config: C): string[];
   plan(input: PlanInput<C>): JobSpec[];
   onReply(payload: JobPayload, text: string, config: C): Outcome;
+  /**
+   * What tells one job of a conversation (item × model) from another in the
+   * results: the turn, the condition, or nothing when there is one per conversation.
+   */
+  jobStep?(job: { turn: number | null; condition: string | null }): string | number | null;
+  /** The protocol's result tables for one judge: its metrics and any settings shown beside them. */
+  results?(input: ResultsInput): { metrics: unknown };
 }
 
 export const emptyOutcome = (): Outcome => ({ responses: [], verdicts: [], next: [] });
