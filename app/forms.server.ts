@@ -1,5 +1,5 @@
 import { json } from "@remix-run/node";
-import type { z } from "zod";
+import { z } from "zod";
 
 /**
  * The answer to a form that failed its zod schema: the first problem as
@@ -30,4 +30,9 @@ export function parseQuery<S extends z.ZodType>(schema: S, url: URL): z.infer<S>
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
   throw new Response(`${issue.path.join(".") || "query"}: ${issue.message}`, { status: 400, statusText: "Bad Request" });
+}
+
+/** The first issue of `err` when it is a zod validation error (thrown by `schema.parse`), else null. */
+export function firstZodIssue(err: unknown): z.core.$ZodIssue | null {
+  return err instanceof z.ZodError ? (err.issues[0] ?? null) : null;
 }

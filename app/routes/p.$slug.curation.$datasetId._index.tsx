@@ -4,7 +4,10 @@ import { humanErrors, humanIssue } from "~/forms/messages";
 import { json, redirect } from "@remix-run/node";
 import { Form, Link, useActionData, useLoaderData, useNavigation, useParams } from "@remix-run/react";
 import { and, asc, eq, inArray } from "drizzle-orm";
-import { z } from "zod";
+import { requireResponseOfDataset } from "~/curation/rules.server";
+import { DomainError, domainErrorResponse } from "~/errors.server";
+import { CurationAction } from "~/forms/curation.server";
+import { firstZodIssue } from "~/forms.server";
 import { notFound, requireProjectRole } from "~/auth/guards.server";
 import { findDataset } from "~/benchmark/browse.server";
 import { allFlags, DEFAULT_DUPLICATE_THRESHOLD, promotionCandidates, type Flag } from "~/curation/flags.server";
@@ -100,21 +103,6 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
   });
 }
 
-const Reason = z.string().trim().min(1, "Say why; it goes into the changelog.").max(2000);
-const CurationAction = z.discriminatedUnion("intent", [
-  z.object({ intent: z.literal("freeze"), reason: Reason }),
-  z.object({ intent: z.literal("next-version"), reason: Reason }),
-  z.object({
-    intent: z.literal("promote"),
-    responseId: z.coerce.number().int().positive(),
-    annotationIds: z
-      .string()
-      .regex(/^\d+(,\d+)*$/)
-      .optional(),
-    reason: Reason,
-  }),
-]);
-
 export async function action({ request, params }: ActionFunctionArgs) {
   const { project, user } = await requireProjectRole(request, params.slug, "researcher");
   const dataset = loadDataset(project.id, params.datasetId);
@@ -155,16 +143,7 @@ export async function action({ request, params }: ActionFunctionArgs) {
         return redirect(`/p/${project.slug}/curation/${next.id}`);
       }
       case "promote": {
-        const response = getDb()
-          .select({ itemId: schema.responses.itemId })
-          .from(schema.responses)
-          .where(eq(schema.responses.id, parsed.data.responseId))
-          .get();
-        const item =
-          response &&
-          getDb().select({ datasetId: schema.items.datasetId }).from(schema.items).where(eq(schema.items.id, response.itemId)).get();
-        if (!item || item.datasetId !== dataset.id)
-          return json({ error: "responseId: not a response of this dataset.", field: "responseId" }, { status: 400 });
+        requireResponseOfDataset(dataset.id, parsed.data.responseId);
         const justification = parsed.data.annotationIds?.split(",").map(Number) ?? [];
         const r = promoteResponse(parsed.data.responseId, { ...actor, justification });
         return json({
@@ -173,6 +152,7 @@ export async function action({ request, params }: ActionFunctionArgs) {
       }
     }
   } catch (err) {
+    if (err instanceof DomainError) return domainErrorResponse(err);
     if (err instanceof CurationError) return json({ error: err.message, field: err.field ?? "" }, { status: 400 });
     throw err;
   }
@@ -207,8 +187,8 @@ function referenceTask(projectId: number, userId: number, datasetId: number, for
     return json({ ok: `Created task ${taskId} with ${units} blind comparisons.`, taskId });
   } catch (err) {
     if (err instanceof TaskError) return json({ error: err.message, field: err.field, form: "reference-task" }, { status: 400 });
-    if (err instanceof z.ZodError) {
-      const issue = err.issues[0];
+    const issue = firstZodIssue(err);
+    if (issue) {
       const field = String(issue.path[0] ?? "");
       // Zod's own wording ("Too small: …") becomes a sentence naming the field; the schema's own messages stay.
       const generic = /^(Too (small|big)|Invalid )/.test(issue.message);

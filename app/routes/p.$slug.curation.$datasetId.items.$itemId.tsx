@@ -3,7 +3,9 @@ import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remi
 import { json } from "@remix-run/node";
 import { Form, Link, useActionData, useLoaderData, useNavigation } from "@remix-run/react";
 import { and, asc, desc, eq } from "drizzle-orm";
-import { z } from "zod";
+import { moveChecklistItem, requireChecklistItemOf } from "~/curation/rules.server";
+import { DomainError, domainErrorResponse } from "~/errors.server";
+import { ItemAction } from "~/forms/curation.server";
 import { notFound, requireProjectRole } from "~/auth/guards.server";
 import { findDataset } from "~/benchmark/browse.server";
 import { allFlags } from "~/curation/flags.server";
@@ -14,7 +16,6 @@ import {
   CurationError,
   editChecklistItem,
   editItem,
-  reorderChecklist,
   reweightChecklist,
   setChecklistItemRetired,
   setReference,
@@ -111,42 +112,6 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
   });
 }
 
-const Reason = z.string().trim().min(1, "Say why; it goes into the changelog.").max(2000);
-const Id = z.coerce.number().int().positive();
-const OptionalWeight = z.preprocess((v) => (v === "" || v == null ? undefined : v), z.coerce.number().min(0).optional());
-
-const ItemAction = z.discriminatedUnion("intent", [
-  z.object({
-    intent: z.literal("edit-item"),
-    query: z.string().trim().min(1, "The prompt cannot be empty."),
-    passage: z.string().default(""),
-    domain: z.string().trim().default(""),
-    subject: z.string().trim().default(""),
-    reason: Reason,
-  }),
-  z.object({
-    intent: z.literal("edit-checklist"),
-    checklistItemId: Id,
-    text: z.string().trim().min(1, "A checklist item needs text."),
-    weight: OptionalWeight,
-    reason: Reason,
-  }),
-  z.object({
-    intent: z.literal("add-checklist"),
-    text: z.string().trim().min(1, "A checklist item needs text."),
-    weight: OptionalWeight,
-    reason: Reason,
-  }),
-  z.object({ intent: z.literal("retire"), checklistItemId: Id, reason: Reason }),
-  z.object({ intent: z.literal("restore"), checklistItemId: Id, reason: Reason }),
-  z.object({ intent: z.literal("move"), checklistItemId: Id, direction: z.enum(["up", "down"]), reason: Reason.default("Reordered") }),
-  z.object({ intent: z.literal("reweight"), reason: Reason }).passthrough(),
-  z.object({ intent: z.literal("edit-reference"), text: z.string().trim().min(1, "A reference needs text."), reason: Reason }),
-  z.object({ intent: z.literal("draft"), providerId: Id }),
-  z.object({ intent: z.literal("add-draft"), items: z.string().trim().min(1, "The draft has no items left to add."), reason: Reason }),
-  z.object({ intent: z.literal("requeue-stale") }),
-]);
-
 const LABELS: Record<string, string> = {
   query: "Prompt",
   text: "Text",
@@ -195,12 +160,6 @@ export async function action({ request, params }: ActionFunctionArgs) {
     }
   }
   const actor = { userId: user.id, reason: input.reason };
-  const ownsChecklistItem = (id: number) =>
-    getDb()
-      .select({ id: schema.checklistItems.id })
-      .from(schema.checklistItems)
-      .where(and(eq(schema.checklistItems.id, id), eq(schema.checklistItems.itemId, item.id)))
-      .get();
   try {
     switch (input.intent) {
       case "edit-item": {
@@ -219,8 +178,7 @@ export async function action({ request, params }: ActionFunctionArgs) {
         });
       }
       case "edit-checklist": {
-        if (!ownsChecklistItem(input.checklistItemId))
-          return json({ error: "checklistItemId: not a checklist item of this item.", field: "checklistItemId" }, { status: 400 });
+        requireChecklistItemOf(item.id, input.checklistItemId);
         const r = editChecklistItem(
           input.checklistItemId,
           { text: input.text, ...(input.weight !== undefined ? { weight: input.weight } : {}) },
@@ -235,27 +193,12 @@ export async function action({ request, params }: ActionFunctionArgs) {
         return json({ ok: "Checklist item added." });
       case "retire":
       case "restore":
-        if (!ownsChecklistItem(input.checklistItemId))
-          return json({ error: "checklistItemId: not a checklist item of this item.", field: "checklistItemId" }, { status: 400 });
+        requireChecklistItemOf(item.id, input.checklistItemId);
         setChecklistItemRetired(input.checklistItemId, input.intent === "retire", actor);
         return json({ ok: input.intent === "retire" ? "Checklist item retired." : "Checklist item restored." });
-      case "move": {
-        const ids = getDb()
-          .select({ id: schema.checklistItems.id, retiredAt: schema.checklistItems.retiredAt })
-          .from(schema.checklistItems)
-          .where(eq(schema.checklistItems.itemId, item.id))
-          .orderBy(asc(schema.checklistItems.position))
-          .all()
-          .filter((c) => !c.retiredAt)
-          .map((c) => c.id);
-        const i = ids.indexOf(input.checklistItemId);
-        const j = input.direction === "up" ? i - 1 : i + 1;
-        if (i < 0 || j < 0 || j >= ids.length)
-          return json({ error: "Cannot move that item further.", field: "direction" }, { status: 400 });
-        [ids[i], ids[j]] = [ids[j], ids[i]];
-        reorderChecklist(item.id, ids, actor);
+      case "move":
+        moveChecklistItem(item.id, input.checklistItemId, input.direction, actor);
         return json({ ok: "Checklist reordered." });
-      }
       case "reweight": {
         const weights: Record<number, number> = {};
         for (const [k, v] of Object.entries(input)) {
@@ -277,6 +220,7 @@ export async function action({ request, params }: ActionFunctionArgs) {
       }
     }
   } catch (err) {
+    if (err instanceof DomainError) return domainErrorResponse(err);
     if (err instanceof CurationError) return json({ error: err.message, field: err.field ?? "", form }, { status: 400 });
     throw err;
   }
