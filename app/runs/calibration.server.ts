@@ -45,10 +45,23 @@ import { projectMembers } from "../annotation/tasks.server";
 import { shownOrderFor } from "../annotation/random";
 import { meanCI, seededRandom } from "../stats";
 import { TASK_TYPES, taskTypeOf } from "./protocols/c3ebench";
-import { FbBenchConfig, fbItemFacts } from "./protocols/fb-bench";
-import { refineBenchMetrics } from "./protocols/refinebench";
-import { CONDITIONS } from "./protocols/self-correction";
-import { refineBenchInputsFor } from "./results.server";
+import { PROTOCOLS } from "./protocols";
+import {
+  clip,
+  clipNote,
+  type CalibratedMetric,
+  type Draw,
+  differenceEstimate,
+  type Interval,
+  joinNotes,
+  PERCENT,
+  type ResponseDraws,
+  SCORE_1_10,
+  stratumOf,
+  type Term,
+  unitKey,
+} from "./protocols/calibration";
+import { resultsInputFor } from "./results.server";
 import type { StoredRunConfig } from "./runner.server";
 
 export type SamplingPlan =
@@ -73,10 +86,12 @@ type Candidate = {
 };
 type Drawn = Candidate & { pi: number };
 
-const stratumOf = (c: { model: string; turn: number; condition: string | null }) => `${c.model}\u0000${c.turn}\u0000${c.condition ?? ""}`;
-const unitKey = (responseId: number, checklistItemId: number | null) => `${responseId}/${checklistItemId ?? "-"}`;
-
 export class CalibrationError extends Error {}
+
+/** What a human labels when calibrating this run's protocol (see Protocol.calibration). */
+function calibrationUnit(run: typeof schema.runs.$inferSelect) {
+  return PROTOCOLS[run.protocol]?.calibration?.unit ?? "checklist-item";
+}
 
 function primaryJudge(run: typeof schema.runs.$inferSelect): number {
   return (run.config as unknown as StoredRunConfig).judges[0].judgeId;
@@ -84,7 +99,7 @@ function primaryJudge(run: typeof schema.runs.$inferSelect): number {
 
 /** The first judge's parsed verdicts of the run, as candidate units. */
 function candidates(db: Db, run: typeof schema.runs.$inferSelect): Candidate[] {
-  const checklist = run.protocol === "self-correction" ? "v.checklist_item_id IS NULL" : "v.checklist_item_id IS NOT NULL";
+  const checklist = calibrationUnit(run) === "response" ? "v.checklist_item_id IS NULL" : "v.checklist_item_id IS NOT NULL";
   const rows = db.$client
     .prepare(
       `SELECT v.response_id AS responseId, r.item_id AS itemId, v.checklist_item_id AS checklistItemId, r.model, r.turn, r.metadata
@@ -184,7 +199,7 @@ export function createCalibrationTask(
   if (pool.length === 0) throw new CalibrationError("pool: choose at least one annotator");
   if (overlap < 1 || overlap > pool.length)
     throw new CalibrationError(`overlap: ${overlap} annotators per unit needs a pool of at least ${overlap}; the pool has ${pool.length}`);
-  if (run.protocol === "c3ebench") return createC3eTask(db, run, judgeId, { ...args, pool, overlap });
+  if (calibrationUnit(run) === "score") return createC3eTask(db, run, judgeId, { ...args, pool, overlap });
   const all = candidates(db, run);
   const units = sampleUnits(all, args.plan, args.seed);
   if (units.length === 0) throw new CalibrationError("this run has no parsed verdicts to calibrate yet");
@@ -195,7 +210,7 @@ export function createCalibrationTask(
     if (n < min)
       warnings.push(`${model}: this plan draws ${n} unit${n === 1 ? "" : "s"}, fewer than the minimum of ${min} labelled units per model`);
   }
-  const sc = run.protocol === "self-correction";
+  const sc = calibrationUnit(run) === "response";
   return db.transaction(
     (tx) => {
       const task = tx
@@ -564,88 +579,8 @@ export function humanValues(db: Db, taskId: number, rule: SplitRule): { values: 
 }
 
 // ─── Estimation ──────────────────────────────────────────────────────────────
-
-/** A population term: weight a, the judge's value f, and the key and stratum of the unit a human would label. */
-export type Term = { key: string; a: number; f: number; stratum: string };
-/**
- * A drawn unit (or drawn whole response): inclusion probability, stratum, human value (null: none under the rule),
- * and the cluster it was sampled in — the sampled response under the whole-responses plan (its checklist pairs are
- * drawn together), else the unit itself.
- */
-export type Draw = { pi: number; stratum: string; y: number | null; cluster: string };
-
-/**
- * A corrected estimate: the point clipped to the metric's range (`clipped` says when, `unclipped` is the
- * difference estimate itself), the interval unclipped ± 1.96·SE clipped to the same range.
- */
-export type Interval = { estimate: number; se: number; ci: [number, number]; n: number; clipped: boolean; unclipped: number };
-type Range = [number, number];
-const PERCENT: Range = [0, 100];
-const PROPORTION: Range = [0, 1];
-const BLIND_SPOT: Range = [-Infinity, 1];
-/** C3EBench judge and human scores (RAVEL E.1–E.4). */
-const SCORE_1_10: Range = [1, 10];
-
-const clip = (x: number, r: Range) => Math.min(r[1], Math.max(r[0], x));
-const interval = (estimate: number, se: number, n: number, range: Range): Interval => ({
-  estimate: clip(estimate, range),
-  se,
-  n,
-  ci: [clip(estimate - 1.96 * se, range), clip(estimate + 1.96 * se, range)],
-  clipped: clip(estimate, range) !== estimate,
-  unclipped: estimate,
-});
-
-/**
- * Difference (prediction-powered) estimate of Σ a·Y with HT design weights; null when fewer than 2 population
- * terms are labelled. The variance is design-based over the sampled clusters: the terms' a·(Y − f)/π are summed
- * within each cluster (Z_c, a Horvitz–Thompson cluster total) and Var = Σ_c (1 − π_c)·Z_c² — under the
- * whole-responses plan a response's checklist pairs are drawn together, so their errors count as one draw.
- */
-export function differenceEstimate(
-  pop: Term[],
-  draws: Map<string, Draw>,
-  range: Range,
-): { raw: number; corrected: Interval | null; unlabelledStrata: number } {
-  const raw = pop.reduce((s, t) => s + t.a * t.f, 0);
-  const sampled = new Map<string, number>();
-  const labelled = new Map<string, number>();
-  for (const d of draws.values()) {
-    sampled.set(d.stratum, (sampled.get(d.stratum) ?? 0) + 1);
-    if (d.y !== null) labelled.set(d.stratum, (labelled.get(d.stratum) ?? 0) + 1);
-  }
-  let corr = 0;
-  let n = 0;
-  const clusters = new Map<string, { pi: number; z: number }>();
-  const strata = new Set(pop.map((t) => t.stratum));
-  for (const t of pop) {
-    const d = draws.get(t.key);
-    if (!d || d.y === null) continue;
-    const pi = d.pi * ((labelled.get(d.stratum) ?? 0) / (sampled.get(d.stratum) ?? 1));
-    const z = (t.a * (d.y - t.f)) / pi;
-    corr += z;
-    const c = clusters.get(d.cluster) ?? { pi, z: 0 };
-    c.z += z;
-    clusters.set(d.cluster, c);
-    n++;
-  }
-  let variance = 0;
-  for (const c of clusters.values()) variance += (1 - c.pi) * c.z * c.z;
-  const unlabelledStrata = [...strata].filter((s) => !labelled.get(s)).length;
-  return { raw, corrected: n >= 2 ? interval(raw + corr, Math.sqrt(Math.max(0, variance)), n, range) : null, unlabelledStrata };
-}
-
-export type CalibratedMetric = {
-  /** e.g. "Acc_2", "Pass_2", "Error correction", "Blind spot". */
-  metric: string;
-  model: string;
-  /** Dataset × condition etc. where the metric has one. */
-  group: string | null;
-  raw: number;
-  corrected: Interval | null;
-  /** Why there is no corrected value, or what to keep in mind. */
-  note: string | null;
-};
+// The estimator itself (differenceEstimate and its terms) is pure and lives in protocols/calibration.
+export { differenceEstimate, type CalibratedMetric, type Draw, type Interval, type Term };
 
 export type CalibrationReport = {
   taskId: number;
@@ -693,7 +628,7 @@ function drawsOf(db: Db, task: TaskRow, values: Map<number, number>) {
     ]),
   );
   const pairs = new Map<string, Draw>();
-  const byResponse = new Map<number, { pi: number; stratum: string; ys: (number | null)[]; checklist: (number | null)[] }>();
+  const byResponse: ResponseDraws = new Map();
   for (const u of units) {
     if (u.responseId == null) continue;
     const i = info.get(u.responseId);
@@ -717,28 +652,6 @@ function drawsOf(db: Db, task: TaskRow, values: Map<number, number>) {
   return { pairs, byResponse, plan: cfg.samplingPlan, weighable: cfg.inclusion !== undefined };
 }
 
-/** Says when the corrected point was clipped to the metric's range (the difference estimate itself lies outside). */
-function clipNote(iv: Interval | null): string | null {
-  if (!iv?.clipped) return null;
-  const v = Math.abs(iv.unclipped) >= 10 ? iv.unclipped.toFixed(1) : iv.unclipped.toFixed(3);
-  return `corrected estimate clipped to the metric's range (the difference estimate is ${v})`;
-}
-const joinNotes = (...xs: (string | null)[]) => xs.filter(Boolean).join("; ") || null;
-
-/** Whole-response draws for metrics of all of a response's labels (`g` of its human values), only under the whole-response plan. */
-function responseDraws(
-  byResponse: ReturnType<typeof drawsOf>["byResponse"],
-  checklistCount: (rid: number) => number,
-  g: (ys: number[]) => number,
-) {
-  const out = new Map<string, Draw>();
-  for (const [rid, r] of byResponse) {
-    const complete = r.ys.length === checklistCount(rid) && r.ys.every((y) => y !== null);
-    out.set(String(rid), { pi: r.pi, stratum: r.stratum, y: complete ? g(r.ys as number[]) : null, cluster: `r${rid}` });
-  }
-  return out;
-}
-
 /** Every headline metric of the run's protocol, raw and corrected by the task's human labels. */
 export function calibrationReport(db: Db, runId: number, taskId: number, opts: { splits?: SplitRule } = {}): CalibrationReport | null {
   const run = db.select().from(schema.runs).where(eq(schema.runs.id, runId)).get();
@@ -746,12 +659,11 @@ export function calibrationReport(db: Db, runId: number, taskId: number, opts: {
   if (!run || !task) return null;
   const splitRule: SplitRule =
     opts.splits ?? ((task.config as { splitRule?: SplitRule }).splitRule === "adjudicate" ? "adjudicate" : "exclude");
-  if (run.protocol === "c3ebench") return c3eReport(db, run, task, splitRule);
+  if (calibrationUnit(run) === "score") return c3eReport(db, run, task, splitRule);
   const { values, counts } = humanValues(db, taskId, splitRule);
   const { pairs, byResponse, plan, weighable } = drawsOf(db, task, values);
   const metrics: CalibratedMetric[] = [];
   const wholeResponses = plan?.kind === "responses";
-  const noWhole = "needs whole-response labels (the whole-responses plan): this metric depends on every checklist item of a response";
   const push = (
     metric: string,
     model: string,
@@ -777,215 +689,15 @@ export function calibrationReport(db: Db, runId: number, taskId: number, opts: {
             clipNote(r.corrected),
           ),
     });
-  const judgeId = primaryJudge(run);
-
-  if (run.protocol === "refinebench") {
-    const { obs, settings } = refineBenchInputsFor(db, run, judgeId);
-    const responses = db
-      .select({
-        id: schema.responses.id,
-        itemId: schema.responses.itemId,
-        model: schema.responses.model,
-        turn: schema.responses.turn,
-        metadata: schema.responses.metadata,
-      })
-      .from(schema.responses)
-      .where(eq(schema.responses.runId, run.id))
-      .all();
-    const rid = new Map(responses.map((r) => [`${r.itemId}\u0000${r.model}\u0000${r.turn}`, r.id]));
-    const scored: {
-      model: string;
-      itemId: number;
-      turn: number;
-      fromTurn: number;
-      verdicts: { checklistItemId: number; value: "Yes" | "No" | null }[];
-    }[] = [];
-    refineBenchMetrics(obs, { maxTurns: settings.maxTurns, onScored: (s) => scored.push(s) });
-    const models = [...new Set(scored.map((s) => s.model))].sort();
-    const checklistCount = new Map<number, number>();
-    for (const model of models)
-      for (let t = 1; t <= settings.maxTurns; t++) {
-        const inst = scored.filter((s) => s.model === model && s.turn === t);
-        if (!inst.length) continue;
-        const acc: Term[] = [];
-        const pass: Term[] = [];
-        for (const s of inst) {
-          const r = rid.get(`${s.itemId}\u0000${model}\u0000${s.fromTurn}`)!;
-          const stratum = stratumOf({ model, turn: s.fromTurn, condition: null });
-          checklistCount.set(r, s.verdicts.length);
-          for (const v of s.verdicts)
-            acc.push({
-              key: unitKey(r, v.checklistItemId),
-              a: 100 / (inst.length * s.verdicts.length),
-              f: v.value === "Yes" ? 1 : 0,
-              stratum,
-            });
-          pass.push({ key: String(r), a: 100 / inst.length, f: s.verdicts.every((v) => v.value === "Yes") ? 1 : 0, stratum });
-        }
-        push(`Acc_${t}`, model, null, differenceEstimate(acc, pairs, PERCENT));
-        const pr = differenceEstimate(
-          pass,
-          wholeResponses
-            ? responseDraws(
-                byResponse,
-                (r) => checklistCount.get(r) ?? -1,
-                (ys) => (ys.every((y) => y === 1) ? 1 : 0),
-              )
-            : new Map(),
-          PERCENT,
-        );
-        push(`Pass_${t}`, model, null, pr, wholeResponses ? null : noWhole);
-      }
-  } else if (run.protocol === "fb-bench") {
-    const rule = FbBenchConfig.parse((run.config as unknown as StoredRunConfig).settings).maintenanceRule;
-    const rows = db.$client
-      .prepare(
-        `SELECT r.id AS responseId, r.item_id AS itemId, r.model, r.turn, v.checklist_item_id AS checklistItemId, v.value, c.weight
-         FROM responses r JOIN verdicts v ON v.response_id = r.id AND v.judge_id = ? JOIN checklist_items c ON c.id = v.checklist_item_id
-         WHERE r.run_id = ? ORDER BY r.id, c.position, c.id`,
-      )
-      .all(judgeId, run.id) as {
-      responseId: number;
-      itemId: number;
-      model: string;
-      turn: number;
-      checklistItemId: number;
-      value: string | null;
-      weight: number | null;
-    }[];
-    const items = db
-      .select()
-      .from(schema.items)
-      .where(inArray(schema.items.id, [...new Set(rows.map((r) => r.itemId))].concat([-1])))
-      .all();
-    const scenario = new Map(
-      items.map((i) => [
-        i.id,
-        fbItemFacts({ taskType: i.taskType, domain: i.domain, metadata: (i.metadata ?? {}) as Record<string, unknown> }).scenario ??
-          "error_correction",
-      ]),
-    );
-    const byResp = new Map<number, typeof rows>();
-    for (const r of rows) byResp.set(r.responseId, [...(byResp.get(r.responseId) ?? []), r]);
-    // Only fully parsed responses are scored (as in the results).
-    const complete = [...byResp.values()].filter((vs) => vs.every((v) => v.value === "Yes" || v.value === "No"));
-    for (const model of [...new Set(complete.map((vs) => vs[0].model))].sort()) {
-      const mine = complete.filter((vs) => vs[0].model === model);
-      const ec = mine.filter((vs) => scenario.get(vs[0].itemId) === "error_correction");
-      const rm = mine.filter((vs) => scenario.get(vs[0].itemId) === "response_maintenance");
-      const ecTerms: Term[] = ec.flatMap((vs) => {
-        const weighted = vs.every((v) => v.weight !== null);
-        return vs.map((v) => ({
-          key: unitKey(v.responseId, v.checklistItemId),
-          a: (100 * (weighted ? v.weight! : 1 / vs.length)) / ec.length,
-          f: v.value === "Yes" ? 1 : 0,
-          stratum: stratumOf({ model, turn: v.turn, condition: null }),
-        }));
-      });
-      const g = (ys: number[]) => (rule === "any" ? (ys.some((y) => y === 1) ? 1 : 0) : ys.every((y) => y === 1) ? 1 : 0);
-      const rmTerms: Term[] = rm.map((vs) => ({
-        key: String(vs[0].responseId),
-        a: 100 / rm.length,
-        f: g(vs.map((v) => (v.value === "Yes" ? 1 : 0))),
-        stratum: stratumOf({ model, turn: vs[0].turn, condition: null }),
-      }));
-      const counts = new Map(mine.map((vs) => [vs[0].responseId, vs.length]));
-      const e = differenceEstimate(ecTerms, pairs, PERCENT);
-      const m = differenceEstimate(rmTerms, wholeResponses ? responseDraws(byResponse, (r) => counts.get(r) ?? -1, g) : new Map(), PERCENT);
-      push("Error correction", model, null, e);
-      push(`Response maintenance (rule: ${rule})`, model, null, m, wholeResponses ? null : noWhole);
-      const both =
-        e.corrected && m.corrected && weighable
-          ? interval(
-              (e.corrected.estimate + m.corrected.estimate) / 2,
-              Math.sqrt(e.corrected.se ** 2 + m.corrected.se ** 2) / 2,
-              e.corrected.n + m.corrected.n,
-              PERCENT,
-            )
-          : null;
-      metrics.push({
-        metric: `Overall (rule: ${rule})`,
-        model,
-        group: null,
-        raw: (e.raw + m.raw) / 2,
-        corrected: both,
-        note: both ? clipNote(both) : "needs both scenarios corrected",
-      });
-    }
-  } else if (run.protocol === "self-correction") {
-    const rows = db.$client
-      .prepare(
-        `SELECT r.id AS responseId, r.item_id AS itemId, r.model, r.turn, r.metadata, v.value
-         FROM responses r JOIN verdicts v ON v.response_id = r.id AND v.judge_id = ? AND v.checklist_item_id IS NULL
-         WHERE r.run_id = ? AND v.value IN ('Yes','No')`,
-      )
-      .all(judgeId, run.id) as {
-      responseId: number;
-      itemId: number;
-      model: string;
-      turn: number;
-      metadata: string | null;
-      value: string;
-    }[];
-    const obs = rows.map((r) => {
-      const md = r.metadata ? (JSON.parse(r.metadata) as Record<string, unknown>) : {};
-      return { ...r, condition: String(md.condition ?? ""), dataset: String(md.dataset ?? "") };
-    });
-    for (const model of [...new Set(obs.map((o) => o.model))].sort()) {
-      const blind: { dataset: string; b: number; se: number; raw: number; ok: boolean }[] = [];
-      for (const dataset of [...new Set(obs.filter((o) => o.model === model).map((o) => o.dataset))].sort()) {
-        const p: Record<string, ReturnType<typeof differenceEstimate>> = {};
-        for (const condition of CONDITIONS) {
-          const cell = obs.filter((o) => o.model === model && o.dataset === dataset && o.condition === condition);
-          if (!cell.length) continue;
-          const terms: Term[] = cell.map((o) => ({
-            key: unitKey(o.responseId, null),
-            a: 1 / cell.length,
-            f: o.value === "Yes" ? 1 : 0,
-            stratum: stratumOf({ model, turn: o.turn, condition }),
-          }));
-          p[condition] = differenceEstimate(terms, pairs, PROPORTION);
-          push(`Accuracy (${condition})`, model, dataset, p[condition]);
-        }
-        const i = p.internal;
-        const e = p.external;
-        if (!i || !e) continue;
-        // Eq. 2: 1 − P(internal)/P(external), 0 when P(external) = 0; delta-method SE.
-        const bs = (pi: number, pe: number) => (pe > 0 ? 1 - pi / pe : 0);
-        const raw = bs(i.raw, e.raw);
-        let corrected: Interval | null = null;
-        if (i.corrected && e.corrected && weighable) {
-          const pi = i.corrected.estimate;
-          const pe = e.corrected.estimate;
-          const se = pe > 0 ? Math.sqrt(i.corrected.se ** 2 / pe ** 2 + (pi ** 2 * e.corrected.se ** 2) / pe ** 4) : 0;
-          corrected = interval(bs(pi, pe), se, i.corrected.n + e.corrected.n, BLIND_SPOT);
-        }
-        metrics.push({
-          metric: "Blind spot",
-          model,
-          group: dataset,
-          raw,
-          corrected,
-          note: corrected ? clipNote(corrected) : "needs both the internal and external accuracies corrected",
-        });
-        blind.push({ dataset, b: corrected?.estimate ?? NaN, se: corrected?.se ?? NaN, raw, ok: corrected !== null });
-      }
-      if (blind.length) {
-        const D = blind.length;
-        const ok = blind.every((x) => x.ok);
-        metrics.push({
-          metric: "Blind spot (macro average)",
-          model,
-          group: null,
-          raw: blind.reduce((s, x) => s + x.raw, 0) / D,
-          corrected: ok
-            ? interval(blind.reduce((s, x) => s + x.b, 0) / D, Math.sqrt(blind.reduce((s, x) => s + x.se ** 2, 0)) / D, 0, BLIND_SPOT)
-            : null,
-          note: ok ? null : "needs every dataset's blind spot corrected",
-        });
-      }
-    }
-  }
+  PROTOCOLS[run.protocol]?.calibration?.targets?.({
+    results: resultsInputFor(db, run, primaryJudge(run)),
+    pairs,
+    byResponse,
+    wholeResponses,
+    weighable,
+    push,
+    add: (m) => metrics.push(m),
+  });
   return {
     taskId,
     protocol: run.protocol,
@@ -1092,7 +804,7 @@ export type CalibratedScore = {
 export function calibratedScores(db: Db, runId: number, taskId: number): CalibratedScore[] {
   const run = db.select().from(schema.runs).where(eq(schema.runs.id, runId)).get();
   const task = db.select().from(schema.tasks).where(eq(schema.tasks.id, taskId)).get();
-  if (!run || !task || run.protocol === "c3ebench") return [];
+  if (!run || !task || calibrationUnit(run) === "score") return [];
   const all = candidates(db, run);
   const judged = new Map(
     (

@@ -2,7 +2,6 @@
 import { and, asc, eq, inArray } from "drizzle-orm";
 import { schema, type Db } from "../../db/client";
 import { PROTOCOLS, type ProtocolResults } from "./protocols";
-import { refineBenchInputs } from "./protocols/refinebench";
 import type { OpenJob, ResultsInput } from "./protocols/types";
 import type { StoredRunConfig } from "./runner.server";
 
@@ -132,9 +131,9 @@ function jobMaps(run: typeof schema.runs.$inferSelect, jobs: OpenJob[], judgeId:
   return { genJobs, judgeJobs, jobKey };
 }
 
-/** RefineBench observations of one judge (with failures and unfinished jobs), for the results and for calibration. */
-export function refineBenchInputsFor(db: Db, run: typeof schema.runs.$inferSelect, judgeId: number) {
-  return refineBenchInputs(resultsInput(db, run, judgeId, load(db, run.id), openJobs(db, run.id)));
+/** What a protocol's results (or calibration targets) read for one judge of the run. */
+export function resultsInputFor(db: Db, run: typeof schema.runs.$inferSelect, judgeId: number): ResultsInput {
+  return resultsInput(db, run, judgeId, load(db, run.id), openJobs(db, run.id));
 }
 
 /** Every response of one conversation (item × model) with every verdict on it. */

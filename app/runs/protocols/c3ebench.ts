@@ -199,6 +199,8 @@ export const c3eBench: Protocol<C3eBenchConfig> = {
   version: C3EBENCH_VERSION,
   title: "C3EBench writing judge (1–10)",
   results: (input) => c3eBenchResults(input),
+  // Humans score whole writings on the judge's 1–10 scale; the server's score-scale calibration (RAVEL E.1–E.4) reports per-task means.
+  calibration: { unit: "score" },
   configSchema: C3eBenchConfig as unknown as z.ZodType<C3eBenchConfig>,
   validate: (items) => validateC3eDataset(items),
   plan({ runId, items, models, judges, config }: PlanInput<C3eBenchConfig>): JobSpec[] {

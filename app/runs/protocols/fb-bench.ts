@@ -10,10 +10,11 @@
  * transcription can replace it under a new version.
  */
 import { z } from "zod";
+import { clipNote, differenceEstimate, interval, NO_WHOLE, PERCENT, responseDraws, stratumOf, type Term, unitKey } from "./calibration";
 import { parseChecklistLines } from "./checklist-parse";
 import { sampling } from "./sampling";
 import { fillTemplate } from "./template";
-import type { ItemData, JobPayload, JobSpec, Outcome, PlanInput, Protocol, ResultsInput, StoredVerdict } from "./types";
+import type { ItemData, JobPayload, JobSpec, Outcome, PlanInput, CalibrationInput, Protocol, ResultsInput, StoredVerdict } from "./types";
 
 export const FBBENCH_VERSION = "1-fig12-reconstructed";
 
@@ -169,6 +170,7 @@ export const fbBench: Protocol<FbBenchConfig> = {
   configSchema: FbBenchConfig as unknown as z.ZodType<FbBenchConfig>,
   validate: (items) => validateFbDataset(items),
   results: (input) => fbBenchResults(input),
+  calibration: { unit: "checklist-item", targets: (input) => fbBenchCalibration(input) },
   plan({ runId, items, models, judges, config }: PlanInput<FbBenchConfig>): JobSpec[] {
     const jobs: JobSpec[] = [];
     for (const item of items) {
@@ -373,4 +375,99 @@ export function fbBenchResults(x: ResultsInput) {
   }
   for (const g of x.genJobs.values()) if (g.status === "failed") observe(g.itemId, g.model, [], true);
   return { rule, metrics: fbBenchScores(obs, rule) };
+}
+
+// ─── Calibration ─────────────────────────────────────────────────────────────
+
+/**
+ * Error correction (a = 100·w_j/I per checklist pair, equal weights when none
+ * are set), response maintenance (a = 100/I per response, any/all rule) and
+ * their mean, per model, over the first judge's fully parsed responses (§3.3).
+ */
+export function fbBenchCalibration(x: CalibrationInput): void {
+  const rule = FbBenchConfig.parse(x.results.settings).maintenanceRule;
+  const checklist = new Map(x.results.checklist(x.results.itemIds).map((c) => [c.id, c]));
+  type Row = {
+    responseId: number;
+    itemId: number;
+    model: string;
+    turn: number;
+    checklistItemId: number;
+    value: string | null;
+    weight: number | null;
+  };
+  const byResp = new Map<number, Row[]>();
+  for (const r of x.results.responses) {
+    const vs = (x.results.byResponse.get(r.id) ?? [])
+      .filter((v) => v.checklistItemId !== null && checklist.has(v.checklistItemId))
+      .map((v) => ({ v, c: checklist.get(v.checklistItemId!)! }))
+      .sort((a, b) => a.c.position - b.c.position || a.c.id - b.c.id)
+      .map(({ v, c }) => ({
+        responseId: r.id,
+        itemId: r.itemId,
+        model: r.model,
+        turn: r.turn,
+        checklistItemId: c.id,
+        value: v.value,
+        weight: c.weight,
+      }));
+    if (vs.length) byResp.set(r.id, vs);
+  }
+  const scenario = new Map(
+    x.results
+      .items(x.results.itemIds)
+      .map((i) => [
+        i.id,
+        fbItemFacts({ taskType: i.taskType, domain: i.domain, metadata: i.metadata ?? {} }).scenario ?? "error_correction",
+      ]),
+  );
+  // Only fully parsed responses are scored (as in the results).
+  const complete = [...byResp.values()].filter((vs) => vs.every((v) => v.value === "Yes" || v.value === "No"));
+  for (const model of [...new Set(complete.map((vs) => vs[0].model))].sort()) {
+    const mine = complete.filter((vs) => vs[0].model === model);
+    const ec = mine.filter((vs) => scenario.get(vs[0].itemId) === "error_correction");
+    const rm = mine.filter((vs) => scenario.get(vs[0].itemId) === "response_maintenance");
+    const ecTerms: Term[] = ec.flatMap((vs) => {
+      const weighted = vs.every((v) => v.weight !== null);
+      return vs.map((v) => ({
+        key: unitKey(v.responseId, v.checklistItemId),
+        a: (100 * (weighted ? v.weight! : 1 / vs.length)) / ec.length,
+        f: v.value === "Yes" ? 1 : 0,
+        stratum: stratumOf({ model, turn: v.turn, condition: null }),
+      }));
+    });
+    const g = (ys: number[]) => (rule === "any" ? (ys.some((y) => y === 1) ? 1 : 0) : ys.every((y) => y === 1) ? 1 : 0);
+    const rmTerms: Term[] = rm.map((vs) => ({
+      key: String(vs[0].responseId),
+      a: 100 / rm.length,
+      f: g(vs.map((v) => (v.value === "Yes" ? 1 : 0))),
+      stratum: stratumOf({ model, turn: vs[0].turn, condition: null }),
+    }));
+    const counts = new Map(mine.map((vs) => [vs[0].responseId, vs.length]));
+    const e = differenceEstimate(ecTerms, x.pairs, PERCENT);
+    const m = differenceEstimate(
+      rmTerms,
+      x.wholeResponses ? responseDraws(x.byResponse, (r) => counts.get(r) ?? -1, g) : new Map(),
+      PERCENT,
+    );
+    x.push("Error correction", model, null, e);
+    x.push(`Response maintenance (rule: ${rule})`, model, null, m, x.wholeResponses ? null : NO_WHOLE);
+    const both =
+      e.corrected && m.corrected && x.weighable
+        ? interval(
+            (e.corrected.estimate + m.corrected.estimate) / 2,
+            Math.sqrt(e.corrected.se ** 2 + m.corrected.se ** 2) / 2,
+            e.corrected.n + m.corrected.n,
+            PERCENT,
+          )
+        : null;
+    x.add({
+      metric: `Overall (rule: ${rule})`,
+      model,
+      group: null,
+      raw: (e.raw + m.raw) / 2,
+      corrected: both,
+      note: both ? clipNote(both) : "needs both scenarios corrected",
+    });
+  }
 }

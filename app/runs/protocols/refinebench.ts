@@ -5,10 +5,11 @@
  */
 import { z } from "zod";
 import type { ChatMessage } from "../providers/types";
+import { differenceEstimate, NO_WHOLE, PERCENT, responseDraws, stratumOf, type Term, unitKey } from "./calibration";
 import { parseChecklistLines } from "./checklist-parse";
 import { sampling } from "./sampling";
 import { fillTemplate } from "./template";
-import type { ItemData, JobPayload, JobSpec, Outcome, PlanInput, Protocol, ResultsInput, VerdictWrite } from "./types";
+import type { ItemData, JobPayload, JobSpec, Outcome, PlanInput, CalibrationInput, Protocol, ResultsInput, VerdictWrite } from "./types";
 
 export const REFINEBENCH_VERSION = "1";
 
@@ -145,6 +146,7 @@ export const refineBench: Protocol<RefineBenchConfig> = {
   validate: (items) => (items.some((i) => i.checklist.length > 0) ? [] : ["no item of the dataset (or the chosen subset) has a checklist"]),
   jobStep: (job) => job.turn,
   results: (input) => refineBenchResults(input),
+  calibration: { unit: "checklist-item", targets: (input) => refineBenchCalibration(input) },
 
   plan({ runId, items, models, judges, config }: PlanInput<RefineBenchConfig>): JobSpec[] {
     const jobs: JobSpec[] = [];
@@ -544,4 +546,60 @@ export function refineBenchResults(x: ResultsInput) {
     maxTurns: settings.maxTurns,
     metrics: refineBenchMetrics(obs, { maxTurns: settings.maxTurns, knownIds }),
   };
+}
+
+// ─── Calibration ─────────────────────────────────────────────────────────────
+
+/**
+ * Acc_t (a = 100/(I_t·N_i) per checklist pair) and Pass_t (a = 100/I_t per
+ * response, all pairs satisfied) per model and turn, as sums over the units
+ * the first judge scored at t (§3.3); Pass_t is corrected only from whole
+ * drawn responses.
+ */
+export function refineBenchCalibration(x: CalibrationInput): void {
+  const { obs, settings } = refineBenchInputs(x.results);
+  const rid = new Map(x.results.responses.map((r) => [`${r.itemId}\u0000${r.model}\u0000${r.turn}`, r.id]));
+  const scored: {
+    model: string;
+    itemId: number;
+    turn: number;
+    fromTurn: number;
+    verdicts: { checklistItemId: number; value: "Yes" | "No" | null }[];
+  }[] = [];
+  refineBenchMetrics(obs, { maxTurns: settings.maxTurns, onScored: (s) => scored.push(s) });
+  const models = [...new Set(scored.map((s) => s.model))].sort();
+  const checklistCount = new Map<number, number>();
+  for (const model of models)
+    for (let t = 1; t <= settings.maxTurns; t++) {
+      const inst = scored.filter((s) => s.model === model && s.turn === t);
+      if (!inst.length) continue;
+      const acc: Term[] = [];
+      const pass: Term[] = [];
+      for (const s of inst) {
+        const r = rid.get(`${s.itemId}\u0000${model}\u0000${s.fromTurn}`)!;
+        const stratum = stratumOf({ model, turn: s.fromTurn, condition: null });
+        checklistCount.set(r, s.verdicts.length);
+        for (const v of s.verdicts)
+          acc.push({
+            key: unitKey(r, v.checklistItemId),
+            a: 100 / (inst.length * s.verdicts.length),
+            f: v.value === "Yes" ? 1 : 0,
+            stratum,
+          });
+        pass.push({ key: String(r), a: 100 / inst.length, f: s.verdicts.every((v) => v.value === "Yes") ? 1 : 0, stratum });
+      }
+      x.push(`Acc_${t}`, model, null, differenceEstimate(acc, x.pairs, PERCENT));
+      const pr = differenceEstimate(
+        pass,
+        x.wholeResponses
+          ? responseDraws(
+              x.byResponse,
+              (r) => checklistCount.get(r) ?? -1,
+              (ys) => (ys.every((y) => y === 1) ? 1 : 0),
+            )
+          : new Map(),
+        PERCENT,
+      );
+      x.push(`Pass_${t}`, model, null, pr, x.wholeResponses ? null : NO_WHOLE);
+    }
 }

@@ -7,9 +7,20 @@
 import { z } from "zod";
 import { blindSpot, meanCI, wilsonCI } from "../../stats";
 import type { ChatMessage } from "../providers/types";
+import {
+  BLIND_SPOT,
+  clipNote,
+  differenceEstimate,
+  type Interval,
+  interval,
+  PROPORTION,
+  stratumOf,
+  type Term,
+  unitKey,
+} from "./calibration";
 import { sampling } from "./sampling";
 import { fillTemplate } from "./template";
-import type { ItemData, JobPayload, JobSpec, Outcome, PlanInput, Protocol, ResultsInput } from "./types";
+import type { ItemData, JobPayload, JobSpec, Outcome, PlanInput, CalibrationInput, Protocol, ResultsInput } from "./types";
 
 export const SELF_CORRECTION_VERSION = "1";
 export const CONDITIONS = ["internal", "external", "internal-wait"] as const;
@@ -236,6 +247,7 @@ export const selfCorrection: Protocol<SelfCorrectionConfig> = {
   configSchema: SelfCorrectionConfig as unknown as z.ZodType<SelfCorrectionConfig>,
   jobStep: (job) => job.condition,
   results: (input) => selfCorrectionResults(input),
+  calibration: { unit: "response", targets: (input) => selfCorrectionCalibration(input) },
   validate(items, targets, config) {
     const problems = validateScDataset(items);
     if (config.conditions.some((c) => c !== "external"))
@@ -420,4 +432,80 @@ export function selfCorrectionResults(x: ResultsInput) {
         failed: true,
       });
   return { metrics: selfCorrectionMetrics(obs) };
+}
+
+// ─── Calibration ─────────────────────────────────────────────────────────────
+
+/**
+ * Accuracy per model, dataset and condition (a = 1/I per whole reply) and the
+ * blind spot of Eq. 2 with a delta-method SE, per dataset and macro-averaged,
+ * over the first judge's Yes/No verdicts.
+ */
+export function selfCorrectionCalibration(x: CalibrationInput): void {
+  const obs: { responseId: number; model: string; turn: number; value: string; condition: string; dataset: string }[] = [];
+  for (const r of x.results.responses)
+    for (const v of x.results.byResponse.get(r.id) ?? [])
+      if (v.checklistItemId === null && (v.value === "Yes" || v.value === "No"))
+        obs.push({
+          responseId: r.id,
+          model: r.model,
+          turn: r.turn,
+          value: v.value,
+          condition: String(r.metadata.condition ?? ""),
+          dataset: String(r.metadata.dataset ?? ""),
+        });
+  for (const model of [...new Set(obs.map((o) => o.model))].sort()) {
+    const blind: { dataset: string; b: number; se: number; raw: number; ok: boolean }[] = [];
+    for (const dataset of [...new Set(obs.filter((o) => o.model === model).map((o) => o.dataset))].sort()) {
+      const p: Record<string, ReturnType<typeof differenceEstimate>> = {};
+      for (const condition of CONDITIONS) {
+        const cell = obs.filter((o) => o.model === model && o.dataset === dataset && o.condition === condition);
+        if (!cell.length) continue;
+        const terms: Term[] = cell.map((o) => ({
+          key: unitKey(o.responseId, null),
+          a: 1 / cell.length,
+          f: o.value === "Yes" ? 1 : 0,
+          stratum: stratumOf({ model, turn: o.turn, condition }),
+        }));
+        p[condition] = differenceEstimate(terms, x.pairs, PROPORTION);
+        x.push(`Accuracy (${condition})`, model, dataset, p[condition]);
+      }
+      const i = p.internal;
+      const e = p.external;
+      if (!i || !e) continue;
+      // Eq. 2: 1 − P(internal)/P(external), 0 when P(external) = 0; delta-method SE.
+      const bs = (pi: number, pe: number) => (pe > 0 ? 1 - pi / pe : 0);
+      const raw = bs(i.raw, e.raw);
+      let corrected: Interval | null = null;
+      if (i.corrected && e.corrected && x.weighable) {
+        const pi = i.corrected.estimate;
+        const pe = e.corrected.estimate;
+        const se = pe > 0 ? Math.sqrt(i.corrected.se ** 2 / pe ** 2 + (pi ** 2 * e.corrected.se ** 2) / pe ** 4) : 0;
+        corrected = interval(bs(pi, pe), se, i.corrected.n + e.corrected.n, BLIND_SPOT);
+      }
+      x.add({
+        metric: "Blind spot",
+        model,
+        group: dataset,
+        raw,
+        corrected,
+        note: corrected ? clipNote(corrected) : "needs both the internal and external accuracies corrected",
+      });
+      blind.push({ dataset, b: corrected?.estimate ?? NaN, se: corrected?.se ?? NaN, raw, ok: corrected !== null });
+    }
+    if (blind.length) {
+      const D = blind.length;
+      const ok = blind.every((b) => b.ok);
+      x.add({
+        metric: "Blind spot (macro average)",
+        model,
+        group: null,
+        raw: blind.reduce((s, b) => s + b.raw, 0) / D,
+        corrected: ok
+          ? interval(blind.reduce((s, b) => s + b.b, 0) / D, Math.sqrt(blind.reduce((s, b) => s + b.se ** 2, 0)) / D, 0, BLIND_SPOT)
+          : null,
+        note: ok ? null : "needs every dataset's blind spot corrected",
+      });
+    }
+  }
 }

@@ -6,6 +6,7 @@
  */
 import type { z } from "zod";
 import type { LlmRequest } from "../providers/types";
+import type { CalibratedMetric, Draw, Estimate, ResponseDraws } from "./calibration";
 
 export type ChecklistEntry = { id: number; text: string; weight: number | null; position: number };
 
@@ -115,6 +116,24 @@ export type ResultsInput = {
   checklist(ids: number[]): StoredChecklistItem[];
 };
 
+/** What a protocol's calibration targets are computed from, and where they go. */
+export type CalibrationInput = {
+  /** The run's first judge's verdicts and the run's jobs, as for the results. */
+  results: ResultsInput;
+  /** The drawn units by unitKey, with their human values. */
+  pairs: Map<string, Draw>;
+  /** The drawn units grouped by response. */
+  byResponse: ResponseDraws;
+  /** The task was drawn by whole responses (every checklist pair of a drawn response). */
+  wholeResponses: boolean;
+  /** The task stored inclusion probabilities (else no corrected values). */
+  weighable: boolean;
+  /** Adds a metric from a difference estimate, with the standard notes (or `note`). */
+  push(metric: string, model: string, group: string | null, r: Estimate, note?: string | null): void;
+  /** Adds a metric as given (a combination of estimates). */
+  add(m: CalibratedMetric): void;
+};
+
 export type PlanInput<C> = { runId: number; items: ItemData[]; models: ModelRef[]; judges: JudgeRef[]; config: C };
 
 export interface Protocol<C = Record<string, unknown>> {
@@ -137,6 +156,13 @@ export interface Protocol<C = Record<string, unknown>> {
   jobStep?(job: { turn: number | null; condition: string | null }): string | number | null;
   /** The protocol's result tables for one judge: its metrics and any settings shown beside them. */
   results?(input: ResultsInput): { metrics: unknown };
+  /**
+   * How the run's first judge is calibrated against human labels: what a
+   * human labels (one checklist item of a response, the whole response, or a
+   * score on the judge's scale), and the protocol's headline metrics as
+   * weighted sums over those units, raw and bias-corrected.
+   */
+  calibration?: { unit: "checklist-item" | "response" | "score"; targets?(input: CalibrationInput): void };
 }
 
 export const emptyOutcome = (): Outcome => ({ responses: [], verdicts: [], next: [] });
