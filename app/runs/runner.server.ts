@@ -18,7 +18,7 @@ import { and, asc, eq, inArray, isNull, sql } from "drizzle-orm";
 import { z } from "zod";
 import { schema, type Db } from "../../db/client";
 import { getProtocol, PROTOCOL_IDS, validateDataset } from "./protocols";
-import type { ItemData, JudgeRef, ModelRef } from "./protocols/types";
+import type { ItemData, JudgeRef, ModelRef, Protocol } from "./protocols/types";
 import { providerFromRow, type ProviderRow } from "./providers/index.server";
 
 export { providerFromRow, type ProviderRow };
@@ -101,9 +101,8 @@ export function loadItems(db: Db, datasetId: number, opts: { itemIds?: number[];
   return [...byItem.values()];
 }
 
-function estimateJobs(protocol: string, convs: number, judges: number, settings: Record<string, unknown>): number {
-  if (protocol === "refinebench") return convs * Number(settings.maxTurns ?? 5) * (1 + judges);
-  return convs * (1 + judges);
+function estimateJobs(protocol: Protocol, convs: number, judges: number, settings: Record<string, unknown>): number {
+  return convs * (protocol.turns?.(settings) ?? 1) * (1 + judges);
 }
 
 /** Creates a run and its first jobs in one transaction. Status "queued": a worker picks it up. */
@@ -198,7 +197,7 @@ export function createRun(db: Db, projectId: number, input: RunDefinition, creat
         models,
         judges,
         itemCount: items.length,
-        estimatedJobs: estimateJobs(protocol.id, jobs.length, judges.length, settings),
+        estimatedJobs: estimateJobs(protocol, jobs.length, judges.length, settings),
         definition: { ...input, settings },
       };
       tx.update(schema.runs)

@@ -144,6 +144,7 @@ export const refineBench: Protocol<RefineBenchConfig> = {
   title: "RefineBench (checklist-graded refinement)",
   configSchema: RefineBenchConfig as unknown as z.ZodType<RefineBenchConfig>,
   validate: (items) => (items.some((i) => i.checklist.length > 0) ? [] : ["no item of the dataset (or the chosen subset) has a checklist"]),
+  turns: (settings) => Number(settings.maxTurns ?? 5),
   jobStep: (job) => job.turn,
   results: (input) => refineBenchResults(input),
   calibration: { unit: "checklist-item", targets: (input) => refineBenchCalibration(input) },

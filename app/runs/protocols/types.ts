@@ -153,6 +153,8 @@ export interface Protocol<C = Record<string, unknown>> {
    * What tells one job of a conversation (item × model) from another in the
    * results: the turn, the condition, or nothing when there is one per conversation.
    */
+  /** Turns per conversation at most, from the run's stored settings (the job estimate); 1 when absent. */
+  turns?(settings: Record<string, unknown>): number;
   jobStep?(job: { turn: number | null; condition: string | null }): string | number | null;
   /** The protocol's result tables for one judge: its metrics and any settings shown beside them. */
   results?(input: ResultsInput): { metrics: unknown };
