@@ -10,7 +10,9 @@ import { json, redirect } from "@remix-run/node";
 import { Form, Link, useActionData, useLoaderData, useParams } from "@remix-run/react";
 import { useRef } from "react";
 import { and, asc, eq, inArray } from "drizzle-orm";
-import { z } from "zod";
+import { goldUnitOf } from "~/annotation/gold.server";
+import { DomainError, domainErrorResponse } from "~/errors.server";
+import { RemoveSchema, StatusSchema } from "~/forms/tasks.server";
 import { isAnnotatable, KIND_TITLES, readConfig, scoreScaleOf } from "~/annotation/config";
 import { labelToForm, parseGoldLabel, type ResponseKey } from "~/annotation/labels";
 import { letter } from "~/annotation/random";
@@ -182,9 +184,6 @@ const ids = (form: FormData) =>
     .map(Number)
     .filter((n) => Number.isInteger(n) && n > 0);
 
-const StatusSchema = z.enum(["close", "reopen"]);
-const RemoveSchema = z.object({ userId: z.coerce.number().int().positive() });
-
 export async function action({ request, params }: ActionFunctionArgs) {
   const { project } = await requireProjectRole(request, params.slug, "researcher");
   const task = findTask(project.id, Number(params.taskId));
@@ -250,17 +249,9 @@ export async function action({ request, params }: ActionFunctionArgs) {
     }
     if (intent === "gold") {
       const unitId = Number(form.get("unitId"));
-      const unit = Number.isInteger(unitId)
-        ? getDb()
-            .select({ responseIds: schema.units.responseIds })
-            .from(schema.units)
-            .where(and(eq(schema.units.id, unitId), eq(schema.units.taskId, task.id), eq(schema.units.isGold, true)))
-            .get()
-        : undefined;
-      if (!unit) return json({ error: "No such gold unit in this task.", field: "unitId" }, { status: 400 });
-      if (!isAnnotatable(task.kind)) return json({ error: "This task kind has no gold units.", field: "kind" }, { status: 400 });
+      const unit = goldUnitOf(task, unitId);
       const parsed = parseGoldLabel(
-        task.kind,
+        unit.kind,
         unit.responseIds ?? null,
         readConfig(task.config).allowTies === true,
         form,
@@ -280,6 +271,7 @@ export async function action({ request, params }: ActionFunctionArgs) {
       return json({ ok: `Gold answer of unit #${unitId} saved.` });
     }
   } catch (err) {
+    if (err instanceof DomainError) return domainErrorResponse(err);
     if (err instanceof TaskError) return json({ error: err.message, field: err.field, form: intent }, { status: 400 });
     throw err;
   }
