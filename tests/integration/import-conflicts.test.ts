@@ -8,31 +8,50 @@
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
+import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import { useTempDatabase } from "../support/db";
-import { getDb } from "../../db/client";
+import { tempDir } from "../support/db";
 
-const { file: dbFile } = useTempDatabase();
 const ROOT = path.resolve(__dirname, "../..");
 const FX = path.resolve(__dirname, "../fixtures/import");
-const dir = path.dirname(dbFile);
 
-function cli(...args: string[]) {
-  const r = spawnSync(process.execPath, ["--import", "tsx", "scripts/import.ts", ...args], {
-    cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: dbFile },
-    encoding: "utf8",
-    timeout: 60_000,
-  });
-  return { code: r.status, out: r.stdout, err: r.stderr };
+/**
+ * A database of the test's own (made inside the test, removed after it), so any
+ * one test runs alone: `cli` runs the command on it, `rows` reads it back.
+ */
+function ownDatabase() {
+  const dir = tempDir("concord-conflicts-");
+  const dbFile = path.join(dir, "test.db");
+  const cli = (...args: string[]) => {
+    const r = spawnSync(process.execPath, ["--import", "tsx", "scripts/import.ts", ...args], {
+      cwd: ROOT,
+      env: { ...process.env, DATABASE_URL: dbFile },
+      encoding: "utf8",
+      timeout: 60_000,
+    });
+    return { code: r.status, out: r.stdout, err: r.stderr };
+  };
+  const rows = (sql: string) => {
+    const db = new Database(dbFile, { readonly: true, fileMustExist: true });
+    try {
+      return db.prepare(sql).all();
+    } finally {
+      db.close();
+    }
+  };
+  return { dir, cli, rows };
 }
 
-const rows = (sql: string) => getDb().$client.prepare(sql).all();
+/** The benchmark and its three responses, imported as a user would first. */
+function importBenchmarkAndResponses(cli: ReturnType<typeof ownDatabase>["cli"]) {
+  expect(cli("--preset", "items-jsonl", "--project", "conf", path.join(FX, "items.jsonl")).code).toBe(0);
+  expect(cli("--preset", "responses", "--project", "conf", path.join(FX, "responses.csv")).code).toBe(0);
+}
 
 describe("conflicting re-imports from the command line", () => {
   it("responses: same file is a no-op, a changed text is refused naming the row", () => {
-    expect(cli("--preset", "items-jsonl", "--project", "conf", path.join(FX, "items.jsonl")).code).toBe(0);
-    expect(cli("--preset", "responses", "--project", "conf", path.join(FX, "responses.csv")).code).toBe(0);
+    const { dir, cli, rows } = ownDatabase();
+    importBenchmarkAndResponses(cli);
     const before = rows("select id, item_id, model, turn, text from responses order by id");
     expect(before).toHaveLength(3);
 
@@ -67,6 +86,8 @@ describe("conflicting re-imports from the command line", () => {
   });
 
   it("verdicts: same file is a no-op, a changed value is refused naming each conflicting row", () => {
+    const { dir, cli, rows } = ownDatabase();
+    importBenchmarkAndResponses(cli);
     expect(cli("--preset", "verdicts", "--project", "conf", path.join(FX, "verdicts.csv")).code).toBe(0);
     const before = rows("select id, judge_id, response_id, checklist_item_id, value, raw_output from verdicts order by id");
     expect(before).toHaveLength(5);
@@ -93,6 +114,8 @@ describe("conflicting re-imports from the command line", () => {
   });
 
   it("a dry run of an identical file says it would change nothing", () => {
+    const { cli } = ownDatabase();
+    importBenchmarkAndResponses(cli);
     const r = cli("--preset", "responses", "--project", "conf", "--dry-run", path.join(FX, "responses.csv"));
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/already imported with the same content: nothing would change/);

@@ -220,11 +220,16 @@ describe("npm run providers", () => {
   }, 60_000);
 
   it("remove deletes the provider", async () => {
-    const rm = await cli(["remove", "--project", "cli", "--name", "legacy"]);
+    // A provider of this test's own, so it runs alone too.
+    db.insert(schema.providers)
+      .values({ projectId: 1, name: "retiring", kind: "openai-compatible", baseUrl: fake.baseUrl, apiKey: KEY, model: "old", settings: {} })
+      .run();
+    expect(row("retiring")).toBeDefined();
+    const rm = await cli(["remove", "--project", "cli", "--name", "retiring"]);
     expect(rm.code, rm.err).toBe(0);
-    expect(row("legacy")).toBeUndefined();
-    const again = await cli(["remove", "--project", "cli", "--name", "legacy"]);
+    expect(row("retiring")).toBeUndefined();
+    const again = await cli(["remove", "--project", "cli", "--name", "retiring"]);
     expect(again.code).toBe(1);
-    expect(again.err).toMatch(/no provider named "legacy" in cli/);
+    expect(again.err).toMatch(/no provider named "retiring" in cli/);
   }, 60_000);
 });

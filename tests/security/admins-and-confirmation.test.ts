@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createUser } from "../../app/auth/accounts.server";
 import { openDatabase, schema } from "../../db/client";
 import { AppClient, startApp, type RunningApp } from "../support/app-server";
-import { launchBrowser, signInAs } from "../support/browser";
+import { hydrated, launchBrowser, signInAs } from "../support/browser";
 
 const PASSWORD = "correct horse battery";
 let app: RunningApp;
@@ -77,6 +77,7 @@ describe("destructive actions ask first (Chromium)", () => {
       await page.goto(`${app.url}/p/p1/members`);
       await page.waitForLoadState("networkidle");
       const row = page.getByRole("row", { name: /Bob Annotator/ });
+      await hydrated(row.getByRole("button", { name: "Remove" }));
 
       const questions: string[] = [];
       page.once("dialog", (d) => {
@@ -84,7 +85,7 @@ describe("destructive actions ask first (Chromium)", () => {
         void d.dismiss();
       });
       await row.getByRole("button", { name: "Remove" }).click();
-      await page.waitForTimeout(300);
+      await expect.poll(() => questions[0]).toMatch(/Remove Bob Annotator from Project One\?/);
       expect(questions[0]).toMatch(/Remove Bob Annotator from Project One\?/);
       expect(roleOf("bob@concord.test")).toBe("annotator");
 
@@ -109,11 +110,10 @@ describe("destructive actions ask first (Chromium)", () => {
         asked = d.message();
         void d.dismiss();
       });
-      await page
-        .getByRole("row", { name: /bob@concord\.test/ })
-        .getByRole("button", { name: "Disable" })
-        .click();
-      await page.waitForTimeout(300);
+      const disable = page.getByRole("row", { name: /bob@concord\.test/ }).getByRole("button", { name: "Disable" });
+      await hydrated(disable);
+      await disable.click();
+      await expect.poll(() => asked).toMatch(/Disable bob@concord\.test\?/);
       expect(asked).toMatch(/Disable bob@concord\.test\?/);
       const db = openDatabase(app.databaseFile);
       try {

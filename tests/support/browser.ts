@@ -3,7 +3,7 @@
  * with a fresh profile per launch. Nothing is downloaded.
  */
 import fs from "node:fs";
-import { chromium, type BrowserContext, type Page } from "playwright-core";
+import { chromium, type BrowserContext, type Locator, type Page } from "playwright-core";
 import { tempDir } from "./db";
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
@@ -53,4 +53,20 @@ export async function signInAs(page: Page, baseUrl: string, email: string, passw
   await page.getByRole("button", { name: "Sign in" }).click();
   // Remix navigates client-side after sign-in, so wait for the URL, not a page load.
   await page.waitForURL((u) => !u.pathname.startsWith("/login"), { waitUntil: "commit" });
+}
+
+/**
+ * Waits until React has hydrated this element (its props are attached), so a
+ * click runs the page's script (a confirm, a client-side form) rather than the
+ * plain HTML form it was before hydration. A page that has just loaded can be
+ * clicked before then, above all on a busy machine.
+ */
+export async function hydrated(locator: Locator): Promise<void> {
+  await locator.evaluate(
+    (el) =>
+      new Promise<void>((resolve) => {
+        const check = () => (Object.keys(el).some((k) => k.startsWith("__reactProps$")) ? resolve() : setTimeout(check, 20));
+        check();
+      }),
+  );
 }
