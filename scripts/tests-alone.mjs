@@ -1,0 +1,89 @@
+#!/usr/bin/env node
+/**
+ * Runs tests one at a time, each alone (`vitest run FILE -t NAME`), to check that
+ * every test sets up its own state and does not lean on a test before it.
+ *
+ *   node scripts/tests-alone.mjs                      # the fixed sample below (CI)
+ *   node scripts/tests-alone.mjs "FILE::TEST NAME" …  # these tests instead
+ *
+ * NAME is the test's own name (the text of its `it`, without its describe). Each
+ * run must pass exactly one test: a name that matches nothing, or several, fails
+ * too, so a renamed test cannot silently drop out of the sample.
+ */
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+
+/** A fixed sample across tests/integration, tests/security and tests/e2e, leaning to tests late in their files. */
+export const SAMPLE = [
+  [
+    "tests/e2e/annotate-keyboard.test.ts",
+    "a changed answer on a submitted unit is saved as a revision, or knowingly discarded, before leaving",
+  ],
+  ["tests/e2e/researcher-tasks.test.ts", "refuses to delete a labelled task and archives it instead"],
+  ["tests/integration/import-conflicts.test.ts", "a dry run of an identical file says it would change nothing"],
+  ["tests/integration/runs-providers-cli.test.ts", "remove deletes the provider"],
+  [
+    "tests/integration/runs-calibration.test.ts",
+    "majority rule with splits excluded or adjudicated, design weights, every RefineBench metric, clipped intervals, neutral name, min-label warning",
+  ],
+  ["tests/integration/reports.test.ts", "uses the chosen final-label rule, including the adjudication store"],
+  ["tests/integration/report-freshness.test.ts", "a memoised agreement report shows a revised label on the next request"],
+  ["tests/integration/accounts-domain.test.ts", "disabling an account ends its sessions; an admin cannot disable themselves"],
+  [
+    "tests/security/import-conflicts-http.test.ts",
+    "verdicts: the same file is a no-op; a changed value is refused naming each conflicting row",
+  ],
+  ["tests/security/admins-and-confirmation.test.ts", "disabling a user asks first"],
+];
+
+const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+function pairs() {
+  const args = process.argv.slice(2);
+  if (args.length === 0) return SAMPLE;
+  return args.map((a) => {
+    const i = a.indexOf("::");
+    if (i < 0) {
+      console.error(`tests-alone: "${a}" is not FILE::TEST NAME`);
+      process.exit(2);
+    }
+    return [a.slice(0, i), a.slice(i + 2)];
+  });
+}
+
+const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
+const vitest = path.join(root, "node_modules/vitest/vitest.mjs");
+const out = fs.mkdtempSync(path.join(os.tmpdir(), "concord-alone-"));
+let failed = 0;
+const list = pairs();
+for (const [i, [file, name]] of list.entries()) {
+  const json = path.join(out, `${i}.json`);
+  const started = Date.now();
+  const r = spawnSync(
+    process.execPath,
+    [vitest, "run", file, "-t", `${escape(name)}$`, "--reporter=default", "--reporter=json", `--outputFile.json=${json}`],
+    { cwd: root, encoding: "utf8", env: process.env },
+  );
+  let passed = 0;
+  let total = 0;
+  try {
+    const report = JSON.parse(fs.readFileSync(json, "utf8"));
+    passed = report.numPassedTests;
+    total = report.numPassedTests + report.numFailedTests;
+  } catch {
+    // no report: counted as a failure below, with vitest's output
+  }
+  const ok = r.status === 0 && passed === 1 && total === 1;
+  const secs = ((Date.now() - started) / 1000).toFixed(1);
+  console.log(`${ok ? "ok  " : "FAIL"} ${secs.padStart(5)} s  ${file} › ${name}${ok ? "" : ` (passed ${passed} of ${total} run)`}`);
+  if (!ok) {
+    failed++;
+    process.stdout.write(r.stdout);
+    process.stderr.write(r.stderr);
+  }
+}
+fs.rmSync(out, { recursive: true, force: true });
+console.log(`${list.length - failed} of ${list.length} tests pass alone.`);
+process.exit(failed ? 1 : 0);
