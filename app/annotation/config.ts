@@ -2,7 +2,7 @@
  * Task configuration (tasks.config JSON): kind-specific settings, the pool,
  * adjudicators and adjudications. Pure; shared by server and tests.
  */
-import { z } from "zod";
+import type { TaskConfig } from "./config.server";
 
 export const DEFAULT_PENALTY_REASONS = ["consistency", "accuracy", "fluency", "safety"] as const;
 
@@ -22,47 +22,11 @@ export const KIND_TITLES: Record<AnnotatableKind, string> = {
   "best-of-n": "Best-of-N / pairwise",
 };
 
-export const AdjudicationSchema = z.object({
-  label: z.unknown(),
-  penaltyReasons: z.record(z.string(), z.array(z.string())).nullable().optional(),
-  reason: z.string(),
-  by: z.number().int(),
-  at: z.number().int(),
-});
-export type Adjudication = z.infer<typeof AdjudicationSchema>;
-
-export const TaskConfigSchema = z
-  .object({
-    plan: z.string().optional(),
-    models: z.array(z.string()).optional(),
-    turn: z.number().int().optional(),
-    itemLimit: z.number().int().positive().optional(),
-    responsesPerItem: z.number().int().positive().optional(),
-    strata: z.enum(["model", "domain", "turn"]).optional(),
-    perStratum: z.number().int().positive().optional(),
-    showReference: z.boolean().optional(),
-    penaltyReasons: z.array(z.string()).optional(),
-    /** Writing quality: the top of the 1–N score scale (default 5, the human scale of RAVEL F.1; 10 = the judge's scale, E.1–E.4). */
-    scoreMax: z.number().int().min(2).max(10).optional(),
-    /** Writing quality: the score the shown reference stands for (default 4, F.1; 6 on the judge's 1–10 scale). */
-    referenceScore: z.number().int().min(1).max(10).optional(),
-    /** Writing quality: scores below this need a penalty reason (default 3, F.1; 4 on 1–10, whose 1–3 band is "significant errors"). */
-    penaltyBelow: z.number().int().min(1).max(10).optional(),
-    allowTies: z.boolean().optional(),
-    includeReference: z.boolean().optional(),
-    n: z.number().int().min(2).max(4).optional(),
-    goldRate: z.number().min(0).max(1).optional(),
-    pool: z.array(z.number().int()).optional(),
-    adjudicators: z.array(z.number().int()).optional(),
-    adjudications: z.record(z.string(), AdjudicationSchema).optional(),
-  })
-  .passthrough();
-export type TaskConfig = z.infer<typeof TaskConfigSchema>;
-
-export function readConfig(raw: unknown): TaskConfig {
-  const parsed = TaskConfigSchema.safeParse(raw ?? {});
-  return parsed.success ? parsed.data : {};
-}
+// The zod schemas live in config.server.ts, so that pages importing the
+// constants below do not ship zod to the browser (Remix empties `.server`
+// modules in the client build; readConfig is only called by loaders and actions).
+export { AdjudicationSchema, readConfig, TaskConfigSchema } from "./config.server";
+export type { Adjudication, TaskConfig } from "./config.server";
 
 export function penaltyReasonsOf(config: TaskConfig): string[] {
   return config.penaltyReasons && config.penaltyReasons.length > 0 ? config.penaltyReasons : [...DEFAULT_PENALTY_REASONS];
