@@ -1,7 +1,7 @@
 /**
- * The worker: claims jobs, calls providers (each HTTP attempt admitted by the
- * provider's shared limits, providers/shared-limits.server.ts), and stores
- * what finished (jobs.server.ts). Several workers — processes, and the web
+ * The worker: schedules jobs — claims them, calls providers (provider-calls.server.ts;
+ * each HTTP attempt admitted by the provider's shared limits), and stores what
+ * finished (jobs.server.ts: claiming and persistence). Several workers — processes, and the web
  * server's in-process worker — share one database.
  *
  * Throughput (bench:runs): the outcomes of all replies that arrive in one
@@ -11,13 +11,11 @@
  * settings are built once per worker; HTTP goes through a shared keep-alive
  * agent (providers/node-fetch.server.ts).
  */
-import { eq } from "drizzle-orm";
-import { schema, type Db } from "../../db/client";
+import type { Db } from "../../db/client";
 import { getProtocol } from "./protocols";
 import {
   isBusy,
   renewLeases,
-  requestJson,
   stmts,
   storeAndClaim,
   type CallLogDetail,
@@ -25,10 +23,10 @@ import {
   type Finished,
   type StoreResult,
 } from "./jobs.server";
-import { providerFromRow } from "./providers/index.server";
+import { callProvider, ProviderCache } from "./provider-calls.server";
 import { encryptPlaintextKeys } from "./providers/secrets.server";
 import { heartbeat, RunStopped, sharedLimits, sweepDeadWorkers, unregisterWorker } from "./providers/shared-limits.server";
-import { ProviderError, type CallRecord, type LlmProvider } from "./providers/types";
+import type { CallRecord } from "./providers/types";
 import type { StoredRunConfig } from "./runner.server";
 
 // ─── Worker ──────────────────────────────────────────────────────────────────
@@ -66,7 +64,7 @@ export const defaultPrefetch = (concurrency: number) => Math.ceil(concurrency / 
 export class Worker {
   readonly id: string;
   private readonly o: Required<Omit<WorkerOptions, "runId" | "id">> & { runId?: number };
-  private providers = new Map<number, { provider: LlmProvider; concurrency: number; requestsPerMinute: number | null; gated: boolean }>();
+  private providers: ProviderCache;
   /** Per executing job: `stop` ends waiting for a slot (pause or cancel), `cancel` also aborts the request in flight. */
   private controls = new Map<number, { stop: AbortController; cancel: AbortController; runId: number }>();
   private watcher: NodeJS.Timeout | null = null;
@@ -90,6 +88,7 @@ export class Worker {
     opts: WorkerOptions = {},
   ) {
     this.id = opts.id ?? `w-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+    this.providers = new ProviderCache(db);
     const concurrency = opts.concurrency ?? 8;
     this.o = {
       leaseMs: 60_000,
@@ -285,22 +284,6 @@ export class Worker {
     return row.n > 0;
   }
 
-  private provider(id: number) {
-    let p = this.providers.get(id);
-    if (!p) {
-      const row = this.db.select().from(schema.providers).where(eq(schema.providers.id, id)).get();
-      if (!row) throw new ProviderError(`provider ${id} no longer exists`, false);
-      p = {
-        provider: providerFromRow(row, this.db.$client.name),
-        concurrency: row.concurrency,
-        requestsPerMinute: row.requestsPerMinute,
-        gated: row.kind !== "replay",
-      };
-      this.providers.set(id, p);
-    }
-    return p;
-  }
-
   /** The run's protocol and parsed settings, read once per run (settings do not change after creation). */
   private run(runId: number) {
     let r = this.runs.get(runId);
@@ -324,26 +307,12 @@ export class Worker {
     await undefined;
     try {
       const { protocol, settings } = this.run(job.runId);
-      const p = this.provider(job.payload.providerId);
-      const detail = this.o.callLog;
-      // HTTP providers: each attempt is admitted and logged by the shared limits before it is sent.
-      const gate = p.gated
-        ? sharedLimits(this.db).gate({
-            providerId: job.payload.providerId,
-            concurrency: p.concurrency,
-            requestsPerMinute: p.requestsPerMinute,
-            owner: this.id,
-            runId: job.runId,
-            jobId: job.id,
-            requestJson: (r) => requestJson(r, detail),
-            signal: control.stop.signal,
-          })
-        : undefined;
-      const reply = await p.provider.call(job.payload.request, {
-        onCall: gate ? undefined : onCall,
-        gate,
-        signal: control.cancel.signal,
-        stopSignal: control.stop.signal,
+      const reply = await callProvider(this.db, this.providers.get(job.payload.providerId), job, {
+        owner: this.id,
+        callLog: this.o.callLog,
+        onCall,
+        stop: control.stop.signal,
+        cancel: control.cancel.signal,
       });
       const outcome = protocol.onReply(job.payload, reply.text, settings);
       if (reply.recorded) for (const r of outcome.responses) r.metadata = { ...r.metadata, recorded: true };
