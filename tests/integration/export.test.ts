@@ -35,6 +35,57 @@ function parseCsv(text: string) {
   return r;
 }
 
+/**
+ * A project of the caller's own (so a test runs alone): the labels-long labels,
+ * the items with their responses and verdicts, and a response-satisfaction style
+ * task built on the imported items, labelled by two annotators (8 annotations).
+ */
+async function judgedProject(slug: string): Promise<number> {
+  for (const [preset, file] of [
+    ["labels-long", "labels-long.csv"],
+    ["items-jsonl", "items.jsonl"],
+    ["responses", "responses.csv"],
+    ["verdicts", "verdicts.csv"],
+  ]) {
+    expect((await imp(preset, file, slug)).errors).toEqual([]);
+  }
+  const c = getDb().$client;
+  const pid = projectId(slug);
+  const ds = c.prepare("select id from datasets where project_id = ? and name = 'items'").get(pid) as { id: number };
+  const task = Number(
+    c.prepare("insert into tasks (project_id, dataset_id, kind, name) values (?, ?, 'response-satisfaction', 'sat')").run(pid, ds.id)
+      .lastInsertRowid,
+  );
+  const rows = c
+    .prepare(
+      `select r.id as response_id, ci.id as checklist_item_id, r.item_id from verdicts v join responses r on r.id = v.response_id
+       join checklist_items ci on ci.id = v.checklist_item_id join items i on i.id = r.item_id join datasets d on d.id = i.dataset_id
+       where d.project_id = ? order by v.id`,
+    )
+    .all(pid) as { response_id: number; checklist_item_id: number; item_id: number }[];
+  const users = [1, 2].map((n) =>
+    Number(
+      c.prepare("insert into users (email, name, password_hash) values (?, ?, '!')").run(`j${n}-${slug}@x.invalid`, `J${n}`)
+        .lastInsertRowid,
+    ),
+  );
+  const human = ["Yes", "No", "No", "Yes"];
+  rows.forEach((r, i) => {
+    const unit = Number(
+      c
+        .prepare("insert into units (task_id, item_id, checklist_item_id, response_id, position) values (?, ?, ?, ?, ?)")
+        .run(task, r.item_id, r.checklist_item_id, r.response_id, i).lastInsertRowid,
+    );
+    for (const u of users) {
+      const a = Number(
+        c.prepare("insert into assignments (unit_id, annotator_id, status) values (?, ?, 'submitted')").run(unit, u).lastInsertRowid,
+      );
+      c.prepare("insert into annotations (assignment_id, label, status) values (?, ?, 'submitted')").run(a, JSON.stringify(human[i]));
+    }
+  });
+  return pid;
+}
+
 describe("exports", () => {
   it("annotations, agreement, judge-agreement and runs have their documented columns in CSV and JSONL", async () => {
     await imp("labels-long", "labels-long.csv", "exp");
@@ -96,49 +147,19 @@ describe("exports", () => {
   });
 
   it("judge-agreement compares the human majority with the judge on the same response and checklist item", async () => {
-    // A response-satisfaction style task built on the imported items, labelled by two annotators.
     const c = getDb().$client;
-    const pid = projectId("exp");
-    const ds = c.prepare("select id from datasets where project_id = ? and name = 'items'").get(pid) as { id: number };
-    const task = Number(
-      c.prepare("insert into tasks (project_id, dataset_id, kind, name) values (?, ?, 'response-satisfaction', 'sat')").run(pid, ds.id)
-        .lastInsertRowid,
-    );
-    const rows = c
-      .prepare(
-        `select r.id as response_id, ci.id as checklist_item_id, r.item_id from verdicts v join responses r on r.id = v.response_id
-         join checklist_items ci on ci.id = v.checklist_item_id order by v.id`,
-      )
-      .all() as { response_id: number; checklist_item_id: number; item_id: number }[];
-    const users = [1, 2].map((n) =>
-      Number(
-        c.prepare("insert into users (email, name, password_hash) values (?, ?, '!')").run(`j${n}@x.invalid`, `J${n}`).lastInsertRowid,
-      ),
-    );
-    const human = ["Yes", "No", "No", "Yes"];
-    rows.forEach((r, i) => {
-      const unit = Number(
-        c
-          .prepare("insert into units (task_id, item_id, checklist_item_id, response_id, position) values (?, ?, ?, ?, ?)")
-          .run(task, r.item_id, r.checklist_item_id, r.response_id, i).lastInsertRowid,
-      );
-      for (const u of users) {
-        const a = Number(
-          c.prepare("insert into assignments (unit_id, annotator_id, status) values (?, ?, 'submitted')").run(unit, u).lastInsertRowid,
-        );
-        c.prepare("insert into annotations (assignment_id, label, status) values (?, ?, 'submitted')").run(a, JSON.stringify(human[i]));
-      }
-    });
+    const pid = await judgedProject("judged");
     const out = parseCsv(exportToString(c, pid, "judge-agreement", "csv")).data;
     const row = out.find((r) => r.task === "sat")!;
     // judge: Yes, Yes, No, Yes (verdicts.csv rows 2–5 with a checklist item) vs human Yes, No, No, Yes
     expect(row).toMatchObject({ judge: "judge-one", n: "4", accuracy: "0.75", yes_yes: "2", yes_no: "0", no_yes: "1", no_no: "1" });
   });
 
-  it("CLI: writes a CSV file, refuses bad arguments with one line and exit code 2", () => {
+  it("CLI: writes a CSV file, refuses bad arguments with one line and exit code 2", async () => {
+    await judgedProject("cli");
     const env = { ...process.env, DATABASE_URL: dbFile };
     const out = path.join(path.dirname(dbFile), "cli.csv");
-    execFileSync("npx", ["tsx", "scripts/export.ts", "--project", "exp", "--what", "annotations", "--out", out], {
+    execFileSync("npx", ["tsx", "scripts/export.ts", "--project", "cli", "--what", "annotations", "--out", out], {
       cwd: ROOT,
       env,
       stdio: "pipe",
@@ -146,7 +167,7 @@ describe("exports", () => {
     expect(parseCsv(fs.readFileSync(out, "utf8")).data).toHaveLength(13 + 8);
     let err: { status: number; stderr: Buffer } | undefined;
     try {
-      execFileSync("npx", ["tsx", "scripts/export.ts", "--project", "exp", "--what", "everything"], { cwd: ROOT, env, stdio: "pipe" });
+      execFileSync("npx", ["tsx", "scripts/export.ts", "--project", "cli", "--what", "everything"], { cwd: ROOT, env, stdio: "pipe" });
     } catch (e) {
       err = e as typeof err;
     }

@@ -97,17 +97,20 @@ describe("generic presets", () => {
   });
 
   it("responses and verdicts attach to the imported items", async () => {
-    const r = await imp("responses", "responses.csv", { datasetName: "items" });
+    // The items of this test's own project, so it runs alone too.
+    const projectSlug = "attach";
+    expect((await imp("items-jsonl", "items.jsonl", { projectSlug })).errors).toEqual([]);
+    const r = await imp("responses", "responses.csv", { projectSlug, datasetName: "items" });
     expect(r.errors).toEqual([]);
     expect(r.responses).toBe(3);
-    const v = await imp("verdicts", "verdicts.csv");
+    const v = await imp("verdicts", "verdicts.csv", { projectSlug });
     expect(v.errors).toEqual([]);
     expect(v.verdicts).toBe(5);
     const rows = getDb().select().from(schema.verdicts).all();
     expect(rows.map((x) => x.value).sort()).toEqual(["8", "No", "Yes", "Yes", "Yes"]);
     expect(rows.find((x) => x.value === "8")!.checklistItemId).toBeNull();
     const before = tableCounts();
-    expect((await imp("verdicts", "verdicts.csv")).unchanged).toBe(true);
+    expect((await imp("verdicts", "verdicts.csv", { projectSlug })).unchanged).toBe(true);
     expect(tableCounts()).toEqual(before);
   });
 

@@ -198,7 +198,7 @@ describe("re-importing over the Import page (real server, HTTP)", () => {
     expect(forced.status).toBe(400);
     expect(await forced.text()).toMatch(/Preview the file before confirming\./);
     expect(responses(slug)).toEqual(before);
-  });
+  }, 60_000);
 
   it("verdicts: the same file is a no-op; a changed value is refused naming each conflicting row", async () => {
     const slug = SLUGS.verdicts;
@@ -233,5 +233,5 @@ describe("re-importing over the Import page (real server, HTTP)", () => {
     expect(await html(slug, token)).toMatch(/data-testid="import-conflicts"/);
     expect((await post(slug, { intent: "confirm", token })).status).toBe(400);
     expect(verdicts(slug)).toEqual(before);
-  });
+  }, 60_000);
 });
