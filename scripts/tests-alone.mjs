@@ -22,6 +22,7 @@ export const SAMPLE = [
     "a changed answer on a submitted unit is saved as a revision, or knowingly discarded, before leaving",
   ],
   ["tests/e2e/researcher-tasks.test.ts", "refuses to delete a labelled task and archives it instead"],
+  ["tests/e2e/import-page.test.ts", "the same file again: the preview says it is already imported, and offers no Confirm"],
   ["tests/integration/import-conflicts.test.ts", "a dry run of an identical file says it would change nothing"],
   ["tests/integration/runs-providers-cli.test.ts", "remove deletes the provider"],
   [

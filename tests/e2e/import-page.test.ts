@@ -8,6 +8,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runImport } from "../../app/formats/import.server";
 import { openDatabase } from "../../db/client";
 import { DEMO_ACCOUNTS, seedDemo } from "../../seeds/demo";
 import { startApp, type RunningApp } from "../support/app-server";
@@ -109,6 +110,16 @@ describe("import page", () => {
 
   it("the same file again: the preview says it is already imported, and offers no Confirm", async () => {
     const { page } = browser;
+    // The file imported once already (through the app's import, a no-op if the first test did it), so this test runs alone.
+    const first = await runImport({
+      databaseFile: app.databaseFile,
+      projectSlug: "demo",
+      preset: "labels-long",
+      file: FILE,
+      mapping: { unit: "segment", annotator: "rater", label: "verdict" },
+    });
+    expect(first.errors).toEqual([]);
+    await signInAs(page, app.url, researcher.email, researcher.password);
     await upload(page, "labels-long", FILE);
     await page.getByRole("combobox", { name: /^unit/ }).selectOption("segment");
     await page.getByRole("combobox", { name: /^label/ }).selectOption("verdict");
@@ -122,6 +133,7 @@ describe("import page", () => {
 
   it("a field left unmapped is explained in the page's words", async () => {
     const { page } = browser;
+    await signInAs(page, app.url, researcher.email, researcher.password);
     await upload(page, "labels-long", FILE);
     await page.getByRole("button", { name: "Preview", exact: true }).click();
     await page.getByTestId("import-problems").waitFor({ timeout: 60_000 });
@@ -133,6 +145,7 @@ describe("import page", () => {
 
   it("labels-wide: only annotator-like columns are pre-ticked, none ticked is refused beside the field; the scale and the level are shown", async () => {
     const { page } = browser;
+    await signInAs(page, app.url, researcher.email, researcher.password);
     const wide = path.join(dir, "wide-ratings.csv");
     // An original file: two annotator columns and two that are not (a prompt and a note).
     fs.writeFileSync(wide, "unit,prompt,rater_a,rater_b,note\nw1,Pick one,A,A,\nw2,Pick again,B,tie,unsure\nw3,And again,A,B,\n");
