@@ -5,7 +5,7 @@ import { json, redirect } from "@remix-run/node";
 import { Form, Link, useActionData, useLoaderData } from "@remix-run/react";
 import { and, eq, inArray } from "drizzle-orm";
 import { useEffect, useRef, useState } from "react";
-import { z } from "zod";
+import { RunAction } from "~/forms/runs.server";
 import { notFound, requireProjectRole } from "~/auth/guards.server";
 import { getDb, schema } from "~/db.server";
 import { projectMembers } from "~/annotation/tasks.server";
@@ -99,18 +99,6 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
     members: projectMembers(project.id, db).map((m) => ({ id: m.id, name: m.name, role: m.role })),
   });
 }
-
-const RunAction = z.discriminatedUnion("intent", [
-  z.object({ intent: z.enum(["pause", "resume", "cancel", "retry-failed"]) }),
-  z.object({
-    intent: z.literal("calibrate"),
-    plan: z.enum(["e4", "stratified", "responses", "uniform"]).default("e4"),
-    perStratum: z.coerce.number().int().min(1).max(1000).default(10),
-    seed: z.coerce.number().int().default(1),
-    overlap: z.coerce.number().int().min(1).max(10).default(2),
-    splits: z.enum(["exclude", "adjudicate"]).default("exclude"),
-  }),
-]);
 
 /** The calibration form's labels, also used to word its errors ("Units per stratum must be 1 or more."). */
 const CALIBRATION_LABELS: Record<string, string> = {

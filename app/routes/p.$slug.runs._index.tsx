@@ -4,7 +4,7 @@ import { json, redirect } from "@remix-run/node";
 import { Form, Link, useActionData, useLoaderData } from "@remix-run/react";
 import { useEffect, useState } from "react";
 import { asc, desc, eq } from "drizzle-orm";
-import { z } from "zod";
+import { isZodError, NewRunForm, NewRunJson } from "~/forms/runs.server";
 import { requireProjectRole } from "~/auth/guards.server";
 import { getDb, schema } from "~/db.server";
 import { PROTOCOL_IDS } from "~/runs/protocols";
@@ -58,27 +58,6 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
     forms: protocolForms(),
   });
 }
-
-const NewRunJson = z.object({ intent: z.literal("create-json"), definition: z.string().min(2).max(1_000_000) });
-const NewRunForm = z.object({
-  intent: z.literal("create"),
-  name: z.string().trim().min(1, "Give the run a name.").max(200),
-  protocol: z.enum(PROTOCOL_IDS as [string, ...string[]]),
-  datasetId: z.coerce.number().int().positive("Choose a dataset."),
-  limit: z
-    .string()
-    .trim()
-    .max(12)
-    .default("")
-    .transform((v) => (v === "" ? undefined : Number(v)))
-    .pipe(
-      z
-        .number("Items must be a whole number, or empty for every item.")
-        .int("Items must be a whole number, or empty for every item.")
-        .positive("Items must be 1 or more, or empty for every item.")
-        .optional(),
-    ),
-});
 
 type ActionError = { error: string; field?: string };
 
@@ -137,7 +116,7 @@ export async function action({ request, params }: ActionFunctionArgs) {
     ensureInProcessWorker();
     return redirect(`/p/${project.slug}/runs/${run.id}`);
   } catch (err) {
-    if (err instanceof z.ZodError)
+    if (isZodError(err))
       return json<ActionError>({ error: `definition.${err.issues[0].path.join(".")}: ${err.issues[0].message}` }, { status: 400 });
     if (err instanceof RunInputError) {
       // "settings.maxTurns: …" belongs to that field of the chosen protocol's settings,
