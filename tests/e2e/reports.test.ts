@@ -71,6 +71,7 @@ describe("report pages in the browser", () => {
 
   it("the checklist task shows the paper's form, the kappa paradox note and links to fix items", async () => {
     const { page } = browser;
+    await signInAs(page, app.url, researcher.email, researcher.password);
     await page.goto(`${app.url}/p/demo/reports`);
     await page.getByRole("link", { name: "Are these checklist items valid criteria?" }).click();
     await page.waitForURL(/\/p\/demo\/reports\/\d+$/);
@@ -100,6 +101,7 @@ describe("report pages in the browser", () => {
 
   it("after a curation edit, stale labels are noted, and leaving them out changes the figures", async () => {
     const { page } = browser;
+    await signInAs(page, app.url, researcher.email, researcher.password);
     // Edit the checklist item of one labelled satisfaction unit, as a curator would (another connection, like the CLI).
     const db = openDatabase(app.databaseFile);
     const sat = db.select().from(schema.tasks).where(eq(schema.tasks.kind, "response-satisfaction")).get()!;
