@@ -13,7 +13,7 @@ import { eq } from "drizzle-orm";
 import { openDatabase, schema } from "../../db/client";
 import { DEMO_ACCOUNTS, DEMO_RUN_DATASET, DEMO_RUN_NAME, seedDemo } from "../../seeds/demo";
 import { startApp, type RunningApp } from "../support/app-server";
-import { launchBrowser, signInAs, type Browser } from "../support/browser";
+import { hydrated, launchBrowser, signInAs, type Browser } from "../support/browser";
 import { startFakeLlm, type FakeLlm } from "../support/fake-llm";
 import { refineScript } from "../unit/runs/fixtures";
 
@@ -171,6 +171,7 @@ describe("runs in the browser", () => {
   it("a calibration task made on the run page can be labelled at once by a chosen annotator, blind", async () => {
     const { page } = browser;
     await page.goto(`${app.url}/p/demo/runs/${demoRunId}`);
+    await hydrated(page.getByRole("button", { name: "Create human task" }));
     await page.getByLabel("Sampling plan").selectOption("stratified");
     await page.getByLabel("Annotators per unit").fill("1");
     // The pool: only the first annotator.
@@ -185,11 +186,12 @@ describe("runs in the browser", () => {
     await signInAs(page, app.url, annotator.email, annotator.password);
     await page.goto(`${app.url}${href}/annotate`);
     await page.getByText(/Unit 1 of \d+/).waitFor();
+    await hydrated(page.getByRole("button", { name: /^Submit/ }));
     const html = await page.content();
     for (const secret of ["Quillon-8B", "Orrery-70B", "judge-strict", "Sentinel-34B"]) expect(html).not.toContain(secret);
     await page.getByLabel("Yes").check();
     await page.getByRole("button", { name: /^Submit/ }).click();
     await page.getByText(/Unit 2 of \d+/).waitFor();
     expect(errors).toEqual([]);
-  });
+  }, 90_000);
 });
