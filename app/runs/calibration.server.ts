@@ -245,32 +245,59 @@ export function createCalibrationTask(
         })
         .returning()
         .get();
-      if (!args.name)
-        tx.update(schema.tasks)
-          .set({ name: `Judge calibration #${task.id}` })
-          .where(eq(schema.tasks.id, task.id))
-          .run();
-      const unitIds = units.map(
-        (u, i) =>
-          tx
-            .insert(schema.units)
-            .values({ taskId: task.id, itemId: u.itemId, checklistItemId: u.checklistItemId, responseId: u.responseId, position: i })
-            .returning({ id: schema.units.id })
-            .get().id,
+      const assignments = fillCalibrationTask(
+        tx,
+        task.id,
+        !args.name,
+        units.map((u) => ({ itemId: u.itemId, checklistItemId: u.checklistItemId, responseId: u.responseId })),
+        { pool, overlap, seed: args.seed },
       );
-      const plan = planAssignments(unitIds, pool, overlap, args.seed);
-      let assignments = 0;
-      for (const unitId of unitIds)
-        for (const annotatorId of plan.get(unitId)!) {
-          tx.insert(schema.assignments)
-            .values({ unitId, annotatorId, shownOrder: shownOrderFor(null, args.seed, unitId, annotatorId) })
-            .run();
-          assignments++;
-        }
       return { taskId: task.id, units: units.length, assignments, pool, warnings };
     },
     { behavior: "immediate" },
   );
+}
+
+type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
+type CalibrationUnit = { itemId: number; checklistItemId?: number | null; responseId?: number | null; responseIds?: number[] };
+
+/**
+ * Completes a calibration task inside its creating transaction: the neutral name
+ * ("Judge calibration #id") unless one was given, the units in drawn order, and
+ * k-overlap assignments from the pool, each with its seeded shown order of the
+ * unit's responses. Returns the number of assignments.
+ */
+function fillCalibrationTask(
+  tx: Tx,
+  taskId: number,
+  neutralName: boolean,
+  units: CalibrationUnit[],
+  a: { pool: number[]; overlap: number; seed: number },
+): number {
+  if (neutralName)
+    tx.update(schema.tasks)
+      .set({ name: `Judge calibration #${taskId}` })
+      .where(eq(schema.tasks.id, taskId))
+      .run();
+  const unitIds = units.map(
+    (u, position) =>
+      tx
+        .insert(schema.units)
+        .values({ taskId, ...u, position })
+        .returning({ id: schema.units.id })
+        .get().id,
+  );
+  const plan = planAssignments(unitIds, a.pool, a.overlap, a.seed);
+  let assignments = 0;
+  unitIds.forEach((unitId, i) => {
+    for (const annotatorId of plan.get(unitId)!) {
+      tx.insert(schema.assignments)
+        .values({ unitId, annotatorId, shownOrder: shownOrderFor(units[i].responseIds ?? null, a.seed, unitId, annotatorId) })
+        .run();
+      assignments++;
+    }
+  });
+  return assignments;
 }
 
 // ─── C3EBench (RAVEL): 1–10 writing scores ───────────────────────────────────
@@ -413,29 +440,13 @@ function createC3eTask(
         })
         .returning()
         .get();
-      if (!args.name)
-        tx.update(schema.tasks)
-          .set({ name: `Judge calibration #${task.id}` })
-          .where(eq(schema.tasks.id, task.id))
-          .run();
-      const unitIds = drawn.map(
-        (d, i) =>
-          tx
-            .insert(schema.units)
-            .values({ taskId: task.id, itemId: d.itemId, responseIds: d.responseIds, position: i })
-            .returning({ id: schema.units.id })
-            .get().id,
+      const assignments = fillCalibrationTask(
+        tx,
+        task.id,
+        !args.name,
+        drawn.map((d) => ({ itemId: d.itemId, responseIds: d.responseIds })),
+        { pool: args.pool, overlap: args.overlap, seed: args.seed },
       );
-      const plan = planAssignments(unitIds, args.pool, args.overlap, args.seed);
-      let assignments = 0;
-      unitIds.forEach((unitId, i) => {
-        for (const annotatorId of plan.get(unitId)!) {
-          tx.insert(schema.assignments)
-            .values({ unitId, annotatorId, shownOrder: shownOrderFor(drawn[i].responseIds, args.seed, unitId, annotatorId) })
-            .run();
-          assignments++;
-        }
-      });
       return { taskId: task.id, units: drawn.length, assignments, pool: args.pool, warnings };
     },
     { behavior: "immediate" },
