@@ -140,20 +140,26 @@ export function AnnotateForm(p: Props) {
     if (currentLocation.pathname === nextLocation.pathname && currentLocation.search === nextLocation.search) return false;
     return pendingDraft.current || revisionChanged();
   });
+  /**
+   * Leaving the unit: the pending draft goes out in a request that outlives this form
+   * (a fetcher's request is aborted when its component unmounts, which the next unit does).
+   */
+  const sendDraftOnLeave = () => {
+    if (!pendingDraft.current) return;
+    clearTimeout(timer.current);
+    pendingDraft.current = false;
+    const body = new FormData();
+    for (const [k, v] of Object.entries(draftFields())) body.append(k, v);
+    void fetch(window.location.href, { method: "POST", body, keepalive: true, credentials: "same-origin" }).catch(() => undefined);
+  };
   useEffect(() => {
     if (blocker.state !== "blocked") return;
-    flushDraft();
+    sendDraftOnLeave();
     if (!revisionChanged()) blocker.proceed();
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [blocker.state]);
   useEffect(() => {
-    const onHide = () => {
-      if (!pendingDraft.current) return;
-      const body = new FormData();
-      for (const [k, v] of Object.entries(draftFields())) body.append(k, v);
-      navigator.sendBeacon(window.location.href, body);
-      pendingDraft.current = false;
-    };
+    const onHide = sendDraftOnLeave;
     const onBeforeUnload = (e: BeforeUnloadEvent) => {
       if (revisionChanged() && !leaving.current) {
         e.preventDefault();
