@@ -119,6 +119,17 @@ const focused = (page: Page) =>
       ? `${e.tagName}|${e.getAttribute("name") ?? ""}|${e.getAttribute("value") ?? ""}|${(e.textContent ?? "").trim().slice(0, 40)}`
       : "";
   });
+/** The page's scroll position once it has stopped moving (unchanged over 150 ms). */
+async function restingScrollY(page: Page): Promise<number> {
+  let last = await page.evaluate(() => window.scrollY);
+  for (let i = 0; i < 100; i++) {
+    await page.waitForTimeout(150);
+    const now = await page.evaluate(() => window.scrollY);
+    if (now === last) return now;
+    last = now;
+  }
+  throw new Error(`the page never stopped scrolling (last at ${last})`);
+}
 /** Tabs (keyboard only) until the focused element matches. */
 async function tabTo(page: Page, match: RegExp) {
   for (let i = 0; i < 60; i++) {
@@ -157,7 +168,8 @@ describe("annotate page: keyboard and flow", () => {
     expect(await page.evaluate(() => window.scrollY)).toBe(0);
     for (let i = 0; i < 4; i++) await page.keyboard.press("ArrowDown");
     await expect.poll(() => page.evaluate(() => window.scrollY)).toBeGreaterThan(60);
-    const down = await page.evaluate(() => window.scrollY);
+    // Keyboard scrolling is animated: read where the page came to rest, not a point on the way.
+    const down = await restingScrollY(page);
     for (let i = 0; i < 2; i++) await page.keyboard.press("ArrowUp");
     await expect.poll(() => page.evaluate(() => window.scrollY)).toBeLessThan(down);
     expect(new URL(page.url()).searchParams.get("unit")).toBe(String(units[1]));
