@@ -55,7 +55,9 @@ async function upload(page: Browser["page"], preset: string, file: string) {
   await page.getByTestId("mapping-form").waitFor();
 }
 
-describe("import page", () => {
+// Each preview and confirm runs in a child process at a lower CPU priority than the server (so annotators' submits go
+// first); on a loaded machine one takes well over the default 30 s, so each test may take as long as its waits allow.
+describe("import page", { timeout: 180_000 }, () => {
   it("upload → columns detected → mapped with selects → preview of the first rows → confirm", async () => {
     const { page } = browser;
     await signInAs(page, app.url, researcher.email, researcher.password);

@@ -148,7 +148,9 @@ async function importBenchmarkAndResponses(slug: string) {
   return importOverHttp(base, cookie, { slug, preset: "responses", file: path.join(FX, "responses.csv"), fileName: "responses.csv" });
 }
 
-describe("re-importing over the Import page (real server, HTTP)", () => {
+// Previews and confirms run in a child process at a lower CPU priority than the server; under load each may take most
+// of settle()'s 60 s, and a test here runs several of them.
+describe("re-importing over the Import page (real server, HTTP)", { timeout: 300_000 }, () => {
   it("responses: the same file again is a no-op stated as such; a changed file is refused with the conflicting rows named, and the old text is kept", async () => {
     const slug = SLUGS.responses;
     const first = await importBenchmarkAndResponses(slug);

@@ -50,7 +50,10 @@ export async function signInAs(page: Page, baseUrl: string, email: string, passw
   await page.goto(`${baseUrl}/login`);
   await page.getByLabel("Email").fill(email);
   await page.getByLabel("Password").fill(password);
-  await page.getByRole("button", { name: "Sign in" }).click();
+  // A click while React is still hydrating the form can be lost on a busy machine: click once the page's script owns it.
+  const button = page.getByRole("button", { name: "Sign in" });
+  await hydrated(button);
+  await button.click();
   // Remix navigates client-side after sign-in, so wait for the URL, not a page load.
   await page.waitForURL((u) => !u.pathname.startsWith("/login"), { waitUntil: "commit" });
 }
