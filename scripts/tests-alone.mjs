@@ -37,6 +37,10 @@ export const SAMPLE = [
     "verdicts: the same file is a no-op; a changed value is refused naming each conflicting row",
   ],
   ["tests/security/admins-and-confirmation.test.ts", "disabling a user asks first"],
+  [
+    "tests/integration/curation-versions.test.ts",
+    "the release JSONL has the current checklist and reference; the changelog says what changed and why",
+  ],
 ];
 
 const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");

@@ -187,6 +187,12 @@ describe("reports after an edit", () => {
     const { signInCookie, args, get, run } = await import("../support/http");
     const { loader } = await import("../../app/routes/p.$slug.reports.$taskId._index");
     const cookie = await signInCookie("rhea@concord.test", "demo-research-2026");
+    // This test's own edits (it does not rely on the tests above having run): a checklist item of cdb-007 reworded,
+    // cdb-008's prompt changed. Both make labels and verdicts on those items stale.
+    const c7 = activeChecklist(item("cdb-007").id)[0];
+    editChecklistItem(c7.id, { text: c7.text.replace("?", " in plain words?") }, { userId: maintainer, reason: "Clearer wording" });
+    const i8 = item("cdb-008");
+    editItem(i8.id, { query: i8.query + " Answer in one paragraph." }, { userId: maintainer, reason: "State the length" });
     const staleOf = async (kind: string) => {
       const task = db()
         .select()
@@ -234,8 +240,28 @@ describe("reports after an edit", () => {
 });
 
 describe("releases", () => {
+  // The history this release carries, made here on items no other test edits (so these tests do not depend on the ones
+  // above having run): a checklist item reworded (cdb-009), weights set (cdb-010), the prompt edited twice (cdb-011), a
+  // response promoted to reference (cdb-012); then version 1 is frozen.
+  beforeAll(() => {
+    const by = (reason: string) => ({ userId: maintainer, reason });
+    const c9 = activeChecklist(item("cdb-009").id)[0];
+    editChecklistItem(c9.id, { text: c9.text.replace("?", " for a first-year student?") }, by("Name the audience"));
+    const i10 = item("cdb-010").id;
+    reweightChecklist(i10, Object.fromEntries(activeChecklist(i10).map((c, i) => [c.id, i + 1])), by("Weight by importance"));
+    const i11 = item("cdb-011");
+    editItem(i11.id, { query: i11.query + " Show your working." }, by("Ask for the steps"));
+    editItem(i11.id, { query: item("cdb-011").query + " Use SI units." }, by("Fix the units"));
+    const r12 = db()
+      .select()
+      .from(schema.responses)
+      .where(eq(schema.responses.itemId, item("cdb-012").id))
+      .all()[0];
+    promoteResponse(r12.id, { userId: maintainer, reason: "Annotators preferred it 2 to 1", justification: [21, 22] });
+    freezeDataset(benchId, by("v1 release for the paper"));
+  });
+
   it("a frozen version is read-only; the next version copies the current benchmark", () => {
-    freezeDataset(benchId, { userId: maintainer, reason: "v1 release for the paper" });
     const it6 = item("cdb-006");
     const c = activeChecklist(it6.id)[0];
     expect(() => editChecklistItem(c.id, { text: "Does the response do X?" }, { userId: maintainer, reason: "x" })).toThrow(CurationError);
@@ -253,15 +279,22 @@ describe("releases", () => {
 
   it("the release JSONL has the current checklist and reference; the changelog says what changed and why", () => {
     const lines = releaseLines(benchId);
-    const l3 = lines.find((l) => l.id === "cdb-003")!;
-    expect(l3.checklist.reduce((s, c) => s + (c.weight ?? 0), 0)).toBeCloseTo(1, 12);
-    expect(lines.find((l) => l.id === "cdb-004")!.item_version).toBe(3);
+    const l10 = lines.find((l) => l.id === "cdb-010")!;
+    expect(l10.checklist.reduce((s, c) => s + (c.weight ?? 0), 0)).toBeCloseTo(1, 12);
+    expect(lines.find((l) => l.id === "cdb-011")!.item_version).toBe(3);
+    expect(lines.find((l) => l.id === "cdb-012")!.reference).toBe(
+      db()
+        .select()
+        .from(schema.responses)
+        .where(eq(schema.responses.itemId, item("cdb-012").id))
+        .all()[0].text,
+    );
     const log = releaseChangelog(benchId);
     expect(log).toMatch(/^# Concord Demo Bench — version 1\n/);
     expect(log).toContain("Released ");
-    expect(log).toContain("· cdb-001 · Checklist item edited (v1 → v2)");
-    expect(log).toContain("Rhea Researcher: Name the legal source");
-    expect(log).toContain("· cdb-005 · A model response was promoted to reference (v2), justified by 3 annotation(s): 11, 12, 13");
+    expect(log).toContain("· cdb-009 · Checklist item edited (v1 → v2)");
+    expect(log).toContain("Rhea Researcher: Name the audience");
+    expect(log).toContain("· cdb-012 · A model response was promoted to reference (v2), justified by 2 annotation(s): 21, 22");
     expect(log).toContain("Version 1 frozen as a release — Rhea Researcher: v1 release for the paper");
   });
 });
