@@ -156,8 +156,17 @@ export interface Protocol<C = Record<string, unknown>> {
   /** Turns per conversation at most, from the run's stored settings (the job estimate); 1 when absent. */
   turns?(settings: Record<string, unknown>): number;
   jobStep?(job: { turn: number | null; condition: string | null }): string | number | null;
-  /** The protocol's result tables for one judge: its metrics and any settings shown beside them. */
+  /**
+   * The protocol's results for one judge: its metrics and any settings shown
+   * beside them. The results page shows them with the protocol's view
+   * (app/runs/protocols/views/index.ts, one line per protocol).
+   */
   results?(input: ResultsInput): { metrics: unknown };
+  /**
+   * A figure of those results (curves of a metric by turn, one per model),
+   * drawn by the results page above the tables; null when there is nothing to draw.
+   */
+  figure?(results: { metrics: unknown }, judge: string): FigureSpec | null;
   /**
    * How the run's first judge is calibrated against human labels: what a
    * human labels (one checklist item of a response, the whole response, or a
@@ -166,5 +175,10 @@ export interface Protocol<C = Record<string, unknown>> {
    */
   calibration?: { unit: "checklist-item" | "response" | "score"; targets?(input: CalibrationInput): void };
 }
+
+/** What a protocol's figure shows: curves (x = turn) with a title; `testId` names the panel for tests. */
+export type FigureSpec = { title: string; yMax: number; series: { name: string; points: { x: number; y: number }[] }[]; testId: string };
+/** A figure as the page receives it: the SVG the server drew from a FigureSpec (our own chart code, no user markup) and its legend. */
+export type ResultsFigure = { svg: string; legend: { name: string; color: string }[]; testId: string };
 
 export const emptyOutcome = (): Outcome => ({ responses: [], verdicts: [], next: [] });

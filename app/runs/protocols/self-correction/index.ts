@@ -5,8 +5,8 @@
  * (Figures 13–16), JSON output, as published.
  */
 import { z } from "zod";
-import { blindSpot, meanCI, wilsonCI } from "../../stats";
-import type { ChatMessage } from "../providers/types";
+import { blindSpot, meanCI, wilsonCI } from "../../../stats";
+import type { ChatMessage } from "../../providers/types";
 import {
   BLIND_SPOT,
   clipNote,
@@ -17,10 +17,10 @@ import {
   stratumOf,
   type Term,
   unitKey,
-} from "./calibration";
-import { sampling } from "./sampling";
-import { fillTemplate } from "./template";
-import type { ItemData, JobPayload, JobSpec, Outcome, PlanInput, CalibrationInput, Protocol, ResultsInput } from "./types";
+} from "../calibration";
+import { sampling } from "../sampling";
+import { fillTemplate } from "../template";
+import type { ItemData, JobPayload, JobSpec, Outcome, PlanInput, CalibrationInput, Protocol, ResultsInput } from "../types";
 
 export const SELF_CORRECTION_VERSION = "1";
 export const CONDITIONS = ["internal", "external", "internal-wait"] as const;

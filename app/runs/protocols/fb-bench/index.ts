@@ -10,11 +10,11 @@
  * transcription can replace it under a new version.
  */
 import { z } from "zod";
-import { clipNote, differenceEstimate, interval, NO_WHOLE, PERCENT, responseDraws, stratumOf, type Term, unitKey } from "./calibration";
-import { parseChecklistLines } from "./checklist-parse";
-import { sampling } from "./sampling";
-import { fillTemplate } from "./template";
-import type { ItemData, JobPayload, JobSpec, Outcome, PlanInput, CalibrationInput, Protocol, ResultsInput, StoredVerdict } from "./types";
+import { clipNote, differenceEstimate, interval, NO_WHOLE, PERCENT, responseDraws, stratumOf, type Term, unitKey } from "../calibration";
+import { parseChecklistLines } from "../checklist-parse";
+import { sampling } from "../sampling";
+import { fillTemplate } from "../template";
+import type { ItemData, JobPayload, JobSpec, Outcome, PlanInput, CalibrationInput, Protocol, ResultsInput, StoredVerdict } from "../types";
 
 export const FBBENCH_VERSION = "1-fig12-reconstructed";
 

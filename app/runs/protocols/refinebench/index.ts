@@ -4,12 +4,12 @@
  * Version "1" = the G.1/G.2 text below; change the version when a prompt changes.
  */
 import { z } from "zod";
-import type { ChatMessage } from "../providers/types";
-import { differenceEstimate, NO_WHOLE, PERCENT, responseDraws, stratumOf, type Term, unitKey } from "./calibration";
-import { parseChecklistLines } from "./checklist-parse";
-import { sampling } from "./sampling";
-import { fillTemplate } from "./template";
-import type { ItemData, JobPayload, JobSpec, Outcome, PlanInput, CalibrationInput, Protocol, ResultsInput, VerdictWrite } from "./types";
+import type { ChatMessage } from "../../providers/types";
+import { differenceEstimate, NO_WHOLE, PERCENT, responseDraws, stratumOf, type Term, unitKey } from "../calibration";
+import { parseChecklistLines } from "../checklist-parse";
+import { sampling } from "../sampling";
+import { fillTemplate } from "../template";
+import type { ItemData, JobPayload, JobSpec, Outcome, PlanInput, CalibrationInput, Protocol, ResultsInput, VerdictWrite } from "../types";
 
 export const REFINEBENCH_VERSION = "1";
 
@@ -147,6 +147,16 @@ export const refineBench: Protocol<RefineBenchConfig> = {
   turns: (settings) => Number(settings.maxTurns ?? 5),
   jobStep: (job) => job.turn,
   results: (input) => refineBenchResults(input),
+  // Pass_t by turn, one curve per model (the paper's turn-wise figures).
+  figure: (results, judge) => {
+    const metrics = (results as ReturnType<typeof refineBenchResults>).metrics;
+    return {
+      title: `Pass_t by turn (${judge})`,
+      yMax: 100,
+      series: metrics.map((m) => ({ name: m.model, points: m.turns.map((t) => ({ x: t.turn, y: t.pass })) })),
+      testId: "pass-figure",
+    };
+  },
   calibration: { unit: "checklist-item", targets: (input) => refineBenchCalibration(input) },
 
   plan({ runId, items, models, judges, config }: PlanInput<RefineBenchConfig>): JobSpec[] {

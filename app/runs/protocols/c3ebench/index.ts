@@ -4,8 +4,8 @@
  * compares; a 1–10 score taken from the judge's JSON; reported per task type.
  */
 import { z } from "zod";
-import { sampling } from "./sampling";
-import type { ItemData, JobPayload, JobSpec, Outcome, PlanInput, Protocol, ResultsInput } from "./types";
+import { sampling } from "../sampling";
+import type { ItemData, JobPayload, JobSpec, Outcome, PlanInput, Protocol, ResultsInput } from "../types";
 
 export const C3EBENCH_VERSION = "1";
 export const TASK_TYPES = ["End2End", "Cloze", "Expand", "Edit"] as const;
