@@ -3,14 +3,19 @@
  * against the local fake OpenAI-compatible server with 50 ms latency and
  * concurrency 32, through the real runner (SQLite, leases, call log).
  * The fake server runs in its own process. Reports wall time against the
- * ideal (calls × latency / concurrency), the measured HTTP round trip, event
- * loop delay (the monitor samples every 5 ms, so ~5 ms is "no delay"), peak
- * heap/RSS in each quarter of the run, CPU time of the runner and of the
- * server, and the machine's load average (other processes share the cores).
- * Then the same run again with 3 worker processes (scripts/worker.ts) sharing
- * the provider's limit of C requests in flight through the database: the
- * ideal is unchanged (the provider's concurrency bounds it), so the ratio
- * shows what sharing the limit across processes costs.
+ * ideal, the measured HTTP round trip, event loop delay (the monitor samples
+ * every 5 ms, so ~5 ms is "no delay"), peak heap/RSS in each quarter of the
+ * run, CPU time of the runner and of the server, and the machine's load
+ * average (other processes share the cores). Then the same run again with 3
+ * worker processes (scripts/worker.ts) sharing each provider's limit of C
+ * requests in flight through the database.
+ *
+ * The ideal is derived from the run's job graph (built by the protocol from
+ * the fake server's replies, see jobGraph), the server's latency and each
+ * provider's concurrency and requests per minute, and the workers' slots: the
+ * model and the judge are two providers with C slots each, so one worker
+ * (C jobs in flight) is bound by its own slots, three workers by the
+ * providers'. The script prints each bound with its numbers.
  *   options: --items N --turns T --latency MS --concurrency C --compact-log --same-process
  *            --workers N (only the N-process run; 1 = only the in-process run)
  *            --gc (with NODE_OPTIONS=--expose-gc: heap after a full collection, once a second)
@@ -18,8 +23,10 @@
 import path from "node:path";
 import fs from "node:fs";
 import os from "node:os";
-import { openDatabase } from "../db/client";
+import { openDatabase, type Db } from "../db/client";
 import { controlRun, createRun, Worker } from "../app/runs/runner.server";
+import { getProtocol } from "../app/runs/protocols";
+import type { JobPayload } from "../app/runs/protocols/types";
 import { spawn } from "node:child_process";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { startFakeLlm } from "../tests/support/fake-llm";
@@ -35,6 +42,171 @@ const TURNS = num("turns", 5);
 const LATENCY = num("latency", 50);
 const CONCURRENCY = num("concurrency", 32);
 const CALL_LOG = argv.includes("--compact-log") ? "compact" : "full";
+
+// ─── The ideal: what the run's job graph and the limits allow ─────────────────
+
+/** One call of the run's job graph: its provider, and the calls that must finish before it and that follow it. */
+type GraphCall = { providerId: number; children: number[]; depth: number; height: number };
+type Limits = { name: string; concurrency: number; requestsPerMinute: number | null };
+
+/**
+ * The run's job graph, built as the worker builds it but without HTTP: each
+ * job's request is answered by the fake server's script, and the protocol's
+ * onReply gives the jobs that follow (keys already seen are dropped, as the
+ * jobs table's unique key drops them). depth = calls on the longest chain
+ * ending at the call (itself included), height = on the longest chain starting at it.
+ */
+function jobGraph(db: Db, runId: number, reply: (body: Record<string, unknown>, n: number) => string): GraphCall[] {
+  const row = db.$client.prepare(`SELECT protocol, config FROM runs WHERE id = ?`).get(runId) as { protocol: string; config: string };
+  const protocol = getProtocol(row.protocol);
+  const settings = protocol.configSchema.parse((JSON.parse(row.config) as { settings?: unknown }).settings ?? {});
+  const initial = db.$client.prepare(`SELECT key, payload FROM jobs WHERE run_id = ? ORDER BY id`).all(runId) as {
+    key: string;
+    payload: string;
+  }[];
+  const calls: GraphCall[] = [];
+  const seen = new Set<string>();
+  const queue: { payload: JobPayload; parent: number | null }[] = [];
+  for (const j of initial) {
+    seen.add(j.key);
+    queue.push({ payload: JSON.parse(j.payload) as JobPayload, parent: null });
+  }
+  for (let q = 0; q < queue.length; q++) {
+    const { payload, parent } = queue[q];
+    const id = calls.length;
+    calls.push({ providerId: payload.providerId, children: [], depth: parent === null ? 1 : calls[parent].depth + 1, height: 1 });
+    if (parent !== null) calls[parent].children.push(id);
+    const r = payload.request as { messages?: unknown; prompt?: unknown };
+    const outcome = protocol.onReply(payload, reply({ messages: r.messages, prompt: r.prompt }, id + 1), settings);
+    for (const n of outcome.next)
+      if (!seen.has(n.key)) {
+        seen.add(n.key);
+        queue.push({ payload: n.payload, parent: id });
+      }
+  }
+  // Children come after their parent in `calls`, so one backward pass gives the heights.
+  for (let i = calls.length - 1; i >= 0; i--)
+    for (const c of calls[i].children) calls[i].height = Math.max(calls[i].height, calls[c].height + 1);
+  return calls;
+}
+
+/**
+ * The least wall time any scheduler could take on this graph, each call
+ * taking `latency`, with at most `slots` calls in flight in the workers and
+ * each provider's concurrency and requests per minute. It is the largest of
+ * these lower bounds:
+ *   - per provider p with n_p calls and concurrency c_p:
+ *       head_p + ⌈n_p / c_p⌉ × L + tail_p
+ *     (its calls, of length L and at most c_p at once, take ⌈n_p / c_p⌉ rounds;
+ *     none can start before the calls it depends on, head_p = the fewest calls
+ *     before any of p's calls × L, and the calls that follow each of p's calls
+ *     take at least tail_p = the fewest calls after any of p's calls × L);
+ *   - per provider with r_p requests per minute: head_p + (⌈n_p / r_p⌉ − 1) × 60 s + L + tail_p;
+ *   - the workers' slots: ⌈N / slots⌉ × L for N calls in all;
+ *   - the longest chain of calls × L.
+ * A greedy schedule of the same graph (free slots go to the calls with the
+ * longest chain after them) is simulated too: it shows how close to the bound
+ * a schedule can actually get.
+ */
+function idealTime(calls: GraphCall[], providers: Map<number, Limits>, latency: number, slots: number) {
+  const L = latency;
+  const lines: string[] = [];
+  const bounds: number[] = [];
+  const ids = [...new Set(calls.map((c) => c.providerId))].sort((a, b) => a - b);
+  const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+  for (const p of ids) {
+    const lim = providers.get(p)!;
+    const mine = calls.filter((c) => c.providerId === p);
+    const n = mine.length;
+    const head = Math.min(...mine.map((c) => c.depth - 1)) * L;
+    const tail = Math.min(...mine.map((c) => c.height - 1)) * L;
+    const rounds = Math.ceil(n / lim.concurrency);
+    const b = head + rounds * L + tail;
+    bounds.push(b);
+    lines.push(
+      `provider "${lim.name}": ${n} calls at concurrency ${lim.concurrency}: ${head} ms before its first call + ⌈${n}/${lim.concurrency}⌉ = ${rounds} × ${L} ms + ${tail} ms after its last = ${s(b)}`,
+    );
+    if (lim.requestsPerMinute) {
+      const rb = head + (Math.ceil(n / lim.requestsPerMinute) - 1) * 60_000 + L + tail;
+      bounds.push(rb);
+      lines.push(
+        `provider "${lim.name}" at ${lim.requestsPerMinute}/min: ${head} ms + (⌈${n}/${lim.requestsPerMinute}⌉ − 1) × 60 s + ${L} ms + ${tail} ms = ${s(rb)}`,
+      );
+    }
+  }
+  const rounds = Math.ceil(calls.length / slots);
+  bounds.push(rounds * L);
+  lines.push(
+    `worker slots: ${calls.length} calls, ${slots} in flight at most: ⌈${calls.length}/${slots}⌉ = ${rounds} × ${L} ms = ${s(rounds * L)}`,
+  );
+  const chain = Math.max(...calls.map((c) => c.depth));
+  bounds.push(chain * L);
+  lines.push(`longest chain: ${chain} calls × ${L} ms = ${s(chain * L)}`);
+  const ideal = Math.max(...bounds);
+  return { ideal, lines, greedy: greedySchedule(calls, providers, L, slots) };
+}
+
+/** Wall time of a greedy list schedule of the graph under the same limits (every call takes `L`). */
+function greedySchedule(calls: GraphCall[], providers: Map<number, Limits>, L: number, slots: number): number {
+  const ready = new Map<number, number[][]>(); // provider → calls by height
+  const push = (i: number) => {
+    const c = calls[i];
+    let byHeight = ready.get(c.providerId);
+    if (!byHeight) ready.set(c.providerId, (byHeight = []));
+    (byHeight[c.height] ??= []).push(i);
+  };
+  const inFlight = new Map<number, number>();
+  const starts = new Map<number, number[]>(); // per provider, start times in the last minute
+  const running: { end: number; i: number }[] = []; // ends in start order (every call takes L)
+  let head = 0;
+  calls.forEach((c, i) => c.depth === 1 && push(i));
+  let t = 0;
+  let left = calls.length;
+  while (left > 0) {
+    let nextRpm = Infinity;
+    for (;;) {
+      if (running.length - head >= slots) break;
+      let best = -1;
+      let bestP = -1;
+      for (const [p, byHeight] of ready) {
+        const lim = providers.get(p)!;
+        if ((inFlight.get(p) ?? 0) >= lim.concurrency) continue;
+        let h = byHeight.length - 1;
+        while (h > 0 && !byHeight[h]?.length) h--;
+        if (h <= 0) continue;
+        if (lim.requestsPerMinute) {
+          const st = starts.get(p) ?? [];
+          while (st.length && st[0] <= t - 60_000) st.shift();
+          if (st.length >= lim.requestsPerMinute) {
+            nextRpm = Math.min(nextRpm, st[0] + 60_000);
+            continue;
+          }
+        }
+        if (h > best) {
+          best = h;
+          bestP = p;
+        }
+      }
+      if (bestP < 0) break;
+      const i = ready.get(bestP)![best].pop()!;
+      inFlight.set(bestP, (inFlight.get(bestP) ?? 0) + 1);
+      if (providers.get(bestP)!.requestsPerMinute) {
+        const st = starts.get(bestP) ?? [];
+        st.push(t);
+        starts.set(bestP, st);
+      }
+      running.push({ end: t + L, i });
+    }
+    t = Math.min(head < running.length ? running[head].end : Infinity, nextRpm);
+    while (head < running.length && running[head].end <= t) {
+      const { i } = running[head++];
+      inFlight.set(calls[i].providerId, inFlight.get(calls[i].providerId)! - 1);
+      left--;
+      for (const c of calls[i].children) push(c);
+    }
+  }
+  return t;
+}
 
 /** The fake server in its own process; on SIGTERM it prints the CPU time it used, then exits. */
 async function serverProcess(): Promise<{ baseUrl: string; close: () => Promise<number | null> }> {
@@ -57,12 +229,74 @@ async function serverProcess(): Promise<{ baseUrl: string; close: () => Promise<
   } as { baseUrl: string; mark: () => void; close: () => Promise<number | null> };
 }
 
+const replyOf = refineScript();
+
+/** The run's job graph and limits; `at(latency)` gives the ideal for calls of that latency. */
+function runIdeal(db: Db, runId: number, slots: number) {
+  const calls = jobGraph(db, runId, (body, n) => replyOf({ body, n }));
+  const rows = db.$client.prepare(`SELECT id, name, concurrency, requests_per_minute AS rpm FROM providers`).all() as {
+    id: number;
+    name: string;
+    concurrency: number;
+    rpm: number | null;
+  }[];
+  const providers = new Map(rows.map((r) => [r.id, { name: r.name, concurrency: r.concurrency, requestsPerMinute: r.rpm }]));
+  return { calls: calls.length, at: (latency: number) => idealTime(calls, providers, latency, slots) };
+}
+
+type Measured = { wall: number; done: number; calls: number; meanLatency: number; busy: { name: string; pct: number }[] };
+
+/** Round trip and how busy each provider's slots were, from the call log. */
+function measured(db: Db, wall: number, runId: number): Omit<Measured, "wall" | "calls"> {
+  const done = (db.$client.prepare(`SELECT COUNT(*) AS n FROM jobs WHERE run_id=? AND status='done'`).get(runId) as { n: number }).n;
+  const lat = db.$client.prepare(`SELECT AVG(latency_ms) FROM provider_calls`).pluck().get() as number;
+  const busy = (
+    db.$client
+      .prepare(
+        `SELECT p.name AS name, 100.0 * SUM(c.latency_ms) / (? * p.concurrency) AS pct FROM provider_calls c JOIN providers p ON p.id = c.provider_id GROUP BY p.id ORDER BY p.id`,
+      )
+      .all(wall) as { name: string; pct: number }[]
+  ).map((b) => ({ name: b.name, pct: b.pct }));
+  return { done, meanLatency: lat, busy };
+}
+
+const load = () =>
+  os
+    .loadavg()
+    .map((x) => x.toFixed(2))
+    .join(" ");
+
+/** Prints the ideal with its bounds, and the ratio, for one run. */
+function report(label: string, r: Measured, ideal: ReturnType<typeof runIdeal>, load0: string, load1: string): number {
+  const at = ideal.at(LATENCY);
+  const atRtt = ideal.at(r.meanLatency);
+  const ratio = r.wall / at.ideal;
+  console.log(`  ${label}:`);
+  console.log(`    jobs done:     ${r.done} / ${r.calls}`);
+  console.log(`    wall time:     ${(r.wall / 1000).toFixed(2)} s (load average ${load0} at start, ${load1} at end)`);
+  console.log(
+    `    ideal:         ${(at.ideal / 1000).toFixed(2)} s, the largest of these lower bounds for the run's job graph, every call taking the server's ${LATENCY} ms:`,
+  );
+  for (const l of at.lines) console.log(`                     ${l}`);
+  console.log(`                   (a greedy schedule of the graph under the same limits takes ${(at.greedy / 1000).toFixed(2)} s)`);
+  console.log(
+    `    ratio:         ${ratio.toFixed(3)}× (target ≤ 1.1×) ${ratio <= 1.1 ? "OK" : "OVER"}; against the measured round trip of ${r.meanLatency.toFixed(1)} ms (ideal ${(atRtt.ideal / 1000).toFixed(2)} s): ${(r.wall / atRtt.ideal).toFixed(3)}×`,
+  );
+  console.log(
+    `    slots busy:    ${r.busy.map((b) => `provider "${b.name}" ${b.pct.toFixed(0)}%`).join(", ")} of the wall time (a call holds its slot for its round trip)`,
+  );
+  return ratio;
+}
+
 /**
  * N worker processes on a fresh run: they start on a paused run (so process
  * start-up is not timed), the run is resumed, and the clock stops when it is
- * completed. Returns the wall time in ms.
+ * completed.
  */
-async function multiProcess(n: number, baseUrl: string): Promise<{ wall: number; done: number; owners: number }> {
+async function multiProcess(
+  n: number,
+  baseUrl: string,
+): Promise<{ r: Measured; ideal: ReturnType<typeof runIdeal>; owners: number; load0: string; load1: string }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "concord-bench-runs-"));
   const file = path.join(dir, "bench.db");
   const db = openDatabase(file);
@@ -82,6 +316,7 @@ async function multiProcess(n: number, baseUrl: string): Promise<{ wall: number;
     settings: { setting: "self-refinement", maxTurns: TURNS },
   });
   controlRun(db, run.id, "pause");
+  const ideal = runIdeal(db, run.id, n * CONCURRENCY);
   const root = path.resolve(import.meta.dirname, "..");
   const children = Array.from({ length: n }, () =>
     spawn(process.execPath, ["--import", "tsx", "scripts/worker.ts", "--run", String(run.id), "--call-log", CALL_LOG], {
@@ -92,32 +327,46 @@ async function multiProcess(n: number, baseUrl: string): Promise<{ wall: number;
   );
   await Promise.all(children.map((c) => new Promise<void>((ok) => c.stdout!.on("data", (d) => String(d).includes("started") && ok()))));
   const status = db.$client.prepare(`SELECT status FROM runs WHERE id = ?`).pluck();
+  const load0 = load();
   const t0 = performance.now();
   controlRun(db, run.id, "resume");
   while (!["completed", "completed-with-errors", "failed"].includes(String(status.get(run.id))))
     await new Promise((ok) => setTimeout(ok, 10));
   const wall = performance.now() - t0;
+  const load1 = load();
   await Promise.all(children.map((c) => new Promise<void>((ok) => (c.once("exit", () => ok()), c.kill("SIGTERM")))));
-  const done = (db.$client.prepare(`SELECT COUNT(*) AS n FROM jobs WHERE run_id=? AND status='done'`).get(run.id) as { n: number }).n;
   const owners = (db.$client.prepare(`SELECT COUNT(DISTINCT owner) AS n FROM provider_calls`).get() as { n: number }).n;
+  const r: Measured = { wall, calls: ideal.calls, ...measured(db, wall, run.id) };
   db.$client.close();
   fs.rmSync(dir, { recursive: true, force: true });
-  return { wall, done, owners };
+  return { r, ideal, owners, load0, load1 };
+}
+
+async function nProcesses(n: number): Promise<{ ratio: number; ok: boolean }> {
+  const fake = argv.includes("--same-process")
+    ? await startFakeLlm(refineScript(), { latencyMs: LATENCY, log: false })
+    : await serverProcess();
+  const m = await multiProcess(n, fake.baseUrl);
+  await fake.close();
+  const ratio = report(
+    `${n} worker processes (scripts/worker.ts, ${CONCURRENCY} jobs each, sharing each provider's ${CONCURRENCY} slots through the database; calls made by ${m.owners} processes)`,
+    m.r,
+    m.ideal,
+    m.load0,
+    m.load1,
+  );
+  return { ratio, ok: m.r.done === m.r.calls };
 }
 
 async function main() {
   const workersArg = argv.includes("--workers") ? num("workers", 1) : null;
+  const calls = ITEMS * TURNS * 2;
+  console.log(
+    `bench:runs — ${ITEMS} items × ${TURNS} turns × (generation + judge) = ${calls} calls, ${LATENCY} ms latency, each provider's concurrency ${CONCURRENCY}`,
+  );
   if (workersArg !== null && workersArg > 1) {
-    const fake = await serverProcess();
-    const calls = ITEMS * TURNS * 2;
-    const ideal = (calls * LATENCY) / CONCURRENCY;
-    const r = await multiProcess(workersArg, fake.baseUrl);
-    await fake.close();
-    console.log(`bench:runs — ${calls} calls, ${LATENCY} ms latency, provider concurrency ${CONCURRENCY}, ${workersArg} worker processes`);
-    console.log(
-      `  ${workersArg} workers: ${(r.wall / 1000).toFixed(2)} s, ideal ${(ideal / 1000).toFixed(2)} s, ratio ${(r.wall / ideal).toFixed(3)}× (${r.done}/${calls} jobs done; calls made by ${r.owners} processes)`,
-    );
-    process.exit(r.done === calls ? 0 : 1);
+    const r = await nProcesses(workersArg);
+    process.exit(r.ok ? 0 : 1);
   }
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "concord-bench-runs-"));
   const db = openDatabase(path.join(dir, "bench.db"));
@@ -140,10 +389,9 @@ async function main() {
     judges: [{ provider: "judge" }],
     settings: { setting: "self-refinement", maxTurns: TURNS },
   });
-  const calls = ITEMS * TURNS * 2;
-  const ideal = (calls * LATENCY) / CONCURRENCY;
+  const ideal = runIdeal(db, run.id, CONCURRENCY);
   const mem: { t: number; heap: number; rss: number }[] = [];
-  const load0 = os.loadavg();
+  const load0 = load();
   fake.mark?.();
   const loopDelay = monitorEventLoopDelay({ resolution: 5 });
   loopDelay.enable();
@@ -172,59 +420,38 @@ async function main() {
   const wall = performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);
   loopDelay.disable();
-  const load1 = os.loadavg();
+  const load1 = load();
   clearInterval(sampler);
   const serverCpu = await fake.close();
-  const done = (db.$client.prepare(`SELECT COUNT(*) AS n FROM jobs WHERE run_id=? AND status='done'`).get(run.id) as { n: number }).n;
   const logged = (db.$client.prepare(`SELECT COUNT(*) AS n FROM provider_calls`).get() as { n: number }).n;
-  const lat = db.$client.prepare(`SELECT AVG(latency_ms) AS avg, SUM(latency_ms) AS sum FROM provider_calls`).get() as {
-    avg: number;
-    sum: number;
-  };
+  const r: Measured = { wall, calls: ideal.calls, ...measured(db, wall, run.id) };
   const mb = (b: number) => `${(b / 1048576).toFixed(0)} MB`;
   const q = (xs: typeof mem) =>
     xs.length ? { heap: Math.max(...xs.map((x) => x.heap)), rss: Math.max(...xs.map((x) => x.rss)) } : { heap: 0, rss: 0 };
   const quarters = [0, 1, 2, 3].map((k) => q(mem.filter((x) => x.t >= (k * wall) / 4 && x.t < ((k + 1) * wall) / 4)));
   const workerCpuMs = (cpu.user + cpu.system) / 1000;
-  console.log(
-    `bench:runs — ${ITEMS} items × ${TURNS} turns × (generation + judge) = ${calls} calls, ${LATENCY} ms latency, concurrency ${CONCURRENCY}`,
-  );
-  console.log(`  jobs done:       ${done} / ${calls} (provider_calls logged: ${logged})`);
-  console.log(`  wall time:       ${(wall / 1000).toFixed(2)} s`);
-  console.log(`  ideal:           ${(ideal / 1000).toFixed(2)} s (calls × latency / concurrency)`);
-  console.log(
-    `  ratio:           ${(wall / ideal).toFixed(3)}× (target ≤ 1.1×) ${wall / ideal <= 1.1 ? "OK" : "OVER"}; against the measured round trip: ${((wall * CONCURRENCY) / lat.sum).toFixed(3)}×`,
+  const ratio1 = report(
+    `1 worker (in this process, ${CONCURRENCY} jobs in flight; provider_calls logged: ${logged})`,
+    r,
+    ideal,
+    load0,
+    load1,
   );
   console.log(
-    `  HTTP:            mean call latency ${lat.avg.toFixed(1)} ms (server sleeps ${LATENCY} ms); slots busy in HTTP ${((100 * lat.sum) / (wall * CONCURRENCY)).toFixed(0)}% of the time`,
+    `    HTTP:          mean call latency ${r.meanLatency.toFixed(1)} ms (server sleeps ${LATENCY} ms); event loop delay p50 ${(loopDelay.percentile(50) / 1e6).toFixed(1)} ms, p99 ${(loopDelay.percentile(99) / 1e6).toFixed(1)} ms, max ${(loopDelay.max / 1e6).toFixed(1)} ms`,
   );
+  console.log(`    memory (peak per quarter of the run${forceGc ? ", after full GC" : ""}):`);
+  quarters.forEach((x, k) => console.log(`      Q${k + 1}: heap ${mb(x.heap)}, RSS ${mb(x.rss)}`));
   console.log(
-    `  event loop delay: p50 ${(loopDelay.percentile(50) / 1e6).toFixed(1)} ms, p99 ${(loopDelay.percentile(99) / 1e6).toFixed(1)} ms, max ${(loopDelay.max / 1e6).toFixed(1)} ms`,
-  );
-  console.log(`  memory (peak per quarter of the run${forceGc ? ", after full GC" : ""}):`);
-  quarters.forEach((x, k) => console.log(`    Q${k + 1}: heap ${mb(x.heap)}, RSS ${mb(x.rss)}`));
-  console.log(
-    `  CPU:             runner ${(workerCpuMs / 1000).toFixed(2)} s (${(workerCpuMs / calls).toFixed(3)} ms per call, ${((100 * workerCpuMs) / wall).toFixed(0)}% of a core)${serverCpu ? `; fake server ${(serverCpu / 1000).toFixed(2)} s` : ""}; call log: ${CALL_LOG}`,
-  );
-  console.log(
-    `  machine:         ${os.cpus().length} cores, load average ${load0.map((x) => x.toFixed(2)).join(" ")} at start, ${load1.map((x) => x.toFixed(2)).join(" ")} at end`,
+    `    CPU:           runner ${(workerCpuMs / 1000).toFixed(2)} s (${(workerCpuMs / calls).toFixed(3)} ms per call, ${((100 * workerCpuMs) / wall).toFixed(0)}% of a core)${serverCpu ? `; fake server ${(serverCpu / 1000).toFixed(2)} s` : ""}; call log: ${CALL_LOG}; ${os.cpus().length} cores`,
   );
   db.$client.close();
   fs.rmSync(dir, { recursive: true, force: true });
-  if (workersArg === 1) process.exit(done === calls ? 0 : 1);
-  // The same run with 3 worker processes sharing the provider's limit.
-  const fake3 = argv.includes("--same-process")
-    ? await startFakeLlm(refineScript(), { latencyMs: LATENCY, log: false })
-    : await serverProcess();
-  const r3 = await multiProcess(3, fake3.baseUrl);
-  await fake3.close();
-  console.log(
-    `  3 worker processes (sharing the provider's ${CONCURRENCY} slots through the database): ${(r3.wall / 1000).toFixed(2)} s, ratio ${(r3.wall / ideal).toFixed(3)}× (${r3.done}/${calls} jobs done; calls made by ${r3.owners} processes)`,
-  );
-  console.log(
-    `  summary:         ratio to ideal — 1 worker ${(wall / ideal).toFixed(3)}×, 3 workers ${(r3.wall / ideal).toFixed(3)}× (target ≤ 1.1×)`,
-  );
-  process.exit(done === calls && r3.done === calls ? 0 : 1);
+  if (workersArg === 1) process.exit(r.done === r.calls ? 0 : 1);
+  // The same run with 3 worker processes sharing the providers' limits.
+  const r3 = await nProcesses(3);
+  console.log(`  summary: ratio to ideal — 1 worker ${ratio1.toFixed(3)}×, 3 workers ${r3.ratio.toFixed(3)}× (target ≤ 1.1×)`);
+  process.exit(r.done === r.calls && r3.ok ? 0 : 1);
 }
 
 main().catch((err) => {
