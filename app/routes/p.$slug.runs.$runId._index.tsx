@@ -10,6 +10,7 @@ import { notFound, requireProjectRole } from "~/auth/guards.server";
 import { getDb, schema } from "~/db.server";
 import { projectMembers } from "~/annotation/tasks.server";
 import { CalibrationError, calibratedScores, createCalibrationTask } from "~/runs/calibration.server";
+import { PROTOCOLS } from "~/runs/protocols";
 import { runRow } from "~/runs/results.server";
 import { controlRun, runProgress, RunInputError, type RunProgress, type StoredRunConfig } from "~/runs/runner.server";
 import { ensureInProcessWorker } from "~/runs/worker.server";
@@ -80,6 +81,8 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
   });
   return json({
     project: { slug: project.slug },
+    // The sampling plans the run's protocol can be calibrated by, its default first.
+    calibrationPlans: PROTOCOLS[run.protocol]?.calibration?.plans ?? [],
     run: {
       id: run.id,
       name: run.name,
@@ -220,8 +223,8 @@ export function applicableActions(status: string, failed: number): Record<"pause
 const ACTION_LABELS = { pause: "Pause", resume: "Resume", cancel: "Cancel", "retry-failed": "Retry failed jobs" } as const;
 
 export default function RunPage() {
-  const { project, run, progress, recorded, calibration, scoreCalibration, members, failedJobs, providerSampling } =
-    useLoaderData<typeof loader>();
+  const data = useLoaderData<typeof loader>();
+  const { project, run, progress, recorded, calibration, scoreCalibration, members, failedJobs, providerSampling } = data;
   const result = useActionData<typeof action>() as
     { ok?: string; error?: string; taskId?: number; form?: string; fieldErrors?: FieldErrors } | undefined;
   const calErrors: FieldErrors = (result?.form === "calibrate" ? result.fieldErrors : undefined) ?? {};
@@ -380,16 +383,12 @@ export default function RunPage() {
           <input type="hidden" name="intent" value="calibrate" />
           <label>
             Sampling plan
-            {/* C3EBench: a unit is an instruction with every model's writing, scored 1–10 (reference = 6); stratified = per task type. */}
-            <select name="plan" defaultValue={run.protocol === "c3ebench" ? "stratified" : "e4"} {...calAria("plan")}>
-              <option value="e4">RefineBench E.4: one checklist item and one response per problem</option>
-              <option value="stratified">
-                {run.protocol === "c3ebench"
-                  ? "Stratified by task type: instructions per type, every model's writing, scored 1–10"
-                  : "Stratified by model × turn"}
-              </option>
-              <option value="responses">Whole responses per model × turn (needed for Pass_t and response maintenance)</option>
-              <option value="uniform">Uniform: this many units at random (the units-per-stratum field)</option>
+            <select name="plan" defaultValue={data.calibrationPlans[0]?.kind} {...calAria("plan")}>
+              {data.calibrationPlans.map((p) => (
+                <option key={p.kind} value={p.kind}>
+                  {p.label}
+                </option>
+              ))}
             </select>
           </label>
           {calErr("plan")}

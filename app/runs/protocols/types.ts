@@ -134,6 +134,17 @@ export type CalibrationInput = {
   add(m: CalibratedMetric): void;
 };
 
+/** The sampling plans of a calibration task (their parameters are chosen on the run page). */
+export type PlanKind = "e4" | "stratified" | "responses" | "uniform";
+
+/** The plans of the checklist protocols (RefineBench, FB-Bench) and of Self-Correction Bench, E.4 first. */
+export const CHECKLIST_PLANS = [
+  { kind: "e4", label: "RefineBench E.4: one checklist item and one response per problem" },
+  { kind: "stratified", label: "Stratified by model × turn" },
+  { kind: "responses", label: "Whole responses per model × turn (needed for Pass_t and response maintenance)" },
+  { kind: "uniform", label: "Uniform: this many units at random (the units-per-stratum field)" },
+] as const satisfies readonly { kind: PlanKind; label: string }[];
+
 export type PlanInput<C> = { runId: number; items: ItemData[]; models: ModelRef[]; judges: JudgeRef[]; config: C };
 
 export interface Protocol<C = Record<string, unknown>> {
@@ -173,7 +184,12 @@ export interface Protocol<C = Record<string, unknown>> {
    * score on the judge's scale), and the protocol's headline metrics as
    * weighted sums over those units, raw and bias-corrected.
    */
-  calibration?: { unit: "checklist-item" | "response" | "score"; targets?(input: CalibrationInput): void };
+  calibration?: {
+    unit: "checklist-item" | "response" | "score";
+    /** The sampling plans this protocol's calibration offers, the default first, with the words the run page shows. */
+    plans: readonly { kind: PlanKind; label: string }[];
+    targets?(input: CalibrationInput): void;
+  };
 }
 
 /** What a protocol's figure shows: curves (x = turn) with a title; `testId` names the panel for tests. */

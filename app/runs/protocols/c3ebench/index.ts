@@ -200,7 +200,14 @@ export const c3eBench: Protocol<C3eBenchConfig> = {
   title: "C3EBench writing judge (1–10)",
   results: (input) => c3eBenchResults(input),
   // Humans score whole writings on the judge's 1–10 scale; the server's score-scale calibration (RAVEL E.1–E.4) reports per-task means.
-  calibration: { unit: "score" },
+  calibration: {
+    unit: "score",
+    // A unit is an instruction with every model's writing, scored 1–10 (reference = 6).
+    plans: [
+      { kind: "stratified", label: "Stratified by task type: instructions per type, every model's writing, scored 1–10" },
+      { kind: "uniform", label: "Uniform: this many instructions at random (the units-per-stratum field)" },
+    ],
+  },
   configSchema: C3eBenchConfig as unknown as z.ZodType<C3eBenchConfig>,
   validate: (items) => validateC3eDataset(items),
   plan({ runId, items, models, judges, config }: PlanInput<C3eBenchConfig>): JobSpec[] {

@@ -15,6 +15,7 @@ import { parseChecklistLines } from "../checklist-parse";
 import { sampling } from "../sampling";
 import { fillTemplate } from "../template";
 import type { ItemData, JobPayload, JobSpec, Outcome, PlanInput, CalibrationInput, Protocol, ResultsInput, StoredVerdict } from "../types";
+import { CHECKLIST_PLANS } from "../types";
 
 export const FBBENCH_VERSION = "1-fig12-reconstructed";
 
@@ -170,7 +171,7 @@ export const fbBench: Protocol<FbBenchConfig> = {
   configSchema: FbBenchConfig as unknown as z.ZodType<FbBenchConfig>,
   validate: (items) => validateFbDataset(items),
   results: (input) => fbBenchResults(input),
-  calibration: { unit: "checklist-item", targets: (input) => fbBenchCalibration(input) },
+  calibration: { unit: "checklist-item", plans: CHECKLIST_PLANS, targets: (input) => fbBenchCalibration(input) },
   plan({ runId, items, models, judges, config }: PlanInput<FbBenchConfig>): JobSpec[] {
     const jobs: JobSpec[] = [];
     for (const item of items) {

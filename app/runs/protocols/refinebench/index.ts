@@ -10,6 +10,7 @@ import { parseChecklistLines } from "../checklist-parse";
 import { sampling } from "../sampling";
 import { fillTemplate } from "../template";
 import type { ItemData, JobPayload, JobSpec, Outcome, PlanInput, CalibrationInput, Protocol, ResultsInput, VerdictWrite } from "../types";
+import { CHECKLIST_PLANS } from "../types";
 
 export const REFINEBENCH_VERSION = "1";
 
@@ -157,7 +158,7 @@ export const refineBench: Protocol<RefineBenchConfig> = {
       testId: "pass-figure",
     };
   },
-  calibration: { unit: "checklist-item", targets: (input) => refineBenchCalibration(input) },
+  calibration: { unit: "checklist-item", plans: CHECKLIST_PLANS, targets: (input) => refineBenchCalibration(input) },
 
   plan({ runId, items, models, judges, config }: PlanInput<RefineBenchConfig>): JobSpec[] {
     const jobs: JobSpec[] = [];

@@ -21,6 +21,7 @@ import {
 import { sampling } from "../sampling";
 import { fillTemplate } from "../template";
 import type { ItemData, JobPayload, JobSpec, Outcome, PlanInput, CalibrationInput, Protocol, ResultsInput } from "../types";
+import { CHECKLIST_PLANS } from "../types";
 
 export const SELF_CORRECTION_VERSION = "1";
 export const CONDITIONS = ["internal", "external", "internal-wait"] as const;
@@ -247,7 +248,7 @@ export const selfCorrection: Protocol<SelfCorrectionConfig> = {
   configSchema: SelfCorrectionConfig as unknown as z.ZodType<SelfCorrectionConfig>,
   jobStep: (job) => job.condition,
   results: (input) => selfCorrectionResults(input),
-  calibration: { unit: "response", targets: (input) => selfCorrectionCalibration(input) },
+  calibration: { unit: "response", plans: CHECKLIST_PLANS, targets: (input) => selfCorrectionCalibration(input) },
   validate(items, targets, config) {
     const problems = validateScDataset(items);
     if (config.conditions.some((c) => c !== "external"))
