@@ -542,6 +542,22 @@ export const workers = sqliteTable("workers", {
   startedAt: integer("started_at").notNull(),
 });
 
+/**
+ * Imports being written (app/formats/stage.server.ts): the ID ranges an import
+ * reserved and fills in chunks before one short transaction makes the rows
+ * visible and deletes this row. A row left behind by an import that died
+ * (its owner process is gone) names exactly the rows to delete: nothing else
+ * ever gets IDs in those ranges. Read by the import only.
+ */
+export const pendingImports = sqliteTable("pending_imports", {
+  id: integer("id").primaryKey({ autoIncrement: true }),
+  /** "host:pid" of the process writing the import. */
+  owner: text("owner").notNull(),
+  /** Reserved IDs per table: {"items": [first, last], …}. */
+  ranges: text("ranges", { mode: "json" }).$type<Record<string, [number, number]>>().notNull(),
+  createdAt: createdAt(),
+});
+
 // ─── Curation: the changelog of every benchmark edit ─────────────────────────
 
 export const CURATION_ENTITIES = ["item", "checklist-item", "reference", "dataset"] as const;

@@ -14,8 +14,12 @@
  * BENCH_IMPORT_ROWS-row (100,000) responses CSV through the import page over
  * HTTP (upload, preview, confirm); submit latency is reported for the time the
  * import runs, with the import's own durations and how long it held the
- * database's write lock. BENCH_ITEMS defaults to 1000 then, so the annotators
- * have work for the whole import.
+ * database's write lock (the longest hold, how many, all together).
+ * BENCH_ITEMS defaults to 1000 then, so the annotators have work for the
+ * whole import. BENCH_IMPORT_PRESET=labels-long imports a labels file of as
+ * many rows instead (units × 4 annotators: a new dataset and task, copied in
+ * chunks), where the responses file adds rows to existing items (written by
+ * one transaction: see the README's import section).
  */
 import { spawn, execFileSync } from "node:child_process";
 import fs from "node:fs";
@@ -31,12 +35,25 @@ const ANNOTATORS = Number(process.env.BENCH_ANNOTATORS ?? 50);
 const WITH_IMPORT = process.argv.includes("--with-import");
 const ITEMS = Number(process.env.BENCH_ITEMS ?? (WITH_IMPORT ? 1000 : 200));
 const IMPORT_ROWS = Number(process.env.BENCH_IMPORT_ROWS ?? 100_000);
+const IMPORT_PRESET = process.env.BENCH_IMPORT_PRESET ?? "responses";
+if (!["responses", "labels-long"].includes(IMPORT_PRESET)) throw new Error("BENCH_IMPORT_PRESET: responses or labels-long");
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 60);
 /** Mean pause between opening a unit and submitting it (a person reading); 0 = closed loop, saturation. */
 const THINK_MS = Number(process.env.BENCH_THINK_MS ?? 1000);
 const PASSWORD = "bench-annotate-2026";
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const ROUTE = "routes/p.$slug.tasks.$taskId.annotate";
+
+/** A labels-long CSV of `rows` labels: rows / 4 units, each labelled by the same 4 annotators. */
+function writeLabelsFile(file: string, rows: number): number {
+  const annotators = ["coder-1", "coder-2", "coder-3", "coder-4"];
+  const lines = ["unit,annotator,label,text"];
+  for (let u = 1; lines.length <= rows; u++)
+    for (const a of annotators)
+      if (lines.length <= rows) lines.push(`unit-${u},${a},${(u + a.length) % 3 ? "Yes" : "No"},What unit ${u} shows`);
+  fs.writeFileSync(file, lines.join("\n") + "\n");
+  return lines.length - 1;
+}
 
 function quantile(sorted: number[], q: number) {
   if (sorted.length === 0) return NaN;
@@ -152,11 +169,15 @@ async function main() {
   const cookies = await Promise.all(scenario.annotators.map((a) => signIn(a.email)));
   let importFile = "";
   let importRows = 0;
-  if (WITH_IMPORT) {
+  if (WITH_IMPORT && IMPORT_PRESET === "responses") {
     importFile = path.join(dir, "responses-100k.csv");
     const models = Math.ceil(IMPORT_ROWS / ITEMS);
     importRows = writeResponsesFile(importFile, ITEMS, models);
     console.log(`Import file: ${importRows} responses (${(fs.statSync(importFile).size / 1024 / 1024).toFixed(1)} MB)`);
+  } else if (WITH_IMPORT) {
+    importFile = path.join(dir, "labels-100k.csv");
+    importRows = writeLabelsFile(importFile, IMPORT_ROWS);
+    console.log(`Import file: ${importRows} labels (${(fs.statSync(importFile).size / 1024 / 1024).toFixed(1)} MB)`);
   }
   const researcherCookie = WITH_IMPORT ? await signIn("researcher@lab.test") : "";
   const t0 = performance.now();
@@ -171,9 +192,9 @@ async function main() {
         try {
           imported = await importOverHttp(base, researcherCookie, {
             slug: scenario.slug,
-            preset: "responses",
+            preset: IMPORT_PRESET,
             file: importFile,
-            fileName: "responses-100k.csv",
+            fileName: path.basename(importFile),
           });
         } catch (err) {
           importError = err;
@@ -199,7 +220,12 @@ async function main() {
   const orphans = q(
     "select count(*) as n from assignments a where a.status = 'submitted' and not exists (select 1 from annotations an where an.assignment_id = a.id and an.status = 'submitted')",
   );
-  const importedResponses = q("select count(*) as n from responses where model like 'bench-model-%'");
+  const importedRows =
+    IMPORT_PRESET === "responses"
+      ? q("select count(*) as n from responses where model like 'bench-model-%'")
+      : q(
+          "select count(*) as n from annotations an join assignments a on a.id = an.assignment_id join units u on u.id = a.unit_id join tasks t on t.id = u.task_id where t.kind = 'imported-labels'",
+        );
   check.$client.close();
   fs.rmSync(dir, { recursive: true, force: true });
 
@@ -234,16 +260,17 @@ async function main() {
           .map((x) => x.toFixed(1))
           .join(" ")}`,
       );
+      const { lockMs, lockHolds, lockTotalMs } = imported.summary as { lockMs: number; lockHolds?: number; lockTotalMs?: number };
       console.log(
-        `import: ${importRows} responses through the import page: preview ${imported.previewSeconds.toFixed(1)} s, confirm ${imported.confirmSeconds.toFixed(1)} s, ` +
-          `write lock held ${imported.summary.lockMs.toFixed(0)} ms, ${importedResponses} rows on disk`,
+        `import: ${importRows} ${IMPORT_PRESET === "responses" ? "responses" : "labels"} through the import page: preview ${imported.previewSeconds.toFixed(1)} s, confirm ${imported.confirmSeconds.toFixed(1)} s, ` +
+          `write lock held at most ${lockMs.toFixed(0)} ms at a time (${lockHolds ?? 1} holds, ${(lockTotalMs ?? lockMs).toFixed(0)} ms in all), ${importedRows} rows on disk`,
       );
       console.log(
         `submit latency during the import (${during.length} POSTs): p50 ${d50.toFixed(1)} ms, p95 ${d95.toFixed(1)} ms (target p95 < 100 ms: ${d95 < 100 ? "met" : "MISSED"})`,
       );
     }
   }
-  const importOk = !WITH_IMPORT || (!importError && importedResponses === importRows && imported?.summary.committed === true);
+  const importOk = !WITH_IMPORT || (!importError && importedRows === importRows && imported?.summary.committed === true);
   const ok =
     importOk &&
     errors.length === 0 &&

@@ -8,9 +8,13 @@
  *    (stage.server.ts). Memory is bounded by the reader's window, not the
  *    file: the rows wait on disk.
  * 2. Write (not for a dry run, nor when anything is wrong): the staged rows
- *    are copied into the database in one short synchronous transaction. The
- *    write lock is never held while the file is read or across an await, so
- *    annotators' submits wait at most for that copy.
+ *    are copied into the database by commitStage (stage.server.ts): in short
+ *    chunks into rows no reader can reach yet, then one short transaction
+ *    writes the rows that make them visible (the new dataset version, task,
+ *    judge or project). The write lock is never held while the file is read
+ *    or across an await, and never for longer than one chunk or that final
+ *    transaction, so annotators' submits wait at most for one of those.
+ *    What a killed import leaves is deleted by the next import.
  */
 import crypto from "node:crypto";
 import os from "node:os";
@@ -21,7 +25,7 @@ import { LABEL_LEVELS, parseScale, type LabelLevel, type LabelValue } from "./la
 import { PRESETS, type Preset } from "./presets/index.server";
 import { formatProblem, ImportRefusal, ImportUsageError, type Problem } from "./problems";
 import { formatFromName, sniffFile, type FileFormat } from "./source.server";
-import { attachStage, commitStage, detachStage, STAGE_BASE, STAGED_TABLES } from "./stage.server";
+import { attachStage, cleanupLeftovers, commitStage, detachStage, STAGE_BASE, STAGED_TABLES, type ChunkEvent } from "./stage.server";
 import { ImportWriter, type Counts, type LevelInfo, type SampleRow } from "./writer.server";
 
 export type ImportProgress = { phase: "checking" | "writing"; bytes: number; totalBytes: number };
@@ -49,6 +53,10 @@ export type ImportOptions = {
   stageFile?: string;
   /** Called as the file is read (at most every ~100 ms) and when the write starts. */
   onProgress?: (p: ImportProgress) => void;
+  /** Called after each chunk of the write, the lock free (tests observe the database here; a throw fails the import). */
+  onCommitChunk?: (e: ChunkEvent) => void | Promise<void>;
+  /** Target write-lock hold per chunk (ms); default CHUNK_TARGET_MS. */
+  chunkTargetMs?: number;
 };
 
 export type ImportSummary = Counts & {
@@ -71,8 +79,11 @@ export type ImportSummary = Counts & {
   newRows: number;
   /** The first records as parsed. */
   sample: SampleRow[];
-  /** How long the database's write lock was held (0 when nothing was written). */
+  /** The longest the database's write lock was held at a time (0 when nothing was written). */
   lockMs: number;
+  /** All the write's lock holds together (ms), and how many there were. */
+  lockTotalMs: number;
+  lockHolds: number;
   /** Label imports: the measurement level used, and its source (given with --level, or inferred and why); null otherwise. */
   level: LevelInfo | null;
 };
@@ -113,6 +124,7 @@ export async function runImport(o: ImportOptions): Promise<ImportSummary> {
   const db = openDatabase(o.databaseFile);
   const conn = db.$client;
   try {
+    if (!o.dryRun) await cleanupLeftovers(conn);
     let first: Attempt;
     let totalBytes: number;
     try {
@@ -196,12 +208,12 @@ async function attempt(
       0,
     );
     let commit = !sink.failed && !o.dryRun && !identicalDatasetId && newRows > 0;
-    let lockMs = 0;
+    let lock = { lockMs: 0, lockTotalMs: 0, lockHolds: 0 };
     if (commit) {
       o.onProgress?.({ phase: "writing", bytes: totalBytes, totalBytes });
       try {
-        const stats = commitStage(conn);
-        lockMs = stats.lockMs;
+        const stats = await commitStage(conn, { onChunk: o.onCommitChunk, targetMs: o.chunkTargetMs });
+        lock = { lockMs: stats.lockMs, lockTotalMs: stats.lockTotalMs, lockHolds: stats.holds };
         if (sink.datasetId !== undefined && sink.datasetId >= STAGE_BASE) {
           // The new version's ID as the database numbered it.
           sink.datasetId = (
@@ -247,7 +259,7 @@ async function attempt(
         alreadyPresent: sink.alreadyPresent,
         newRows: sink.failed || identicalDatasetId ? 0 : newRows,
         sample: sink.sample,
-        lockMs,
+        ...lock,
         level: sink.level ?? null,
       },
     };
@@ -284,6 +296,8 @@ function refused(o: ImportOptions, preset: Preset, fileName: string, problem: Pr
     newRows: 0,
     sample: [],
     lockMs: 0,
+    lockTotalMs: 0,
+    lockHolds: 0,
     level: null,
   };
 }

@@ -1,23 +1,68 @@
 /**
  * Staging for imports: the checked rows are first written to a scratch SQLite
- * file attached as `stage` (its own write lock, not the database's), and only
- * then copied into the database in one short transaction.
+ * file attached as `stage` (its own write lock, not the database's), then
+ * copied into the database by `commitStage`, which never holds the
+ * database's write lock for longer than one short chunk.
  *
  * Staged rows get IDs from STAGE_BASE upwards (the stage tables'
  * AUTOINCREMENT counters start there), so a staged ID never equals a live
- * one and the writer can look rows up in `main` and `stage` alike. The copy
- * (`commitStage`) renumbers them after the database's highest IDs, read
- * under the write lock: one INSERT … SELECT per table, foreign keys to staged
- * rows renumbered the same way, foreign keys to live rows kept. Nothing in
- * the copy awaits or reads the file; foreign keys and unique indexes of the
- * database are checked by SQLite as the rows go in, so rows that vanished or
- * appeared since the check make the whole copy roll back.
+ * one and the writer can look rows up in `main` and `stage` alike.
+ *
+ * The copy, in three steps:
+ *
+ * 1. Reserve (one short transaction): for every table, the next IDs after
+ *    the database's highest (max(id) and its sqlite_sequence counter), as
+ *    many as the stage holds; the counter is moved past them, so no other
+ *    writer ever gets an ID in the range. The ranges are recorded in
+ *    `pending_imports` with the owner process.
+ * 2. Chunks (short transactions, the lock released and the event loop given
+ *    back between them, the chunk size adapted so one holds the lock for
+ *    about CHUNK_TARGET_MS): the rows that no reader can reach yet. A row is
+ *    unreachable when every foreign key it has points at a row of this same
+ *    import: its chain of parents then ends at a "gate" row that is not in
+ *    the database yet — the new project, dataset version, judge or task, all
+ *    written in step 3. Readers find items through their dataset, units
+ *    through their task, responses through their item, verdicts through
+ *    their response and judge, so none of them can see these rows. (The one
+ *    key not followed is an assignment's annotator: every reader of
+ *    assignments goes through the unit's task, and placeholder annotators
+ *    cannot sign in.) Foreign keys are not enforced by SQLite here (the gates
+ *    are missing on purpose); the one key to a live row that a chunked row
+ *    can carry (the annotator) is checked by hand in the chunk, and once the
+ *    chunk is in, the annotator cannot be deleted (no cascade: the delete
+ *    fails). Unique indexes are enforced as always.
+ * 3. Final (one transaction, foreign keys enforced): the gate rows, and the
+ *    rows that point at a live row and so would be visible at once
+ *    (responses added to an existing item, verdicts of an existing judge or
+ *    on an existing response, units of an existing item), then the
+ *    `pending_imports` row is deleted. Everything of the file becomes
+ *    visible at this commit, or nothing does. Rows that conflict with rows
+ *    written since the check (unique indexes; a project, dataset, judge,
+ *    item or response deleted meanwhile) make it roll back.
+ *
+ * Only rows of the second kind are bounded by the final transaction: for a
+ * new dataset, task or judge it writes a handful of rows; for rows added to
+ * existing ones (the responses preset) it writes them all, as there is no
+ * gate a reader passes through (see the README's import section).
+ *
+ * A failure or kill between chunks leaves chunked rows that nothing can
+ * reach. The import deletes its own at once (in chunks, by ID range); those
+ * of a process that died (kill -9) are deleted by the next import
+ * (`cleanupLeftovers`). Only the reserved ranges are deleted, so no one
+ * else's row is ever touched. Report-freshness triggers see nothing of the
+ * chunked rows (the task or judge they would bump does not exist yet); the
+ * gates' own triggers give a new task its counter and bump the project's
+ * verdict version when a judge is added.
  */
 import fs from "node:fs";
+import os from "node:os";
 import type Database from "better-sqlite3";
 
 /** First ID of staged rows (well inside 2^53, far above any real table). */
 export const STAGE_BASE = 1e15;
+
+/** About how long one chunk may hold the database's write lock (ms); the chunk size adapts to it. */
+export const CHUNK_TARGET_MS = 10;
 
 /** The tables an import writes, parents before children. */
 export const STAGED_TABLES = [
@@ -36,10 +81,16 @@ export const STAGED_TABLES = [
   "annotations",
 ] as const;
 
+/** The gates, and the tables every user's pages list whole: always written by the final transaction. */
+const ALWAYS_FINAL = new Set<string>(["projects", "users", "datasets", "judges", "tasks"]);
+
+/** Foreign keys no reader follows to reach the row (see the header); checked by hand in the chunk. */
+const NOT_FOLLOWED = new Set<string>(["assignments.annotator_id"]);
+
 /**
  * Attaches a fresh scratch file as `stage` with empty copies of the tables
  * (no triggers, no foreign keys enforced: the connection's foreign key
- * checks are turned off while staging and back on for the copy).
+ * checks are turned off while staging).
  */
 export function attachStage(conn: Database.Database, file: string): void {
   fs.rmSync(file, { force: true });
@@ -79,67 +130,288 @@ export function detachStage(conn: Database.Database, file: string): void {
   fs.rmSync(file, { force: true });
 }
 
-export type CommitStats = { rows: number; lockMs: number };
+export type CommitStats = {
+  rows: number;
+  /** The longest the write lock was held at a time (ms): the reservation, one chunk or the final transaction. */
+  lockMs: number;
+  /** All holds together (ms). */
+  lockTotalMs: number;
+  /** How many times the lock was taken. */
+  holds: number;
+  /** Rows copied in chunks, before they were visible; rows written by the final transaction. */
+  chunkedRows: number;
+  finalRows: number;
+  /** How long the final transaction held the lock (ms). */
+  finalMs: number;
+};
+
+/** What an observer of the copy is told after each chunk (the lock is free then). */
+export type ChunkEvent = { table: string; rows: number; holdMs: number; chunk: number };
+
+export type CommitOptions = {
+  /** Target hold per chunk (ms), default CHUNK_TARGET_MS. */
+  targetMs?: number;
+  /** Called after every chunk's commit, before the next one; may await. A throw fails the import (the rows are deleted). */
+  onChunk?: (e: ChunkEvent) => void | Promise<void>;
+};
+
+type Plan = { t: string; cols: string[]; fks: Map<string, string>; chunked: string; maxStage: number };
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * Copies the staged rows into the database in one transaction. Synchronous:
- * the write lock is taken and released within this call, never across an
- * await. Throws (after rolling back) if SQLite refuses a row.
+ * Copies the staged rows into the database (steps 1–3 above). The write lock
+ * is never held across an await: each transaction begins and ends within
+ * one synchronous stretch. Throws (after deleting whatever it had copied) if
+ * SQLite refuses a row.
  */
-export function commitStage(conn: Database.Database): CommitStats {
-  // Column lists and foreign keys, read before the lock.
-  const plans = STAGED_TABLES.map((t) => {
+export async function commitStage(conn: Database.Database, opts: CommitOptions = {}): Promise<CommitStats> {
+  const target = opts.targetMs ?? CHUNK_TARGET_MS;
+  // Column lists, foreign keys and what is unreachable, read before the lock.
+  const plans: Plan[] = STAGED_TABLES.map((t) => {
     const cols = (conn.prepare(`select name from pragma_table_info(?, 'main')`).all(t) as { name: string }[]).map((c) => c.name);
     const fks = new Map(
       (conn.prepare(`select "from", "table" from pragma_foreign_key_list(?, 'main')`).all(t) as { from: string; table: string }[]).map(
         (f) => [f.from, f.table],
       ),
     );
-    return { t, cols, fks };
+    const conds = [...fks].map(([c, ref]) =>
+      NOT_FOLLOWED.has(`${t}.${c}`)
+        ? "1"
+        : (STAGED_TABLES as readonly string[]).includes(ref)
+          ? `("${c}" is null or "${c}" >= ${STAGE_BASE})`
+          : `"${c}" is null`,
+    );
+    const chunked = ALWAYS_FINAL.has(t) || conds.length === 0 ? "0" : conds.join(" and ");
+    const maxStage = (conn.prepare(`select coalesce(max(id), 0) as m from stage."${t}"`).get() as { m: number }).m;
+    return { t, cols, fks, chunked, maxStage };
   });
-  conn.pragma("foreign_keys = ON");
-  // A page cache large enough for the indexes the copy touches: fewer page reads while the lock is held.
-  conn.pragma("cache_size = -131072");
-  // Warm it before the lock: read the indexes the inserts will descend.
-  for (const { t } of plans) {
-    if (!conn.prepare(`select 1 from stage."${t}" limit 1`).get()) continue;
-    for (const idx of conn.prepare(`select name, partial from pragma_index_list(?, 'main')`).all(t) as {
-      name: string;
-      partial: number;
-    }[]) {
-      if (!idx.partial) conn.prepare(`select count(*) from main."${t}" indexed by "${idx.name}"`).get();
-    }
-  }
-  const t0 = performance.now();
+  const stats: CommitStats = { rows: 0, lockMs: 0, lockTotalMs: 0, holds: 0, chunkedRows: 0, finalRows: 0, finalMs: 0 };
+  const held = (ms: number) => {
+    stats.holds++;
+    stats.lockTotalMs += ms;
+    stats.lockMs = Math.max(stats.lockMs, ms);
+  };
+
+  // 1. Reserve the IDs.
+  const base = new Map<string, number>();
+  const ranges: Record<string, [number, number]> = {};
+  let pendingId = 0;
+  let t0 = performance.now();
   conn.exec("begin immediate");
-  let rows = 0;
   try {
-    const base = new Map<string, number>();
     const seq = conn.prepare("select seq from main.sqlite_sequence where name = ?");
-    for (const { t } of plans) {
-      const max = (conn.prepare(`select coalesce(max(id), 0) as m from main."${t}"`).get() as { m: number }).m;
-      const s = (seq.get(t) as { seq: number } | undefined)?.seq ?? 0;
-      base.set(t, Math.max(max, s));
+    const setSeq = conn.prepare("update main.sqlite_sequence set seq = ? where name = ?");
+    const addSeq = conn.prepare("insert into main.sqlite_sequence (name, seq) values (?, ?)");
+    for (const p of plans) {
+      const max = (conn.prepare(`select coalesce(max(id), 0) as m from main."${p.t}"`).get() as { m: number }).m;
+      const s = seq.get(p.t) as { seq: number } | undefined;
+      const b = Math.max(max, s?.seq ?? 0);
+      base.set(p.t, b);
+      if (p.maxStage === 0) continue;
+      const last = b + p.maxStage - (STAGE_BASE - 1);
+      ranges[p.t] = [b + 1, last];
+      if (s) setSeq.run(last, p.t);
+      else addSeq.run(p.t, last);
     }
-    for (const { t, cols, fks } of plans) {
-      const exprs = cols.map((c) => {
-        if (c === "id") return `id - ${STAGE_BASE - 1} + ${base.get(t)}`;
-        const ref = fks.get(c);
-        if (ref && base.has(ref))
-          return `case when "${c}" >= ${STAGE_BASE} then "${c}" - ${STAGE_BASE - 1} + ${base.get(ref)} else "${c}" end`;
-        return `"${c}"`;
-      });
-      const r = conn
-        .prepare(
-          `insert into main."${t}" (${cols.map((c) => `"${c}"`).join(", ")}) select ${exprs.join(", ")} from stage."${t}" order by id`,
-        )
-        .run();
-      rows += r.changes;
-    }
+    pendingId = Number(
+      conn
+        .prepare("insert into main.pending_imports (owner, ranges) values (?, ?)")
+        .run(`${os.hostname()}:${process.pid}`, JSON.stringify(ranges)).lastInsertRowid,
+    );
     conn.exec("commit");
   } catch (err) {
     if (conn.inTransaction) conn.exec("rollback");
     throw err;
   }
-  return { rows, lockMs: performance.now() - t0 };
+  held(performance.now() - t0);
+
+  const select = (p: Plan) =>
+    p.cols
+      .map((c) => {
+        if (c === "id") return `id - ${STAGE_BASE - 1} + ${base.get(p.t)}`;
+        const ref = p.fks.get(c);
+        if (ref && base.has(ref))
+          return `case when "${c}" >= ${STAGE_BASE} then "${c}" - ${STAGE_BASE - 1} + ${base.get(ref)} else "${c}" end`;
+        return `"${c}"`;
+      })
+      .join(", ");
+  const colList = (p: Plan) => p.cols.map((c) => `"${c}"`).join(", ");
+
+  // Checkpoints are run by hand between the transactions: SQLite's automatic one runs inside COMMIT (after the lock is released,
+  // but before the call returns), which would blur the measured holds.
+  const autockpt = conn.pragma("wal_autocheckpoint", { simple: true }) as number;
+  conn.pragma("wal_autocheckpoint = 0");
+  const checkpoint = () => conn.pragma("wal_checkpoint(PASSIVE)");
+  try {
+    // 2. The unreachable rows, in chunks.
+    conn.pragma("foreign_keys = OFF");
+    let chunk = 0;
+    for (const p of plans) {
+      if (p.maxStage === 0 || p.chunked === "0") continue;
+      // Rows cost differently per table (indexes, triggers): each table starts small.
+      let size = 500;
+      const ins = conn.prepare(
+        `insert into main."${p.t}" (${colList(p)}) select ${select(p)} from stage."${p.t}" where id > ? and id <= ? and (${p.chunked}) order by id`,
+      );
+      // The annotator of a chunked assignment is a live user when the import reuses a placeholder: it must still exist.
+      const missingUser =
+        p.t === "assignments"
+          ? conn.prepare(
+              `select 1 from stage.assignments s where s.id > ? and s.id <= ? and s.annotator_id < ${STAGE_BASE}
+               and not exists (select 1 from main.users u where u.id = s.annotator_id) limit 1`,
+            )
+          : undefined;
+      for (let from = STAGE_BASE - 1; from < p.maxStage;) {
+        const to = Math.min(from + size, p.maxStage);
+        t0 = performance.now();
+        conn.exec("begin immediate");
+        let n: number;
+        try {
+          if (missingUser?.get(from, to)) throw new Error("FOREIGN KEY constraint failed (an annotator was deleted)");
+          n = ins.run(from, to).changes;
+          conn.exec("commit");
+        } catch (err) {
+          if (conn.inTransaction) conn.exec("rollback");
+          throw err;
+        }
+        const ms = performance.now() - t0;
+        held(ms);
+        checkpoint();
+        stats.chunkedRows += n;
+        from = to;
+        // The next chunk as large as fits the target, at most twice as large, and a quarter as large after an overrun.
+        size = Math.max(50, Math.min(50_000, Math.round(size * Math.min(2, Math.max(0.25, target / Math.max(ms, 0.5))))));
+        await opts.onChunk?.({ table: p.t, rows: n, holdMs: ms, chunk: chunk++ });
+        // Free for as long again (at least 10 ms): writers waiting on busy_timeout wake up and get the lock.
+        await sleep(Math.max(10, ms));
+      }
+    }
+
+    // 3. The gates and the rows reachable from live ones; the pending row goes with them.
+    conn.pragma("foreign_keys = ON");
+    const finals = plans.filter((p) => p.maxStage > 0 && p.chunked !== "1");
+    // A page cache large enough for the indexes the final copy touches, warmed before the lock.
+    conn.pragma("cache_size = -131072");
+    for (const p of finals) {
+      if (!conn.prepare(`select 1 from stage."${p.t}" where not (${p.chunked}) limit 1`).get()) continue;
+      for (const idx of conn.prepare(`select name, partial from pragma_index_list(?, 'main')`).all(p.t) as {
+        name: string;
+        partial: number;
+      }[]) {
+        if (!idx.partial) conn.prepare(`select count(*) from main."${p.t}" indexed by "${idx.name}"`).get();
+      }
+    }
+    const stmts = finals.map((p) =>
+      conn.prepare(
+        `insert into main."${p.t}" (${colList(p)}) select ${select(p)} from stage."${p.t}" where not (${p.chunked}) order by id`,
+      ),
+    );
+    // The freshness counters the chunked rows' triggers could not bump (their task or judge was not there yet): bumped as
+    // many times as the one-transaction copy would have, so a new task's version and the project's verdict version come
+    // out the same.
+    const map = (t: string, id: number) => (id >= STAGE_BASE ? id - (STAGE_BASE - 1) + base.get(t)! : id);
+    const verdictsPlan = plans.find((p) => p.t === "verdicts")!;
+    const bumps: [Database.Statement, number, number][] = [];
+    const bumpTask = conn.prepare("update main.task_data_versions set version = version + ? where task_id = ?");
+    for (const r of conn
+      .prepare(
+        `select u.task_id as id, count(*) as n from stage.annotations an join stage.assignments a on a.id = an.assignment_id
+         join stage.units u on u.id = a.unit_id where an.status = 'submitted' and u.task_id >= ${STAGE_BASE} group by u.task_id`,
+      )
+      .all() as { id: number; n: number }[])
+      bumps.push([bumpTask, r.n, map("tasks", r.id)]);
+    const bumpProject = conn.prepare("update main.project_verdict_versions set version = version + ? where project_id = ?");
+    for (const r of conn
+      .prepare(
+        `select j.project_id as id, count(*) as n from stage.verdicts v join stage.judges j on j.id = v.judge_id
+         where (${verdictsPlan.chunked.replace(/"(\w+)"/g, 'v."$1"')}) group by j.project_id`,
+      )
+      .all() as { id: number; n: number }[])
+      bumps.push([bumpProject, r.n, map("projects", r.id)]);
+    const done = conn.prepare("delete from main.pending_imports where id = ?");
+    t0 = performance.now();
+    conn.exec("begin immediate");
+    try {
+      for (const s of stmts) stats.finalRows += s.run().changes;
+      for (const [s, n, id] of bumps) s.run(n, id);
+      done.run(pendingId);
+      conn.exec("commit");
+    } catch (err) {
+      if (conn.inTransaction) conn.exec("rollback");
+      throw err;
+    }
+    stats.finalMs = performance.now() - t0;
+    held(stats.finalMs);
+  } catch (err) {
+    if (conn.inTransaction) conn.exec("rollback");
+    conn.pragma(`wal_autocheckpoint = ${autockpt}`);
+    await deleteReserved(conn, pendingId, ranges);
+    throw err;
+  }
+  // Committed: nothing after this point deletes anything.
+  conn.pragma(`wal_autocheckpoint = ${autockpt}`);
+  checkpoint();
+  stats.rows = stats.chunkedRows + stats.finalRows;
+  return stats;
+}
+
+/**
+ * Deletes the rows in an import's reserved ranges (children first, in short
+ * transactions of at most 5,000 rows, the lock given back between them) and
+ * its pending_imports row.
+ */
+async function deleteReserved(conn: Database.Database, pendingId: number, ranges: Record<string, [number, number]>): Promise<void> {
+  conn.pragma("foreign_keys = OFF");
+  try {
+    for (const t of [...STAGED_TABLES].reverse()) {
+      const r = ranges[t];
+      if (!r) continue;
+      const del = conn.prepare(`delete from main."${t}" where id >= ? and id <= ?`);
+      for (let from = r[0]; from <= r[1]; from += 5000) {
+        const t0 = performance.now();
+        del.run(from, Math.min(from + 4999, r[1]));
+        await sleep(Math.max(5, performance.now() - t0));
+      }
+    }
+    conn.prepare("delete from main.pending_imports where id = ?").run(pendingId);
+  } finally {
+    conn.pragma("foreign_keys = ON");
+  }
+}
+
+/** Whether the process that wrote a pending_imports row is gone (same host, no such process; other hosts: after a day). */
+function ownerGone(owner: string, createdAt: number): boolean {
+  const i = owner.lastIndexOf(":");
+  const host = owner.slice(0, i);
+  const pid = Number(owner.slice(i + 1));
+  if (host !== os.hostname()) return Date.now() / 1000 - createdAt > 86_400;
+  if (pid === process.pid) return false;
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "ESRCH";
+  }
+}
+
+/**
+ * Deletes what imports that died midway (kill -9, power loss) left in their
+ * reserved ranges: rows no reader could reach. Imports still running (their
+ * process is alive) are left alone. Returns the number of imports cleaned.
+ */
+export async function cleanupLeftovers(conn: Database.Database): Promise<number> {
+  const rows = conn.prepare("select id, owner, ranges, created_at from main.pending_imports").all() as {
+    id: number;
+    owner: string;
+    ranges: string;
+    created_at: number;
+  }[];
+  let n = 0;
+  for (const r of rows) {
+    if (!ownerGone(r.owner, r.created_at)) continue;
+    await deleteReserved(conn, r.id, JSON.parse(r.ranges) as Record<string, [number, number]>);
+    n++;
+  }
+  return n;
 }
