@@ -13,8 +13,9 @@ import { hasRole } from "~/auth/guards.server";
 import { getDb, schema, type Db } from "~/db.server";
 import type { Role } from "../../db/schema";
 import { blindUnit } from "./annotate.server";
-import { isAnnotatable, penaltyReasonsOf, readConfig, scoreScaleOf, type AnnotatableKind } from "./config";
-import { labelsDisagree, parseLabel, type FormLike, type ResponseKey } from "./labels";
+import { taskKind } from "~/task-kinds/registry";
+import { isAnnotatable, readConfig } from "./config";
+import { labelsDisagree, parseFinalLabel, rulesOf, type FormLike, type ResponseKey } from "./labels";
 import { letter } from "./random";
 import { currentAnnotations, findTask } from "./tasks.server";
 
@@ -87,24 +88,9 @@ export function adjudicationView(task: Task, unitId: number, userId: number, rol
     const i = canonical?.findIndex((k) => String(k) === String(key)) ?? -1;
     return i >= 0 ? `Response ${letter(i)}` : String(key);
   };
-  const describe = (label: unknown, penalties: Record<string, string[]> | null, notes: unknown) => {
-    const lines: string[] = [];
-    if (typeof label === "string") lines.push(label || "(no answer)");
-    else if (label && typeof label === "object" && "scores" in label) {
-      for (const [k, v] of Object.entries((label as { scores: Record<string, number> }).scores))
-        lines.push(`${nameOf(k)}: ${v}${penalties?.[k]?.length ? ` (${penalties[k].join(", ")})` : ""}`);
-    } else if (label && typeof label === "object" && "best" in label) {
-      const best = (label as { best: unknown }).best;
-      lines.push(best === "tie" ? "Tie" : `Best: ${nameOf(best)}`);
-    }
-    const noteLines =
-      typeof notes === "string"
-        ? [notes]
-        : notes && typeof notes === "object"
-          ? Object.entries(notes as Record<string, string>).map(([k, v]) => `${nameOf(k)}: ${v}`)
-          : [];
-    return { summary: lines, notes: noteLines };
-  };
+  const kind = taskKind(task.kind);
+  const describe = (label: unknown, penalties: Record<string, string[]> | null, notes: unknown) =>
+    kind.describe(label, penalties, notes, nameOf);
   const adjudication = readConfig(task.config).adjudications?.[String(unitId)] ?? null;
   return {
     unit: content,
@@ -141,17 +127,8 @@ export function adjudicate(
       const reason = String(args.form.get("reason") ?? "").trim();
       const config = readConfig(task.config);
       const unit = tx.select({ responseIds: schema.units.responseIds }).from(schema.units).where(eq(schema.units.id, args.unitId)).get();
-      const parsed = parseLabel(
-        {
-          kind: task.kind as AnnotatableKind,
-          penaltyReasons: penaltyReasonsOf(config),
-          allowTies: true,
-          shownOrder: unit?.responseIds ?? null,
-          scale: scoreScaleOf(config),
-        },
-        args.form,
-        "submit",
-      );
+      // Adjudicators see every response and may always call a tie (allowTies: true).
+      const parsed = parseFinalLabel(rulesOf(task.kind, config, unit?.responseIds ?? null, true), args.form);
       const errors = parsed.ok ? {} : { ...parsed.fieldErrors };
       if (!reason) (errors as Record<string, string>).reason = "Give the reason for the final label.";
       if (!parsed.ok || Object.keys(errors).length) return { ok: false as const, fieldErrors: errors };

@@ -9,7 +9,8 @@
 import { and, asc, desc, eq, inArray, sql } from "drizzle-orm";
 import { getDb, schema, type Db } from "~/db.server";
 import { isAnnotatable, penaltyReasonsOf, readConfig, scoreScaleOf, type AnnotatableKind } from "./config";
-import { labelToForm, parseLabel, type FormLike, type ParsedLabel, type ResponseKey } from "./labels";
+import { labelToForm, parseLabel, rulesOf, type FormLike, type ParsedLabel, type ResponseKey } from "./labels";
+import { taskKind } from "~/task-kinds/registry";
 import { letter } from "./random";
 
 type Task = typeof schema.tasks.$inferSelect;
@@ -139,12 +140,9 @@ export function blindUnit(task: Task, assignment: { unitId: number; shownOrder: 
       : [],
   );
   const responses = order.map((k, i) => ({ letter: letter(i), text: k === "reference" ? (refRow?.text ?? "") : (texts.get(k) ?? "") }));
-  // The reference is shown as such only where the kind shows it: the appropriateness
-  // task when configured, writing quality always (the 4-point anchor). In best-of-N it
-  // may be hidden among the responses and is never named.
-  const showReference =
-    task.kind === "writing-quality" ||
-    ((task.kind === "checklist-appropriateness" || task.kind === "response-satisfaction") && config.showReference === true);
+  // The reference is shown as such only where the kind shows it (writing quality: always,
+  // the scale's anchor; the Yes/No kinds when configured; best-of-N never names it).
+  const showReference = taskKind(task.kind).showsReference(config);
   return {
     unitId: assignment.unitId,
     kind: task.kind,
@@ -205,17 +203,7 @@ export function saveAnnotation(
         if (seen) {
           if (seen.assignmentId !== a.id)
             return { ok: false, httpStatus: 409, fieldErrors: { form: "This form was already used for another unit; reload the page." } };
-          const again = parseLabel(
-            {
-              kind,
-              penaltyReasons: penaltyReasonsOf(config),
-              allowTies: config.allowTies === true,
-              shownOrder: a.shownOrder ?? null,
-              scale: scoreScaleOf(config),
-            },
-            form,
-            intent,
-          );
+          const again = parseLabel(rulesOf(kind, config, a.shownOrder ?? null), form, intent);
           if (!again.ok) return { ok: false, httpStatus: 400, fieldErrors: again.fieldErrors };
           const same = (x: unknown, y: unknown) => JSON.stringify(x ?? null) === JSON.stringify(y ?? null);
           if (
@@ -248,17 +236,7 @@ export function saveAnnotation(
         // Revisions of a submitted label are saved by submitting; no draft on top.
         return { ok: true, status: "submitted" };
       }
-      const parsed = parseLabel(
-        {
-          kind,
-          penaltyReasons: penaltyReasonsOf(config),
-          allowTies: config.allowTies === true,
-          shownOrder: a.shownOrder ?? null,
-          scale: scoreScaleOf(config),
-        },
-        form,
-        intent,
-      );
+      const parsed = parseLabel(rulesOf(kind, config, a.shownOrder ?? null), form, intent);
       if (!parsed.ok) return { ok: false, httpStatus: 400, fieldErrors: parsed.fieldErrors };
 
       const latest = latestRevision(a.id, tx as unknown as Db);
@@ -321,7 +299,12 @@ export function annotatePageData(task: Task, unitId: number, userId: number, db:
     savedStatus: latest?.status ?? null,
     revision: latest?.revision ?? 0,
     baseDurationMs: latest?.status === "draft" ? (latest.durationMs ?? 0) : 0,
-    rules: { penaltyReasons: penaltyReasonsOf(config), allowTies: config.allowTies === true, scale: scoreScaleOf(config) },
+    rules: {
+      penaltyReasons: penaltyReasonsOf(config),
+      allowTies: config.allowTies === true,
+      scale: scoreScaleOf(config),
+      settings: taskKind(kind).annotatorSettings?.(config) ?? {},
+    },
     position: {
       index: index + 1,
       total: queue.length,

@@ -1,48 +1,24 @@
 /**
  * Task configuration (tasks.config JSON): kind-specific settings, the pool,
- * adjudicators and adjudications. Pure; shared by server and tests.
+ * adjudicators and adjudications. Pure; shared by server and tests. What each
+ * kind does with its settings is declared by the kind (app/task-kinds).
  */
-import type { TaskConfig } from "./config.server";
+import { TASK_KIND_LIST, type AnnotatableKind } from "~/task-kinds/registry";
 
-export const DEFAULT_PENALTY_REASONS = ["consistency", "accuracy", "fluency", "safety"] as const;
+export { ANNOTATABLE_KINDS, isAnnotatable, type AnnotatableKind } from "~/task-kinds/registry";
+export type { ScoreScale } from "~/task-kinds/types";
+export { DEFAULT_PENALTY_REASONS, DEFAULT_SCORE_SCALE, penaltyReasonsOf, scoreScaleOf } from "~/task-kinds/writing-quality/scale";
 
-export const PLANS = {
-  "checklist-appropriateness": ["all-items"],
-  "response-satisfaction": ["paper", "all-items-of-sampled-responses", "stratified"],
-  "writing-quality": ["all-responses"],
-  "best-of-n": ["sample-n"],
-} as const;
-export type AnnotatableKind = keyof typeof PLANS;
-export const ANNOTATABLE_KINDS = Object.keys(PLANS) as AnnotatableKind[];
+/** Each kind's sampling plans, the default first. */
+export const PLANS = Object.fromEntries(TASK_KIND_LIST.map((k) => [k.id, k.plans])) as Record<
+  AnnotatableKind,
+  readonly [string, ...string[]]
+>;
 
-export const KIND_TITLES: Record<AnnotatableKind, string> = {
-  "checklist-appropriateness": "Checklist appropriateness",
-  "response-satisfaction": "Response satisfaction",
-  "writing-quality": "Writing quality",
-  "best-of-n": "Best-of-N / pairwise",
-};
+export const KIND_TITLES = Object.fromEntries(TASK_KIND_LIST.map((k) => [k.id, k.title])) as Record<AnnotatableKind, string>;
 
 // The zod schemas live in config.server.ts, so that pages importing the
-// constants below do not ship zod to the browser (Remix empties `.server`
+// constants above do not ship zod to the browser (Remix empties `.server`
 // modules in the client build; readConfig is only called by loaders and actions).
 export { AdjudicationSchema, readConfig, TaskConfigSchema } from "./config.server";
 export type { Adjudication, TaskConfig } from "./config.server";
-
-export function penaltyReasonsOf(config: TaskConfig): string[] {
-  return config.penaltyReasons && config.penaltyReasons.length > 0 ? config.penaltyReasons : [...DEFAULT_PENALTY_REASONS];
-}
-
-/** The writing-quality score scale of a task: 1..max, the reference's score, and the score below which a penalty reason is needed. */
-export type ScoreScale = { max: number; reference: number; penaltyBelow: number };
-export const DEFAULT_SCORE_SCALE: ScoreScale = { max: 5, reference: 4, penaltyBelow: 3 };
-export function scoreScaleOf(config: TaskConfig): ScoreScale {
-  return {
-    max: config.scoreMax ?? DEFAULT_SCORE_SCALE.max,
-    reference: config.referenceScore ?? DEFAULT_SCORE_SCALE.reference,
-    penaltyBelow: config.penaltyBelow ?? DEFAULT_SCORE_SCALE.penaltyBelow,
-  };
-}
-
-export function isAnnotatable(kind: string): kind is AnnotatableKind {
-  return kind in PLANS;
-}

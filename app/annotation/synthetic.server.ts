@@ -5,6 +5,7 @@
  * for them in HTML.
  */
 import { getDb, schema, type Db } from "~/db.server";
+import { taskKind, type AnnotatableKind } from "~/task-kinds/registry";
 
 export const SYNTHETIC_MODELS = ["Zephyrion-70B", "Quasarix-9B", "Borealis-Mini", "Nimbulon-3"];
 
@@ -74,7 +75,7 @@ export async function seedAnnotationScenario(
     items: number;
     overlap?: number;
     password: string;
-    kinds?: ("checklist-appropriateness" | "response-satisfaction" | "writing-quality" | "best-of-n")[];
+    kinds?: AnnotatableKind[];
   },
 ) {
   const { createUser } = await import("~/auth/accounts.server");
@@ -90,9 +91,12 @@ export async function seedAnnotationScenario(
     annotators.push({ id: u.id, email });
   }
   const { datasetId } = makeSyntheticDataset(project.id, { items: opts.items, checklist: 1 }, db);
-  const kinds = opts.kinds ?? ["checklist-appropriateness", "response-satisfaction", "writing-quality", "best-of-n"];
+  // The scenario's tasks: the four kinds of the benchmarks unless asked for others.
+  const kinds: AnnotatableKind[] = opts.kinds ?? ["checklist-appropriateness", "response-satisfaction", "writing-quality", "best-of-n"];
   const tasks: Record<string, number> = {};
   for (const kind of kinds) {
+    // Kinds that compare several responses get four, the reference unmarked among them, ties allowed.
+    const compares = taskKind(kind).settings.includes("includeReference");
     tasks[kind] = createTask(
       project.id,
       researcher.id,
@@ -104,9 +108,9 @@ export async function seedAnnotationScenario(
         pool: annotators.map((a) => a.id),
         showReference: true,
         guidelines: `# Guidelines for ${kind}\n\nBe **careful**. Score against the reference.`,
-        allowTies: kind === "best-of-n",
-        includeReference: kind === "best-of-n",
-        n: kind === "best-of-n" ? 4 : undefined,
+        allowTies: compares,
+        includeReference: compares,
+        n: compares ? 4 : undefined,
       },
       db,
     ).taskId;

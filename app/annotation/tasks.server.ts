@@ -10,6 +10,8 @@ import { ANNOTATABLE_KINDS, PLANS, isAnnotatable, readConfig, type AnnotatableKi
 import { matchesGold } from "./labels";
 import { shownOrderFor } from "./random";
 import { buildUnits, chooseGold, type Candidate } from "./sampling";
+import { taskKind } from "~/task-kinds/registry";
+import { kindSettings } from "~/task-kinds/registry.server";
 
 export const NewTaskSchema = z
   .object({
@@ -38,6 +40,8 @@ export const NewTaskSchema = z
     includeReference: z.boolean().default(false),
     n: z.coerce.number().int().min(2).max(4).optional(),
     goldRate: z.coerce.number().min(0).max(0.5).default(0),
+    /** The kind's own settings (TaskKind.textSettings), checked by the kind's zod schema (app/task-kinds/kinds.server.ts). */
+    settings: z.record(z.string(), z.string()).default({}),
   })
   .superRefine((v, ctx) => {
     if (v.plan && !(PLANS[v.kind] as readonly string[]).includes(v.plan)) {
@@ -133,7 +137,7 @@ export function createTask(projectId: number, createdBy: number, input: NewTask,
     strata: v.strata,
     perStratum: v.perStratum,
     showReference: v.showReference,
-    penaltyReasons: v.kind === "writing-quality" ? (v.penaltyReasons?.length ? v.penaltyReasons : undefined) : undefined,
+    penaltyReasons: taskKind(v.kind).settings.includes("penaltyReasons") && v.penaltyReasons?.length ? v.penaltyReasons : undefined,
     allowTies: v.allowTies,
     includeReference: v.includeReference,
     n: v.n,
@@ -142,6 +146,9 @@ export function createTask(projectId: number, createdBy: number, input: NewTask,
     adjudicators: [],
   };
   for (const k of Object.keys(config) as (keyof TaskConfig)[]) if (config[k] === undefined) delete config[k];
+  const own = kindSettings(v.kind, v.settings);
+  if (!own.ok) throw new TaskError(own.message, own.field);
+  Object.assign(config, own.settings);
   const specs = buildUnits(v.kind, loadCandidates(v.datasetId, db), config, v.seed);
   if (specs.length === 0) throw new TaskError("The sampling plan selected no units: check the dataset, models and turn.", "plan");
   const gold = chooseGold(specs.length, v.goldRate, v.seed);
@@ -152,7 +159,9 @@ export function createTask(projectId: number, createdBy: number, input: NewTask,
         .values({
           projectId,
           datasetId: v.datasetId,
-          kind: v.kind,
+          // tasks.kind is TEXT (no CHECK constraint): any registered kind is stored as is. The column's
+          // TypeScript enum (db/schema.ts, TASK_KINDS) names the kinds known when it was written.
+          kind: v.kind as (typeof schema.tasks.$inferInsert)["kind"],
           name: v.name,
           guidelines: v.guidelines,
           overlap: v.overlap,

@@ -4,7 +4,7 @@
  * keyboard shortcuts, auto-saved drafts (flushed before any navigation), a guard
  * on a changed submitted answer, a raw-text view and time tracking. Responses are
  * only ever named by their shown letter. The kind-specific controls live in
- * ./annotate/*Kind.tsx.
+ * app/task-kinds/<kind>/form.tsx (the client registry: app/task-kinds/forms.ts).
  *
  * Keys never surprise: Enter activates the focused control (a button, a link) and
  * submits only when no control is focused; ↑/↓ scroll; ←/→ move between units
@@ -12,7 +12,8 @@
  */
 import { Form, useActionData, useBlocker, useFetcher, useNavigate, useNavigation } from "@remix-run/react";
 import { useCallback, useEffect, useRef, useState, type ReactNode } from "react";
-import { KIND_MODULES, type BlindUnitProps, type KindContext, type Rules } from "./annotate";
+import { kindForm } from "~/task-kinds/form-registry";
+import type { BlindUnitProps, KindContext, Rules } from "./annotate";
 import { LabelText } from "./annotate/Label";
 import { CSRF_FIELD, CsrfField, useCsrfToken } from "./CsrfField";
 import { Markdown, RawTextProvider } from "./Markdown";
@@ -63,7 +64,8 @@ const sameValues = (a: Record<string, string>, b: Record<string, string>) => {
 
 export function AnnotateForm(p: Props) {
   const { unit, rules } = p;
-  const kind = KIND_MODULES[unit.kind];
+  const kindUi = kindForm(unit.kind);
+  const kind = kindUi.annotate;
   const [values, setValues] = useState<Record<string, string>>(p.initialValues);
   const [focus, setFocus] = useState(0);
   const [sheet, setSheet] = useState(false);
@@ -348,7 +350,7 @@ export function AnnotateForm(p: Props) {
           ) : null}
           {unit.reference ? (
             <>
-              <h3>{unit.kind === "writing-quality" ? `Reference (scores ${rules.scale?.reference ?? 4})` : "Reference answer"}</h3>
+              <h3>{kindUi.referenceHeading?.(rules) ?? "Reference answer"}</h3>
               <div className="reference-box" data-testid="reference">
                 <Markdown>{unit.reference}</Markdown>
               </div>

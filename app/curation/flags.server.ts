@@ -13,7 +13,13 @@ import { readConfig } from "~/annotation/config";
 import { currentAnnotations } from "~/annotation/tasks.server";
 import { checklistAppropriateness, computeFinal } from "~/reports/agreement";
 import { findTask, loadTaskData } from "~/reports/load.server";
+import { kindsWhere, taskKind } from "~/task-kinds/registry";
+import type { TaskKind } from "~/task-kinds/types";
 import { nearDuplicates } from "./nearDuplicates";
+
+type TaskRow = typeof schema.tasks.$inferSelect;
+/** A kind whose label picks one of the compared responses, the reference possibly hidden among them. */
+const picksAmongReference = (k: TaskKind) => k.coding.pick !== undefined && k.settings.includes("includeReference");
 
 export const DEFAULT_DUPLICATE_THRESHOLD = 0.7;
 
@@ -43,7 +49,13 @@ export function inappropriateFlags(projectId: number, datasetId: number, db: Db 
   const tasks = db
     .select({ id: schema.tasks.id })
     .from(schema.tasks)
-    .where(and(eq(schema.tasks.datasetId, datasetId), eq(schema.tasks.kind, "checklist-appropriateness")))
+    // The kinds whose reports judge checklist items (checklist appropriateness).
+    .where(
+      and(
+        eq(schema.tasks.datasetId, datasetId),
+        inArray(schema.tasks.kind, kindsWhere((k) => k.reportExtras?.includes("checklist") === true) as TaskRow["kind"][]),
+      ),
+    )
     .all();
   const out: Flag[] = [];
   for (const t of tasks) {
@@ -142,9 +154,10 @@ export type PromotionCandidate = {
  */
 export function promotionCandidates(datasetId: number, db: Db = getDb()): PromotionCandidate[] {
   const tasks = db
-    .select({ id: schema.tasks.id, config: schema.tasks.config })
+    .select({ id: schema.tasks.id, kind: schema.tasks.kind, config: schema.tasks.config })
     .from(schema.tasks)
-    .where(and(eq(schema.tasks.datasetId, datasetId), eq(schema.tasks.kind, "best-of-n")))
+    // The kinds that pick one of the compared responses, the reference possibly among them (best-of-N).
+    .where(and(eq(schema.tasks.datasetId, datasetId), inArray(schema.tasks.kind, kindsWhere(picksAmongReference) as TaskRow["kind"][])))
     .all()
     .filter((t) => readConfig(t.config).includeReference === true);
   const out: PromotionCandidate[] = [];
@@ -162,14 +175,15 @@ export function promotionCandidates(datasetId: number, db: Db = getDb()): Promot
     const byUnit = new Map<number, { best: unknown; assignmentId: number }[]>();
     for (const a of currentAnnotations(t.id, db)) {
       if (a.status !== "submitted" || !units.has(a.unitId)) continue;
-      const best = (a.label as { best?: unknown } | null)?.best;
+      const best = taskKind(t.kind).coding.pick!(a.label);
       (byUnit.get(a.unitId) ?? byUnit.set(a.unitId, []).get(a.unitId)!).push({ best, assignmentId: a.assignmentId });
     }
     for (const [unitId, votes] of byUnit) {
       const tally = new Map<string, number>();
       for (const v of votes) tally.set(String(v.best), (tally.get(String(v.best)) ?? 0) + 1);
       const ranked = [...tally].sort((a, b) => b[1] - a[1]);
-      const adjudicated = (adjudications[String(unitId)]?.label as { best?: unknown } | undefined)?.best;
+      const adjudicatedLabel = adjudications[String(unitId)]?.label;
+      const adjudicated = adjudicatedLabel === undefined ? undefined : taskKind(t.kind).coding.pick!(adjudicatedLabel);
       // The task's rule: an adjudicated pick wins; otherwise a strict majority.
       const top: [string, number] | undefined =
         adjudicated !== undefined ? [String(adjudicated), tally.get(String(adjudicated)) ?? 0] : ranked[0];

@@ -7,8 +7,11 @@
  * - each change writes a curation_events row: what, before, after, who, why.
  * A frozen dataset version is read-only; start the next version to keep editing.
  */
-import { and, asc, eq, inArray, isNull, max, sql } from "drizzle-orm";
+import { and, asc, eq, inArray, isNull, max, or, sql } from "drizzle-orm";
 import { getDb, schema, type Db } from "~/db.server";
+import { kindsWhere } from "~/task-kinds/registry";
+
+type TaskRow = typeof schema.tasks.$inferSelect;
 
 export class CurationError extends Error {
   constructor(
@@ -400,7 +403,11 @@ export function setReference(
       .where(
         and(
           eq(schema.units.itemId, itemId),
-          sql`(${schema.tasks.kind} in ('writing-quality', 'best-of-n') or json_extract(${schema.tasks.config}, '$.showReference') = 1)`,
+          // Kinds whose labels always judge the reference (shown as the anchor, or compared as a response), or a task that shows it.
+          or(
+            inArray(schema.tasks.kind, kindsWhere((k) => k.labelsJudgeReference) as TaskRow["kind"][]),
+            sql`json_extract(${schema.tasks.config}, '$.showReference') = 1`,
+          ),
         ),
       )
       .all()

@@ -54,6 +54,7 @@ import type { JudgeAgreementRow, Reference, UnparsedPolicy } from "../reports/ju
 import { UNPARSED as UNPARSED_CLASS } from "../reports/judgeAgreement";
 import { judgeAgreementFor } from "../reports/report.server";
 import { labelKindOf, taskScale } from "../reports/subjects";
+import { findKind } from "../task-kinds/registry";
 
 export const EXPORT_KINDS = ["annotations", "agreement", "judge-agreement", "runs", "judge-confusion"] as const;
 export type ExportKind = (typeof EXPORT_KINDS)[number];
@@ -281,7 +282,17 @@ function labelsByTask(conn: Database.Database, projectId: number) {
     let t = tasks.get(r.task_id);
     if (!t) {
       const cfg = (parseJson(r.config) ?? {}) as { level?: string };
-      const level = (["nominal", "ordinal", "interval", "ratio"].includes(cfg.level ?? "") ? cfg.level : "nominal") as MeasurementLevel;
+      // A labelled kind's level is its coding's (binary counts as nominal); imported labels declare theirs.
+      const coded = findKind(r.task_kind)?.coding.level;
+      const level = (
+        coded
+          ? coded === "ordinal"
+            ? "ordinal"
+            : "nominal"
+          : ["nominal", "ordinal", "interval", "ratio"].includes(cfg.level ?? "")
+            ? cfg.level
+            : "nominal"
+      ) as MeasurementLevel;
       t = { name: r.task, kind: r.task_kind, config: cfg as Record<string, unknown>, level, units: new Map(), meta: new Map(), skipped: 0 };
       tasks.set(r.task_id, t);
     }

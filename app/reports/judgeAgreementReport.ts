@@ -16,9 +16,10 @@ import {
   type JudgeAgreementInput,
 } from "./judgeAgreement";
 import type { Column, ReportTable, TaskData } from "./types";
+import { kindsWhere } from "~/task-kinds/registry";
 
-/** Kinds with one subject per unit and one scalar label per rating. */
-export const JUDGE_AGREEMENT_KINDS = ["imported-labels", "checklist-appropriateness", "response-satisfaction"];
+/** Kinds with one subject per unit and one scalar label per rating that judges also give (TaskKind.judgeAgreement), and imported labels. */
+export const JUDGE_AGREEMENT_KINDS: string[] = ["imported-labels", ...kindsWhere((k) => k.judgeAgreement === true)];
 
 export interface TaskJudgeAgreement extends JudgeAgreementResult {
   /** judge name → judge id. */

@@ -6,6 +6,7 @@
 import { sql } from "drizzle-orm";
 import { getDb } from "~/db.server";
 import { readConfig } from "~/annotation/config";
+import { findKind } from "~/task-kinds/registry";
 import type { JudgeInfo, Verdicts } from "./judges";
 import { TaskDataBuilder, type RawResponse } from "./subjects";
 import type { StaleMode, TaskData, TaskInfo } from "./types";
@@ -140,7 +141,7 @@ export function loadTaskData(task: TaskRow, opts: { stale?: StaleMode } = {}): T
   // Units into the builder in task order (ORDER BY follows units_task_idx: no sort). Every
   // value read costs (~50,000 rows here), so columns a kind never uses are not selected:
   // shown orders and the response list only matter for multi-response kinds.
-  const multi = task.kind === "writing-quality" || task.kind === "best-of-n";
+  const multi = findKind(task.kind)?.multiResponse === true;
   for (const u of rawRows(
     `SELECT u.id, u.item_id, u.checklist_item_id, u.response_id, u.is_gold, u.gold_label${multi ? ", u.response_ids" : ""}
      FROM units u WHERE u.task_id = ? ORDER BY u.position, u.id`,

@@ -19,6 +19,7 @@ import {
   planKappa,
   type PlanRow,
 } from "./agreement";
+import { findKind } from "~/task-kinds/registry";
 import { finalLabels } from "./finalLabels";
 import { disagrees, judgeReport, type JudgeRow } from "./judges";
 import { findTask, loadJudges, loadTaskData, loadTexts, loadVerdicts, taskVersion, verdictVersion, type TaskRow } from "./load.server";
@@ -132,7 +133,7 @@ export function taskReport(
     add(annotatorsTable(annotators, data));
     add(finalTable(final, data));
     add(breakdownTable(bd, data));
-    if (task.kind === "checklist-appropriateness") {
+    if (findKind(task.kind)?.reportExtras?.includes("checklist")) {
       const cl = checklistAppropriateness(data, final);
       add(checklistTable(cl));
       const texts = loadTexts(

@@ -1,20 +1,20 @@
 /**
- * From stored labels to subjects and ratings, per task kind (pure).
+ * From stored labels to subjects and ratings, per task kind (pure). Each kind declares
+ * its coding (app/task-kinds/<kind>/index.ts, `coding`): one subject per unit or one per
+ * scored response, the rated value of a stored label, the measurement level and the
+ * declared scale. E.g. writing quality: one subject per scored response, ordinal 1–5, the
+ * shown position of each response from the stored shown order; best-of-N: one subject
+ * per unit, nominal, the pick's slot among the unit's candidates.
  *
- * - checklist-appropriateness, response-satisfaction: label "Yes" | "No"; one subject per unit.
- * - writing-quality: label {scores: {responseId: 1..5}}; one subject per scored response,
- *   ordinal 1–5; the shown position of each response comes from the stored shown order.
- * - best-of-n: label {best: responseId | "reference" | "tie"}; one subject per unit, nominal.
- *   The rated value is the pick's slot among the unit's candidates in the unit's own order
- *   ("A", "B", ... — not the shown order), or "reference" / "tie": the same agreement as
- *   comparing response ids (same pick ⇔ same slot), with a handful of categories instead
- *   of one per response in the task.
- * - imported-labels: the raw value; config.level = nominal | ordinal | interval; config.categories,
- *   when given, declares the scale (its categories in order, used or not).
+ * imported-labels (no kind module: labels from a file): the raw value; config.level =
+ * nominal | ordinal | interval; config.categories, when given, declares the scale (its
+ * categories in order, used or not).
  */
 import type { Label } from "~/stats";
-import { isAnnotatable } from "~/annotation/config";
+import type { TaskConfig } from "~/annotation/config";
 import { matchesGold } from "~/annotation/labels";
+import { findKind } from "~/task-kinds/registry";
+import type { Coding } from "~/task-kinds/types";
 import type { Annotations, LabelKind, Ratings, Subject, TaskData, TaskInfo } from "./types";
 
 export interface RawUnit {
@@ -62,30 +62,16 @@ const parseGold = (g: string | null): unknown => {
   }
 };
 
-/**
- * A best-of-N pick as its slot among the unit's candidates, in the unit's own order:
- * "A" for the first response, "B" for the second, ...; "reference" and "tie" as they
- * are. A pick that is not one of the unit's candidates keeps its id (as text).
- */
-export function pickSlot(best: unknown, responseIds: (number | "reference")[] | null): Label | null {
-  if (best == null || best === "") return null;
-  if (best === "tie" || best === "reference") return best;
-  const candidates = (responseIds ?? []).filter((r) => r !== "reference");
-  const k = candidates.findIndex((r) => String(r) === String(best));
-  return k >= 0 ? String.fromCharCode(65 + k) : String(best);
-}
-
 export function labelKindOf(kind: string, config: Record<string, unknown>): LabelKind {
-  if (kind === "checklist-appropriateness" || kind === "response-satisfaction") return "binary";
-  if (kind === "writing-quality") return "ordinal";
-  if (kind === "best-of-n") return "nominal";
+  const k = findKind(kind);
+  if (k) return k.coding.level;
   const level = config.level;
   return level === "ordinal" || level === "interval" ? level : "nominal";
 }
 
 /**
  * A task's scale: the categories coefficients count (Gwet's AC1: q) and their order. Yes/No
- * tasks: Yes, No; writing quality: 1–5; otherwise the labels seen (`seen`, numbers as numbers
+ * tasks: Yes, No; a kind declaring its categories (writing quality: 1–5): those; otherwise the labels seen (`seen`, numbers as numbers
  * on a numeric level), with a declared `config.categories` kept whole, in its order, even
  * where some are unused. A nominal scale of exactly Yes and No is binary.
  */
@@ -102,8 +88,7 @@ export function taskScale(
   if (labelKind === "binary") {
     categories = ["Yes", "No"];
     positive = "Yes";
-  } else if (kind === "writing-quality")
-    categories = Array.from({ length: typeof config.scoreMax === "number" ? config.scoreMax : 5 }, (_, i) => i + 1); // the task's 1–N scale (scoreMax; default 5)
+  } else if (declaredBy(kind)) categories = declaredBy(kind)!(config as TaskConfig);
   else {
     categories = [...new Set(seen)].sort((a, b) =>
       typeof a === "number" && typeof b === "number" ? a - b : String(a).localeCompare(String(b)),
@@ -126,6 +111,8 @@ export function taskScale(
   return { labelKind, categories, positive };
 }
 
+const declaredBy = (kind: string) => findKind(kind)?.coding.categories;
+
 function isLabel(v: unknown): v is Label {
   return (typeof v === "string" && v !== "") || (typeof v === "number" && Number.isFinite(v)) || typeof v === "boolean";
 }
@@ -137,6 +124,8 @@ function isLabel(v: unknown): v is Label {
  */
 export class TaskDataBuilder {
   private readonly kind: string;
+  /** The kind's coding; undefined for imported labels (the raw value, one subject per unit). */
+  private readonly coding: Coding | undefined;
   private labelKind: LabelKind;
   private readonly numeric: boolean;
   private readonly annotatable: boolean;
@@ -166,9 +155,10 @@ export class TaskDataBuilder {
 
   constructor(private readonly raw: Pick<RawTask, "task" | "config" | "adjudications" | "responses">) {
     this.kind = raw.task.kind;
+    this.coding = findKind(this.kind)?.coding;
     this.labelKind = labelKindOf(this.kind, raw.config);
     this.numeric = this.labelKind === "ordinal" || this.labelKind === "interval";
-    this.annotatable = isAnnotatable(this.kind);
+    this.annotatable = this.coding !== undefined;
     this.resp = new Map(raw.responses.map((r) => [r.id, r]));
   }
 
@@ -182,8 +172,8 @@ export class TaskDataBuilder {
   }
 
   private extract(l: unknown, responseIds: (number | "reference")[] | null): Label | null {
-    if (this.kind !== "best-of-n") return this.toValue(l);
-    return pickSlot((l as { best?: unknown } | null)?.best, responseIds);
+    const value = this.coding?.value;
+    return value ? value(l, responseIds) : this.toValue(l);
   }
 
   private baseSubject(u: RawUnit, responseId: number | null): Subject {
@@ -211,16 +201,18 @@ export class TaskDataBuilder {
     this.unitGold.push(u.goldLabel);
     this.unitIsGold.push(u.isGold);
     this.unitResponseIds.push(u.responseIds);
-    if (this.kind === "writing-quality") {
-      const gold = parseGold(u.goldLabel) as { scores?: Record<string, number> } | null;
-      const adj = this.raw.adjudications[u.id] as { scores?: Record<string, number> } | undefined;
+    const scoresOf = this.coding?.subjects === "response" ? this.coding.scores : undefined;
+    if (scoresOf) {
+      const gold = u.isGold ? scoresOf(parseGold(u.goldLabel)) : null;
+      const adjLabel = this.raw.adjudications[u.id];
+      const adj = adjLabel ? scoresOf(adjLabel) : null;
       this.unitSubject.push(this.subjects.length);
       const scored: number[] = [];
       for (const rid of u.responseIds ?? []) {
         if (rid === "reference") continue;
         const s = this.baseSubject(u, rid);
-        s.gold = u.isGold ? this.toValue(gold?.scores?.[String(rid)]) : null;
-        s.adjudicated = adj ? this.toValue(adj.scores?.[String(rid)]) : null;
+        s.gold = gold ? this.toValue(gold[String(rid)]) : null;
+        s.adjudicated = adj ? this.toValue(adj[String(rid)]) : null;
         scored.push(rid);
         this.subjects.push(s);
       }
@@ -246,15 +238,14 @@ export class TaskDataBuilder {
     const order = a.shownOrder ?? this.unitResponseIds[ordinal] ?? null;
     let goldCorrect: boolean | null = null;
     if (this.unitIsGold[ordinal] && goldLabel != null) {
-      goldCorrect = this.annotatable
-        ? matchesGold(kind as Parameters<typeof matchesGold>[0], a.label, goldLabel)
-        : String(parseGold(goldLabel)) === String(a.label);
+      goldCorrect = this.annotatable ? matchesGold(kind, a.label, goldLabel) : String(parseGold(goldLabel)) === String(a.label);
     }
     let pickPosition: number | null = null;
     let shownCount: number | null = null;
     let pickedLongest: boolean | null = null;
-    if (kind === "writing-quality") {
-      const scores = (a.label as { scores?: Record<string, unknown> } | null)?.scores ?? {};
+    const coding = this.coding;
+    if (coding?.subjects === "response" && coding.scores) {
+      const scores = coding.scores(a.label);
       const scored = this.unitScored[ordinal];
       for (const key in scores) {
         // The subject of (unit, response): the unit's first subject + the response's place among its scored ones.
@@ -269,9 +260,9 @@ export class TaskDataBuilder {
     } else {
       const s = this.unitSubject[ordinal];
       let value: Label | null;
-      if (kind === "best-of-n") {
-        const best = (a.label as { best?: unknown } | null)?.best;
-        value = pickSlot(best, this.unitResponseIds[ordinal]);
+      if (coding?.pick) {
+        const best = coding.pick(a.label);
+        value = this.extract(a.label, this.unitResponseIds[ordinal]);
         if (best != null && best !== "tie" && order && order.length > 0) {
           shownCount = order.length;
           const pos = order.findIndex((k) => String(k) === String(best));
@@ -279,7 +270,7 @@ export class TaskDataBuilder {
           const lens = order.map((k) => (k === "reference" ? null : (this.resp.get(k)?.length ?? null)));
           if (lens.every((l) => l != null) && pos >= 0) pickedLongest = lens[pos]! >= Math.max(...(lens as number[]));
         }
-      } else value = this.toValue(a.label);
+      } else value = this.extract(a.label, this.unitResponseIds[ordinal]);
       if (value !== null) this.rate(s, a.annotatorId, value, -1);
     }
     this.aUnit.push(unitId);

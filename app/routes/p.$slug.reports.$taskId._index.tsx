@@ -6,6 +6,7 @@ import { BarsWithCI, Heatmap, Histogram } from "~/reports/charts";
 import { staleCounts } from "~/reports/load.server";
 import { parseDelta, parseRule, parseStale, taskReport } from "~/reports/report.server";
 import { FINAL_RULES } from "~/reports/types";
+import { findKind } from "~/task-kinds/registry";
 import { csvHref, Figure, FigureTable, ReportTabs, reportQuery, StaleNote, StaleSelect } from "~/reports/ui";
 
 export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: `Agreement: ${data?.report.task.name ?? "Task"} · Concord` }];
@@ -47,8 +48,8 @@ export default function TaskAgreementReport() {
         {counts.rated} of {counts.subjects} rated subjects · k = {task.overlap}
       </p>
       <p className="muted small" data-testid="n-meaning">
-        n in the tables below counts rated subjects ({task.kind === "writing-quality" ? "each scored response of a unit" : "units"}), not
-        annotations.
+        n in the tables below counts rated subjects (
+        {findKind(task.kind)?.coding.subjects === "response" ? "each scored response of a unit" : "units"}), not annotations.
       </p>
       <StaleNote counts={stale} mode={report.stale} />
       <Form method="get" className="toolbar">

@@ -15,6 +15,8 @@ import { DomainError, domainErrorResponse } from "~/errors.server";
 import { RemoveSchema, StatusSchema } from "~/forms/tasks.server";
 import { isAnnotatable, KIND_TITLES, readConfig, scoreScaleOf } from "~/annotation/config";
 import { labelToForm, parseGoldLabel, type ResponseKey } from "~/annotation/labels";
+import { kindForm } from "~/task-kinds/form-registry";
+import { findKind } from "~/task-kinds/registry";
 import { letter } from "~/annotation/random";
 import {
   addToPool,
@@ -136,7 +138,7 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
         passage: item?.passage ?? null,
         checklistItem: g.checklistItemId != null ? (checklistTexts.get(g.checklistItemId) ?? null) : null,
         response: single ? { model: single.model, text: single.text } : null,
-        reference: task.kind === "writing-quality" || task.kind === "checklist-appropriateness" ? (references.get(g.itemId) ?? null) : null,
+        reference: findKind(task.kind)?.goldShowsReference ? (references.get(g.itemId) ?? null) : null,
       },
       values: isAnnotatable(task.kind)
         ? labelToForm(task.kind, stored == null ? null : { label: stored, penaltyReasons: null, notes: null }, order)
@@ -160,6 +162,7 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
       guidelines: task.guidelines,
       kind: task.kind,
       kindTitle: isAnnotatable(task.kind) ? KIND_TITLES[task.kind] : task.kind,
+      annotatable: isAnnotatable(task.kind),
       status: task.status,
       overlap: task.overlap,
       seed: task.seed,
@@ -256,6 +259,7 @@ export async function action({ request, params }: ActionFunctionArgs) {
         readConfig(task.config).allowTies === true,
         form,
         scoreScaleOf(readConfig(task.config)),
+        readConfig(task.config),
       );
       if (!parsed.ok) {
         return json(
@@ -283,7 +287,7 @@ export default function TaskOverview() {
   const data = useActionData<typeof action>();
   const { slug } = useParams();
   const outside = members.filter((m) => !pool.includes(m.id));
-  const yesNo = task.kind === "checklist-appropriateness" || task.kind === "response-satisfaction";
+  const kindUi = task.annotatable ? kindForm(task.kind) : null;
   const pageRef = useRef<HTMLDivElement>(null);
   const answeredForm = data && typeof data === "object" && "form" in data ? String(data.form) : "";
   useFocusFirstError(pageRef, answeredForm ? fieldErrorsFrom(data, answeredForm) : {}, data);
@@ -511,63 +515,18 @@ export default function TaskOverview() {
                     <Form method="post" className="stack gold-form" noValidate>
                       <CsrfField />
                       <input type="hidden" name="unitId" value={g.id} />
-                      {yesNo ? (
-                        <label>
-                          Known answer
-                          <select
-                            name="answer"
-                            defaultValue={g.values.answer ?? ""}
-                            aria-label={`Known answer of unit ${g.id}`}
-                            {...invalidProps(errors, "answer", scope)}
-                          >
-                            <option value="">—</option>
-                            <option>Yes</option>
-                            <option>No</option>
-                          </select>
-                          <FieldError errors={errors} name="answer" scope={scope} />
-                        </label>
-                      ) : task.kind === "writing-quality" ? (
-                        g.responses.map((r) =>
-                          r.reference ? null : (
-                            <label key={r.letter}>
-                              Score of response {r.letter}
-                              <select
-                                name={`score.${r.letter}`}
-                                defaultValue={g.values[`score.${r.letter}`] ?? ""}
-                                aria-label={`Known score of response ${r.letter} in unit ${g.id}`}
-                                {...invalidProps(errors, `score.${r.letter}`, scope)}
-                              >
-                                <option value="">—</option>
-                                {[1, 2, 3, 4, 5].map((n) => (
-                                  <option key={n}>{n}</option>
-                                ))}
-                              </select>
-                              <FieldError errors={errors} name={`score.${r.letter}`} scope={scope} />
-                            </label>
-                          ),
-                        )
-                      ) : (
-                        <label>
-                          Best response
-                          <select
-                            name="best"
-                            defaultValue={g.values.best ?? ""}
-                            aria-label={`Known best response of unit ${g.id}`}
-                            {...invalidProps(errors, "best", scope)}
-                          >
-                            <option value="">—</option>
-                            {g.responses.map((r) => (
-                              <option key={r.letter} value={r.letter}>
-                                {r.letter}: {r.reference ? "the reference" : (r.model ?? "response")}
-                              </option>
-                            ))}
-                            {task.allowTies ? <option value="tie">Tie</option> : null}
-                          </select>
-                          <FieldError errors={errors} name="best" scope={scope} />
-                        </label>
-                      )}
+                      {kindUi ? (
+                        <kindUi.Gold
+                          unitId={g.id}
+                          values={g.values}
+                          responses={g.responses}
+                          allowTies={task.allowTies}
+                          errors={errors}
+                          scope={scope}
+                        />
+                      ) : null}
                       {Object.keys(errors)
-                        .filter((k) => !(k === "answer" || k === "best" || k.startsWith("score.")))
+                        .filter((k) => !kindUi?.goldField(k))
                         .map((k) => (
                           <FieldError key={k} errors={errors} name={k} scope={scope} />
                         ))}

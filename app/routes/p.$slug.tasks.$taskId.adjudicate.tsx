@@ -10,6 +10,8 @@ import { Form, Link, useActionData, useLoaderData, useParams } from "@remix-run/
 import { adjudicate, adjudicationView, canAdjudicate, disagreements } from "~/annotation/adjudication.server";
 import { isAnnotatable, penaltyReasonsOf, readConfig, scoreScaleOf } from "~/annotation/config";
 import { findTask } from "~/annotation/tasks.server";
+import { kindForm } from "~/task-kinds/form-registry";
+import { taskKind } from "~/task-kinds/registry";
 import { forbidden, notFound, requireProjectRole } from "~/auth/guards.server";
 import { Markdown, markdownLinks } from "~/components/Markdown";
 import styles from "~/components/annotation.css";
@@ -38,7 +40,12 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
     list,
     unitId,
     view,
-    rules: { penaltyReasons: penaltyReasonsOf(config), allowTies: true, scale: scoreScaleOf(config) },
+    rules: {
+      penaltyReasons: penaltyReasonsOf(config),
+      allowTies: true,
+      scale: scoreScaleOf(config),
+      settings: taskKind(task.kind).annotatorSettings?.(config) ?? {},
+    },
   });
 }
 
@@ -57,7 +64,7 @@ export default function Adjudicate() {
   const { slug, taskId } = useParams();
   const base = `/p/${slug}/tasks/${taskId}`;
   const e = (n: string) => (data?.fieldErrors?.[n] ? <div className="field-error">{data.fieldErrors[n]}</div> : null);
-  const yesNo = task.kind === "checklist-appropriateness" || task.kind === "response-satisfaction";
+  const kindUi = kindForm(task.kind);
   return (
     <div>
       <div className="annotate-head">
@@ -130,44 +137,7 @@ export default function Adjudicate() {
             <CsrfField />
             <input type="hidden" name="unitId" value={unitId} />
             <h2 style={{ marginTop: 0 }}>Final label</h2>
-            {yesNo ? (
-              <div className="choice-row">
-                {["Yes", "No"].map((v) => (
-                  <label className="choice" key={v}>
-                    <input type="radio" name="answer" value={v} /> {v}
-                  </label>
-                ))}
-              </div>
-            ) : task.kind === "writing-quality" ? (
-              view.unit.responses.map((r) => (
-                <div className="choice-row" key={r.letter}>
-                  <span>Response {r.letter}</span>
-                  <select name={`score.${r.letter}`} aria-label={`Score of Response ${r.letter}`} defaultValue="">
-                    <option value="">—</option>
-                    {[1, 2, 3, 4, 5].map((s) => (
-                      <option key={s}>{s}</option>
-                    ))}
-                  </select>
-                  <select name={`reason.${r.letter}`} aria-label={`Penalty reason of Response ${r.letter}`} defaultValue="">
-                    <option value="">—</option>
-                    {rules.penaltyReasons.map((p) => (
-                      <option key={p}>{p}</option>
-                    ))}
-                  </select>
-                </div>
-              ))
-            ) : (
-              <div className="choice-row">
-                {view.unit.responses.map((r) => (
-                  <label className="choice" key={r.letter}>
-                    <input type="radio" name="best" value={r.letter} /> {r.letter}
-                  </label>
-                ))}
-                <label className="choice">
-                  <input type="radio" name="best" value="tie" /> Tie
-                </label>
-              </div>
-            )}
+            <kindUi.Final responses={view.unit.responses} rules={rules} />
             {Object.entries(data?.fieldErrors ?? {})
               .filter(([k]) => k !== "reason")
               .map(([k, v]) => (

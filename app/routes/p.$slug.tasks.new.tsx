@@ -15,6 +15,7 @@ import { ErrorSummary, FieldError, invalidProps, useFocusFirstError, type FieldE
 import { fieldErrorsOf, humanErrors } from "~/forms/messages";
 import { getDb, schema } from "~/db.server";
 import { blindingWarning } from "~/annotation/task-names.server";
+import { findKind, taskKind } from "~/task-kinds/registry";
 
 export const links: LinksFunction = () => [{ rel: "stylesheet", href: styles }];
 export const meta: MetaFunction = () => [{ title: "New task · Concord" }];
@@ -63,14 +64,6 @@ const LABELS: Record<string, string> = {
   pool: "Annotator pool",
 };
 
-/** Which optional settings each kind uses (the form shows only these). */
-const KIND_FIELDS: Record<AnnotatableKind, readonly string[]> = {
-  "checklist-appropriateness": ["showReference"],
-  "response-satisfaction": ["plan", "models", "turn", "responsesPerItem", "strata", "perStratum", "showReference"],
-  "writing-quality": ["models", "turn", "penaltyReasons"],
-  "best-of-n": ["models", "turn", "n", "allowTies", "includeReference"],
-};
-
 export async function action({ request, params }: ActionFunctionArgs) {
   const { project, user } = await requireProjectRole(request, params.slug, "researcher");
   const form = await request.formData();
@@ -98,6 +91,10 @@ export async function action({ request, params }: ActionFunctionArgs) {
     includeReference: form.get("includeReference") === "on",
     n: opt(form.get("n")),
     goldRate: opt(form.get("goldRate")) ?? "0",
+    // The kind's own settings (its textSettings), validated by its config.server.ts.
+    settings: Object.fromEntries(
+      (findKind(String(form.get("kind") ?? ""))?.textSettings ?? []).map((t) => [t.name, String(form.get(`settings.${t.name}`) ?? "")]),
+    ),
   };
   const parsed = NewTaskSchema.safeParse(raw, { error: humanErrors(LABELS) });
   if (!parsed.success) return json({ fieldErrors: fieldErrorsOf(parsed.error) as FieldErrors }, { status: 400 });
@@ -137,7 +134,8 @@ export default function NewTask() {
   const formRef = useRef<HTMLFormElement>(null);
   const summaryRef = useRef<HTMLDivElement>(null);
   useFocusFirstError(formRef, errors, data, summaryRef);
-  const uses = (field: string) => KIND_FIELDS[kind].includes(field);
+  const kindDef = taskKind(kind);
+  const uses = (field: string) => (kindDef.settings as readonly string[]).includes(field);
   const effectivePlan = plan && (PLANS[kind] as readonly string[]).includes(plan) ? plan : PLANS[kind][0];
   const err = (name: string) => <FieldError errors={errors} name={name} />;
   const aria = (name: string) => invalidProps(errors, name);
@@ -308,6 +306,19 @@ export default function NewTask() {
             {err("penaltyReasons")}
           </>
         ) : null}
+        {(kindDef.textSettings ?? []).map((t) => (
+          <div key={t.name}>
+            <label>
+              {t.label}
+              {t.multiline ? (
+                <textarea name={`settings.${t.name}`} rows={2} placeholder={t.placeholder} {...aria(`settings.${t.name}`)} />
+              ) : (
+                <input name={`settings.${t.name}`} placeholder={t.placeholder} required={t.required} {...aria(`settings.${t.name}`)} />
+              )}
+            </label>
+            {err(`settings.${t.name}`)}
+          </div>
+        ))}
         <label>
           Guidelines (markdown)
           <textarea name="guidelines" rows={6} {...aria("guidelines")} />

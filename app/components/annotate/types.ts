@@ -1,15 +1,14 @@
 /**
- * What every annotation kind's module gets from the annotate form, and what it
- * gives back: its controls, its keys and its lines of the shortcut sheet. The
- * form itself (drafts, navigation, skip, guidelines, raw text) is kind-agnostic.
+ * What every task kind's annotate controls (app/task-kinds/<kind>/form.tsx) get from
+ * the annotate form, and what they give back: their controls, their keys and their
+ * lines of the shortcut sheet. The form itself (drafts, navigation, skip, guidelines,
+ * raw text) is kind-agnostic.
  */
 import type { ReactNode } from "react";
 
-export type AnnotatableKindName = "checklist-appropriateness" | "response-satisfaction" | "writing-quality" | "best-of-n";
-
 export type BlindUnitProps = {
   unitId: number;
-  kind: AnnotatableKindName;
+  kind: string;
   query: string;
   passage: string | null;
   reference: string | null;
@@ -17,8 +16,16 @@ export type BlindUnitProps = {
   responses: { letter: string; text: string }[];
 };
 
-/** `scale`: writing quality's 1..max scale, the reference's score and the score below which a penalty reason is needed (default 5, 4, 3). */
-export type Rules = { penaltyReasons: string[]; allowTies: boolean; scale?: { max: number; reference: number; penaltyBelow: number } };
+/**
+ * `scale`: writing quality's 1..max scale, the reference's score and the score below which a penalty reason is needed (default 5, 4, 3).
+ * `settings`: the kind's own settings the annotator sees (TaskKind.annotatorSettings; e.g. a Likert question and its anchors).
+ */
+export type Rules = {
+  penaltyReasons: string[];
+  allowTies: boolean;
+  scale?: { max: number; reference: number; penaltyBelow: number };
+  settings?: Record<string, string>;
+};
 
 export type KindContext = {
   unit: BlindUnitProps;

@@ -1,5 +1,6 @@
 /** Annotator bias checks: position and length bias per annotator (Spearman rho or a binomial z-test), Holm-adjusted over the table. */
 import { holmAdjust, type Label, spearman } from "~/stats";
+import { findKind } from "~/task-kinds/registry";
 import { ratingsBySubject } from "../finalLabels";
 import { normalTwoSidedP } from "../pvalue";
 import type { TaskData } from "../types";
@@ -45,7 +46,8 @@ function rawBiasChecks(data: TaskData): Omit<BiasRow, "pHolm">[] {
   const names = new Map(data.annotators.map((a) => [a.id, a.name]));
   const out: Omit<BiasRow, "pHolm">[] = [];
   const zRho = (rho: number, n: number) => rho * Math.sqrt(n - 1);
-  if (data.task.kind === "best-of-n") {
+  // Kinds that pick one of the shown responses (best-of-N): picks by position and by length.
+  if (findKind(data.task.kind)?.coding.pick) {
     const an = data.annotations;
     for (const a of data.annotators) {
       // This annotator's picks with a known shown order (ties and unknown orders are left out).

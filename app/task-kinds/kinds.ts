@@ -1,0 +1,9 @@
+/**
+ * The task kinds Concord labels: one line per kind, in the order the new-task form
+ * lists them. Adding a kind: its folder here (index.ts, form.tsx, config.server.ts when
+ * it has settings of its own) and one line in this file, ./forms.ts and ./kinds.server.ts.
+ */
+export { checklistAppropriateness } from "./checklist-appropriateness";
+export { responseSatisfaction } from "./response-satisfaction";
+export { writingQuality } from "./writing-quality";
+export { bestOfN } from "./best-of-n";
