@@ -1,0 +1,41 @@
+/**
+ * The PostgreSQL client (DATABASE_URL=postgres://…): a connection pool and the
+ * committed PostgreSQL migrations (db/migrations-pg), applied at open so an
+ * older database is upgraded in place, as db/client.ts does for SQLite.
+ *
+ * bigint columns come back as JavaScript numbers (SQLite's INTEGER does the
+ * same); Concord's ids and epoch milliseconds are far below 2^53.
+ */
+import { fileURLToPath } from "node:url";
+import { drizzle, type NodePgDatabase } from "drizzle-orm/node-postgres";
+import { migrate } from "drizzle-orm/node-postgres/migrator";
+import pg from "pg";
+import * as schema from "./schema.pg";
+
+export type PgDb = NodePgDatabase<typeof schema> & { $client: pg.Pool };
+
+/** db/migrations-pg, found from this file (db/) or from the server bundle (build/). */
+export const PG_MIGRATIONS_DIR = fileURLToPath(new URL("../db/migrations-pg", import.meta.url));
+
+// int8 (bigint, count(*)) as a number, not a string.
+pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
+
+/** Whether DATABASE_URL names a PostgreSQL database rather than a SQLite file. */
+export function isPostgresUrl(url: string | undefined): boolean {
+  return /^postgres(ql)?:\/\//i.test(url?.trim() ?? "");
+}
+
+/** Opens a pool on `url` and applies the migrations. */
+export async function openPgDatabase(url: string, opts: { max?: number } = {}): Promise<PgDb> {
+  const pool = new pg.Pool({ connectionString: url, max: opts.max ?? 10 });
+  const db = drizzle(pool, { schema }) as PgDb;
+  try {
+    await migrate(db, { migrationsFolder: PG_MIGRATIONS_DIR });
+  } catch (err) {
+    await pool.end();
+    throw err;
+  }
+  return db;
+}
+
+export { schema as pgSchema };

@@ -1,0 +1,72 @@
+/**
+ * A throw-away PostgreSQL cluster for tests: initdb in a fresh temp folder,
+ * started on a free loopback port, trust authentication, no fsync; stopped and
+ * deleted by `stop()`. Uses Debian's packages (apt-get install postgresql).
+ * initdb and pg_ctl refuse to run as root, so as root they run as the
+ * `postgres` user.
+ */
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+
+export type TestPg = { url: string; stop(): void };
+
+/** The newest PostgreSQL bin folder Debian installed, or null. */
+export function pgBinDir(): string | null {
+  const root = "/usr/lib/postgresql";
+  if (!fs.existsSync(root)) return null;
+  const versions = fs
+    .readdirSync(root)
+    .filter((v) => fs.existsSync(path.join(root, v, "bin", "initdb")))
+    .sort((a, b) => Number(b) - Number(a));
+  return versions.length ? path.join(root, versions[0], "bin") : null;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const port = (srv.address() as net.AddressInfo).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export async function startTestPg(): Promise<TestPg> {
+  const bin = pgBinDir();
+  if (!bin) throw new Error("PostgreSQL is not installed (apt-get install -y postgresql): the PostgreSQL tests need initdb and pg_ctl");
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "concord-pg-"));
+  const asRoot = process.getuid?.() === 0;
+  if (asRoot) execFileSync("chown", ["postgres", dir]);
+  const run = (cmd: string, args: string[]) =>
+    asRoot
+      ? execFileSync(
+          "su",
+          ["postgres", "-s", "/bin/sh", "-c", [path.join(bin, cmd), ...args].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(" ")],
+          {
+            stdio: "pipe",
+          },
+        )
+      : execFileSync(path.join(bin, cmd), args, { stdio: "pipe" });
+  const data = path.join(dir, "data");
+  run("initdb", ["-D", data, "-A", "trust", "-U", "postgres", "-E", "UTF8", "--no-sync"]);
+  const port = await freePort();
+  const opts = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off`;
+  run("pg_ctl", ["-D", data, "-l", path.join(dir, "log"), "-o", opts, "-w", "start"]);
+  let stopped = false;
+  return {
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    stop() {
+      if (stopped) return;
+      stopped = true;
+      try {
+        run("pg_ctl", ["-D", data, "-m", "immediate", "-w", "stop"]);
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  };
+}
