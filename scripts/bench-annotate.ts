@@ -214,11 +214,15 @@ async function main() {
 
   const check = openDatabase(file);
   const q = (sql: string) => (check.$client.prepare(sql).get() as { n: number }).n;
-  const annotations = q("select count(*) as n from annotations where status = 'submitted'");
-  const submittedAssignments = q("select count(*) as n from assignments where status = 'submitted'");
-  const duplicates = q("select count(*) as n from (select assignment_id from annotations group by assignment_id having count(*) > 1)");
+  // The annotators' tasks only (an imported labels file brings submitted labels of its own).
+  const ours = `(select a.id from assignments a join units u on u.id = a.unit_id where u.task_id in (${Object.values(scenario.tasks).join(", ")}))`;
+  const annotations = q(`select count(*) as n from annotations where status = 'submitted' and assignment_id in ${ours}`);
+  const submittedAssignments = q(`select count(*) as n from assignments where status = 'submitted' and id in ${ours}`);
+  const duplicates = q(
+    `select count(*) as n from (select assignment_id from annotations where assignment_id in ${ours} group by assignment_id having count(*) > 1)`,
+  );
   const orphans = q(
-    "select count(*) as n from assignments a where a.status = 'submitted' and not exists (select 1 from annotations an where an.assignment_id = a.id and an.status = 'submitted')",
+    `select count(*) as n from assignments a where a.status = 'submitted' and a.id in ${ours} and not exists (select 1 from annotations an where an.assignment_id = a.id and an.status = 'submitted')`,
   );
   const importedRows =
     IMPORT_PRESET === "responses"

@@ -3,14 +3,15 @@
  * uploaded file runs in a child process (scripts/import-job.ts): the server
  * only spawns it, reads its progress lines and keeps the outcome, so a large
  * file costs the server neither CPU on its event loop nor memory. One job
- * runs at a time; later ones wait their turn (state "queued").
+ * runs at a time; later ones wait their turn (state "queued"). A job that
+ * dies midway (killed, out of memory) leaves nothing visible; what it had
+ * copied is deleted by the next import (stage.server.ts).
  *
  * Jobs are kept in memory by upload token and forgotten with the upload
  * (UPLOAD_TTL_MS after the last activity).
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { ImportOptions, ImportProgress, ImportSummary } from "./import.server";
@@ -91,12 +92,8 @@ export function startJob(
       },
     );
     entry.child = child;
-    // Background work: the web server (annotators' submits) gets the CPU first.
-    try {
-      if (child.pid) os.setPriority(child.pid, 10);
-    } catch {
-      // not permitted here; it runs at normal priority
-    }
+    // Background work: the child checks the file on a thread at nice 10, so the web server (annotators' submits) gets
+    // the CPU first, and writes at normal priority, so it never keeps the write lock waiting for the CPU (scripts/import-job.ts).
     let buf = "";
     let result: JobState | undefined;
     let stderr = "";

@@ -25,7 +25,16 @@ import { LABEL_LEVELS, parseScale, type LabelLevel, type LabelValue } from "./la
 import { PRESETS, type Preset } from "./presets/index.server";
 import { formatProblem, ImportRefusal, ImportUsageError, type Problem } from "./problems";
 import { formatFromName, sniffFile, type FileFormat } from "./source.server";
-import { attachStage, cleanupLeftovers, commitStage, detachStage, STAGE_BASE, STAGED_TABLES, type ChunkEvent } from "./stage.server";
+import {
+  attachStage,
+  cleanupLeftovers,
+  commitStage,
+  detachStage,
+  STAGE_BASE,
+  STAGED_TABLES,
+  type ChunkEvent,
+  type CommitStats,
+} from "./stage.server";
 import { ImportWriter, type Counts, type LevelInfo, type SampleRow } from "./writer.server";
 
 export type ImportProgress = { phase: "checking" | "writing"; bytes: number; totalBytes: number };
@@ -57,6 +66,11 @@ export type ImportOptions = {
   onCommitChunk?: (e: ChunkEvent) => void | Promise<void>;
   /** Target write-lock hold per chunk (ms); default CHUNK_TARGET_MS. */
   chunkTargetMs?: number;
+  /**
+   * Writes the staged rows from the stage file by other means than this connection (scripts/import-job.ts: on a thread that
+   * is not niced, while the check runs on a niced one); default commitStage on this connection.
+   */
+  commitWith?: (stageFile: string) => Promise<CommitStats>;
 };
 
 export type ImportSummary = Counts & {
@@ -212,7 +226,9 @@ async function attempt(
     if (commit) {
       o.onProgress?.({ phase: "writing", bytes: totalBytes, totalBytes });
       try {
-        const stats = await commitStage(conn, { onChunk: o.onCommitChunk, targetMs: o.chunkTargetMs });
+        const stats = o.commitWith
+          ? await o.commitWith(stageFile)
+          : await commitStage(conn, { onChunk: o.onCommitChunk, targetMs: o.chunkTargetMs });
         lock = { lockMs: stats.lockMs, lockTotalMs: stats.lockTotalMs, lockHolds: stats.holds };
         if (sink.datasetId !== undefined && sink.datasetId >= STAGE_BASE) {
           // The new version's ID as the database numbered it.

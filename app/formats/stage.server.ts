@@ -120,6 +120,14 @@ export function attachStage(conn: Database.Database, file: string): void {
   `);
 }
 
+/** Attaches a stage that another connection filled (the commit on its own thread: scripts/import-job.ts). */
+export function attachFilledStage(conn: Database.Database, file: string): void {
+  if (!fs.existsSync(file)) throw new Error("the staged rows are missing");
+  conn.prepare("attach database ? as stage").run(file);
+  conn.pragma("stage.journal_mode = OFF");
+  conn.pragma("stage.cache_size = -65536");
+}
+
 export function detachStage(conn: Database.Database, file: string): void {
   try {
     if (conn.inTransaction) conn.exec("rollback");
