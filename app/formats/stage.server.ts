@@ -270,8 +270,15 @@ export async function commitStage(conn: Database.Database, opts: CommitOptions =
                and not exists (select 1 from main.users u where u.id = s.annotator_id) limit 1`,
             )
           : undefined;
+      const any = conn.prepare(`select 1 from stage."${p.t}" where id > ? and id <= ? and (${p.chunked}) limit 1`);
       for (let from = STAGE_BASE - 1; from < p.maxStage;) {
         const to = Math.min(from + size, p.maxStage);
+        if (!any.get(from, to)) {
+          // Nothing unreachable in this range (rows added to existing ones go in the final transaction): no lock taken.
+          from = to;
+          size = Math.min(size * 2, 50_000);
+          continue;
+        }
         t0 = performance.now();
         conn.exec("begin immediate");
         let n: number;
