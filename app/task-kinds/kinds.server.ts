@@ -3,4 +3,4 @@
  * such kind (its config.server.ts, a zod schema of those settings). Server-only, so
  * zod stays out of the browser.
  */
-export {};
+export { likert7Server } from "./likert-7/config.server";

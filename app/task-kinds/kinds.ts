@@ -7,3 +7,4 @@ export { checklistAppropriateness } from "./checklist-appropriateness";
 export { responseSatisfaction } from "./response-satisfaction";
 export { writingQuality } from "./writing-quality";
 export { bestOfN } from "./best-of-n";
+export { likert7 } from "./likert-7";
