@@ -15,7 +15,7 @@ import { DomainError, domainErrorResponse } from "~/errors.server";
 import { RemoveSchema, StatusSchema } from "~/forms/tasks.server";
 import { isAnnotatable, KIND_TITLES, readConfig, scoreScaleOf } from "~/annotation/config";
 import { labelToForm, parseGoldLabel, type ResponseKey } from "~/annotation/labels";
-import { kindForm } from "~/task-kinds/form-registry";
+import { kindFields } from "~/task-kinds/fields-registry";
 import { findKind } from "~/task-kinds/registry";
 import { letter } from "~/annotation/random";
 import {
@@ -287,7 +287,7 @@ export default function TaskOverview() {
   const data = useActionData<typeof action>();
   const { slug } = useParams();
   const outside = members.filter((m) => !pool.includes(m.id));
-  const kindUi = task.annotatable ? kindForm(task.kind) : null;
+  const kindUi = task.annotatable ? kindFields(task.kind) : null;
   const pageRef = useRef<HTMLDivElement>(null);
   const answeredForm = data && typeof data === "object" && "form" in data ? String(data.form) : "";
   useFocusFirstError(pageRef, answeredForm ? fieldErrorsFrom(data, answeredForm) : {}, data);

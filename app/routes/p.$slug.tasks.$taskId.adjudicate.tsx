@@ -10,7 +10,7 @@ import { Form, Link, useActionData, useLoaderData, useParams } from "@remix-run/
 import { adjudicate, adjudicationView, canAdjudicate, disagreements } from "~/annotation/adjudication.server";
 import { isAnnotatable, penaltyReasonsOf, readConfig, scoreScaleOf } from "~/annotation/config";
 import { findTask } from "~/annotation/tasks.server";
-import { kindForm } from "~/task-kinds/form-registry";
+import { kindFields } from "~/task-kinds/fields-registry";
 import { taskKind } from "~/task-kinds/registry";
 import { forbidden, notFound, requireProjectRole } from "~/auth/guards.server";
 import { Markdown, markdownLinks } from "~/components/Markdown";
@@ -64,7 +64,7 @@ export default function Adjudicate() {
   const { slug, taskId } = useParams();
   const base = `/p/${slug}/tasks/${taskId}`;
   const e = (n: string) => (data?.fieldErrors?.[n] ? <div className="field-error">{data.fieldErrors[n]}</div> : null);
-  const kindUi = kindForm(task.kind);
+  const kindUi = kindFields(task.kind);
   return (
     <div>
       <div className="annotate-head">

@@ -1,7 +1,8 @@
 /**
- * What a kind's client part (app/task-kinds/<kind>/form.tsx) gives the pages: the annotate
- * form's controls and keys, the known-answer fields of a gold unit (task page) and the
- * final-label fields of adjudication. No zod, no server code: it ships to the browser.
+ * What a kind's client parts give the pages: form.tsx the annotate form's controls and keys
+ * (registry ./forms.ts); fields.tsx the known-answer fields of a gold unit (task page) and the
+ * final-label fields of adjudication (registry ./fields.ts), apart so that the task page does
+ * not load the annotate form's Markdown renderer. No zod, no server code: they ship to the browser.
  */
 import type { ReactNode } from "react";
 import type { KindModule, Rules } from "~/components/annotate/types";
@@ -29,6 +30,10 @@ export type KindForm = {
   annotate: KindModule;
   /** The heading over the shown reference (default "Reference answer"). */
   referenceHeading?: (rules: Rules) => string;
+};
+
+export type KindFields = {
+  id: string;
   /** The known-answer fields of a gold unit. */
   Gold: (p: GoldProps) => ReactNode;
   /** Whether Gold shows the error of this field itself (the page lists the others below it). */

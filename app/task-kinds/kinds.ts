@@ -1,7 +1,8 @@
 /**
  * The task kinds Concord labels: one line per kind, in the order the new-task form
- * lists them. Adding a kind: its folder here (index.ts, form.tsx, config.server.ts when
- * it has settings of its own) and one line in this file, ./forms.ts and ./kinds.server.ts.
+ * lists them. Adding a kind: its folder here (index.ts, form.tsx, fields.tsx, and
+ * config.server.ts when it has settings of its own) and one line in this file, ./forms.ts,
+ * ./fields.ts and ./kinds.server.ts.
  */
 export { checklistAppropriateness } from "./checklist-appropriateness";
 export { responseSatisfaction } from "./response-satisfaction";

@@ -4,9 +4,10 @@
  * registry (./registry.ts) instead of checking the kind's name.
  *
  * This part is pure and client-safe (no zod, no React): the same rules serve
- * loaders, actions, reports, exports and the tests. A kind's form component lives
- * beside it in form.tsx (client registry: ./forms.ts) and a kind whose settings
- * need a zod schema keeps it in config.server.ts (server registry: ./kinds.server.ts).
+ * loaders, actions, reports, exports and the tests. A kind's annotate controls live
+ * beside it in form.tsx (client registry: ./forms.ts), its gold and final-label fields
+ * in fields.tsx (./fields.ts), and a kind whose settings need a zod schema keeps it in
+ * config.server.ts (server registry: ./kinds.server.ts).
  */
 import type { TaskConfig } from "~/annotation/config.server";
 import type { LabelKind } from "~/reports/types";

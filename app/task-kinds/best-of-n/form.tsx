@@ -1,8 +1,7 @@
 /** Best-of-N / pairwise, client part: pick the best response (or a tie, when allowed). */
 import { ResponseCards } from "~/components/annotate/Responses";
 import type { KindContext, KindModule } from "~/components/annotate/types";
-import { FieldError, invalidProps } from "~/components/FieldError";
-import type { FinalProps, GoldProps, KindForm } from "../form-types";
+import type { KindForm } from "../form-types";
 
 function Body(c: KindContext) {
   const { values, set, closed, err, rules } = c;
@@ -69,42 +68,4 @@ const annotate: KindModule = {
   commentField: (c) => `note.${c.unit.responses[c.focus]?.letter ?? "A"}`,
 };
 
-function Gold({ unitId, values, responses, allowTies, errors, scope }: GoldProps) {
-  return (
-    <label>
-      Best response
-      <select
-        name="best"
-        defaultValue={values.best ?? ""}
-        aria-label={`Known best response of unit ${unitId}`}
-        {...invalidProps(errors, "best", scope)}
-      >
-        <option value="">—</option>
-        {responses.map((r) => (
-          <option key={r.letter} value={r.letter}>
-            {r.letter}: {r.reference ? "the reference" : (r.model ?? "response")}
-          </option>
-        ))}
-        {allowTies ? <option value="tie">Tie</option> : null}
-      </select>
-      <FieldError errors={errors} name="best" scope={scope} />
-    </label>
-  );
-}
-
-function Final({ responses }: FinalProps) {
-  return (
-    <div className="choice-row">
-      {responses.map((r) => (
-        <label className="choice" key={r.letter}>
-          <input type="radio" name="best" value={r.letter} /> {r.letter}
-        </label>
-      ))}
-      <label className="choice">
-        <input type="radio" name="best" value="tie" /> Tie
-      </label>
-    </div>
-  );
-}
-
-export const bestOfNForm: KindForm = { id: "best-of-n", annotate, Gold, goldField: (n) => n === "best", Final };
+export const bestOfNForm: KindForm = { id: "best-of-n", annotate };

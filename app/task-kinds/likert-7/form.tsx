@@ -1,9 +1,8 @@
 /** Likert 1–7 with rationale, client part: the response, the question, seven points between two anchors, a rationale. */
 import { LabelText } from "~/components/annotate/Label";
 import type { KindContext, KindModule } from "~/components/annotate/types";
-import { FieldError, invalidProps } from "~/components/FieldError";
 import { Markdown } from "~/components/Markdown";
-import type { FinalProps, GoldProps, KindForm } from "../form-types";
+import type { KindForm } from "../form-types";
 
 const POINTS = ["1", "2", "3", "4", "5", "6", "7"];
 
@@ -80,39 +79,4 @@ const annotate: KindModule = {
   commentField: () => "rationale",
 };
 
-function Gold({ unitId, values, errors, scope }: GoldProps) {
-  return (
-    <label>
-      Known point (1–7)
-      <select
-        name="score"
-        defaultValue={values.score ?? ""}
-        aria-label={`Known point of unit ${unitId}`}
-        {...invalidProps(errors, "score", scope)}
-      >
-        <option value="">—</option>
-        {POINTS.map((v) => (
-          <option key={v}>{v}</option>
-        ))}
-      </select>
-      <FieldError errors={errors} name="score" scope={scope} />
-    </label>
-  );
-}
-
-function Final({ rules }: FinalProps) {
-  const s = rules.settings ?? {};
-  return (
-    <div className="choice-row" role="radiogroup" aria-label="Final point">
-      {POINTS.map((v) => (
-        <label className="choice" key={v}>
-          <input type="radio" name="score" value={v} /> {v}
-          {v === "1" && s.lowAnchor ? ` (${s.lowAnchor})` : ""}
-          {v === "7" && s.highAnchor ? ` (${s.highAnchor})` : ""}
-        </label>
-      ))}
-    </div>
-  );
-}
-
-export const likert7Form: KindForm = { id: "likert-7", annotate, Gold, goldField: (n) => n === "score", Final };
+export const likert7Form: KindForm = { id: "likert-7", annotate };

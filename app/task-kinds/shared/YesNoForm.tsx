@@ -1,9 +1,8 @@
-/** The Yes/No kinds' client part: one Yes/No answer and a comment. */
+/** The Yes/No kinds' annotate controls: one Yes/No answer and a comment. */
 import { LabelText } from "~/components/annotate/Label";
 import type { KindContext, KindModule } from "~/components/annotate/types";
-import { FieldError, invalidProps } from "~/components/FieldError";
 import { Markdown } from "~/components/Markdown";
-import type { GoldProps, KindForm } from "../form-types";
+import type { KindForm } from "../form-types";
 
 function annotate(question: string, showResponse: boolean): KindModule {
   function Body({ unit, values, set, closed, err }: KindContext) {
@@ -73,38 +72,7 @@ function annotate(question: string, showResponse: boolean): KindModule {
   };
 }
 
-function Gold({ unitId, values, errors, scope }: GoldProps) {
-  return (
-    <label>
-      Known answer
-      <select
-        name="answer"
-        defaultValue={values.answer ?? ""}
-        aria-label={`Known answer of unit ${unitId}`}
-        {...invalidProps(errors, "answer", scope)}
-      >
-        <option value="">—</option>
-        <option>Yes</option>
-        <option>No</option>
-      </select>
-      <FieldError errors={errors} name="answer" scope={scope} />
-    </label>
-  );
-}
-
-function Final() {
-  return (
-    <div className="choice-row">
-      {["Yes", "No"].map((v) => (
-        <label className="choice" key={v}>
-          <input type="radio" name="answer" value={v} /> {v}
-        </label>
-      ))}
-    </div>
-  );
-}
-
-/** A Yes/No kind's client part: `question` under the checklist item; `showResponse` shows the unit's one response. */
+/** A Yes/No kind's annotate controls: `question` under the checklist item; `showResponse` shows the unit's one response. */
 export function yesNoForm(id: string, question: string, showResponse: boolean): KindForm {
-  return { id, annotate: annotate(question, showResponse), Gold, goldField: (n) => n === "answer", Final };
+  return { id, annotate: annotate(question, showResponse) };
 }

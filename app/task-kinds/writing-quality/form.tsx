@@ -2,8 +2,7 @@
 import { LabelText } from "~/components/annotate/Label";
 import { ResponseCards } from "~/components/annotate/Responses";
 import type { KindContext, KindModule } from "~/components/annotate/types";
-import { FieldError, invalidProps } from "~/components/FieldError";
-import type { FinalProps, GoldProps, KindForm } from "../form-types";
+import type { KindForm } from "../form-types";
 
 const scaleOf = (c: KindContext) => c.rules.scale ?? { max: 5, reference: 4, penaltyBelow: 3 };
 
@@ -99,53 +98,8 @@ const annotate: KindModule = {
   commentField: (c) => `note.${c.unit.responses[c.focus]?.letter ?? "A"}`,
 };
 
-function Gold({ unitId, values, responses, errors, scope }: GoldProps) {
-  return responses.map((r) =>
-    r.reference ? null : (
-      <label key={r.letter}>
-        Score of response {r.letter}
-        <select
-          name={`score.${r.letter}`}
-          defaultValue={values[`score.${r.letter}`] ?? ""}
-          aria-label={`Known score of response ${r.letter} in unit ${unitId}`}
-          {...invalidProps(errors, `score.${r.letter}`, scope)}
-        >
-          <option value="">—</option>
-          {[1, 2, 3, 4, 5].map((n) => (
-            <option key={n}>{n}</option>
-          ))}
-        </select>
-        <FieldError errors={errors} name={`score.${r.letter}`} scope={scope} />
-      </label>
-    ),
-  );
-}
-
-function Final({ responses, rules }: FinalProps) {
-  return responses.map((r) => (
-    <div className="choice-row" key={r.letter}>
-      <span>Response {r.letter}</span>
-      <select name={`score.${r.letter}`} aria-label={`Score of Response ${r.letter}`} defaultValue="">
-        <option value="">—</option>
-        {[1, 2, 3, 4, 5].map((s) => (
-          <option key={s}>{s}</option>
-        ))}
-      </select>
-      <select name={`reason.${r.letter}`} aria-label={`Penalty reason of Response ${r.letter}`} defaultValue="">
-        <option value="">—</option>
-        {rules.penaltyReasons.map((p) => (
-          <option key={p}>{p}</option>
-        ))}
-      </select>
-    </div>
-  ));
-}
-
 export const writingQualityForm: KindForm = {
   id: "writing-quality",
   annotate,
   referenceHeading: (rules) => `Reference (scores ${rules.scale?.reference ?? 4})`,
-  Gold,
-  goldField: (n) => n.startsWith("score."),
-  Final,
 };
