@@ -272,6 +272,16 @@ async function main() {
       console.log(
         `submit latency during the import (${during.length} POSTs): p50 ${d50.toFixed(1)} ms, p95 ${d95.toFixed(1)} ms (target p95 < 100 ms: ${d95 < 100 ? "met" : "MISSED"})`,
       );
+      // Split at the end of the preview (the check alone) and the confirm (the check again, then the write).
+      const cut = importWindow[0] + imported.previewSeconds * 1000;
+      const part = (lo: number, hi: number) => {
+        const xs = timed
+          .filter(([start]) => start >= lo && start < hi)
+          .map(([, ms]) => ms)
+          .sort((a, b) => a - b);
+        return `${xs.length} POSTs, p50 ${quantile(xs, 0.5).toFixed(1)} ms, p95 ${quantile(xs, 0.95).toFixed(1)} ms`;
+      };
+      console.log(`  during the preview: ${part(importWindow[0], cut)}; during the confirm: ${part(cut, importWindow[1] + 1)}`);
     }
   }
   const importOk = !WITH_IMPORT || (!importError && importedRows === importRows && imported?.summary.committed === true);
