@@ -27,6 +27,7 @@ import compression from "compression";
 import express, { type NextFunction, type Request as ExpressRequest, type Response as ExpressResponse } from "express";
 import helmet from "helmet";
 import { databasePathFromEnv, openDatabase } from "../db/client";
+import { cleanupLeftovers } from "../app/formats/stage.server";
 import { env } from "../app/env.server";
 import {
   CSRF_FIELD,
@@ -64,7 +65,11 @@ try {
 
 const dbFile = databasePathFromEnv();
 try {
-  openDatabase(dbFile).$client.close();
+  const conn = openDatabase(dbFile).$client;
+  // Rows an import wrote before it died (kill -9, power loss) are invisible; delete them now rather than at the next import.
+  const cleaned = await cleanupLeftovers(conn);
+  if (cleaned) console.log(`Concord: removed the rows of ${cleaned} import(s) that stopped midway`);
+  conn.close();
 } catch (err) {
   console.error(`Concord: ${(err as Error).message}`);
   process.exit(1);

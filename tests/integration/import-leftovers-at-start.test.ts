@@ -1,0 +1,89 @@
+/**
+ * Issue 18 (imports never leave a mess): an import killed midway (kill -9)
+ * leaves its chunks invisible, and the server deletes them when it starts —
+ * not only at the next import — without touching anyone else's rows.
+ */
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import Database from "better-sqlite3";
+import { afterAll, describe, expect, it } from "vitest";
+import { openDatabase } from "../../db/client";
+import { runImport } from "../../app/formats/import.server";
+import { STAGED_TABLES } from "../../app/formats/stage.server";
+import { startApp, type RunningApp } from "../support/app-server";
+import { tempDir } from "../support/db";
+
+const dir = tempDir("concord-leftovers-");
+let app: RunningApp | undefined;
+
+afterAll(async () => {
+  await app?.stop();
+});
+
+function labelsFile(name: string, units: number): string {
+  const out = path.join(dir, name);
+  const lines = ["unit,annotator,label"];
+  for (let u = 1; u <= units; u++) for (const a of ["ann-a", "ann-b"]) lines.push(`u${u},${a},${u % 3 === 0 ? "No" : "Yes"}`);
+  fs.writeFileSync(out, lines.join("\n") + "\n");
+  return out;
+}
+
+const counts = (file: string) => {
+  const c = new Database(file, { readonly: true });
+  try {
+    const n = (t: string) => (c.prepare(`select count(*) as n from "${t}"`).get() as { n: number }).n;
+    return { rows: Object.fromEntries(STAGED_TABLES.map((t) => [t, n(t)])), pending: n("pending_imports") };
+  } finally {
+    c.close();
+  }
+};
+
+describe("an import killed midway", () => {
+  it("is cleaned up when the server starts; rows of earlier imports stay", async () => {
+    let before: ReturnType<typeof counts> | undefined;
+    let left: ReturnType<typeof counts> | undefined;
+    app = await startApp(async (file) => {
+      openDatabase(file).$client.close();
+      // Someone's earlier, finished import: it must survive the cleanup.
+      const earlier = await runImport({
+        databaseFile: file,
+        projectSlug: "lab",
+        preset: "labels-long",
+        file: labelsFile("earlier.csv", 20),
+      });
+      expect(earlier.committed).toBe(true);
+      before = counts(file);
+      // An import paused after its fifth chunk, then killed.
+      const script = path.join(dir, "killed-import.mts");
+      fs.writeFileSync(
+        script,
+        `import { runImport } from ${JSON.stringify(path.resolve("app/formats/import.server.ts"))};
+await runImport({
+  databaseFile: ${JSON.stringify(file)}, projectSlug: "lab", preset: "labels-long",
+  file: ${JSON.stringify(labelsFile("killed.csv", 3000))}, chunkTargetMs: 2,
+  onCommitChunk: async (e) => { if (e.chunk === 5) { process.stdout.write("midway\\n"); await new Promise((r) => setTimeout(r, 60_000)); } },
+});
+`,
+      );
+      const child = spawn(process.execPath, ["--import", "tsx", script], { cwd: process.cwd(), stdio: ["ignore", "pipe", "inherit"] });
+      await new Promise<void>((resolve, reject) => {
+        child.stdout!.on("data", (d: Buffer) => {
+          if (d.toString().includes("midway")) resolve();
+        });
+        child.on("exit", (code) => reject(new Error(`the import ended (${code}) before it was killed`)));
+      });
+      child.kill("SIGKILL");
+      await new Promise((resolve) => child.once("exit", resolve));
+      left = counts(file);
+    });
+    // The killed import had written rows (invisible) and its reservation.
+    expect(left!.pending).toBe(1);
+    const total = (c: ReturnType<typeof counts>) => Object.values(c.rows).reduce((a, b) => a + b, 0);
+    expect(total(left!)).toBeGreaterThan(total(before!));
+    // The server has started: what the killed import wrote is gone, the earlier import is whole.
+    const after = counts(app.databaseFile);
+    expect(after).toEqual(before);
+    expect((await fetch(`${app.url}/login`)).status).toBe(200);
+  }, 180_000);
+});
