@@ -14,7 +14,6 @@
  * importing process all leave nothing visible, and every row they copied is
  * deleted (at once, or by the next import) without touching anyone else's.
  */
-import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
@@ -23,6 +22,7 @@ import { openDatabase } from "../../db/client";
 import { runImport } from "../../app/formats/import.server";
 import { STAGED_TABLES } from "../../app/formats/stage.server";
 import { tempDir } from "../support/db";
+import { killImportMidway } from "../support/killed-import";
 
 /** The longest the import may hold the write lock at a time (ms), measured by the copy itself. */
 const LOCK_BOUND_MS = 60;
@@ -208,26 +208,7 @@ describe("a chunked commit", () => {
   it("a kill -9 midway leaves nothing visible; the next import deletes what it left", async () => {
     const r = reader();
     const before = snapshot(r);
-    const script = path.join(dir, "killed-import.mts");
-    fs.writeFileSync(
-      script,
-      `import { runImport } from ${JSON.stringify(path.resolve("app/formats/import.server.ts"))};
-await runImport({
-  databaseFile: ${JSON.stringify(file)}, projectSlug: ${JSON.stringify(SLUG)}, preset: "labels-long",
-  file: ${JSON.stringify(labelsFile("killed.csv", 5000, "killed"))}, chunkTargetMs: 2,
-  onCommitChunk: async (e) => { if (e.chunk === 5) { process.stdout.write("midway\\n"); await new Promise((r) => setTimeout(r, 60_000)); } },
-});
-`,
-    );
-    const child = spawn(process.execPath, ["--import", "tsx", script], { cwd: process.cwd(), stdio: ["ignore", "pipe", "inherit"] });
-    await new Promise<void>((resolve, reject) => {
-      child.stdout!.on("data", (d: Buffer) => {
-        if (d.toString().includes("midway")) resolve();
-      });
-      child.on("exit", (code) => reject(new Error(`the import ended (${code}) before it was killed`)));
-    });
-    child.kill("SIGKILL");
-    await new Promise((resolve) => child.once("exit", resolve));
+    await killImportMidway({ databaseFile: file, projectSlug: SLUG, file: labelsFile("killed.csv", 5000, "killed"), scratchDir: dir });
     const left = snapshot(r);
     expect(left.visible).toEqual(before.visible);
     expect(left.pending).toBe(1);

@@ -3,7 +3,6 @@
  * leaves its chunks invisible, and the server deletes them when it starts —
  * not only at the next import — without touching anyone else's rows.
  */
-import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
@@ -13,6 +12,7 @@ import { runImport } from "../../app/formats/import.server";
 import { STAGED_TABLES } from "../../app/formats/stage.server";
 import { startApp, type RunningApp } from "../support/app-server";
 import { tempDir } from "../support/db";
+import { killImportMidway } from "../support/killed-import";
 
 const dir = tempDir("concord-leftovers-");
 let app: RunningApp | undefined;
@@ -55,26 +55,7 @@ describe("an import killed midway", () => {
       expect(earlier.committed).toBe(true);
       before = counts(file);
       // An import paused after its fifth chunk, then killed.
-      const script = path.join(dir, "killed-import.mts");
-      fs.writeFileSync(
-        script,
-        `import { runImport } from ${JSON.stringify(path.resolve("app/formats/import.server.ts"))};
-await runImport({
-  databaseFile: ${JSON.stringify(file)}, projectSlug: "lab", preset: "labels-long",
-  file: ${JSON.stringify(labelsFile("killed.csv", 3000))}, chunkTargetMs: 2,
-  onCommitChunk: async (e) => { if (e.chunk === 5) { process.stdout.write("midway\\n"); await new Promise((r) => setTimeout(r, 60_000)); } },
-});
-`,
-      );
-      const child = spawn(process.execPath, ["--import", "tsx", script], { cwd: process.cwd(), stdio: ["ignore", "pipe", "inherit"] });
-      await new Promise<void>((resolve, reject) => {
-        child.stdout!.on("data", (d: Buffer) => {
-          if (d.toString().includes("midway")) resolve();
-        });
-        child.on("exit", (code) => reject(new Error(`the import ended (${code}) before it was killed`)));
-      });
-      child.kill("SIGKILL");
-      await new Promise((resolve) => child.once("exit", resolve));
+      await killImportMidway({ databaseFile: file, projectSlug: "lab", file: labelsFile("killed.csv", 3000), scratchDir: dir });
       left = counts(file);
     });
     // The killed import had written rows (invisible) and its reservation.
