@@ -50,26 +50,34 @@ export async function signInAs(page: Page, baseUrl: string, email: string, passw
   await page.goto(`${baseUrl}/login`);
   await page.getByLabel("Email").fill(email);
   await page.getByLabel("Password").fill(password);
-  // A click while React is still hydrating the form can be lost on a busy machine: click once the page's script owns it.
   const button = page.getByRole("button", { name: "Sign in" });
-  await hydrated(button);
+  // Click once the page's script owns the button (a click while React hydrates can be lost on a busy machine); the
+  // form works without script too, so after a bounded wait the click goes ahead.
+  await hydrated(button, 10_000).catch(() => undefined);
   await button.click();
-  // Remix navigates client-side after sign-in, so wait for the URL, not a page load.
-  await page.waitForURL((u) => !u.pathname.startsWith("/login"), { waitUntil: "commit" });
+  // Remix navigates client-side after sign-in, so wait for the URL, not a page load. Checking the password (scrypt)
+  // on a loaded machine can take several seconds: wait as long as a test may take.
+  await page.waitForURL((u) => !u.pathname.startsWith("/login"), { waitUntil: "commit", timeout: 60_000 });
 }
 
 /**
  * Waits until React has hydrated this element (its props are attached), so a
  * click runs the page's script (a confirm, a client-side form) rather than the
  * plain HTML form it was before hydration. A page that has just loaded can be
- * clicked before then, above all on a busy machine.
+ * clicked before then, above all on a busy machine. The locator is looked up
+ * again at each check (hydration may replace the server's element); throws
+ * after `timeoutMs`.
  */
-export async function hydrated(locator: Locator): Promise<void> {
-  await locator.evaluate(
-    (el) =>
-      new Promise<void>((resolve) => {
-        const check = () => (Object.keys(el).some((k) => k.startsWith("__reactProps$")) ? resolve() : setTimeout(check, 20));
-        check();
-      }),
-  );
+export async function hydrated(locator: Locator, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const ready = await locator
+      .evaluate((el) => Object.keys(el).some((k) => k.startsWith("__reactProps$")), undefined, {
+        timeout: Math.max(1, deadline - Date.now()),
+      })
+      .catch(() => false);
+    if (ready) return;
+    if (Date.now() >= deadline) throw new Error(`not hydrated after ${timeoutMs} ms: ${locator}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
 }
