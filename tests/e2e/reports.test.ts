@@ -131,6 +131,9 @@ describe("report pages in the browser", () => {
   it("an annotator is refused", async () => {
     const { page } = browser;
     await page.getByRole("button", { name: "Sign out" }).click();
+    // Let the sign-out land on /login first: a sign-out answered after signInAs loaded its own /login would change the
+    // cookies under that form, and the sign-in would be refused.
+    await page.waitForURL((u) => u.pathname === "/login", { waitUntil: "load" });
     await signInAs(page, app.url, annotator.email, annotator.password);
     const res = await page.request.get(`${app.url}/p/demo/reports`);
     expect(res.status()).toBe(403);
