@@ -7,6 +7,7 @@ import { COLORS, turnCurvesSvg } from "~/runs/chart.server";
 import { PROTOCOLS } from "~/runs/protocols";
 import type { ResultsFigure } from "~/runs/protocols/types";
 import { ResultsView } from "~/runs/protocols/views";
+import { f3 } from "~/runs/protocols/views/tables";
 import { settingRows } from "~/runs/setting-rows";
 import { IntervalMethod, intervalText } from "~/components/Interval";
 import { calibrationReport } from "~/runs/calibration.server";
@@ -59,8 +60,6 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
     selected: { itemId, model },
   });
 }
-
-const f3 = (x: number | undefined | null) => (typeof x === "number" && Number.isFinite(x) ? x.toFixed(3) : "—");
 
 export default function RunResults() {
   const { project, run, judges, settings, calibration, conversations, detail, selected } = useLoaderData<typeof loader>();

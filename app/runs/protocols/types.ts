@@ -197,4 +197,23 @@ export type FigureSpec = { title: string; yMax: number; series: { name: string; 
 /** A figure as the page receives it: the SVG the server drew from a FigureSpec (our own chart code, no user markup) and its legend. */
 export type ResultsFigure = { svg: string; legend: { name: string; color: string }[]; testId: string };
 
+/**
+ * The job that asks `judge` about one reply (`answer`): keyed `<base>:judge<id>`,
+ * `:retry<n>` for a re-ask after an unparseable verdict; the answer, the judge
+ * and the attempt ride along in the state for onReply.
+ */
+export function judgeJobSpec(
+  base: string,
+  judge: { judgeId: number; providerId: number },
+  request: LlmRequest,
+  state: object,
+  answer: string,
+  attempt: number,
+): JobSpec {
+  return {
+    key: `${base}:judge${judge.judgeId}${attempt ? `:retry${attempt}` : ""}`,
+    payload: { step: "judge", providerId: judge.providerId, request, state: { ...state, answer, judgeId: judge.judgeId, attempt } },
+  };
+}
+
 export const emptyOutcome = (): Outcome => ({ responses: [], verdicts: [], next: [] });

@@ -6,6 +6,7 @@
 import { z } from "zod";
 import { sampling } from "../sampling";
 import type { ItemData, JobPayload, JobSpec, Outcome, PlanInput, Protocol, ResultsInput } from "../types";
+import { judgeJobSpec } from "../types";
 
 export const C3EBENCH_VERSION = "1";
 export const TASK_TYPES = ["End2End", "Cloze", "Expand", "Edit"] as const;
@@ -183,15 +184,14 @@ function judgeJob(s: C3State, answer: string, j: { judgeId: number; providerId: 
     reference: s.reference,
     candidate: answer,
   });
-  return {
-    key: `${key(s)}:judge${j.judgeId}${attempt ? `:retry${attempt}` : ""}`,
-    payload: {
-      step: "judge",
-      providerId: j.providerId,
-      request: { kind: "chat", messages: [{ role: "user", content: prompt }], params: cfg.judgeSampling },
-      state: { ...s, answer, judgeId: j.judgeId, attempt },
-    },
-  };
+  return judgeJobSpec(
+    key(s),
+    j,
+    { kind: "chat", messages: [{ role: "user", content: prompt }], params: cfg.judgeSampling },
+    s,
+    answer,
+    attempt,
+  );
 }
 
 export const c3eBench: Protocol<C3eBenchConfig> = {

@@ -15,7 +15,7 @@ import { parseChecklistLines } from "../checklist-parse";
 import { sampling } from "../sampling";
 import { fillTemplate } from "../template";
 import type { ItemData, JobPayload, JobSpec, Outcome, PlanInput, CalibrationInput, Protocol, ResultsInput, StoredVerdict } from "../types";
-import { CHECKLIST_PLANS } from "../types";
+import { CHECKLIST_PLANS, judgeJobSpec } from "../types";
 
 export const FBBENCH_VERSION = "1-fig12-reconstructed";
 
@@ -153,15 +153,14 @@ function judgeJob(s: FbState, answer: string, j: { judgeId: number; providerId: 
     followUp: answer,
     checklist: s.checklist.map((c) => c.text),
   });
-  return {
-    key: `${key(s)}:judge${j.judgeId}${attempt ? `:retry${attempt}` : ""}`,
-    payload: {
-      step: "judge",
-      providerId: j.providerId,
-      request: { kind: "chat", messages: [{ role: "user", content: prompt }], params: cfg.judgeSampling },
-      state: { ...s, answer, judgeId: j.judgeId, attempt },
-    },
-  };
+  return judgeJobSpec(
+    key(s),
+    j,
+    { kind: "chat", messages: [{ role: "user", content: prompt }], params: cfg.judgeSampling },
+    s,
+    answer,
+    attempt,
+  );
 }
 
 export const fbBench: Protocol<FbBenchConfig> = {

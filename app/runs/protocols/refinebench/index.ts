@@ -10,7 +10,7 @@ import { parseChecklistLines } from "../checklist-parse";
 import { sampling } from "../sampling";
 import { fillTemplate } from "../template";
 import type { ItemData, JobPayload, JobSpec, Outcome, PlanInput, CalibrationInput, Protocol, ResultsInput, VerdictWrite } from "../types";
-import { CHECKLIST_PLANS } from "../types";
+import { CHECKLIST_PLANS, judgeJobSpec } from "../types";
 
 export const REFINEBENCH_VERSION = "1";
 
@@ -128,15 +128,8 @@ function judgeJob(state: ConvState, answer: string, judge: Judge, attempt: numbe
     answer,
     state.checklist.map((c) => c.text),
   );
-  return {
-    key: `${convKey(state)}:t${state.turn}:judge${judge.judgeId}${attempt ? `:retry${attempt}` : ""}`,
-    payload: {
-      step: "judge",
-      providerId: judge.providerId,
-      request: { kind: "chat", messages: [{ role: "user", content: prompt }], params: cfg.judgeSampling },
-      state: { ...state, answer, judgeId: judge.judgeId, attempt },
-    },
-  };
+  const request = { kind: "chat" as const, messages: [{ role: "user" as const, content: prompt }], params: cfg.judgeSampling };
+  return judgeJobSpec(`${convKey(state)}:t${state.turn}`, judge, request, state, answer, attempt);
 }
 
 export const refineBench: Protocol<RefineBenchConfig> = {

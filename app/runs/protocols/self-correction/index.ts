@@ -6,7 +6,7 @@
  */
 import { z } from "zod";
 import { blindSpot, meanCI, wilsonCI } from "../../../stats";
-import type { ChatMessage } from "../../providers/types";
+import type { ChatMessage, LlmRequest } from "../../providers/types";
 import {
   BLIND_SPOT,
   clipNote,
@@ -21,7 +21,7 @@ import {
 import { sampling } from "../sampling";
 import { fillTemplate } from "../template";
 import type { ItemData, JobPayload, JobSpec, Outcome, PlanInput, CalibrationInput, Protocol, ResultsInput } from "../types";
-import { CHECKLIST_PLANS } from "../types";
+import { CHECKLIST_PLANS, judgeJobSpec } from "../types";
 
 export const SELF_CORRECTION_VERSION = "1";
 export const CONDITIONS = ["internal", "external", "internal-wait"] as const;
@@ -223,22 +223,15 @@ function judgeJob(
     error: s.error,
     completion: answer,
   });
-  return {
-    key: `${key(s)}:judge${j.judgeId}${attempt ? `:retry${attempt}` : ""}`,
-    payload: {
-      step: "judge",
-      providerId: j.providerId,
-      request: {
-        kind: "chat",
-        messages: [
-          { role: "system", content: JUDGE_SYSTEM },
-          { role: "user", content: prompt },
-        ],
-        params: { ...cfg.judgeSampling, extra: { response_format: judgeResponseFormat(s.condition) } },
-      },
-      state: { ...s, answer, judgeId: j.judgeId, attempt },
-    },
+  const request: LlmRequest = {
+    kind: "chat",
+    messages: [
+      { role: "system", content: JUDGE_SYSTEM },
+      { role: "user", content: prompt },
+    ],
+    params: { ...cfg.judgeSampling, extra: { response_format: judgeResponseFormat(s.condition) } },
   };
+  return judgeJobSpec(key(s), j, request, s, answer, attempt);
 }
 
 export const selfCorrection: Protocol<SelfCorrectionConfig> = {
