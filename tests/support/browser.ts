@@ -45,7 +45,10 @@ export async function launchBrowser(): Promise<Browser> {
 
 /** Signs in through the real /login form. */
 export async function signInAs(page: Page, baseUrl: string, email: string, password: string): Promise<void> {
-  // Start from no session, whatever the previous step left behind.
+  // Start from no session, whatever the previous step left behind. Leave the previous page first: one that polls (a
+  // run's live progress) would otherwise get a fresh pre-session CSRF cookie after the clear, replacing the one the
+  // sign-in form's token belongs to, and the sign-in would be refused.
+  await page.goto("about:blank");
   await page.context().clearCookies();
   await page.goto(`${baseUrl}/login`);
   await page.getByLabel("Email").fill(email);
