@@ -11,7 +11,7 @@
  * - `unixepoch()` is floor(extract(epoch from now())), whole seconds.
  */
 import { sql } from "drizzle-orm";
-import { ASSIGNMENT_STATUSES, CURATION_ENTITIES, PARSE_STATUSES, ROLES, RUN_STATUSES, TASK_KINDS } from "./schema";
+import { ASSIGNMENT_STATUSES, CURATION_ENTITIES, PARSE_STATUSES, ROLES, RUN_STATUSES, type TaskKind } from "./schema";
 import {
   bigint,
   boolean,
@@ -294,7 +294,7 @@ export const tasks = pgTable(
     datasetId: bigint("dataset_id", { mode: "number" })
       .notNull()
       .references(() => datasets.id),
-    kind: text("kind", { enum: TASK_KINDS }).notNull(),
+    kind: text("kind").$type<TaskKind>().notNull(),
     name: text("name").notNull(),
     guidelines: text("guidelines").notNull().default(""),
     overlap: bigint("overlap", { mode: "number" }).notNull().default(2),

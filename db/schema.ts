@@ -7,6 +7,7 @@
  */
 import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex, type AnySQLiteColumn } from "drizzle-orm/sqlite-core";
+import type { AnnotatableKind } from "../app/task-kinds/registry";
 
 const createdAt = () =>
   integer("created_at", { mode: "number" })
@@ -316,15 +317,13 @@ export const verdicts = sqliteTable(
 
 // ─── Annotation ──────────────────────────────────────────────────────────────
 
-export const TASK_KINDS = [
-  // Labels imported from another tool (labels-long / labels-wide presets).
-  "imported-labels",
-  "checklist-appropriateness",
-  "response-satisfaction",
-  "writing-quality",
-  "best-of-n",
-] as const;
-export type TaskKind = (typeof TASK_KINDS)[number];
+/**
+ * A task's kind: one the app labels (its registry, app/task-kinds/kinds.ts, names them), or
+ * "imported-labels" for labels imported from another tool (labels-long / labels-wide presets).
+ * A type only: tasks.kind is TEXT without a CHECK constraint, so a new kind needs no migration,
+ * and the import is type-only so that drizzle-kit, which loads this file, loads no app code.
+ */
+export type TaskKind = "imported-labels" | AnnotatableKind;
 
 export const tasks = sqliteTable(
   "tasks",
@@ -336,7 +335,7 @@ export const tasks = sqliteTable(
     datasetId: integer("dataset_id")
       .notNull()
       .references(() => datasets.id),
-    kind: text("kind", { enum: TASK_KINDS }).notNull(),
+    kind: text("kind").$type<TaskKind>().notNull(),
     name: text("name").notNull(),
     guidelines: text("guidelines").notNull().default(""),
     /** k: how many distinct annotators label each unit. */

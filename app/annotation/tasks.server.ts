@@ -159,9 +159,7 @@ export function createTask(projectId: number, createdBy: number, input: NewTask,
         .values({
           projectId,
           datasetId: v.datasetId,
-          // tasks.kind is TEXT (no CHECK constraint): any registered kind is stored as is. The column's
-          // TypeScript enum (db/schema.ts, TASK_KINDS) names the kinds known when it was written.
-          kind: v.kind as (typeof schema.tasks.$inferInsert)["kind"],
+          kind: v.kind,
           name: v.name,
           guidelines: v.guidelines,
           overlap: v.overlap,
