@@ -1,2 +1,3 @@
 export { getDb, closeDb, schema } from "../db/client";
 export type { Db } from "../db/client";
+export { visible, visibleSql } from "../db/visibility";

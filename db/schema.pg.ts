@@ -228,6 +228,7 @@ export const responses = pgTable(
     runId: bigint("run_id", { mode: "number" }).references(() => runs.id, { onDelete: "set null" }),
     sourceKey: text("source_key").notNull(),
     metadata: jsonb("metadata").$type<Record<string, unknown>>().notNull().default({}),
+    pendingImportId: bigint("pending_import_id", { mode: "number" }),
     createdAt: createdAt(),
   },
   (t) => [
@@ -272,6 +273,7 @@ export const verdicts = pgTable(
     parseStatus: text("parse_status", { enum: PARSE_STATUSES }).notNull().default("ok"),
     runId: bigint("run_id", { mode: "number" }).references(() => runs.id, { onDelete: "set null" }),
     staleAt: bigint("stale_at", { mode: "number" }),
+    pendingImportId: bigint("pending_import_id", { mode: "number" }),
     createdAt: createdAt(),
   },
   (t) => [

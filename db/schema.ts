@@ -252,6 +252,11 @@ export const responses = sqliteTable(
     /** Identifier from the source file or run, stable across re-imports. */
     sourceKey: text("source_key").notNull(),
     metadata: text("metadata", { mode: "json" }).$type<Record<string, unknown>>().notNull().default({}),
+    /**
+     * The import that wrote it, while that import is still being copied in (its pending_imports row exists): such a row
+     * is hidden from every reader (db/visibility.ts). Left as it was once the import commits.
+     */
+    pendingImportId: integer("pending_import_id"),
     createdAt: createdAt(),
   },
   (t) => [
@@ -302,6 +307,8 @@ export const verdicts = sqliteTable(
     runId: integer("run_id").references(() => runs.id, { onDelete: "set null" }),
     /** Set when what it judged (item, checklist item, reference) got a newer version. */
     staleAt: integer("stale_at"),
+    /** As responses.pendingImportId: hidden from readers while its import is being copied in. */
+    pendingImportId: integer("pending_import_id"),
     createdAt: createdAt(),
   },
   (t) => [

@@ -4,7 +4,7 @@
  */
 import { and, asc, eq, inArray, isNull, sql } from "drizzle-orm";
 import { z } from "zod";
-import { getDb, schema, type Db } from "~/db.server";
+import { getDb, schema, visible, type Db } from "~/db.server";
 import { AssignmentError, planAssignments, planRebalance, planRemoval, type Held, type Move } from "./assignment";
 import { ANNOTATABLE_KINDS, PLANS, isAnnotatable, readConfig, type AnnotatableKind, type TaskConfig } from "./config";
 import { matchesGold } from "./labels";
@@ -90,7 +90,7 @@ export function loadCandidates(datasetId: number, db: Db = getDb()): Candidate[]
     .select({ id: schema.responses.id, itemId: schema.responses.itemId, model: schema.responses.model, turn: schema.responses.turn })
     .from(schema.responses)
     .innerJoin(schema.items, eq(schema.items.id, schema.responses.itemId))
-    .where(eq(schema.items.datasetId, datasetId))
+    .where(and(eq(schema.items.datasetId, datasetId), visible(schema.responses.pendingImportId)))
     .orderBy(asc(schema.responses.id))
     .all())
     byId.get(r.itemId)?.responses.push({ id: r.id, model: r.model, turn: r.turn });

@@ -1,7 +1,7 @@
 /** Read side of the benchmark data: the dataset browser and item detail. */
 import { and, asc, count, desc, eq, isNull, or, sql } from "drizzle-orm";
 import { z } from "zod";
-import { getDb, schema, type Db } from "~/db.server";
+import { getDb, schema, visible, visibleSql, type Db } from "~/db.server";
 
 export const PAGE_SIZE = 25;
 
@@ -50,7 +50,7 @@ export function browseItems(datasetId: number, query: z.infer<typeof BrowseQuery
       // The outer column is written qualified by hand: inside a select list drizzle renders
       // ${schema.items.id} as a bare "id", which the subquery would read as its own table's id.
       checklistCount: sql<number>`(select count(*) from ${schema.checklistItems} ci where ci.item_id = "items"."id" and ci.retired_at is null)`,
-      responseCount: sql<number>`(select count(*) from ${schema.responses} r where r.item_id = "items"."id")`,
+      responseCount: sql<number>`(select count(*) from ${schema.responses} r where r.item_id = "items"."id" and ${sql.raw(visibleSql("r"))})`,
     })
     .from(schema.items)
     .where(where)
@@ -111,7 +111,7 @@ export function itemDetail(datasetId: number, itemId: number, db: Db = getDb()) 
       origin: schema.responses.origin,
     })
     .from(schema.responses)
-    .where(eq(schema.responses.itemId, itemId))
+    .where(and(eq(schema.responses.itemId, itemId), visible(schema.responses.pendingImportId)))
     .orderBy(asc(schema.responses.model), asc(schema.responses.turn))
     .all();
   const verdictRows = db
@@ -125,7 +125,7 @@ export function itemDetail(datasetId: number, itemId: number, db: Db = getDb()) 
     .from(schema.verdicts)
     .innerJoin(schema.responses, eq(schema.responses.id, schema.verdicts.responseId))
     .innerJoin(schema.judges, eq(schema.judges.id, schema.verdicts.judgeId))
-    .where(eq(schema.responses.itemId, itemId))
+    .where(and(eq(schema.responses.itemId, itemId), visible(schema.responses.pendingImportId), visible(schema.verdicts.pendingImportId)))
     .all();
   const judges = [...new Set(verdictRows.map((v) => v.judge))].sort();
   // verdicts[responseId][judge][checklistItemId] = value

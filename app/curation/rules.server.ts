@@ -5,7 +5,7 @@
  * dataset. Refusals are DomainErrors beside the field that named the row.
  */
 import { and, asc, eq } from "drizzle-orm";
-import { getDb, schema, type Db } from "~/db.server";
+import { getDb, schema, visible, type Db } from "~/db.server";
 import { DomainError } from "~/errors.server";
 import { reorderChecklist } from "./versions.server";
 
@@ -47,7 +47,11 @@ export function moveChecklistItem(
 
 /** Throws unless response `responseId` answers an item of dataset `datasetId`. */
 export function requireResponseOfDataset(datasetId: number, responseId: number, db: Db = getDb()) {
-  const response = db.select({ itemId: schema.responses.itemId }).from(schema.responses).where(eq(schema.responses.id, responseId)).get();
+  const response = db
+    .select({ itemId: schema.responses.itemId })
+    .from(schema.responses)
+    .where(and(eq(schema.responses.id, responseId), visible(schema.responses.pendingImportId)))
+    .get();
   const item =
     response && db.select({ datasetId: schema.items.datasetId }).from(schema.items).where(eq(schema.items.id, response.itemId)).get();
   if (!item || item.datasetId !== datasetId) throw new DomainError("responseId: not a response of this dataset.", { field: "responseId" });

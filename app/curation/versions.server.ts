@@ -8,7 +8,7 @@
  * A frozen dataset version is read-only; start the next version to keep editing.
  */
 import { and, asc, eq, inArray, isNull, max, or, sql } from "drizzle-orm";
-import { getDb, schema, type Db } from "~/db.server";
+import { getDb, schema, visible, type Db } from "~/db.server";
 import { kindsWhere } from "~/task-kinds/registry";
 
 type TaskRow = typeof schema.tasks.$inferSelect;
@@ -456,7 +456,11 @@ export function setReference(
 
 /** Promotes a model response to be its item's reference (RAVEL reference optimisation). */
 export function promoteResponse(responseId: number, opts: Actor & { justification?: number[] }, db: Db = getDb()) {
-  const response = db.select().from(schema.responses).where(eq(schema.responses.id, responseId)).get();
+  const response = db
+    .select()
+    .from(schema.responses)
+    .where(and(eq(schema.responses.id, responseId), visible(schema.responses.pendingImportId)))
+    .get();
   if (!response) throw new CurationError("No such response.", "responseId");
   return setReference(response.itemId, response.text, { ...opts, provenance: "promoted", promotedFromResponseId: response.id }, db);
 }

@@ -49,6 +49,7 @@
  */
 import Papa from "papaparse";
 import type Database from "better-sqlite3";
+import { visibleSql } from "../../db/visibility";
 import { cohenKappa, fleissKappa, gwetAC1, krippendorffAlpha, percentAgreement, type MeasurementLevel } from "../stats";
 import type { JudgeAgreementRow, Reference, UnparsedPolicy } from "../reports/judgeAgreement";
 import { UNPARSED as UNPARSED_CLASS } from "../reports/judgeAgreement";
@@ -508,10 +509,10 @@ function runs(conn: Database.Database, projectId: number): Row[] {
        join items i on i.id = r.item_id
        join datasets d on d.id = i.dataset_id
        left join runs ru on ru.id = r.run_id
-       left join verdicts v on v.response_id = r.id
+       left join verdicts v on v.response_id = r.id and ${visibleSql("v")}
        left join judges j on j.id = v.judge_id
        left join checklist_items c on c.id = v.checklist_item_id
-       where d.project_id = ?
+       where d.project_id = ? and ${visibleSql("r")}
        order by d.name, d.version, i.id, r.id, j.name, c.position, v.id`,
     )
     .all(projectId)

@@ -31,19 +31,24 @@
  *    can carry (the annotator) is checked by hand in the chunk, and once the
  *    chunk is in, the annotator cannot be deleted (no cascade: the delete
  *    fails). Unique indexes are enforced as always.
+ *    Responses and verdicts that hang off live rows (responses added to an
+ *    existing item, verdicts of an existing judge or on an existing
+ *    response) have no gate to hide behind: they go in chunks too, marked
+ *    with the import's pending_imports row (`pending_import_id`), and every
+ *    reader of responses and verdicts leaves marked rows out while that row
+ *    exists (db/visibility.ts). Their keys to live rows are checked by hand
+ *    in each chunk; a live row deleted after its chunk takes the marked rows
+ *    with it (the foreign keys cascade).
  * 3. Final (one transaction, foreign keys enforced): the gate rows, and the
- *    rows that point at a live row and so would be visible at once
- *    (responses added to an existing item, verdicts of an existing judge or
- *    on an existing response, units of an existing item), then the
- *    `pending_imports` row is deleted. Everything of the file becomes
- *    visible at this commit, or nothing does. Rows that conflict with rows
- *    written since the check (unique indexes; a project, dataset, judge,
- *    item or response deleted meanwhile) make it roll back.
+ *    other rows that point at a live row and so would be visible at once
+ *    (units of an existing item), then the `pending_imports` row is
+ *    deleted. Everything of the file becomes visible at this commit, or
+ *    nothing does. Rows that conflict with rows written since the check
+ *    (unique indexes; a project, dataset, judge, item or response deleted
+ *    meanwhile) make it roll back.
  *
- * Only rows of the second kind are bounded by the final transaction: for a
- * new dataset, task or judge it writes a handful of rows; for rows added to
- * existing ones (the responses preset) it writes them all, as there is no
- * gate a reader passes through (see the README's import section).
+ * The final transaction writes a handful of rows for the usual imports: a new
+ * dataset, task or judge, and responses or verdicts added to existing ones.
  *
  * A failure or kill between chunks leaves chunked rows that nothing can
  * reach. The import deletes its own at once (in chunks, by ID range); those
@@ -86,6 +91,15 @@ const ALWAYS_FINAL = new Set<string>(["projects", "users", "datasets", "judges",
 
 /** Foreign keys no reader follows to reach the row (see the header); checked by hand in the chunk. */
 const NOT_FOLLOWED = new Set<string>(["assignments.annotator_id"]);
+
+/**
+ * Tables whose rows are copied in chunks even when they hang off live rows
+ * (responses added to an existing item, verdicts of an existing judge):
+ * such a row carries `pending_import_id`, and every reader leaves it out
+ * while the import's pending_imports row exists (db/visibility.ts). Their
+ * keys to live rows are checked by hand in the chunk.
+ */
+const MARKED = new Set<string>(["responses", "verdicts"]);
 
 /**
  * Attaches a fresh scratch file as `stage` with empty copies of the tables
@@ -163,7 +177,20 @@ export type CommitOptions = {
   onChunk?: (e: ChunkEvent) => void | Promise<void>;
 };
 
-type Plan = { t: string; cols: string[]; fks: Map<string, string>; chunked: string; maxStage: number };
+/**
+ * `unreachable`: the condition for a staged row no reader can reach (every key points into the import); `chunked`: the
+ * rows copied in chunks (the unreachable ones, and every row of a MARKED table); `liveKeys`: the key columns a chunked
+ * row may point at a live row with, checked by hand.
+ */
+type Plan = {
+  t: string;
+  cols: string[];
+  fks: Map<string, string>;
+  unreachable: string;
+  chunked: string;
+  liveKeys: [string, string][];
+  maxStage: number;
+};
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -190,9 +217,12 @@ export async function commitStage(conn: Database.Database, opts: CommitOptions =
           ? `("${c}" is null or "${c}" >= ${STAGE_BASE})`
           : `"${c}" is null`,
     );
-    const chunked = ALWAYS_FINAL.has(t) || conds.length === 0 ? "0" : conds.join(" and ");
+    const unreachable = ALWAYS_FINAL.has(t) || conds.length === 0 ? "0" : conds.join(" and ");
+    const marked = MARKED.has(t);
+    const chunked = marked ? "1" : unreachable;
+    const liveKeys = [...fks].filter(([c]) => marked || NOT_FOLLOWED.has(`${t}.${c}`));
     const maxStage = (conn.prepare(`select coalesce(max(id), 0) as m from stage."${t}"`).get() as { m: number }).m;
-    return { t, cols, fks, chunked, maxStage };
+    return { t, cols, fks, unreachable, chunked, liveKeys, maxStage };
   });
   const stats: CommitStats = { rows: 0, lockMs: 0, lockTotalMs: 0, holds: 0, chunkedRows: 0, finalRows: 0, finalMs: 0 };
   const held = (ms: number) => {
@@ -238,6 +268,7 @@ export async function commitStage(conn: Database.Database, opts: CommitOptions =
     p.cols
       .map((c) => {
         if (c === "id") return `id - ${STAGE_BASE - 1} + ${base.get(p.t)}`;
+        if (c === "pending_import_id" && MARKED.has(p.t)) return `case when (${p.unreachable}) then null else ${pendingId} end`;
         const ref = p.fks.get(c);
         if (ref && base.has(ref))
           return `case when "${c}" >= ${STAGE_BASE} then "${c}" - ${STAGE_BASE - 1} + ${base.get(ref)} else "${c}" end`;
@@ -262,14 +293,15 @@ export async function commitStage(conn: Database.Database, opts: CommitOptions =
       const ins = conn.prepare(
         `insert into main."${p.t}" (${colList(p)}) select ${select(p)} from stage."${p.t}" where id > ? and id <= ? and (${p.chunked}) order by id`,
       );
-      // The annotator of a chunked assignment is a live user when the import reuses a placeholder: it must still exist.
-      const missingUser =
-        p.t === "assignments"
-          ? conn.prepare(
-              `select 1 from stage.assignments s where s.id > ? and s.id <= ? and s.annotator_id < ${STAGE_BASE}
-               and not exists (select 1 from main.users u where u.id = s.annotator_id) limit 1`,
-            )
-          : undefined;
+      // A chunked row's keys to live rows (the annotator of an assignment when the import reuses a placeholder, the item
+      // of a response added to an existing item, the judge or response of such a verdict): the live row must still exist.
+      const missingParent = p.liveKeys.length
+        ? conn.prepare(
+            `select 1 from stage."${p.t}" s where s.id > ? and s.id <= ? and (${p.liveKeys
+              .map(([c, ref]) => `(s."${c}" < ${STAGE_BASE} and not exists (select 1 from main."${ref}" r where r.id = s."${c}"))`)
+              .join(" or ")}) limit 1`,
+          )
+        : undefined;
       const any = conn.prepare(`select 1 from stage."${p.t}" where id > ? and id <= ? and (${p.chunked}) limit 1`);
       for (let from = STAGE_BASE - 1; from < p.maxStage;) {
         const to = Math.min(from + size, p.maxStage);
@@ -283,7 +315,7 @@ export async function commitStage(conn: Database.Database, opts: CommitOptions =
         conn.exec("begin immediate");
         let n: number;
         try {
-          if (missingUser?.get(from, to)) throw new Error("FOREIGN KEY constraint failed (an annotator was deleted)");
+          if (missingParent?.get(from, to)) throw new Error(`FOREIGN KEY constraint failed (a row that ${p.t} refer to was deleted)`);
           n = ins.run(from, to).changes;
           conn.exec("commit");
         } catch (err) {
@@ -340,10 +372,18 @@ export async function commitStage(conn: Database.Database, opts: CommitOptions =
     for (const r of conn
       .prepare(
         `select j.project_id as id, count(*) as n from stage.verdicts v join stage.judges j on j.id = v.judge_id
-         where (${verdictsPlan.chunked.replace(/"(\w+)"/g, 'v."$1"')}) group by j.project_id`,
+         where (${verdictsPlan.unreachable.replace(/"(\w+)"/g, 'v."$1"')}) group by j.project_id`,
       )
       .all() as { id: number; n: number }[])
       bumps.push([bumpProject, r.n, map("projects", r.id)]);
+    // Verdicts of a live judge bumped its project's version as each chunk went in, while readers could not see them yet:
+    // once more now, as they become visible, so no report memoised in between is kept.
+    for (const r of conn
+      .prepare(
+        `select j.project_id as id from main.judges j where j.id in (select judge_id from stage.verdicts where judge_id < ${STAGE_BASE})`,
+      )
+      .all() as { id: number }[])
+      bumps.push([bumpProject, 1, r.id]);
     const done = conn.prepare("delete from main.pending_imports where id = ?");
     t0 = performance.now();
     conn.exec("begin immediate");

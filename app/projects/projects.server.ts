@@ -1,7 +1,7 @@
 /** Projects: listing for a user, creation, and the overview counts. */
 import { and, asc, count, eq, inArray, sql } from "drizzle-orm";
 import { z } from "zod";
-import { getDb, schema, type Db } from "~/db.server";
+import { getDb, schema, visible, type Db } from "~/db.server";
 import type { SessionUser } from "~/auth/session.server";
 
 export const SlugSchema = z
@@ -80,7 +80,7 @@ export function datasetSummaries(projectId: number, db: Db = getDb()) {
       .select({ datasetId: schema.items.datasetId, n: count() })
       .from(schema.responses)
       .innerJoin(schema.items, eq(schema.items.id, schema.responses.itemId))
-      .where(inArray(schema.items.datasetId, ids))
+      .where(and(inArray(schema.items.datasetId, ids), visible(schema.responses.pendingImportId)))
       .groupBy(schema.items.datasetId)
       .all(),
   );
@@ -90,7 +90,7 @@ export function datasetSummaries(projectId: number, db: Db = getDb()) {
       .from(schema.verdicts)
       .innerJoin(schema.responses, eq(schema.responses.id, schema.verdicts.responseId))
       .innerJoin(schema.items, eq(schema.items.id, schema.responses.itemId))
-      .where(inArray(schema.items.datasetId, ids))
+      .where(and(inArray(schema.items.datasetId, ids), visible(schema.responses.pendingImportId), visible(schema.verdicts.pendingImportId)))
       .groupBy(schema.items.datasetId)
       .all(),
   );

@@ -4,7 +4,7 @@
  * helpers in ./subjects).
  */
 import { sql } from "drizzle-orm";
-import { getDb } from "~/db.server";
+import { getDb, visibleSql } from "~/db.server";
 import { readConfig } from "~/annotation/config";
 import { findKind } from "~/task-kinds/registry";
 import type { JudgeInfo, Verdicts } from "./judges";
@@ -115,7 +115,7 @@ export function loadTaskData(task: TaskRow, opts: { stale?: StaleMode } = {}): T
   // Responses of the task's items first (their model, turn and length go into every subject).
   const responses = rawRows(
     `SELECT r.id, r.model, r.turn, length(r.text) FROM responses r
-     WHERE r.item_id IN (SELECT DISTINCT u.item_id FROM units u WHERE u.task_id = ?)`,
+     WHERE r.item_id IN (SELECT DISTINCT u.item_id FROM units u WHERE u.task_id = ?) AND ${visibleSql("r")}`,
     task.id,
   );
   const builder = new TaskDataBuilder({
@@ -218,8 +218,8 @@ export function loadVerdicts(projectId: number, taskId: number, opts: { stale?: 
   const rows = rawRows(
     `SELECT v.judge_id, v.response_id, v.checklist_item_id, v.value, v.score, v.parse_status IN ('failed', 'unparsed')
      FROM verdicts v JOIN judges j ON j.id = v.judge_id
-     WHERE j.project_id = ?${opts.stale === "exclude" ? " AND v.stale_at IS NULL" : ""}
-       AND v.response_id IN (SELECT r.id FROM responses r WHERE r.item_id IN (SELECT DISTINCT u.item_id FROM units u WHERE u.task_id = ?))`,
+     WHERE j.project_id = ?${opts.stale === "exclude" ? " AND v.stale_at IS NULL" : ""} AND ${visibleSql("v")}
+       AND v.response_id IN (SELECT r.id FROM responses r WHERE r.item_id IN (SELECT DISTINCT u.item_id FROM units u WHERE u.task_id = ?) AND ${visibleSql("r")})`,
     projectId,
     taskId,
   );

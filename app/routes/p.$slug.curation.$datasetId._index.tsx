@@ -14,7 +14,7 @@ import { allFlags, DEFAULT_DUPLICATE_THRESHOLD, promotionCandidates, type Flag }
 import { CurationError, freezeDataset, promoteResponse, startNextVersion } from "~/curation/versions.server";
 import { runBackCheck } from "~/curation/assist.server";
 import { createTask, projectMembers, TaskError } from "~/annotation/tasks.server";
-import { getDb, schema } from "~/db.server";
+import { getDb, schema, visible } from "~/db.server";
 import { ActionMessage } from "~/components/ActionMessage";
 import { FieldError, fieldErrorsFrom, invalidProps, useFocusFirstError } from "~/components/FieldError";
 import { blindingWarning } from "~/annotation/task-names.server";
@@ -63,7 +63,7 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
     .selectDistinct({ model: schema.responses.model })
     .from(schema.responses)
     .innerJoin(schema.items, eq(schema.items.id, schema.responses.itemId))
-    .where(eq(schema.items.datasetId, dataset.id))
+    .where(and(eq(schema.items.datasetId, dataset.id), visible(schema.responses.pendingImportId)))
     .orderBy(asc(schema.responses.model))
     .all()
     .map((m) => m.model);

@@ -4,7 +4,7 @@ import type { ActionFunctionArgs, LinksFunction, LoaderFunctionArgs, MetaFunctio
 import { json, redirect } from "@remix-run/node";
 import { Form, useActionData, useLoaderData } from "@remix-run/react";
 import { useRef, useState } from "react";
-import { asc, eq } from "drizzle-orm";
+import { and, asc, eq } from "drizzle-orm";
 import { ANNOTATABLE_KINDS, DEFAULT_PENALTY_REASONS, KIND_TITLES, PLANS, type AnnotatableKind } from "~/annotation/config";
 import { SamplingError } from "~/annotation/sampling";
 import { AssignmentError } from "~/annotation/assignment";
@@ -13,7 +13,7 @@ import { requireProjectRole } from "~/auth/guards.server";
 import styles from "~/components/annotation.css";
 import { ErrorSummary, FieldError, invalidProps, useFocusFirstError, type FieldErrors } from "~/components/FieldError";
 import { fieldErrorsOf, humanErrors } from "~/forms/messages";
-import { getDb, schema } from "~/db.server";
+import { getDb, schema, visible } from "~/db.server";
 import { blindingWarning } from "~/annotation/task-names.server";
 import { findKind, taskKind } from "~/task-kinds/registry";
 
@@ -34,7 +34,7 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
     .from(schema.responses)
     .innerJoin(schema.items, eq(schema.items.id, schema.responses.itemId))
     .innerJoin(schema.datasets, eq(schema.datasets.id, schema.items.datasetId))
-    .where(eq(schema.datasets.projectId, project.id))
+    .where(and(eq(schema.datasets.projectId, project.id), visible(schema.responses.pendingImportId)))
     .orderBy(asc(schema.responses.model))
     .all()
     .map((m) => m.model);
