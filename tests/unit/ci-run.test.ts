@@ -23,7 +23,7 @@ describe(".ci/run", () => {
     const sudo = path.join(bin, "sudo");
     fs.writeFileSync(sudo, `#!/bin/sh\nexec "$@"\n`);
     fs.chmodSync(sudo, 0o755);
-    const env: Record<string, string> = { ...process.env, PATH: `${bin}:${process.env.PATH}` } as Record<string, string>;
+    const env: NodeJS.ProcessEnv = { ...process.env, PATH: `${bin}:${process.env.PATH}` };
     delete env.CI;
     const run = spawnSync("bash", [script], { env, encoding: "utf8" });
     expect(run.stderr).toBe("");
