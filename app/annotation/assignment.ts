@@ -2,12 +2,13 @@
  * Assignment planning: each unit goes to exactly k distinct annotators,
  * balanced across the pool and deterministic for a seed. Pure.
  */
+import { DomainError } from "~/errors";
 import { rng, shuffle } from "./random";
 
-export class AssignmentError extends Error {
+/** The pool cannot cover the units as asked (400); its message starts "assignment: ". */
+export class AssignmentError extends DomainError {
   constructor(message: string) {
     super(`assignment: ${message}`);
-    this.name = "AssignmentError";
   }
 }
 

@@ -5,6 +5,7 @@
 import { and, asc, eq, inArray, isNull, sql } from "drizzle-orm";
 import { z } from "zod";
 import { getDb, schema, visible, type Db } from "~/db.server";
+import { DomainError } from "~/errors";
 import { AssignmentError, planAssignments, planRebalance, planRemoval, type Held, type Move } from "./assignment";
 import { ANNOTATABLE_KINDS, PLANS, isAnnotatable, readConfig, type AnnotatableKind, type TaskConfig } from "./config";
 import { matchesGold } from "./labels";
@@ -57,13 +58,10 @@ export const NewTaskSchema = z
   });
 export type NewTask = z.input<typeof NewTaskSchema>;
 
-export class TaskError extends Error {
-  constructor(
-    message: string,
-    readonly field = "form",
-  ) {
-    super(message);
-    this.name = "TaskError";
+/** A task cannot be created or changed as asked (400); `field` names the form field, absent for the form as a whole. */
+export class TaskError extends DomainError {
+  constructor(message: string, field?: string) {
+    super(message, { field });
   }
 }
 

@@ -9,17 +9,15 @@
  */
 import { and, asc, eq, inArray, isNull, max, or, sql } from "drizzle-orm";
 import { getDb, schema, visible, type Db } from "~/db.server";
+import { DomainError } from "~/errors";
 import { kindsWhere } from "~/task-kinds/registry";
 
 type TaskRow = typeof schema.tasks.$inferSelect;
 
-export class CurationError extends Error {
-  constructor(
-    message: string,
-    readonly field?: string,
-  ) {
-    super(message);
-    this.name = "CurationError";
+/** A curation change refused (400): frozen version, nothing changed, a bad field; `field` names the form field. */
+export class CurationError extends DomainError {
+  constructor(message: string, field?: string) {
+    super(message, { field });
   }
 }
 

@@ -44,7 +44,7 @@ import {
 import { labelKindOf } from "./subjects";
 import { JudgeAgreementError, type Reference, type UnparsedPolicy } from "./judgeAgreement";
 import { JUDGE_AGREEMENT_KINDS, judgeAgreementTables, taskJudgeAgreement, type TaskJudgeAgreement } from "./judgeAgreementReport";
-import type { FinalLabels, FinalRule, ReportTable, StaleMode, TaskData } from "./types";
+import type { Estimate, FinalLabels, FinalRule, ReportTable, StaleMode, TaskData } from "./types";
 import { FINAL_RULES } from "./types";
 
 export { FINAL_RULES };
@@ -106,8 +106,16 @@ export interface TaskReport {
     matrix: { names: string[]; values: (number | null)[][] };
     domainBars: { label: string; value: number; ci: [number, number] | null; n: number }[];
     domainMeasure: string;
+    /** How the domain bars' intervals were obtained, from their estimates (so the chart's title cannot name another method). */
+    domainMethod: string;
     histogram: { label: string; n: number }[];
   };
+}
+
+/** The distinct methods of the estimates that have an interval, in order ("no interval" when none has one). */
+export function intervalMethods(estimates: Estimate[]): string {
+  const methods = [...new Set(estimates.filter((e) => e.ci).map((e) => e.method))];
+  return methods.length ? methods.join("; ") : "no interval";
 }
 
 export function taskReport(
@@ -172,6 +180,7 @@ export function taskReport(
         domainBars: bd
           .filter((b) => b.dimension === "domain")
           .map((b) => ({ label: b.value, value: b.summary.value, ci: b.summary.ci ? [b.summary.ci[0], b.summary.ci[1]] : null, n: b.n })),
+        domainMethod: intervalMethods(bd.filter((b) => b.dimension === "domain").map((b) => b.summary)),
         domainMeasure: numeric ? "Mean final score" : data.positive != null ? `Share “${String(data.positive)}”` : "Share of modal label",
         histogram: tables.final.rows.map((r) => ({ label: String(r.label), n: Number(r.n) })),
       },

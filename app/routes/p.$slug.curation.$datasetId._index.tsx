@@ -121,7 +121,7 @@ export async function action({ request, params }: ActionFunctionArgs) {
         ok: `Back-check ran on ${s.checked} of ${s.items} items: ${s.flagged} checklist item(s) answered No on the reference, ${s.unparsed} unparsed.${failed}`,
       });
     } catch (err) {
-      if (err instanceof CurationError) return json({ error: err.message, field: err.field ?? "" }, { status: 400 });
+      if (err instanceof CurationError) return domainErrorResponse(err);
       throw err;
     }
   }
@@ -152,8 +152,8 @@ export async function action({ request, params }: ActionFunctionArgs) {
       }
     }
   } catch (err) {
+    // CurationError and the rules' refusals (the promoted response must be of this dataset).
     if (err instanceof DomainError) return domainErrorResponse(err);
-    if (err instanceof CurationError) return json({ error: err.message, field: err.field ?? "" }, { status: 400 });
     throw err;
   }
 }
@@ -186,7 +186,7 @@ function referenceTask(projectId: number, userId: number, datasetId: number, for
     });
     return json({ ok: `Created task ${taskId} with ${units} blind comparisons.`, taskId });
   } catch (err) {
-    if (err instanceof TaskError) return json({ error: err.message, field: err.field, form: "reference-task" }, { status: 400 });
+    if (err instanceof TaskError) return domainErrorResponse(err, { form: "reference-task" });
     const issue = firstZodIssue(err);
     if (issue) {
       const field = String(issue.path[0] ?? "");

@@ -155,7 +155,7 @@ export async function action({ request, params }: ActionFunctionArgs) {
         return json({ error: `The model's reply could not be read: ${draft.error}`, field: "providerId", raw: draft.raw }, { status: 422 });
       return json({ draft: { items: draft.items, warnings: draft.warnings, promptVersion: draft.promptVersion } });
     } catch (err) {
-      if (err instanceof CurationError) return json({ error: err.message, field: err.field ?? "" }, { status: 400 });
+      if (err instanceof CurationError) return domainErrorResponse(err);
       return json({ error: `The provider failed: ${(err as Error).message}`, field: "providerId" }, { status: 502 });
     }
   }
@@ -220,8 +220,9 @@ export async function action({ request, params }: ActionFunctionArgs) {
       }
     }
   } catch (err) {
+    // A CurationError belongs to the form that sent it; the rules' refusals (checklist ownership, reorder) to the page.
+    if (err instanceof CurationError) return domainErrorResponse(err, { form });
     if (err instanceof DomainError) return domainErrorResponse(err);
-    if (err instanceof CurationError) return json({ error: err.message, field: err.field ?? "", form }, { status: 400 });
     throw err;
   }
 }

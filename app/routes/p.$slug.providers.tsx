@@ -7,6 +7,7 @@ import { useRef } from "react";
 import { ProviderForm } from "~/forms/providers.server";
 import { requireProjectRole } from "~/auth/guards.server";
 import { getDb } from "~/db.server";
+import { domainErrorResponse, domainFieldErrorsResponse } from "~/errors.server";
 import { listRecordings } from "~/runs/providers/replay.server";
 import { addProvider, listProviders, ProviderInputError, removeProvider } from "~/runs/providers/store.server";
 import { OPENAI_SETTING_KEYS } from "~/runs/providers/settings";
@@ -83,7 +84,9 @@ export async function action({ request, params }: ActionFunctionArgs) {
     });
   } catch (err) {
     if (err instanceof ProviderInputError)
-      return json(d.intent === "create" ? { fieldErrors: providerFieldErrors(err.message) } : { error: err.message }, { status: 400 });
+      return d.intent === "create"
+        ? domainFieldErrorsResponse(err, { fieldErrors: providerFieldErrors(err.message) })
+        : domainErrorResponse(err);
     throw err;
   }
   return json({ ok: `Provider ${d.name} added.` });

@@ -108,7 +108,7 @@ export default function TaskAgreementReport() {
         <Figure
           chart={
             <BarsWithCI
-              title={`${charts.domainMeasure} by domain, 95% CI${percentBars ? " (Wilson score)" : " (mean ± 1.96·SEM)"}`}
+              title={`${charts.domainMeasure} by domain, 95% CI (${charts.domainMethod})`}
               bars={charts.domainBars}
               percent={percentBars}
               domain={percentBars ? [0, 1] : undefined}

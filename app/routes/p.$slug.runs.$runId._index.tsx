@@ -8,6 +8,7 @@ import { useEffect, useRef, useState } from "react";
 import { RunAction } from "~/forms/runs.server";
 import { notFound, requireProjectRole } from "~/auth/guards.server";
 import { getDb, schema } from "~/db.server";
+import { domainErrorResponse, domainFieldErrorsResponse } from "~/errors.server";
 import { projectMembers } from "~/annotation/tasks.server";
 import { CalibrationError, calibratedScores, createCalibrationTask } from "~/runs/calibration.server";
 import { PROTOCOLS } from "~/runs/protocols";
@@ -118,10 +119,9 @@ const CALIBRATION_LABELS: Record<string, string> = {
  * beside its field ("Choose at least one annotator."); one with no field of the
  * form goes to the top of the form.
  */
-function calibrationFieldErrors(message: string): FieldErrors {
-  const m = /^(\w+): (.*)$/s.exec(message);
-  const field = m && m[1] in CALIBRATION_LABELS ? m[1] : "form";
-  const text = field === "form" ? message : m![2];
+function calibrationFieldErrors(err: CalibrationError): FieldErrors {
+  const field = err.field !== undefined && err.field in CALIBRATION_LABELS ? err.field : "form";
+  const text = field === "form" ? err.message : err.message.replace(`${field}: `, "");
   const sentence = text.charAt(0).toUpperCase() + text.slice(1);
   return { [field]: /[.!?]$/.test(sentence) ? sentence : `${sentence}.` };
 }
@@ -169,9 +169,10 @@ export async function action({ request, params }: ActionFunctionArgs) {
     return redirect(`/p/${project.slug}/runs/${run.id}`);
   } catch (err) {
     if (err instanceof CalibrationError && calibrate)
-      return json({ form: "calibrate", fieldErrors: calibrationFieldErrors(err.message) }, { status: 400 });
-    if (err instanceof RunInputError || err instanceof CalibrationError || err instanceof Error)
-      return json({ error: err.message }, { status: 400 });
+      return domainFieldErrorsResponse(err, { form: "calibrate", fieldErrors: calibrationFieldErrors(err) });
+    // RunInputError ("cannot pause a finished run"), and any other failure of the action, for the page as a whole.
+    if (err instanceof RunInputError) return domainErrorResponse(err);
+    if (err instanceof Error) return json({ error: err.message }, { status: 400 });
     throw err;
   }
 }

@@ -7,6 +7,7 @@ import { asc, desc, eq } from "drizzle-orm";
 import { isZodError, NewRunForm, NewRunJson } from "~/forms/runs.server";
 import { requireProjectRole } from "~/auth/guards.server";
 import { getDb, schema } from "~/db.server";
+import { domainErrorResponse } from "~/errors.server";
 import { PROTOCOL_IDS } from "~/runs/protocols";
 import { protocolForms, RunFormError, settingsFromForm, type FormField } from "~/runs/run-form.server";
 import { createRun, RunInputError } from "~/runs/runner.server";
@@ -98,7 +99,7 @@ export async function action({ request, params }: ActionFunctionArgs) {
     try {
       settings = settingsFromForm(d.protocol, form);
     } catch (err) {
-      if (err instanceof RunFormError) return json<ActionError>({ error: plainSetting(err.message), field: err.field }, { status: 400 });
+      if (err instanceof RunFormError) return domainErrorResponse(err);
       throw err;
     }
     def = {
@@ -125,9 +126,9 @@ export async function action({ request, params }: ActionFunctionArgs) {
       const protocol = String(form.get("protocol") ?? "");
       if (m && form.get("intent") === "create") {
         const field = `s.${protocol}.${m[1]}`;
-        return json<ActionError>({ error: settingSentence(fieldLabel(protocol, field) ?? m[1], m[2]), field }, { status: 400 });
+        return json<ActionError>({ error: settingSentence(fieldLabel(protocol, field) ?? m[1], m[2]), field }, { status: err.status });
       }
-      return json<ActionError>({ error: err.message }, { status: 400 });
+      return domainErrorResponse(err);
     }
     throw err;
   }
@@ -168,9 +169,6 @@ function settingSentence(label: string, reason: string): string {
   if (/^Invalid input: expected number/.test(reason)) return `${label} must be a number.`;
   return `${label}: ${reason}`;
 }
-
-/** "Max turns: a number is required" → "Max turns must be a number.". */
-const plainSetting = (message: string) => message.replace(/^(.+): a number is required$/, "$1 must be a number.");
 
 /** The form's error, shown beside the field it concerns. */
 function FieldError({ name, result }: { name: string; result?: ActionError }) {

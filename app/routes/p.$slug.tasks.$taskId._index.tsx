@@ -275,8 +275,9 @@ export async function action({ request, params }: ActionFunctionArgs) {
       return json({ ok: `Gold answer of unit #${unitId} saved.` });
     }
   } catch (err) {
+    // A TaskError belongs to the form that sent it (its intent); other refusals (gold lookup) to the page.
+    if (err instanceof TaskError) return domainErrorResponse(err, { form: intent });
     if (err instanceof DomainError) return domainErrorResponse(err);
-    if (err instanceof TaskError) return json({ error: err.message, field: err.field, form: intent }, { status: 400 });
     throw err;
   }
   return json({ error: `Unknown intent "${intent.slice(0, 20)}".` }, { status: 400 });

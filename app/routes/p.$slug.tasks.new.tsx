@@ -6,9 +6,8 @@ import { Form, useActionData, useLoaderData } from "@remix-run/react";
 import { useRef, useState } from "react";
 import { and, asc, eq } from "drizzle-orm";
 import { ANNOTATABLE_KINDS, DEFAULT_PENALTY_REASONS, KIND_TITLES, PLANS, type AnnotatableKind } from "~/annotation/config";
-import { SamplingError } from "~/annotation/sampling";
-import { AssignmentError } from "~/annotation/assignment";
-import { createTask, NewTaskSchema, projectMembers, TaskError } from "~/annotation/tasks.server";
+import { createTask, NewTaskSchema, projectMembers } from "~/annotation/tasks.server";
+import { domainFieldErrorsResponse, orDomainError } from "~/errors.server";
 import { requireProjectRole } from "~/auth/guards.server";
 import styles from "~/components/annotation.css";
 import { ErrorSummary, FieldError, invalidProps, useFocusFirstError, type FieldErrors } from "~/components/FieldError";
@@ -104,15 +103,11 @@ export async function action({ request, params }: ActionFunctionArgs) {
     const held = blindingWarning(project.id, { name: parsed.data.name, guidelines: parsed.data.guidelines ?? "" });
     if (held) return json({ fieldErrors: held.fieldErrors as FieldErrors, warning: held.warning }, { status: 400 });
   }
-  try {
+  // A refusal (TaskError, SamplingError, AssignmentError) is shown beside its field, or for the whole form.
+  return orDomainError(() => {
     const { taskId } = createTask(project.id, user.id, parsed.data);
     return redirect(`/p/${project.slug}/tasks/${taskId}`);
-  } catch (err) {
-    if (err instanceof TaskError) return json({ fieldErrors: { [err.field]: err.message } as FieldErrors }, { status: 400 });
-    if (err instanceof SamplingError || err instanceof AssignmentError)
-      return json({ fieldErrors: { form: err.message.replace(/^sampling: /, "") } as FieldErrors }, { status: 400 });
-    throw err;
-  }
+  }, domainFieldErrorsResponse);
 }
 
 const PLAN_TITLES: Record<string, string> = {

@@ -39,6 +39,7 @@
  */
 import { and, eq, inArray } from "drizzle-orm";
 import { schema, type Db } from "../../db/client";
+import { DomainError } from "../errors";
 import { planAssignments } from "../annotation/assignment";
 import { readConfig } from "../annotation/config";
 import { projectMembers } from "../annotation/tasks.server";
@@ -86,7 +87,15 @@ type Candidate = {
 };
 type Drawn = Candidate & { pi: number };
 
-export class CalibrationError extends Error {}
+/**
+ * A calibration task cannot be made as asked (400). Its message starts with the setting it is
+ * about ("pool: choose at least one annotator"), which is then also its `field`.
+ */
+export class CalibrationError extends DomainError {
+  constructor(message: string, field?: string) {
+    super(message, { field });
+  }
+}
 
 /** What a human labels when calibrating this run's protocol (see Protocol.calibration). */
 function calibrationUnit(run: typeof schema.runs.$inferSelect) {
@@ -194,11 +203,14 @@ export function createCalibrationTask(
   const members = projectMembers(args.projectId, db);
   const pool = [...new Set(args.pool ?? members.filter((m) => m.role === "annotator").map((m) => m.id))];
   const stranger = pool.find((id) => !members.some((m) => m.id === id));
-  if (stranger !== undefined) throw new CalibrationError(`pool: user ${stranger} is not a member of this project`);
+  if (stranger !== undefined) throw new CalibrationError(`pool: user ${stranger} is not a member of this project`, "pool");
   const overlap = args.overlap ?? 2;
-  if (pool.length === 0) throw new CalibrationError("pool: choose at least one annotator");
+  if (pool.length === 0) throw new CalibrationError("pool: choose at least one annotator", "pool");
   if (overlap < 1 || overlap > pool.length)
-    throw new CalibrationError(`overlap: ${overlap} annotators per unit needs a pool of at least ${overlap}; the pool has ${pool.length}`);
+    throw new CalibrationError(
+      `overlap: ${overlap} annotators per unit needs a pool of at least ${overlap}; the pool has ${pool.length}`,
+      "overlap",
+    );
   if (calibrationUnit(run) === "score") return createC3eTask(db, run, judgeId, { ...args, pool, overlap });
   const all = candidates(db, run);
   const units = sampleUnits(all, args.plan, args.seed);
@@ -355,6 +367,7 @@ export function sampleC3eItems(
   if (plan.kind !== "stratified" && plan.kind !== "uniform")
     throw new CalibrationError(
       `plan: C3EBench runs are calibrated by "stratified" (up to N instructions per task type, every model's writing) or "uniform" (N instructions at random); "${plan.kind}" is a checklist plan`,
+      "plan",
     );
   const rand = seededRandom(seed);
   const byItem = new Map<number, { itemId: number; taskType: string; responseIds: number[] }>();

@@ -7,6 +7,7 @@
  * protocol's own schema, so the form and the JSON definition obey one rule.
  */
 import { z } from "zod";
+import { DomainError } from "../errors";
 import { PROTOCOLS } from "./protocols";
 
 export type FormField =
@@ -103,13 +104,10 @@ export function protocolForms(): ProtocolForm[] {
   });
 }
 
-export class RunFormError extends Error {
-  constructor(
-    readonly field: string,
-    message: string,
-  ) {
-    super(message);
-    this.name = "RunFormError";
+/** A settings field of the new-run form that cannot be read (400), shown beside that field. */
+export class RunFormError extends DomainError {
+  constructor(field: string, message: string) {
+    super(message, { field });
   }
 }
 
@@ -133,7 +131,7 @@ export function settingsFromForm(protocolId: string, form: FormData): Record<str
     if (f.kind === "select") return text;
     if (text === "") return undefined;
     const n = Number(text);
-    if (!Number.isFinite(n)) throw new RunFormError(f.name, `${f.label}: a number is required`);
+    if (!Number.isFinite(n)) throw new RunFormError(f.name, `${f.label} must be a number.`);
     return n;
   };
   const settings: Record<string, unknown> = {};

@@ -17,6 +17,7 @@
 import { and, asc, eq, inArray, isNull, sql } from "drizzle-orm";
 import { z } from "zod";
 import { schema, type Db } from "../../db/client";
+import { DomainError } from "../errors";
 import { getProtocol, PROTOCOL_IDS, validateDataset } from "./protocols";
 import type { ItemData, JudgeRef, ModelRef, Protocol } from "./protocols/types";
 import { providerFromRow, type ProviderRow } from "./providers/index.server";
@@ -56,7 +57,8 @@ export type StoredRunConfig = {
   definition?: RunDefinition;
 };
 
-export class RunInputError extends Error {}
+/** A run cannot be created or controlled as asked (400); the message names the part of the definition ("models: …"). */
+export class RunInputError extends DomainError {}
 
 export function loadItems(db: Db, datasetId: number, opts: { itemIds?: number[]; limit?: number } = {}): ItemData[] {
   const where = opts.itemIds?.length

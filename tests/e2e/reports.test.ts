@@ -99,6 +99,28 @@ describe("report pages in the browser", () => {
     expect(errors).toEqual([]);
   });
 
+  it("the by-domain chart names the interval method its bars use (bootstrap for scores, Wilson for shares)", async () => {
+    const { page } = browser;
+    await signInAs(page, app.url, researcher.email, researcher.password);
+    const db = openDatabase(app.databaseFile);
+    const writing = db.select().from(schema.tasks).where(eq(schema.tasks.kind, "writing-quality")).get()!;
+    const sat = db.select().from(schema.tasks).where(eq(schema.tasks.kind, "response-satisfaction")).get()!;
+    db.$client.close();
+    const chartTitle = async (taskId: number) => {
+      await page.goto(`${app.url}/p/demo/reports/${taskId}`);
+      const chart = page.locator("svg.report-chart[aria-label*='by domain']");
+      await expect.poll(() => chart.count()).toBe(1);
+      return (await chart.getAttribute("aria-label"))!;
+    };
+    // Mean scores on the 1–5 scale: a percentile bootstrap, not mean ± 1.96·SEM.
+    const scores = await chartTitle(writing.id);
+    expect(scores).toMatch(/^Mean final score by domain, 95% CI \(percentile bootstrap \(B=\d+, seed \d+\)/);
+    expect(scores).not.toMatch(/SEM/);
+    // Shares: the Wilson score interval.
+    expect(await chartTitle(sat.id)).toMatch(/by domain, 95% CI \(Wilson score interval\)$/);
+    expect(errors).toEqual([]);
+  });
+
   it("after a curation edit, stale labels are noted, and leaving them out changes the figures", async () => {
     const { page } = browser;
     await signInAs(page, app.url, researcher.email, researcher.password);

@@ -7,15 +7,16 @@
 import { and, asc, eq } from "drizzle-orm";
 import { z } from "zod";
 import { schema, type Db } from "../../../db/client";
+import { DomainError } from "../../errors";
 import { encryptionKey, encryptPlaintextKeys, encryptSecret } from "./secrets.server";
 import { parseProviderSettings, ProviderSettingsError } from "./settings";
 
-export class ProviderInputError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "ProviderInputError";
-  }
-}
+/**
+ * A provider cannot be added or removed as asked (400). Its message starts with the input it
+ * is about ("baseUrl: an http(s) URL is required"), as `npm run providers` prints it; the
+ * providers page words it beside that field.
+ */
+export class ProviderInputError extends DomainError {}
 
 export const ProviderInput = z.strictObject({
   name: z.string().trim().min(1).max(100),

@@ -1,7 +1,4 @@
-/** A sampling plan that cannot make units (an unknown plan); its message starts "sampling: ". */
-export class SamplingError extends Error {
-  constructor(message: string) {
-    super(`sampling: ${message}`);
-    this.name = "SamplingError";
-  }
-}
+import { DomainError } from "~/errors";
+
+/** A sampling plan that cannot make units (an unknown plan): the new-task form shows it for the form as a whole (400). */
+export class SamplingError extends DomainError {}
