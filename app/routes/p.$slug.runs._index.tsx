@@ -1,4 +1,5 @@
 import { CsrfField } from "~/components/CsrfField";
+import { FieldError as FieldErrorBelow, fieldErrorsFrom, invalidProps } from "~/components/FieldError";
 import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { json, redirect } from "@remix-run/node";
 import { Form, Link, useActionData, useLoaderData } from "@remix-run/react";
@@ -8,11 +9,11 @@ import { isZodError, NewRunForm, NewRunJson } from "~/forms/runs.server";
 import { requireProjectRole } from "~/auth/guards.server";
 import { getDb, schema } from "~/db.server";
 import { domainErrorResponse } from "~/errors.server";
-import { PROTOCOL_IDS } from "~/runs/protocols";
+import { getProtocol, PROTOCOL_IDS } from "~/runs/protocols";
 import { protocolForms, RunFormError, settingsFromForm, type FormField } from "~/runs/run-form.server";
-import { createRun, RunInputError } from "~/runs/runner.server";
+import { createRun, RunDefinition, RunInputError } from "~/runs/runner.server";
 import { ensureInProcessWorker } from "~/runs/worker.server";
-import { humanErrors } from "~/forms/messages";
+import { humanErrors, humanIssue } from "~/forms/messages";
 
 export const meta: MetaFunction = () => [{ title: "Runs · Concord" }];
 
@@ -65,8 +66,9 @@ type ActionError = { error: string; field?: string };
 export async function action({ request, params }: ActionFunctionArgs) {
   const { project, user } = await requireProjectRole(request, params.slug, "researcher");
   const form = await request.formData();
+  const fromJson = form.get("intent") === "create-json";
   let def: unknown;
-  if (form.get("intent") === "create-json") {
+  if (fromJson) {
     const parsed = NewRunJson.safeParse(Object.fromEntries(form), { error: humanErrors(LABELS) });
     if (!parsed.success) return json<ActionError>({ error: parsed.error.issues[0].message, field: "definition" }, { status: 400 });
     try {
@@ -112,22 +114,32 @@ export async function action({ request, params }: ActionFunctionArgs) {
       settings,
     };
   }
+  const protocol = String(form.get("protocol") ?? "");
+  // The JSON names a place in the definition ("The definition's settings.maxTurns …"); the form names its field.
+  const labelOf = (path: PropertyKey[]) => (fromJson ? jsonLabel(path) : formLabel(protocol, path));
+  const problem = definitionProblem(def, labelOf);
+  if (problem) {
+    if (fromJson) return json<ActionError>({ error: problem.message, field: "definition" }, { status: 400 });
+    const [head, ...rest] = problem.path.map(String);
+    const field = head === "settings" ? `s.${protocol}.${rest.join(".")}` : head;
+    return json<ActionError>(
+      { error: problem.message, field: head === "settings" && !fieldLabel(protocol, field) ? undefined : field },
+      { status: 400 },
+    );
+  }
   try {
     const run = createRun(getDb(), project.id, def as never, user.id);
     ensureInProcessWorker();
     return redirect(`/p/${project.slug}/runs/${run.id}`);
   } catch (err) {
     if (isZodError(err))
-      return json<ActionError>({ error: `definition.${err.issues[0].path.join(".")}: ${err.issues[0].message}` }, { status: 400 });
+      return json<ActionError>(
+        { error: humanIssue(err.issues[0], labelOf(err.issues[0].path)), field: fromJson ? "definition" : undefined },
+        { status: 400 },
+      );
     if (err instanceof RunInputError) {
-      // "settings.maxTurns: …" belongs to that field of the chosen protocol's settings,
-      // where it reads "Max turns must be 1 or more.".
-      const m = /^settings\.([\w.]+): (.*)$/s.exec(err.message);
-      const protocol = String(form.get("protocol") ?? "");
-      if (m && form.get("intent") === "create") {
-        const field = `s.${protocol}.${m[1]}`;
-        return json<ActionError>({ error: settingSentence(fieldLabel(protocol, field) ?? m[1], m[2]), field }, { status: err.status });
-      }
+      // What the schemas cannot see (no such dataset or provider in this project), beside the JSON when it came from there.
+      if (fromJson) return json<ActionError>({ error: err.message, field: "definition" }, { status: err.status });
       return domainErrorResponse(err);
     }
     throw err;
@@ -159,22 +171,39 @@ function fieldLabel(protocol: string, name: string): string | undefined {
   return pf ? walk(pf.fields) : undefined;
 }
 
-/** zod's generic wording of a setting's bound as a sentence: "Too small: expected number to be >=1" → "Max turns must be 1 or more.". */
-function settingSentence(label: string, reason: string): string {
-  const small = /^Too small: expected \w+ to be (>=|>)(-?[\d.e+]+)$/.exec(reason);
-  if (small) return small[1] === ">=" ? `${label} must be ${small[2]} or more.` : `${label} must be more than ${small[2]}.`;
-  const big = /^Too big: expected \w+ to be (<=|<)(-?[\d.e+]+)$/.exec(reason);
-  if (big) return big[1] === "<=" ? `${label} must be ${big[2]} or less.` : `${label} must be less than ${big[2]}.`;
-  if (/^Invalid input: expected int/.test(reason)) return `${label} must be a whole number.`;
-  if (/^Invalid input: expected number/.test(reason)) return `${label} must be a number.`;
-  return `${label}: ${reason}`;
+/**
+ * The first problem with a run definition (the JSON one, or the one the form's fields make) in a sentence naming
+ * the field by `labelOf` — zod's generic "Too small: expected number to be >=1" never reaches the page — with its
+ * path in the definition; null when it is well-formed. createRun checks the same schemas, and then the data.
+ */
+function definitionProblem(def: unknown, labelOf: (path: PropertyKey[]) => string): { message: string; path: PropertyKey[] } | null {
+  const error = (prefix: PropertyKey[]) => (issue: Parameters<typeof humanIssue>[0]) =>
+    humanIssue(issue, labelOf([...prefix, ...(issue.path ?? [])]));
+  const parsed = RunDefinition.safeParse(def, { error: error([]) });
+  if (!parsed.success) return { message: parsed.error.issues[0].message, path: parsed.error.issues[0].path };
+  const settings = getProtocol(parsed.data.protocol).configSchema.safeParse(parsed.data.settings, { error: error(["settings"]) });
+  if (!settings.success) return { message: settings.error.issues[0].message, path: ["settings", ...settings.error.issues[0].path] };
+  return null;
+}
+
+/** A place in the JSON definition as its author wrote it: ["models", 0, "provider"] → "the definition's models[0].provider". */
+function jsonLabel(path: PropertyKey[]): string {
+  const at = path.map((k, i) => (typeof k === "number" ? `[${k}]` : `${i ? "." : ""}${String(k)}`)).join("");
+  return at ? `the definition's ${at}` : "the definition";
+}
+
+/** A field of the new-run form as it is labelled ("Max turns" for settings.maxTurns of RefineBench). */
+function formLabel(protocol: string, path: PropertyKey[]): string {
+  const [head, ...rest] = path.map(String);
+  if (head === "settings") return fieldLabel(protocol, `s.${protocol}.${rest.join(".")}`) ?? rest.join(".");
+  return LABELS[head] ?? path.map(String).join(".");
 }
 
 /** The form's error, shown beside the field it concerns. */
 function FieldError({ name, result }: { name: string; result?: ActionError }) {
   if (!result?.field || result.field !== name) return null;
   return (
-    <span className="field-error" role="alert" id={`err-${name}`}>
+    <span className="field-error" role="alert" id={`err-${name}`} data-field={name}>
       {result.error}
     </span>
   );
@@ -244,6 +273,8 @@ function Field({ f, result }: { f: FormField; result?: ActionError }) {
 export default function Runs() {
   const { project, runs, datasets, providers, protocols, previous, forms } = useLoaderData<typeof loader>();
   const result = useActionData<typeof action>() as ActionError | undefined;
+  // The JSON's problems go under the text area, like the other forms' (app/components/FieldError.tsx).
+  const jsonErrors = result?.field === "definition" ? fieldErrorsFrom(result) : {};
   const [protocol, setProtocol] = useState(forms[0]?.id ?? "refinebench");
   const [hydrated, setHydrated] = useState(false);
   useEffect(() => setHydrated(true), []);
@@ -400,14 +431,8 @@ export default function Runs() {
             <code>itemIds</code>). Protocols: {protocols.join(", ")}. Datasets:{" "}
             {datasets.map((d) => `${d.id} = ${d.name} v${d.version}`).join(", ") || "none"}.
           </p>
-          <textarea
-            name="definition"
-            rows={14}
-            cols={80}
-            defaultValue={example}
-            aria-invalid={result?.field === "definition" || undefined}
-          />
-          <FieldError name="definition" result={result} />
+          <textarea name="definition" rows={14} cols={80} defaultValue={example} {...invalidProps(jsonErrors, "definition")} />
+          <FieldErrorBelow errors={jsonErrors} name="definition" />
           <div>
             <button type="submit">Start run from JSON</button>
           </div>

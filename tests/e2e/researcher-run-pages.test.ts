@@ -154,6 +154,47 @@ describe("form errors beside their fields", () => {
     expect(fromRun).toHaveLength(0);
   });
 
+  it("the Runs page's JSON definition: each problem in a sentence beside the JSON, which takes focus", async () => {
+    const { page } = browser;
+    const runsBefore = db.select({ id: schema.runs.id }).from(schema.runs).all().length;
+    const submit = async (edit: (def: Record<string, unknown>) => void) => {
+      await page.goto(`${app.url}/p/demo/runs`);
+      const details = page.locator("details", { hasText: "Advanced: a run definition in JSON" });
+      await details.locator("summary").click();
+      const area = details.locator("textarea[name=definition]");
+      const def = JSON.parse(await area.inputValue()) as Record<string, unknown>;
+      edit(def);
+      await area.fill(JSON.stringify(def, null, 2));
+      await details.getByRole("button", { name: "Start run from JSON" }).click();
+    };
+    // No model: zod's "definition.models: Too small: expected array to have >=1 items" was shown at the top.
+    await submit((def) => (def.models = []));
+    await expect.poll(() => fieldError("definition").textContent()).toBe("Choose at least one: the definition's models.");
+    await expect.poll(focused).toBe("definition");
+    expect(await page.locator("textarea[name=definition]").getAttribute("aria-describedby")).toBe("definition-error");
+    // The message sits right under the JSON, not at the top of the page.
+    const areaBox = (await page.locator("textarea[name=definition]").boundingBox())!;
+    const errBox = (await fieldError("definition").boundingBox())!;
+    expect(errBox.y).toBeGreaterThanOrEqual(areaBox.y + areaBox.height - 1);
+    expect(errBox.y - (areaBox.y + areaBox.height)).toBeLessThan(40);
+    expect(await page.locator(".alert").count()).toBe(0);
+    // A protocol setting out of bounds: was "settings.maxTurns: Too small: expected number to be >=1".
+    await submit((def) => {
+      def.protocol = "refinebench";
+      def.settings = { maxTurns: 0 };
+    });
+    await expect.poll(() => fieldError("definition").textContent()).toBe("The definition's settings.maxTurns must be 1 or more.");
+    await expect.poll(focused).toBe("definition");
+    // What only the data can refuse (no such provider) goes beside the JSON too.
+    await submit((def) => (def.models = [{ provider: "no-such-provider" }]));
+    await expect.poll(() => fieldError("definition").textContent()).toMatch(/no provider named "no-such-provider"/);
+    await expect.poll(focused).toBe("definition");
+    const body = (await page.locator("body").textContent())!;
+    expect(body).not.toMatch(/Too (small|big)|expected (number|array)|Invalid input/);
+    expect(db.select({ id: schema.runs.id }).from(schema.runs).all()).toHaveLength(runsBefore);
+    expect(pageErrors).toEqual([]);
+  });
+
   it("the calibration pool picker lists one annotator per line, like the task page's", async () => {
     const { page } = browser;
     await page.goto(`${app.url}/p/demo/runs/${demoRunId()}`);
