@@ -5,6 +5,9 @@
  */
 import { z } from "zod";
 
+// Writing quality's scale and penalty reasons, for loaders (config.ts re-exports them for the rest).
+export { penaltyReasonsOf, scoreScaleOf } from "~/task-kinds/writing-quality/scale";
+
 export const AdjudicationSchema = z.object({
   label: z.unknown(),
   penaltyReasons: z.record(z.string(), z.array(z.string())).nullable().optional(),

@@ -9,6 +9,9 @@ import { getDb, schema, type Db } from "~/db.server";
 import { DomainError } from "~/errors.server";
 import { isAnnotatable, type AnnotatableKind } from "./config";
 
+// The known answer's form values and parser, for the task page's loader and action.
+export { labelToForm, parseGoldLabel } from "./labels";
+
 /** The gold unit `unitId` of `task`, with the order of its responses (multi-response kinds). */
 export function goldUnitOf(task: { id: number; kind: string }, unitId: number, db: Db = getDb()) {
   const unit = Number.isInteger(unitId)

@@ -10,13 +10,13 @@ import { json, redirect } from "@remix-run/node";
 import { Form, Link, useActionData, useLoaderData, useParams } from "@remix-run/react";
 import { useRef } from "react";
 import { and, asc, eq, inArray } from "drizzle-orm";
-import { goldUnitOf } from "~/annotation/gold.server";
+import { goldUnitOf, labelToForm, parseGoldLabel } from "~/annotation/gold.server";
 import { DomainError, domainErrorResponse } from "~/errors.server";
 import { RemoveSchema, StatusSchema } from "~/forms/tasks.server";
-import { isAnnotatable, KIND_TITLES, readConfig, scoreScaleOf } from "~/annotation/config";
-import { labelToForm, parseGoldLabel, type ResponseKey } from "~/annotation/labels";
+import { readConfig, scoreScaleOf } from "~/annotation/config.server";
+import type { ResponseKey } from "~/task-kinds/types";
 import { kindFields } from "~/task-kinds/fields-registry";
-import { findKind } from "~/task-kinds/registry";
+import { findKind, isAnnotatable, kindTitle } from "~/task-kinds/registry.server";
 import { letter } from "~/annotation/random";
 import {
   addToPool,
@@ -161,7 +161,7 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
       name: task.name,
       guidelines: task.guidelines,
       kind: task.kind,
-      kindTitle: isAnnotatable(task.kind) ? KIND_TITLES[task.kind] : task.kind,
+      kindTitle: kindTitle(task.kind),
       annotatable: isAnnotatable(task.kind),
       status: task.status,
       overlap: task.overlap,

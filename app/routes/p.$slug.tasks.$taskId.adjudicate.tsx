@@ -8,10 +8,10 @@ import type { ActionFunctionArgs, LinksFunction, LoaderFunctionArgs, MetaFunctio
 import { json } from "@remix-run/node";
 import { Form, Link, useActionData, useLoaderData, useParams } from "@remix-run/react";
 import { adjudicate, adjudicationView, canAdjudicate, disagreements } from "~/annotation/adjudication.server";
-import { isAnnotatable, penaltyReasonsOf, readConfig, scoreScaleOf } from "~/annotation/config";
+import { penaltyReasonsOf, readConfig, scoreScaleOf } from "~/annotation/config.server";
 import { findTask } from "~/annotation/tasks.server";
 import { kindFields } from "~/task-kinds/fields-registry";
-import { taskKind } from "~/task-kinds/registry";
+import { isAnnotatable, taskKind } from "~/task-kinds/registry.server";
 import { forbidden, notFound, requireProjectRole } from "~/auth/guards.server";
 import { Markdown, markdownLinks } from "~/components/Markdown";
 import styles from "~/components/annotation.css";

@@ -8,7 +8,6 @@ import type { ActionFunctionArgs, LinksFunction, LoaderFunctionArgs, MetaFunctio
 import { json, redirect } from "@remix-run/node";
 import { Link, useActionData, useLoaderData, useParams, type ShouldRevalidateFunction } from "@remix-run/react";
 import { annotatePageData, nextUnitId, progress, saveAnnotation, type SaveIntent } from "~/annotation/annotate.server";
-import { isAnnotatable, KIND_TITLES } from "~/annotation/config";
 import { nextTaskWithWork } from "~/annotation/queue.server";
 import { findTask } from "~/annotation/tasks.server";
 import { notFound, requireProjectRole } from "~/auth/guards.server";
@@ -18,6 +17,7 @@ import { ProgressBar } from "~/components/ProgressBar";
 import styles from "~/components/annotation.css";
 import { sql } from "drizzle-orm";
 import { getDb, schema } from "~/db.server";
+import { isAnnotatable, kindTitle } from "~/task-kinds/registry.server";
 
 export const links: LinksFunction = () => [{ rel: "stylesheet", href: styles }, ...markdownLinks];
 export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: `${data?.task.name ?? "Annotate"} · Concord` }];
@@ -50,7 +50,7 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
     task: {
       name: task.name,
       kind: task.kind,
-      kindTitle: KIND_TITLES[task.kind as keyof typeof KIND_TITLES],
+      kindTitle: kindTitle(task.kind),
       guidelines: task.guidelines,
       closed: task.status !== "open",
     },

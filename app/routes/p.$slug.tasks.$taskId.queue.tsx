@@ -9,8 +9,9 @@ import { useEffect } from "react";
 import { nextUnitId, progress } from "~/annotation/annotate.server";
 import { FILTER_TITLES, QUEUE_FILTERS, type QueueFilter } from "~/annotation/queue-filters";
 import { filterQueue, nextTaskWithWork, queueRows } from "~/annotation/queue.server";
-import { isAnnotatable, KIND_TITLES, readConfig } from "~/annotation/config";
+import { readConfig } from "~/annotation/config.server";
 import { findTask } from "~/annotation/tasks.server";
+import { isAnnotatable, kindTitle } from "~/task-kinds/registry.server";
 import { hasRole, notFound, requireProjectRole } from "~/auth/guards.server";
 import { Markdown, markdownLinks } from "~/components/Markdown";
 import { ProgressBar } from "~/components/ProgressBar";
@@ -35,7 +36,7 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
     queue: filterQueue(all, filter),
     task: {
       name: task.name,
-      kindTitle: KIND_TITLES[task.kind as keyof typeof KIND_TITLES],
+      kindTitle: kindTitle(task.kind),
       guidelines: task.guidelines,
       closed: task.status !== "open",
     },

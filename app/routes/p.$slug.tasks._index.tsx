@@ -2,8 +2,8 @@
 import type { LinksFunction, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { json } from "@remix-run/node";
 import { Link, useLoaderData, useParams } from "@remix-run/react";
-import { isAnnotatable, KIND_TITLES } from "~/annotation/config";
 import { listTasks } from "~/annotation/tasks.server";
+import { isAnnotatable, kindTitle } from "~/task-kinds/registry.server";
 import { hasRole, requireProjectRole } from "~/auth/guards.server";
 import { ProgressBar } from "~/components/ProgressBar";
 import styles from "~/components/annotation.css";
@@ -17,7 +17,7 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
   const tasks = listTasks(project.id, user.id, researcher).map((t) => ({
     id: t.id,
     name: t.name,
-    kind: isAnnotatable(t.kind) ? KIND_TITLES[t.kind] : t.kind,
+    kind: kindTitle(t.kind),
     annotatable: isAnnotatable(t.kind),
     status: t.status,
     overlap: t.overlap,

@@ -1,6 +1,19 @@
-/** Lookups over the kinds' server parts (./kinds.server.ts). Server-only. */
+/**
+ * The registry for loaders and actions: the lookups of ./registry.ts, and the kinds' server
+ * parts (./kinds.server.ts). Server-only. A route whose component does not need the kinds'
+ * rules imports them from here: the client build empties `.server` modules, so the page's
+ * JavaScript leaves the rules out (they ran in the loader).
+ */
 import type { z } from "zod";
 import * as SERVER from "./kinds.server";
+import { findKind } from "./registry";
+
+export { findKind, isAnnotatable, taskKind } from "./registry";
+
+/** The kind's title ("Writing quality"), or the stored kind itself for one not labelled in Concord (imported labels). */
+export function kindTitle(kind: string): string {
+  return findKind(kind)?.title ?? kind;
+}
 
 /** A kind's server part: the zod schema of its own settings (stored in tasks.config). */
 export type KindServer = { id: string; settings: z.ZodType<Record<string, unknown>> };
