@@ -19,6 +19,7 @@
  *   options: --items N --turns T --latency MS --concurrency C --compact-log --same-process
  *            --workers N (only the N-process run; 1 = only the in-process run)
  *            --gc (with NODE_OPTIONS=--expose-gc: heap after a full collection, once a second)
+ *            --worker-cpu-prof DIR (each worker process writes a V8 CPU profile into DIR)
  */
 import path from "node:path";
 import fs from "node:fs";
@@ -42,6 +43,8 @@ const TURNS = num("turns", 5);
 const LATENCY = num("latency", 50);
 const CONCURRENCY = num("concurrency", 32);
 const CALL_LOG = argv.includes("--compact-log") ? "compact" : "full";
+/** --worker-cpu-prof DIR: each worker process writes a V8 CPU profile into DIR (diagnostics). */
+const WORKER_PROF = argv.includes("--worker-cpu-prof") ? ["--cpu-prof", "--cpu-prof-dir", argv[argv.indexOf("--worker-cpu-prof") + 1]] : [];
 
 // ─── The ideal: what the run's job graph and the limits allow ─────────────────
 
@@ -319,7 +322,7 @@ async function multiProcess(
   const ideal = runIdeal(db, run.id, n * CONCURRENCY);
   const root = path.resolve(import.meta.dirname, "..");
   const children = Array.from({ length: n }, () =>
-    spawn(process.execPath, ["--import", "tsx", "scripts/worker.ts", "--run", String(run.id), "--call-log", CALL_LOG], {
+    spawn(process.execPath, [...WORKER_PROF, "--import", "tsx", "scripts/worker.ts", "--run", String(run.id), "--call-log", CALL_LOG], {
       cwd: root,
       env: { ...process.env, DATABASE_URL: file, WORKER_CONCURRENCY: String(CONCURRENCY), WORKER_POLL_MS: "20" },
       stdio: ["ignore", "pipe", "inherit"],
