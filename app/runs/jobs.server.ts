@@ -6,6 +6,7 @@
  */
 import type { Db } from "../../db/client";
 import type { JobPayload, Outcome } from "./protocols/types";
+import type { TurnJoin } from "./providers/shared-limits.server";
 import type { CallRecord } from "./providers/types";
 
 // ─── Claiming and completing ─────────────────────────────────────────────────
@@ -45,6 +46,12 @@ function prepareStatements(s: Sqlite) {
       `INSERT INTO responses (item_id, model, turn, text, origin, run_id, source_key, metadata) VALUES (?, ?, ?, ?, 'run', ?, ?, ?) ON CONFLICT DO NOTHING`,
     ),
     findResponse: s.prepare(`SELECT id FROM responses WHERE item_id = ? AND source_key = ?`).pluck(),
+    // A verdict on a checklist item is kept once by the unique (judge, response, item) index; one on the whole
+    // response (no item) by the NOT EXISTS, since the index lets NULLs repeat.
+    insertItemVerdict: s.prepare(
+      `INSERT INTO verdicts (judge_id, response_id, checklist_item_id, value, score, raw_output, parse_status, run_id)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+    ),
     insertVerdict: s.prepare(
       `INSERT INTO verdicts (judge_id, response_id, checklist_item_id, value, score, raw_output, parse_status, run_id)
        SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM verdicts WHERE judge_id = ? AND response_id = ? AND checklist_item_id IS ?)`,
@@ -79,7 +86,9 @@ type JobRow = { id: number; runId: number; key: string; payload: string; attempt
 
 /**
  * Leases up to `max` jobs: expired leases first (oldest first), then the
- * newest queued jobs. Newest first is depth-first: the follow-ups of the
+ * newest queued jobs (with `expired` false, only queued jobs: the expired
+ * query reads every leased job's row, and the worker asks it a few times a
+ * second rather than at every store). Newest first is depth-first: the follow-ups of the
  * replies just stored (a judge call and the next turn) are taken before the
  * untouched items. Oldest first is breadth-first and starves a provider:
  * every first-turn generation is queued ahead of the first judge call, so
@@ -87,14 +96,14 @@ type JobRow = { id: number; runId: number; key: string; payload: string; attempt
  * of a 21 s bench:runs with 3 workers; the run took 11.8 s newest first).
  * Call inside an immediate transaction.
  */
-function claimWithin(db: Db, owner: string, max: number, leaseMs: number, now: number, runId?: number): ClaimedJob[] {
+function claimWithin(db: Db, owner: string, max: number, leaseMs: number, now: number, runId?: number, expired = true): ClaimedJob[] {
   const st = stmts(db);
   const runs = (runId === undefined ? st.activeRuns.all() : st.activeRun.all(runId)) as { id: number; protocol: string }[];
   const out: ClaimedJob[] = [];
   const expires = now + leaseMs;
   for (const run of runs) {
     if (out.length >= max) break;
-    const rows = st.expired.all(run.id, now, max - out.length) as JobRow[];
+    const rows = expired ? (st.expired.all(run.id, now, max - out.length) as JobRow[]) : [];
     // Queued jobs newest first (depth-first), taken in the order they were created.
     if (rows.length < max - out.length) rows.push(...(st.queued.all(run.id, max - out.length - rows.length) as JobRow[]).reverse());
     if (rows.length === 0) continue;
@@ -201,19 +210,22 @@ function storeFinished(
       for (const v of outcome.verdicts) {
         const responseId = st.findResponse.get(v.itemId, v.responseSourceKey) as number | undefined;
         if (responseId === undefined) throw new Error(`job ${job.key}: verdict for unknown response ${v.responseSourceKey}`);
-        st.insertVerdict.run(
-          v.judgeId,
-          responseId,
-          v.checklistItemId,
-          v.value,
-          v.score,
-          v.rawOutput,
-          v.parseStatus,
-          job.runId,
-          v.judgeId,
-          responseId,
-          v.checklistItemId,
-        );
+        if (v.checklistItemId != null)
+          st.insertItemVerdict.run(v.judgeId, responseId, v.checklistItemId, v.value, v.score, v.rawOutput, v.parseStatus, job.runId);
+        else
+          st.insertVerdict.run(
+            v.judgeId,
+            responseId,
+            v.checklistItemId,
+            v.value,
+            v.score,
+            v.rawOutput,
+            v.parseStatus,
+            job.runId,
+            v.judgeId,
+            responseId,
+            v.checklistItemId,
+          );
       }
       for (const n of outcome.next) st.insertJob.run(job.runId, n.key, JSON.stringify(n.payload));
       return true;
@@ -263,6 +275,10 @@ type StoreArgs = {
   /** Leased but not started: handed back if their run is no longer active (or all of them, with releaseAll). */
   held: ClaimedJob[];
   releaseAll: boolean;
+  /** Also take expired leases (see claimWithin). */
+  expired: boolean;
+  /** Written first in the same transaction: the provider limits' answered calls and admissions. */
+  join?: TurnJoin | null;
 };
 export type StoreResult = { claimed: ClaimedJob[]; released: number[] };
 const storeTxCache = new WeakMap<Sqlite, (a: StoreArgs) => StoreResult>();
@@ -272,6 +288,7 @@ function storeTx(db: Db): (a: StoreArgs) => StoreResult {
   if (!fn) {
     const st = stmts(db);
     const tx = db.$client.transaction((a: StoreArgs): StoreResult => {
+      a.join?.within();
       const runs = new Set<number>();
       const statuses = new Map<number, string>();
       const runStatus = (id: number) => {
@@ -290,7 +307,7 @@ function storeTx(db: Db): (a: StoreArgs) => StoreResult {
             released.push(j.id);
           }
       }
-      return { claimed: a.claim > 0 ? claimWithin(db, a.owner, a.claim, a.leaseMs, Date.now(), a.runId) : [], released };
+      return { claimed: a.claim > 0 ? claimWithin(db, a.owner, a.claim, a.leaseMs, Date.now(), a.runId, a.expired) : [], released };
     });
     fn = (a) => tx.immediate(a);
     storeTxCache.set(db.$client, fn);
@@ -301,11 +318,12 @@ function storeTx(db: Db): (a: StoreArgs) => StoreResult {
 export const isBusy = (err: unknown) => /SQLITE_BUSY|database is locked/i.test(String(err));
 
 /**
- * One transaction: store every finished job, hand back held (leased, not
- * started) jobs whose run was paused or cancelled, then lease up to `claim`
- * new ones. If storing fails for a reason other than a busy database, the
- * batch is stored again with each job isolated, so one bad outcome fails only
- * its job.
+ * One transaction: the provider limits' share (`join`: answered calls and
+ * admissions of waiting calls), then store every finished job, hand back
+ * held (leased, not started) jobs whose run was paused or cancelled, then
+ * lease up to `claim` new ones. If storing fails for a reason other than a
+ * busy database, the batch is stored again with each job isolated, so one bad
+ * outcome fails only its job.
  */
 export function storeAndClaim(
   db: Db,
@@ -313,7 +331,14 @@ export function storeAndClaim(
   finished: Finished[],
   claim: number,
   leaseMs: number,
-  opts: { runId?: number; detail?: CallLogDetail; held?: ClaimedJob[]; releaseAll?: boolean } = {},
+  opts: {
+    runId?: number;
+    detail?: CallLogDetail;
+    held?: ClaimedJob[];
+    releaseAll?: boolean;
+    expired?: boolean;
+    join?: TurnJoin | null;
+  } = {},
 ): StoreResult {
   const args: StoreArgs = {
     owner,
@@ -325,11 +350,23 @@ export function storeAndClaim(
     isolate: false,
     held: opts.held ?? [],
     releaseAll: opts.releaseAll ?? false,
+    expired: opts.expired ?? true,
+    join: opts.join,
   };
+  const join = opts.join;
+  let r: StoreResult;
   try {
-    return storeTx(db)(args);
+    r = storeTx(db)(args);
   } catch (err) {
+    join?.rollback(err);
     if (isBusy(err)) throw err;
-    return storeTx(db)({ ...args, isolate: true });
+    try {
+      r = storeTx(db)({ ...args, isolate: true });
+    } catch (again) {
+      join?.rollback(again);
+      throw again;
+    }
   }
+  join?.commit();
+  return r;
 }

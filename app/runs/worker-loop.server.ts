@@ -25,7 +25,15 @@ import {
 } from "./jobs.server";
 import { callProvider, ProviderCache } from "./provider-calls.server";
 import { encryptPlaintextKeys } from "./providers/secrets.server";
-import { heartbeat, RunStopped, sharedLimits, sweepDeadWorkers, unregisterWorker } from "./providers/shared-limits.server";
+import {
+  BUSY_RETRY_MS,
+  heartbeat,
+  RunStopped,
+  sharedLimits,
+  sweepDeadWorkers,
+  unregisterWorker,
+  withoutBusyWait,
+} from "./providers/shared-limits.server";
 import type { CallRecord } from "./providers/types";
 import type { StoredRunConfig } from "./runner.server";
 
@@ -61,6 +69,11 @@ export type WorkerOptions = {
 
 export const defaultPrefetch = (concurrency: number) => Math.ceil(concurrency / 4);
 
+/** How often a worker's claim also looks for expired leases (see claimWithin). */
+const EXPIRED_CHECK_MS = 250;
+/** How often a worker looks whether the runs of its prefetched jobs were stopped. */
+const HELD_CHECK_MS = 50;
+
 export class Worker {
   readonly id: string;
   private readonly o: Required<Omit<WorkerOptions, "runId" | "id">> & { runId?: number };
@@ -79,6 +92,10 @@ export class Worker {
   private wake: (() => void) | null = null;
   private wakeQueued = false;
   private lastTick = 0;
+  private lastExpiredCheck = -Infinity;
+  private lastHeldCheck = -Infinity;
+  /** A store that failed in a turn the provider limits ran (see start): the loop rethrows it. */
+  private fatal: unknown = null;
   private heartbeat: NodeJS.Timeout | null = null;
   done: Promise<void> = Promise.resolve();
   processed = 0;
@@ -134,7 +151,18 @@ export class Worker {
     // Pause and cancel reach the jobs of this worker promptly: no new call starts once the run is stopped.
     this.watcher = setInterval(() => this.watchRuns(), Math.min(200, this.o.pollMs));
     this.watcher.unref?.();
+    // The provider limits' turns (a call answered, a call waiting for a slot) run through this worker's store:
+    // one transaction writes the answered calls, admits the waiting ones, stores what finished and claims.
+    const undrive = sharedLimits(this.db).drive(() => {
+      try {
+        this.tick(!this.stopped);
+      } catch (err) {
+        this.fatal ??= err;
+        this.wake?.();
+      }
+    });
     this.done = this.loop().finally(() => {
+      undrive();
       if (this.heartbeat) clearInterval(this.heartbeat);
       if (this.watcher) clearInterval(this.watcher);
       try {
@@ -175,7 +203,13 @@ export class Worker {
     await this.done;
   }
 
-  /** Starts prefetched jobs while slots are free; a job whose run was paused or cancelled meanwhile waits to be handed back. */
+  /**
+   * Starts prefetched jobs while slots are free; a job whose run was paused or
+   * cancelled meanwhile waits to be handed back. A job of a gated provider is
+   * not checked here: the shared limits' admitting transaction checks its run
+   * before the call is logged and sent (a stopped run's job comes back
+   * "stopped" and is handed back), so only ungated (replay) jobs cost a read.
+   */
   private startReady(): void {
     if (this.ready.length === 0 || this.executing.size >= this.o.concurrency) return;
     const st = stmts(this.db);
@@ -187,12 +221,20 @@ export class Worker {
     };
     for (let i = 0; i < this.ready.length && this.executing.size < this.o.concurrency;) {
       const job = this.ready[i];
-      if (!isActive(job.runId)) {
+      if (!this.gated(job) && !isActive(job.runId)) {
         i++;
         continue;
       }
       this.ready.splice(i, 1);
       this.executing.set(job.id, this.execute(job));
+    }
+  }
+
+  private gated(job: ClaimedJob): boolean {
+    try {
+      return this.providers.get(job.payload.providerId).gated;
+    } catch {
+      return false; // the provider is gone: execute() fails the job
     }
   }
 
@@ -204,20 +246,37 @@ export class Worker {
   private tick(claim: boolean): number {
     const batch = this.finished;
     const want = claim ? Math.max(0, this.o.concurrency - this.executing.size + this.o.prefetch - this.ready.length) : 0;
-    if (batch.length === 0 && want === 0 && this.ready.length === 0) return 0;
+    const now = performance.now();
+    // Held jobs of a stopped run are looked for a few times a second (a gated job started meanwhile is stopped by its gate).
+    const checkHeld = this.ready.length > 0 && (!claim || now - this.lastHeldCheck >= HELD_CHECK_MS);
+    // The provider limits' answered calls and admissions go into the same transaction.
+    const join = sharedLimits(this.db).join();
+    if (batch.length === 0 && want === 0 && !checkHeld && !join) return 0;
     this.finished = [];
-    this.lastTick = performance.now();
+    this.lastTick = now;
+    // Expired leases (a dead worker's jobs, expired at once by the sweep) are looked for a few times a second.
+    const expired = want > 0 && now - this.lastExpiredCheck >= EXPIRED_CHECK_MS;
     let r: StoreResult;
     try {
-      r = storeAndClaim(this.db, this.id, batch, want, this.o.leaseMs, {
-        runId: this.o.runId,
-        detail: this.o.callLog,
-        held: this.ready,
-        releaseAll: !claim,
-      });
+      r = withoutBusyWait(this.db, () =>
+        storeAndClaim(this.db, this.id, batch, want, this.o.leaseMs, {
+          runId: this.o.runId,
+          detail: this.o.callLog,
+          held: checkHeld ? this.ready : [],
+          releaseAll: !claim,
+          expired,
+          join,
+        }),
+      );
+      if (expired) this.lastExpiredCheck = now;
+      if (checkHeld) this.lastHeldCheck = now;
     } catch (err) {
       this.finished = batch.concat(this.finished);
-      if (isBusy(err)) return 0;
+      if (isBusy(err)) {
+        // Another process holds the write lock: try again shortly, without sleeping in the event loop.
+        setTimeout(() => this.wake?.(), BUSY_RETRY_MS);
+        return 0;
+      }
       throw err;
     }
     this.processed += batch.length;
@@ -232,6 +291,7 @@ export class Worker {
 
   private async loop(): Promise<void> {
     while (!this.stopped) {
+      if (this.fatal) throw this.fatal;
       const claimed = this.tick(true);
       if (
         claimed === 0 &&
@@ -253,6 +313,7 @@ export class Worker {
     }
     for (;;) {
       await Promise.allSettled([...this.executing.values()]);
+      if (this.fatal) throw this.fatal;
       this.tick(false);
       if (this.executing.size === 0 && this.finished.length === 0 && this.ready.length === 0) break;
       await new Promise((ok) => setTimeout(ok, Math.min(this.o.pollMs, 100))); // the store was busy; retry

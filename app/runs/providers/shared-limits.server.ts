@@ -96,28 +96,73 @@ function prepare(s: Db["$client"]) {
     inFlight: s.prepare(`SELECT COUNT(*) FROM provider_calls WHERE provider_id = ? AND state = 'sent'`).pluck(),
     window: s.prepare(`SELECT started_at FROM provider_calls WHERE provider_id = ? AND started_at > ? ORDER BY started_at`).pluck(),
     runStatus: s.prepare(`SELECT status FROM runs WHERE id = ?`).pluck(),
-    insert: s
-      .prepare(
-        `INSERT INTO provider_calls (provider_id, job_id, request, status, prompt_tokens, state, owner, started_at) VALUES (?, ?, ?, NULL, ?, 'sent', ?, ?) RETURNING id`,
-      )
-      .pluck(),
+    insert: s.prepare(
+      `INSERT INTO provider_calls (provider_id, job_id, request, status, prompt_tokens, state, owner, started_at) VALUES (?, ?, ?, NULL, ?, 'sent', ?, ?)`,
+    ),
     end: s.prepare(
       `UPDATE provider_calls SET state = 'done', reply = ?, status = ?, latency_ms = ?, prompt_tokens = COALESCE(?, prompt_tokens), completion_tokens = ?, error = ? WHERE id = ?`,
     ),
   };
 }
 
+/**
+ * The part of a turn's transaction that belongs to the limits: the answered
+ * calls' rows, and the admission of waiting calls. `within` runs inside the
+ * caller's IMMEDIATE transaction (and again if the caller retries it), then
+ * exactly one of `commit` (answers the admitted waiters) or `rollback` (puts
+ * them back) follows each `within`.
+ */
+export type TurnJoin = { within(): void; commit(): void; rollback(err: unknown): void };
+
+/** After SQLITE_BUSY (another process holds the write lock), the turn is tried again this soon. */
+export const BUSY_RETRY_MS = 2;
+
+/**
+ * Runs `fn` (a write transaction) with the connection's busy timeout at 0:
+ * when another process holds the write lock, SQLite fails at once with
+ * SQLITE_BUSY instead of sleeping in the busy handler, which blocks the
+ * event loop (and so every reply in flight) for 1, 2, 5… ms. The caller tries
+ * again on a short timer; the timeout is put back for everything else.
+ */
+export function withoutBusyWait<T>(db: Db, fn: () => T): T {
+  const c = db.$client;
+  let p = busyPragmas.get(c);
+  if (!p) {
+    const before = Number(c.pragma("busy_timeout", { simple: true })) || 0;
+    p = { off: c.prepare(`PRAGMA busy_timeout = 0`), on: c.prepare(`PRAGMA busy_timeout = ${before}`) };
+    busyPragmas.set(c, p);
+  }
+  p.off.run();
+  try {
+    return fn();
+  } finally {
+    p.on.run();
+  }
+}
+const busyPragmas = new WeakMap<Db["$client"], { off: Statement; on: Statement }>();
+type Statement = { run(): unknown };
+
 export class SharedLimits {
   private readonly st: ReturnType<typeof prepare>;
   private readonly lanes = new Map<number, Lane>();
-  /** Calls answered but not yet written: the next admitting transaction (or one right after this turn of the event loop) writes them. */
+  /** Calls answered but not yet written: the next turn's transaction writes them. */
   private ends: { id: number; providerId: number; o: CallOutcome }[] = [];
-  private flushQueued = false;
+  /** Lanes to try in the next turn. */
+  private due = new Set<Lane>();
+  private turnQueued = false;
+  /**
+   * Workers on this connection: a turn runs through a worker's own store (one
+   * transaction writes its finished jobs, its claims, the answered calls and
+   * the admissions), and only without one in a transaction of its own.
+   */
+  private drivers = new Set<() => void>();
+  private readonly savepoint: (f: () => number) => number;
   /** Poll interval while another process holds every slot. */
   pollMs = 10;
 
   constructor(readonly db: Db) {
     this.st = prepare(db.$client);
+    this.savepoint = db.$client.transaction((f: () => number) => f());
   }
 
   gate(ctx: GateContext): CallGate {
@@ -140,46 +185,142 @@ export class SharedLimits {
     };
   }
 
+  /** Registers a worker's store as the way turns run on this connection; returns the function that unregisters it. */
+  drive(turn: () => void): () => void {
+    this.drivers.add(turn);
+    return () => void this.drivers.delete(turn);
+  }
+
   private lane(providerId: number): Lane {
     let l = this.lanes.get(providerId);
     if (!l) this.lanes.set(providerId, (l = new Lane(this, providerId)));
     return l;
   }
 
-  /** One admitting transaction for the head of a queue. Returns how long to wait before trying again (0 = progress made). */
-  admit(providerId: number, queue: Waiter[]): number {
-    const st = this.st;
-    const head = queue[0].ctx;
-    const now0 = Date.now();
-    // A plain read first: no write lock while the provider is full.
-    let answered = 0;
-    for (const e of this.ends) if (e.providerId === providerId) answered++;
-    const busy = (st.inFlight.get(providerId) as number) - answered;
-    if (busy >= head.concurrency) return this.pollMs;
-    if (head.requestsPerMinute) {
-      const wait = this.rpmWait(providerId, head.requestsPerMinute, now0);
-      if (wait > 0) return wait;
-    }
-    // Waiters are answered only once the transaction has committed (a call is never sent unlogged).
-    const admitted: [Waiter, number][] = [];
-    const stopped: [Waiter, string][] = [];
-    let wait: number;
-    try {
-      wait = this.admitTx(providerId, queue, head, admitted, stopped);
-      this.ends = []; // written by that (synchronous) transaction
-    } catch (err) {
-      // Nothing was written: the taken waiters go back to the front of the queue, in order.
-      const back = [...admitted.map(([w]) => w), ...stopped.map(([w]) => w)].sort((a, b) => (a.seq ?? 0) - (b.seq ?? 0));
-      for (const w of back) w.settled = false;
-      queue.unshift(...back);
-      throw err;
-    }
-    for (const [w, id] of admitted) w.resolve(this.ticket(providerId, id));
-    for (const [w, status] of stopped) w.reject(new RunStopped(status));
-    return wait;
+  /** Marks a lane to be tried in the next turn (after this turn of the event loop, so the calls answered in it go together). */
+  kick(lane: Lane): void {
+    this.due.add(lane);
+    this.requestTurn();
   }
 
-  private admitTx(
+  private requestTurn(): void {
+    if (this.turnQueued) return;
+    this.turnQueued = true;
+    setImmediate(() => {
+      this.turnQueued = false;
+      this.turn();
+    });
+  }
+
+  private turn(): void {
+    if (this.drivers.size) {
+      // Each driver's store takes what the limits have to write (join() below) into its transaction.
+      for (const drive of this.drivers) drive();
+      return;
+    }
+    const join = this.join();
+    if (!join) return;
+    try {
+      withoutBusyWait(this.db, () => this.db.$client.transaction(() => join.within()).immediate());
+    } catch (err) {
+      join.rollback(err);
+      return;
+    }
+    join.commit();
+  }
+
+  /**
+   * The limits' share of a transaction about to run, or null when there is
+   * nothing to write. Plain reads first: a lane whose provider is full (or
+   * whose window is) waits on a timer without taking the write lock.
+   */
+  join(): TurnJoin | null {
+    const lanes: Lane[] = [];
+    for (const l of this.due) {
+      if (!l.waiting) continue;
+      const wait = this.precheck(l);
+      if (wait > 0) l.retryIn(wait);
+      else lanes.push(l);
+    }
+    this.due.clear();
+    if (lanes.length === 0 && this.ends.length === 0) return null;
+    let admitted: [Waiter, number, Lane][] = [];
+    let stopped: [Waiter, string][] = [];
+    let waits: [Lane, number][] = [];
+    return {
+      within: () => {
+        this.writeEnds();
+        for (const l of lanes) waits.push([l, this.admitLane(l, admitted, stopped)]);
+      },
+      commit: () => {
+        this.ends = []; // written by that (synchronous) transaction
+        for (const [w, id, l] of admitted) w.resolve(this.ticket(l.providerId, id));
+        for (const [w, status] of stopped) w.reject(new RunStopped(status));
+        // A lane that still has waiters is blocked by the limits (0: it admitted some first): it polls.
+        for (const [l, wait] of waits) if (l.waiting) l.retryIn(wait > 0 ? wait : this.pollMs);
+        admitted = [];
+        stopped = [];
+        waits = [];
+      },
+      rollback: (err) => {
+        // Nothing was written: the taken waiters go back to the front of their queues, in order.
+        for (const l of lanes)
+          l.putBack([
+            ...admitted.filter((a) => a[2] === l).map(([w]) => w),
+            ...stopped.filter(([w]) => w.ctx.providerId === l.providerId).map(([w]) => w),
+          ]);
+        admitted = [];
+        stopped = [];
+        waits = [];
+        const again = isBusy(err) ? BUSY_RETRY_MS : 20;
+        for (const l of lanes) l.retryIn(again);
+        if (this.ends.length) setTimeout(() => this.requestTurn(), again);
+      },
+    };
+  }
+
+  /** How long a lane should wait before its admission is worth a transaction (0 = now), from plain reads. */
+  private precheck(lane: Lane): number {
+    const head = lane.head()!.ctx;
+    const providerId = lane.providerId;
+    let answered = 0;
+    for (const e of this.ends) if (e.providerId === providerId) answered++;
+    const busy = (this.st.inFlight.get(providerId) as number) - answered;
+    if (busy >= head.concurrency) return this.pollMs;
+    if (head.requestsPerMinute) return this.rpmWait(providerId, head.requestsPerMinute, Date.now());
+    return 0;
+  }
+
+  /**
+   * Admits the head of a lane's queue, in a savepoint of the caller's
+   * transaction: a failure other than a busy database rejects the head call
+   * alone. Returns how long to wait before trying again (0 = progress made).
+   */
+  private admitLane(lane: Lane, admitted: [Waiter, number, Lane][], stopped: [Waiter, string][]): number {
+    const queue = lane.queue;
+    while (queue.length && queue[0].settled) queue.shift();
+    if (!queue.length) return 0;
+    const a0 = admitted.length;
+    const s0 = stopped.length;
+    const mine: [Waiter, number][] = [];
+    try {
+      const wait = this.savepoint(() => this.admitWithin(lane.providerId, queue, queue[0].ctx, mine, stopped));
+      for (const [w, id] of mine) admitted.push([w, id, lane]);
+      return wait;
+    } catch (err) {
+      if (isBusy(err)) throw err;
+      lane.putBack([...mine.map(([w]) => w), ...stopped.splice(s0).map(([w]) => w)]);
+      admitted.length = a0;
+      const w = queue.shift();
+      if (w) {
+        w.settled = true;
+        w.reject(err);
+      }
+      return 0;
+    }
+  }
+
+  private admitWithin(
     providerId: number,
     queue: Waiter[],
     head: GateContext,
@@ -187,53 +328,48 @@ export class SharedLimits {
     stopped: [Waiter, string][],
   ): number {
     const st = this.st;
-    return this.db.$client
-      .transaction((): number => {
-        this.writeEnds();
-        const now = Date.now();
-        let free = head.concurrency - (st.inFlight.get(providerId) as number);
-        const rpm = head.requestsPerMinute;
-        let windowFree = Infinity;
-        let starts: number[] = [];
-        if (rpm) {
-          starts = st.window.all(providerId, now - RPM_WINDOW_MS - RPM_MARGIN_MS) as number[];
-          windowFree = rpm - starts.length;
-        }
-        const statuses = new Map<number, string>();
-        let progressed = false;
-        while (queue.length) {
-          const w = queue[0];
-          if (w.settled) {
-            queue.shift();
-            continue;
-          }
-          const runId = w.ctx.runId;
-          if (runId != null) {
-            let status = statuses.get(runId);
-            if (status === undefined) statuses.set(runId, (status = String(st.runStatus.get(runId) ?? "deleted")));
-            if (status !== "queued" && status !== "running") {
-              queue.shift();
-              w.settled = true;
-              stopped.push([w, status]);
-              progressed = true;
-              continue;
-            }
-          }
-          if (free <= 0) return progressed ? 0 : this.pollMs;
-          if (windowFree <= 0) return progressed ? 0 : Math.max(1, starts[starts.length - rpm!] + RPM_WINDOW_MS + RPM_MARGIN_MS - now + 1);
-          const json = w.ctx.requestJson ? w.ctx.requestJson(w.request) : JSON.stringify(w.request);
-          const id = st.insert.get(providerId, w.ctx.jobId, json, w.estimate, w.ctx.owner, now) as number;
-          free--;
-          windowFree--;
-          if (rpm) starts.push(now);
+    const now = Date.now();
+    let free = head.concurrency - (st.inFlight.get(providerId) as number);
+    const rpm = head.requestsPerMinute;
+    let windowFree = Infinity;
+    let starts: number[] = [];
+    if (rpm) {
+      starts = st.window.all(providerId, now - RPM_WINDOW_MS - RPM_MARGIN_MS) as number[];
+      windowFree = rpm - starts.length;
+    }
+    const statuses = new Map<number, string>();
+    let progressed = false;
+    while (queue.length) {
+      const w = queue[0];
+      if (w.settled) {
+        queue.shift();
+        continue;
+      }
+      const runId = w.ctx.runId;
+      if (runId != null) {
+        let status = statuses.get(runId);
+        if (status === undefined) statuses.set(runId, (status = String(st.runStatus.get(runId) ?? "deleted")));
+        if (status !== "queued" && status !== "running") {
           queue.shift();
           w.settled = true;
-          admitted.push([w, id]);
+          stopped.push([w, status]);
           progressed = true;
+          continue;
         }
-        return 0;
-      })
-      .immediate();
+      }
+      if (free <= 0) return progressed ? 0 : this.pollMs;
+      if (windowFree <= 0) return progressed ? 0 : Math.max(1, starts[starts.length - rpm!] + RPM_WINDOW_MS + RPM_MARGIN_MS - now + 1);
+      const json = w.ctx.requestJson ? w.ctx.requestJson(w.request) : JSON.stringify(w.request);
+      const id = Number(st.insert.run(providerId, w.ctx.jobId, json, w.estimate, w.ctx.owner, now).lastInsertRowid);
+      free--;
+      windowFree--;
+      if (rpm) starts.push(now);
+      queue.shift();
+      w.settled = true;
+      admitted.push([w, id]);
+      progressed = true;
+    }
+    return 0;
   }
 
   private rpmWait(providerId: number, rpm: number, now: number): number {
@@ -242,8 +378,7 @@ export class SharedLimits {
     return Math.max(1, starts[starts.length - rpm] + RPM_WINDOW_MS + RPM_MARGIN_MS - now + 1);
   }
 
-  /** Writes the answered calls (inside the caller's transaction). */
-  /** (The caller forgets them once its transaction has committed.) */
+  /** Writes the answered calls (inside the caller's transaction; the caller forgets them once it has committed). */
   private writeEnds(): void {
     for (const e of this.ends)
       this.st.end.run(
@@ -259,14 +394,12 @@ export class SharedLimits {
 
   /** Writes the answered calls now, in one transaction (retried while the database is busy). */
   flushEnds(): void {
-    this.flushQueued = false;
     if (this.ends.length === 0) return;
     try {
       this.db.$client.transaction(() => this.writeEnds()).immediate();
       this.ends = []; // written by that (synchronous) transaction
     } catch (err) {
       if (!isBusy(err)) throw err;
-      this.flushQueued = true;
       setTimeout(() => this.flushEnds(), 20);
     }
   }
@@ -278,87 +411,60 @@ export class SharedLimits {
       end: (o) => {
         if (ended) return;
         ended = true;
-        // The slot is freed in the same transaction that admits the next waiting call of this process, or
-        // (nobody waiting here) in one transaction for every call answered in this turn of the event loop.
+        // The slot is freed by the next turn's transaction: with the admission of the next waiting call
+        // of this process, and every call answered in this turn of the event loop.
         this.ends.push({ id, providerId, o });
         const lane = this.lanes.get(providerId);
-        if (lane?.waiting) lane.kick();
-        else if (!this.flushQueued) {
-          this.flushQueued = true;
-          setImmediate(() => this.flushEnds());
-        }
+        if (lane?.waiting) this.kick(lane);
+        else this.requestTurn();
       },
     };
   }
 }
 
 class Lane {
-  private queue: Waiter[] = [];
-  private pumping = false;
-  private wake: (() => void) | null = null;
+  readonly queue: Waiter[] = [];
+  private timer: NodeJS.Timeout | null = null;
+  private timerAt = Infinity;
+  private seq = 0;
   constructor(
     private readonly limits: SharedLimits,
-    private readonly providerId: number,
+    readonly providerId: number,
   ) {}
 
   get waiting(): boolean {
     return this.queue.some((w) => !w.settled);
   }
 
-  private seq = 0;
+  head(): Waiter | undefined {
+    return this.queue.find((w) => !w.settled);
+  }
+
   add(w: Waiter) {
     w.seq = ++this.seq;
     this.queue.push(w);
-    this.kick();
+    this.limits.kick(this);
   }
 
-  private kickQueued = false;
-  /** Wakes the queue after this turn of the event loop, so the calls answered in one turn free their slots and admit the next in one transaction. */
-  kick() {
-    if (this.kickQueued) return;
-    this.kickQueued = true;
-    setImmediate(() => {
-      this.kickQueued = false;
-      if (this.wake) this.wake();
-      else if (!this.pumping) void this.pump();
-    });
+  /** Waiters taken by a transaction that did not commit go back to the front, in arrival order. */
+  putBack(ws: Waiter[]) {
+    if (!ws.length) return;
+    ws.sort((a, b) => (a.seq ?? 0) - (b.seq ?? 0));
+    for (const w of ws) w.settled = false;
+    this.queue.unshift(...ws);
   }
 
-  private async pump() {
-    this.pumping = true;
-    try {
-      while (this.queue.length) {
-        while (this.queue.length && this.queue[0].settled) this.queue.shift();
-        if (!this.queue.length) break;
-        let wait: number;
-        try {
-          wait = this.limits.admit(this.providerId, this.queue);
-        } catch (err) {
-          if (!isBusy(err)) {
-            const w = this.queue.shift()!;
-            w.settled = true;
-            w.reject(err);
-            continue;
-          }
-          wait = 20;
-        }
-        if (wait > 0)
-          await new Promise<void>((ok) => {
-            const t = setTimeout(done, wait);
-            function done() {
-              clearTimeout(t);
-              ok();
-            }
-            this.wake = () => {
-              this.wake = null;
-              done();
-            };
-          });
-        this.wake = null;
-      }
-    } finally {
-      this.pumping = false;
-    }
+  /** Tries again after `ms` (or sooner, when a call of this process ends or another wait is shorter). */
+  retryIn(ms: number) {
+    const at = Date.now() + ms;
+    if (this.timer && this.timerAt <= at) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timerAt = at;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.timerAt = Infinity;
+      if (this.waiting) this.limits.kick(this);
+    }, ms);
   }
 }
 
