@@ -43,6 +43,7 @@ import { patternStatistics, type RatingPatterns } from "../app/stats/ratingPatte
 import { spearmanFromTable } from "../app/stats/spearmanFromTable.js";
 import type { Interval, Label } from "../app/stats/types.js";
 import { wilsonCI } from "../app/stats/wilsonCI.js";
+import { constantRaterReason, ZERO_WIDTH } from "../app/reports/honest.js";
 
 class InputError extends Error {}
 
@@ -574,7 +575,9 @@ function compute(opts: Options, read: Read) {
       notes.push(`${name}: interval not estimable: ${reason}`);
       return { value, ci: null, method: `not estimable: ${reason}`, used };
     }
-    if (ci[1] - ci[0] <= 1e-12 * Math.max(1, Math.abs(value))) {
+    // Zero width relative to the statistic's range (app/reports/honest ZERO_WIDTH): rounding can leave
+    // an SE of ~1e-9 where the exact SE is 0.
+    if (ci[1] - ci[0] <= ZERO_WIDTH * Math.max(range[1] - range[0], Math.abs(value))) {
       const reason =
         why ||
         (method.startsWith("percentile") ? "every resample gave the same value" : "the standard error is 0") +
@@ -621,6 +624,14 @@ function compute(opts: Options, read: Read) {
 
   const n2 = ps.pairable(w);
   const stats: Record<string, Stat> = {};
+  // Raters who gave one value to every unit they rated (their column's only code, or -1).
+  const constantCode = constantCodes(patterns);
+  /** 'rater "a"' (or 'raters "a" and "b"') among `candidates` who gave one value to every unit. */
+  const constantWho = (candidates: number[]) => {
+    const who = candidates.filter((g) => constantCode[g] >= 0);
+    const list = (who.length ? who : candidates).map((g) => `"${opts.raters[g]}"`);
+    return `${list.length > 1 ? "raters" : "rater"} ${list.join(" and ")}`;
+  };
 
   // Percent agreement: a proportion for two raters (Wilson), Gwet's SE of pa with three or more.
   {
@@ -676,6 +687,18 @@ function compute(opts: Options, read: Read) {
     const r = cohenKappaFromTable({ counts: table!, q }, { weights });
     const used = { units: pairsN };
     if (!fin(r.kappa)) return finish(name, r.kappa, null, "", coefRange, used);
+    // A rater with one category: kappa is 0 by construction (p_e = p_o), in the sample and in every
+    // resample — not estimable, found from the margins (not from the width of a rounded interval).
+    if (r.constantRater !== null && opts.ci !== "none")
+      return finish(
+        name,
+        r.kappa,
+        null,
+        "",
+        coefRange,
+        used,
+        constantRaterReason(constantWho(r.constantRater === "a" ? [0] : r.constantRater === "b" ? [1] : [0, 1])),
+      );
     if (wantBoot)
       return bootStat(name, r.kappa, (x) => cohenKappaFromTable({ counts: ps.pairTable(x, 0, 1, scratch), q }, { weights }).kappa, used);
     return finish(
@@ -699,6 +722,17 @@ function compute(opts: Options, read: Read) {
     const r = pooledKappa(patterns, w, { weights });
     const used = { units: r.units, pairs: r.pairs };
     if (!fin(r.kappa)) return finish(name, r.kappa, null, "", coefRange, used);
+    // The pooled table's first (or second) ratings all one category: kappa is 0 by construction.
+    if (r.constantRater !== null && opts.ci !== "none")
+      return finish(
+        name,
+        r.kappa,
+        null,
+        "",
+        coefRange,
+        used,
+        constantRaterReason(`every rating on the ${r.constantRater === "b" ? "second" : "first"} side of the pooled pairs`),
+      );
     if (wantBoot) return bootStat(name, r.kappa, (x) => pooledKappa(patterns, x, { weights }).kappa, used);
     return finish(
       name,
@@ -806,9 +840,15 @@ function compute(opts: Options, read: Read) {
   }
 
   // Notes a methods reviewer would want.
+  const constantRaters = opts.raters.filter((_, g) => constantCode[g] >= 0);
   for (const [name, s] of Object.entries(stats)) {
-    if (s && !fin(s.value))
-      notes.unshift(`${name} is undefined for these data (e.g. only one category in use, or no unit with two ratings)`);
+    if (!s || fin(s.value)) continue;
+    if (two && (name === "pearson" || name === "spearman" || name === "kendallTauB") && constantRaters.length) {
+      // A constant rater has zero variance: r = s_xy / (s_x s_y) is 0/0.
+      const why = `${constantWho([0, 1])} gave one value to every unit: a correlation with a constant is undefined (zero variance)`;
+      s.method = `not estimable: ${why}`;
+      notes.unshift(`${name} is undefined: ${why}`);
+    } else notes.unshift(`${name} is undefined for these data (e.g. only one category in use, or no unit with two ratings)`);
   }
   if (!two) notes.push("Cohen's kappa, PABAK and correlations need exactly two raters; pooledKappa compares every two ratings of a unit");
   else if (q > 2) notes.push(`PABAK needs two categories; the data use ${q}`);
@@ -849,6 +889,24 @@ function equallySpaced(categories: Label[]): boolean {
   const xs = categories as number[];
   const step = xs[1] - xs[0];
   return xs.every((x, i) => i === 0 || Math.abs(x - xs[i - 1] - step) < 1e-9 * Math.max(1, Math.abs(step)));
+}
+
+/** Per rater, the one code they gave to every unit they rated (two or more units), else -1. */
+function constantCodes(p: RatingPatterns): Int32Array {
+  const R = p.raters;
+  const out = new Int32Array(R).fill(-1);
+  for (let g = 0; g < R; g++) {
+    let only = -2;
+    let rated = 0;
+    for (let i = 0; i < p.counts.length; i++) {
+      const k = p.codes[i * R + g];
+      if (k < 0 || p.counts[i] === 0) continue;
+      rated += p.counts[i];
+      only = only === -2 || only === k ? k : -1;
+    }
+    if (rated > 1 && only >= 0) out[g] = only;
+  }
+  return out;
 }
 
 /** A rater who gave one value to every unit they rated; two raters identical on every unit both rated. */

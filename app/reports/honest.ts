@@ -12,6 +12,25 @@
 export const ZERO_SE = "the standard error is 0 (e.g. perfect agreement or a single value in use)";
 
 /**
+ * Why kappa (plain or weighted) has no interval when one side used one category on every
+ * unit: with rater A always on x, p_e = Σ_j w_xj p_.j = p_o, so kappa = 0 by construction in
+ * the sample and in every resample (Cohen 1960; the FCE variance is 0 exactly). `who` names
+ * the side ('rater "a"', "the judge", "the reference").
+ */
+export function constantRaterReason(who: string): string {
+  return `${who} gave one category to every unit, so kappa's chance agreement equals its observed agreement (p_e = p_o) and kappa is 0 by construction, with no sampling variability to estimate`;
+}
+
+/**
+ * Widths at or below this share of the statistic's range are zero-width. A variance computed as a
+ * difference of O(1) terms keeps ~ε = 2.2e-16 of rounding where it is exactly 0, so its square root,
+ * the SE, keeps ~√ε ≈ 1.5e-8 (an SE of 1.35e-9 for a constant rater, which an absolute 1e-12 did
+ * not catch). A real interval of a statistic on [−1, 1] or [0, 1] is of order 1/√n wide: 1e-7 of
+ * the range would need ~10¹⁴ units.
+ */
+export const ZERO_WIDTH = 1e-7;
+
+/**
  * `ci` as a report shows it. Returns the interval (null when there is none or it is not
  * estimable) and a note: null when the interval is shown as computed; "clipped to [lo, hi]"
  * when it was clipped; "not estimable: REASON" when it has no finite or non-zero width.
@@ -25,7 +44,8 @@ export function honestInterval(
   if (!ci) return { ci: null, note: null };
   const [lo, hi] = ci;
   if (!Number.isFinite(lo) || !Number.isFinite(hi)) return { ci: null, note: `not estimable: ${zeroReason}` };
-  if (hi - lo <= 1e-12 * Math.max(1, Math.abs(value ?? 0))) return { ci: null, note: `not estimable: ${zeroReason}` };
+  const span = Number.isFinite(range[1] - range[0]) ? range[1] - range[0] : 1;
+  if (hi - lo <= ZERO_WIDTH * Math.max(span, Math.abs(value ?? 0))) return { ci: null, note: `not estimable: ${zeroReason}` };
   if (lo >= range[0] && hi <= range[1]) return { ci: [lo, hi], note: null };
   return { ci: [Math.max(range[0], lo), Math.min(range[1], hi)], note: `clipped to [${range[0]}, ${range[1]}]` };
 }

@@ -32,7 +32,7 @@ import { gwetSE } from "~/stats/gwetSE";
 import { macroPrecisionRecallF1 } from "~/stats/macroPrecisionRecallF1";
 import { wilsonCI } from "~/stats/wilsonCI";
 import { parseLabel } from "~/formats/labels";
-import { honestInterval } from "./honest";
+import { constantRaterReason, honestInterval } from "./honest";
 
 export const REFERENCES = ["majority", "each", "adjudicated"] as const;
 export type Reference = (typeof REFERENCES)[number];
@@ -359,6 +359,15 @@ function figures(
   const k = cohenKappa(ref, jud);
   row.cohenKappa = finiteOrNull(k.kappa);
   row.cohenKappaCI = row.cohenKappa === null || !Number.isFinite(k.se) ? null : interval(k.ci);
+  // One side with a single category (a judge that always says "A", or a reference with one label):
+  // kappa is 0 by construction (p_e = p_o), so its interval is not estimable — found from the
+  // margins (cohenKappaFromTable constantRater), not from the width of a rounded interval.
+  const constantNote = (side: "a" | "b" | "both" | null) =>
+    side === null
+      ? null
+      : `not estimable: ${constantRaterReason(side === "a" ? "the reference" : side === "b" ? "the judge" : "the judge and the reference each")}`;
+  const kappaConstant = row.cohenKappa === null ? null : constantNote(k.constantRater);
+  let weightedConstant: string | null = null;
   if (numericScale) {
     // Weighted kappa needs the verdict on the scale: pairs with an unparsed verdict are left out of it.
     const hs: number[] = [];
@@ -372,6 +381,7 @@ function figures(
       const wk = cohenKappa(hs, vs, { weights: "quadratic", categories: labelSet.map(Number) });
       row.weightedKappa = finiteOrNull(wk.kappa);
       row.weightedKappaCI = row.weightedKappa === null || !Number.isFinite(wk.se) ? null : interval(wk.ci);
+      weightedConstant = row.weightedKappa === null ? null : constantNote(wk.constantRater);
     }
   }
   const pairs = ref.map((r, i) => [r, jud[i]]);
@@ -415,6 +425,14 @@ function figures(
     if (h.note) row.intervalNotes[key] = h.note;
   };
   honest("accuracyCI", row.accuracy, [0, 1], "no pairs");
+  for (const [key, note] of [
+    ["cohenKappaCI", kappaConstant],
+    ["weightedKappaCI", weightedConstant],
+  ] as const)
+    if (note) {
+      row[key] = null;
+      row.intervalNotes[key] = note;
+    }
   honest("cohenKappaCI", row.cohenKappa, [-1, 1], SE0);
   honest("weightedKappaCI", row.weightedKappa, [-1, 1], SE0);
   honest("ac1CI", row.ac1, [-1, 1], "the analytic SE is 0 (e.g. the judge agrees with the reference on every unit)");

@@ -27,6 +27,7 @@ import {
 } from "~/stats";
 import { DIMENSIONS, SMALL_N, Z95, analyticMethod, honestEstimate, proportionEstimate, type Dimension } from "./agreement";
 import { labelText } from "./judgeAgreement";
+import { constantRaterReason } from "./honest";
 import type { Estimate, FinalLabels, TaskData } from "./types";
 
 export interface JudgeInfo {
@@ -195,12 +196,28 @@ export function judgeReport(data: TaskData, final: FinalLabels, judges: JudgeInf
       const acc = accuracy(human, verdict);
       row.accuracy = { ...proportionEstimate(human.map((h, i) => (h === verdict[i] ? 1 : 0))), value: acc };
       const k = cohenKappa(human, verdict, { categories: labels });
-      // Clipped to [−1, 1] and never zero-width (a perfect judge: not estimable, with the reason).
-      row.kappa = honestEstimate(
-        { value: k.kappa, ci: Number.isFinite(k.kappa) && Number.isFinite(k.se) ? k.ci : null, n: k.n, se: k.se, method: "asymptotic SE" },
-        [-1, 1],
-        "the asymptotic SE is 0 (e.g. the judge agrees with the final label on every unit)",
-      );
+      // Clipped to [−1, 1] and never zero-width (a perfect judge: not estimable, with the reason). A judge
+      // (or final label) with one category: kappa is 0 by construction (p_e = p_o), not estimable either.
+      row.kappa =
+        k.constantRater !== null && Number.isFinite(k.kappa)
+          ? {
+              value: k.kappa,
+              ci: null,
+              n: k.n,
+              se: null,
+              method: `not estimable: ${constantRaterReason(k.constantRater === "a" ? "the final label" : k.constantRater === "b" ? "the judge" : "the judge and the final label each")}`,
+            }
+          : honestEstimate(
+              {
+                value: k.kappa,
+                ci: Number.isFinite(k.kappa) && Number.isFinite(k.se) ? k.ci : null,
+                n: k.n,
+                se: k.se,
+                method: "asymptotic SE",
+              },
+              [-1, 1],
+              "the asymptotic SE is 0 (e.g. the judge agrees with the final label on every unit)",
+            );
       const pairs = human.map((h, i) => [h, verdict[i]]);
       const ac1v = gwetAC1(pairs, { categories: labels }).value;
       if (Number.isFinite(ac1v) && pairs.length > 1) {

@@ -36,7 +36,15 @@ export function cohenKappaClusteredSE(
   cluster: ArrayLike<string | number>,
   q: number,
   options: { weights?: WeightScheme; z?: number } = {},
-): { kappa: number; se: number; ci: Interval; n: number; clusters: number } {
+): {
+  kappa: number;
+  se: number;
+  ci: Interval;
+  n: number;
+  clusters: number;
+  /** A rater with one category on every pair: kappa is 0 by construction (see cohenKappaFromTable). */
+  constantRater: "a" | "b" | "both" | null;
+} {
   const fn = "cohenKappaClusteredSE";
   const n = a.length;
   if (b.length !== n || cluster.length !== n) throw new Error(`${fn}: a, b and cluster must have the same length`);
@@ -50,7 +58,10 @@ export function cohenKappaClusteredSE(
   }
   const clusters = new Set(Array.from({ length: n }, (_, t) => cluster[t])).size;
   const k = cohenKappaFromTable({ counts, q }, { weights: options.weights ?? "none" });
-  if (!Number.isFinite(k.kappa)) return { kappa: k.kappa, se: NaN, ci: [NaN, NaN], n, clusters };
+  const constantRater = k.constantRater;
+  if (!Number.isFinite(k.kappa)) return { kappa: k.kappa, se: NaN, ci: [NaN, NaN], n, clusters, constantRater };
+  // p_e = p_o exactly: every resample of clusters also gives 0, so the variance is 0 (not rounding's ~1e-18).
+  if (constantRater !== null) return { kappa: 0, se: 0, ci: [0, 0], n, clusters, constantRater };
   const w = agreementWeights(Math.max(q, 1), options.weights ?? "none");
   const rowP = new Float64Array(q);
   const colP = new Float64Array(q);
@@ -77,5 +88,12 @@ export function cohenKappaClusteredSE(
   mean /= n;
   const se = linearizedSE(d, mean, { cluster });
   const z = options.z ?? 1.959963984540054;
-  return { kappa: k.kappa, se, ci: Number.isFinite(se) ? [k.kappa - z * se, k.kappa + z * se] : [NaN, NaN], n, clusters };
+  return {
+    kappa: k.kappa,
+    se,
+    ci: Number.isFinite(se) ? [k.kappa - z * se, k.kappa + z * se] : [NaN, NaN],
+    n,
+    clusters,
+    constantRater,
+  };
 }

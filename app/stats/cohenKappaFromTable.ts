@@ -18,6 +18,15 @@ export interface CohenKappaResult {
   pe: number;
   /** Number of rated pairs. */
   n: number;
+  /**
+   * Which rater used a single category on every pair ("a": rows, "b": columns, "both"),
+   * or null. Then p_e = p_o by construction (with rater A always on category x,
+   * p_e = Σ_j w_xj p_.j = Σ_j w_xj p_xj = p_o), so kappa is exactly 0 whatever the other
+   * rater does, and so is every resample's: kappa has no sampling variability (the FCE
+   * variance is 0 exactly) and its interval is not estimable — not a [0, 0] interval.
+   * Detected from the margins, not from a rounded SE.
+   */
+  constantRater: "a" | "b" | "both" | null;
 }
 
 /**
@@ -83,7 +92,7 @@ export function cohenKappaFromTable(
       throw new Error(`${fn}: counts must be finite and non-negative (cell ${Math.floor(k / q)},${k % q} is ${String(c)})`);
     n += c;
   }
-  const nan: CohenKappaResult = { kappa: NaN, se: NaN, seNull: NaN, ci: [NaN, NaN], po: NaN, pe: NaN, n };
+  const nan: CohenKappaResult = { kappa: NaN, se: NaN, seNull: NaN, ci: [NaN, NaN], po: NaN, pe: NaN, n, constantRater: null };
   if (n === 0) return nan;
 
   const rowP = new Float64Array(q);
@@ -111,7 +120,19 @@ export function cohenKappaFromTable(
   // Clamp rounding noise: pe can exceed 1 by an ulp when one category is used.
   if (pe > 1) pe = 1;
   if (po > 1) po = 1;
-  if (1 - pe <= 1e-15) return { ...nan, po, pe };
+  let rowsUsed = 0;
+  let colsUsed = 0;
+  for (let i = 0; i < q; i++) {
+    if (rowP[i] > 0) rowsUsed++;
+    if (colP[i] > 0) colsUsed++;
+  }
+  const constantRater = rowsUsed === 1 && colsUsed === 1 ? "both" : rowsUsed === 1 ? "a" : colsUsed === 1 ? "b" : null;
+  if (1 - pe <= 1e-15) return { ...nan, po, pe, constantRater };
+  if (constantRater !== null) {
+    // p_e = p_o exactly (see constantRater): kappa is 0 and its FCE variance is 0, not the ~1e-18
+    // that rounding leaves in p_o − p_e and in the variance's numerator (an SE of ~1e-9).
+    return { kappa: 0, se: 0, seNull: nullSE(q, n, w, rowP, colP, wRow, wCol, pe), ci: [0, 0], po, pe, n, constantRater };
+  }
   const kappa = (po - pe) / (1 - pe);
 
   let sum = 0;
@@ -134,7 +155,27 @@ export function cohenKappaFromTable(
   const variance0 = Math.max(0, (sum0 - pe * pe) / denom);
   const se = Math.sqrt(variance);
   const z = normalQuantile(1 - (1 - level) / 2);
-  return { kappa, se, seNull: Math.sqrt(variance0), ci: [kappa - z * se, kappa + z * se], po, pe, n };
+  return { kappa, se, seNull: Math.sqrt(variance0), ci: [kappa - z * se, kappa + z * se], po, pe, n, constantRater: null };
+}
+
+/** The SE under H0 (κ = 0), as in the main formula above. */
+function nullSE(
+  q: number,
+  n: number,
+  w: Float64Array,
+  rowP: Float64Array,
+  colP: Float64Array,
+  wRow: Float64Array,
+  wCol: Float64Array,
+  pe: number,
+): number {
+  let sum0 = 0;
+  for (let i = 0; i < q; i++)
+    for (let j = 0; j < q; j++) {
+      const d0 = w[i * q + j] - (wRow[i] + wCol[j]);
+      sum0 += rowP[i] * colP[j] * d0 * d0;
+    }
+  return Math.sqrt(Math.max(0, (sum0 - pe * pe) / (n * (1 - pe) * (1 - pe))));
 }
 
 function resolveWeights(fn: string, weights: WeightScheme | readonly (readonly number[])[], q: number): Float64Array {

@@ -30,7 +30,16 @@ export function pooledKappa(
   patterns: RatingPatterns,
   weights: ArrayLike<number>,
   options: { weights?: WeightScheme; z?: number } = {},
-): { kappa: number; se: number; ci: Interval; pairs: number; units: number; table: Float64Array } {
+): {
+  kappa: number;
+  se: number;
+  ci: Interval;
+  pairs: number;
+  units: number;
+  table: Float64Array;
+  /** The pooled table's rows (or columns) use one category: kappa is 0 by construction (see cohenKappaFromTable). */
+  constantRater: "a" | "b" | "both" | null;
+} {
   const { raters: R, q, codes } = patterns;
   const P = weights.length;
   const table = new Float64Array(q * q);
@@ -54,8 +63,11 @@ export function pooledKappa(
   let n = 0;
   for (let k = 0; k < q * q; k++) n += table[k];
   const k = cohenKappaFromTable({ counts: table, q }, { weights: options.weights ?? "none" });
-  const nan = { kappa: k.kappa, se: NaN, ci: [NaN, NaN] as Interval, pairs: n, units, table };
+  const constantRater = k.constantRater;
+  const nan = { kappa: k.kappa, se: NaN, ci: [NaN, NaN] as Interval, pairs: n, units, table, constantRater };
   if (!Number.isFinite(k.kappa) || units < 2) return nan;
+  // p_e = p_o exactly: the variance is 0 (not rounding's ~1e-18).
+  if (constantRater !== null) return { ...nan, kappa: 0, se: 0, ci: [0, 0] };
   const wt = agreementWeights(Math.max(q, 1), options.weights ?? "none");
   const rowP = new Float64Array(q);
   const colP = new Float64Array(q);
@@ -92,5 +104,5 @@ export function pooledKappa(
   }
   const se = Math.sqrt(((units / (units - 1)) * ss) / (n * n));
   const z = options.z ?? 1.959963984540054;
-  return { kappa: k.kappa, se, ci: [k.kappa - z * se, k.kappa + z * se], pairs: n, units, table };
+  return { kappa: k.kappa, se, ci: [k.kappa - z * se, k.kappa + z * se], pairs: n, units, table, constantRater };
 }

@@ -19,6 +19,7 @@ import {
   krippendorffAlpha,
   seededRandom,
   type Rating,
+  wilsonCI,
 } from "~/stats";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
@@ -408,5 +409,70 @@ describe("npm run agreement: intervals, options and warnings", () => {
       const viaNpm = run(args);
       expect(viaNpm).toEqual(viaTsx);
     }
+  });
+});
+
+describe("npm run agreement: a rater who gave one category to every unit", () => {
+  // The auditor's sample (issue 15): 38 units, rater a always "x", rater b drawn from x/y/z. With a
+  // constant, p_e = Σ_k p_a,k p_b,k = p_b,x = p_o, so kappa is 0 by construction (by hand; scikit-learn
+  // 1.2.1 cohen_kappa_score(a, b) = 0.0, with weights="quadratic" also 0.0) and so is every resample's.
+  // Before: CI [−2.65e-9, 2.65e-9] (rounding left an SE of 1.35e-9), printed as [-0.0000, 0.0000].
+  const B = "zxyxyyyzyxxyxyyzxzyyzxzxyxxxzzxyzxyzxz";
+  const c1 = () => csv("id,a,b\n" + [...B].map((b, i) => `${i},x,${b}`).join("\n"));
+  const REASON =
+    /^not estimable: rater "a" gave one category to every unit, so kappa's chance agreement equals its observed agreement \(p_e = p_o\) and kappa is 0 by construction/;
+
+  it("kappa is 0 and its interval is not estimable with the reason (analytic and bootstrap), not [−0, 0]", () => {
+    for (const ci of ["analytic", "bootstrap"]) {
+      const out = runJson(["--input", c1(), "--raters", "a,b", "--ci", ci]);
+      expect(out.cohenKappa, ci).toBe(0);
+      expect(out.cohenKappaCI, ci).toBeNull();
+      expect((out.ciMethod as Record<string, string>).cohenKappa, ci).toMatch(REASON);
+      expect((out.notes as string[]).some((s) => /^cohenKappa: interval not estimable: rater "a" gave one category/.test(s))).toBe(true);
+      // AC1 is not degenerate: (pa − pe)/(1 − pe), pe = Σ π_k(1 − π_k)/(q − 1) with π = (44, 13, 19)/76,
+      // pa = 14/38 (by hand, numpy): 0.16807297605473198, with an interval.
+      expect(out.gwetAC1 as number).toBeCloseTo(0.16807297605473198, 12);
+      expect(out.gwetAC1CI).not.toBeNull();
+    }
+    const table = run(["--input", c1(), "--raters", "a,b"]).stdout;
+    expect(table).not.toMatch(/-0\.0000/);
+    expect(table).toMatch(/^cohenKappa +0\.0000 +38 +not estimable: rater "a" gave one category/m);
+  });
+
+  it("weighted kappa too; PABAK keeps its interval; Pearson, Spearman and Kendall are undefined with the reason", () => {
+    // Yes/No, rater a always "yes" (the auditor's const2.csv, 40 units): PABAK = 2·19/40 − 1 = −0.05 is not
+    // degenerate (2·Wilson(19, 40) − 1). Ordinal numeric: rater a always 3, b on 1–5.
+    const yn = "yynnyynnyynnnyyynyyyynynnnnnnynyyynynnnn";
+    const path = csv("id,a,b\n" + [...yn].map((v, i) => `${i},yes,${v === "y" ? "yes" : "no"}`).join("\n"));
+    const out = runJson(["--input", path, "--raters", "a,b"]);
+    expect(out.cohenKappa).toBe(0);
+    expect(out.cohenKappaCI).toBeNull();
+    expect(out.pabak as number).toBeCloseTo(2 * (yn.split("").filter((v) => v === "y").length / 40) - 1, 12);
+    const w = wilsonCI(19, 40);
+    expect((out.pabakCI as number[])[0]).toBeCloseTo(2 * w[0] - 1, 12);
+    const scores = "31452 51324 22514 41353 12544 35211 43525 13254".replace(/ /g, "");
+    const num = csv("id,a,b\n" + [...scores].map((v, i) => `${i},3,${v}`).join("\n"));
+    for (const ci of ["analytic", "bootstrap"]) {
+      const o = runJson(["--input", num, "--raters", "a,b", "--level", "interval", "--ci", ci]);
+      const methods = o.ciMethod as Record<string, string>;
+      for (const k of ["cohenKappa", "cohenKappaLinear", "cohenKappaQuadratic"]) {
+        expect(o[k], `${k} ${ci}`).toBe(0);
+        expect(o[`${k}CI`], `${k} ${ci}`).toBeNull();
+        expect(methods[k], `${k} ${ci}`).toMatch(REASON);
+      }
+      for (const k of ["pearson", "spearman", "kendallTauB"]) {
+        expect(o[k], k).toBeNull();
+        expect(methods[k], k).toBe(
+          'not estimable: rater "a" gave one value to every unit: a correlation with a constant is undefined (zero variance)',
+        );
+      }
+      expect(o.krippendorffAlphaCI, ci).not.toBeNull();
+    }
+  });
+
+  it("three raters, one constant: the pooled-pairs kappa is not degenerate and keeps its interval", () => {
+    const rows = Array.from({ length: 40 }, (_, i) => `${i},yes,${i % 2 ? "yes" : "no"},${i % 4 < 2 ? "yes" : "no"}`);
+    const out = runJson(["--input", csv("id,a,b,c\n" + rows.join("\n")), "--raters", "a,b,c"]);
+    expect(out.pooledKappaCI).not.toBeNull();
   });
 });

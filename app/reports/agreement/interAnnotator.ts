@@ -19,6 +19,7 @@ import {
   spearmanFromTable,
   wilsonCI,
 } from "~/stats";
+import { constantRaterReason } from "../honest";
 import type { Estimate, TaskData } from "../types";
 import { finite, honestEstimate, MISSING_LIKE, proportionEstimate, resamplesFor, WILSON, Z95 } from "./intervals";
 import { countedMatrix, equallySpaced, pairTables, perUnitAgreement, pooledPairs, pooledTable, reliabilityMatrix } from "./matrix";
@@ -84,6 +85,22 @@ function kappaEstimate(
   return { value: k.kappa, ci: finite(k.kappa) && finite(k.se) ? k.ci : null, n: k.n, se: k.se, method: label };
 }
 
+type ConstantSide = "a" | "b" | "both" | null;
+
+/**
+ * Kappa when one side used one category on every pair (app/stats cohenKappaFromTable
+ * constantRater): 0 by construction (p_e = p_o), in every resample too, so its interval is
+ * not estimable — said with the reason, found from the margins rather than from a rounded
+ * zero-width interval. Null when no side is constant.
+ */
+function constantKappa(
+  k: { kappa: number; n: number; constantRater: ConstantSide },
+  who: (side: "a" | "b" | "both") => string,
+): Estimate | null {
+  if (k.constantRater === null || !finite(k.kappa)) return null;
+  return { value: k.kappa, ci: null, n: k.n, se: null, method: `not estimable: ${constantRaterReason(who(k.constantRater))}` };
+}
+
 export function interAnnotatorAgreement(data: TaskData): IaaReport {
   const numeric = data.labelKind === "ordinal" || data.labelKind === "interval";
   const m = reliabilityMatrix(data, numeric);
@@ -140,13 +157,21 @@ export function interAnnotatorAgreement(data: TaskData): IaaReport {
   const pc = pooledPairCodes(m);
   const pairBoot = independent ? null : pairClusterBootstrap(m, pc, q, seed);
   const unitsWithPairs = perRowPA.length;
+  // Who a constant side of the pooled-pairs table is (rows: the annotator with the lower id).
+  const byId = [...m.annotators].sort((x, y) => x - y).map((id) => names.get(id) ?? String(id));
+  const whoPooled = (side: "a" | "b" | "both") =>
+    design === "two"
+      ? side === "both"
+        ? `${byId[0]} and ${byId[1]}`
+        : (byId[side === "a" ? 0 : 1] ?? "an annotator")
+      : `the annotators on the ${side === "b" ? "second" : "first"} side of the pooled pairs`;
   if (!numeric) {
     // Pooled pairs as one contingency table: the table cohenKappa and pabak would build from the pairs.
     const pooled = pooledTable(m);
     const ck = cohenKappaFromTable({ counts: pooled, q });
-    const kappaEst = pairBoot
-      ? pairBoot(ck.kappa, ck.n, (t) => cohenKappaFromTable({ counts: t, q }).kappa)
-      : honestEstimate(kappaEstimate(ck));
+    const kappaEst =
+      constantKappa(ck, whoPooled) ??
+      (pairBoot ? pairBoot(ck.kappa, ck.n, (t) => cohenKappaFromTable({ counts: t, q }).kappa) : honestEstimate(kappaEstimate(ck)));
     stats.push({ key: "cohenKappa", label: design === "pooled" ? "Cohen's kappa (pooled pairs)" : "Cohen's kappa", estimate: kappaEst });
     // The planner scales the SE with the number of units (items resampled), not of pairs.
     if (finite(ck.kappa) && kappaEst.se != null && finite(kappaEst.se))
@@ -184,7 +209,10 @@ export function interAnnotatorAgreement(data: TaskData): IaaReport {
     const lin = cohenKappa(pp.a, pp.b, { categories, weights: "linear" });
     const pre = design === "pooled" ? " (pooled pairs)" : "";
     const weighted = (k: typeof quad, weights: "quadratic" | "linear") =>
-      pairBoot ? pairBoot(k.kappa, k.n, (t) => cohenKappaFromTable({ counts: t, q }, { weights }).kappa) : honestEstimate(kappaEstimate(k));
+      constantKappa(k, whoPooled) ??
+      (pairBoot
+        ? pairBoot(k.kappa, k.n, (t) => cohenKappaFromTable({ counts: t, q }, { weights }).kappa)
+        : honestEstimate(kappaEstimate(k)));
     const quadEst = weighted(quad, "quadratic");
     stats.push({ key: "weightedKappaQuadratic", label: `Weighted kappa, quadratic${pre}`, estimate: quadEst });
     stats.push({ key: "weightedKappaLinear", label: `Weighted kappa, linear${pre}`, estimate: weighted(lin, "linear") });
@@ -336,7 +364,12 @@ export function interAnnotatorAgreement(data: TaskData): IaaReport {
         bName: names.get(m.annotators[j]) ?? String(m.annotators[j]),
         n: t.a.length,
         percentAgreement: percentAgreement(t.counted),
-        kappa: honestEstimate(kappaEstimate(k)),
+        kappa:
+          constantKappa(k, (side) =>
+            side === "both"
+              ? `${names.get(m.annotators[i]) ?? m.annotators[i]} and ${names.get(m.annotators[j]) ?? m.annotators[j]}`
+              : String(names.get(m.annotators[side === "a" ? i : j]) ?? m.annotators[side === "a" ? i : j]),
+          ) ?? honestEstimate(kappaEstimate(k)),
         pabak: !numeric && q <= 2 ? pabakFromTable({ counts: t.table, q }) : null,
         pearson: r ? honestEstimate({ value: r.r, ci: finite(r.r) ? r.ci : null, n: r.n, method: "Fisher z" }) : null,
         pearsonBootstrap,
