@@ -476,3 +476,178 @@ describe("npm run agreement: a rater who gave one category to every unit", () =>
     expect(out.pooledKappaCI).not.toBeNull();
   });
 });
+
+// ─── Bootstraps against independent computations (issue 15) ────────────────
+
+/**
+ * The test's own percentile bootstrap over units, written from the definitions and sharing
+ * nothing with app/stats but the seeded generator (which fixes the draws): each resample draws
+ * N unit indices ⌊u·N⌋ with replacement (Efron & Tibshirani 1993, ch. 6), the statistic is
+ * recomputed on the drawn units, undefined resamples are left out, and the limits are the
+ * (B + 1)·α/2-th and (B + 1)·(1 − α/2)-th order statistics, interpolated (Davison & Hinkley 1997,
+ * §5.2; numpy.percentile(method="weibull")).
+ */
+function independentBootstrap<T>(units: T[], stat: (sample: T[]) => number, seed: number, B: number) {
+  const random = seededRandom(seed);
+  const N = units.length;
+  const values: number[] = [];
+  for (let b = 0; b < B; b++) {
+    const sample: T[] = [];
+    for (let i = 0; i < N; i++) sample.push(units[Math.floor(random() * N)]);
+    const v = stat(sample);
+    if (Number.isFinite(v)) values.push(v);
+  }
+  values.sort((x, y) => x - y);
+  const weibull = (p: number) => {
+    const h = Math.min(values.length, Math.max(1, (values.length + 1) * p));
+    const lo = Math.floor(h);
+    return values[lo - 1] + (h - lo) * (values[Math.min(lo, values.length - 1)] - values[lo - 1]);
+  };
+  return { ci: [weibull(0.025), weibull(0.975)], defined: values.length };
+}
+
+/**
+ * Gwet's AC1 from rows of ratings (null = missing), from its definition (Gwet 2008, eqs. 17–18;
+ * Gwet 2014, Handbook of Inter-Rater Reliability, 4th ed., §4.2): p_a is the mean over units with
+ * two or more ratings of Σ_k r_ik(r_ik − 1) / (r_i(r_i − 1)); π_k the mean over rated units of
+ * r_ik / r_i; p_e = Σ_k π_k(1 − π_k) / (q − 1) with q the number of categories of `scale`.
+ */
+function ac1ByDefinition(rows: (string | null)[][], scale: string[]): number {
+  const q = scale.length;
+  const pi = new Array<number>(q).fill(0);
+  let pa = 0;
+  let n1 = 0;
+  let n2 = 0;
+  for (const row of rows) {
+    const rated = row.filter((v): v is string => v !== null);
+    if (rated.length === 0) continue;
+    n1++;
+    const r = rated.length;
+    const c = scale.map((k) => rated.filter((v) => v === k).length);
+    c.forEach((ck, k) => (pi[k] += ck / r));
+    if (r >= 2) {
+      n2++;
+      pa += c.reduce((s, ck) => s + ck * (ck - 1), 0) / (r * (r - 1));
+    }
+  }
+  pa /= n2;
+  const pe = pi.reduce((s, p) => s + (p / n1) * (1 - p / n1), 0) / (q - 1);
+  return (pa - pe) / (1 - pe);
+}
+
+/** Pearson's r of the pairs with both values, from its definition (sample covariance over the product of the SDs). */
+function pearsonByDefinition(pairs: [number | null, number | null][]): number {
+  const both = pairs.filter((p): p is [number, number] => p[0] !== null && p[1] !== null);
+  const n = both.length;
+  const mx = both.reduce((s, p) => s + p[0], 0) / n;
+  const my = both.reduce((s, p) => s + p[1], 0) / n;
+  let sxy = 0;
+  let sxx = 0;
+  let syy = 0;
+  for (const [x, y] of both) {
+    sxy += (x - mx) * (y - my);
+    sxx += (x - mx) ** 2;
+    syy += (y - my) ** 2;
+  }
+  return sxy / Math.sqrt(sxx * syy);
+}
+
+describe("npm run agreement: bootstraps against independent computations", () => {
+  it("Gwet's AC1 bootstrap keeps q fixed by the declared scale when resamples miss a category (--categories)", () => {
+    // 40 units, two raters on a declared 1–5 scale: 4 is used by one unit only and 5 by nobody, so
+    // about e^−1 ≈ 37% of the resamples miss category 4 and every one misses 5. With 40 units ×
+    // 1,000 resamples the command draws units one by one (as the test's bootstrap does, same seed).
+    const scale = ["1", "2", "3", "4", "5"];
+    const random = seededRandom(21);
+    const rows: (string | null)[][] = [];
+    for (let u = 0; u < 40; u++) {
+      if (u === 17) {
+        rows.push(["4", "4"]);
+        continue;
+      }
+      const t = ["1", "2", "3"][Math.floor(random() * 3)];
+      const other = () => ["1", "2", "3"][Math.floor(random() * 3)];
+      rows.push([random() < 0.75 ? t : other(), random() < 0.75 ? t : other()]);
+    }
+    rows[5][1] = null; // one unit rated once: kept in n and in the draws, adds no pair
+    const path = csv("id,a,b\n" + rows.map((r, u) => `u${u},${r[0] ?? ""},${r[1] ?? ""}`).join("\n") + "\n");
+    const args = ["--input", path, "--raters", "a,b", "--categories", scale.join(","), "--ci", "bootstrap", "--seed", "13"];
+    const out = runJson([...args, "--resamples", "1000"]);
+    expect(out.n).toBe(40);
+    expect(out.gwetAC1).toBeCloseTo(ac1ByDefinition(rows, scale), 12);
+    const fixed = independentBootstrap(rows, (s) => ac1ByDefinition(s, scale), 13, 1000);
+    const ci = out.gwetAC1CI as number[];
+    expect(ci[0]).toBeCloseTo(fixed.ci[0], 12);
+    expect(ci[1]).toBeCloseTo(fixed.ci[1], 12);
+    expect((out.ciMethod as Record<string, string>).gwetAC1).toMatch(
+      /^percentile bootstrap over units \(1000 resamples, seed 13, q = 5 categories fixed \(--categories\)\)$/,
+    );
+    // The test is sharp: many resamples miss category 4, and recomputing q from the categories each
+    // resample uses (3 or 4 instead of 5) moves the interval well beyond rounding.
+    let missing4 = 0;
+    const r2 = seededRandom(13);
+    for (let b = 0; b < 1000; b++) {
+      let has4 = false;
+      for (let i = 0; i < 40; i++) if (Math.floor(r2() * 40) === 17) has4 = true;
+      if (!has4) missing4++;
+    }
+    expect(missing4).toBeGreaterThan(250);
+    const inUse = independentBootstrap(
+      rows,
+      (s) =>
+        ac1ByDefinition(
+          s,
+          scale.filter((k) => s.some((r) => r.includes(k))),
+        ),
+      13,
+      1000,
+    );
+    expect(Math.abs(inUse.ci[0] - ci[0]) + Math.abs(inUse.ci[1] - ci[1])).toBeGreaterThan(0.02);
+    // Without --categories, q is the 4 categories of the file (5 is never used), also fixed in every resample.
+    const undeclared = runJson(["--input", path, "--raters", "a,b", "--ci", "bootstrap", "--seed", "13", "--resamples", "1000"]);
+    const four = independentBootstrap(rows, (s) => ac1ByDefinition(s, scale.slice(0, 4)), 13, 1000);
+    expect((undeclared.gwetAC1CI as number[])[0]).toBeCloseTo(four.ci[0], 12);
+    expect((undeclared.gwetAC1CI as number[])[1]).toBeCloseTo(four.ci[1], 12);
+    expect((undeclared.ciMethod as Record<string, string>).gwetAC1).toMatch(/q = 4 categories fixed \(the categories in the file\)/);
+  });
+
+  it("Pearson's r with --ci bootstrap (units resampled) beside Fisher's z (--ci analytic), each against its own computation", () => {
+    // Skewed 1–5 Likert scores (most 4s and 5s), 60 units, two with one score missing.
+    const random = seededRandom(31);
+    const skew = () => {
+      const u = random();
+      return u < 0.05 ? 1 : u < 0.1 ? 2 : u < 0.22 ? 3 : u < 0.55 ? 4 : 5;
+    };
+    const rows: [number | null, number | null][] = [];
+    for (let u = 0; u < 60; u++) {
+      const a = skew();
+      const b = random() < 0.6 ? a : skew();
+      rows.push([a, b]);
+    }
+    rows[3][0] = null;
+    rows[44][1] = null;
+    const path = csv("id,a,b\n" + rows.map((r, u) => `u${u},${r[0] ?? ""},${r[1] ?? ""}`).join("\n") + "\n");
+    const base = ["--input", path, "--raters", "a,b", "--level", "interval", "--seed", "4"];
+    const r = pearsonByDefinition(rows);
+    // Fisher's z (Fisher 1921): tanh(atanh(r) ± 1.96 / √(n − 3)) over the n = 58 complete pairs.
+    const analytic = runJson(base);
+    expect(analytic.pearson).toBeCloseTo(r, 12);
+    const z = Math.atanh(r);
+    const half = 1.959963984540054 / Math.sqrt(58 - 3);
+    expect((analytic.pearsonCI as number[])[0]).toBeCloseTo(Math.tanh(z - half), 12);
+    expect((analytic.pearsonCI as number[])[1]).toBeCloseTo(Math.tanh(z + half), 12);
+    expect((analytic.ciMethod as Record<string, string>).pearson).toBe("Fisher z interval");
+    expect(analytic.used).toMatchObject({ pearson: { units: 58 } });
+    // The bootstrap resamples the 60 rated units (units × resamples = 60,000: drawn one by one, as the test draws them).
+    const boot = runJson([...base, "--ci", "bootstrap", "--resamples", "1000"]);
+    expect(boot.pearson).toBeCloseTo(r, 12);
+    const expected = independentBootstrap(rows, pearsonByDefinition, 4, 1000);
+    const ci = boot.pearsonCI as number[];
+    expect(ci[0]).toBeCloseTo(expected.ci[0], 12);
+    expect(ci[1]).toBeCloseTo(expected.ci[1], 12);
+    expect((boot.ciMethod as Record<string, string>).pearson).toMatch(/^percentile bootstrap over units \(1000 resamples, seed 4\)$/);
+    // On skewed scores the two intervals differ (the bootstrap is not a re-labelled Fisher interval).
+    const fisher = analytic.pearsonCI as number[];
+    expect(Math.abs(ci[0] - fisher[0]) + Math.abs(ci[1] - fisher[1])).toBeGreaterThan(0.01);
+  });
+});
