@@ -455,9 +455,9 @@ export default function RunPage() {
               <tr>
                 <th>Model</th>
                 <th className="num">Judge (raw)</th>
-                <th>95% CI (normal approximation, clipped to 0–100)</th>
+                <th>95% CI (Wilson score)</th>
                 <th className="num">Bias-corrected (PPI)</th>
-                <th>95% CI (normal approximation, clipped to 0–100)</th>
+                <th>95% CI (Wilson score, effective n)</th>
                 <th className="num">Human labels</th>
               </tr>
             </thead>
@@ -486,10 +486,11 @@ export default function RunPage() {
             </tbody>
           </table>
           <IntervalMethod>
-            Share of Yes verdicts, in %. Intervals: mean ± 1.96·SE (normal approximation), clipped to 0–100; the corrected one uses the
-            prediction-powered rectifier of Angelopoulos et al. (2023, §2) with each labelled unit weighted by its inclusion probability.
-            &ldquo;Too few&rdquo;: fewer than two values, or no spread among them, so no interval can be given; with every unit labelled the
-            corrected figure is exact.
+            Share of Yes verdicts, in %. Intervals: the Wilson score interval (Wilson 1927), which stays within 0–100 without clipping. The
+            corrected share uses the prediction-powered rectifier of Angelopoulos et al. (2023, §2) with each labelled unit weighted by its
+            inclusion probability; its interval is the Wilson interval at the effective sample size p(1 − p)/SE² of that estimate (Korn
+            &amp; Graubard 1998). &ldquo;Too few&rdquo;: fewer than two values, or no spread among them, so no interval can be given; with
+            every unit labelled the corrected figure is exact.
           </IntervalMethod>
         </div>
       ))}

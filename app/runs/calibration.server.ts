@@ -44,11 +44,10 @@ import { planAssignments } from "../annotation/assignment";
 import { readConfig } from "../annotation/config";
 import { projectMembers } from "../annotation/tasks.server";
 import { shownOrderFor } from "../annotation/random";
-import { meanCI, seededRandom } from "../stats";
+import { meanCI, seededRandom, wilsonCI, wilsonEffectiveCI } from "../stats";
 import { TASK_TYPES, taskTypeOf } from "./protocols/c3ebench";
 import { PROTOCOLS } from "./protocols";
 import {
-  clip,
   clipNote,
   type CalibratedMetric,
   type Draw,
@@ -816,13 +815,16 @@ function c3eReport(db: Db, run: typeof schema.runs.$inferSelect, task: TaskRow, 
 export type CalibratedScore = {
   model: string;
   raw: { mean: number; ci: [number, number]; n: number };
-  corrected: { estimate: number; ci: [number, number]; n: number; N: number } | null;
+  /** `se`: the design-based standard error of the corrected share (in points), from which the effective n comes. */
+  corrected: { estimate: number; se: number; ci: [number, number]; n: number; N: number } | null;
 };
 
 /**
- * Per model: the share of the first judge's verdicts that are Yes (raw, mean ±
- * 1.96·SEM) and the same share corrected by the human labels (the estimator
- * above, split rule of the task). The protocol's own headline metrics are in
+ * Per model: the share of the first judge's verdicts that are Yes (raw, with the
+ * Wilson score interval) and the same share corrected by the human labels (the
+ * estimator above, split rule of the task; the Wilson interval at the effective
+ * sample size of its design-based SE). Both intervals stay inside 0–100 by
+ * construction, where mean ± 1.96·SE had to be clipped. The protocol's own headline metrics are in
  * calibrationReport.
  */
 export function calibratedScores(db: Db, runId: number, taskId: number): CalibratedScore[] {
@@ -852,10 +854,17 @@ export function calibratedScores(db: Db, runId: number, taskId: number): Calibra
       stratum: stratumOf(c),
     }));
     const r = differenceEstimate(terms, pairs, PERCENT);
+    const yes = f.reduce((s, v) => s + v, 0);
+    const rawCi = f.length ? wilsonCI(yes, f.length) : [NaN, NaN];
+    const c = r.corrected;
+    const correctedCi = c ? wilsonEffectiveCI(c.estimate / 100, c.se / 100, c.n) : null;
     return {
       model,
-      raw: { mean: 100 * raw.mean, ci: [clip(100 * raw.ci[0], PERCENT), clip(100 * raw.ci[1], PERCENT)], n: raw.n },
-      corrected: r.corrected && weighable ? { estimate: r.corrected.estimate, ci: r.corrected.ci, n: r.corrected.n, N: mine.length } : null,
+      raw: { mean: 100 * raw.mean, ci: [100 * rawCi[0], 100 * rawCi[1]], n: raw.n },
+      corrected:
+        c && correctedCi && weighable
+          ? { estimate: c.estimate, se: c.se, ci: [100 * correctedCi[0], 100 * correctedCi[1]], n: c.n, N: mine.length }
+          : null,
     };
   });
 }

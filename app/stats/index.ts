@@ -45,7 +45,7 @@ export { bootstrapCI, type BootstrapOptions, type BootstrapResult } from "./boot
 export { ppiMean, type PpiMeanInput, type PpiMeanResult } from "./ppiMean";
 
 export { normalCDF } from "./normalCDF";
-export { wilsonCI } from "./wilsonCI";
+export { wilsonCI, wilsonEffectiveCI } from "./wilsonCI";
 export { holmAdjust } from "./holmAdjust";
 export { linearizedSE, type AgreementSEResult } from "./linearizedSE";
 export { fleissKappaSE } from "./fleissKappaSE";

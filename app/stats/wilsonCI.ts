@@ -39,3 +39,28 @@ export function wilsonCI(successes: number, n: number, options: { z?: number } =
   const half = (z / denom) * Math.sqrt((p * (1 - p)) / n + z2 / (4 * n * n));
   return [Math.max(0, centre - half), Math.min(1, centre + half)];
 }
+
+/**
+ * Wilson score interval for a proportion estimated under a sampling design (weights, strata, a model-assisted
+ * correction), from its estimate p̂ and design-based standard error: the Wilson interval at the effective sample
+ * size n* = p̂(1 − p̂)/SE², the size of a simple random sample with the same precision (Kish's design effect). Like
+ * wilsonCI it never leaves [0, 1]; the Wald interval p̂ ± 1.96·SE does, and covers poorly near 0 and 1.
+ *
+ * References: E. L. Korn and B. I. Graubard (1998) "Confidence intervals for proportions with small expected
+ * number of positive counts estimated from survey data", Survey Methodology 24, 193-201 (the effective sample
+ * size, and a design effect of 1 when p̂ is 0 or 1); N. Dean and M. Pagano (2015) "Evaluating confidence interval
+ * methods for binomial proportions in clustered surveys", Journal of Survey Statistics and Methodology 3, 484-503
+ * (Wilson at the effective sample size among the methods that keep close to nominal coverage).
+ *
+ * `n` is the number of sampled units, used when p̂ is 0 or 1 (n* is then undefined). SE = 0 gives the zero-width
+ * [p̂, p̂]: a census, or labels that never differ from the prediction — there is no sampling error to bound.
+ *
+ * @example
+ * wilsonEffectiveCI(0.3, Math.sqrt(0.3 * 0.7 / 100), 40); // => wilsonCI(30, 100)
+ */
+export function wilsonEffectiveCI(p: number, se: number, n: number, options: { z?: number } = {}): Interval {
+  if (!Number.isFinite(p) || p < 0 || p > 1) throw new Error(`wilsonEffectiveCI: p must be in [0, 1], got ${String(p)}`);
+  if (!(se > 0)) return [p, p];
+  const nEff = p > 0 && p < 1 ? (p * (1 - p)) / (se * se) : n;
+  return wilsonCI(p * nEff, nEff, options);
+}

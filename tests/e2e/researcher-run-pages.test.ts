@@ -310,7 +310,7 @@ describe("intervals", () => {
       "the judge's raw interval",
     ).toBe(true);
     expect(outOfScale(before, () => [0, 100])).toEqual([]);
-    expect(await page.locator("th", { hasText: "95% CI (normal approximation, clipped to 0–100)" }).count()).toBe(2);
+    expect(await page.locator("th", { hasText: "95% CI (Wilson score" }).count()).toBe(2);
     // The annotators label every unit through the app's own save (agreeing; "No" on every third unit).
     const task = findTask(projectId, taskId, db)!;
     const assignments = db

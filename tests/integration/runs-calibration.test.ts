@@ -141,6 +141,33 @@ describe("calibration tasks from a run", () => {
     const scores = calibratedScores(db(), runId, taskId);
     expect(scores.map((s) => s.model).sort()).toEqual(["Orrery-70B", "Quillon-8B"]);
     expect(scores.every((s) => s.corrected !== null && s.corrected.n >= 2)).toBe(true);
+    // The intervals: Wilson's score interval written out here (Wilson 1927), for the raw share at the number of
+    // judged units and for the corrected share at the effective n p(1 − p)/SE² of its design SE (Korn & Graubard 1998).
+    const z = 1.96; // the app's 95% quantile, as in wilsonCI
+    const wilson = (p: number, n: number) => {
+      const centre = (p + (z * z) / (2 * n)) / (1 + (z * z) / n);
+      const half = (z / (1 + (z * z) / n)) * Math.sqrt((p * (1 - p)) / n + (z * z) / (4 * n * n));
+      return [100 * (centre - half), 100 * (centre + half)];
+    };
+    for (const s of scores) {
+      const yes = Math.round((s.raw.mean * s.raw.n) / 100);
+      expect(s.raw.mean).toBeCloseTo((100 * yes) / s.raw.n, 9);
+      const [lo, hi] = wilson(yes / s.raw.n, s.raw.n);
+      expect(s.raw.ci[0]).toBeCloseTo(lo, 9);
+      expect(s.raw.ci[1]).toBeCloseTo(hi, 9);
+      const c = s.corrected!;
+      const p = c.estimate / 100;
+      const se = c.se / 100;
+      if (se > 0 && p > 0 && p < 1) {
+        const [clo, chi] = wilson(p, (p * (1 - p)) / (se * se));
+        expect(c.ci[0]).toBeCloseTo(clo, 9);
+        expect(c.ci[1]).toBeCloseTo(chi, 9);
+      }
+      for (const x of [...s.raw.ci, ...c.ci]) {
+        expect(x).toBeGreaterThanOrEqual(0);
+        expect(x).toBeLessThanOrEqual(100);
+      }
+    }
   });
 });
 

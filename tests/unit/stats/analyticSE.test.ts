@@ -18,6 +18,7 @@ import {
   normalQuantile,
   seededRandom,
   wilsonCI,
+  wilsonEffectiveCI,
   percentAgreement,
   unitCategoryCounts,
   coincidenceMatrix,
@@ -253,6 +254,45 @@ describe("wilsonCI", () => {
     expect(() => wilsonCI(3, 2)).toThrow(/^wilsonCI: successes must be in \[0, n\]/);
     expect(() => wilsonCI(1, -1)).toThrow(/^wilsonCI: n must be/);
     expect(() => wilsonCI(1, 2, { z: 0 })).toThrow(/^wilsonCI: z must be/);
+  });
+});
+
+describe("wilsonEffectiveCI", () => {
+  // The Wilson score interval written out (Wilson 1927, eq. for the roots of |p − p̂| = z·sqrt(p(1 − p)/n)),
+  // independent of wilsonCI's code, at the effective sample size n* = p̂(1 − p̂)/SE² (Korn & Graubard 1998, §2).
+  const wilson = (p: number, n: number, z = 1.96) => {
+    const centre = (p + (z * z) / (2 * n)) / (1 + (z * z) / n);
+    const half = (z / (1 + (z * z) / n)) * Math.sqrt((p * (1 - p)) / n + (z * z) / (4 * n * n));
+    return [centre - half, centre + half];
+  };
+
+  it("with the simple-random-sampling SE it is the ordinary Wilson interval", () => {
+    const [l, h] = wilsonEffectiveCI(0.3, Math.sqrt((0.3 * 0.7) / 100), 40);
+    const [el, eh] = wilsonCI(30, 100);
+    expect(l).toBeCloseTo(el, 12);
+    expect(h).toBeCloseTo(eh, 12);
+  });
+
+  it("a design SE larger than the binomial one shrinks n* (design effect) and widens the interval, inside [0, 1]", () => {
+    // p̂ = 0.2, SE = 0.05 → n* = 0.16 / 0.0025 = 64.
+    const [l, h] = wilsonEffectiveCI(0.2, 0.05, 200);
+    const [el, eh] = wilson(0.2, 64);
+    expect(l).toBeCloseTo(el, 12);
+    expect(h).toBeCloseTo(eh, 12);
+    // Near the edge the Wald interval leaves the range; this one does not.
+    const [l2, h2] = wilsonEffectiveCI(0.97, 0.03, 50);
+    expect(0.97 + 1.96 * 0.03).toBeGreaterThan(1);
+    expect(h2).toBeLessThanOrEqual(1);
+    expect(l2).toBeGreaterThan(0.8);
+  });
+
+  it("p̂ of 0 or 1 uses the sampled n; SE 0 gives the exact point; p̂ outside [0, 1] is refused", () => {
+    const [l, h] = wilsonEffectiveCI(1, 0.01, 25);
+    const [el, eh] = wilson(1, 25);
+    expect(l).toBeCloseTo(el, 12);
+    expect(h).toBeCloseTo(eh, 12);
+    expect(wilsonEffectiveCI(0.4, 0, 10)).toEqual([0.4, 0.4]);
+    expect(() => wilsonEffectiveCI(1.2, 0.1, 10)).toThrow(/^wilsonEffectiveCI: p must be in \[0, 1\]/);
   });
 });
 
