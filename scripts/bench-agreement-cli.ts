@@ -13,8 +13,12 @@
  * `--ci bootstrap` (every interval by the bootstrap) and at the ordinal level
  * (weighted kappa, ordinal alpha, correlations: more bootstraps).
  *
- * Peak RSS comes from GNU time (/usr/bin/time -f %M: the largest resident set of the
- * process tree); without it, only times are reported. The Python side runs when a
+ * Peak RSS and CPU seconds come from GNU time (/usr/bin/time -f "%M %U %S": the largest
+ * resident set of the process tree, its user + system time); without it, only wall times
+ * are reported. CPU seconds do not grow with the machine's load, wall seconds do: on a
+ * shared machine compare both. The start-up alone (`--help`) is timed through npm, npm
+ * alone, node on the bundle, a bare `node -e 0` and tsx on the sources, which shows where
+ * a small file's time goes. The last lines are the README's table, in Markdown. The Python side runs when a
  * python3 with pandas and scikit-learn is found ($PYTHON, python3 on the PATH, or
  * /usr/bin/python3); the report says so when none is.
  */
@@ -58,19 +62,22 @@ function writeCsv(path: string, n: number, scores: boolean): void {
 
 interface Measure {
   seconds: number;
+  /** CPU seconds (user + system) of the process tree: what the command costs whatever the machine load. */
+  cpu: number | null;
   rssMB: number | null;
   ok: boolean;
   error?: string;
 }
 
-/** Runs a command, timed by GNU time when present (wall seconds, peak RSS of the process tree). */
+/** Runs a command, timed by GNU time when present (wall seconds, CPU seconds and peak RSS of the process tree). */
 function measure(cmd: string, cmdArgs: string[]): Measure {
   if (hasTime) {
-    const r = spawnSync(TIME, ["-f", "__TIME__ %e %M", cmd, ...cmdArgs], { cwd: root, encoding: "utf8", maxBuffer: 1 << 26 });
-    const m = /__TIME__ ([\d.]+) (\d+)/.exec(r.stderr ?? "");
-    if (!m) return { seconds: NaN, rssMB: null, ok: false, error: (r.stderr ?? "").slice(-300) };
+    const r = spawnSync(TIME, ["-f", "__TIME__ %e %M %U %S", cmd, ...cmdArgs], { cwd: root, encoding: "utf8", maxBuffer: 1 << 26 });
+    const m = /__TIME__ ([\d.]+) (\d+) ([\d.]+) ([\d.]+)/.exec(r.stderr ?? "");
+    if (!m) return { seconds: NaN, cpu: null, rssMB: null, ok: false, error: (r.stderr ?? "").slice(-300) };
     return {
       seconds: Number(m[1]),
+      cpu: Number(m[3]) + Number(m[4]),
       rssMB: Number(m[2]) / 1024,
       ok: r.status === 0,
       error: r.status === 0 ? undefined : (r.stderr ?? "").slice(-300),
@@ -79,7 +86,7 @@ function measure(cmd: string, cmdArgs: string[]): Measure {
   const t0 = process.hrtime.bigint();
   const r = spawnSync(cmd, cmdArgs, { cwd: root, encoding: "utf8", maxBuffer: 1 << 26 });
   const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
-  return { seconds, rssMB: null, ok: r.status === 0, error: r.status === 0 ? undefined : (r.stderr ?? "").slice(-300) };
+  return { seconds, cpu: null, rssMB: null, ok: r.status === 0, error: r.status === 0 ? undefined : (r.stderr ?? "").slice(-300) };
 }
 
 function findPython(): string | null {
@@ -96,6 +103,12 @@ const median = (xs: number[]) => {
   if (s.length === 0) return NaN;
   const m = Math.floor(s.length / 2);
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+
+/** Median CPU seconds of runs, or "n/a" without GNU time. */
+const cpuOf = (ms: Measure[]) => {
+  const c = median(ms.map((m) => m.cpu ?? NaN));
+  return Number.isFinite(c) ? `${c.toFixed(2)} CPU` : "CPU n/a";
 };
 
 const dir = mkdtempSync(join(tmpdir(), "concord-bench-agreement-"));
@@ -116,14 +129,22 @@ console.log(hasTime ? "peak RSS: GNU time (-f %M)" : "peak RSS: not measured (/u
 // Compile the command's bundle once (npm run agreement does it when a source changed) so no run pays for it.
 spawnSync(npm, ["run", "-s", "agreement", "--", "--help"], { cwd: root, encoding: "utf8" });
 
-// Start-up alone (`--help`): the cached bundle through npm, the same through node, and the sources through tsx.
+// Start-up alone (`--help`): the cached bundle through npm, the same through node, the sources through tsx,
+// and a bare `node -e 0` (the floor any Node command pays). Wall seconds depend on the load; CPU seconds
+// (user + system, of the process tree) say where the start-up goes whatever the load.
+const startupRows: [string, Measure[]][] = [];
 {
-  const startup = (cmd: string, a: string[]) => median(Array.from({ length: Math.max(3, runs) }, () => measure(cmd, a).seconds));
-  const viaNpm = startup(npm, ["run", "-s", "agreement", "--", "--help"]);
-  const viaNode = startup(process.execPath, ["scripts/agreement-cli.mjs", "--help"]);
-  const viaTsx = startup(process.execPath, ["node_modules/tsx/dist/cli.mjs", "scripts/agreement.ts", "--help"]);
+  const startup = (label: string, cmd: string, a: string[]) =>
+    startupRows.push([label, Array.from({ length: Math.max(3, runs) }, () => measure(cmd, a))]);
+  startup("npm run agreement", npm, ["run", "-s", "agreement", "--", "--help"]);
+  startup("npm --version (npm alone)", npm, ["--version"]);
+  startup("node scripts/agreement-cli.mjs (the bundle)", process.execPath, ["scripts/agreement-cli.mjs", "--help"]);
+  startup("node -e 0 (bare Node)", process.execPath, ["-e", "0"]);
+  startup("tsx scripts/agreement.ts (the sources)", process.execPath, ["node_modules/tsx/dist/cli.mjs", "scripts/agreement.ts", "--help"]);
   console.log(
-    `start-up (--help): npm run agreement ${viaNpm.toFixed(2)} s; node scripts/agreement-cli.mjs (bundle) ${viaNode.toFixed(2)} s; tsx scripts/agreement.ts ${viaTsx.toFixed(2)} s`,
+    `start-up (--help), median wall s (CPU s): ${startupRows
+      .map(([label, ms]) => `${label} ${median(ms.map((m) => m.seconds)).toFixed(2)} (${cpuOf(ms)})`)
+      .join("; ")}`,
   );
 }
 
@@ -167,10 +188,10 @@ try {
       const p = median(row.py.map((m) => m.seconds));
       const rss = Math.max(...row.ours.map((m) => m.rssMB ?? NaN));
       console.log(
-        `${n.toLocaleString("en-US")} rows (${mb(f)} MB), ${variant}: npm run agreement ${o.toFixed(2)} s` +
+        `${n.toLocaleString("en-US")} rows (${mb(f)} MB), ${variant}: npm run agreement ${o.toFixed(2)} s (${cpuOf(row.ours)})` +
           (Number.isFinite(rss) ? `, peak RSS ${rss.toFixed(0)} MB` : "") +
           (python
-            ? `; pandas + cohen_kappa_score ${p.toFixed(2)} s (peak RSS ${Math.max(...row.py.map((m) => m.rssMB ?? NaN)).toFixed(0)} MB); ratio ${(o / p).toFixed(2)}`
+            ? `; pandas + cohen_kappa_score ${p.toFixed(2)} s (${cpuOf(row.py)}, peak RSS ${Math.max(...row.py.map((m) => m.rssMB ?? NaN)).toFixed(0)} MB); ratio ${(o / p).toFixed(2)}`
             : "") +
           ` [runs: ${row.ours.map((m) => m.seconds.toFixed(2)).join(", ")}${python ? ` vs ${row.py.map((m) => m.seconds.toFixed(2)).join(", ")}` : ""}]`,
       );
@@ -201,4 +222,20 @@ for (const r of results) {
       : "peak RSS not measured";
     console.log(`  ${r.rows.toLocaleString("en-US")} rows, ${r.variant}: ${speed}; ${mem}`);
   }
+}
+
+// The README's table (median wall seconds of the runs, CPU seconds in parentheses).
+console.log("\n| rows | data, intervals | `npm run agreement` s (CPU s) | pandas + scikit-learn s (CPU s) | ratio | peak RSS |");
+console.log("| ---: | --- | ---: | ---: | ---: | ---: |");
+for (const r of results) {
+  const o = median(r.ours.map((m) => m.seconds));
+  const p = median(r.py.map((m) => m.seconds));
+  const c = (ms: Measure[]) => {
+    const v = median(ms.map((m) => m.cpu ?? NaN));
+    return Number.isFinite(v) ? ` (${v.toFixed(2)})` : "";
+  };
+  const rss = Math.max(...r.ours.map((m) => m.rssMB ?? NaN));
+  console.log(
+    `| ${r.rows.toLocaleString("en-US")} | ${r.variant} | ${o.toFixed(2)}${c(r.ours)} | ${python ? `${p.toFixed(2)}${c(r.py)}` : "n/a"} | ${python ? `${(o / p).toFixed(2)}×` : "n/a"} | ${Number.isFinite(rss) ? `${rss.toFixed(0)} MB` : "n/a"} |`,
+  );
 }

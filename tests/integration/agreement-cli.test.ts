@@ -651,3 +651,57 @@ describe("npm run agreement: bootstraps against independent computations", () =>
     expect(Math.abs(ci[0] - fisher[0]) + Math.abs(ci[1] - fisher[1])).toBeGreaterThan(0.01);
   });
 });
+
+describe("npm run agreement: percent agreement of three or more raters", () => {
+  it("Gwet's SE of the mean per-unit agreement (--ci analytic) and the unit bootstrap (--ci bootstrap), each against its own computation", () => {
+    // 50 units × 3 raters, a few with a rating missing and one rated once (it counts in n, not in the agreement).
+    const random = seededRandom(12);
+    const cats = ["a", "b", "c"];
+    const rows: (string | null)[][] = [];
+    for (let u = 0; u < 50; u++) {
+      const t = cats[Math.floor(random() * 3)];
+      rows.push([0, 1, 2].map(() => (random() < 0.6 ? t : cats[Math.floor(random() * 3)])));
+    }
+    rows[4][2] = null;
+    rows[19][0] = null;
+    rows[33][1] = null;
+    rows[40] = ["b", null, null];
+    const path = csv("id,r1,r2,r3\n" + rows.map((r, u) => `u${u},${r.map((v) => v ?? "").join(",")}`).join("\n") + "\n");
+    // Per unit with two or more ratings, the share of agreeing ordered rater pairs Σ_k r_k(r_k − 1) / (r(r − 1))
+    // (Gwet 2014, eq. 2.6); percent agreement is their mean.
+    const shares = (units: (string | null)[][]) =>
+      units.flatMap((row) => {
+        const rated = row.filter((v) => v !== null);
+        const r = rated.length;
+        if (r < 2) return [];
+        return [
+          cats.reduce((s, k) => s + rated.filter((v) => v === k).length * (rated.filter((v) => v === k).length - 1), 0) / (r * (r - 1)),
+        ];
+      });
+    const mean = (xs: number[]) => xs.reduce((s, x) => s + x, 0) / xs.length;
+    const x = shares(rows);
+    expect(x).toHaveLength(49);
+    const pa = mean(x);
+    // Gwet (2014, §5.3): the SE of pa is the SE of a mean of the per-unit shares, sd / √n.
+    const se = Math.sqrt(x.reduce((s, v) => s + (v - pa) ** 2, 0) / (x.length * (x.length - 1)));
+    const out = runJson(["--input", path, "--raters", "r1,r2,r3"]);
+    expect(out.n).toBe(50);
+    expect(out.used).toMatchObject({ percentAgreement: { units: 49 } });
+    expect(out.percentAgreement).toBeCloseTo(pa, 12);
+    const ci = out.percentAgreementCI as number[];
+    expect(ci[0]).toBeCloseTo(pa - 1.959963984540054 * se, 12);
+    expect(ci[1]).toBeCloseTo(pa + 1.959963984540054 * se, 12);
+    // The Wilson interval over the shares (the method before issue 15) treats each share as a 0/1 outcome:
+    // its variance p(1 − p) exceeds the shares' variance, so it was wider (1.28× on these data).
+    const wilson = wilsonCI(pa * x.length, x.length);
+    expect((wilson[1] - wilson[0]) / (ci[1] - ci[0])).toBeGreaterThan(1.2);
+    // --ci bootstrap: the 50 rated units resampled (50 × 1,000 draws: one by one, as the test draws them).
+    const boot = runJson(["--input", path, "--raters", "r1,r2,r3", "--ci", "bootstrap", "--seed", "6", "--resamples", "1000"]);
+    const expected = independentBootstrap(rows, (s) => mean(shares(s)), 6, 1000);
+    expect((boot.percentAgreementCI as number[])[0]).toBeCloseTo(expected.ci[0], 12);
+    expect((boot.percentAgreementCI as number[])[1]).toBeCloseTo(expected.ci[1], 12);
+    expect((boot.ciMethod as Record<string, string>).percentAgreement).toMatch(
+      /^percentile bootstrap over units \(1000 resamples, seed 6\)$/,
+    );
+  });
+});
