@@ -15,6 +15,8 @@ import {
   JudgeAgreementError,
   judgeAgreement,
   parseUnparsedPolicy,
+  policyLabel,
+  referenceLabel,
   UNPARSED,
   type JudgeAgreementResult,
 } from "../app/reports/judgeAgreement";
@@ -113,20 +115,22 @@ function table(r: typeof out): string {
   );
   lines.push(`Label set (${r.labels.length}): ${r.labels.join(", ")}`);
   lines.push(
-    r.reference === "majority"
-      ? `Reference: strict majority of the annotators; ${r.units} labelled units, ${r.unitsWithoutMajority} without a majority (left out)`
-      : `Reference: each annotator (every annotator × unit pair, pooled); ${r.units} labelled units`,
+    `Reference: ${referenceLabel(r.reference)}; ${r.units} labelled units` +
+      (r.reference === "majority" ? `, ${r.unitsWithoutMajority} without a majority (left out)` : ""),
   );
   lines.push(
-    `Unparsed verdicts (outside the label set): ${r.unparsedPolicy === "count-as-wrong" ? `counted as wrong, class "${UNPARSED}"` : r.unparsedPolicy === "exclude" ? "left out" : `counted as "${r.unparsedPolicy.slice(3)}"`}` +
+    `Unparsed verdicts (outside the label set): ${policyLabel(r.unparsedPolicy)}; "unparsed" counts them on every labelled unit, "compared" on the units with a reference` +
       (r.verdictsWithoutLabels ? `; ${r.verdictsWithoutLabels} verdicts on unlabelled units not compared` : ""),
   );
+  if (r.reference === "each")
+    lines.push("Intervals: accuracy and kappa by a percentile bootstrap over units (a unit's annotator pairs resampled together)");
   lines.push("");
-  const head = ["judge", "n", "unparsed", "accuracy [95% CI]", "kappa [95% CI]", "macro P", "macro R", "macro F1 [95% CI]"];
+  const head = ["judge", "n", "unparsed", "compared", "accuracy [95% CI]", "kappa [95% CI]", "macro P", "macro R", "macro F1 [95% CI]"];
   const body = r.judges.map((j) => [
     j.judge,
     String(j.n),
     String(j.unparsed),
+    String(j.unparsedCompared),
     `${pct(j.accuracy)} ${ci(j.accuracyCI, (x) => `${(100 * x).toFixed(1)}%`)}`.trim(),
     `${f3(j.cohenKappa)} ${ci(j.cohenKappaCI, (x) => x.toFixed(3))}`.trim(),
     f3(j.macroPrecision),

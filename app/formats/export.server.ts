@@ -29,11 +29,13 @@
  *   human_yes_rate, judge_yes_rate, yes_yes, yes_no, no_yes, no_no,
  *   reference, unparsed_policy, unparsed, accuracy_ci_low, accuracy_ci_high,
  *   cohen_kappa_ci_low, cohen_kappa_ci_high, macro_precision, macro_recall, macro_f1,
- *   macro_f1_ci_low, macro_f1_ci_high, missing
+ *   macro_f1_ci_low, macro_f1_ci_high, missing, unparsed_compared
  *   (yes_no = human Yes, judge No; the Yes/No columns are empty unless labels are Yes/No;
- *   unparsed = verdicts outside the label set, counted per unparsed_policy; accuracy CI Wilson,
- *   kappa CI asymptotic SE, macro F1 CI a seeded bootstrap over units; missing = compared
- *   units without a verdict)
+ *   unparsed = the judge's verdicts outside the label set (or empty) on all the task's units,
+ *   unparsed_compared = those on units with a reference, which n and the confusion hold as
+ *   unparsed_policy says; accuracy CI Wilson, kappa CI asymptotic SE — under reference each,
+ *   both a seeded bootstrap over units —, macro F1 CI a seeded bootstrap over units;
+ *   missing = compared units without a verdict)
  *
  * judge-confusion — the confusion matrix and per-label figures behind judge-agreement: one row
  *   per (task, judge, reference label, judge label), over the labels either side used:
@@ -131,6 +133,7 @@ export const COLUMNS: Record<ExportKind, string[]> = {
     "macro_f1_ci_low",
     "macro_f1_ci_high",
     "missing",
+    "unparsed_compared",
   ],
   runs: [
     "dataset",
@@ -415,6 +418,7 @@ export function judgeAgreementRow(task: { id: number; name: string }, r: NonNull
     macro_f1_ci_low: j.macroF1CI?.[0] ?? null,
     macro_f1_ci_high: j.macroF1CI?.[1] ?? null,
     missing: j.missing,
+    unparsed_compared: j.unparsedCompared,
   };
 }
 
@@ -441,6 +445,7 @@ export const JUDGE_PAGE_COLUMNS = [
   "macro_precision",
   "macro_recall",
   "macro_f1",
+  "unparsed_compared",
 ];
 
 /**

@@ -28,6 +28,7 @@
 // Each statistic from its own file (not the ~/stats index): the command line loads only what it uses.
 import { countsBootstrapCIs } from "~/stats/countsBootstrapCI";
 import { cohenKappa } from "~/stats/cohenKappa";
+import { cohenKappaFromTable } from "~/stats/cohenKappaFromTable";
 import { gwetSE } from "~/stats/gwetSE";
 import { macroPrecisionRecallF1 } from "~/stats/macroPrecisionRecallF1";
 import { wilsonCI } from "~/stats/wilsonCI";
@@ -63,6 +64,28 @@ export function parseReference(raw: string | null | undefined): Reference | null
   return (REFERENCES as readonly string[]).includes(raw ?? "") ? (raw as Reference) : null;
 }
 
+/**
+ * The words of each unparsed policy, the one definition the command, the judge page (its
+ * select and its notes) and the tables use: `effect` completes "unparsed verdicts are …",
+ * `choice` names the policy as an option to pick.
+ */
+export function policyLabel(p: UnparsedPolicy, form: "effect" | "choice" = "effect"): string {
+  if (p === "count-as-wrong") return form === "effect" ? `counted as wrong (class "${UNPARSED}")` : "Count as wrong (a class of their own)";
+  if (p === "exclude") return form === "effect" ? "left out (those units are not compared for that judge)" : "Leave those units out";
+  return form === "effect" ? `counted as "${p.slice(3)}"` : `Count as “${p.slice(3)}”`;
+}
+
+/** The words of each reference, for the command, the judge page's select and its notes. */
+export function referenceLabel(r: Reference, form: "effect" | "choice" = "effect"): string {
+  if (form === "choice")
+    return r === "majority" ? "Majority of the annotators" : r === "each" ? "Each annotator (pooled)" : "Adjudicated final label";
+  return r === "majority"
+    ? "the strict majority of the annotators"
+    : r === "each"
+      ? "each annotator (every annotator × unit pair, pooled)"
+      : "the adjudicated label (the strict majority where a unit was not adjudicated)";
+}
+
 export interface JudgeAgreementInput {
   /** Annotator names, in column order. */
   annotators: string[];
@@ -72,6 +95,13 @@ export interface JudgeAgreementInput {
   adjudicated?: (string | null)[];
   /** Per judge, per unit: the verdict text; null = an empty or unparseable output; undefined = no verdict. */
   judges: { name: string; verdicts: (string | null | undefined)[] }[];
+  /**
+   * The task's declared scale ({@link labelText} of each category: a Likert 1–7, a writing
+   * score 1–N), kept whole: the label set is these and every human label, so a verdict on an
+   * unused point of the scale is parsed, and AC1's q is the scale's size. Absent (the command,
+   * imported labels): the label set is the human labels.
+   */
+  categories?: string[];
 }
 
 export interface JudgeAgreementOptions {
@@ -99,21 +129,34 @@ export interface JudgeAgreementRow {
   judge: string;
   /** Pairs compared (units; under reference "each", (annotator, unit) pairs). */
   n: number;
-  /** Unparsed verdicts on the compared units (counted under every policy). */
+  /**
+   * Unparsed verdicts of the judge on all the units (an empty output or one outside the label
+   * set), counted under every policy, whether or not the unit has a reference.
+   */
   unparsed: number;
+  /** Of those, the ones on compared units (units with a reference): what n and the confusion matrix hold under count-as-wrong. */
+  unparsedCompared: number;
   /** Compared units the judge has no verdict on. */
   missing: number;
   accuracy: number | null;
-  /** Wilson score 95% interval. */
+  /**
+   * Wilson score 95% interval (one pair per unit). Reference "each": a seeded percentile
+   * bootstrap over units (a unit's (annotator, judge) pairs move together: they are not
+   * independent), the same resamples as the macro intervals.
+   */
   accuracyCI: [number, number] | null;
   cohenKappa: number | null;
-  /** kappa ± 1.96·SE, the asymptotic SE of Fleiss, Cohen & Everitt (1969). */
+  /** kappa ± 1.96·SE, the asymptotic SE of Fleiss, Cohen & Everitt (1969); reference "each": the unit bootstrap. */
   cohenKappaCI: [number, number] | null;
   /** Quadratic-weighted kappa on an ordinal scale of numbers (options.ordinal), on the parsed verdicts; else null. */
   weightedKappa: number | null;
-  /** weighted kappa ± 1.96·SE, the asymptotic SE of Fleiss, Cohen & Everitt (1969) with the quadratic weights. */
+  /** weighted kappa ± 1.96·SE, the asymptotic SE of Fleiss, Cohen & Everitt (1969) with the quadratic weights; reference "each": the unit bootstrap. */
   weightedKappaCI: [number, number] | null;
-  /** Gwet's AC1 on the same pairs as kappa. */
+  /**
+   * Gwet's AC1 on the same pairs as kappa, q = the size of the label set (the reference's
+   * categories, Gwet 2008 eq. 20); an unparsed verdict is a rating in none of them (it agrees
+   * with nothing and adds to no category's π).
+   */
   ac1: number | null;
   /** AC1 ± 1.96·SE, Gwet's (2008) analytic SE, clustered by unit (a unit's pairs under reference "each"). */
   ac1CI: [number, number] | null;
@@ -143,7 +186,7 @@ export interface JudgeAgreementRow {
 export interface JudgeAgreementResult {
   reference: Reference;
   unparsedPolicy: UnparsedPolicy;
-  /** The label set: every human label, in order (numbers by value, text in code-unit order). */
+  /** The label set: every human label (and every category of a declared scale), in order (numbers by value, text in code-unit order). */
   labels: string[];
   /** Labelled units with no strict majority (reference majority/adjudicated); 0 under "each". */
   unitsWithoutMajority: number;
@@ -196,6 +239,7 @@ export function judgeAgreement(input: JudgeAgreementInput, options: JudgeAgreeme
   const U = input.labels.length;
   const labelSet = new Set<string>();
   for (const row of input.labels) for (const l of row) if (l !== null) labelSet.add(l);
+  for (const l of input.categories ?? []) labelSet.add(l);
   if (reference === "adjudicated") for (const l of input.adjudicated ?? []) if (l != null) labelSet.add(l);
   const labels = sortLabels(labelSet);
   let mapTo: string | null = null;
@@ -263,7 +307,7 @@ export function judgeAgreement(input: JudgeAgreementInput, options: JudgeAgreeme
     const jud: string[] = [];
     const unitOf: number[] = [];
     const ann: number[] = [];
-    let unparsed = 0;
+    let unparsedCompared = 0;
     let missing = 0;
     for (let p = 0; p < pairUnit.length; p++) {
       // A unit's pairs are contiguous: its first pair counts the unit.
@@ -271,14 +315,19 @@ export function judgeAgreement(input: JudgeAgreementInput, options: JudgeAgreeme
       const first = p === 0 || pairUnit[p - 1] !== u;
       const { label, unparsed: bad } = judged(j.verdicts[u]);
       if (first && label === undefined) missing++;
-      if (first && bad) unparsed++;
+      if (first && bad) unparsedCompared++;
       if (label == null) continue;
       ref.push(pairRef[p]);
       jud.push(label);
       unitOf.push(u);
       ann.push(pairAnn[p]);
     }
-    return figures(j.name, ref, jud, unitOf, unparsed, missing, input, policy, judged, numericScale, labels, options);
+    // Every unparsed verdict of the judge, on units with a reference or not (a unit without a
+    // majority, a unit nobody labelled): how often the judge's output could not be read.
+    let unparsed = 0;
+    for (let u = 0; u < U; u++) if (judged(j.verdicts[u]).unparsed) unparsed++;
+    const counts = { unparsed, unparsedCompared, missing };
+    return figures(j.name, ref, jud, unitOf, counts, input, judged, numericScale, labels, reference, options);
   });
   return {
     reference,
@@ -297,21 +346,21 @@ function figures(
   ref: string[],
   jud: string[],
   unitOf: number[],
-  unparsed: number,
-  missing: number,
+  counts: { unparsed: number; unparsedCompared: number; missing: number },
   input: JudgeAgreementInput,
-  policy: UnparsedPolicy,
   judged: (v: string | null | undefined) => { label: string | null | undefined },
   numericScale: boolean,
   labelSet: string[],
+  reference: Reference,
   options: JudgeAgreementOptions,
 ): JudgeAgreementRow {
   const n = ref.length;
   const row: JudgeAgreementRow = {
     judge,
     n,
-    unparsed,
-    missing,
+    unparsed: counts.unparsed,
+    unparsedCompared: counts.unparsedCompared,
+    missing: counts.missing,
     accuracy: null,
     accuracyCI: null,
     cohenKappa: null,
@@ -384,10 +433,22 @@ function figures(
       weightedConstant = row.weightedKappa === null ? null : constantNote(wk.constantRater);
     }
   }
-  const pairs = ref.map((r, i) => [r, jud[i]]);
   if (n > 1) {
-    // gwetSE computes AC1 with gwetAC1's arithmetic (the categories in use) and its SE, clustered by unit.
-    const g = gwetSE(pairs, { cluster: unitOf });
+    // Gwet (2008, eqs. 20–30): q is the number of categories of the scale — the label set, the
+    // reference's categories — not the categories in use, and never the "(unparsed)" class. The
+    // pairs go to gwetSE already counted (r_ik), one row per pair with r_i = 2: an unparsed
+    // verdict is a rating in no category, so pa_i = 0 (it agrees with nothing) and it adds to no
+    // π_k. The SE is clustered by unit (a unit's pairs under reference "each").
+    const q = labelSet.length;
+    const code = new Map(labelSet.map((l, k) => [l, k]));
+    const cells = new Int32Array(n * q);
+    for (let i = 0; i < n; i++) {
+      cells[i * q + code.get(ref[i])!]++;
+      const k = code.get(jud[i]);
+      if (k !== undefined) cells[i * q + k]++;
+    }
+    const counted = { counts: cells, ratingsPerUnit: new Int32Array(n).fill(2), units: n, raters: 2, q, categories: labelSet };
+    const g = gwetSE(counted, { cluster: unitOf });
     row.ac1 = finiteOrNull(g.value);
     row.ac1CI = row.ac1 === null || !Number.isFinite(g.se) ? null : interval(g.ci);
   }
@@ -404,13 +465,27 @@ function figures(
   for (const h of union) row.confusion[h] = Object.fromEntries(union.map((l) => [l, 0]));
   for (let i = 0; i < n; i++) row.confusion[ref[i]][jud[i]]++;
   const B = options.resamples ?? 1000;
+  // Reference "each": a unit's (annotator, judge) pairs share the unit and the judge's one verdict,
+  // so they are not independent; Wilson's and the asymptotic kappa intervals would treat them as
+  // n independent pairs. Their intervals come from the same unit bootstrap as the macro ones.
+  const clustered = reference === "each";
+  if (clustered) {
+    row.accuracyCI = null;
+    row.cohenKappaCI = null;
+    row.weightedKappaCI = null;
+  }
   if (B > 0 && n > 1) {
-    const ci = macroBootstrap(ref, jud, unitOf, index, B, options.seed ?? 1);
+    const wk = clustered && row.weightedKappa !== null ? labelSet : null;
+    const ci = unitBootstrap(ref, jud, unitOf, index, B, options.seed ?? 1, clustered, wk);
     row.macroPrecisionCI = ci.precision;
     row.macroRecallCI = ci.recall;
     row.macroF1CI = ci.f1;
+    if (clustered) {
+      row.accuracyCI = ci.accuracy;
+      row.cohenKappaCI = row.cohenKappa === null ? null : ci.kappa;
+      row.weightedKappaCI = row.weightedKappa === null ? null : ci.weightedKappa;
+    }
   }
-  void policy;
   // No interval leaves its statistic's range, and none is zero-width (see ./honest).
   const SE0 = "the asymptotic SE is 0 (e.g. the judge agrees with the reference on every unit)";
   const BOOT0 = "every bootstrap resample gives the same value (e.g. the judge agrees with the reference on every unit)";
@@ -424,7 +499,7 @@ function figures(
     row[key] = h.ci;
     if (h.note) row.intervalNotes[key] = h.note;
   };
-  honest("accuracyCI", row.accuracy, [0, 1], "no pairs");
+  honest("accuracyCI", row.accuracy, [0, 1], clustered ? BOOT0 : "no pairs");
   for (const [key, note] of [
     ["cohenKappaCI", kappaConstant],
     ["weightedKappaCI", weightedConstant],
@@ -433,8 +508,8 @@ function figures(
       row[key] = null;
       row.intervalNotes[key] = note;
     }
-  honest("cohenKappaCI", row.cohenKappa, [-1, 1], SE0);
-  honest("weightedKappaCI", row.weightedKappa, [-1, 1], SE0);
+  honest("cohenKappaCI", row.cohenKappa, [-1, 1], clustered ? BOOT0 : SE0);
+  honest("weightedKappaCI", row.weightedKappa, [-1, 1], clustered ? BOOT0 : SE0);
   honest("ac1CI", row.ac1, [-1, 1], "the analytic SE is 0 (e.g. the judge agrees with the reference on every unit)");
   honest("macroPrecisionCI", row.macroPrecision, [0, 1], BOOT0);
   honest("macroRecallCI", row.macroRecall, [0, 1], BOOT0);
@@ -482,21 +557,26 @@ function humanBaseline(input: JudgeAgreementInput, reference: Reference): JudgeA
 }
 
 /**
- * Percentile bootstraps of macro precision, recall and F1, resampling units (a unit's pairs
- * together). The macro averages depend only on the confusion table, so units with the same pairs
- * (the same pattern) are interchangeable: countsBootstrapCI draws the units per pattern (the units
- * themselves on small data, with the row bootstrap's draws; one multinomial draw over the few
- * patterns on large data), and each resample's table is the patterns' tables weighted by their
- * draws. The three statistics share the resamples.
+ * Percentile bootstraps over units of macro precision, recall and F1 and, with `clustered`
+ * (reference "each"), of accuracy, Cohen's kappa and (given the scale, `weightedScale`) the
+ * quadratic-weighted kappa: units are resampled, a unit's pairs together (a cluster bootstrap:
+ * Davison & Hinkley 1997, §3.8; Field & Welsh 2007 for the cluster case). Every one of these
+ * depends only on the confusion table, so units with the same pairs (the same pattern) are
+ * interchangeable: countsBootstrapCI draws the units per pattern (the units themselves on small
+ * data, with the row bootstrap's draws; one multinomial draw over the few patterns on large data),
+ * and each resample's table is the patterns' tables weighted by their draws. All the statistics
+ * share the resamples (the macro ones are the same whether or not the others are drawn).
  */
-function macroBootstrap(
+function unitBootstrap(
   ref: string[],
   jud: string[],
   unitOf: number[],
   index: Map<string, number>,
   B: number,
   seed: number,
-): { precision: [number, number] | null; recall: [number, number] | null; f1: [number, number] | null } {
+  clustered: boolean,
+  weightedScale: string[] | null,
+): Record<"precision" | "recall" | "f1" | "accuracy" | "kappa" | "weightedKappa", [number, number] | null> {
   const q = index.size;
   const n = ref.length;
   // Units in order of first appearance, each with its pattern (the sorted cells of its pairs).
@@ -549,14 +629,47 @@ function macroBootstrap(
     }
     return labels ? sum / labels : NaN;
   };
-  // One set of draws for the three; countsBootstrapCIs calls them in order on each resample, so the
-  // first (F1) builds the resample's table and the other two read it.
-  const [f1, precision, recall] = countsBootstrapCIs({
+  // Accuracy and Cohen's kappa of the resample's table (J. Cohen 1960: (p_o − p_e)/(1 − p_e)).
+  const accuracyOf = () => {
+    let total = 0;
+    let hits = 0;
+    for (let c = 0; c < q * q; c++) total += table[c];
+    for (let k = 0; k < q; k++) hits += table[k * q + k];
+    return total ? hits / total : NaN;
+  };
+  const kappaOf = () => cohenKappaFromTable({ counts: table, q }).kappa;
+  // The weighted kappa's table: the scale's categories in order, pairs with an unparsed verdict left out (as on the full data).
+  const scaleOf = weightedScale ? [...index.keys()].map((l) => weightedScale.indexOf(l)) : [];
+  const S = weightedScale?.length ?? 0;
+  const scaled = new Float64Array(S * S);
+  const weightedOf = () => {
+    scaled.fill(0);
+    for (let a = 0; a < q; a++)
+      for (let b = 0; b < q; b++) if (scaleOf[a] >= 0 && scaleOf[b] >= 0) scaled[scaleOf[a] * S + scaleOf[b]] += table[a * q + b];
+    return cohenKappaFromTable({ counts: scaled, q: S }, { weights: "quadratic" }).kappa;
+  };
+  // One set of draws for all; countsBootstrapCIs calls them in order on each resample, so the
+  // first (F1) builds the resample's table and the others read it.
+  const statistics = [
+    (w: Float64Array) => macro(w, 2, true),
+    (w: Float64Array) => macro(w, 0, false),
+    (w: Float64Array) => macro(w, 1, false),
+  ];
+  if (clustered) statistics.push(accuracyOf, kappaOf);
+  if (clustered && weightedScale) statistics.push(weightedOf);
+  const [f1, precision, recall, accuracy, kappa, weightedKappa] = countsBootstrapCIs({
     counts,
     patternOfUnit,
     resamples: B,
     seed,
-    statistics: [(w) => macro(w, 2, true), (w) => macro(w, 0, false), (w) => macro(w, 1, false)],
+    statistics,
   });
-  return { precision: interval(precision.ci), recall: interval(recall.ci), f1: interval(f1.ci) };
+  return {
+    precision: interval(precision.ci),
+    recall: interval(recall.ci),
+    f1: interval(f1.ci),
+    accuracy: accuracy ? interval(accuracy.ci) : null,
+    kappa: kappa ? interval(kappa.ci) : null,
+    weightedKappa: weightedKappa ? interval(weightedKappa.ci) : null,
+  };
 }

@@ -9,6 +9,8 @@ import type { JudgeInfo, Verdicts } from "./judges";
 import {
   judgeAgreement,
   labelText,
+  policyLabel,
+  referenceLabel,
   UNPARSED,
   type JudgeAgreementResult,
   type Reference,
@@ -96,16 +98,6 @@ export function taskJudgeAgreement(
 
 const c = (key: string, label: string, kind: Column["kind"]): Column => ({ key, label, kind });
 
-export const REFERENCE_LABELS: Record<Reference, string> = {
-  majority: "the strict majority of the annotators",
-  each: "each annotator (every annotator × unit pair, pooled)",
-  adjudicated: "the adjudicated label (the strict majority where a unit was not adjudicated)",
-};
-
-export function policyLabel(p: UnparsedPolicy): string {
-  return p === "count-as-wrong" ? `counted as wrong (class "${UNPARSED}")` : p === "exclude" ? "left out" : `counted as "${p.slice(3)}"`;
-}
-
 const INTERVAL_NAMES: Record<string, string> = {
   accuracyCI: "accuracy",
   cohenKappaCI: "kappa",
@@ -125,12 +117,15 @@ export function intervalNotesText(notes: Record<string, string>): string | null 
 /** The tables of the any-label-set section: summary, per label, per annotator, one confusion matrix per judge. */
 export function judgeAgreementTables(r: TaskJudgeAgreement): ReportTable[] {
   const note =
-    `Against ${REFERENCE_LABELS[r.reference]}; label set: ${r.labels.join(", ") || "(none)"}; ` +
+    `Against ${referenceLabel(r.reference)}; label set: ${r.labels.join(", ") || "(none)"}; ` +
     (r.reference === "each" ? "" : `${r.unitsWithoutMajority} of ${r.units} labelled units have no majority and are left out; `) +
-    `verdicts outside the label set are unparsed, ${policyLabel(r.unparsedPolicy)}. ` +
-    "Accuracy CI: Wilson score; kappa CI" +
-    (r.ordinal ? " and weighted kappa CI" : "") +
-    ": asymptotic SE; AC1 CI: Gwet's analytic SE, clustered by unit; macro precision, recall and F1 CIs: percentile bootstrap over units (seeded, the same resamples). Macro averages are unweighted means over the labels either side used (scikit-learn average=\"macro\"; undefined ratios count 0). No interval leaves its statistic's range (clipped where it would, and CI notes say so); a zero-width interval is not shown and CI notes give the reason.";
+    `verdicts outside the label set are unparsed, ${policyLabel(r.unparsedPolicy)}; "Unparsed" counts them on all the judge's units, "on compared" on the units with a reference (those n holds). ` +
+    (r.reference === "each"
+      ? "Accuracy and kappa CIs" +
+        (r.ordinal ? " (and weighted kappa CI)" : "") +
+        ": percentile bootstrap over units (a unit's annotator pairs resampled together; seeded, the macro CIs' resamples)"
+      : "Accuracy CI: Wilson score; kappa CI" + (r.ordinal ? " and weighted kappa CI" : "") + ": asymptotic SE") +
+    "; AC1 (q = the size of the label set; an unparsed verdict agrees with no label) CI: Gwet's analytic SE, clustered by unit; macro precision, recall and F1 CIs: percentile bootstrap over units (seeded, the same resamples). Macro averages are unweighted means over the labels either side used (scikit-learn average=\"macro\"; undefined ratios count 0). No interval leaves its statistic's range (clipped where it would, and CI notes say so); a zero-width interval is not shown and CI notes give the reason.";
   const summary: ReportTable = {
     id: "agreement-judges",
     title: "Judges against humans, any label set",
@@ -139,6 +134,7 @@ export function judgeAgreementTables(r: TaskJudgeAgreement): ReportTable[] {
       c("judge", "Judge", "text"),
       c("n", "n", "int"),
       c("unparsed", "Unparsed", "int"),
+      c("unparsedCompared", "Unparsed on compared", "int"),
       c("missing", "No verdict", "int"),
       c("accuracy", "Accuracy", "pct"),
       c("accuracyCi", "95% CI", "ci"),
@@ -159,6 +155,7 @@ export function judgeAgreementTables(r: TaskJudgeAgreement): ReportTable[] {
       judge: j.judge,
       n: j.n,
       unparsed: j.unparsed,
+      unparsedCompared: j.unparsedCompared,
       missing: j.missing,
       accuracy: j.accuracy,
       accuracyCi: j.accuracyCI,

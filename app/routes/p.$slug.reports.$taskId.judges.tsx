@@ -4,8 +4,7 @@ import { Form, useLoaderData } from "@remix-run/react";
 import { notFound, requireProjectRole } from "~/auth/guards.server";
 import { BarsWithCI, Heatmap, Histogram } from "~/reports/charts";
 import { staleCounts } from "~/reports/load.server";
-import { parseReference, parseUnparsedPolicy, REFERENCES, UNPARSED } from "~/reports/judgeAgreement";
-import { policyLabel } from "~/reports/judgeAgreementReport";
+import { parseReference, parseUnparsedPolicy, policyLabel, referenceLabel, REFERENCES, UNPARSED } from "~/reports/judgeAgreement";
 import { judgeAgreementFor, judgeReportFor, parseDelta, parseRule, parseStale } from "~/reports/report.server";
 import { FINAL_RULES } from "~/reports/types";
 import { csvHref, Figure, FigureTable, ReportTabs, reportQuery, StaleNote, StaleSelect } from "~/reports/ui";
@@ -67,7 +66,7 @@ export default function JudgeAgreementReport() {
               <select name="reference" defaultValue={reference}>
                 {REFERENCES.map((r) => (
                   <option key={r} value={r}>
-                    {r === "majority" ? "Majority of the annotators" : r === "each" ? "Each annotator (pooled)" : "Adjudicated final label"}
+                    {referenceLabel(r, "choice")}
                   </option>
                 ))}
               </select>
@@ -75,11 +74,9 @@ export default function JudgeAgreementReport() {
             <label>
               Unparsed verdicts
               <select name="unparsed" defaultValue={unparsed}>
-                <option value="count-as-wrong">Count as wrong (a class of their own)</option>
-                <option value="exclude">Leave those units out</option>
-                {agreement.result.labels.map((l) => (
-                  <option key={l} value={`as:${l}`}>
-                    Count as “{l}”
+                {(["count-as-wrong", "exclude", ...agreement.result.labels.map((l) => `as:${l}` as const)] as const).map((p) => (
+                  <option key={p} value={p}>
+                    {policyLabel(p, "choice")}
                   </option>
                 ))}
               </select>
@@ -92,7 +89,9 @@ export default function JudgeAgreementReport() {
             </p>
           ) : null}
           <p className="muted small" data-testid="unparsed-summary">
-            {agreement.result.judges.map((j) => `${j.judge}: ${j.unparsed} unparsed`).join("; ") || "No judge has verdicts on these units."}{" "}
+            {agreement.result.judges
+              .map((j) => `${j.judge}: ${j.unparsed} unparsed (${j.unparsedCompared} on units with a reference)`)
+              .join("; ") || "No judge has verdicts on these units."}{" "}
             Unparsed verdicts (empty, or outside the label set) are {policyLabel(agreement.result.unparsedPolicy)}.
           </p>
           {["agreement-judges", "agreement-per-label", "agreement-annotators"].map((id) => (

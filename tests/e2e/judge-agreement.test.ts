@@ -64,7 +64,9 @@ describe("the judge page on a team's own files", () => {
     const res = await page.goto(url);
     expect(res?.status()).toBe(200);
     await expect.poll(() => page.getByRole("heading", { name: /Any label set/ }).count()).toBe(1);
-    expect(await page.getByTestId("unparsed-summary").textContent()).toMatch(/judge-steady: 0 unparsed; judge-wobbly: 3 unparsed/);
+    expect(await page.getByTestId("unparsed-summary").textContent()).toMatch(
+      /judge-steady: 0 unparsed \(0 on units with a reference\); judge-wobbly: 3 unparsed \(3 on units with a reference\)/,
+    );
     const table = page.locator('[data-table="agreement-judges"]');
     const wobbly = table.locator("tr", { hasText: "judge-wobbly" });
     // scikit-learn on the fixture (tests/unit/judge): n 10, accuracy 60.0%, macro F1 0.533 under count-as-wrong.
@@ -100,7 +102,7 @@ describe("the judge page on a team's own files", () => {
     // The judge-agreement export's columns (issue 12), for the reference the page shows.
     const text = await csv.text();
     expect(text.split("\n")[0]).toBe(
-      "judge,reference,unparsed_policy,n,unparsed,accuracy,accuracy_ci_low,accuracy_ci_high,cohen_kappa,cohen_kappa_ci_low,cohen_kappa_ci_high,macro_precision,macro_recall,macro_f1",
+      "judge,reference,unparsed_policy,n,unparsed,accuracy,accuracy_ci_low,accuracy_ci_high,cohen_kappa,cohen_kappa_ci_low,cohen_kappa_ci_high,macro_precision,macro_recall,macro_f1,unparsed_compared",
     );
     expect(text.split("\n")[1]).toMatch(/^judge-steady,each,exclude,40,0,0\.6,/);
     expect(errors).toEqual([]);

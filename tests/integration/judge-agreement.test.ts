@@ -106,6 +106,8 @@ describe("the command and the app give identical figures", () => {
     ["majority", "exclude"],
     ["majority", "as:tie"],
     ["each", "count-as-wrong"],
+    ["each", "exclude"],
+    ["each", "as:B"],
   ] as const) {
     it(`pairwise with ties, --reference ${reference} --unparsed ${unparsed}`, () => {
       const fromFiles = cliJson([...WIDE, "--reference", reference, "--unparsed", unparsed]);
@@ -122,8 +124,11 @@ describe("the command and the app give identical figures", () => {
           unparsed_policy: unparsed,
           n: String(j.n),
           unparsed: String(j.unparsed),
+          unparsed_compared: String(j.unparsedCompared),
           missing: String(j.missing),
         });
+        expect(Number(row.accuracy_ci_high)).toBe(j.accuracyCI![1]);
+        expect(Number(row.cohen_kappa_ci_low)).toBe(j.cohenKappaCI![0]);
         expect(Number(row.accuracy)).toBe(j.accuracy);
         expect(Number(row.accuracy_ci_low)).toBe(j.accuracyCI![0]);
         expect(Number(row.cohen_kappa)).toBe(j.cohenKappa);
@@ -307,7 +312,7 @@ describe("the judge page", () => {
     const text = await res.text();
     // The export's columns (issue 12), in this order, and the export's figures for the same reference and policy.
     expect(text.split("\n")[0]).toBe(
-      "judge,reference,unparsed_policy,n,unparsed,accuracy,accuracy_ci_low,accuracy_ci_high,cohen_kappa,cohen_kappa_ci_low,cohen_kappa_ci_high,macro_precision,macro_recall,macro_f1",
+      "judge,reference,unparsed_policy,n,unparsed,accuracy,accuracy_ci_low,accuracy_ci_high,cohen_kappa,cohen_kappa_ci_low,cohen_kappa_ci_high,macro_precision,macro_recall,macro_f1,unparsed_compared",
     );
     const all = csvRows(text);
     const r = cliJson(WIDE);
@@ -606,5 +611,162 @@ describe("the verdicts preset on responses with imported labels (unparsed verdic
       ["bot-three", 2, 0, 1],
       ["bot-two", 2, 2, 0],
     ]);
+  });
+});
+
+describe("npm run export (a real process: scripts/export.ts) with --reference, --unparsed and --what judge-confusion", () => {
+  let cookie: string;
+  beforeAll(async () => {
+    const u = await makeUser();
+    setMembership(projectId("pairwise"), u.id, "researcher");
+    cookie = await signInCookie(u.email, u.password);
+  });
+  const exportCli = (argv: string[]) => {
+    const r = spawnSync("npx", ["tsx", "scripts/export.ts", "--project", "pairwise", ...argv], {
+      cwd: ROOT,
+      env: { ...process.env, DATABASE_URL: dbFile },
+      encoding: "utf8",
+      timeout: 60_000,
+    });
+    expect(r.stderr).toBe("");
+    expect(r.status).toBe(0);
+    return csvRows(r.stdout);
+  };
+  const pageCsv = async (table: string, q: string) => {
+    const taskId = String(taskOf("pairwise"));
+    const res = await run(
+      csvLoader,
+      args(get(`/p/pairwise/reports/${taskId}/csv?table=${table}&${q}`, cookie), { slug: "pairwise", taskId }),
+    );
+    expect(res.status).toBe(200);
+    return csvRows(await res.text());
+  };
+
+  it("judge-agreement: the page's CSV figures for the same --reference and --unparsed", async () => {
+    for (const [reference, unparsed] of [
+      ["each", "exclude"],
+      ["adjudicated", "as:tie"],
+    ] as const) {
+      const exported = exportCli(["--what", "judge-agreement", "--reference", reference, "--unparsed", unparsed]);
+      const page = (await pageCsv("agreement-judges", `reference=${reference}&unparsed=${unparsed}`)).filter(
+        (x) => !x.judge.startsWith("Humans"),
+      );
+      expect(exported.map((e) => [e.reference, e.unparsed_policy])).toEqual([
+        [reference, unparsed],
+        [reference, unparsed],
+      ]);
+      expect(page).toEqual(exported.map((e) => Object.fromEntries(Object.keys(page[0]).map((k) => [k, e[k]]))));
+      // And the command's figures on the files (adjudicated is app-only: no adjudication in the files, so the majority).
+      if (reference === "each") {
+        const r = cliJson([...WIDE, "--reference", reference, "--unparsed", unparsed]);
+        expect(
+          exported.map((e) => [e.judge, Number(e.n), Number(e.accuracy), Number(e.accuracy_ci_low), Number(e.cohen_kappa_ci_high)]),
+        ).toEqual(r.judges.map((j) => [j.judge, j.n, j.accuracy, j.accuracyCI![0], j.cohenKappaCI![1]]));
+      }
+    }
+  }, 120_000);
+
+  it("judge-confusion: the page's confusion and per-label CSVs, cell by cell", async () => {
+    const exported = exportCli(["--what", "judge-confusion", "--reference", "majority", "--unparsed", "count-as-wrong"]);
+    const wobbly = exported.filter((x) => x.judge === "judge-wobbly");
+    // The page's confusion matrix of judge-wobbly (the second judge): rows reference, one column per judge label.
+    const matrix = await pageCsv("agreement-confusion-1", "reference=majority&unparsed=count-as-wrong");
+    const cells = matrix.flatMap((row) =>
+      Object.entries(row)
+        .filter(([k]) => k !== "Reference \\ Judge" && k !== "Total")
+        .map(([judgeLabel, count]) => [row["Reference \\ Judge"], judgeLabel, count]),
+    );
+    // Every page cell is the export's; the export also has the (never filled) "(unparsed)" reference row.
+    expect(cells).toEqual(wobbly.filter((x) => x.human_label !== "(unparsed)").map((x) => [x.human_label, x.judge_label, x.count]));
+    expect(wobbly.filter((x) => x.human_label === "(unparsed)").every((x) => x.count === "0")).toBe(true);
+    const perLabel = await pageCsv("agreement-per-label", "reference=majority&unparsed=count-as-wrong");
+    const diagonal = exported.filter((x) => x.human_label === x.judge_label);
+    expect(perLabel.map((x) => [x.Judge, x.Label, x.Precision, x.Recall, x.F1, x.Support])).toEqual(
+      diagonal.map((x) => [x.judge, x.human_label, x.precision, x.recall, x.f1, x.support]),
+    );
+    // --unparsed exclude: no "(unparsed)" class, fewer pairs.
+    const excluded = exportCli(["--what", "judge-confusion", "--unparsed", "exclude"]).filter((x) => x.judge === "judge-wobbly");
+    expect(excluded).toHaveLength(9);
+    expect(excluded.reduce((a, x) => a + Number(x.count), 0)).toBe(7);
+  }, 120_000);
+});
+
+describe("unparsed verdicts on units without a reference (app, export and command agree)", () => {
+  it("unparsed counts them all; unparsed_compared and n only the units with a majority", async () => {
+    const labels = path.join(dir, "split-labels.csv");
+    const verdicts = path.join(dir, "split-verdicts.csv");
+    // s1, s2: a majority; s3: a 1–1 split. The judge's unparsed outputs: s2 ("maybe") and s3 (empty).
+    fs.writeFileSync(labels, "unit,annotator,label\ns1,x,Yes\ns1,y,Yes\ns2,x,No\ns2,y,No\ns3,x,Yes\ns3,y,No\n");
+    fs.writeFileSync(verdicts, "unit,judge,verdict\ns1,j,Yes\ns2,j,maybe\ns3,j,\n");
+    expect((await runImport({ databaseFile: dbFile, projectSlug: "split", preset: "labels-long", file: labels })).errors).toEqual([]);
+    expect((await runImport({ databaseFile: dbFile, projectSlug: "split", preset: "unit-verdicts", file: verdicts })).errors).toEqual([]);
+    const cliRow = cliJson(["--labels", labels, "--verdicts", verdicts]).judges[0];
+    expect([cliRow.n, cliRow.unparsed, cliRow.unparsedCompared]).toEqual([2, 2, 1]);
+    const app = judgeAgreementFor(projectId("split"), taskOf("split"), { reference: "majority", unparsed: "count-as-wrong" })!.result!;
+    expect(figures(app)).toEqual(figures(cliJson(["--labels", labels, "--verdicts", verdicts])));
+    const row = csvRows(exportToString(c(), projectId("split"), "judge-agreement", "csv"))[0];
+    expect([row.n, row.unparsed, row.unparsed_compared, row.ties_excluded]).toEqual(["2", "2", "1", "1"]);
+    // The page's table says both.
+    const t = judgeAgreementFor(projectId("split"), taskOf("split"), { reference: "majority", unparsed: "count-as-wrong" })!.tables[
+      "agreement-judges"
+    ];
+    expect(t.rows[0]).toMatchObject({ judge: "j", n: 2, unparsed: 2, unparsedCompared: 1 });
+  });
+});
+
+describe("labels-wide with a response column (labels linked to imported responses)", () => {
+  it("the units judge those responses, and the report matches the verdicts preset's verdicts by response", async () => {
+    const IMPORT = path.join(ROOT, "tests/fixtures/import");
+    for (const [preset, file] of [
+      ["items-jsonl", "items.jsonl"],
+      ["responses", "responses.csv"],
+    ]) {
+      expect((await runImport({ databaseFile: dbFile, projectSlug: "wide-linked", preset, file: path.join(IMPORT, file) })).errors).toEqual(
+        [],
+      );
+    }
+    const labels = path.join(dir, "wide-linked.csv");
+    // Two annotator columns, an extra note column (ignored), the response each row labels.
+    fs.writeFileSync(labels, "unit,response,rae,sol,note\nq1,model-a,good,good,clear\nq1,model-b,bad,bad,\nq2,model-a,good,bad,split\n");
+    const l = await runImport({
+      databaseFile: dbFile,
+      projectSlug: "wide-linked",
+      preset: "labels-wide",
+      file: labels,
+      annotators: ["rae", "sol"],
+    });
+    expect(l.errors).toEqual([]);
+    expect(l.annotations).toBe(6);
+    expect(l.warnings.map((w) => w.message)).toEqual(["columns ignored (not among --annotators): note"]);
+    const verdicts = path.join(dir, "wide-linked-verdicts.csv");
+    fs.writeFileSync(verdicts, "judge,item,response,value\nbot,q1,model-a#1,good\nbot,q1,model-b#1,good\nbot,q2,model-a#1,bad\n");
+    expect((await runImport({ databaseFile: dbFile, projectSlug: "wide-linked", preset: "verdicts", file: verdicts })).errors).toEqual([]);
+    const task = (
+      c()
+        .prepare(
+          "select t.id from tasks t join projects p on p.id = t.project_id where p.slug = 'wide-linked' and t.kind = 'imported-labels'",
+        )
+        .get() as { id: number }
+    ).id;
+    // Each unit is the imported response its row names (not a stand-in response of its own).
+    const units = c()
+      .prepare(
+        "select i.source_id as item, r.model from units u join responses r on r.id = u.response_id join items i on i.id = u.item_id where u.task_id = ? order by u.position",
+      )
+      .all(task);
+    expect(units).toEqual([
+      { item: "q1", model: "model-a" },
+      { item: "q1", model: "model-b" },
+      { item: "q2", model: "model-a" },
+    ]);
+    const r = judgeAgreementFor(projectId("wide-linked"), task, { reference: "majority", unparsed: "count-as-wrong" })!.result!;
+    // Majority: good, bad, none (1–1); the judge: good, good, bad → 1 of 2 right, q2 left out.
+    expect(r.unitsWithoutMajority).toBe(1);
+    expect(r.judges.map((j) => [j.judge, j.n, j.accuracy, j.confusion])).toEqual([
+      ["bot", 2, 0.5, { bad: { bad: 0, good: 1 }, good: { bad: 0, good: 1 } }],
+    ]);
+    // Reference each: all six annotator labels, the judge's verdict on each response.
+    const each = judgeAgreementFor(projectId("wide-linked"), task, { reference: "each", unparsed: "count-as-wrong" })!.result!;
+    expect(each.judges.map((j) => [j.n, j.accuracy])).toEqual([[6, 3 / 6]]);
   });
 });

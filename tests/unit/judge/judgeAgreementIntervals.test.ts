@@ -44,18 +44,21 @@ function weightedKappaSE(t: number[][]): { kappa: number; se: number } {
   return { kappa, se: Math.sqrt(v) };
 }
 
-/** Gwet (2008): AC1 of two raters on every unit and its linearised SE, from pairs of labels. */
-function ac1SE(pairs: [string, string][]): { ac1: number; se: number } {
+/**
+ * Gwet (2008, eqs. 20–30): AC1 of two raters on every unit and its linearised SE, from pairs of
+ * labels, q = the number of categories of the scale `cats`. A label outside the scale (the
+ * "(unparsed)" class) is a rating in none of the categories: it agrees with nothing and adds to no π_k.
+ */
+function ac1SE(pairs: [string, string][], cats: string[]): { ac1: number; se: number } {
   const n = pairs.length;
-  const cats = [...new Set(pairs.flat())];
   const q = cats.length;
   const pi = cats.map((c) => pairs.reduce((a, [x, y]) => a + ((x === c ? 1 : 0) + (y === c ? 1 : 0)) / 2, 0) / n);
-  const pa = pairs.filter(([x, y]) => x === y).length / n;
+  const pa = pairs.filter(([x, y]) => x === y && cats.includes(x)).length / n;
   const pe = pi.reduce((a, p) => a + p * (1 - p), 0) / (q - 1);
   const ac1 = (pa - pe) / (1 - pe);
   let ss = 0;
   for (const [x, y] of pairs) {
-    const paI = x === y ? 1 : 0;
+    const paI = x === y && cats.includes(x) ? 1 : 0;
     const acI = (paI - pe) / (1 - pe);
     const peI = cats.reduce((a, c, k) => a + ((x === c ? 1 : 0) + (y === c ? 1 : 0)) * (1 - pi[k]), 0) / (2 * (q - 1));
     const star = acI - (2 * (1 - ac1) * (peI - pe)) / (1 - pe);
@@ -115,22 +118,34 @@ describe("intervals of weighted kappa, AC1, macro precision and macro recall", (
     expect(judgeAgreement(input).judges[0].weightedKappaCI).toBeNull();
   });
 
-  it("AC1: Gwet's analytic SE on the judge's pairs (the unparsed class a category of its own)", async () => {
+  it("AC1: q is the label set (the reference's categories), not the categories in use with the unparsed class; Gwet's analytic SE", async () => {
     const { input } = await readJudgeFiles({
       labels: path.join(FX, "labels-wide.csv"),
       annotators: ["ann_1", "ann_2", "ann_3"],
       verdicts: path.join(FX, "verdicts.csv"),
     });
-    for (const row of judgeAgreement(input).judges) {
+    const r = judgeAgreement(input);
+    expect(r.labels).toEqual(["A", "B", "tie"]);
+    for (const row of r.judges) {
       const pairs: [string, string][] = [];
       for (const [h, byJudge] of Object.entries(row.confusion))
         for (const [v, k] of Object.entries(byJudge)) for (let i = 0; i < k; i++) pairs.push([h, v]);
       expect(pairs.length).toBe(row.n);
-      const ref = ac1SE(pairs);
+      const ref = ac1SE(pairs, r.labels);
       expect(row.ac1).toBeCloseTo(ref.ac1, 12);
       expect(row.ac1CI![0]).toBeCloseTo(Math.max(-1, ref.ac1 - Z * ref.se), 3);
       expect(row.ac1CI![1]).toBeCloseTo(Math.min(1, ref.ac1 + Z * ref.se), 3);
     }
+    // judge-wobbly's 3 unparsed verdicts: by hand, its 10 pairs (confusion A→A 2, A→(u) 1, B→B 2, B→(u) 2,
+    // tie→A 1, tie→tie 2): pa = 6/10; π_A = (3 + 3)/20, π_B = (4 + 2)/20, π_tie = (3 + 2)/20 (the
+    // unparsed ratings in no category); pe = (0.3·0.7 + 0.3·0.7 + 0.25·0.75)/(3 − 1) = 0.30375;
+    // AC1 = (0.6 − 0.30375)/(1 − 0.30375) = 0.42549… — not the 0.4702 of q = 4 with "(unparsed)" a category.
+    const wobbly = r.judges.find((j) => j.judge === "judge-wobbly")!;
+    expect(wobbly.ac1).toBeCloseTo((0.6 - 0.30375) / (1 - 0.30375), 12);
+    // A declared scale with an unused category (here "skip") makes q = 4: AC1 counts the scale.
+    const s = 0.3 * 0.7 + 0.3 * 0.7 + 0.25 * 0.75;
+    const scaled = judgeAgreement({ ...input, categories: ["A", "B", "skip", "tie"] }).judges.find((j) => j.judge === "judge-wobbly")!;
+    expect(scaled.ac1).toBeCloseTo((0.6 - s / 3) / (1 - s / 3), 12);
   });
 
   it("macro precision and recall: a seeded percentile bootstrap over units, the same resamples as macro F1", async () => {
@@ -184,5 +199,95 @@ describe("intervals of weighted kappa, AC1, macro precision and macro recall", (
       expect(row.macroPrecisionCI![0]).toBeLessThan(row.macroPrecision!);
       expect(row.macroRecallCI![1]).toBeGreaterThan(row.macroRecall!);
     }
+  });
+
+  it("reference each: accuracy and kappa intervals from a seeded bootstrap over units (a unit's annotator pairs together)", async () => {
+    const { input } = await readJudgeFiles({
+      labels: path.join(FX, "labels-wide.csv"),
+      annotators: ["ann_1", "ann_2", "ann_3"],
+      verdicts: path.join(FX, "verdicts.csv"),
+    });
+    const B = 500;
+    const seed = 11;
+    const r = judgeAgreement(input, { reference: "each", resamples: B, seed });
+    const labelSet = new Set(r.labels);
+    /** J. Cohen (1960): (p_o − p_e)/(1 − p_e) from the pairs. */
+    const kappa = (y: string[], p: string[]) => {
+      const n = y.length;
+      const cats = [...new Set([...y, ...p])];
+      const po = y.filter((x, i) => x === p[i]).length / n;
+      const pe = cats.reduce((a, c) => a + (y.filter((x) => x === c).length / n) * (p.filter((x) => x === c).length / n), 0);
+      return (po - pe) / (1 - pe);
+    };
+    for (const row of r.judges) {
+      const j = input.judges.find((x) => x.name === row.judge)!;
+      // Per unit with a verdict (in unit order): its (annotator label, verdict) pairs.
+      const units: [string, string][][] = [];
+      input.labels.forEach((labels, u) => {
+        const v = j.verdicts[u];
+        if (v === undefined || labels.every((l) => l === null)) return;
+        const t = v === null ? null : labelText(v);
+        const verdict = t !== null && labelSet.has(t) ? t : UNPARSED;
+        units.push(labels.filter((l): l is string => l !== null).map((l) => [l, verdict]));
+      });
+      expect(units.flat().length).toBe(row.n);
+      const random = seededRandom(seed);
+      const accs: number[] = [];
+      const kappas: number[] = [];
+      for (let b = 0; b < B; b++) {
+        const y: string[] = [];
+        const p: string[] = [];
+        for (let i = 0; i < units.length; i++)
+          for (const [h, v] of units[Math.floor(random() * units.length)]) {
+            y.push(h);
+            p.push(v);
+          }
+        accs.push(y.filter((x, i) => x === p[i]).length / y.length);
+        const k = kappa(y, p);
+        if (Number.isFinite(k)) kappas.push(k);
+      }
+      accs.sort((a, b) => a - b);
+      kappas.sort((a, b) => a - b);
+      expect(row.accuracyCI![0]).toBeCloseTo(q6(accs, 0.025), 12);
+      expect(row.accuracyCI![1]).toBeCloseTo(q6(accs, 0.975), 12);
+      expect(row.cohenKappaCI![0]).toBeCloseTo(q6(kappas, 0.025), 12);
+      expect(row.cohenKappaCI![1]).toBeCloseTo(q6(kappas, 0.975), 12);
+      // Wider than Wilson's on the n pooled pairs, which takes them as independent.
+      const pooled = units.flat();
+      const wilsonWidth = (() => {
+        const n = pooled.length;
+        const ph = row.accuracy!;
+        const z = 1.96;
+        return (2 * z * Math.sqrt((ph * (1 - ph)) / n + (z * z) / (4 * n * n))) / (1 + (z * z) / n);
+      })();
+      expect(row.accuracyCI![1] - row.accuracyCI![0]).toBeGreaterThan(wilsonWidth);
+    }
+    // The same seed gives the same intervals; another seed other ones.
+    expect(judgeAgreement(input, { reference: "each", resamples: B, seed }).judges[0].accuracyCI).toEqual(r.judges[0].accuracyCI);
+    expect(judgeAgreement(input, { reference: "each", resamples: B, seed: seed + 1 }).judges[0].accuracyCI).not.toEqual(
+      r.judges[0].accuracyCI,
+    );
+  });
+
+  it("unparsed counts every unparsed verdict of the judge, on units with a reference or not; unparsedCompared those in n", () => {
+    // u1, u2: a majority; u3: a 1–1 split (no majority); u4: labelled by nobody.
+    const input = {
+      annotators: ["a", "b"],
+      labels: [
+        ["Yes", "Yes"],
+        ["No", "No"],
+        ["Yes", "No"],
+        [null, null],
+      ],
+      judges: [{ name: "j", verdicts: ["Yes", "Maybe", null, "?"] }],
+    };
+    for (const unparsed of ["count-as-wrong", "exclude", "as:No"] as const) {
+      const row = judgeAgreement(input, { unparsed }).judges[0];
+      expect([row.unparsed, row.unparsedCompared]).toEqual([3, 1]);
+      expect(row.n).toBe(unparsed === "exclude" ? 1 : 2);
+    }
+    // Reference each: the split unit is compared (its two pairs), so two of the three are on compared units.
+    const each = judgeAgreement(input, { reference: "each" }).judges[0];
+    expect([each.unparsed, each.unparsedCompared, each.n]).toEqual([3, 2, 6]);
   });
 });
