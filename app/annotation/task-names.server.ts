@@ -1,11 +1,14 @@
 /**
- * Annotator-visible text that researchers type (a task's name and guidelines) is
- * checked against the project's model, judge and provider names before it is
- * saved: such a name would unblind annotators, so saving it needs an explicit
- * "save anyway". Renaming a task lives here too.
+ * Annotator-visible text that researchers type (a task's name and guidelines, and
+ * the texts of its kind's settings that annotators read: a Likert question and its
+ * anchors, penalty reasons) is checked against the project's model, judge and
+ * provider names before it is saved: such a name would unblind annotators, so
+ * saving it needs an explicit "save anyway". Renaming a task lives here too.
  */
 import { and, eq, sql } from "drizzle-orm";
 import { getDb, schema, type Db } from "~/db.server";
+import { findKind } from "~/task-kinds/registry";
+import type { TaskConfig } from "./config.server";
 import { findTask } from "./tasks.server";
 
 export const TASK_NAME_MAX = 200;
@@ -72,6 +75,25 @@ export function blindingWarning(
   const fieldErrors: Record<string, string> = {};
   for (const [field, text] of Object.entries(fields)) if (where(text)) fieldErrors[field] = msg;
   return { fieldErrors, warning: { names } };
+}
+
+/**
+ * The texts of a task's settings that its annotators read, by the new-task form
+ * field that holds each: what the kind declares (TaskKind.annotatorTexts), or, for a
+ * kind that declares nothing, every text setting it asks for and its penalty reasons
+ * (counted as seen unless the kind says otherwise).
+ */
+export function annotatorTextsOf(kindId: string, config: TaskConfig): Record<string, string> {
+  const kind = findKind(kindId);
+  if (!kind) return {};
+  if (kind.annotatorTexts) return kind.annotatorTexts(config);
+  const out: Record<string, string> = {};
+  for (const t of kind.textSettings ?? []) {
+    const v = (config as Record<string, unknown>)[t.name];
+    if (typeof v === "string") out[`settings.${t.name}`] = v;
+  }
+  if (kind.settings.includes("penaltyReasons") && config.penaltyReasons?.length) out.penaltyReasons = config.penaltyReasons.join(", ");
+  return out;
 }
 
 export type RenameResult =

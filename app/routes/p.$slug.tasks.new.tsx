@@ -13,7 +13,7 @@ import styles from "~/components/annotation.css";
 import { ErrorSummary, FieldError, invalidProps, useFocusFirstError, type FieldErrors } from "~/components/FieldError";
 import { fieldErrorsOf, humanErrors } from "~/forms/messages";
 import { getDb, schema, visible } from "~/db.server";
-import { blindingWarning } from "~/annotation/task-names.server";
+import { annotatorTextsOf, blindingWarning } from "~/annotation/task-names.server";
 import { findKind, taskKind } from "~/task-kinds/registry";
 
 export const links: LinksFunction = () => [{ rel: "stylesheet", href: styles }];
@@ -97,10 +97,16 @@ export async function action({ request, params }: ActionFunctionArgs) {
   };
   const parsed = NewTaskSchema.safeParse(raw, { error: humanErrors(LABELS) });
   if (!parsed.success) return json({ fieldErrors: fieldErrorsOf(parsed.error) as FieldErrors }, { status: 400 });
-  // Annotators see the name and guidelines: one naming a model, judge or provider of
-  // the project is held back with a warning until the researcher saves it anyway.
+  // Annotators see the name, the guidelines and the texts of the kind's settings (a
+  // Likert question and its anchors, penalty reasons): one naming a model, judge or
+  // provider of the project is held back with a warning until the researcher saves it anyway.
   if (form.get("confirmNames") !== "yes") {
-    const held = blindingWarning(project.id, { name: parsed.data.name, guidelines: parsed.data.guidelines ?? "" });
+    const { kind, penaltyReasons, settings } = parsed.data;
+    const held = blindingWarning(project.id, {
+      name: parsed.data.name,
+      guidelines: parsed.data.guidelines ?? "",
+      ...annotatorTextsOf(kind, { penaltyReasons, ...settings }),
+    });
     if (held) return json({ fieldErrors: held.fieldErrors as FieldErrors, warning: held.warning }, { status: 400 });
   }
   // A refusal (TaskError, SamplingError, AssignmentError) is shown beside its field, or for the whole form.

@@ -4,16 +4,38 @@ import { formError } from "~/forms.server";
 import { json, redirect } from "@remix-run/node";
 import { Form, Link, useActionData, useLoaderData } from "@remix-run/react";
 import { requireSiteAdmin, requireUser } from "~/auth/guards.server";
+import { listTasks } from "~/annotation/tasks.server";
+import { ProgressBar } from "~/components/ProgressBar";
 import { createProject, findProjectBySlug, listProjectsFor, NewProjectSchema } from "~/projects/projects.server";
+import { isAnnotatable, kindTitle } from "~/task-kinds/registry.server";
 
-export const meta: MetaFunction = () => [{ title: "Projects · Concord" }];
+export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: `${data?.annotatorOnly ? "My tasks" : "Projects"} · Concord` }];
 
 export async function loader({ request }: LoaderFunctionArgs) {
   const user = await requireUser(request);
   const projects = listProjectsFor(user);
   // An annotator of a single project lands straight on their tasks there.
   if (!user.isSiteAdmin && projects.length === 1 && projects[0].role === "annotator") throw redirect(`/p/${projects[0].slug}/tasks`);
-  return json({ projects, canCreate: user.isSiteAdmin });
+  // What they came to do: the tasks with units assigned to them, in every project they belong to
+  // (only their own counts: an annotator never sees how others are getting on), work left first.
+  const myTasks = projects
+    .filter((p) => p.role && p.role !== "admin")
+    .flatMap((p) =>
+      listTasks(p.id, user.id, false)
+        .filter((t) => isAnnotatable(t.kind))
+        .map((t) => ({
+          id: t.id,
+          name: t.name,
+          kind: kindTitle(t.kind),
+          status: t.status,
+          project: { slug: p.slug, name: p.name },
+          done: t.mineDone,
+          total: t.mine,
+        })),
+    )
+    .sort((a, b) => Number(a.done >= a.total || a.status !== "open") - Number(b.done >= b.total || b.status !== "open"));
+  const annotatorOnly = !user.isSiteAdmin && projects.length > 0 && projects.every((p) => p.role === "annotator");
+  return json({ projects, myTasks, annotatorOnly, canCreate: user.isSiteAdmin });
 }
 
 export async function action({ request }: ActionFunctionArgs) {
@@ -28,11 +50,39 @@ export async function action({ request }: ActionFunctionArgs) {
 }
 
 export default function Projects() {
-  const { projects, canCreate } = useLoaderData<typeof loader>();
+  const { projects, myTasks, annotatorOnly, canCreate } = useLoaderData<typeof loader>();
   const data = useActionData<typeof action>();
+  const tasksSection =
+    myTasks.length > 0 || annotatorOnly ? (
+      <section aria-labelledby="my-tasks" data-testid="my-tasks">
+        {annotatorOnly ? <h1 id="my-tasks">My tasks</h1> : <h2 id="my-tasks">My tasks</h2>}
+        {myTasks.length === 0 ? <p className="muted">No tasks are assigned to you yet.</p> : null}
+        <div className="grid">
+          {myTasks.map((t) => (
+            <div className="panel" key={`${t.project.slug}/${t.id}`} data-testid={`my-task-${t.id}`}>
+              <h3 style={{ marginTop: 0 }}>{t.name}</h3>
+              <p className="muted small">
+                {t.project.name} · {t.kind}
+                {t.status === "open" ? "" : ` · ${t.status}`}
+              </p>
+              <ProgressBar label="Yours" done={t.done} total={t.total} />
+              <p className="actions">
+                {t.status === "open" && t.done < t.total ? (
+                  <Link className="button" to={`/p/${t.project.slug}/tasks/${t.id}/annotate`}>
+                    Continue labelling
+                  </Link>
+                ) : null}
+                <Link to={`/p/${t.project.slug}/tasks/${t.id}/queue`}>Open queue</Link>
+              </p>
+            </div>
+          ))}
+        </div>
+      </section>
+    ) : null;
   return (
     <div>
-      <h1>Projects</h1>
+      {annotatorOnly ? tasksSection : null}
+      {annotatorOnly ? <h2>Projects</h2> : <h1>Projects</h1>}
       {projects.length === 0 ? (
         <p className="muted">You are not a member of any project yet. Ask a site admin to add you.</p>
       ) : (
@@ -51,6 +101,7 @@ export default function Projects() {
           ))}
         </div>
       )}
+      {annotatorOnly ? null : tasksSection}
       {canCreate ? (
         <div className="panel">
           <h2>New project</h2>

@@ -150,6 +150,14 @@ export interface TaskKind<Id extends string = string> {
   reportExtras?: readonly "checklist"[];
   /** Settings the annotator's form needs (blind: never model names), from the task config. */
   annotatorSettings?: (config: TaskConfig) => Record<string, string>;
+  /**
+   * The texts of its settings that annotators read (a Likert question and its anchors, the
+   * penalty reasons), by the new-task form field that holds each ("settings.question",
+   * "penaltyReasons"), from the task config. The blinding check
+   * (app/annotation/task-names.server.ts) reads them beside the task's name and guidelines;
+   * without it, every `textSettings` text and the penalty reasons count as seen.
+   */
+  annotatorTexts?: (config: TaskConfig) => Record<string, string>;
 }
 
 /** Keeps the id's literal type, so the registry knows its kinds' names. */

@@ -11,7 +11,7 @@ const { db } = useTempDatabase();
 import { myQueue } from "../../app/annotation/annotate.server";
 import { queueRows, snippetOf } from "../../app/annotation/queue.server";
 import { seedAnnotationScenario, SYNTHETIC_MODELS } from "../../app/annotation/synthetic.server";
-import { blindingNamesIn, renameTask } from "../../app/annotation/task-names.server";
+import { annotatorTextsOf, blindingNamesIn, blindingWarning, renameTask } from "../../app/annotation/task-names.server";
 import { findTask } from "../../app/annotation/tasks.server";
 import { schema } from "../../db/client";
 
@@ -69,6 +69,31 @@ describe("task names and guidelines", async () => {
     expect(long.ok).toBe(false);
     if (!long.ok) expect(Object.keys(long.fieldErrors).sort()).toEqual(["guidelines", "name"]);
     expect(renameTask(s.projectId, 999_999, { name: "x", guidelines: "", confirmed: true }).ok).toBe(false);
+  });
+
+  it("asks each kind for the texts of its settings that annotators read, and warns beside the field that names a model", () => {
+    const model = SYNTHETIC_MODELS[1];
+    const likert = annotatorTextsOf("likert-7", { question: `Is ${model} right?`, lowAnchor: "No", highAnchor: "Yes" });
+    expect(likert).toEqual({ "settings.question": `Is ${model} right?`, "settings.lowAnchor": "No", "settings.highAnchor": "Yes" });
+    const held = blindingWarning(s.projectId, { name: "Round 3", guidelines: "", ...likert });
+    expect(Object.keys(held!.fieldErrors)).toEqual(["settings.question"]);
+    expect(held!.fieldErrors["settings.question"]).toContain(`"${model}"`);
+    const anchor = blindingWarning(s.projectId, {
+      ...annotatorTextsOf("likert-7", { question: "Is it right?", lowAnchor: "No", highAnchor: `As good as sentinel-34b` }),
+    });
+    expect(Object.keys(anchor!.fieldErrors)).toEqual(["settings.highAnchor"]);
+    // Writing quality: the penalty reasons annotators choose from (the defaults when none are typed).
+    expect(annotatorTextsOf("writing-quality", { penaltyReasons: ["too long", `sounds like ${model}`] })).toEqual({
+      penaltyReasons: `too long, sounds like ${model}`,
+    });
+    expect(
+      blindingWarning(s.projectId, annotatorTextsOf("writing-quality", { penaltyReasons: [`sounds like ${model}`] }))?.fieldErrors,
+    ).toHaveProperty("penaltyReasons");
+    expect(blindingWarning(s.projectId, annotatorTextsOf("writing-quality", {}))).toBeNull();
+    // Kinds whose settings hold no text annotators read.
+    expect(annotatorTextsOf("best-of-n", { n: 2 })).toEqual({});
+    expect(annotatorTextsOf("checklist-appropriateness", {})).toEqual({});
+    expect(annotatorTextsOf("no-such-kind", {})).toEqual({});
   });
 
   it("queue snippets are plain text of the problem and checklist item, never a model name", () => {

@@ -99,6 +99,12 @@ export const likert7 = defineKind({
     subjects: "unit",
     categories: () => Array.from({ length: LIKERT_POINTS }, (_, i) => i + 1),
   },
+  // The question and both anchors are shown with every unit.
+  annotatorTexts: (config) => ({
+    "settings.question": typeof config.question === "string" ? config.question : "",
+    "settings.lowAnchor": typeof config.lowAnchor === "string" ? config.lowAnchor : "",
+    "settings.highAnchor": typeof config.highAnchor === "string" ? config.highAnchor : "",
+  }),
   annotatorSettings: (config) => ({
     question: typeof config.question === "string" ? config.question : "",
     lowAnchor: typeof config.lowAnchor === "string" ? config.lowAnchor : "",

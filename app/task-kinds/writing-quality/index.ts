@@ -11,7 +11,7 @@ import { letter } from "~/annotation/random";
 import { filterResponses, noteLines, notesToForm, readNotes, str } from "../shared/form";
 import { sampleItems } from "../shared/items";
 import { defineKind, type GoldResult, type UnitSpec } from "../types";
-import { DEFAULT_SCORE_SCALE, scoreScaleOf } from "./scale";
+import { DEFAULT_SCORE_SCALE, penaltyReasonsOf, scoreScaleOf } from "./scale";
 
 type Scores = Record<string, number>;
 const scoresOf = (l: unknown): Scores => (l as { scores?: Scores } | null)?.scores ?? {};
@@ -129,4 +129,6 @@ export const writingQuality = defineKind({
     categories: (config) => Array.from({ length: typeof config.scoreMax === "number" ? config.scoreMax : 5 }, (_, i) => i + 1),
     scores: (label) => (label as { scores?: Record<string, unknown> } | null)?.scores ?? {},
   },
+  // Annotators choose among the penalty reasons under every response.
+  annotatorTexts: (config) => ({ penaltyReasons: penaltyReasonsOf(config).join(", ") }),
 });
