@@ -23,8 +23,8 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
   const run = runRow(db, project.id, Number(params.runId));
   if (!run) notFound("Run not found.");
   const url = new URL(request.url);
-  // Every judge of the run, in the run's order (the first drives guided feedback).
-  // Every judge of the run, in the run's order (the first drives guided feedback), with the protocol's figure drawn here.
+  // Every judge of the run, in the run's order (the first drives guided feedback), with the
+  // protocol's figure drawn here and its tables laid out by the protocol (Protocol.tables).
   const protocol = PROTOCOLS[run.protocol];
   const judges = runResultsAll(db, run).map((results) => {
     const spec = results.metrics && protocol?.figure ? protocol.figure(results, results.judge) : null;
@@ -35,7 +35,8 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
           testId: spec.testId,
         }
       : null;
-    return { results, figure };
+    const tables = results.metrics && protocol?.tables ? protocol.tables(results, results.judge) : null;
+    return { results, figure, tables };
   });
   const settings = settingRows(((run.config ?? {}) as { settings?: Record<string, unknown> }).settings ?? {});
   // Calibration tasks made from this run: every headline metric raw and corrected by the human labels.
@@ -81,14 +82,14 @@ export default function RunResults() {
           ))}
         </dl>
       </details>
-      {judges.map(({ results: r, figure }) => {
+      {judges.map(({ results: r, figure, tables }) => {
         return (
           <section key={r.judgeId} aria-label={`Judge ${r.judge}`}>
             <h2>Judge: {r.judge}</h2>
             <p className="small">
               verdicts parsed: {r.parse.ok} ok, {r.parse.partial} partial, {r.parse.failed} failed
             </p>
-            {r.metrics ? <ResultsView r={r} figure={figure} /> : null}
+            {r.metrics ? <ResultsView blocks={tables} figure={figure} /> : null}
           </section>
         );
       })}

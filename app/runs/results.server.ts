@@ -1,7 +1,7 @@
 /** A run's stored responses and verdicts, turned into the protocol's tables. */
 import { and, asc, eq, inArray } from "drizzle-orm";
 import { schema, type Db } from "../../db/client";
-import { PROTOCOLS, type ProtocolResults } from "./protocols";
+import { PROTOCOLS } from "./protocols";
 import type { OpenJob, ResultsInput } from "./protocols/types";
 import type { StoredRunConfig } from "./runner.server";
 
@@ -20,7 +20,8 @@ function load(db: Db, runId: number) {
 }
 
 type Base = { judge: string; judgeId: number; parse: ParseCounts };
-export type RunResults = (ProtocolResults & Base) | ({ protocol: string; metrics: null } & Base);
+/** One judge's results: what the run's protocol's results() returned (its metrics, null without one) and the parse counts. */
+export type RunResults = { protocol: string; metrics: unknown } & Base;
 
 type ParseCounts = { ok: number; partial: number; failed: number; unparsed: number };
 

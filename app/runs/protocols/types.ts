@@ -7,6 +7,7 @@
 import type { z } from "zod";
 import type { LlmRequest } from "../providers/types";
 import type { CalibratedMetric, Draw, Estimate, ResponseDraws } from "./calibration";
+import type { ResultBlock } from "./result-tables";
 
 export type ChecklistEntry = { id: number; text: string; weight: number | null; position: number };
 
@@ -147,7 +148,11 @@ export const CHECKLIST_PLANS = [
 
 export type PlanInput<C> = { runId: number; items: ItemData[]; models: ModelRef[]; judges: JudgeRef[]; config: C };
 
-export interface Protocol<C = Record<string, unknown>> {
+/**
+ * A protocol: C is its settings, R what its results() returns for one judge (its
+ * figure and tables read the same object).
+ */
+export interface Protocol<C = Record<string, unknown>, R extends { metrics: unknown } = { metrics: unknown }> {
   id: string;
   /** Version of the prompts and parsing; stored on the run and the judges row. */
   version: string;
@@ -167,17 +172,19 @@ export interface Protocol<C = Record<string, unknown>> {
   /** Turns per conversation at most, from the run's stored settings (the job estimate); 1 when absent. */
   turns?(settings: Record<string, unknown>): number;
   jobStep?(job: { turn: number | null; condition: string | null }): string | number | null;
-  /**
-   * The protocol's results for one judge: its metrics and any settings shown
-   * beside them. The results page shows them with the protocol's view
-   * (app/runs/protocols/views/index.ts, one line per protocol).
-   */
-  results?(input: ResultsInput): { metrics: unknown };
+  /** The protocol's results for one judge: its metrics and any settings shown beside them. */
+  results?(input: ResultsInput): R;
   /**
    * A figure of those results (curves of a metric by turn, one per model),
    * drawn by the results page above the tables; null when there is nothing to draw.
    */
-  figure?(results: { metrics: unknown }, judge: string): FigureSpec | null;
+  figure?(results: R, judge: string): FigureSpec | null;
+  /**
+   * Those results as the results page shows them: tables (with the breakdowns),
+   * notes, and the table beside the figure, as data (./result-tables.ts) that the
+   * page renders for every protocol alike.
+   */
+  tables?(results: R, judge: string): ResultBlock[];
   /**
    * How the run's first judge is calibrated against human labels: what a
    * human labels (one checklist item of a response, the whole response, or a

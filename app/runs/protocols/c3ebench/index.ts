@@ -7,6 +7,7 @@ import { z } from "zod";
 import { sampling } from "../sampling";
 import type { ItemData, JobPayload, JobSpec, Outcome, PlanInput, Protocol, ResultsInput } from "../types";
 import { judgeJobSpec } from "../types";
+import { c3eBenchTables } from "./results-tables";
 
 export const C3EBENCH_VERSION = "1";
 export const TASK_TYPES = ["End2End", "Cloze", "Expand", "Edit"] as const;
@@ -194,11 +195,12 @@ function judgeJob(s: C3State, answer: string, j: { judgeId: number; providerId: 
   );
 }
 
-export const c3eBench: Protocol<C3eBenchConfig> = {
+export const c3eBench: Protocol<C3eBenchConfig, ReturnType<typeof c3eBenchResults>> = {
   id: "c3ebench",
   version: C3EBENCH_VERSION,
   title: "C3EBench writing judge (1–10)",
   results: (input) => c3eBenchResults(input),
+  tables: (results) => c3eBenchTables(results),
   // Humans score whole writings on the judge's 1–10 scale; the server's score-scale calibration (RAVEL E.1–E.4) reports per-task means.
   calibration: {
     unit: "score",

@@ -16,6 +16,7 @@ import { sampling } from "../sampling";
 import { fillTemplate } from "../template";
 import type { ItemData, JobPayload, JobSpec, Outcome, PlanInput, CalibrationInput, Protocol, ResultsInput, StoredVerdict } from "../types";
 import { CHECKLIST_PLANS, judgeJobSpec } from "../types";
+import { fbBenchTables } from "./results-tables";
 
 export const FBBENCH_VERSION = "1-fig12-reconstructed";
 
@@ -163,13 +164,14 @@ function judgeJob(s: FbState, answer: string, j: { judgeId: number; providerId: 
   );
 }
 
-export const fbBench: Protocol<FbBenchConfig> = {
+export const fbBench: Protocol<FbBenchConfig, ReturnType<typeof fbBenchResults>> = {
   id: "fb-bench",
   version: FBBENCH_VERSION,
   title: "FB-Bench (follow-up to user feedback)",
   configSchema: FbBenchConfig as unknown as z.ZodType<FbBenchConfig>,
   validate: (items) => validateFbDataset(items),
   results: (input) => fbBenchResults(input),
+  tables: (results) => fbBenchTables(results),
   calibration: { unit: "checklist-item", plans: CHECKLIST_PLANS, targets: (input) => fbBenchCalibration(input) },
   plan({ runId, items, models, judges, config }: PlanInput<FbBenchConfig>): JobSpec[] {
     const jobs: JobSpec[] = [];

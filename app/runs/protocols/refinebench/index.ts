@@ -11,6 +11,7 @@ import { sampling } from "../sampling";
 import { fillTemplate } from "../template";
 import type { ItemData, JobPayload, JobSpec, Outcome, PlanInput, CalibrationInput, Protocol, ResultsInput, VerdictWrite } from "../types";
 import { CHECKLIST_PLANS, judgeJobSpec } from "../types";
+import { refineBenchTables } from "./results-tables";
 
 export const REFINEBENCH_VERSION = "1";
 
@@ -132,7 +133,7 @@ function judgeJob(state: ConvState, answer: string, judge: Judge, attempt: numbe
   return judgeJobSpec(`${convKey(state)}:t${state.turn}`, judge, request, state, answer, attempt);
 }
 
-export const refineBench: Protocol<RefineBenchConfig> = {
+export const refineBench: Protocol<RefineBenchConfig, ReturnType<typeof refineBenchResults>> = {
   id: "refinebench",
   version: REFINEBENCH_VERSION,
   title: "RefineBench (checklist-graded refinement)",
@@ -143,14 +144,14 @@ export const refineBench: Protocol<RefineBenchConfig> = {
   results: (input) => refineBenchResults(input),
   // Pass_t by turn, one curve per model (the paper's turn-wise figures).
   figure: (results, judge) => {
-    const metrics = (results as ReturnType<typeof refineBenchResults>).metrics;
     return {
       title: `Pass_t by turn (${judge})`,
       yMax: 100,
-      series: metrics.map((m) => ({ name: m.model, points: m.turns.map((t) => ({ x: t.turn, y: t.pass })) })),
+      series: results.metrics.map((m) => ({ name: m.model, points: m.turns.map((t) => ({ x: t.turn, y: t.pass })) })),
       testId: "pass-figure",
     };
   },
+  tables: (results, judge) => refineBenchTables(results, judge),
   calibration: { unit: "checklist-item", plans: CHECKLIST_PLANS, targets: (input) => refineBenchCalibration(input) },
 
   plan({ runId, items, models, judges, config }: PlanInput<RefineBenchConfig>): JobSpec[] {

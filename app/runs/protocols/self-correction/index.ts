@@ -22,6 +22,7 @@ import { sampling } from "../sampling";
 import { fillTemplate } from "../template";
 import type { ItemData, JobPayload, JobSpec, Outcome, PlanInput, CalibrationInput, Protocol, ResultsInput } from "../types";
 import { CHECKLIST_PLANS, judgeJobSpec } from "../types";
+import { selfCorrectionTables } from "./results-tables";
 
 export const SELF_CORRECTION_VERSION = "1";
 export const CONDITIONS = ["internal", "external", "internal-wait"] as const;
@@ -234,13 +235,14 @@ function judgeJob(
   return judgeJobSpec(key(s), j, request, s, answer, attempt);
 }
 
-export const selfCorrection: Protocol<SelfCorrectionConfig> = {
+export const selfCorrection: Protocol<SelfCorrectionConfig, ReturnType<typeof selfCorrectionResults>> = {
   id: "self-correction",
   version: SELF_CORRECTION_VERSION,
   title: "Self-Correction Bench (error injection)",
   configSchema: SelfCorrectionConfig as unknown as z.ZodType<SelfCorrectionConfig>,
   jobStep: (job) => job.condition,
   results: (input) => selfCorrectionResults(input),
+  tables: (results) => selfCorrectionTables(results),
   calibration: { unit: "response", plans: CHECKLIST_PLANS, targets: (input) => selfCorrectionCalibration(input) },
   validate(items, targets, config) {
     const problems = validateScDataset(items);

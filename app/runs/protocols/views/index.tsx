@@ -1,28 +1,84 @@
 /**
- * Each protocol's results view, by protocol id (one line per protocol; the
- * protocol itself is registered in ../index.ts). Client code: the results
- * page imports this, so nothing here may import a protocol's runtime code.
+ * The results page's rendering of any protocol's result tables (../result-tables.ts):
+ * tables, notes, and the table beside the protocol's figure. The protocols build
+ * these blocks on the server (Protocol.tables), so this page's JavaScript holds no
+ * protocol code and a new protocol needs nothing here.
  */
-import type { ComponentType } from "react";
-import { C3eBenchResults } from "../c3ebench/results-view";
-import { FbBenchResults } from "../fb-bench/results-view";
-import { RefineBenchResults } from "../refinebench/results-view";
-import { SelfCorrectionResults } from "../self-correction/results-view";
-import type { ProtocolResults } from "../index";
+import type { Cell, ResultBlock, ResultColumn, ResultTable } from "../result-tables";
 import type { ResultsFigure } from "../types";
-import type { ResultsViewProps } from "./tables";
+import { Figure } from "./tables";
 
-type Views = { [P in ProtocolResults["protocol"]]: ComponentType<ResultsViewProps<P>> };
+function CellView({ cell, column }: { cell: Cell; column: ResultColumn | undefined }) {
+  if (typeof cell !== "object") return <td className={column?.className}>{cell}</td>;
+  return (
+    <td className={cell.className ?? column?.className} colSpan={cell.colSpan}>
+      {cell.bold ? <b>{cell.text}</b> : cell.text}
+      {cell.aside ? (
+        <>
+          {" "}
+          <span className={cell.aside.className}>{cell.aside.text}</span>
+        </>
+      ) : null}
+      {cell.below ? <div className={cell.below.className}>{cell.below.text}</div> : null}
+    </td>
+  );
+}
 
-export const RESULT_VIEWS: Views = {
-  refinebench: RefineBenchResults,
-  "self-correction": SelfCorrectionResults,
-  "fb-bench": FbBenchResults,
-  c3ebench: C3eBenchResults,
-};
+export function TableView({ table }: { table: ResultTable }) {
+  const body = (
+    <table>
+      {table.columns ? (
+        <thead>
+          <tr>
+            {table.columns.map((c, i) => (
+              <th key={i} className={c.className}>
+                {c.header}
+              </th>
+            ))}
+          </tr>
+        </thead>
+      ) : null}
+      <tbody>
+        {table.rows.map((r) => (
+          <tr key={r.key}>
+            {r.cells.map((c, i) => (
+              <CellView key={i} cell={c} column={table.columns?.[i]} />
+            ))}
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+  return table.title ? (
+    <div>
+      <h3>{table.title}</h3>
+      {body}
+    </div>
+  ) : (
+    body
+  );
+}
 
-/** One judge's results shown by its protocol's view ("No tables" for a protocol without one). */
-export function ResultsView({ r, figure }: { r: { protocol: string; metrics: unknown }; figure: ResultsFigure | null }) {
-  const View = (RESULT_VIEWS as Record<string, ComponentType<{ r: never; figure: ResultsFigure | null }> | undefined>)[r.protocol];
-  return View ? <View r={r as never} figure={figure} /> : <p className="muted">No tables for this protocol.</p>;
+/** One judge's results as its protocol laid them out ("No tables" for a protocol without any). */
+export function ResultsView({ blocks, figure }: { blocks: ResultBlock[] | null; figure: ResultsFigure | null }) {
+  if (!blocks) return <p className="muted">No tables for this protocol.</p>;
+  return (
+    <>
+      {blocks.map((b, i) =>
+        b.kind === "note" ? (
+          <p key={i} className={b.className}>
+            {b.text}
+          </p>
+        ) : b.kind === "figure" ? (
+          figure ? (
+            <Figure key={i} figure={figure}>
+              <TableView table={b.table} />
+            </Figure>
+          ) : null
+        ) : (
+          <TableView key={i} table={b.table} />
+        ),
+      )}
+    </>
+  );
 }
