@@ -1,8 +1,6 @@
 import { z } from "zod";
-import { ImportRefusal } from "../problems";
-import { readJsonl } from "../source.server";
 import { check, optText, reqText } from "./fields";
-import { baseName } from "./rows.server";
+import { baseName, eachRecord } from "./rows.server";
 import type { Preset } from "./types";
 
 const ravelRecord = z.object({
@@ -27,15 +25,15 @@ function ravelPassage(taskType: string, input: Record<string, unknown> | string 
 
 export const c3ebench: Preset = {
   name: "c3ebench",
-  summary: "C3EBench / RAVEL task files (english_dataset/TASK/*.jsonl): writing instructions, grounding and a reference text",
+  summary:
+    "C3EBench / RAVEL task files (english_dataset/TASK/*.jsonl, or the same records as a JSON array): writing instructions, grounding and a reference text",
   kind: "benchmark",
-  formats: ["jsonl"],
+  formats: ["jsonl", "json"],
   datasetName: (f) => `C3EBench ${baseName(f)}`,
   async run(ctx) {
-    let n = 0;
-    await readJsonl(ctx.file, {
-      row: (raw, row) => {
-        n++;
+    await eachRecord(
+      ctx,
+      (raw, row) => {
         const d = check(ravelRecord, raw, row, ctx.sink);
         if (!d) return;
         const lang = /_(en|zh)_/.exec(d.infer_id)?.[1] ?? null;
@@ -54,9 +52,7 @@ export const c3ebench: Preset = {
           row,
         );
       },
-      problem: (p) => ctx.sink.error(p),
-      bytes: ctx.onBytes,
-    });
-    if (n === 0 && ctx.sink.errorCount === 0) throw new ImportRefusal("The file has no JSON lines.");
+      "Expected C3EBench records: JSON lines, or a JSON array of {infer_id, task_type, instruction, input, reference}.",
+    );
   },
 };

@@ -1,8 +1,7 @@
 import { z } from "zod";
-import { ImportRefusal } from "../problems";
-import { readJsonl } from "../source.server";
 import { fbBenchId } from "./fb-bench.server";
 import { check, reqText } from "./fields";
+import { eachRecord } from "./rows.server";
 import type { Preset } from "./types";
 
 const fbJudgment = z.object({
@@ -21,15 +20,14 @@ const fbJudgment = z.object({
 export const fbBenchJudgments: Preset = {
   name: "fb-bench-judgments",
   summary:
-    "FB-Bench judge output (model_judgment/JUDGE/MODEL.jsonl): the model's follow-up response and a 是/否 verdict per checklist item",
+    "FB-Bench judge output (model_judgment/JUDGE/MODEL.jsonl, or the same records as a JSON array): the model's follow-up response and a 是/否 verdict per checklist item",
   kind: "attach",
-  formats: ["jsonl"],
+  formats: ["jsonl", "json"],
   datasetName: () => "FB-Bench",
   async run(ctx) {
-    let n = 0;
-    await readJsonl(ctx.file, {
-      row: (raw, row) => {
-        n++;
+    await eachRecord(
+      ctx,
+      (raw, row) => {
         const d = check(fbJudgment, raw, row, ctx.sink);
         if (!d) return;
         const item = fbBenchId(d);
@@ -69,9 +67,7 @@ export const fbBenchJudgments: Preset = {
           );
         }
       },
-      problem: (p) => ctx.sink.error(p),
-      bytes: ctx.onBytes,
-    });
-    if (n === 0 && ctx.sink.errorCount === 0) throw new ImportRefusal("The file has no JSON lines.");
+      "Expected FB-Bench judgments: JSON lines, or a JSON array of {user_query, origin_first_response, feedback, second_response, infer_model, judge_model, judgement}.",
+    );
   },
 };

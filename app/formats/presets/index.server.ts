@@ -14,8 +14,8 @@
  * | unit-verdicts       | CSV/JSONL/JSON unit,judge,verdict[,raw] | verdicts on imported-label units (unparsed kept) |
  * | refinebench         | refinebench_samples.json    | items (domain = field), checklist, reference answers       |
  * | fb-bench            | fb_bench_dataset_v3.json    | items, weighted (error correction) or plain checklists     |
- * | fb-bench-judgments  | model_judgment/JUDGE/MODEL.jsonl | the follow-up response + per-item 是/否 verdicts      |
- * | c3ebench            | RAVEL english_dataset/TASK/*.jsonl | writing items with grounding and reference         |
+ * | fb-bench-judgments  | model_judgment/JUDGE/MODEL.jsonl (or a JSON array) | the follow-up response + 是/否 verdicts |
+ * | c3ebench            | RAVEL english_dataset/TASK/*.jsonl (or a JSON array) | writing items, grounding, reference   |
  * | llmbar              | LLMBar dataset.json / evaluators/.../result.json | pairwise items, both outputs, judge picks |
  */
 import { c3ebench } from "./c3ebench.server";

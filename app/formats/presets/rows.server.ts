@@ -106,6 +106,39 @@ export async function eachRow(
   }
 }
 
+/**
+ * Each record of a JSONL file or of a JSON array of records (by ctx.format), for the presets that
+ * read a record with their own schema (c3ebench, fb-bench-judgments): a JSON array is read as JSONL
+ * would be, one record per element, numbered from 1. Refuses a file with no records.
+ */
+export async function eachRecord(ctx: PresetContext, record: (raw: SourceRecord, row: number) => void, notArray: string): Promise<void> {
+  let n = 0;
+  const each = (raw: SourceRecord, row: number) => {
+    n++;
+    record(raw, row);
+  };
+  if (ctx.format === "json") {
+    await readJsonArray(
+      ctx.file,
+      {
+        element: (rec, row) => {
+          if (rec === null || typeof rec !== "object" || Array.isArray(rec)) {
+            n++;
+            ctx.sink.error({ row, message: "each record must be a JSON object ({...})" });
+            return;
+          }
+          each(rec as SourceRecord, row);
+        },
+        problem: (p) => ctx.sink.error(p),
+        bytes: ctx.onBytes,
+      },
+      notArray,
+    );
+  } else await readJsonl(ctx.file, { row: each, problem: (p) => ctx.sink.error(p), bytes: ctx.onBytes });
+  if (n === 0 && ctx.sink.errorCount === 0)
+    throw new ImportRefusal(ctx.format === "json" ? "The file's JSON array is empty." : "The file has no JSON lines.");
+}
+
 function resolveJsonColumns(fields: FieldSpec[], rec: SourceRecord, mapping: Record<string, string>) {
   const out: Record<string, string | undefined> = {};
   for (const f of fields) out[f.name] = mapping[f.name] ?? [f.name, ...f.aliases].find((a) => a in rec) ?? f.name;
