@@ -117,7 +117,7 @@ describe("report intervals", () => {
     expect(iaa.warnings.some((w) => w.startsWith('The label "NA" is counted as a category'))).toBe(true);
   });
 
-  it("Gwet's AC1 counts the task's declared scale (config.categories), used or not", () => {
+  it("Gwet's AC1 and its interval count the task's declared scale (config.categories), used or not", () => {
     const units = Array.from({ length: 30 }, (_, i) => unit(i + 1));
     const labels = ["low", "mid", "high"];
     const anns = units.flatMap((u, i) => [ann(u.id, 1, labels[i % 3]), ann(u.id, 2, labels[(i + (i % 4 === 0 ? 1 : 0)) % 3])]);
@@ -130,6 +130,36 @@ describe("report intervals", () => {
     );
     const inferred = task("imported-labels", units, anns, 2, { level: "nominal" });
     expect(stat(interAnnotatorAgreement(inferred), "gwetAC1").value).toBeCloseTo(gwetAC1(M).value, 12);
+    // The interval keeps q of the declared scale too: Gwet's (2008, eqs. 20-30) linearised variance, written
+    // here for two annotators who rated every unit (each unit its own item, so no clustering):
+    //   π_k = mean of r_ik/2, pe = Σ π_k(1 − π_k)/(q − 1), AC1_i = (pa_i − pe)/(1 − pe),
+    //   pe_i = Σ_k (r_ik/2)(1 − π_k)/(q − 1), AC1*_i = AC1_i − 2(1 − AC1)(pe_i − pe)/(1 − pe),
+    //   Var = Σ (AC1*_i − AC1)² / (n(n − 1)); interval AC1 ± 1.96·SE.
+    const gwetInterval = (scale: string[]) => {
+      const q = scale.length;
+      const n = M.length;
+      const r = M.map((row) => scale.map((k) => row.filter((v) => v === k).length));
+      const pi = scale.map((_, k) => r.reduce((s, rk) => s + rk[k] / 2, 0) / n);
+      const pe = pi.reduce((s, p) => s + p * (1 - p), 0) / (q - 1);
+      const paI = M.map((row): number => (row[0] === row[1] ? 1 : 0));
+      const pa = paI.reduce((s, x) => s + x, 0) / n;
+      const ac1 = (pa - pe) / (1 - pe);
+      const star = r.map((rk, i) => {
+        const peI = rk.reduce((s, c, k) => s + (c / 2) * (1 - pi[k]), 0) / (q - 1);
+        return (paI[i] - pe) / (1 - pe) - (2 * (1 - ac1) * (peI - pe)) / (1 - pe);
+      });
+      const se = Math.sqrt(star.reduce((s, x) => s + (x - ac1) ** 2, 0) / (n * (n - 1)));
+      return [ac1 - 1.96 * se, ac1 + 1.96 * se];
+    };
+    const declaredCI = stat(interAnnotatorAgreement(declared), "gwetAC1").ci!;
+    const inferredCI = stat(interAnnotatorAgreement(inferred), "gwetAC1").ci!;
+    const expected4 = gwetInterval(["low", "mid", "high", "extreme"]);
+    const expected3 = gwetInterval(labels);
+    expect(declaredCI[0]).toBeCloseTo(expected4[0], 12);
+    expect(declaredCI[1]).toBeCloseTo(expected4[1], 12);
+    expect(inferredCI[0]).toBeCloseTo(expected3[0], 12);
+    expect(inferredCI[1]).toBeCloseTo(expected3[1], 12);
+    expect(Math.abs(declaredCI[0] - inferredCI[0])).toBeGreaterThan(1e-3);
   });
 
   it("scaleMeanEstimate's bootstrap never leaves [min, max] of the scores; honestEstimate clips and flags zero width", () => {
