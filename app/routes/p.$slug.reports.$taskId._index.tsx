@@ -6,7 +6,7 @@ import { BarsWithCI, Heatmap, Histogram } from "~/reports/charts";
 import { staleCounts } from "~/reports/load.server";
 import { parseDelta, parseRule, parseStale, taskReport } from "~/reports/report.server";
 import { FINAL_RULES } from "~/reports/types";
-import { findKind } from "~/task-kinds/registry";
+import { findKind } from "~/task-kinds/registry.server";
 import { csvHref, Figure, FigureTable, ReportTabs, reportQuery, StaleNote, StaleSelect } from "~/reports/ui";
 
 export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: `Agreement: ${data?.report.task.name ?? "Task"} · Concord` }];
@@ -24,7 +24,9 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
       })
     : null;
   if (!report) notFound("Task not found.");
-  return json({ slug: project.slug, report, stale: staleCounts(report.task.id) });
+  // What one subject of the tables is, from the kind's coding (kind lookups stay on the server).
+  const perResponse = findKind(report.task.kind)?.coding.subjects === "response";
+  return json({ slug: project.slug, report, stale: staleCounts(report.task.id), perResponse });
 }
 
 const RULE_LABELS: Record<(typeof FINAL_RULES)[number], string> = {
@@ -34,7 +36,7 @@ const RULE_LABELS: Record<(typeof FINAL_RULES)[number], string> = {
 };
 
 export default function TaskAgreementReport() {
-  const { slug, report, stale } = useLoaderData<typeof loader>();
+  const { slug, report, stale, perResponse } = useLoaderData<typeof loader>();
   const { task, tables, charts, counts } = report;
   const q = reportQuery(report.rule, report.stale, { delta: String(report.delta) });
   const csv = (t: string) => csvHref(slug, task.id, t, q);
@@ -48,8 +50,7 @@ export default function TaskAgreementReport() {
         {counts.rated} of {counts.subjects} rated subjects · k = {task.overlap}
       </p>
       <p className="muted small" data-testid="n-meaning">
-        n in the tables below counts rated subjects (
-        {findKind(task.kind)?.coding.subjects === "response" ? "each scored response of a unit" : "units"}), not annotations.
+        n in the tables below counts rated subjects ({perResponse ? "each scored response of a unit" : "units"}), not annotations.
       </p>
       <StaleNote counts={stale} mode={report.stale} />
       <Form method="get" className="toolbar">
