@@ -4,6 +4,7 @@
  *   npm run bench:bundle              # builds with `remix build`, then measures
  *   npm run bench:bundle -- --no-build  # measures the build already in public/build
  *   npm run bench:bundle -- --json      # one JSON object instead of the table
+ *   npm run bench:bundle -- --compare before.json  # beside each route, its change in bytes from a saved --json run
  *
  * Reads the Remix manifest (public/build/manifest-*.js) and, for every route,
  * sums the bytes of its chunk and the shared chunks it imports, raw and gzip
@@ -28,7 +29,11 @@ interface Manifest {
   routes: Record<string, ManifestRoute>;
 }
 
-const args = new Set(process.argv.slice(2));
+const argv = process.argv.slice(2);
+const args = new Set(argv);
+/** A saved `--json` run to compare with (`--compare FILE`). */
+const compareFile = argv.includes("--compare") ? argv[argv.indexOf("--compare") + 1] : undefined;
+if (argv.includes("--compare") && !compareFile) throw new Error("--compare needs the file of a saved `--json` run.");
 const root = process.cwd();
 const publicDir = path.join(root, "public");
 const buildDir = path.join(publicDir, "build");
@@ -94,10 +99,24 @@ if (args.has("--json")) {
   console.log(JSON.stringify(summary, null, 2));
 } else {
   const kb = (n: number) => (n / 1024).toFixed(1);
-  console.log(`entry + root: ${kb(base.raw)} KB raw, ${kb(base.gzip)} KB gzip${base.zod ? "  (contains zod!)" : ""}\n`);
-  console.log("| route | chunk + imports raw KB | gzip KB | page (with entry + root) gzip KB | zod |");
-  console.log("| --- | ---: | ---: | ---: | --- |");
-  for (const r of rows) console.log(`| ${r.route} | ${kb(r.raw)} | ${kb(r.gzip)} | ${kb(r.pageGzip)} | ${r.zod ? "**zod**" : ""} |`);
+  const before = compareFile ? (JSON.parse(readFileSync(compareFile, "utf8")) as typeof summary) : null;
+  const was = new Map((before?.routes ?? []).map((r) => [r.route, r]));
+  /** A change in bytes: "+312", "−1,204", "0"; "new" for a route the saved run lacks. */
+  const delta = (now: number, then: number | undefined) =>
+    then === undefined ? "new" : now === then ? "0" : `${now > then ? "+" : "−"}${Math.abs(now - then).toLocaleString("en")}`;
+  console.log(`entry + root: ${kb(base.raw)} KB raw, ${kb(base.gzip)} KB gzip${base.zod ? "  (contains zod!)" : ""}`);
+  if (before)
+    console.log(
+      `  against ${compareFile}: ${delta(base.raw, before.entryAndRoot.raw)} B raw, ${delta(base.gzip, before.entryAndRoot.gzip)} B gzip`,
+    );
+  console.log("");
+  const extra = before ? " Δ raw B | Δ gzip B |" : "";
+  console.log(`| route | chunk + imports raw KB | gzip KB | page (with entry + root) gzip KB | zod |${extra}`);
+  console.log(`| --- | ---: | ---: | ---: | --- |${before ? " ---: | ---: |" : ""}`);
+  for (const r of rows) {
+    const d = before ? ` ${delta(r.raw, was.get(r.route)?.raw)} | ${delta(r.gzip, was.get(r.route)?.gzip)} |` : "";
+    console.log(`| ${r.route} | ${kb(r.raw)} | ${kb(r.gzip)} | ${kb(r.pageGzip)} | ${r.zod ? "**zod**" : ""} |${d}`);
+  }
   console.log(
     `\n${zodRoutes.length} of ${rows.length} routes ship zod to the browser${zodRoutes.length ? ": " + zodRoutes.join(", ") : "."}`,
   );

@@ -41,7 +41,7 @@ export const NewTaskSchema = z
     includeReference: z.boolean().default(false),
     n: z.coerce.number().int().min(2).max(4).optional(),
     goldRate: z.coerce.number().min(0).max(0.5).default(0),
-    /** The kind's own settings (TaskKind.textSettings), checked by the kind's zod schema (app/task-kinds/kinds.server.ts). */
+    /** The kind's own settings (TaskKind.textSettings), checked by the zod schema of the kind's config.server.ts (TaskKind.server). */
     settings: z.record(z.string(), z.string()).default({}),
   })
   .superRefine((v, ctx) => {

@@ -7,8 +7,10 @@
  * loaders, actions, reports, exports and the tests. A kind's annotate controls live
  * beside it in form.tsx (client registry: ./forms.ts), its gold and final-label fields
  * in fields.tsx (./fields.ts), and a kind whose settings need a zod schema keeps it in
- * config.server.ts (server registry: ./kinds.server.ts).
+ * config.server.ts, which its index.ts imports as `server` (Remix's browser build
+ * empties `.server` modules, so there `server` is undefined and zod stays out).
  */
+import type { z } from "zod";
 import type { TaskConfig } from "~/annotation/config.server";
 import type { LabelKind } from "~/reports/types";
 import type { Label } from "~/stats";
@@ -105,6 +107,11 @@ export interface TaskKind<Id extends string = string> {
   settings: readonly CommonSetting[];
   /** The kind's own settings, asked for as text on the new-task form (validated by its config.server.ts). */
   textSettings?: readonly TextSetting[];
+  /**
+   * Its server part (config.server.ts): the zod schema of those settings. Server code only
+   * (app/task-kinds/registry.server.ts reads it): in the browser build it is undefined.
+   */
+  server?: KindServer;
   /** Units show several responses side by side (units.response_ids), in a per-annotator shown order. */
   multiResponse: boolean;
   /** Whether annotators see the item's reference answer beside the unit. */
@@ -159,6 +166,9 @@ export interface TaskKind<Id extends string = string> {
    */
   annotatorTexts?: (config: TaskConfig) => Record<string, string>;
 }
+
+/** A kind's server part: the zod schema of its own settings (stored in tasks.config). */
+export type KindServer = { id: string; settings: z.ZodType<Record<string, unknown>> };
 
 /** Keeps the id's literal type, so the registry knows its kinds' names. */
 export function defineKind<Id extends string>(kind: TaskKind<Id>): TaskKind<Id> {

@@ -11,6 +11,7 @@
 import { filterResponses, MAX_NOTE, str } from "../shared/form";
 import { sampleItems } from "../shared/items";
 import { defineKind, type GoldResult, type ParseResult, type UnitSpec } from "../types";
+import { likert7Server } from "./config.server";
 
 export const LIKERT_POINTS = 7;
 /** A rationale is short: a sentence or two. */
@@ -39,6 +40,8 @@ export const likert7 = defineKind({
     { name: "lowAnchor", label: "Anchor of 1", placeholder: "Strongly disagree", required: true },
     { name: "highAnchor", label: "Anchor of 7", placeholder: "Strongly agree", required: true },
   ],
+  // The zod schema of those settings (server only: undefined in the browser build).
+  server: likert7Server,
   multiResponse: false,
   showsReference: () => false,
   labelsJudgeReference: false,
