@@ -6,9 +6,12 @@
  * only ever named by their shown letter. The kind-specific controls live in
  * app/task-kinds/<kind>/form.tsx (the client registry: app/task-kinds/forms.ts).
  *
- * Keys never surprise: Enter activates the focused control (a button, a link) and
- * submits only when no control is focused; ↑/↓ scroll; ←/→ move between units
- * (J/K too, except where several responses are shown: there J/K move between them).
+ * Keys never surprise, and mean the same on every kind: Enter activates the focused
+ * control (a button, a link) and submits only when no control is focused; J/K and
+ * ←/→ move between units and ↑/↓ scroll the page, also on a focused radio button
+ * (whose native arrows would silently change the answer; choices are made with the
+ * kind's keys, Space or a click); where several responses are shown, H/L move
+ * between them. Inside a text field or a menu every key is the field's (Esc leaves it).
  */
 import { Form, useActionData, useBlocker, useFetcher, useNavigate, useNavigation } from "@remix-run/react";
 import { useCallback, useEffect, useRef, useState, type ReactNode } from "react";
@@ -48,6 +51,14 @@ function isTextEntry(t: HTMLElement | null): boolean {
   const type = (t as HTMLInputElement).type;
   return !["radio", "checkbox", "button", "submit", "reset", "range", "color", "file", "image"].includes(type);
 }
+
+/** A radio button or checkbox: its native arrow keys would change the answer, so the page owns them. */
+function isChoice(t: HTMLElement | null): boolean {
+  return t?.tagName === "INPUT" && ["radio", "checkbox"].includes((t as HTMLInputElement).type);
+}
+
+/** How far one ↑/↓ scrolls (Chromium's own arrow step). */
+const ARROW_SCROLL_PX = 40;
 
 /** A control whose own Enter means something (follow the link, press the button, open the summary). */
 function ownsEnter(t: HTMLElement | null): boolean {
@@ -232,11 +243,16 @@ export function AnnotateForm(p: Props) {
         setShowGuidelines(false);
       } else if (key === "g" || key === "G") setShowGuidelines((s) => !s);
       else if (key === "r" || key === "R") setRaw((r) => !r);
-      else if (key === "ArrowRight" || key === "ArrowLeft") {
-        if (t?.tagName === "INPUT" || t?.tagName === "SELECT") return; // arrows move between radio buttons
-        go(key === "ArrowRight" ? p.nextHref : p.prevHref);
-      } else if (key === "j" || key === "J") kind.multi ? setFocus((f) => Math.min(n - 1, f + 1)) : go(p.nextHref);
-      else if (key === "k" || key === "K") kind.multi ? setFocus((f) => Math.max(0, f - 1)) : go(p.prevHref);
+      else if (key === "ArrowRight" || key === "ArrowLeft" || key === "j" || key === "J" || key === "k" || key === "K")
+        // Units, on every kind and also from a focused radio button (its native arrows would change the answer).
+        go(key === "ArrowRight" || key === "j" || key === "J" ? p.nextHref : p.prevHref);
+      else if (key === "ArrowDown" || key === "ArrowUp") {
+        // Nothing or a button focused: the browser scrolls. A focused radio button would change
+        // the answer instead, so the page scrolls itself.
+        if (!isChoice(t)) return;
+        window.scrollBy({ top: key === "ArrowDown" ? ARROW_SCROLL_PX : -ARROW_SCROLL_PX });
+      } else if (kind.multi && (key === "l" || key === "L")) setFocus((f) => Math.min(n - 1, f + 1));
+      else if (kind.multi && (key === "h" || key === "H")) setFocus((f) => Math.max(0, f - 1));
       else if (p.closed) handled = false;
       else if (kind.onKey(key, c)) handled = true;
       else if (key === "c" || key === "C") document.querySelector<HTMLTextAreaElement>(`textarea[name="${kind.commentField(c)}"]`)?.focus();
@@ -258,7 +274,10 @@ export function AnnotateForm(p: Props) {
       firstFocus.current = false;
       return;
     }
-    if (kind.multi) document.getElementById(`response-${unit.responses[focus]?.letter}`)?.scrollIntoView({ block: "nearest" });
+    // A card the keyboard or the mouse is already in (a click, a Tab) is where the user
+    // looks: scrolling it then would move the control away from under a pressed mouse button.
+    const card = kind.multi ? document.getElementById(`response-${unit.responses[focus]?.letter}`) : null;
+    if (card && !card.contains(document.activeElement)) card.scrollIntoView({ block: "nearest" });
   }, [focus, kind.multi, unit.responses]);
 
   // After a refused save, the keyboard goes to the (first) field in error. On a new
@@ -299,15 +318,19 @@ export function AnnotateForm(p: Props) {
 
   const rows: [ReactNode, string][] = [
     ...kind.shortcuts(c),
+    ...(kind.multi
+      ? ([
+          [
+            <>
+              <kbd>L</kbd> / <kbd>H</kbd>
+            </>,
+            "Next / previous response (the focused one gets the keys above)",
+          ],
+        ] as [ReactNode, string][])
+      : []),
     [
       <>
-        <kbd>J</kbd> / <kbd>K</kbd>
-      </>,
-      kind.multi ? "Next / previous response" : "Next / previous unit",
-    ],
-    [
-      <>
-        <kbd>→</kbd> / <kbd>←</kbd>
+        <kbd>J</kbd> / <kbd>K</kbd>, <kbd>→</kbd> / <kbd>←</kbd>
       </>,
       "Next / previous unit",
     ],
@@ -317,7 +340,14 @@ export function AnnotateForm(p: Props) {
       </>,
       "Scroll the page",
     ],
+    [
+      <>
+        <kbd>Space</kbd>
+      </>,
+      "On a focused choice: choose it (arrows there still move between units and scroll; they never change an answer)",
+    ],
     [<kbd>C</kbd>, `Write a ${kind.multi ? "note on the focused response" : "comment"} (Esc leaves the field)`],
+    [<kbd>Esc</kbd>, "Leave a text field or menu (inside one, every key types or chooses there)"],
     [<kbd>Enter</kbd>, "Submit (on a focused button or link: press it)"],
     [<kbd>S</kbd>, "Skip (with a reason)"],
     [<kbd>R</kbd>, "Show the raw text (exact characters) or the formatted text"],

@@ -160,13 +160,13 @@ describe("annotation workspace in Chromium", () => {
       await finish(page, n);
     }
 
-    // 3. Writing quality: 1–5 per response, J to move, P for a penalty reason; reload midway.
+    // 3. Writing quality: 1–5 per response, L to move, P for a penalty reason; reload midway.
     await openQueue(page, "writing-quality");
     for (let n = 1; n <= 10; n++) {
       await assertBlind(page);
       const count = await page.locator(".response-card").count();
       for (let r = 0; r < count; r++) {
-        if (r > 0) await page.keyboard.press("j");
+        if (r > 0) await page.keyboard.press("l");
         if (n === 3 && r === 0) {
           await page.keyboard.press("2");
           await page.keyboard.press("p"); // consistency

@@ -19,13 +19,15 @@ export function ResponseCards({
       {unit.responses.map((r, i) => {
         const L = r.letter;
         return (
-          // Clicking a card moves the focus to it; from the keyboard, J/K and the number keys do (the page's key handler).
+          // Clicking a card, or tabbing into one of its controls, makes it the focused response; from the keyboard,
+          // H/L and the number keys do too (the page's key handler).
           // eslint-disable-next-line jsx-a11y/click-events-have-key-events, jsx-a11y/no-noninteractive-element-interactions
           <article
             key={L}
             id={`response-${L}`}
             className={`response-card${i === focus ? " focused" : ""}`}
             onClick={() => setFocus(i)}
+            onFocus={() => setFocus(i)}
             aria-label={`Response ${L}`}
           >
             <h3>

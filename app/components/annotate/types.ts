@@ -41,7 +41,7 @@ export type KindContext = {
 };
 
 export type KindModule = {
-  /** Several responses side by side, with a focused one (J/K move the focus). */
+  /** Several responses side by side, with a focused one (H/L move the focus; J/K move between units as on every kind). */
   multi: boolean;
   Body: (c: KindContext) => ReactNode;
   /** Handles a shortcut key; true when it did something. */
