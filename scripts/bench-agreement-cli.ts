@@ -17,13 +17,14 @@
  * resident set of the process tree, its user + system time); without it, only wall times
  * are reported. CPU seconds do not grow with the machine's load, wall seconds do: on a
  * shared machine compare both. The start-up alone (`--help`) is timed through npm, npm
- * alone, node on the bundle, a bare `node -e 0` and tsx on the sources, which shows where
- * a small file's time goes. The last lines are the README's table, in Markdown. The Python side runs when a
+ * alone, npm running `node -e 0` from an empty project (the floor of any npm script), node
+ * on the bundle, a bare `node -e 0` and tsx on the sources, which shows where a small
+ * file's time goes. The last lines are the README's table, in Markdown. The Python side runs when a
  * python3 with pandas and scikit-learn is found ($PYTHON, python3 on the PATH, or
  * /usr/bin/python3); the report says so when none is.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -138,6 +139,11 @@ const startupRows: [string, Measure[]][] = [];
     startupRows.push([label, Array.from({ length: Math.max(3, runs) }, () => measure(cmd, a))]);
   startup("npm run agreement", npm, ["run", "-s", "agreement", "--", "--help"]);
   startup("npm --version (npm alone)", npm, ["--version"]);
+  // The floor of any npm script: npm running `node -e 0` from an empty project's package.json.
+  const empty = join(dir, "empty-project");
+  mkdirSync(empty);
+  writeFileSync(join(empty, "package.json"), JSON.stringify({ name: "empty", version: "1.0.0", scripts: { x: "node -e 0" } }));
+  startup("npm run of node -e 0 in an empty project (the floor of any npm script)", npm, ["run", "-s", "--prefix", empty, "x"]);
   startup("node scripts/agreement-cli.mjs (the bundle)", process.execPath, ["scripts/agreement-cli.mjs", "--help"]);
   startup("node -e 0 (bare Node)", process.execPath, ["-e", "0"]);
   startup("tsx scripts/agreement.ts (the sources)", process.execPath, ["node_modules/tsx/dist/cli.mjs", "scripts/agreement.ts", "--help"]);
@@ -225,7 +231,14 @@ for (const r of results) {
 }
 
 // The README's table (median wall seconds of the runs, CPU seconds in parentheses).
-console.log("\n| rows | data, intervals | `npm run agreement` s (CPU s) | pandas + scikit-learn s (CPU s) | ratio | peak RSS |");
+const cpuRatio = (r: Row) => {
+  const o = median(r.ours.map((m) => m.cpu ?? NaN));
+  const p = median(r.py.map((m) => m.cpu ?? NaN));
+  return Number.isFinite(o / p) ? ` (${(o / p).toFixed(2)}×)` : "";
+};
+console.log(
+  "\n| rows | data, intervals | `npm run agreement` s (CPU s) | pandas + scikit-learn s (CPU s) | ratio (CPU ratio) | peak RSS |",
+);
 console.log("| ---: | --- | ---: | ---: | ---: | ---: |");
 for (const r of results) {
   const o = median(r.ours.map((m) => m.seconds));
@@ -236,6 +249,6 @@ for (const r of results) {
   };
   const rss = Math.max(...r.ours.map((m) => m.rssMB ?? NaN));
   console.log(
-    `| ${r.rows.toLocaleString("en-US")} | ${r.variant} | ${o.toFixed(2)}${c(r.ours)} | ${python ? `${p.toFixed(2)}${c(r.py)}` : "n/a"} | ${python ? `${(o / p).toFixed(2)}×` : "n/a"} | ${Number.isFinite(rss) ? `${rss.toFixed(0)} MB` : "n/a"} |`,
+    `| ${r.rows.toLocaleString("en-US")} | ${r.variant} | ${o.toFixed(2)}${c(r.ours)} | ${python ? `${p.toFixed(2)}${c(r.py)}` : "n/a"} | ${python ? `${(o / p).toFixed(2)}×${cpuRatio(r)}` : "n/a"} | ${Number.isFinite(rss) ? `${rss.toFixed(0)} MB` : "n/a"} |`,
   );
 }
