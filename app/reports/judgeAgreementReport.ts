@@ -18,10 +18,20 @@ import {
   type JudgeAgreementInput,
 } from "./judgeAgreement";
 import type { Column, ReportTable, TaskData } from "./types";
+import type { PickCandidates } from "./judgeUnits.server";
 import { kindsWhere } from "~/task-kinds/registry";
 
-/** Kinds with one subject per unit and one scalar label per rating that judges also give (TaskKind.judgeAgreement), and imported labels. */
-export const JUDGE_AGREEMENT_KINDS: string[] = ["imported-labels", ...kindsWhere((k) => k.judgeAgreement === true)];
+/**
+ * The kinds whose subjects each carry one scalar label a judge also gives, and so get the
+ * any-label-set table: imported labels; the Yes/No kinds (TaskKind.judgeAgreement: a verdict on
+ * the unit's response and checklist item); Likert 1–7 (a verdict on the unit's response, a point
+ * 1–7); writing quality (a verdict on each scored response, a score on the task's 1–N scale);
+ * best-of-N (a verdict naming the picked response, or "tie": see ./judgeUnits.server).
+ */
+export const JUDGE_AGREEMENT_KINDS: string[] = [
+  "imported-labels",
+  ...kindsWhere((k) => k.judgeAgreement === true || k.id === "likert-7" || k.id === "writing-quality" || k.id === "best-of-n"),
+];
 
 export interface TaskJudgeAgreement extends JudgeAgreementResult {
   /** judge name → judge id. */
@@ -30,11 +40,18 @@ export interface TaskJudgeAgreement extends JudgeAgreementResult {
   ordinal: boolean;
 }
 
-/** The task's labels and verdicts as the input of `judgeAgreement` (verdicts matched by response and checklist item). */
+/**
+ * The task's labels and verdicts as the input of `judgeAgreement`: verdicts matched by response
+ * and checklist item; on the units of a kind that picks one of several responses (`picks`,
+ * best-of-N), the judge's verdict on any of the unit's responses, its value naming the picked
+ * one (model name or response key) read as that response's slot, "tie" and "reference" as they
+ * are, anything else unparsed. The task's scale (data.categories) is the label set.
+ */
 export function taskJudgeInput(
   data: TaskData,
   judges: JudgeInfo[],
   verdicts: Verdicts,
+  picks?: PickCandidates,
 ): { input: JudgeAgreementInput; judgeIds: Record<string, number> } {
   const S = data.subjects.length;
   const annotatorIndex = new Map(data.annotators.map((a, i) => [a.id, i]));
@@ -64,16 +81,47 @@ export function taskJudgeInput(
     if (list) list.push(i);
     else byCk.set(ck, [i]);
   });
+  // Picking kinds: a candidate response → the subjects (units) it is a candidate of, with its slot and names there.
+  const pickOf = new Map<number, { s: number; slots: Map<string, string> }[]>();
+  if (picks)
+    data.subjects.forEach((sub, i) => {
+      const list = sub.responseId == null ? picks.get(sub.unitId) : undefined;
+      if (!list) return;
+      // Every name of every candidate of the unit → its slot (a verdict names the pick, wherever it is stored).
+      const slots = new Map<string, string>();
+      for (const c of list) for (const n of c.names) slots.set(n, c.slot);
+      for (const c of list) {
+        const at = pickOf.get(c.responseId);
+        const entry = { s: i, slots };
+        if (at) at.push(entry);
+        else pickOf.set(c.responseId, [entry]);
+      }
+    });
   const byId = new Map(judges.map((j) => [j.id, j]));
   const perJudge = new Map<number, (string | null | undefined)[]>();
+  const arrOf = (judgeId: number) => {
+    let arr = perJudge.get(judgeId);
+    if (!arr) perJudge.set(judgeId, (arr = new Array(S).fill(undefined)));
+    return arr;
+  };
   for (let i = 0; i < verdicts.length; i++) {
-    const subs = subjectOf.get(verdicts.responseId[i])?.get(verdicts.checklistItemId[i]);
-    if (!subs || !byId.has(verdicts.judgeId[i])) continue;
-    let arr = perJudge.get(verdicts.judgeId[i]);
-    if (!arr) perJudge.set(verdicts.judgeId[i], (arr = new Array(S).fill(undefined)));
+    if (!byId.has(verdicts.judgeId[i])) continue;
     const score = verdicts.score[i];
     const text = verdicts.failed[i] ? null : (verdicts.value[i] ?? (Number.isNaN(score) ? null : String(score)));
-    for (const s of subs) arr[s] = text;
+    const subs = subjectOf.get(verdicts.responseId[i])?.get(verdicts.checklistItemId[i]);
+    if (subs) {
+      const arr = arrOf(verdicts.judgeId[i]);
+      for (const s of subs) arr[s] = text;
+    }
+    const picked = verdicts.checklistItemId[i] === -1 ? pickOf.get(verdicts.responseId[i]) : undefined;
+    if (!picked) continue;
+    const arr = arrOf(verdicts.judgeId[i]);
+    for (const p of picked) {
+      const t = text === null ? null : text.trim();
+      const pick = t === null ? null : t === "tie" || t === "reference" ? t : (p.slots.get(t) ?? null);
+      // Two verdicts of one judge on the same unit (on two of its responses) that disagree: unparsed.
+      arr[p.s] = arr[p.s] === undefined || arr[p.s] === pick ? pick : null;
+    }
   }
   const judgeIds: Record<string, number> = {};
   const list = [...perJudge].map(([id, v]) => {
@@ -81,7 +129,8 @@ export function taskJudgeInput(
     judgeIds[name] = id;
     return { name, verdicts: v };
   });
-  return { input: { annotators: data.annotators.map((a) => a.name), labels, adjudicated, judges: list }, judgeIds };
+  const categories = data.categories.map((c) => textOf(c)).filter((c): c is string => c !== null);
+  return { input: { annotators: data.annotators.map((a) => a.name), labels, adjudicated, judges: list, categories }, judgeIds };
 }
 
 export function taskJudgeAgreement(
@@ -89,8 +138,9 @@ export function taskJudgeAgreement(
   judges: JudgeInfo[],
   verdicts: Verdicts,
   opts: { reference: Reference; unparsed: UnparsedPolicy },
+  picks?: PickCandidates,
 ): TaskJudgeAgreement {
-  const { input, judgeIds } = taskJudgeInput(data, judges, verdicts);
+  const { input, judgeIds } = taskJudgeInput(data, judges, verdicts, picks);
   const ordinal = data.labelKind === "ordinal";
   const r = judgeAgreement(input, { reference: opts.reference, unparsed: opts.unparsed, seed: data.task.seed, ordinal });
   return { ...r, judgeIds, ordinal };

@@ -44,6 +44,7 @@ import {
 import { labelKindOf } from "./subjects";
 import { JudgeAgreementError, type Reference, type UnparsedPolicy } from "./judgeAgreement";
 import { JUDGE_AGREEMENT_KINDS, judgeAgreementTables, taskJudgeAgreement, type TaskJudgeAgreement } from "./judgeAgreementReport";
+import { loadPickCandidates } from "./judgeUnits.server";
 import type { Estimate, FinalLabels, FinalRule, ReportTable, StaleMode, TaskData } from "./types";
 import { FINAL_RULES } from "./types";
 
@@ -430,13 +431,15 @@ export function judgeAgreementFor(
     const verdicts = taskVerdicts(projectId, task, version, stale);
     let result: TaskJudgeAgreement;
     let note: string | null = null;
+    // Best-of-N units show several responses: a judge's pick is matched by the responses it names.
+    const picks = findKind(task.kind)?.coding.pick ? loadPickCandidates(task.id) : undefined;
     try {
-      result = taskJudgeAgreement(data, judges, verdicts, options);
+      result = taskJudgeAgreement(data, judges, verdicts, options, picks);
     } catch (err) {
       // as:LABEL naming a label this task does not have: say so, and count unparsed verdicts as wrong.
       if (!(err instanceof JudgeAgreementError)) throw err;
       note = `${err.message.replace(/^--unparsed /, "")} Unparsed verdicts are counted as wrong instead.`;
-      result = taskJudgeAgreement(data, judges, verdicts, { ...options, unparsed: "count-as-wrong" });
+      result = taskJudgeAgreement(data, judges, verdicts, { ...options, unparsed: "count-as-wrong" }, picks);
     }
     const tables: Record<string, ReportTable> = {};
     for (const t of judgeAgreementTables(result)) tables[t.id] = t;
