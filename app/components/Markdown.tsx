@@ -2,6 +2,8 @@
  * Safe markdown for texts written by models and benchmark authors, shown as
  * written: GitHub-flavoured markdown, every single line break kept (remark-breaks),
  * runs of spaces kept (white-space: pre-wrap on paragraphs), code blocks verbatim,
+ * text laid out with spaces outside a fence (an ASCII chart, a hand-aligned table)
+ * shown verbatim in a monospace font (`fenceLayoutBlocks`, ./layout-blocks.ts),
  * and `$…$` / `$$…$$` math typeset by KaTeX (remark-math + rehype-katex; KaTeX's
  * stylesheet and fonts are served from our own build, see `markdownLinks`).
  * Raw HTML is never parsed; javascript: links are dropped by react-markdown's URL
@@ -17,6 +19,7 @@ import rehypeKatex from "rehype-katex";
 import remarkBreaks from "remark-breaks";
 import remarkGfm from "remark-gfm";
 import remarkMath from "remark-math";
+import { fenceLayoutBlocks } from "./layout-blocks";
 
 /** The stylesheets a page that renders Markdown must link (KaTeX's, served locally). */
 export const markdownLinks: LinkDescriptor[] = [{ rel: "stylesheet", href: katexStyles }];
@@ -124,7 +127,7 @@ export function Markdown({ children, className }: { children: string | null | un
         remarkPlugins={[remarkGfm, remarkMath, remarkDollarsAsText, remarkBreaks]}
         rehypePlugins={[[rehypeKatex, KATEX_OPTIONS], rehypeTightBreaks]}
       >
-        {text}
+        {fenceLayoutBlocks(text)}
       </ReactMarkdown>
     </div>
   );
