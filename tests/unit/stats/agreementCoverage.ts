@@ -1,8 +1,8 @@
 /**
  * Shared by the two agreementCoverage.*.simulation.test.ts files (split so each stays well under
  * 30 s on a loaded machine). Coverage of the agreement intervals at realistic n (seeded simulations): Cohen's
- * kappa (two raters), pooled-pairs kappa (three raters), Gwet's AC1 and
- * Krippendorff's alpha (three raters), each with its analytic interval and its
+ * kappa (two raters), pooled-pairs kappa (three raters), Gwet's AC1,
+ * Krippendorff's alpha and percent agreement (three raters), each with its analytic interval and its
  * percentile bootstrap over units (drawn as multinomial counts of the distinct
  * rating patterns, as the command line and the reports do). Each 95% interval
  * must cover the true value 93–97% of the time.
@@ -27,6 +27,7 @@ import {
   countsBootstrapCI,
   gwetSE,
   krippendorffAlphaSE,
+  linearizedSE,
   multinomialSample,
   patternStatistics,
   seededRandom,
@@ -140,7 +141,36 @@ export const CASES: Case[] = [
       return [v - 1.959963984540054 * r.se, v + 1.959963984540054 * r.se];
     },
   },
+  {
+    name: "percent agreement, 3 raters, n = 100 (Gwet's SE of the mean per-unit agreement)",
+    raters: 3,
+    n: 100,
+    truth: (s, probs) => s.percentAgreement(probs),
+    value: (s, w) => s.percentAgreement(w),
+    analytic: (s, w) => {
+      const pa = s.percentAgreement(w);
+      const se = linearizedSE(perUnitAgreement(s), pa, { weights: w });
+      return [pa - 1.959963984540054 * se, pa + 1.959963984540054 * se];
+    },
+  },
 ];
+
+/**
+ * Per pattern, its share of agreeing ordered rater pairs Σ_k r_k(r_k − 1) / (r(r − 1)) (Gwet 2014,
+ * eq. 2.6): percent agreement is their mean over units, and Gwet's SE of it (2014, §5.3) the SE of
+ * that mean.
+ */
+export function perUnitAgreement(s: ReturnType<typeof patternStatistics>): Float64Array {
+  const { counts, ratingsPerUnit, units, q } = s.unitCounts;
+  const pa = new Float64Array(units);
+  for (let i = 0; i < units; i++) {
+    const r = ratingsPerUnit[i];
+    let sum = 0;
+    for (let k = 0; k < q; k++) sum += counts[i * q + k] * (counts[i * q + k] - 1);
+    pa[i] = sum / (r * (r - 1));
+  }
+  return pa;
+}
 
 /** Runs case `index` of {@link CASES}: 1000 replicates, analytic and 400-resample bootstrap intervals, both must cover 93-97%. */
 export function checkCoverage(index: number): void {
