@@ -217,7 +217,12 @@ console.log("\ntargets:");
 for (const r of results) {
   const o = median(r.ours.map((m) => m.seconds));
   const rss = Math.max(...r.ours.map((m) => m.rssMB ?? NaN));
-  if (r.rows === 100_000) console.log(`  100,000 rows under 1 s: ${o.toFixed(2)} s — ${o < 1 ? "met" : "NOT met"}`);
+  if (r.rows === 100_000) {
+    // Under load the wall time grows with the other processes; the CPU time says what the command itself costs.
+    const startCpu = median((startupRows.find(([label]) => label === "npm run agreement")?.[1] ?? []).map((m) => m.cpu ?? NaN));
+    const cpu = Number.isFinite(startCpu) ? ` (${cpuOf(r.ours)}, of it ${startCpu.toFixed(2)} s the start-up alone)` : "";
+    console.log(`  100,000 rows under 1 s: ${o.toFixed(2)} s${cpu} — ${o < 1 ? "met" : "NOT met"}`);
+  }
   if (r.rows >= 1_000_000) {
     const p = median(r.py.map((m) => m.seconds));
     const speed = python
