@@ -12,7 +12,7 @@ import { settingRows } from "~/runs/setting-rows";
 import { IntervalMethod, intervalText } from "~/components/Interval";
 import { calibrationReport } from "~/runs/calibration.server";
 import { conversation, conversationList, runResultsAll, runRow } from "~/runs/results.server";
-import { and, eq, inArray } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import { schema } from "~/db.server";
 
 export const meta: MetaFunction = () => [{ title: "Run results · Concord" }];
@@ -39,12 +39,12 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
     return { results, figure, tables };
   });
   const settings = settingRows(((run.config ?? {}) as { settings?: Record<string, unknown> }).settings ?? {});
-  // Calibration tasks made from this run: every headline metric raw and corrected by the human labels.
+  // Calibration tasks made from this run (they store the run's id in their config; their kind
+  // follows the protocol's calibration unit): every headline metric raw and corrected by the human labels.
   const calibration = db
     .select({ id: schema.tasks.id, name: schema.tasks.name, config: schema.tasks.config })
     .from(schema.tasks)
-    // Yes/No tasks (checklist protocols, Self-Correction) and 1–10 writing-score tasks (C3EBench).
-    .where(and(eq(schema.tasks.projectId, project.id), inArray(schema.tasks.kind, ["response-satisfaction", "writing-quality"])))
+    .where(eq(schema.tasks.projectId, project.id))
     .all()
     .filter((t) => (t.config as Record<string, unknown>).runId === run.id)
     .map((t) => ({ name: t.name, report: calibrationReport(db, run.id, t.id) }));
