@@ -175,7 +175,7 @@ export function judgeAgreementTables(r: TaskJudgeAgreement): ReportTable[] {
         (r.ordinal ? " (and weighted kappa CI)" : "") +
         ": percentile bootstrap over units (a unit's annotator pairs resampled together; seeded, the macro CIs' resamples)"
       : "Accuracy CI: Wilson score; kappa CI" + (r.ordinal ? " and weighted kappa CI" : "") + ": asymptotic SE") +
-    "; AC1 (q = the size of the label set; an unparsed verdict agrees with no label) CI: Gwet's analytic SE, clustered by unit; macro precision, recall and F1 CIs: percentile bootstrap over units (seeded, the same resamples). Macro averages are unweighted means over the labels either side used (scikit-learn average=\"macro\"; undefined ratios count 0). No interval leaves its statistic's range (clipped where it would, and CI notes say so); a zero-width interval is not shown and CI notes give the reason.";
+    "; AC1 (q = the size of the label set; an unparsed verdict agrees with no label) CI: Gwet's analytic SE, clustered by unit; macro precision, recall and F1 CIs: percentile bootstrap over units (seeded, the same resamples). Macro averages are unweighted means over the labels either side used (scikit-learn average=\"macro\"; undefined ratios count 0). The humans row's accuracy CI: percentile bootstrap over units (a unit's annotator pairs together). No interval leaves its statistic's range (clipped where it would, and CI notes say so); a zero-width interval is not shown and CI notes give the reason.";
   const summary: ReportTable = {
     id: "agreement-judges",
     title: "Judges against humans, any label set",

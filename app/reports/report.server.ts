@@ -42,7 +42,7 @@ import {
   planTable,
 } from "./tables";
 import { labelKindOf } from "./subjects";
-import { JudgeAgreementError, type Reference, type UnparsedPolicy } from "./judgeAgreement";
+import { JudgeAgreementError, policyLabel, type Reference, type UnparsedPolicy } from "./judgeAgreement";
 import { JUDGE_AGREEMENT_KINDS, judgeAgreementTables, taskJudgeAgreement, type TaskJudgeAgreement } from "./judgeAgreementReport";
 import { loadPickCandidates } from "./judgeUnits.server";
 import type { Estimate, FinalLabels, FinalRule, ReportTable, StaleMode, TaskData } from "./types";
@@ -438,7 +438,7 @@ export function judgeAgreementFor(
     } catch (err) {
       // as:LABEL naming a label this task does not have: say so, and count unparsed verdicts as wrong.
       if (!(err instanceof JudgeAgreementError)) throw err;
-      note = `${err.message.replace(/^--unparsed /, "")} Unparsed verdicts are counted as wrong instead.`;
+      note = `${err.message.replace(/^--unparsed /, "")} Unparsed verdicts are ${policyLabel("count-as-wrong")} instead.`;
       result = taskJudgeAgreement(data, judges, verdicts, { ...options, unparsed: "count-as-wrong" }, picks);
     }
     const tables: Record<string, ReportTable> = {};

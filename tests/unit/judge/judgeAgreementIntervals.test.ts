@@ -290,4 +290,57 @@ describe("intervals of weighted kappa, AC1, macro precision and macro recall", (
     const each = judgeAgreement(input, { reference: "each" }).judges[0];
     expect([each.unparsed, each.unparsedCompared, each.n]).toEqual([3, 2, 6]);
   });
+
+  it("the human ceiling's accuracy interval: a seeded bootstrap over units, a unit's annotator pairs together", async () => {
+    const { input } = await readJudgeFiles({
+      labels: path.join(FX, "labels-wide.csv"),
+      annotators: ["ann_1", "ann_2", "ann_3"],
+      verdicts: path.join(FX, "verdicts.csv"),
+    });
+    const B = 400;
+    const seed = 3;
+    for (const reference of ["majority", "each"] as const) {
+      const h = judgeAgreement(input, { reference, resamples: B, seed }).humans!;
+      // Per unit: its pairs (majority: each annotator against the strict majority of the others;
+      // each: every two annotators), as (agreeing, pairs).
+      const units: [number, number][] = [];
+      for (const row of input.labels) {
+        let agree = 0;
+        let pairs = 0;
+        row.forEach((l, i) => {
+          if (l === null) return;
+          if (reference === "majority") {
+            const others = strictMajority(row, i);
+            if (others === null) return;
+            pairs++;
+            if (others === l) agree++;
+          } else
+            row.forEach((m, k) => {
+              if (k <= i || m === null) return;
+              pairs++;
+              if (m === l) agree++;
+            });
+        });
+        if (pairs) units.push([agree, pairs]);
+      }
+      const total = units.reduce((a, [, m]) => a + m, 0);
+      expect(h.n).toBe(total);
+      expect(h.accuracy).toBeCloseTo(units.reduce((a, [x]) => a + x, 0) / total, 12);
+      const random = seededRandom(seed);
+      const accs: number[] = [];
+      for (let b = 0; b < B; b++) {
+        let x = 0;
+        let m = 0;
+        for (let i = 0; i < units.length; i++) {
+          const [ax, am] = units[Math.floor(random() * units.length)];
+          x += ax;
+          m += am;
+        }
+        accs.push(x / m);
+      }
+      accs.sort((p, q) => p - q);
+      expect(h.accuracyCI![0]).toBeCloseTo(q6(accs, 0.025), 12);
+      expect(h.accuracyCI![1]).toBeCloseTo(q6(accs, 0.975), 12);
+    }
+  });
 });
