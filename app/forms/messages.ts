@@ -76,3 +76,15 @@ export function fieldErrorsOf(error: z.ZodError): FieldErrors {
   for (const issue of error.issues) out[String(issue.path[0] ?? "form")] ??= issue.message;
   return out;
 }
+
+/**
+ * A domain refusal worded "field: reason" ("email: a@b.c already has an account.") as the
+ * sentence shown beside that field ("a@b.c already has an account."); any other as it is.
+ */
+export function besideField(field: string | undefined, message: string): string {
+  if (!field || !message.startsWith(`${field}: `)) return message;
+  const text = message.slice(field.length + 2);
+  // "no such project." → "No such project."; an email address keeps its case.
+  const sentence = /^\S*@/.test(text) ? text : text.charAt(0).toUpperCase() + text.slice(1);
+  return /[.!?)]$/.test(sentence) ? sentence : `${sentence}.`;
+}

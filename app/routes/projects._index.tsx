@@ -1,6 +1,8 @@
 import { CsrfField } from "~/components/CsrfField";
 import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
-import { formError } from "~/forms.server";
+import { useRef } from "react";
+import { ErrorSummary, FieldError, fieldErrorsFrom, invalidProps, useFocusFirstError, type FieldErrors } from "~/components/FieldError";
+import { fieldErrorsOf, humanErrors } from "~/forms/messages";
 import { json, redirect } from "@remix-run/node";
 import { Form, Link, useActionData, useLoaderData } from "@remix-run/react";
 import { requireSiteAdmin, requireUser } from "~/auth/guards.server";
@@ -38,12 +40,18 @@ export async function loader({ request }: LoaderFunctionArgs) {
   return json({ projects, myTasks, annotatorOnly, canCreate: user.isSiteAdmin });
 }
 
+/** The new-project form's labels, also used to word its errors ("Description can be at most 2000 characters long."). */
+const LABELS: Record<string, string> = { name: "Name", slug: "Slug", description: "Description" };
+
 export async function action({ request }: ActionFunctionArgs) {
   await requireSiteAdmin(request);
-  const parsed = NewProjectSchema.safeParse(Object.fromEntries(await request.formData()));
-  if (!parsed.success) return formError(parsed.error);
+  const parsed = NewProjectSchema.safeParse(Object.fromEntries(await request.formData()), { error: humanErrors(LABELS) });
+  if (!parsed.success) return json({ fieldErrors: fieldErrorsOf(parsed.error) as FieldErrors }, { status: 400 });
   if (findProjectBySlug(parsed.data.slug)) {
-    return json({ error: `slug: a project called "${parsed.data.slug}" already exists.` }, { status: 409 });
+    return json(
+      { fieldErrors: { slug: `A project called "${parsed.data.slug}" already exists: choose another slug.` } as FieldErrors },
+      { status: 409 },
+    );
   }
   const project = createProject(parsed.data);
   return redirect(`/p/${project.slug}`);
@@ -52,6 +60,10 @@ export async function action({ request }: ActionFunctionArgs) {
 export default function Projects() {
   const { projects, myTasks, annotatorOnly, canCreate } = useLoaderData<typeof loader>();
   const data = useActionData<typeof action>();
+  const errors = fieldErrorsFrom(data);
+  const formRef = useRef<HTMLFormElement>(null);
+  const summaryRef = useRef<HTMLDivElement>(null);
+  useFocusFirstError(formRef, errors, data, summaryRef);
   const tasksSection =
     myTasks.length > 0 || annotatorOnly ? (
       <section aria-labelledby="my-tasks" data-testid="my-tasks">
@@ -105,21 +117,24 @@ export default function Projects() {
       {canCreate ? (
         <div className="panel">
           <h2>New project</h2>
-          {data?.error ? <div className="alert error">{data.error}</div> : null}
-          <Form method="post" className="stack">
+          <ErrorSummary errors={errors} summaryRef={summaryRef} />
+          <Form method="post" className="stack" noValidate ref={formRef}>
             <CsrfField />
             <label>
               Name
-              <input name="name" required maxLength={120} />
+              <input name="name" required maxLength={120} {...invalidProps(errors, "name")} />
             </label>
+            <FieldError errors={errors} name="name" />
             <label>
               Slug (used in addresses)
-              <input name="slug" required pattern="[a-z0-9][a-z0-9\-]{1,62}" />
+              <input name="slug" required pattern="[a-z0-9][a-z0-9\-]{1,62}" {...invalidProps(errors, "slug")} />
             </label>
+            <FieldError errors={errors} name="slug" />
             <label>
               Description
-              <textarea name="description" rows={2} />
+              <textarea name="description" rows={2} {...invalidProps(errors, "description")} />
             </label>
+            <FieldError errors={errors} name="description" />
             <button type="submit">Create project</button>
           </Form>
         </div>
