@@ -17,9 +17,16 @@
  * database's write lock (the longest hold, how many, all together).
  * BENCH_ITEMS defaults to 1000 then, so the annotators have work for the
  * whole import. BENCH_IMPORT_PRESET=labels-long imports a labels file of as
- * many rows instead (units × 4 annotators: a new dataset and task, copied in
- * chunks), where the responses file adds rows to existing items (written by
- * one transaction: see the README's import section).
+ * many rows instead (units × 4 annotators: a new dataset and task), where the
+ * responses file adds rows to existing items (copied in chunks marked with
+ * the import, shown by the last transaction: see the README's import section).
+ *
+ * What does not depend on how busy the machine is, reported beside the
+ * latencies (which do): every write-lock hold of the import, from the import
+ * process's own log (CONCORD_IMPORT_LOCK_LOG, app/formats/stage.server.ts) —
+ * how many, rows per hold, CPU milliseconds per hold next to wall-clock ones —
+ * and the server's CPU time per POST (from /proc), with the load average at
+ * the start and the end of the import.
  */
 import { spawn, execFileSync } from "node:child_process";
 import fs from "node:fs";
@@ -55,6 +62,19 @@ function writeLabelsFile(file: string, rows: number): number {
   return lines.length - 1;
 }
 
+/** CPU time (user + system, ms) a process has used so far, from /proc (Linux); 0 elsewhere. */
+function serverCpuMs(pid: number | undefined): number {
+  try {
+    // Fields after the command's closing parenthesis: state is the 3rd field of the line, utime and stime the 14th and 15th.
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const ticks = Number(f[11]) + Number(f[12]);
+    return (ticks * 1000) / 100; // USER_HZ is 100 on Linux
+  } catch {
+    return 0;
+  }
+}
+
 function quantile(sorted: number[], q: number) {
   if (sorted.length === 0) return NaN;
   const i = (sorted.length - 1) * q;
@@ -80,9 +100,10 @@ async function main() {
   });
   db.$client.close();
 
+  const lockLog = path.join(dir, "lock-holds.jsonl");
   const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, "--import", "tsx", "scripts/server.ts"], {
     cwd: root,
-    env: { ...process.env, DATABASE_URL: file, PORT: "0", NODE_ENV: "production" },
+    env: { ...process.env, DATABASE_URL: file, PORT: "0", NODE_ENV: "production", CONCORD_IMPORT_LOCK_LOG: lockLog },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let out = "";
@@ -181,6 +202,8 @@ async function main() {
   }
   const researcherCookie = WITH_IMPORT ? await signIn("researcher@lab.test") : "";
   const t0 = performance.now();
+  const cpu0 = serverCpuMs(child.pid);
+  let loadAtImport: number[] = [];
   let importWindow: [number, number] | undefined;
   let imported: ImportOutcome | undefined;
   let importError: unknown;
@@ -188,6 +211,7 @@ async function main() {
     ? (async () => {
         await sleep(3000); // the annotators are at work first
         importRunning = true;
+        loadAtImport = os.loadavg();
         const start = performance.now();
         try {
           imported = await importOverHttp(base, researcherCookie, {
@@ -208,6 +232,7 @@ async function main() {
     : Promise.resolve();
   const results = await Promise.allSettled([...cookies.map((c, i) => annotator(c, i)), importRun]);
   const seconds = (performance.now() - t0) / 1000;
+  const serverCpu = serverCpuMs(child.pid) - cpu0;
   child.kill("SIGTERM");
   await new Promise((r) => child.once("exit", r));
   const errors = results.filter((r) => r.status === "rejected") as PromiseRejectedResult[];
@@ -231,6 +256,13 @@ async function main() {
           "select count(*) as n from annotations an join assignments a on a.id = an.assignment_id join units u on u.id = a.unit_id join tasks t on t.id = u.task_id where t.kind = 'imported-labels'",
         );
   check.$client.close();
+  const holds = fs.existsSync(lockLog)
+    ? fs
+        .readFileSync(lockLog, "utf8")
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as { kind: string; rows: number; wallMs: number; cpuMs: number; commitMs?: number })
+    : [];
   fs.rmSync(dir, { recursive: true, force: true });
 
   const sorted = latencies.sort((a, b) => a - b);
@@ -242,6 +274,10 @@ async function main() {
   );
   console.log(`submit latency: p50 ${p50.toFixed(1)} ms, p95 ${p95.toFixed(1)} ms (target p95 < 50 ms: ${p95 < 50 ? "met" : "MISSED"})`);
   console.log(`throughput: ${(submits / seconds).toFixed(1)} labels/s (${(latencies.length / seconds).toFixed(1)} POST/s)`);
+  if (serverCpu > 0)
+    console.log(
+      `server CPU: ${(serverCpu / 1000).toFixed(1)} s for ${latencies.length} POSTs and their page loads, ${(serverCpu / latencies.length).toFixed(1)} ms per POST`,
+    );
   console.log(
     `rows: ${annotations} submitted annotations, ${submittedAssignments} submitted assignments, ${duplicates} duplicated, ${orphans} lost`,
   );
@@ -282,6 +318,26 @@ async function main() {
         return `${xs.length} POSTs, p50 ${quantile(xs, 0.5).toFixed(1)} ms, p95 ${quantile(xs, 0.95).toFixed(1)} ms`;
       };
       console.log(`  during the preview: ${part(importWindow[0], cut)}; during the confirm: ${part(cut, importWindow[1] + 1)}`);
+      console.log(
+        `  load average at the import's start ${loadAtImport.map((x) => x.toFixed(1)).join(" ")}, at its end ${os
+          .loadavg()
+          .map((x) => x.toFixed(1))
+          .join(" ")}`,
+      );
+      for (const kind of ["reserve", "chunk", "final", "delete"]) {
+        const hs = holds.filter((h) => h.kind === kind);
+        if (hs.length === 0) continue;
+        const q = (f: (h: (typeof hs)[number]) => number) => {
+          const xs = hs.map(f).sort((a, b) => a - b);
+          return `p50 ${quantile(xs, 0.5).toFixed(1)}, p95 ${quantile(xs, 0.95).toFixed(1)}, max ${xs.at(-1)!.toFixed(1)}`;
+        };
+        const rows = hs.map((h) => h.rows).sort((a, b) => a - b);
+        console.log(
+          `  lock holds, ${kind}: ${hs.length}, rows ${rows.reduce((a, b) => a + b, 0)} (per hold p50 ${quantile(rows, 0.5).toFixed(0)}, max ${rows.at(-1)}); ` +
+            `CPU ms ${q((h) => h.cpuMs)}; wall ms ${q((h) => h.wallMs)}` +
+            (hs.some((h) => h.commitMs !== undefined) ? `; of which COMMIT ms ${q((h) => h.commitMs ?? 0)}` : ""),
+        );
+      }
     }
   }
   const importOk = !WITH_IMPORT || (!importError && importedRows === importRows && imported?.summary.committed === true);
