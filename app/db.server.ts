@@ -1,3 +1,3 @@
-export { getDb, closeDb, schema } from "../db/client";
+export { getDb, closeDb, schema, writeWithoutBusyWait } from "../db/client";
 export type { Db } from "../db/client";
 export { visible, visibleSql } from "../db/visibility";

@@ -16,6 +16,9 @@ export type Db = BetterSQLite3Database<typeof schema> & { $client: Database.Data
 /** db/migrations, found from this file (db/) or from the server bundle (build/). */
 export const MIGRATIONS_DIR = fileURLToPath(new URL("../db/migrations", import.meta.url));
 
+/** How long a write waits for the lock before it fails with SQLITE_BUSY (ms): the busy timeout, and writeWithoutBusyWait's bound. */
+export const BUSY_TIMEOUT_MS = 5000;
+
 export class DatabaseOpenError extends Error {
   constructor(message: string) {
     super(message);
@@ -45,7 +48,7 @@ export function openDatabase(file: string, opts: { migrationsFolder?: string } =
     sqlite = new Database(file);
     sqlite.pragma("journal_mode = WAL");
     sqlite.pragma("foreign_keys = ON");
-    sqlite.pragma("busy_timeout = 5000");
+    sqlite.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     sqlite.pragma("synchronous = NORMAL");
   } catch (err) {
     const code = (err as { code?: string }).code;
@@ -57,6 +60,47 @@ export function openDatabase(file: string, opts: { migrationsFolder?: string } =
   const db = drizzle(sqlite, { schema }) as Db;
   migrate(db, { migrationsFolder: opts.migrationsFolder ?? MIGRATIONS_DIR });
   return db;
+}
+
+/** After SQLITE_BUSY, how soon writeWithoutBusyWait tries the write again (ms). */
+export const BUSY_RETRY_MS = 2;
+
+export const isBusyError = (err: unknown): boolean =>
+  (err as { code?: string } | null)?.code === "SQLITE_BUSY" || /SQLITE_BUSY|database is locked/i.test(String(err));
+
+/**
+ * Runs `fn` — one synchronous write transaction on `db` — without ever
+ * sleeping in SQLite's busy handler. better-sqlite3 is synchronous, so while a
+ * statement waits out the busy timeout (another process, an import, holds the
+ * write lock) the whole event loop waits with it: every other request of the
+ * server, reads included, stalls behind one submit. Here the busy timeout is
+ * 0 for the call: a held lock makes `fn` fail at once with SQLITE_BUSY
+ * (`BEGIN IMMEDIATE` takes the lock first, so nothing was done), and it is
+ * tried again BUSY_RETRY_MS later on a timer, the event loop free meanwhile,
+ * until `timeoutMs` (the busy timeout, BUSY_TIMEOUT_MS) have passed; then the
+ * last SQLITE_BUSY is thrown, as the busy timeout would have. Other errors
+ * are thrown at once. `fn` must not await: the transaction begins and ends in
+ * one synchronous stretch.
+ *
+ * The pragma is run anew each time, not as a prepared statement: SQLite
+ * applies `PRAGMA busy_timeout = N` when the statement is prepared, and
+ * running a prepared one again changes nothing.
+ */
+export async function writeWithoutBusyWait<T>(db: Db, fn: () => T, timeoutMs = BUSY_TIMEOUT_MS): Promise<T> {
+  const conn = db.$client;
+  const before = Number(conn.pragma("busy_timeout", { simple: true })) || 0;
+  const start = performance.now();
+  for (;;) {
+    conn.pragma("busy_timeout = 0");
+    try {
+      return fn();
+    } catch (err) {
+      if (!isBusyError(err) || conn.inTransaction || performance.now() - start >= timeoutMs) throw err;
+    } finally {
+      conn.pragma(`busy_timeout = ${before}`);
+    }
+    await new Promise((r) => setTimeout(r, BUSY_RETRY_MS));
+  }
 }
 
 let singleton: Db | undefined;

@@ -16,7 +16,7 @@ import { Markdown, markdownLinks } from "~/components/Markdown";
 import { ProgressBar } from "~/components/ProgressBar";
 import styles from "~/components/annotation.css";
 import { sql } from "drizzle-orm";
-import { getDb, schema } from "~/db.server";
+import { getDb, schema, writeWithoutBusyWait } from "~/db.server";
 import { isAnnotatable, kindTitle } from "~/task-kinds/registry.server";
 
 export const links: LinksFunction = () => [{ rel: "stylesheet", href: styles }, ...markdownLinks];
@@ -90,7 +90,8 @@ export async function action({ request, params }: ActionFunctionArgs) {
   if (!INTENTS.has(intent))
     return json({ ok: false, fieldErrors: { form: `Unknown intent "${String(intent).slice(0, 20)}".` }, values: {} }, { status: 400 });
   const unitId = Number(form.get("unitId") ?? new URL(request.url).searchParams.get("unit"));
-  const result = saveAnnotation({ task, userId: user.id, unitId, intent, form });
+  // Waits for a held write lock (an import's chunk) on a timer, never in SQLite's busy handler, which would stall the event loop.
+  const result = await writeWithoutBusyWait(getDb(), () => saveAnnotation({ task, userId: user.id, unitId, intent, form }));
   if (!result.ok) {
     const values: Record<string, string> = {};
     for (const [k, v] of form.entries())
