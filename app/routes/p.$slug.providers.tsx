@@ -3,11 +3,11 @@ import { CsrfField } from "~/components/CsrfField";
 import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { json } from "@remix-run/node";
 import { Form, useActionData, useLoaderData } from "@remix-run/react";
-import { useRef } from "react";
+import { useEffect, useRef } from "react";
 import { ProviderForm } from "~/forms/providers.server";
 import { requireProjectRole } from "~/auth/guards.server";
 import { getDb } from "~/db.server";
-import { domainErrorResponse, domainFieldErrorsResponse } from "~/errors.server";
+import { domainFieldErrorsResponse } from "~/errors.server";
 import { listRecordings } from "~/runs/providers/replay.server";
 import { addProvider, listProviders, ProviderInputError, removeProvider } from "~/runs/providers/store.server";
 import { OPENAI_SETTING_KEYS } from "~/runs/providers/settings";
@@ -60,15 +60,22 @@ export async function action({ request, params }: ActionFunctionArgs) {
   const parsed = ProviderForm.safeParse(Object.fromEntries(form), { error: humanErrors(LABELS) });
   if (!parsed.success) {
     if (form.get("intent") === "create") return json({ fieldErrors: fieldErrorsOf(parsed.error) }, { status: 400 });
-    const i = parsed.error.issues[0];
-    return json({ error: `${i.path.join(".") || "form"}: ${i.message}` }, { status: 400 });
+    // A row's Remove form is all hidden fields: only a stale page sends a bad one.
+    return json(
+      {
+        form: `delete-${String(form.get("providerId") ?? "")}`,
+        fieldErrors: { form: "This form is out of date: reload the page and try again." },
+      },
+      { status: 400 },
+    );
   }
   const db = getDb();
   const d = parsed.data;
   try {
     if (d.intent === "delete") {
       const n = removeProvider(db, project.id, { id: d.providerId });
-      return json(n ? { ok: "Provider removed." } : { error: "providerId: no such provider." }, { status: n ? 200 : 400 });
+      // Already removed (another tab, another researcher): what was asked for holds.
+      return json({ ok: n ? "Provider removed." : "That provider was already removed." });
     }
     // A replay provider names a recording of the recordings folder (never a path).
     const settings = d.kind === "replay" && d.recording ? { ...d.settings, file: d.recording } : d.settings;
@@ -86,7 +93,11 @@ export async function action({ request, params }: ActionFunctionArgs) {
     if (err instanceof ProviderInputError)
       return d.intent === "create"
         ? domainFieldErrorsResponse(err, { fieldErrors: providerFieldErrors(err.message) })
-        : domainErrorResponse(err);
+        : // Beside the Remove button of that provider's row ("The run "…" still has jobs for this provider; …").
+          domainFieldErrorsResponse(err, {
+            form: `delete-${d.providerId}`,
+            fieldErrors: { form: `${err.message.charAt(0).toUpperCase()}${err.message.slice(1)}${/[.!?]$/.test(err.message) ? "" : "."}` },
+          });
     throw err;
   }
   return json({ ok: `Provider ${d.name} added.` });
@@ -94,11 +105,16 @@ export async function action({ request, params }: ActionFunctionArgs) {
 
 export default function Providers() {
   const { project, providers, recordings, settingKeys } = useLoaderData<typeof loader>();
-  const result = useActionData<typeof action>() as { ok?: string; error?: string; fieldErrors?: FieldErrors } | undefined;
-  const errors: FieldErrors = result?.fieldErrors ?? {};
+  const result = useActionData<typeof action>() as { ok?: string; error?: string; form?: string; fieldErrors?: FieldErrors } | undefined;
+  // The add form's errors; a row's Remove answers with `form: "delete-<id>"` and its message shows in that row.
+  const errors: FieldErrors = result?.form ? {} : (result?.fieldErrors ?? {});
   const formRef = useRef<HTMLFormElement>(null);
   const summaryRef = useRef<HTMLDivElement>(null);
+  const rowErrorRef = useRef<HTMLParagraphElement>(null);
   useFocusFirstError(formRef, errors, result, summaryRef);
+  useEffect(() => {
+    if (result?.form && rowErrorRef.current) rowErrorRef.current.focus();
+  }, [result]);
   const err = (name: string) => <FieldError errors={errors} name={name} />;
   const aria = (name: string) => invalidProps(errors, name);
   return (
@@ -147,6 +163,11 @@ export default function Providers() {
                   <ConfirmButton className="link-button" question={`Remove the provider ${p.name}? Runs that used it keep their results.`}>
                     Remove
                   </ConfirmButton>
+                  {result?.form === `delete-${p.id}` && result.fieldErrors?.form ? (
+                    <p className="field-error" data-field="form" role="alert" tabIndex={-1} ref={rowErrorRef}>
+                      {result.fieldErrors.form}
+                    </p>
+                  ) : null}
                 </Form>
               </td>
             </tr>

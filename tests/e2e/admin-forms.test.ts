@@ -150,6 +150,43 @@ describe("admin forms: each error beside its field, focused, in plain words", ()
     expect(role.role).toBe("admin");
   });
 
+  it("Providers → Remove: a refusal shows in that provider's row, which message takes focus, not as a raw alert at the top", async () => {
+    const { page } = browser;
+    const demo = db.select({ id: schema.projects.id }).from(schema.projects).where(eq(schema.projects.slug, "demo")).get()!.id;
+    const spare = db
+      .insert(schema.providers)
+      .values({
+        projectId: demo,
+        name: "Spare endpoint",
+        kind: "openai-compatible",
+        baseUrl: "http://127.0.0.1:9/v1",
+        model: "spare-model",
+      })
+      .returning({ id: schema.providers.id })
+      .get();
+    // A paused run still holds a job for it.
+    const run = db
+      .insert(schema.runs)
+      .values({ projectId: demo, name: "Held run", protocol: "refinebench", status: "paused" })
+      .returning({ id: schema.runs.id })
+      .get();
+    db.insert(schema.jobs)
+      .values({ runId: run.id, key: "held-1", payload: { providerId: spare.id }, status: "queued" })
+      .run();
+    await page.goto(`${app.url}/p/demo/providers`);
+    const row = page.locator("tr", { hasText: "Spare endpoint" });
+    const remove = row.getByRole("button", { name: "Remove" });
+    await hydrated(remove, 60_000);
+    await remove.click();
+    const said = 'The run "Held run" still has jobs for this provider; cancel or finish it first.';
+    const message = row.locator('.field-error[data-field="form"]');
+    await expect.poll(() => message.textContent()).toBe(said);
+    await expect.poll(async () => (await focused(page)).text).toBe(said);
+    expect(await page.locator(".alert").count()).toBe(0);
+    expect(await errorsShown(page)).toEqual([said]);
+    expect(db.select({ id: schema.providers.id }).from(schema.providers).where(eq(schema.providers.id, spare.id)).get()).toBeTruthy();
+  });
+
   it("Projects → New project: a bad or taken slug and an empty name beside their fields, the first focused", async () => {
     const { page } = browser;
     await page.goto(`${app.url}/projects`);
