@@ -26,7 +26,8 @@
  * process's own log (CONCORD_IMPORT_LOCK_LOG, app/formats/stage.server.ts) —
  * how many, rows per hold, CPU milliseconds per hold next to wall-clock ones —
  * and the server's CPU time per POST (from /proc), with the load average at
- * the start and the end of the import.
+ * the start and the end of the import. --server-cpu-prof DIR writes the
+ * server's CPU profile into DIR.
  */
 import { spawn, execFileSync } from "node:child_process";
 import fs from "node:fs";
@@ -40,6 +41,9 @@ import { csrfToken, importOverHttp, signInOverHttp, writeResponsesFile, type Imp
 const root = path.resolve(import.meta.dirname, "..");
 const ANNOTATORS = Number(process.env.BENCH_ANNOTATORS ?? 50);
 const WITH_IMPORT = process.argv.includes("--with-import");
+/** --server-cpu-prof DIR: the server writes a CPU profile into DIR when it ends (diagnostics). */
+const PROF_AT = process.argv.indexOf("--server-cpu-prof");
+const SERVER_PROF_DIR = PROF_AT >= 0 ? process.argv[PROF_AT + 1] : undefined;
 const ITEMS = Number(process.env.BENCH_ITEMS ?? (WITH_IMPORT ? 1000 : 200));
 const IMPORT_ROWS = Number(process.env.BENCH_IMPORT_ROWS ?? 100_000);
 const IMPORT_PRESET = process.env.BENCH_IMPORT_PRESET ?? "responses";
@@ -101,7 +105,8 @@ async function main() {
   db.$client.close();
 
   const lockLog = path.join(dir, "lock-holds.jsonl");
-  const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, "--import", "tsx", "scripts/server.ts"], {
+  const profFlags = SERVER_PROF_DIR ? ["--cpu-prof", `--cpu-prof-dir=${path.resolve(SERVER_PROF_DIR)}`] : [];
+  const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, ...profFlags, "--import", "tsx", "scripts/server.ts"], {
     cwd: root,
     env: { ...process.env, DATABASE_URL: file, PORT: "0", NODE_ENV: "production", CONCORD_IMPORT_LOCK_LOG: lockLog },
     stdio: ["ignore", "pipe", "pipe"],
