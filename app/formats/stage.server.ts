@@ -80,7 +80,7 @@ export const STAGE_BASE = 1e15;
 export const CHUNK_TARGET_MS = 5;
 
 /** The most rows one chunk copies, however fast they go in (a bound that does not depend on the clock). */
-export const MAX_CHUNK_ROWS = 2000;
+export const MAX_CHUNK_ROWS = 1000;
 
 /** The least time the lock is left free between two chunks (ms); after a hold of h ms it is free for at least 2h. */
 export const CHUNK_GAP_MS = 10;
