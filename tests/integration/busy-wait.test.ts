@@ -11,6 +11,7 @@ import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { BUSY_TIMEOUT_MS, isBusyError, writeWithoutBusyWait } from "../../db/client";
 import { useTempDatabase } from "../support/db";
+import { withoutBusyWait } from "../../app/runs/providers/shared-limits.server";
 
 const { file, db } = useTempDatabase();
 
@@ -79,5 +80,33 @@ describe("writeWithoutBusyWait", () => {
     }).catch((e: unknown) => e);
     expect(String(bad)).toMatch(/no such table/);
     expect(calls).toBe(1);
+  });
+});
+
+describe("withoutBusyWait (the runs worker's turn transaction)", () => {
+  it("fails at once with SQLITE_BUSY while another process holds the lock, every time, and puts the timeout back", () => {
+    db().$client.exec("create table if not exists busy_probe (id integer primary key, value text not null)");
+    const before = count();
+    const other = holder();
+    // Twice: a prepared `PRAGMA busy_timeout = 0` run again would leave the timeout at 5 s from the second call on
+    // (SQLite applies the pragma while preparing it), and the worker's event loop would sleep in the busy handler.
+    for (let i = 0; i < 2; i++) {
+      const t0 = performance.now();
+      let err: unknown = null;
+      try {
+        withoutBusyWait(db(), () => write(`turn ${i}`));
+      } catch (e) {
+        err = e;
+      }
+      const waited = performance.now() - t0;
+      expect(isBusyError(err), String(err)).toBe(true);
+      // The busy handler would have slept up to BUSY_TIMEOUT_MS (5 s) before failing.
+      expect(waited).toBeLessThan(BUSY_TIMEOUT_MS / 5);
+      expect(db().$client.pragma("busy_timeout", { simple: true })).toBe(BUSY_TIMEOUT_MS);
+    }
+    other.exec("rollback");
+    other.close();
+    withoutBusyWait(db(), () => write("free"));
+    expect(count()).toBe(before + 1);
   });
 });

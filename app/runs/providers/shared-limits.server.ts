@@ -126,21 +126,16 @@ export const BUSY_RETRY_MS = 2;
  */
 export function withoutBusyWait<T>(db: Db, fn: () => T): T {
   const c = db.$client;
-  let p = busyPragmas.get(c);
-  if (!p) {
-    const before = Number(c.pragma("busy_timeout", { simple: true })) || 0;
-    p = { off: c.prepare(`PRAGMA busy_timeout = 0`), on: c.prepare(`PRAGMA busy_timeout = ${before}`) };
-    busyPragmas.set(c, p);
-  }
-  p.off.run();
+  // `PRAGMA busy_timeout = N` takes effect when SQLite prepares it (the pragma calls sqlite3_busy_timeout while
+  // compiling), so a prepared statement run again changes nothing: it is issued afresh each time.
+  const before = Number(c.pragma("busy_timeout", { simple: true })) || 0;
+  c.pragma("busy_timeout = 0");
   try {
     return fn();
   } finally {
-    p.on.run();
+    c.pragma(`busy_timeout = ${before}`);
   }
 }
-const busyPragmas = new WeakMap<Db["$client"], { off: Statement; on: Statement }>();
-type Statement = { run(): unknown };
 
 export class SharedLimits {
   private readonly st: ReturnType<typeof prepare>;
