@@ -14,6 +14,7 @@ import { openDatabase, type Db } from "../../db/client";
 import * as schema from "../../db/schema";
 import { DEMO_ACCOUNTS, DEMO_RUN_NAME, seedDemo } from "../../seeds/demo";
 import { startApp, type RunningApp } from "../support/app-server";
+import { modelOfProject } from "../support/factory";
 import { launchBrowser, signInAs, type Browser } from "../support/browser";
 import { saveAnnotation } from "../../app/annotation/annotate.server";
 import { findTask } from "../../app/annotation/tasks.server";
@@ -47,16 +48,7 @@ afterAll(async () => {
 
 const focused = () => browser.page.evaluate(() => (document.activeElement as HTMLInputElement | null)?.name ?? null);
 /** A model whose responses are in the demo project (annotators must never read its name). */
-const demoModel = () =>
-  db
-    .selectDistinct({ model: schema.responses.model })
-    .from(schema.responses)
-    .innerJoin(schema.items, eq(schema.items.id, schema.responses.itemId))
-    .innerJoin(schema.datasets, eq(schema.datasets.id, schema.items.datasetId))
-    .where(eq(schema.datasets.projectId, projectId))
-    .all()
-    .map((r) => r.model)
-    .filter((m) => m.length >= 3)[0];
+const demoModel = () => modelOfProject(db, projectId);
 const tasksNamed = (name: string) =>
   db
     .select({ id: schema.tasks.id })

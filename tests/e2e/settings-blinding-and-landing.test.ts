@@ -13,6 +13,7 @@ import { DEMO_ACCOUNTS, seedDemo } from "../../seeds/demo";
 import { makeSyntheticDataset } from "../../app/annotation/synthetic.server";
 import { createTask } from "../../app/annotation/tasks.server";
 import { startApp, type RunningApp } from "../support/app-server";
+import { modelOfProject } from "../support/factory";
 import { hydrated, launchBrowser, signInAs, type Browser } from "../support/browser";
 
 let app: RunningApp;
@@ -63,16 +64,7 @@ afterAll(async () => {
 
 const focused = () => browser.page.evaluate(() => (document.activeElement as HTMLInputElement | null)?.name ?? null);
 /** A model whose responses are in the demo project (annotators must never read its name). */
-const demoModel = () =>
-  db
-    .selectDistinct({ model: schema.responses.model })
-    .from(schema.responses)
-    .innerJoin(schema.items, eq(schema.items.id, schema.responses.itemId))
-    .innerJoin(schema.datasets, eq(schema.datasets.id, schema.items.datasetId))
-    .where(eq(schema.datasets.projectId, projectId))
-    .all()
-    .map((r) => r.model)
-    .filter((m) => m.length >= 3)[0];
+const demoModel = () => modelOfProject(db, projectId);
 const tasksNamed = (name: string) =>
   db
     .select({ id: schema.tasks.id, config: schema.tasks.config })

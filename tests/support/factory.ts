@@ -1,6 +1,7 @@
 /** Small builders for test data, going through the same modules the app uses. */
 import { createUser, setMembership } from "../../app/auth/accounts.server";
-import { getDb, schema } from "../../db/client";
+import { eq } from "drizzle-orm";
+import { getDb, schema, type Db } from "../../db/client";
 import type { Role } from "../../db/schema";
 
 let counter = 0;
@@ -50,4 +51,17 @@ export function makeDataset(projectId: number) {
     .returning()
     .get();
   return { dataset, item, checklistItem, response };
+}
+
+/** A model (name of 3+ characters) whose responses are in the project: a name annotators must never read. */
+export function modelOfProject(db: Db, projectId: number): string {
+  return db
+    .selectDistinct({ model: schema.responses.model })
+    .from(schema.responses)
+    .innerJoin(schema.items, eq(schema.items.id, schema.responses.itemId))
+    .innerJoin(schema.datasets, eq(schema.datasets.id, schema.items.datasetId))
+    .where(eq(schema.datasets.projectId, projectId))
+    .all()
+    .map((r) => r.model)
+    .filter((m) => m.length >= 3)[0];
 }
