@@ -7,12 +7,6 @@
  * labels exist — every headline metric of the protocol raw (the judge's) and
  * bias-corrected with the human labels.
  *
- * The human value of a unit is the strict majority of its submitted Yes/No
- * labels (the latest revision of each annotator). A split (no strict
- * majority) is left out, or — when the researcher chooses adjudication — takes
- * the adjudicated label, and is left out while not adjudicated; the report
- * counts what each rule dropped.
- *
  * Estimator. Every headline metric is a weighted sum over the run's
  * population of judged units, θ = Σ a_u·g(Y_u) (Acc_t: a = 1/(I_t·N_i);
  * FB-Bench error correction: a = w_j/I; accuracies: a = 1/I; Pass_t and
@@ -34,18 +28,16 @@
  * the same range (flagged). Ratios (the blind spot, Self-Correction Bench
  * Eq. 2) use the delta method.
  *
- * Units are assigned at once by the annotation module's planner
- * (planAssignments), so the task is labelable as soon as it exists.
+ * The pieces: sampling plans, inclusion probabilities and the task's units
+ * (calibration-sampling.server); the human value of a unit
+ * (calibration-human.server); C3EBench's 1–10 writing scores
+ * (calibration-c3e.server); the estimator (protocols/calibration); each
+ * protocol's headline metrics (Protocol.calibration.targets).
  */
 import { and, eq, inArray } from "drizzle-orm";
 import { schema, type Db } from "../../db/client";
-import { DomainError } from "../errors";
-import { planAssignments } from "../annotation/assignment";
-import { readConfig } from "../annotation/config";
 import { projectMembers } from "../annotation/tasks.server";
-import { shownOrderFor } from "../annotation/random";
-import { meanCI, seededRandom, wilsonCI, wilsonEffectiveCI } from "../stats";
-import { TASK_TYPES, taskTypeOf } from "./protocols/c3ebench";
+import { meanCI, wilsonCI, wilsonEffectiveCI } from "../stats";
 import { PROTOCOLS } from "./protocols";
 import {
   clipNote,
@@ -56,119 +48,28 @@ import {
   joinNotes,
   PERCENT,
   type ResponseDraws,
-  SCORE_1_10,
   stratumOf,
   type Term,
   unitKey,
 } from "./protocols/calibration";
 import { resultsInputFor } from "./results.server";
-import type { StoredRunConfig } from "./runner.server";
+import { c3eReport, createC3eTask } from "./calibration-c3e.server";
+import { humanValues, type HumanCounts } from "./calibration-human.server";
+import {
+  CalibrationError,
+  calibrationUnit,
+  candidates,
+  describePlan,
+  fillCalibrationTask,
+  primaryJudge,
+  sampleUnits,
+  type SamplingPlan,
+  type SplitRule,
+} from "./calibration-sampling.server";
 
-export type SamplingPlan =
-  /** RefineBench E.4: for each problem one checklist item, then one response, at random. */
-  | { kind: "e4" }
-  /** Up to `perStratum` (response, checklist item) pairs per model × turn (× condition), simple random sampling within the stratum. */
-  | { kind: "stratified"; perStratum: number }
-  /** Up to `perStratum` whole responses per model × turn (× condition), with every checklist item: needed for Pass_t and response maintenance. */
-  | { kind: "responses"; perStratum: number }
-  /** A simple random sample of `size` units from the whole run. */
-  | { kind: "uniform"; size: number };
-
-export type SplitRule = "exclude" | "adjudicate";
-
-type Candidate = {
-  responseId: number;
-  itemId: number;
-  checklistItemId: number | null;
-  model: string;
-  turn: number;
-  condition: string | null;
-};
-type Drawn = Candidate & { pi: number };
-
-/**
- * A calibration task cannot be made as asked (400). Its message starts with the setting it is
- * about ("pool: choose at least one annotator"), which is then also its `field`.
- */
-export class CalibrationError extends DomainError {
-  constructor(message: string, field?: string) {
-    super(message, { field });
-  }
-}
-
-/** What a human labels when calibrating this run's protocol (see Protocol.calibration). */
-function calibrationUnit(run: typeof schema.runs.$inferSelect) {
-  return PROTOCOLS[run.protocol]?.calibration?.unit ?? "checklist-item";
-}
-
-function primaryJudge(run: typeof schema.runs.$inferSelect): number {
-  return (run.config as unknown as StoredRunConfig).judges[0].judgeId;
-}
-
-/** The first judge's parsed verdicts of the run, as candidate units. */
-function candidates(db: Db, run: typeof schema.runs.$inferSelect): Candidate[] {
-  const checklist = calibrationUnit(run) === "response" ? "v.checklist_item_id IS NULL" : "v.checklist_item_id IS NOT NULL";
-  const rows = db.$client
-    .prepare(
-      `SELECT v.response_id AS responseId, r.item_id AS itemId, v.checklist_item_id AS checklistItemId, r.model, r.turn, r.metadata
-       FROM verdicts v JOIN responses r ON r.id = v.response_id
-       WHERE v.run_id = ? AND v.judge_id = ? AND ${checklist} AND v.parse_status NOT IN ('failed','unparsed') AND v.value IN ('Yes','No')
-       ORDER BY r.item_id, v.checklist_item_id, r.id`,
-    )
-    .all(run.id, primaryJudge(run)) as (Omit<Candidate, "condition"> & { metadata: string | null })[];
-  return rows.map(({ metadata, ...c }) => {
-    const md = metadata ? (JSON.parse(metadata) as Record<string, unknown>) : {};
-    return { ...c, condition: typeof md.condition === "string" ? md.condition : null };
-  });
-}
-
-/** Draws the units and gives each its inclusion probability under the plan. */
-export function sampleUnits(all: Candidate[], plan: SamplingPlan, seed: number): Drawn[] {
-  const rand = seededRandom(seed);
-  const pickIndex = (n: number) => Math.floor(rand() * n);
-  const srs = <T>(xs: T[], k: number): T[] => {
-    const pool = [...xs];
-    const out: T[] = [];
-    for (let i = 0; i < k && pool.length; i++) out.push(pool.splice(pickIndex(pool.length), 1)[0]);
-    return out;
-  };
-  const group = <K>(xs: Candidate[], key: (c: Candidate) => K) => {
-    const m = new Map<K, Candidate[]>();
-    for (const c of xs) m.set(key(c), [...(m.get(key(c)) ?? []), c]);
-    return m;
-  };
-  if (plan.kind === "e4") {
-    const out: Drawn[] = [];
-    for (const [, cs] of [...group(all, (c) => c.itemId)].sort((a, b) => a[0] - b[0])) {
-      const checklistIds = [...new Set(cs.map((c) => c.checklistItemId))].sort((a, b) => (a ?? 0) - (b ?? 0));
-      const cid = checklistIds[pickIndex(checklistIds.length)];
-      const options = cs.filter((c) => c.checklistItemId === cid).sort((a, b) => a.responseId - b.responseId);
-      const chosen = options[pickIndex(options.length)];
-      out.push({ ...chosen, pi: 1 / (checklistIds.length * options.length) });
-    }
-    return out;
-  }
-  if (plan.kind === "uniform") return srs(all, plan.size).map((c) => ({ ...c, pi: Math.min(1, plan.size / all.length) }));
-  const out: Drawn[] = [];
-  for (const [, cs] of [...group(all, stratumOf)].sort((a, b) => a[0].localeCompare(b[0]))) {
-    if (plan.kind === "stratified") {
-      for (const c of srs(cs, plan.perStratum)) out.push({ ...c, pi: Math.min(1, plan.perStratum / cs.length) });
-    } else {
-      const responses = [...new Set(cs.map((c) => c.responseId))].sort((a, b) => a - b);
-      const chosen = new Set(srs(responses, plan.perStratum));
-      const pi = Math.min(1, plan.perStratum / responses.length);
-      for (const c of cs) if (chosen.has(c.responseId)) out.push({ ...c, pi });
-    }
-  }
-  return out;
-}
-
-function describePlan(plan: SamplingPlan): string {
-  if (plan.kind === "e4") return "E.4 plan: one checklist item and one response per problem";
-  if (plan.kind === "stratified") return `stratified: up to ${plan.perStratum} units per model × turn`;
-  if (plan.kind === "responses") return `whole responses: up to ${plan.perStratum} per model × turn, every checklist item`;
-  return `uniform: ${plan.size} units at random`;
-}
+export { CalibrationError, sampleUnits, type SamplingPlan, type SplitRule } from "./calibration-sampling.server";
+export { humanScores, humanValues, type HumanCounts } from "./calibration-human.server";
+export { C3E_GUIDELINES, sampleC3eItems } from "./calibration-c3e.server";
 
 /**
  * Creates the human task, its units and their assignments in one transaction.
@@ -267,338 +168,6 @@ export function createCalibrationTask(
     },
     { behavior: "immediate" },
   );
-}
-
-type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
-type CalibrationUnit = { itemId: number; checklistItemId?: number | null; responseId?: number | null; responseIds?: number[] };
-
-/**
- * Completes a calibration task inside its creating transaction: the neutral name
- * ("Judge calibration #id") unless one was given, the units in drawn order, and
- * k-overlap assignments from the pool, each with its seeded shown order of the
- * unit's responses. Returns the number of assignments.
- */
-function fillCalibrationTask(
-  tx: Tx,
-  taskId: number,
-  neutralName: boolean,
-  units: CalibrationUnit[],
-  a: { pool: number[]; overlap: number; seed: number },
-): number {
-  if (neutralName)
-    tx.update(schema.tasks)
-      .set({ name: `Judge calibration #${taskId}` })
-      .where(eq(schema.tasks.id, taskId))
-      .run();
-  const unitIds = units.map(
-    (u, position) =>
-      tx
-        .insert(schema.units)
-        .values({ taskId, ...u, position })
-        .returning({ id: schema.units.id })
-        .get().id,
-  );
-  const plan = planAssignments(unitIds, a.pool, a.overlap, a.seed);
-  let assignments = 0;
-  unitIds.forEach((unitId, i) => {
-    for (const annotatorId of plan.get(unitId)!) {
-      tx.insert(schema.assignments)
-        .values({ unitId, annotatorId, shownOrder: shownOrderFor(units[i].responseIds ?? null, a.seed, unitId, annotatorId) })
-        .run();
-      assignments++;
-    }
-  });
-  return assignments;
-}
-
-// ─── C3EBench (RAVEL): 1–10 writing scores ───────────────────────────────────
-//
-// The judge scores each writing 1–10 with the reference as the 6-point
-// baseline (RAVEL E.1–E.4). The human task asks for the same quantity: a
-// writing-quality task on the judge's 1–10 scale (scoreMax 10), the reference
-// shown as the 6-point anchor, a penalty reason below 4 (the rubric's 1–3
-// band, "significant errors"). As in the paper's human rating (F), a unit is
-// one instruction with every model's writing, scored by one annotator each
-// (overlap annotators per unit); the human score of a writing is the mean of
-// its annotators' scores (F: "the final human score is the mean of the two").
-// Sampling unit = instruction, strata = task type (Cloze, Edit, Expand,
-// End2End); π = k/N_t within a stratum (stratified) or k/N (uniform).
-
-export const C3E_GUIDELINES = [
-  "Score each writing from 1 to 10 against the reference text shown, which stands for 6 points.",
-  "9–10: clearly better than the reference; the language carries the reader.",
-  "7–8: a little better than the reference; follows the instruction and any outline or draft closely.",
-  "6: as good as the reference.",
-  "4–5: follows the instruction but is weaker than the reference: stiff, shallow or missing minor details.",
-  "1–3: serious problems — breaks the instruction, wrong genre or format, logical breaks; pick a penalty reason (a safety problem forces 1).",
-  "Score each writing on its own; the order of the writings means nothing.",
-].join("\n");
-
-type C3eCandidate = { responseId: number; itemId: number; model: string; taskType: string };
-
-/** The first judge's parsed 1–10 scores of a C3EBench run. */
-function c3eCandidates(db: Db, run: typeof schema.runs.$inferSelect, judgeId: number): C3eCandidate[] {
-  const rows = db.$client
-    .prepare(
-      `SELECT v.response_id AS responseId, r.item_id AS itemId, r.model, r.metadata, i.task_type AS itemTaskType
-       FROM verdicts v JOIN responses r ON r.id = v.response_id JOIN items i ON i.id = r.item_id
-       WHERE v.run_id = ? AND v.judge_id = ? AND v.checklist_item_id IS NULL AND v.parse_status NOT IN ('failed','unparsed') AND v.score IS NOT NULL
-       ORDER BY r.item_id, r.id`,
-    )
-    .all(run.id, judgeId) as { responseId: number; itemId: number; model: string; metadata: string | null; itemTaskType: string | null }[];
-  return rows.map((r) => {
-    const md = r.metadata ? (JSON.parse(r.metadata) as Record<string, unknown>) : {};
-    return {
-      responseId: r.responseId,
-      itemId: r.itemId,
-      model: r.model,
-      taskType: taskTypeOf(String(md.taskType ?? r.itemTaskType ?? "")) ?? "End2End",
-    };
-  });
-}
-
-/** Draws instructions (each with every model's scored writing) and gives each its inclusion probability. */
-export function sampleC3eItems(
-  all: C3eCandidate[],
-  plan: SamplingPlan,
-  seed: number,
-): { itemId: number; taskType: string; responseIds: number[]; pi: number }[] {
-  if (plan.kind !== "stratified" && plan.kind !== "uniform")
-    throw new CalibrationError(
-      `plan: C3EBench runs are calibrated by "stratified" (up to N instructions per task type, every model's writing) or "uniform" (N instructions at random); "${plan.kind}" is a checklist plan`,
-      "plan",
-    );
-  const rand = seededRandom(seed);
-  const byItem = new Map<number, { itemId: number; taskType: string; responseIds: number[] }>();
-  for (const c of all) {
-    const it = byItem.get(c.itemId) ?? { itemId: c.itemId, taskType: c.taskType, responseIds: [] };
-    it.responseIds.push(c.responseId);
-    byItem.set(c.itemId, it);
-  }
-  const srs = <T>(xs: T[], k: number): T[] => {
-    const pool = [...xs];
-    const out: T[] = [];
-    for (let i = 0; i < k && pool.length; i++) out.push(pool.splice(Math.floor(rand() * pool.length), 1)[0]);
-    return out;
-  };
-  const items = [...byItem.values()].sort((a, b) => a.itemId - b.itemId);
-  if (plan.kind === "uniform") return srs(items, plan.size).map((x) => ({ ...x, pi: Math.min(1, plan.size / items.length) }));
-  const out: { itemId: number; taskType: string; responseIds: number[]; pi: number }[] = [];
-  for (const t of [...new Set(items.map((x) => x.taskType))].sort()) {
-    const xs = items.filter((x) => x.taskType === t);
-    for (const x of srs(xs, plan.perStratum)) out.push({ ...x, pi: Math.min(1, plan.perStratum / xs.length) });
-  }
-  return out;
-}
-
-function createC3eTask(
-  db: Db,
-  run: typeof schema.runs.$inferSelect,
-  judgeId: number,
-  args: {
-    projectId: number;
-    plan: SamplingPlan;
-    seed: number;
-    overlap: number;
-    pool: number[];
-    name?: string;
-    createdBy?: number | null;
-    minLabelsPerModel?: number;
-    splits?: SplitRule;
-  },
-) {
-  const all = c3eCandidates(db, run, judgeId);
-  const drawn = sampleC3eItems(all, args.plan, args.seed);
-  if (drawn.length === 0) throw new CalibrationError("this run has no parsed judge scores to calibrate yet");
-  const min = args.minLabelsPerModel ?? 10;
-  const modelOf = new Map(all.map((c) => [c.responseId, c.model]));
-  const warnings: string[] = [];
-  for (const model of [...new Set(all.map((c) => c.model))].sort()) {
-    const n = drawn.reduce((k, d) => k + d.responseIds.filter((r) => modelOf.get(r) === model).length, 0);
-    if (n < min)
-      warnings.push(
-        `${model}: this plan draws ${n} writing${n === 1 ? "" : "s"}, fewer than the minimum of ${min} labelled units per model`,
-      );
-  }
-  return db.transaction(
-    (tx) => {
-      const task = tx
-        .insert(schema.tasks)
-        .values({
-          projectId: args.projectId,
-          datasetId: run.datasetId!,
-          kind: "writing-quality",
-          name: args.name ?? "Judge calibration",
-          guidelines: C3E_GUIDELINES,
-          overlap: args.overlap,
-          seed: args.seed,
-          config: {
-            source: "run",
-            runId: run.id,
-            judgeId,
-            plan: "all-responses",
-            samplingPlan: args.plan,
-            inclusion: drawn.map((d) => d.pi),
-            splitRule: args.splits ?? "exclude",
-            minLabelsPerModel: min,
-            // The judge's scale (RAVEL E.1–E.4): 1–10, the reference = 6; a penalty reason for the 1–3 band.
-            scoreMax: 10,
-            referenceScore: 6,
-            penaltyBelow: 4,
-            pool: args.pool,
-            adjudicators: [],
-          },
-          createdBy: args.createdBy ?? null,
-        })
-        .returning()
-        .get();
-      const assignments = fillCalibrationTask(
-        tx,
-        task.id,
-        !args.name,
-        drawn.map((d) => ({ itemId: d.itemId, responseIds: d.responseIds })),
-        { pool: args.pool, overlap: args.overlap, seed: args.seed },
-      );
-      return { taskId: task.id, units: drawn.length, assignments, pool: args.pool, warnings };
-    },
-    { behavior: "immediate" },
-  );
-}
-
-/**
- * The human 1–10 score of each writing of a C3EBench calibration task: the mean of its annotators' latest submitted
- * scores; with the "adjudicate" rule, a unit with an adjudicated label takes the adjudicated scores.
- */
-export function humanScores(db: Db, taskId: number, rule: SplitRule): { values: Map<string, number>; counts: HumanCounts } {
-  const task = db.select().from(schema.tasks).where(eq(schema.tasks.id, taskId)).get();
-  const units = db
-    .select({ id: schema.units.id, responseIds: schema.units.responseIds })
-    .from(schema.units)
-    .where(eq(schema.units.taskId, taskId))
-    .all();
-  const ids = units.map((u) => u.id);
-  const labels = ids.length
-    ? (db.$client
-        .prepare(
-          `SELECT a.unit_id AS unitId, an.label FROM assignments a JOIN annotations an ON an.assignment_id = a.id
-           WHERE a.unit_id IN (${ids.map(() => "?").join(",")}) AND an.status = 'submitted'
-             AND an.revision = (SELECT MAX(revision) FROM annotations x WHERE x.assignment_id = a.id AND x.status = 'submitted')`,
-        )
-        .all(...ids) as { unitId: number; label: string }[])
-    : [];
-  const scoresOf = (raw: unknown): Record<string, number> => {
-    let v = raw;
-    if (typeof raw === "string") {
-      try {
-        v = JSON.parse(raw);
-      } catch {
-        return {};
-      }
-    }
-    const sc = (v as { scores?: Record<string, unknown> } | null)?.scores ?? {};
-    return Object.fromEntries(Object.entries(sc).filter((e): e is [string, number] => typeof e[1] === "number" && Number.isFinite(e[1])));
-  };
-  const byUnit = new Map<number, Record<string, number>[]>();
-  for (const l of labels) byUnit.set(l.unitId, [...(byUnit.get(l.unitId) ?? []), scoresOf(l.label)]);
-  const adjudications = readConfig(task?.config).adjudications ?? {};
-  const values = new Map<string, number>();
-  const counts: HumanCounts = { units: ids.length, valued: 0, unlabelled: 0, splitDropped: 0, adjudicated: 0 };
-  for (const u of units) {
-    const rids = (u.responseIds ?? []).filter((r): r is number => typeof r === "number");
-    const adj = rule === "adjudicate" && adjudications[String(u.id)] ? scoresOf(adjudications[String(u.id)].label) : null;
-    const ls = byUnit.get(u.id) ?? [];
-    if (adj && rids.every((r) => adj[String(r)] !== undefined)) {
-      for (const r of rids) values.set(unitKey(r, null), adj[String(r)]);
-      counts.adjudicated++;
-      counts.valued++;
-      continue;
-    }
-    if (ls.length === 0) {
-      counts.unlabelled++;
-      continue;
-    }
-    let any = false;
-    for (const r of rids) {
-      const xs = ls.map((l) => l[String(r)]).filter((x): x is number => x !== undefined);
-      if (xs.length) {
-        values.set(unitKey(r, null), xs.reduce((a, b) => a + b, 0) / xs.length);
-        any = true;
-      }
-    }
-    if (any) counts.valued++;
-    else counts.unlabelled++;
-  }
-  return { values, counts };
-}
-
-// ─── Human values ────────────────────────────────────────────────────────────
-
-export type HumanCounts = {
-  units: number;
-  /** Units with a human value under the rule. */
-  valued: number;
-  /** Dropped: no submitted label yet. */
-  unlabelled: number;
-  /** Dropped: a split (no strict majority) without an adjudication under the rule. */
-  splitDropped: number;
-  /** Splits resolved by adjudication (rule "adjudicate"). */
-  adjudicated: number;
-};
-
-/** The human value (1 = Yes) of each unit: strict majority of submitted labels; splits left out or adjudicated. */
-export function humanValues(db: Db, taskId: number, rule: SplitRule): { values: Map<number, number>; counts: HumanCounts } {
-  const task = db.select().from(schema.tasks).where(eq(schema.tasks.id, taskId)).get();
-  const units = db.select({ id: schema.units.id }).from(schema.units).where(eq(schema.units.taskId, taskId)).all();
-  const ids = units.map((u) => u.id);
-  const labels = ids.length
-    ? (db.$client
-        .prepare(
-          `SELECT a.unit_id AS unitId, an.label FROM assignments a JOIN annotations an ON an.assignment_id = a.id
-           WHERE a.unit_id IN (${ids.map(() => "?").join(",")}) AND an.status = 'submitted'
-             AND an.revision = (SELECT MAX(revision) FROM annotations x WHERE x.assignment_id = a.id AND x.status = 'submitted')`,
-        )
-        .all(...ids) as { unitId: number; label: string }[])
-    : [];
-  const yesNo = (raw: unknown): number | null => {
-    let v = raw;
-    if (typeof raw === "string") {
-      try {
-        v = JSON.parse(raw);
-      } catch {
-        v = raw;
-      }
-    }
-    return v === "Yes" ? 1 : v === "No" ? 0 : null;
-  };
-  const byUnit = new Map<number, number[]>();
-  for (const l of labels) {
-    const v = yesNo(l.label);
-    if (v !== null) byUnit.set(l.unitId, [...(byUnit.get(l.unitId) ?? []), v]);
-  }
-  const adjudications = readConfig(task?.config).adjudications ?? {};
-  const values = new Map<number, number>();
-  const counts: HumanCounts = { units: ids.length, valued: 0, unlabelled: 0, splitDropped: 0, adjudicated: 0 };
-  for (const id of ids) {
-    const xs = byUnit.get(id);
-    if (!xs || xs.length === 0) {
-      counts.unlabelled++;
-      continue;
-    }
-    const yes = xs.filter((x) => x === 1).length;
-    if (2 * yes > xs.length) values.set(id, 1);
-    else if (2 * yes < xs.length) values.set(id, 0);
-    else {
-      const adj = rule === "adjudicate" ? yesNo(adjudications[String(id)]?.label) : null;
-      if (adj === null) {
-        counts.splitDropped++;
-        continue;
-      }
-      values.set(id, adj);
-      counts.adjudicated++;
-    }
-  }
-  counts.valued = values.size;
-  return { values, counts };
 }
 
 // ─── Estimation ──────────────────────────────────────────────────────────────
@@ -731,83 +300,6 @@ export function calibrationReport(db: Db, runId: number, taskId: number, opts: {
     splitRule,
     human: counts,
     humanByRule: { exclude: humanValues(db, taskId, "exclude").counts, adjudicate: humanValues(db, taskId, "adjudicate").counts },
-    metrics,
-  };
-}
-
-/**
- * C3EBench: each model's mean judge score per task type and overall (as in the results), raw and corrected by the
- * human 1–10 scores with the same design-weighted difference estimator (cluster = the sampled instruction).
- */
-function c3eReport(db: Db, run: typeof schema.runs.$inferSelect, task: TaskRow, splitRule: SplitRule): CalibrationReport {
-  const judgeId = primaryJudge(run);
-  const { values, counts } = humanScores(db, task.id, splitRule);
-  const cfg = task.config as { inclusion?: number[]; samplingPlan?: SamplingPlan };
-  const weighable = cfg.inclusion !== undefined;
-  const all = c3eCandidates(db, run, judgeId);
-  const typeOf = new Map(all.map((c) => [c.responseId, c.taskType]));
-  const draws = new Map<string, Draw>();
-  for (const u of db.select().from(schema.units).where(eq(schema.units.taskId, task.id)).all()) {
-    const pi = cfg.inclusion?.[u.position];
-    if (pi === undefined) continue;
-    for (const r of u.responseIds ?? []) {
-      if (typeof r !== "number" || !typeOf.has(r)) continue;
-      const k = unitKey(r, null);
-      draws.set(k, { pi, stratum: typeOf.get(r)!, y: values.has(k) ? values.get(k)! : null, cluster: `u${u.id}` });
-    }
-  }
-  const score = new Map(
-    (
-      db.$client
-        .prepare(
-          `SELECT response_id AS r, score FROM verdicts WHERE run_id = ? AND judge_id = ? AND checklist_item_id IS NULL AND score IS NOT NULL`,
-        )
-        .all(run.id, judgeId) as { r: number; score: number }[]
-    ).map((v) => [v.r, v.score]),
-  );
-  const metrics: CalibratedMetric[] = [];
-  const push = (metric: string, model: string, group: string | null, r: ReturnType<typeof differenceEstimate>) =>
-    metrics.push({
-      metric,
-      model,
-      group,
-      raw: r.raw,
-      corrected: weighable ? r.corrected : null,
-      note: !weighable
-        ? "this task predates sampling weights; create a new calibration task"
-        : joinNotes(
-            r.corrected ? null : "needs ≥ 2 labelled writings",
-            r.unlabelledStrata ? `${r.unlabelledStrata} task type(s) without a human score: corrected only where labelled` : null,
-            clipNote(r.corrected),
-          ),
-    });
-  for (const model of [...new Set(all.map((c) => c.model))].sort()) {
-    const mine = all.filter((c) => c.model === model);
-    const terms = (cs: C3eCandidate[]): Term[] =>
-      cs.map((c) => ({ key: unitKey(c.responseId, null), a: 1 / cs.length, f: score.get(c.responseId) ?? NaN, stratum: c.taskType }));
-    for (const t of TASK_TYPES) {
-      const cs = mine.filter((c) => c.taskType === t);
-      if (cs.length) push(`Mean score (${t})`, model, t, differenceEstimate(terms(cs), draws, SCORE_1_10));
-    }
-    push("Mean score (overall)", model, null, differenceEstimate(terms(mine), draws, SCORE_1_10));
-  }
-  return {
-    taskId: task.id,
-    protocol: run.protocol,
-    plan: cfg.samplingPlan
-      ? cfg.samplingPlan.kind === "stratified"
-        ? `stratified: up to ${cfg.samplingPlan.perStratum} instructions per task type, every model's writing`
-        : cfg.samplingPlan.kind === "uniform"
-          ? `uniform: ${cfg.samplingPlan.size} instructions at random, every model's writing`
-          : describePlan(cfg.samplingPlan)
-      : "unknown",
-    weighting: weighable
-      ? "each labelled writing weighted by 1 / its instruction's inclusion probability under the plan (scaled by its task type's labelled share); the variance sums each instruction's writings (cluster)"
-      : "no sampling weights stored with this task: no corrected values",
-    splitRule,
-    human: counts,
-    humanByRule: { exclude: humanScores(db, task.id, "exclude").counts, adjudicate: humanScores(db, task.id, "adjudicate").counts },
-    scale: "1–10, the reference = 6 (the judge's scale); human score = mean of the annotators' scores",
     metrics,
   };
 }

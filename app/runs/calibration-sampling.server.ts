@@ -1,0 +1,166 @@
+/**
+ * Which verdicts a calibration task labels: the candidate units (the run's
+ * first judge's parsed Yes/No verdicts), the sampling plans and each drawn
+ * unit's inclusion probability π under its plan, and the task's units and
+ * assignments.
+ *
+ * Units are assigned at once by the annotation module's planner
+ * (planAssignments), so the task is labelable as soon as it exists.
+ */
+import { eq } from "drizzle-orm";
+import { schema, type Db } from "../../db/client";
+import { DomainError } from "../errors";
+import { planAssignments } from "../annotation/assignment";
+import { shownOrderFor } from "../annotation/random";
+import { seededRandom } from "../stats";
+import { PROTOCOLS } from "./protocols";
+import { stratumOf } from "./protocols/calibration";
+import type { StoredRunConfig } from "./runner.server";
+
+export type SamplingPlan =
+  /** RefineBench E.4: for each problem one checklist item, then one response, at random. */
+  | { kind: "e4" }
+  /** Up to `perStratum` (response, checklist item) pairs per model × turn (× condition), simple random sampling within the stratum. */
+  | { kind: "stratified"; perStratum: number }
+  /** Up to `perStratum` whole responses per model × turn (× condition), with every checklist item: needed for Pass_t and response maintenance. */
+  | { kind: "responses"; perStratum: number }
+  /** A simple random sample of `size` units from the whole run. */
+  | { kind: "uniform"; size: number };
+
+export type SplitRule = "exclude" | "adjudicate";
+
+export type Candidate = {
+  responseId: number;
+  itemId: number;
+  checklistItemId: number | null;
+  model: string;
+  turn: number;
+  condition: string | null;
+};
+export type Drawn = Candidate & { pi: number };
+
+/**
+ * A calibration task cannot be made as asked (400). Its message starts with the setting it is
+ * about ("pool: choose at least one annotator"), which is then also its `field`.
+ */
+export class CalibrationError extends DomainError {
+  constructor(message: string, field?: string) {
+    super(message, { field });
+  }
+}
+
+/** What a human labels when calibrating this run's protocol (see Protocol.calibration). */
+export function calibrationUnit(run: typeof schema.runs.$inferSelect) {
+  return PROTOCOLS[run.protocol]?.calibration?.unit ?? "checklist-item";
+}
+
+export function primaryJudge(run: typeof schema.runs.$inferSelect): number {
+  return (run.config as unknown as StoredRunConfig).judges[0].judgeId;
+}
+
+/** The first judge's parsed verdicts of the run, as candidate units. */
+export function candidates(db: Db, run: typeof schema.runs.$inferSelect): Candidate[] {
+  const checklist = calibrationUnit(run) === "response" ? "v.checklist_item_id IS NULL" : "v.checklist_item_id IS NOT NULL";
+  const rows = db.$client
+    .prepare(
+      `SELECT v.response_id AS responseId, r.item_id AS itemId, v.checklist_item_id AS checklistItemId, r.model, r.turn, r.metadata
+       FROM verdicts v JOIN responses r ON r.id = v.response_id
+       WHERE v.run_id = ? AND v.judge_id = ? AND ${checklist} AND v.parse_status NOT IN ('failed','unparsed') AND v.value IN ('Yes','No')
+       ORDER BY r.item_id, v.checklist_item_id, r.id`,
+    )
+    .all(run.id, primaryJudge(run)) as (Omit<Candidate, "condition"> & { metadata: string | null })[];
+  return rows.map(({ metadata, ...c }) => {
+    const md = metadata ? (JSON.parse(metadata) as Record<string, unknown>) : {};
+    return { ...c, condition: typeof md.condition === "string" ? md.condition : null };
+  });
+}
+
+/** Draws the units and gives each its inclusion probability under the plan. */
+export function sampleUnits(all: Candidate[], plan: SamplingPlan, seed: number): Drawn[] {
+  const rand = seededRandom(seed);
+  const pickIndex = (n: number) => Math.floor(rand() * n);
+  const srs = <T>(xs: T[], k: number): T[] => {
+    const pool = [...xs];
+    const out: T[] = [];
+    for (let i = 0; i < k && pool.length; i++) out.push(pool.splice(pickIndex(pool.length), 1)[0]);
+    return out;
+  };
+  const group = <K>(xs: Candidate[], key: (c: Candidate) => K) => {
+    const m = new Map<K, Candidate[]>();
+    for (const c of xs) m.set(key(c), [...(m.get(key(c)) ?? []), c]);
+    return m;
+  };
+  if (plan.kind === "e4") {
+    const out: Drawn[] = [];
+    for (const [, cs] of [...group(all, (c) => c.itemId)].sort((a, b) => a[0] - b[0])) {
+      const checklistIds = [...new Set(cs.map((c) => c.checklistItemId))].sort((a, b) => (a ?? 0) - (b ?? 0));
+      const cid = checklistIds[pickIndex(checklistIds.length)];
+      const options = cs.filter((c) => c.checklistItemId === cid).sort((a, b) => a.responseId - b.responseId);
+      const chosen = options[pickIndex(options.length)];
+      out.push({ ...chosen, pi: 1 / (checklistIds.length * options.length) });
+    }
+    return out;
+  }
+  if (plan.kind === "uniform") return srs(all, plan.size).map((c) => ({ ...c, pi: Math.min(1, plan.size / all.length) }));
+  const out: Drawn[] = [];
+  for (const [, cs] of [...group(all, stratumOf)].sort((a, b) => a[0].localeCompare(b[0]))) {
+    if (plan.kind === "stratified") {
+      for (const c of srs(cs, plan.perStratum)) out.push({ ...c, pi: Math.min(1, plan.perStratum / cs.length) });
+    } else {
+      const responses = [...new Set(cs.map((c) => c.responseId))].sort((a, b) => a - b);
+      const chosen = new Set(srs(responses, plan.perStratum));
+      const pi = Math.min(1, plan.perStratum / responses.length);
+      for (const c of cs) if (chosen.has(c.responseId)) out.push({ ...c, pi });
+    }
+  }
+  return out;
+}
+
+export function describePlan(plan: SamplingPlan): string {
+  if (plan.kind === "e4") return "E.4 plan: one checklist item and one response per problem";
+  if (plan.kind === "stratified") return `stratified: up to ${plan.perStratum} units per model × turn`;
+  if (plan.kind === "responses") return `whole responses: up to ${plan.perStratum} per model × turn, every checklist item`;
+  return `uniform: ${plan.size} units at random`;
+}
+
+export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
+export type CalibrationUnit = { itemId: number; checklistItemId?: number | null; responseId?: number | null; responseIds?: number[] };
+
+/**
+ * Completes a calibration task inside its creating transaction: the neutral name
+ * ("Judge calibration #id") unless one was given, the units in drawn order, and
+ * k-overlap assignments from the pool, each with its seeded shown order of the
+ * unit's responses. Returns the number of assignments.
+ */
+export function fillCalibrationTask(
+  tx: Tx,
+  taskId: number,
+  neutralName: boolean,
+  units: CalibrationUnit[],
+  a: { pool: number[]; overlap: number; seed: number },
+): number {
+  if (neutralName)
+    tx.update(schema.tasks)
+      .set({ name: `Judge calibration #${taskId}` })
+      .where(eq(schema.tasks.id, taskId))
+      .run();
+  const unitIds = units.map(
+    (u, position) =>
+      tx
+        .insert(schema.units)
+        .values({ taskId, ...u, position })
+        .returning({ id: schema.units.id })
+        .get().id,
+  );
+  const plan = planAssignments(unitIds, a.pool, a.overlap, a.seed);
+  let assignments = 0;
+  unitIds.forEach((unitId, i) => {
+    for (const annotatorId of plan.get(unitId)!) {
+      tx.insert(schema.assignments)
+        .values({ unitId, annotatorId, shownOrder: shownOrderFor(units[i].responseIds ?? null, a.seed, unitId, annotatorId) })
+        .run();
+      assignments++;
+    }
+  });
+  return assignments;
+}
