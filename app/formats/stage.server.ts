@@ -61,219 +61,30 @@
  * gates' own triggers give a new task its counter and bump the project's
  * verdict version when a judge is added.
  */
-import fs from "node:fs";
 import os from "node:os";
 import type Database from "better-sqlite3";
+import { deleteReserved } from "./stage-cleanup.server";
+import { STAGE_BASE } from "./stage-file.server";
+import {
+  CHUNK_TARGET_MS,
+  endHold,
+  gapAfter,
+  type Hold,
+  type HoldRecord,
+  LOCK_LOG,
+  MAX_CHUNK_ROWS,
+  MAX_STEP,
+  MIN_STEP,
+  sleep,
+  startHold,
+  unboost,
+  writeLockLog,
+} from "./stage-lock.server";
+import { MARKED, orderCopies, type Plan, planTables } from "./stage-plan.server";
 
-/** First ID of staged rows (well inside 2^53, far above any real table). */
-export const STAGE_BASE = 1e15;
-
-/**
- * How long one chunk may hold the database's write lock (ms). A chunk is a
- * run of short INSERT … SELECT statements over consecutive staged IDs inside
- * one transaction; it commits once this long has passed or MAX_CHUNK_ROWS
- * rows are in, whichever comes first. Each statement is sized (from the last
- * one's time) to about a quarter of this, so a hold overruns it by about one
- * short statement, not by a misjudged chunk. The COMMIT, which writes the
- * chunk's pages to the WAL, comes on top (about 1 ms on an idle disk).
- */
-export const CHUNK_TARGET_MS = 5;
-
-/** The most rows one chunk copies, however fast they go in (a bound that does not depend on the clock). */
-export const MAX_CHUNK_ROWS = 1000;
-
-/** The least time the lock is left free between two chunks (ms); after a hold of h ms it is free for at least 2h. */
-export const CHUNK_GAP_MS = 10;
-
-/** Staged IDs per statement inside a chunk: adapted between these bounds. */
-const MIN_STEP = 32;
-const MAX_STEP = 1024;
-
-const gapAfter = (holdMs: number) => Math.max(CHUNK_GAP_MS, 2 * holdMs);
-
-/**
- * Diagnostics: when CONCORD_IMPORT_LOCK_LOG names a file, every hold of the
- * write lock by an import is appended to it as a JSON line (kind, table,
- * rows, wall-clock and CPU milliseconds), written after the copy (no I/O
- * during it). scripts/bench-annotate.ts reads it.
- */
-const LOCK_LOG = process.env.CONCORD_IMPORT_LOCK_LOG;
-
-/**
- * While it holds the write lock, the importing thread runs at a higher CPU
- * priority (nice HOLD_NICE) than the web server and everything else on the
- * machine, and goes back to its own priority as soon as it lets go: every
- * writer waits for the holder, so a holder preempted by unrelated work stalls
- * them all (priority inversion; raising the holder's priority for the time it
- * holds the lock is the priority-ceiling remedy, Sha, Rajkumar and Lehoczky,
- * "Priority Inheritance Protocols", IEEE Trans. Computers 39(9), 1990, §4).
- * A hold lasts a few ms, so the rest of the machine loses little. Only where
- * the process may raise its priority (root, CAP_SYS_NICE); elsewhere the
- * first refusal turns it off. Linux nice values are per thread: this is the
- * calling thread only.
- */
-const HOLD_NICE = -5;
-let boostable = true;
-let ownNice: number | undefined;
-
-function boost(): void {
-  if (!boostable) return;
-  try {
-    ownNice = os.getPriority(0);
-    if (ownNice > HOLD_NICE) os.setPriority(0, HOLD_NICE);
-    else ownNice = undefined;
-  } catch {
-    boostable = false;
-    ownNice = undefined;
-  }
-}
-
-function unboost(): void {
-  if (ownNice === undefined) return;
-  try {
-    os.setPriority(0, ownNice);
-  } catch {
-    // cannot happen (lowering one's priority is always allowed); the next boost tries again
-  }
-  ownNice = undefined;
-}
-
-/** One hold of the write lock: what it was for, how many rows, how long (wall clock) and how much CPU the process spent. */
-export type HoldRecord = {
-  kind: "reserve" | "chunk" | "final" | "delete";
-  table: string;
-  rows: number;
-  wallMs: number;
-  cpuMs: number;
-  /** Of wallMs, the COMMIT (the dirty pages written to the WAL), where measured. */
-  commitMs?: number;
-};
-
-type Hold = { t0: number; cpu0: NodeJS.CpuUsage; commitAt?: number };
-
-/** Starts timing a hold. CPU time is the process's (user + system): during the copy its other thread is idle, waiting for it. */
-function startHold(): Hold {
-  boost();
-  return { t0: performance.now(), cpu0: process.cpuUsage() };
-}
-
-function endHold(h: Hold, kind: HoldRecord["kind"], table: string, rows: number): HoldRecord {
-  unboost();
-  const c = process.cpuUsage(h.cpu0);
-  const end = performance.now();
-  return {
-    kind,
-    table,
-    rows,
-    wallMs: end - h.t0,
-    cpuMs: (c.user + c.system) / 1000,
-    ...(h.commitAt !== undefined ? { commitMs: end - h.commitAt } : {}),
-  };
-}
-
-function writeLockLog(log: HoldRecord[]): void {
-  if (!LOCK_LOG || log.length === 0) return;
-  try {
-    fs.appendFileSync(LOCK_LOG, log.map((r) => JSON.stringify(r)).join("\n") + "\n");
-  } catch {
-    // diagnostics only
-  }
-}
-
-/** The tables an import writes, parents before children. */
-export const STAGED_TABLES = [
-  "projects",
-  "datasets",
-  "items",
-  "checklist_items",
-  "users",
-  "responses",
-  "references",
-  "judges",
-  "verdicts",
-  "tasks",
-  "units",
-  "assignments",
-  "annotations",
-] as const;
-
-/** The gates, and the tables every user's pages list whole: always written by the final transaction. */
-const ALWAYS_FINAL = new Set<string>(["projects", "users", "datasets", "judges", "tasks"]);
-
-/** Foreign keys no reader follows to reach the row (see the header); checked by hand in the chunk. */
-const NOT_FOLLOWED = new Set<string>(["assignments.annotator_id"]);
-
-/**
- * Tables whose rows are copied in chunks even when they hang off live rows
- * (responses added to an existing item, verdicts of an existing judge):
- * such a row carries `pending_import_id`, and every reader leaves it out
- * while the import's pending_imports row exists (db/visibility.ts). Their
- * keys to live rows are checked by hand in the chunk.
- */
-const MARKED = new Set<string>(["responses", "verdicts"]);
-
-/**
- * Tables copied in another order than the file's: by these columns. Responses
- * go in by item: a file often holds one model's answers to every item, then
- * the next model's, and copied in that order every row of a chunk lands on
- * another page of the (item, …) indexes, so each chunk writes about as many
- * pages as rows to the WAL. By item, a chunk's rows share their index pages.
- * Their IDs follow the copy order (a mapping table in the stage, made before
- * the lock), so the table itself is still filled in ID order; the responses
- * of one item keep the file's order among themselves.
- */
-const COPY_ORDER: Record<string, string> = { responses: "item_id, id" };
-
-/**
- * Attaches a fresh scratch file as `stage` with empty copies of the tables
- * (no triggers, no foreign keys enforced: the connection's foreign key
- * checks are turned off while staging).
- */
-export function attachStage(conn: Database.Database, file: string): void {
-  fs.rmSync(file, { force: true });
-  conn.prepare("attach database ? as stage").run(file);
-  conn.pragma("stage.journal_mode = OFF");
-  conn.pragma("stage.synchronous = OFF");
-  // The staged rows stay in memory up to this size, so the copy under the lock reads no disk (a constant bound, not the file's size).
-  conn.pragma("stage.cache_size = -65536");
-  const ddl = conn.prepare("select sql from main.sqlite_master where type = 'table' and name = ?");
-  for (const t of STAGED_TABLES) {
-    const row = ddl.get(t) as { sql: string } | undefined;
-    if (!row) throw new Error(`table ${t} is missing`);
-    conn.exec(row.sql.replace(/^CREATE TABLE\s+(`[^`]+`|"[^"]+"|\w+)/i, (_m, name) => `CREATE TABLE stage.${name}`));
-  }
-  const seq = conn.prepare("insert into stage.sqlite_sequence (name, seq) values (?, ?)");
-  for (const t of STAGED_TABLES) seq.run(t, STAGE_BASE - 1);
-  // What the writer looks up in staged rows; the response keys seen in the file (not copied).
-  conn.exec(`
-    create table stage.response_keys (item_id integer not null, source_key text not null, id integer not null, primary key (item_id, source_key)) without rowid;
-    create index stage.s_items_dataset on items (dataset_id, source_id);
-    create index stage.s_checklist_item on checklist_items (item_id, position);
-    create index stage.s_responses_key on responses (item_id, source_key);
-    create index stage.s_responses_model on responses (item_id, model);
-    create index stage.s_references_item on "references" (item_id);
-    create index stage.s_judges_name on judges (project_id, name);
-    create index stage.s_users_email on users (email);
-  `);
-}
-
-/** Attaches a stage that another connection filled (the commit on its own thread: scripts/import-job.ts). */
-export function attachFilledStage(conn: Database.Database, file: string): void {
-  if (!fs.existsSync(file)) throw new Error("the staged rows are missing");
-  conn.prepare("attach database ? as stage").run(file);
-  conn.pragma("stage.journal_mode = OFF");
-  conn.pragma("stage.cache_size = -65536");
-}
-
-export function detachStage(conn: Database.Database, file: string): void {
-  try {
-    if (conn.inTransaction) conn.exec("rollback");
-    conn.exec("detach database stage");
-  } catch {
-    // already detached
-  }
-  fs.rmSync(file, { force: true });
-}
+export { cleanupLeftovers } from "./stage-cleanup.server";
+export { attachFilledStage, attachStage, detachStage, STAGE_BASE, STAGED_TABLES } from "./stage-file.server";
+export { CHUNK_GAP_MS, CHUNK_TARGET_MS, type HoldRecord, MAX_CHUNK_ROWS } from "./stage-lock.server";
 
 export type CommitStats = {
   rows: number;
@@ -306,23 +117,6 @@ export type CommitOptions = {
 };
 
 /**
- * `unreachable`: the condition for a staged row no reader can reach (every key points into the import); `chunked`: the
- * rows copied in chunks (the unreachable ones, and every row of a MARKED table); `liveKeys`: the key columns a chunked
- * row may point at a live row with, checked by hand.
- */
-type Plan = {
-  t: string;
-  cols: string[];
-  fks: Map<string, string>;
-  unreachable: string;
-  chunked: string;
-  liveKeys: [string, string][];
-  maxStage: number;
-};
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/**
  * Copies the staged rows into the database (steps 1–3 above). The write lock
  * is never held across an await: each transaction begins and ends within
  * one synchronous stretch. Throws (after deleting whatever it had copied) if
@@ -330,28 +124,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  */
 export async function commitStage(conn: Database.Database, opts: CommitOptions = {}): Promise<CommitStats> {
   const target = opts.targetMs ?? CHUNK_TARGET_MS;
-  // Column lists, foreign keys and what is unreachable, read before the lock.
-  const plans: Plan[] = STAGED_TABLES.map((t) => {
-    const cols = (conn.prepare(`select name from pragma_table_info(?, 'main')`).all(t) as { name: string }[]).map((c) => c.name);
-    const fks = new Map(
-      (conn.prepare(`select "from", "table" from pragma_foreign_key_list(?, 'main')`).all(t) as { from: string; table: string }[]).map(
-        (f) => [f.from, f.table],
-      ),
-    );
-    const conds = [...fks].map(([c, ref]) =>
-      NOT_FOLLOWED.has(`${t}.${c}`)
-        ? "1"
-        : (STAGED_TABLES as readonly string[]).includes(ref)
-          ? `("${c}" is null or "${c}" >= ${STAGE_BASE})`
-          : `"${c}" is null`,
-    );
-    const unreachable = ALWAYS_FINAL.has(t) || conds.length === 0 ? "0" : conds.join(" and ");
-    const marked = MARKED.has(t);
-    const chunked = marked ? "1" : unreachable;
-    const liveKeys = [...fks].filter(([c]) => marked || NOT_FOLLOWED.has(`${t}.${c}`));
-    const maxStage = (conn.prepare(`select coalesce(max(id), 0) as m from stage."${t}"`).get() as { m: number }).m;
-    return { t, cols, fks, unreachable, chunked, liveKeys, maxStage };
-  });
+  const plans = planTables(conn);
   const stats: CommitStats = {
     rows: 0,
     lockMs: 0,
@@ -377,18 +150,7 @@ export async function commitStage(conn: Database.Database, opts: CommitOptions =
     return r.wallMs;
   };
 
-  // The copy order of COPY_ORDER tables: new staged ID (dense, from STAGE_BASE, so within the reserved range) by old ID.
-  const ordered = new Set<string>();
-  for (const p of plans) {
-    const order = COPY_ORDER[p.t];
-    if (!order || p.maxStage === 0) continue;
-    const o = `stage."order_${p.t}"`;
-    conn.exec(`drop table if exists ${o}`);
-    conn.exec(`create table ${o} (new_id integer primary key, old_id integer not null)`);
-    conn.exec(`insert into ${o} (new_id, old_id) select ${STAGE_BASE - 1} + row_number() over (order by ${order}), id from stage."${p.t}"`);
-    conn.exec(`create unique index stage."order_${p.t}_old" on "order_${p.t}" (old_id)`);
-    ordered.add(p.t);
-  }
+  const ordered = orderCopies(conn, plans);
   /** The staged rows of a table as `s` (with `m`, the copy order, for COPY_ORDER tables) and the key chunks range over. */
   const source = (p: Plan) =>
     ordered.has(p.t)
@@ -593,91 +355,4 @@ export async function commitStage(conn: Database.Database, opts: CommitOptions =
   writeLockLog(log);
   stats.rows = stats.chunkedRows + stats.finalRows;
   return stats;
-}
-
-/**
- * Deletes the rows in an import's reserved ranges, children first, in short
- * transactions bounded like the copy's chunks (about `targetMs` of work or
- * MAX_CHUNK_ROWS rows), the lock given back between them, then its
- * pending_imports row.
- */
-async function deleteReserved(
-  conn: Database.Database,
-  pendingId: number,
-  ranges: Record<string, [number, number]>,
-  targetMs = CHUNK_TARGET_MS,
-  log?: HoldRecord[],
-): Promise<void> {
-  conn.pragma("foreign_keys = OFF");
-  try {
-    for (const t of [...STAGED_TABLES].reverse()) {
-      const r = ranges[t];
-      if (!r) continue;
-      const del = conn.prepare(`delete from main."${t}" where id >= ? and id <= ?`);
-      let step = 64;
-      for (let from = r[0]; from <= r[1];) {
-        const h = startHold();
-        const deadline = h.t0 + targetMs;
-        let n = 0;
-        conn.exec("begin immediate");
-        try {
-          do {
-            const s0 = performance.now();
-            const to = Math.min(from + Math.min(step, MAX_CHUNK_ROWS - n) - 1, r[1]);
-            n += del.run(from, to).changes;
-            from = to + 1;
-            const ms = performance.now() - s0;
-            step = Math.max(MIN_STEP, Math.min(MAX_STEP, Math.round(step * Math.min(2, Math.max(0.5, targetMs / 4 / Math.max(ms, 0.05))))));
-          } while (from <= r[1] && n < MAX_CHUNK_ROWS && performance.now() < deadline);
-          conn.exec("commit");
-        } catch (err) {
-          if (conn.inTransaction) conn.exec("rollback");
-          unboost();
-          throw err;
-        }
-        const rec = endHold(h, "delete", t, n);
-        log?.push(rec);
-        await sleep(gapAfter(rec.wallMs));
-      }
-    }
-    conn.prepare("delete from main.pending_imports where id = ?").run(pendingId);
-  } finally {
-    conn.pragma("foreign_keys = ON");
-  }
-}
-
-/** Whether the process that wrote a pending_imports row is gone (same host, no such process; other hosts: after a day). */
-function ownerGone(owner: string, createdAt: number): boolean {
-  const i = owner.lastIndexOf(":");
-  const host = owner.slice(0, i);
-  const pid = Number(owner.slice(i + 1));
-  if (host !== os.hostname()) return Date.now() / 1000 - createdAt > 86_400;
-  if (pid === process.pid) return false;
-  try {
-    process.kill(pid, 0);
-    return false;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "ESRCH";
-  }
-}
-
-/**
- * Deletes what imports that died midway (kill -9, power loss) left in their
- * reserved ranges: rows no reader could reach. Imports still running (their
- * process is alive) are left alone. Returns the number of imports cleaned.
- */
-export async function cleanupLeftovers(conn: Database.Database): Promise<number> {
-  const rows = conn.prepare("select id, owner, ranges, created_at from main.pending_imports").all() as {
-    id: number;
-    owner: string;
-    ranges: string;
-    created_at: number;
-  }[];
-  let n = 0;
-  for (const r of rows) {
-    if (!ownerGone(r.owner, r.created_at)) continue;
-    await deleteReserved(conn, r.id, JSON.parse(r.ranges) as Record<string, [number, number]>);
-    n++;
-  }
-  return n;
 }
