@@ -29,9 +29,21 @@ export const ItemAction = z.discriminatedUnion("intent", [
   z.object({
     intent: z.literal("edit-item"),
     query: z.string().trim().min(1, "The prompt cannot be empty."),
-    passage: z.string().default(""),
-    domain: z.string().trim().default(""),
-    subject: z.string().trim().default(""),
+    // A blank passage, domain or subject means the item has none.
+    passage: z
+      .string()
+      .default("")
+      .transform((p) => (p.trim() ? p : null)),
+    domain: z
+      .string()
+      .trim()
+      .default("")
+      .transform((d) => d || null),
+    subject: z
+      .string()
+      .trim()
+      .default("")
+      .transform((d) => d || null),
     reason: Reason,
   }),
   z.object({
@@ -50,7 +62,18 @@ export const ItemAction = z.discriminatedUnion("intent", [
   z.object({ intent: z.literal("retire"), checklistItemId: Id, reason: Reason }),
   z.object({ intent: z.literal("restore"), checklistItemId: Id, reason: Reason }),
   z.object({ intent: z.literal("move"), checklistItemId: Id, direction: z.enum(["up", "down"]), reason: Reason.default("Reordered") }),
-  z.object({ intent: z.literal("reweight"), reason: Reason }).passthrough(),
+  // One `weight-<checklist item id>` field per live item; a blank one is NaN, which the rule refuses.
+  z
+    .object({ intent: z.literal("reweight"), reason: Reason })
+    .passthrough()
+    .transform(({ intent, reason, ...fields }) => {
+      const weights: Record<number, number> = {};
+      for (const [k, v] of Object.entries(fields)) {
+        const m = k.match(/^weight-(\d+)$/);
+        if (m) weights[Number(m[1])] = v === "" ? NaN : Number(v);
+      }
+      return { intent, reason, weights };
+    }),
   z.object({ intent: z.literal("edit-reference"), text: z.string().trim().min(1, "A reference needs text."), reason: Reason }),
   z.object({ intent: z.literal("draft"), providerId: Id }),
   z.object({ intent: z.literal("add-draft"), items: z.string().trim().min(1, "The draft has no items left to add."), reason: Reason }),

@@ -2,13 +2,11 @@ import { CsrfField } from "~/components/CsrfField";
 import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { json } from "@remix-run/node";
 import { Form, Link, useActionData, useLoaderData, useNavigation } from "@remix-run/react";
-import { and, asc, desc, eq } from "drizzle-orm";
 import { moveChecklistItem, requireChecklistItemOf } from "~/curation/rules.server";
 import { DomainError, domainErrorResponse } from "~/errors.server";
 import { ItemAction } from "~/forms/curation.server";
 import { notFound, requireProjectRole } from "~/auth/guards.server";
-import { findDataset } from "~/benchmark/browse.server";
-import { allFlags } from "~/curation/flags.server";
+import { findItemOfDataset, itemCurationView } from "~/curation/itemPage.server";
 import { draftChecklist } from "~/curation/assist.server";
 import {
   addChecklistItem,
@@ -20,23 +18,17 @@ import {
   setChecklistItemRetired,
   setReference,
 } from "~/curation/versions.server";
-import { getDb, schema } from "~/db.server";
 import { ActionMessage } from "~/components/ActionMessage";
 import { FieldError, fieldErrorsFrom, invalidProps, useFocusFirstError } from "~/components/FieldError";
-import { requeueStale, staleSummary } from "~/curation/requeue.server";
+import { requeueStale } from "~/curation/requeue.server";
 import { humanErrors } from "~/forms/messages";
 import { useRef } from "react";
 
 export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: `Curate ${data?.item.sourceId ?? "item"} · Concord` }];
 
 function load(projectId: number, params: Record<string, string | undefined>) {
-  const dataset = findDataset(projectId, Number(params.datasetId));
+  const { dataset, item } = findItemOfDataset(projectId, Number(params.datasetId), Number(params.itemId));
   if (!dataset) notFound("Dataset not found.");
-  const item = getDb()
-    .select()
-    .from(schema.items)
-    .where(and(eq(schema.items.id, Number(params.itemId)), eq(schema.items.datasetId, dataset.id)))
-    .get();
   if (!item) notFound("Item not found.");
   return { dataset, item };
 }
@@ -44,72 +36,7 @@ function load(projectId: number, params: Record<string, string | undefined>) {
 export async function loader({ request, params }: LoaderFunctionArgs) {
   const { project } = await requireProjectRole(request, params.slug, "researcher");
   const { dataset, item } = load(project.id, params);
-  const db = getDb();
-  const checklist = db
-    .select()
-    .from(schema.checklistItems)
-    .where(eq(schema.checklistItems.itemId, item.id))
-    .orderBy(asc(schema.checklistItems.position), desc(schema.checklistItems.version))
-    .all();
-  const replaced = new Set(checklist.map((c) => c.previousId).filter((id): id is number => id != null));
-  const flags = allFlags(project.id, dataset.id).flags.filter((f) => f.itemId === item.id);
-  const references = db
-    .select({
-      id: schema.references.id,
-      text: schema.references.text,
-      version: schema.references.version,
-      isCurrent: schema.references.isCurrent,
-      provenance: schema.references.provenance,
-      reason: schema.references.reason,
-      justification: schema.references.justification,
-      promotedFromResponseId: schema.references.promotedFromResponseId,
-      createdAt: schema.references.createdAt,
-      by: schema.users.name,
-    })
-    .from(schema.references)
-    .leftJoin(schema.users, eq(schema.users.id, schema.references.createdBy))
-    .where(eq(schema.references.itemId, item.id))
-    .orderBy(desc(schema.references.version))
-    .all();
-  const history = db
-    .select({
-      id: schema.curationEvents.id,
-      entity: schema.curationEvents.entity,
-      action: schema.curationEvents.action,
-      reason: schema.curationEvents.reason,
-      createdAt: schema.curationEvents.createdAt,
-      by: schema.users.name,
-    })
-    .from(schema.curationEvents)
-    .leftJoin(schema.users, eq(schema.users.id, schema.curationEvents.userId))
-    .where(eq(schema.curationEvents.itemId, item.id))
-    .orderBy(desc(schema.curationEvents.id))
-    .all();
-  return json({
-    dataset: { id: dataset.id, name: dataset.name, version: dataset.version, frozen: Boolean(dataset.frozenAt) },
-    item: {
-      id: item.id,
-      sourceId: item.sourceId,
-      query: item.query,
-      passage: item.passage,
-      domain: item.domain,
-      subject: item.subject,
-      version: item.version,
-    },
-    active: checklist.filter((c) => !c.retiredAt),
-    retired: checklist.filter((c) => c.retiredAt && !replaced.has(c.id)),
-    weighted: checklist.some((c) => !c.retiredAt && c.weight != null),
-    flags,
-    references,
-    history,
-    stale: staleSummary(project.id, { itemId: item.id }),
-    providers: db
-      .select({ id: schema.providers.id, name: schema.providers.name, model: schema.providers.model })
-      .from(schema.providers)
-      .where(eq(schema.providers.projectId, project.id))
-      .orderBy(asc(schema.providers.name))
-      .all(),
-  });
+  return json(itemCurationView(project.id, dataset, item));
 }
 
 const LABELS: Record<string, string> = {
@@ -163,16 +90,7 @@ export async function action({ request, params }: ActionFunctionArgs) {
   try {
     switch (input.intent) {
       case "edit-item": {
-        const r = editItem(
-          item.id,
-          {
-            query: input.query,
-            passage: input.passage.trim() ? input.passage : null,
-            domain: input.domain || null,
-            subject: input.subject || null,
-          },
-          actor,
-        );
+        const r = editItem(item.id, { query: input.query, passage: input.passage, domain: input.domain, subject: input.subject }, actor);
         return json({
           ok: `Item is now version ${r.version}; ${r.stale.annotations} label(s) and ${r.stale.verdicts} verdict(s) marked stale.`,
         });
@@ -199,15 +117,9 @@ export async function action({ request, params }: ActionFunctionArgs) {
       case "move":
         moveChecklistItem(item.id, input.checklistItemId, input.direction, actor);
         return json({ ok: "Checklist reordered." });
-      case "reweight": {
-        const weights: Record<number, number> = {};
-        for (const [k, v] of Object.entries(input)) {
-          const m = k.match(/^weight-(\d+)$/);
-          if (m) weights[Number(m[1])] = v === "" ? NaN : Number(v);
-        }
-        reweightChecklist(item.id, weights, actor);
+      case "reweight":
+        reweightChecklist(item.id, input.weights, actor);
         return json({ ok: "Weights saved and re-normalised to sum to 1." });
-      }
       case "add-draft": {
         const { ids } = addChecklistItems(item.id, input.items.split(/\r?\n/), actor);
         return json({ ok: `Added ${ids.length} drafted checklist item(s).` });
