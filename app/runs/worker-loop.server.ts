@@ -11,6 +11,7 @@
  * settings are built once per worker; HTTP goes through a shared keep-alive
  * agent (providers/node-fetch.server.ts).
  */
+import { startCheckpointer } from "../../db/checkpointer";
 import type { Db } from "../../db/client";
 import { getProtocol } from "./protocols";
 import {
@@ -161,7 +162,9 @@ export class Worker {
         this.wake?.();
       }
     });
-    this.done = this.loop().finally(() => {
+    // WAL checkpoints run in a thread of their own, not inside this worker's commits (db/checkpointer.ts).
+    const checkpointer = startCheckpointer(this.db);
+    this.done = this.loop().finally(async () => {
       undrive();
       if (this.heartbeat) clearInterval(this.heartbeat);
       if (this.watcher) clearInterval(this.watcher);
@@ -171,6 +174,7 @@ export class Worker {
       } catch {
         /* a stale row is swept by the next worker */
       }
+      await checkpointer?.stop();
     });
     return this;
   }
