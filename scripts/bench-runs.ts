@@ -212,8 +212,12 @@ function greedySchedule(calls: GraphCall[], providers: Map<number, Limits>, L: n
 }
 
 /** The fake server in its own process; on SIGTERM it prints the CPU time it used, then exits. */
-async function serverProcess(): Promise<{ baseUrl: string; close: () => Promise<number | null> }> {
-  const code = `import { startFakeLlm } from "./tests/support/fake-llm.ts"; import { refineScript } from "./tests/unit/runs/fixtures.ts"; const f = await startFakeLlm(refineScript(), { latencyMs: ${LATENCY}, log: false }); let cpu0 = process.cpuUsage(); process.stdin.on("data", () => { cpu0 = process.cpuUsage(); }); process.on("SIGTERM", () => { const c = process.cpuUsage(cpu0); process.stdout.write("cpu " + (c.user + c.system) / 1000 + "\\n", () => process.exit(0)); }); console.log(f.baseUrl);`;
+/** What the fake server measured: its CPU time, and how long it held each request (arrival to the reply's end). */
+type ServerStats = { cpuMs: number | null; heldMs: number | null };
+type FakeServer = { baseUrl: string; mark?: () => void; close: () => Promise<ServerStats> };
+
+async function serverProcess(): Promise<FakeServer> {
+  const code = `import { startFakeLlm } from "./tests/support/fake-llm.ts"; import { refineScript } from "./tests/unit/runs/fixtures.ts"; const f = await startFakeLlm(refineScript(), { latencyMs: ${LATENCY}, log: false }); let cpu0 = process.cpuUsage(); process.stdin.on("data", () => { cpu0 = process.cpuUsage(); }); let s0 = { ...f.served }; process.stdin.on("data", () => { s0 = { ...f.served }; }); process.on("SIGTERM", () => { const c = process.cpuUsage(cpu0); const n = f.served.n - s0.n; process.stdout.write("cpu " + (c.user + c.system) / 1000 + " " + (n ? (f.served.ms - s0.ms) / n : 0) + "\\n", () => process.exit(0)); }); console.log(f.baseUrl);`;
   const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", code], {
     cwd: path.resolve(import.meta.dirname, ".."),
     stdio: ["pipe", "pipe", "inherit"],
@@ -226,10 +230,13 @@ async function serverProcess(): Promise<{ baseUrl: string; close: () => Promise<
     close: async () => {
       const line = new Promise<string>((ok) => child.stdout!.on("data", (d) => String(d).startsWith("cpu ") && ok(String(d))));
       child.kill("SIGTERM");
-      const cpu = Number((await Promise.race([line, new Promise<string>((ok) => setTimeout(() => ok(""), 2000))])).slice(4));
-      return Number.isFinite(cpu) && cpu > 0 ? cpu : null;
+      const [cpu, held] = (await Promise.race([line, new Promise<string>((ok) => setTimeout(() => ok(""), 2000))]))
+        .slice(4)
+        .split(" ")
+        .map(Number);
+      return { cpuMs: Number.isFinite(cpu) && cpu > 0 ? cpu : null, heldMs: Number.isFinite(held) && held > 0 ? held : null };
     },
-  } as { baseUrl: string; mark: () => void; close: () => Promise<number | null> };
+  };
 }
 
 const replyOf = refineScript();
@@ -270,7 +277,14 @@ const load = () =>
     .join(" ");
 
 /** Prints the ideal with its bounds, and the ratio, for one run. */
-function report(label: string, r: Measured, ideal: ReturnType<typeof runIdeal>, load0: string, load1: string): number {
+function report(
+  label: string,
+  r: Measured,
+  ideal: ReturnType<typeof runIdeal>,
+  load0: string,
+  load1: string,
+  serverHeldMs: number | null,
+): number {
   const at = ideal.at(LATENCY);
   const atRtt = ideal.at(r.meanLatency);
   const ratio = r.wall / at.ideal;
@@ -285,6 +299,10 @@ function report(label: string, r: Measured, ideal: ReturnType<typeof runIdeal>, 
   console.log(
     `    ratio:         ${ratio.toFixed(3)}× (target ≤ 1.1×) ${ratio <= 1.1 ? "OK" : "OVER"}; against the measured round trip of ${r.meanLatency.toFixed(1)} ms (ideal ${(atRtt.ideal / 1000).toFixed(2)} s): ${(r.wall / atRtt.ideal).toFixed(3)}×`,
   );
+  if (serverHeldMs !== null)
+    console.log(
+      `    round trip:    ${r.meanLatency.toFixed(1)} ms = ${serverHeldMs.toFixed(1)} ms in the fake server (from a request's arrival to its reply's end, the ${LATENCY} ms sleep included) + ${(r.meanLatency - serverHeldMs).toFixed(1)} ms outside it (the client's send and reply paths: request building, the sockets, and each process's event loop busy with other work)`,
+    );
   console.log(
     `    slots busy:    ${r.busy.map((b) => `provider "${b.name}" ${b.pct.toFixed(0)}%`).join(", ")} of the wall time (a call holds its slot for its round trip)`,
   );
@@ -345,18 +363,33 @@ async function multiProcess(
   return { r, ideal, owners, load0, load1 };
 }
 
+/** The fake server in this process (--same-process): no CPU figure of its own. */
+async function inProcessServer(): Promise<FakeServer> {
+  const f = await startFakeLlm(refineScript(), { latencyMs: LATENCY, log: false });
+  let s0 = { ...f.served };
+  return {
+    baseUrl: f.baseUrl,
+    mark: () => void (s0 = { ...f.served }),
+    close: async () => {
+      const n = f.served.n - s0.n;
+      await f.close();
+      return { cpuMs: null, heldMs: n ? (f.served.ms - s0.ms) / n : null };
+    },
+  };
+}
+
 async function nProcesses(n: number): Promise<{ ratio: number; ok: boolean }> {
-  const fake = argv.includes("--same-process")
-    ? await startFakeLlm(refineScript(), { latencyMs: LATENCY, log: false })
-    : await serverProcess();
+  const fake = argv.includes("--same-process") ? await inProcessServer() : await serverProcess();
+  fake.mark?.();
   const m = await multiProcess(n, fake.baseUrl);
-  await fake.close();
+  const server = await fake.close();
   const ratio = report(
     `${n} worker processes (scripts/worker.ts, ${CONCURRENCY} jobs each, sharing each provider's ${CONCURRENCY} slots through the database; calls made by ${m.owners} processes)`,
     m.r,
     m.ideal,
     m.load0,
     m.load1,
+    server.heldMs,
   );
   return { ratio, ok: m.r.done === m.r.calls };
 }
@@ -374,9 +407,7 @@ async function main() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "concord-bench-runs-"));
   const db = openDatabase(path.join(dir, "bench.db"));
   // The fake server runs in its own process (the other core), so the bench measures the runner, not the server.
-  const fake: { baseUrl: string; mark?: () => void; close: () => Promise<number | null | void> } = argv.includes("--same-process")
-    ? await startFakeLlm(refineScript(), { latencyMs: LATENCY, log: false })
-    : await serverProcess();
+  const fake = argv.includes("--same-process") ? await inProcessServer() : await serverProcess();
   const fx = makeRunsFixture(db, {
     baseUrl: fake.baseUrl,
     items: ITEMS,
@@ -425,7 +456,8 @@ async function main() {
   loopDelay.disable();
   const load1 = load();
   clearInterval(sampler);
-  const serverCpu = await fake.close();
+  const server = await fake.close();
+  const serverCpu = server.cpuMs;
   const logged = (db.$client.prepare(`SELECT COUNT(*) AS n FROM provider_calls`).get() as { n: number }).n;
   const r: Measured = { wall, calls: ideal.calls, ...measured(db, wall, run.id) };
   const mb = (b: number) => `${(b / 1048576).toFixed(0)} MB`;
@@ -439,6 +471,7 @@ async function main() {
     ideal,
     load0,
     load1,
+    server.heldMs,
   );
   console.log(
     `    HTTP:          mean call latency ${r.meanLatency.toFixed(1)} ms (server sleeps ${LATENCY} ms); event loop delay p50 ${(loopDelay.percentile(50) / 1e6).toFixed(1)} ms, p99 ${(loopDelay.percentile(99) / 1e6).toFixed(1)} ms, max ${(loopDelay.max / 1e6).toFixed(1)} ms`,

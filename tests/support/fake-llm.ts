@@ -41,6 +41,8 @@ export type FakeLlm = {
   /** Base URL for the openai client (…/v1). */
   baseUrl: string;
   requests: FakeRequest[];
+  /** Answered requests, and the time from a request's arrival to its reply's end, summed (ms). */
+  served: { n: number; ms: number };
   setScript: (s: Script) => void;
   setLatency: (ms: number) => void;
   close: () => Promise<void>;
@@ -68,7 +70,13 @@ export async function startFakeLlm(initial: Script = () => "ok", opts: { latency
   const requests: FakeRequest[] = [];
   const sockets = new Set<import("node:net").Socket>();
   let n = 0;
+  const served = { n: 0, ms: 0 };
   const server = http.createServer((req, res) => {
+    const arrived = performance.now();
+    res.once("finish", () => {
+      served.n++;
+      served.ms += performance.now() - arrived;
+    });
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", async () => {
@@ -143,6 +151,7 @@ export async function startFakeLlm(initial: Script = () => "ok", opts: { latency
     url,
     baseUrl: `${url}/v1`,
     requests,
+    served,
     setScript: (s) => (script = s),
     setLatency: (ms) => (latency = ms),
     close: () =>
