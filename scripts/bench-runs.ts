@@ -317,7 +317,14 @@ function report(
 async function multiProcess(
   n: number,
   baseUrl: string,
-): Promise<{ r: Measured; ideal: ReturnType<typeof runIdeal>; owners: number; load0: string; load1: string }> {
+): Promise<{
+  r: Measured;
+  ideal: ReturnType<typeof runIdeal>;
+  owners: number;
+  load0: string;
+  load1: string;
+  workerCpuS: number | null;
+}> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "concord-bench-runs-"));
   const file = path.join(dir, "bench.db");
   const db = openDatabase(file);
@@ -355,12 +362,19 @@ async function multiProcess(
     await new Promise((ok) => setTimeout(ok, 10));
   const wall = performance.now() - t0;
   const load1 = load();
+  // Each worker prints its CPU time as it stops ("… s of CPU."): start-up included, a few tenths of a second each.
+  const cpus: number[] = [];
+  for (const c of children)
+    c.stdout!.on("data", (d) => {
+      const m = /([\d.]+) s of CPU/.exec(String(d));
+      if (m) cpus.push(Number(m[1]));
+    });
   await Promise.all(children.map((c) => new Promise<void>((ok) => (c.once("exit", () => ok()), c.kill("SIGTERM")))));
   const owners = (db.$client.prepare(`SELECT COUNT(DISTINCT owner) AS n FROM provider_calls`).get() as { n: number }).n;
   const r: Measured = { wall, calls: ideal.calls, ...measured(db, wall, run.id) };
   db.$client.close();
   fs.rmSync(dir, { recursive: true, force: true });
-  return { r, ideal, owners, load0, load1 };
+  return { r, ideal, owners, load0, load1, workerCpuS: cpus.length === n ? cpus.reduce((a, b) => a + b, 0) : null };
 }
 
 /** The fake server in this process (--same-process): no CPU figure of its own. */
@@ -390,6 +404,9 @@ async function nProcesses(n: number): Promise<{ ratio: number; ok: boolean }> {
     m.load0,
     m.load1,
     server.heldMs,
+  );
+  console.log(
+    `    CPU:           ${m.workerCpuS !== null ? `the ${n} workers ${m.workerCpuS.toFixed(2)} s (start-up included; ${((1000 * m.workerCpuS) / m.r.calls).toFixed(3)} ms per call)` : "workers: not reported"}${server.cpuMs ? `; fake server ${(server.cpuMs / 1000).toFixed(2)} s` : ""}; wall ${(m.r.wall / 1000).toFixed(2)} s on ${os.cpus().length} cores`,
   );
   return { ratio, ok: m.r.done === m.r.calls };
 }

@@ -47,17 +47,24 @@ const worker = new Worker(db, {
 }).start();
 console.log(`Concord worker ${worker.id} started on ${databasePathFromEnv()}`);
 
+/** CPU time this process used (user + system), for the operator and bench:runs. */
+const cpuSeconds = () => {
+  const c = process.cpuUsage();
+  return ((c.user + c.system) / 1e6).toFixed(2);
+};
+
 let stopping = false;
 const shutdown = async () => {
   if (stopping) return;
   stopping = true;
   console.log("Concord worker: finishing in-flight jobs…");
   await worker.stop();
+  console.log(`Concord worker ${worker.id}: stopped, ${worker.processed} jobs processed, ${cpuSeconds()} s of CPU.`);
   process.exit(0);
 };
 process.on("SIGINT", shutdown);
 process.on("SIGTERM", shutdown);
 worker.done.then(() => {
-  console.log(`Concord worker ${worker.id}: idle, ${worker.processed} jobs processed.`);
+  console.log(`Concord worker ${worker.id}: idle, ${worker.processed} jobs processed, ${cpuSeconds()} s of CPU.`);
   process.exit(0);
 });
