@@ -214,6 +214,25 @@ describe("nodeFetch (the keep-alive fetch the openai client uses)", () => {
     expect(free.length).toBeGreaterThanOrEqual(1);
   });
 
+  it("hands a success back read whole (json or text, once) and any other status as a real Response with its body", async () => {
+    fake.setScript(() => ({ text: "pong" }));
+    const ok = await nodeFetch(`${fake.baseUrl}/chat/completions`, { method: "POST", body: "{}" });
+    expect(ok.ok).toBe(true);
+    expect(ok.headers.get("content-type")).toBe("application/json");
+    expect(ok.url).toBe(`${fake.baseUrl}/chat/completions`);
+    const copy = ok.clone();
+    expect(JSON.parse(await ok.text()).choices[0].message.content).toBe("pong");
+    expect(ok.bodyUsed).toBe(true);
+    await expect(ok.json()).rejects.toBeInstanceOf(TypeError);
+    expect((await copy.json()).object).toBe("chat.completion");
+    fake.setScript(() => ({ status: 429, headers: { "retry-after": "0" } }));
+    const limited = await nodeFetch(`${fake.baseUrl}/chat/completions`, { method: "POST", body: "{}" });
+    expect(limited).toBeInstanceOf(Response);
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get("retry-after")).toBe("0");
+    expect((await limited.json()).error.message).toBe("scripted 429");
+  });
+
   it("rejects with an AbortError when aborted mid-request, and with a TypeError when the connection drops", async () => {
     fake.setScript(() => ({ hang: true }));
     const ac = new AbortController();
