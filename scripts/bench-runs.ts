@@ -324,6 +324,8 @@ async function multiProcess(
   load0: string;
   load1: string;
   workerCpuS: number | null;
+  /** The workers' CPU between resume and completion (from /proc), start-up left out; null off Linux. */
+  runCpuS: number | null;
 }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "concord-bench-runs-"));
   const file = path.join(dir, "bench.db");
@@ -356,12 +358,18 @@ async function multiProcess(
   await Promise.all(children.map((c) => new Promise<void>((ok) => c.stdout!.on("data", (d) => String(d).includes("started") && ok()))));
   const status = db.$client.prepare(`SELECT status FROM runs WHERE id = ?`).pluck();
   const load0 = load();
+  const cpuAtStart = children.map((c) => procCpuS(c.pid));
   const t0 = performance.now();
   controlRun(db, run.id, "resume");
   while (!["completed", "completed-with-errors", "failed"].includes(String(status.get(run.id))))
     await new Promise((ok) => setTimeout(ok, 10));
   const wall = performance.now() - t0;
   const load1 = load();
+  const cpuAtEnd = children.map((c) => procCpuS(c.pid));
+  const runCpu =
+    cpuAtStart.every((x) => x !== null) && cpuAtEnd.every((x) => x !== null)
+      ? cpuAtEnd.reduce((a, x, i) => a + x! - cpuAtStart[i]!, 0)
+      : null;
   // Each worker prints its CPU time as it stops ("… s of CPU."): start-up included, a few tenths of a second each.
   const cpus: number[] = [];
   for (const c of children)
@@ -374,7 +382,26 @@ async function multiProcess(
   const r: Measured = { wall, calls: ideal.calls, ...measured(db, wall, run.id) };
   db.$client.close();
   fs.rmSync(dir, { recursive: true, force: true });
-  return { r, ideal, owners, load0, load1, workerCpuS: cpus.length === n ? cpus.reduce((a, b) => a + b, 0) : null };
+  return {
+    r,
+    ideal,
+    owners,
+    load0,
+    load1,
+    workerCpuS: cpus.length === n ? cpus.reduce((a, b) => a + b, 0) : null,
+    runCpuS: runCpu,
+  };
+}
+
+/** CPU seconds (user + system) a process has used so far, from /proc/PID/stat (Linux; clock ticks of 1/100 s); null elsewhere. */
+function procCpuS(pid: number | undefined): number | null {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(f[11]) + Number(f[12])) / 100;
+  } catch {
+    return null;
+  }
 }
 
 /** The fake server in this process (--same-process): no CPU figure of its own. */
@@ -408,6 +435,15 @@ async function nProcesses(n: number): Promise<{ ratio: number; ok: boolean }> {
   console.log(
     `    CPU:           ${m.workerCpuS !== null ? `the ${n} workers ${m.workerCpuS.toFixed(2)} s (start-up included; ${((1000 * m.workerCpuS) / m.r.calls).toFixed(3)} ms per call)` : "workers: not reported"}${server.cpuMs ? `; fake server ${(server.cpuMs / 1000).toFixed(2)} s` : ""}; wall ${(m.r.wall / 1000).toFixed(2)} s on ${os.cpus().length} cores`,
   );
+  if (m.runCpuS !== null && server.cpuMs) {
+    // The machine's own bound: the CPU the run took (workers and fake server), spread over every core with none idle.
+    const cores = os.cpus().length;
+    const cpuBound = (m.runCpuS + server.cpuMs / 1000) / cores;
+    const idealS = m.ideal.at(LATENCY).ideal / 1000;
+    console.log(
+      `    CPU bound:     during the run the workers used ${m.runCpuS.toFixed(2)} s (${((1000 * m.runCpuS) / m.r.calls).toFixed(3)} ms per call) and the fake server ${(server.cpuMs / 1000).toFixed(2)} s: / ${cores} cores = ${cpuBound.toFixed(2)} s with every core busy all the time, ${(cpuBound / idealS).toFixed(2)}× the ideal, the least this machine could take with the endpoint on it`,
+    );
+  }
   return { ratio, ok: m.r.done === m.r.calls };
 }
 
