@@ -1,7 +1,9 @@
 /**
  * Server rendering. Streams the page; the inline scripts Remix writes carry the
  * request's CSP nonce (from scripts/server.ts via the load context), which the
- * Content-Security-Policy header requires of every inline script.
+ * Content-Security-Policy header requires of every inline script. The task kinds'
+ * client parts (dynamic imports, a chunk each in the browser) are loaded once before the
+ * first render, so pages render them synchronously and in full on the server.
  */
 import { PassThrough } from "node:stream";
 import type { AppLoadContext, EntryContext } from "@remix-run/node";
@@ -10,6 +12,7 @@ import { RemixServer } from "@remix-run/react";
 import { isbot } from "isbot";
 import { renderToPipeableStream } from "react-dom/server";
 import { closeDb } from "../db/client";
+import { loadKindParts } from "./task-kinds/parts";
 import { NonceContext } from "./nonce";
 
 const ABORT_DELAY = 5_000;
@@ -19,13 +22,14 @@ export function closeDatabase() {
   closeDb();
 }
 
-export default function handleRequest(
+export default async function handleRequest(
   request: Request,
   responseStatusCode: number,
   responseHeaders: Headers,
   remixContext: EntryContext,
   loadContext: AppLoadContext,
 ) {
+  await loadKindParts();
   const nonce = loadContext?.cspNonce ?? "";
   // Crawlers get the whole page at once; browsers get the shell as soon as it is ready.
   const waitForAll = isbot(request.headers.get("user-agent") ?? "") || remixContext.isSpaMode;

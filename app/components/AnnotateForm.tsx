@@ -4,7 +4,7 @@
  * keyboard shortcuts, auto-saved drafts (flushed before any navigation), a guard
  * on a changed submitted answer, a raw-text view and time tracking. Responses are
  * only ever named by their shown letter. The kind-specific controls live in
- * app/task-kinds/<kind>/form.tsx (the client registry: app/task-kinds/forms.ts).
+ * app/task-kinds/<kind>/form.tsx (loaded before the page renders: app/task-kinds/form-registry.ts).
  *
  * Keys never surprise, and mean the same on every kind: Enter activates the focused
  * control (a button, a link) and submits only when no control is focused; J/K and

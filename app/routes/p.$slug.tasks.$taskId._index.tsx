@@ -5,9 +5,9 @@
  */
 import { ConfirmButton } from "~/components/ConfirmButton";
 import { CsrfField } from "~/components/CsrfField";
-import type { ActionFunctionArgs, LinksFunction, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
+import type { ActionFunctionArgs, LinksFunction, LoaderFunctionArgs, MetaFunction, SerializeFrom } from "@remix-run/node";
 import { json, redirect } from "@remix-run/node";
-import { Form, Link, useActionData, useLoaderData, useParams } from "@remix-run/react";
+import { Form, Link, useActionData, useLoaderData, useParams, type ClientLoaderFunctionArgs } from "@remix-run/react";
 import { useRef } from "react";
 import { and, asc, eq, inArray } from "drizzle-orm";
 import { goldUnitOf, labelToForm, parseGoldLabel } from "~/annotation/gold.server";
@@ -15,7 +15,8 @@ import { DomainError, domainErrorResponse } from "~/errors.server";
 import { RemoveSchema, StatusSchema } from "~/forms/tasks.server";
 import { readConfig, scoreScaleOf } from "~/annotation/config.server";
 import type { ResponseKey } from "~/task-kinds/types";
-import { kindFields } from "~/task-kinds/fields-registry";
+import { kindFields, loadKindFields } from "~/task-kinds/fields-registry";
+import type { KindPartsHandle } from "~/task-kinds/parts-handle";
 import { findKind, isAnnotatable, kindTitle } from "~/task-kinds/registry.server";
 import { letter } from "~/annotation/random";
 import {
@@ -281,6 +282,17 @@ export async function action({ request, params }: ActionFunctionArgs) {
     throw err;
   }
   return json({ error: `Unknown intent "${intent.slice(0, 20)}".` }, { status: 400 });
+}
+
+/** The kind part this page renders (see app/task-kinds/parts-handle.ts): loaded before hydration and before a client navigation renders. */
+export const handle: KindPartsHandle<SerializeFrom<typeof loader>> = {
+  kindParts: (data) => (data.task.annotatable ? loadKindFields(data.task.kind) : Promise.resolve()),
+};
+
+export async function clientLoader({ serverLoader }: ClientLoaderFunctionArgs) {
+  const data = await serverLoader<typeof loader>();
+  await handle.kindParts(data);
+  return data;
 }
 
 export default function TaskOverview() {

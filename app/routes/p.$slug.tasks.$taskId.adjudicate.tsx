@@ -4,13 +4,14 @@
  * task names as adjudicators (only for units they did not label).
  */
 import { CsrfField } from "~/components/CsrfField";
-import type { ActionFunctionArgs, LinksFunction, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
+import type { ActionFunctionArgs, LinksFunction, LoaderFunctionArgs, MetaFunction, SerializeFrom } from "@remix-run/node";
 import { json } from "@remix-run/node";
-import { Form, Link, useActionData, useLoaderData, useParams } from "@remix-run/react";
+import { Form, Link, useActionData, useLoaderData, useParams, type ClientLoaderFunctionArgs } from "@remix-run/react";
 import { adjudicate, adjudicationView, canAdjudicate, disagreements } from "~/annotation/adjudication.server";
 import { penaltyReasonsOf, readConfig, scoreScaleOf } from "~/annotation/config.server";
 import { findTask } from "~/annotation/tasks.server";
-import { kindFields } from "~/task-kinds/fields-registry";
+import { kindFields, loadKindFields } from "~/task-kinds/fields-registry";
+import type { KindPartsHandle } from "~/task-kinds/parts-handle";
 import { isAnnotatable, taskKind } from "~/task-kinds/registry.server";
 import { forbidden, notFound, requireProjectRole } from "~/auth/guards.server";
 import { Markdown, markdownLinks } from "~/components/Markdown";
@@ -56,6 +57,17 @@ export async function action({ request, params }: ActionFunctionArgs) {
   const res = adjudicate({ projectId: project.id, taskId: task.id, unitId, userId: user.id, role, form });
   if (!res.ok) return json({ fieldErrors: res.fieldErrors, ok: false }, { status: 400 });
   return json({ fieldErrors: {} as Record<string, string>, ok: true });
+}
+
+/** The kind part this page renders (see app/task-kinds/parts-handle.ts): loaded before hydration and before a client navigation renders. */
+export const handle: KindPartsHandle<SerializeFrom<typeof loader>> = {
+  kindParts: (data) => loadKindFields(data.task.kind),
+};
+
+export async function clientLoader({ serverLoader }: ClientLoaderFunctionArgs) {
+  const data = await serverLoader<typeof loader>();
+  await handle.kindParts(data);
+  return data;
 }
 
 export default function Adjudicate() {

@@ -4,9 +4,16 @@
  * submits or skips. Loader data is blind: texts, shown letters, own labels.
  */
 import { randomUUID } from "node:crypto";
-import type { ActionFunctionArgs, LinksFunction, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
+import type { ActionFunctionArgs, LinksFunction, LoaderFunctionArgs, MetaFunction, SerializeFrom } from "@remix-run/node";
 import { json, redirect } from "@remix-run/node";
-import { Link, useActionData, useLoaderData, useParams, type ShouldRevalidateFunction } from "@remix-run/react";
+import {
+  Link,
+  useActionData,
+  useLoaderData,
+  useParams,
+  type ClientLoaderFunctionArgs,
+  type ShouldRevalidateFunction,
+} from "@remix-run/react";
 import { annotatePageData, nextUnitId, progress, saveAnnotation, type SaveIntent } from "~/annotation/annotate.server";
 import { nextTaskWithWork } from "~/annotation/queue.server";
 import { findTask } from "~/annotation/tasks.server";
@@ -18,6 +25,8 @@ import styles from "~/components/annotation.css";
 import { sql } from "drizzle-orm";
 import { getDb, schema, writeWithoutBusyWait } from "~/db.server";
 import { isAnnotatable, kindTitle } from "~/task-kinds/registry.server";
+import { loadKindForm } from "~/task-kinds/form-registry";
+import type { KindPartsHandle } from "~/task-kinds/parts-handle";
 
 export const links: LinksFunction = () => [{ rel: "stylesheet", href: styles }, ...markdownLinks];
 export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: `${data?.task.name ?? "Annotate"} · Concord` }];
@@ -79,6 +88,17 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
     openedAt: Date.now() as number | null,
     nextTask: null,
   });
+}
+
+/** The kind part this page renders (see app/task-kinds/parts-handle.ts): loaded before hydration and before a client navigation renders. */
+export const handle: KindPartsHandle<SerializeFrom<typeof loader>> = {
+  kindParts: (data) => loadKindForm(data.task.kind),
+};
+
+export async function clientLoader({ serverLoader }: ClientLoaderFunctionArgs) {
+  const data = await serverLoader<typeof loader>();
+  await handle.kindParts(data);
+  return data;
 }
 
 const INTENTS = new Set<SaveIntent>(["draft", "submit", "skip"]);

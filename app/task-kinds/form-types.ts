@@ -1,8 +1,9 @@
 /**
  * What a kind's client parts give the pages: form.tsx the annotate form's controls and keys
- * (registry ./forms.ts); fields.tsx the known-answer fields of a gold unit (task page) and the
- * final-label fields of adjudication (registry ./fields.ts), apart so that the task page does
- * not load the annotate form's Markdown renderer. No zod, no server code: they ship to the browser.
+ * (lookup ./form-registry.ts); fields.tsx the known-answer fields of a gold unit (task page)
+ * and the final-label fields of adjudication (./fields-registry.ts), apart so that the task
+ * page does not load the annotate form's Markdown renderer. Its index.ts names both as
+ * dynamic imports. No zod, no server code: they ship to the browser.
  */
 import type { ReactNode } from "react";
 import type { KindModule, Rules } from "~/components/annotate/types";

@@ -5,15 +5,18 @@
  *
  * This part is pure and client-safe (no zod, no React): the same rules serve
  * loaders, actions, reports, exports and the tests. A kind's annotate controls live
- * beside it in form.tsx (client registry: ./forms.ts), its gold and final-label fields
- * in fields.tsx (./fields.ts), and a kind whose settings need a zod schema keeps it in
- * config.server.ts, which its index.ts imports as `server` (Remix's browser build
- * empties `.server` modules, so there `server` is undefined and zod stays out).
+ * beside it in form.tsx, its gold and final-label fields in fields.tsx, which its
+ * index.ts names as `form` and `fields`, each a literal dynamic import: the browser
+ * build gives each its own chunk, loaded only by a page that renders it (lookups:
+ * ./form-registry.ts, ./fields-registry.ts). A kind whose settings need a zod schema
+ * keeps it in config.server.ts, which its index.ts imports as `server` (Remix's browser
+ * build empties `.server` modules, so there `server` is undefined and zod stays out).
  */
 import type { z } from "zod";
 import type { TaskConfig } from "~/annotation/config.server";
 import type { LabelKind } from "~/reports/types";
 import type { Label } from "~/stats";
+import type { KindFields, KindForm } from "./form-types";
 
 export type ResponseKey = number | "reference";
 export type FormLike = { get(name: string): FormDataEntryValue | null };
@@ -101,6 +104,10 @@ export interface TaskKind<Id extends string = string> {
   id: Id;
   /** Shown to researchers and annotators ("Writing quality"). */
   title: string;
+  /** Its annotate form (form.tsx), loaded on demand: `() => import("./form").then(...)`. */
+  form: () => Promise<KindForm>;
+  /** Its gold and final-label fields (fields.tsx), loaded on demand likewise. */
+  fields: () => Promise<KindFields>;
   /** Sampling plans, the default first. */
   plans: readonly [string, ...string[]];
   /** The shared new-task settings this kind uses (the form shows only these). */

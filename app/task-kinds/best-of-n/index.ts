@@ -33,6 +33,9 @@ const bestOf = (l: unknown): unknown => (l as { best?: unknown } | null)?.best;
 export const bestOfN = defineKind({
   id: "best-of-n",
   title: "Best-of-N / pairwise",
+  // Its client parts, each a chunk of its own in the browser build (literal dynamic imports).
+  form: () => import("./form").then((m) => m.bestOfNForm),
+  fields: () => import("./fields").then((m) => m.bestOfNFields),
   plans: ["sample-n"],
   settings: ["models", "turn", "n", "allowTies", "includeReference"],
   multiResponse: true,

@@ -9,6 +9,9 @@ import { defineKind } from "../types";
 export const checklistAppropriateness = defineKind({
   id: "checklist-appropriateness",
   title: "Checklist appropriateness",
+  // Its client parts, each a chunk of its own in the browser build (literal dynamic imports).
+  form: () => import("./form").then((m) => m.checklistAppropriatenessForm),
+  fields: () => import("./fields").then((m) => m.checklistAppropriatenessFields),
   plans: ["all-items"],
   settings: ["showReference"],
   showsReference: (config) => config.showReference === true,

@@ -33,6 +33,9 @@ function readPoint(raw: string): { point: number | null; error?: string } {
 export const likert7 = defineKind({
   id: "likert-7",
   title: "Likert 1–7 with rationale",
+  // Its client parts, each a chunk of its own in the browser build (literal dynamic imports).
+  form: () => import("./form").then((m) => m.likert7Form),
+  fields: () => import("./fields").then((m) => m.likert7Fields),
   plans: ["all-responses"],
   settings: ["models", "turn"],
   textSettings: [

@@ -13,6 +13,9 @@ import { defineKind, type Candidate, type UnitSpec } from "../types";
 export const responseSatisfaction = defineKind({
   id: "response-satisfaction",
   title: "Response satisfaction",
+  // Its client parts, each a chunk of its own in the browser build (literal dynamic imports).
+  form: () => import("./form").then((m) => m.responseSatisfactionForm),
+  fields: () => import("./fields").then((m) => m.responseSatisfactionFields),
   plans: ["paper", "all-items-of-sampled-responses", "stratified"],
   settings: ["plan", "models", "turn", "responsesPerItem", "strata", "perStratum", "showReference"],
   showsReference: (config) => config.showReference === true,

@@ -19,6 +19,9 @@ const scoresOf = (l: unknown): Scores => (l as { scores?: Scores } | null)?.scor
 export const writingQuality = defineKind({
   id: "writing-quality",
   title: "Writing quality",
+  // Its client parts, each a chunk of its own in the browser build (literal dynamic imports).
+  form: () => import("./form").then((m) => m.writingQualityForm),
+  fields: () => import("./fields").then((m) => m.writingQualityFields),
   plans: ["all-responses"],
   settings: ["models", "turn", "penaltyReasons"],
   multiResponse: true,
