@@ -365,6 +365,25 @@ describe.skipIf(NO_PG)(`the run queue on PostgreSQL${NO_PG ? ` (skipped: ${NO_PG
     expect((await runStatus(db, run.id)).status).toBe("completed-with-errors");
   });
 
+  it("fails the job alone when the database refuses its outcome (a response for an item that does not exist)", async () => {
+    const [db] = await freshDb();
+    const { item, run } = await seed(db, { jobs: 1 });
+    const [job] = await claimJobsPg(db, "w", 1, 60_000);
+    const outcome = answer(item.id, job);
+    outcome.responses.push({ ...outcome.responses[0], itemId: item.id + 1000, sourceKey: "elsewhere" });
+    expect(await storeOutcomePg(db, "w", job, { outcome })).toBe(true);
+    const [row] = await rows<{ status: string; error: string; result: unknown }>(
+      db,
+      sql`SELECT status, error, result FROM jobs WHERE id = ${job.id}`,
+    );
+    expect(row.status).toBe("failed");
+    expect(row.error).toMatch(/^storing the outcome failed: .*violates foreign key constraint/);
+    expect(row.error).not.toContain("answer for");
+    expect(row.result).toBeNull();
+    expect(await rows(db, sql`SELECT id FROM responses`)).toEqual([]);
+    expect((await runStatus(db, run.id)).status).toBe("failed");
+  });
+
   it("stores nothing into a cancelled run: the job goes back to the queue, and a cancelled run's jobs are not claimed", async () => {
     const [db] = await freshDb();
     const { item, run } = await seed(db, { jobs: 2 });

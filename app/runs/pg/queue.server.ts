@@ -170,6 +170,15 @@ async function markFailed(c: Conn, owner: string, jobId: number, error: string):
   return rows.length > 0;
 }
 
+/**
+ * Why a write failed, in PostgreSQL's words: drizzle wraps a refused statement in an error whose message is the
+ * statement and its parameters (a job's whole reply), with the database's own error as its cause.
+ */
+function reason(err: unknown): string {
+  const e = err instanceof Error && err.cause instanceof Error ? err.cause : err;
+  return e instanceof Error ? e.message : String(e);
+}
+
 /** The done mark, then the responses, verdicts and follow-up jobs; false (nothing written) when the lease is not `owner`'s. */
 async function writeOutcome(c: Conn, owner: string, job: ClaimedJob, outcome: Outcome): Promise<boolean> {
   const done = await c
@@ -300,7 +309,7 @@ export async function storeOutcomePg(db: PgDb, owner: string, job: ClaimedJob, e
           // A savepoint: if the outcome's writes fail, they are undone and the job is failed with the reason.
           stored = await tx.transaction((sp) => writeOutcome(sp, owner, job, end.outcome));
         } catch (err) {
-          stored = await markFailed(tx, owner, job.id, `storing the outcome failed: ${err instanceof Error ? err.message : String(err)}`);
+          stored = await markFailed(tx, owner, job.id, `storing the outcome failed: ${reason(err)}`);
         }
       } else stored = await markFailed(tx, owner, job.id, String(end.error || "unknown error"));
       if (!stored) return false;
