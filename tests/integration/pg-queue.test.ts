@@ -5,6 +5,7 @@
  * outcomes, errors and run endings are stored as on SQLite; and the provider's concurrency and requests per minute
  * hold across connections, checked by the test's own counts.
  */
+import { spawnSync } from "node:child_process";
 import { setTimeout as sleep } from "node:timers/promises";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -14,6 +15,7 @@ import type { ClaimedJob } from "../../app/runs/jobs.server";
 import type { Outcome } from "../../app/runs/protocols/types";
 import { RunStopped } from "../../app/runs/providers/shared-limits.server";
 import { admitCallPg, claimJobsPg, endCallPg, renewLeasesPg, storeOutcomePg } from "../../app/runs/pg/queue.server";
+import { heartbeatPg, sweepDeadWorkersPg } from "../../app/runs/pg/workers.server";
 import { pgBinDir, startTestPg, type TestPg } from "../support/pg";
 
 const NO_PG = pgBinDir() ? null : "PostgreSQL is not installed (apt-get install -y postgresql): initdb and pg_ctl are needed";
@@ -516,5 +518,57 @@ describe.skipIf(NO_PG)(`the run queue on PostgreSQL${NO_PG ? ` (skipped: ${NO_PG
     );
     expect(starts).toHaveLength(sent.length);
     for (let i = 0; i + 30 < starts.length; i++) expect(starts[i + 30] - starts[i]).toBeGreaterThanOrEqual(WINDOW + 200);
+  });
+
+  it("frees a dead worker's provider slots and hands its jobs on at once; a live worker keeps both", async () => {
+    const [db] = await freshDb();
+    const { provider, run } = await seed(db, { jobs: 3, concurrency: 2 });
+    const admit = (owner: string, jobId: number) =>
+      admitCallPg(db, {
+        providerId: provider.id,
+        concurrency: 2,
+        requestsPerMinute: null,
+        owner,
+        runId: run.id,
+        jobId,
+        request: { owner },
+      });
+    // "silent" stops renewing a 1 s heartbeat; "crashed" ran on this host as a process that has exited; "alive" is this one.
+    const gone = spawnSync(process.execPath, ["-e", ""]).pid!;
+    await heartbeatPg(db, "silent", 1_000);
+    const silentSince = Date.now();
+    await heartbeatPg(db, "crashed", 60_000, { pid: gone });
+    await heartbeatPg(db, "alive", 60_000);
+    const [js, jc, ja] = [
+      ...(await claimJobsPg(db, "silent", 1, 60_000)),
+      ...(await claimJobsPg(db, "crashed", 1, 60_000)),
+      ...(await claimJobsPg(db, "alive", 1, 60_000)),
+    ];
+    expect((await admit("silent", js.id)).id).toBeDefined();
+    expect((await admit("crashed", jc.id)).id).toBeDefined();
+    // Both slots are held: the live worker waits.
+    expect((await admit("alive", ja.id)).waitMs).toBeGreaterThan(0);
+    expect(await sweepDeadWorkersPg(db, "alive")).toEqual(["crashed"]);
+    await sleep(Math.max(0, silentSince + 1_100 - Date.now()));
+    expect(await sweepDeadWorkersPg(db, "alive")).toEqual(["silent"]);
+    expect(await sweepDeadWorkersPg(db, "alive")).toEqual([]);
+    const calls = await rows<{ owner: string; state: string; error: string }>(
+      db,
+      sql`SELECT owner, state, error FROM provider_calls ORDER BY id`,
+    );
+    expect(calls).toEqual([
+      { owner: "silent", state: "interrupted", error: "the worker stopped during the call" },
+      { owner: "crashed", state: "interrupted", error: "the worker stopped during the call" },
+    ]);
+    expect((await admit("alive", ja.id)).id).toBeDefined();
+    // The dead workers' jobs are claimable now (their leases had 60 s left), the live worker's is not.
+    const taken = await claimJobsPg(db, "alive", 7, 60_000);
+    expect(taken.map((j) => [j.id, j.attempts]).sort((x, y) => x[0] - y[0])).toEqual(
+      [
+        [js.id, 2],
+        [jc.id, 2],
+      ].sort((x, y) => x[0] - y[0]),
+    );
+    expect((await rows<{ id: string }>(db, sql`SELECT id FROM workers`)).map((w) => w.id)).toEqual(["alive"]);
   });
 });
