@@ -3,7 +3,8 @@
  * many claimers on separate connections (as workers on separate machines are) never take the same job and never
  * wait for each other's locked rows; an expired lease goes to another worker and the old owner's store is refused;
  * outcomes, errors and run endings are stored as on SQLite; and the provider's concurrency and requests per minute
- * hold across connections, checked by the test's own counts.
+ * hold across connections, checked by the test's own counts; a dead worker's calls and leases are let go
+ * (app/runs/pg/workers.server.ts).
  */
 import { spawnSync } from "node:child_process";
 import { setTimeout as sleep } from "node:timers/promises";
