@@ -15,5 +15,9 @@ export type KindPartsHandle<Data> = { kindParts: (data: Data) => Promise<unknown
 export function kindPartsOf(handle: unknown): ((data: unknown) => Promise<unknown>) | null {
   if (typeof handle !== "object" || handle === null || !("kindParts" in handle)) return null;
   const load = handle.kindParts;
-  return typeof load === "function" ? (data: unknown) => Promise.resolve(load(data)) : null;
+  return isLoader(load) ? (data) => Promise.resolve(load(data)) : null;
+}
+
+function isLoader(v: unknown): v is (data: unknown) => unknown {
+  return typeof v === "function";
 }
