@@ -23,15 +23,13 @@ import { kindsWhere } from "~/task-kinds/registry";
 
 /**
  * The kinds whose subjects each carry one scalar label a judge also gives, and so get the
- * any-label-set table: imported labels; the Yes/No kinds (TaskKind.judgeAgreement: a verdict on
- * the unit's response and checklist item); Likert 1–7 (a verdict on the unit's response, a point
- * 1–7); writing quality (a verdict on each scored response, a score on the task's 1–N scale);
- * best-of-N (a verdict naming the picked response, or "tie": see ./judgeUnits.server).
+ * any-label-set table: imported labels, and every kind that declares TaskKind.judgeAgreement
+ * (the Yes/No kinds: a verdict on the unit's response and checklist item; Likert 1–7: a verdict
+ * on the unit's response, a point 1–7; writing quality: a verdict on each scored response, a
+ * score on the task's 1–N scale; best-of-N: a verdict naming the picked response, or "tie", see
+ * ./judgeUnits.server).
  */
-export const JUDGE_AGREEMENT_KINDS: string[] = [
-  "imported-labels",
-  ...kindsWhere((k) => k.judgeAgreement === true || k.id === "likert-7" || k.id === "writing-quality" || k.id === "best-of-n"),
-];
+export const JUDGE_AGREEMENT_KINDS: string[] = ["imported-labels", ...kindsWhere((k) => k.judgeAgreement === true)];
 
 export interface TaskJudgeAgreement extends JudgeAgreementResult {
   /** judge name → judge id. */

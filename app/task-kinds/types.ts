@@ -155,9 +155,9 @@ export interface TaskKind<Id extends string = string> {
   /** How labels are coded for agreement and the other statistics. */
   coding: Coding;
   /**
-   * Whether its labels compare with judges' verdicts on the same unit (the judge-agreement
-   * page and export): one scalar label per unit that a judge also gives (Yes/No on a
-   * response and checklist item).
+   * Whether its labels compare with judges' verdicts on the same subjects (the judge-agreement
+   * page and export): each subject of its coding carries one scalar label that a judge also
+   * gives (Yes/No on a response and checklist item, a point on a scale, a picked response).
    */
   judgeAgreement?: boolean;
   /** Extra report tables of this kind (app/reports/report.server.ts). */

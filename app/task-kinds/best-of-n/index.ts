@@ -39,6 +39,8 @@ export const bestOfN = defineKind({
   plans: ["sample-n"],
   settings: ["models", "turn", "n", "allowTies", "includeReference"],
   multiResponse: true,
+  // A judge names the picked response (or a tie): the judge–human table applies (see app/reports/judgeUnits.server.ts).
+  judgeAgreement: true,
   // Never shown as such: it may be hidden among the responses and is never named.
   showsReference: () => false,
   labelsJudgeReference: true,

@@ -46,6 +46,8 @@ export const likert7 = defineKind({
   // The zod schema of those settings (server only: undefined in the browser build).
   server: likert7Server,
   multiResponse: false,
+  // A judge gives the same 1–7 point on the unit's response: the judge–human table applies.
+  judgeAgreement: true,
   showsReference: () => false,
   labelsJudgeReference: false,
   goldShowsReference: false,

@@ -25,6 +25,8 @@ export const writingQuality = defineKind({
   plans: ["all-responses"],
   settings: ["models", "turn", "penaltyReasons"],
   multiResponse: true,
+  // A judge scores each response on the task's scale: the judge–human table applies, one subject per scored response.
+  judgeAgreement: true,
   // The reference is always shown: it is the scale's anchor.
   showsReference: () => true,
   labelsJudgeReference: true,
