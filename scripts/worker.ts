@@ -7,9 +7,14 @@
  *
  *   npm run worker [-- --concurrency 16 --prefetch 4 --lease-ms 60000 --poll-ms 500 --until-idle --run RUN_ID --call-log full|compact]
  * Environment equivalents: WORKER_CONCURRENCY, WORKER_PREFETCH, WORKER_LEASE_MS, WORKER_POLL_MS, WORKER_CALL_LOG.
+ *
+ * DATABASE_URL=postgres://… runs the PostgreSQL worker (app/runs/pg/worker.server.ts) on any number of
+ * machines; API keys are then decrypted with CONCORD_ENCRYPTION_KEY (there is no key file beside the database).
  */
 import { databasePathFromEnv, openDatabase } from "../db/client";
+import { isPostgresUrl, openPgDatabase } from "../db/client-pg";
 import { env, type Env } from "../app/env.server";
+import { PgWorker } from "../app/runs/pg/worker.server";
 import { defaultPrefetch, Worker } from "../app/runs/runner.server";
 
 const argv = process.argv.slice(2);
@@ -33,10 +38,9 @@ try {
   process.exit(2);
 }
 
-const db = openDatabase(databasePathFromEnv());
 const runIdx = argv.indexOf("--run");
 const concurrency = settings.WORKER_CONCURRENCY;
-const worker = new Worker(db, {
+const options = {
   concurrency,
   prefetch: settings.WORKER_PREFETCH ?? defaultPrefetch(concurrency),
   callLog: settings.WORKER_CALL_LOG,
@@ -44,8 +48,27 @@ const worker = new Worker(db, {
   pollMs: settings.WORKER_POLL_MS,
   untilIdle: argv.includes("--until-idle"),
   runId: runIdx >= 0 ? Number(argv[runIdx + 1]) : undefined,
-}).start();
-console.log(`Concord worker ${worker.id} started on ${databasePathFromEnv()}`);
+};
+const url = settings.DATABASE_URL;
+let worker: Worker | PgWorker;
+let closeDb: () => Promise<void> = async () => {};
+if (isPostgresUrl(url)) {
+  let pg: Awaited<ReturnType<typeof openPgDatabase>>;
+  try {
+    // One connection per job in flight plus the claims, heartbeats and the run watch.
+    pg = await openPgDatabase(url, { max: Math.min(100, concurrency + 4) });
+  } catch (err) {
+    // The driver's message, never the URL (it may hold a password).
+    console.error(`Concord worker: cannot open the PostgreSQL database: ${(err as Error).message}`);
+    process.exit(2);
+  }
+  worker = new PgWorker(pg, options).start();
+  closeDb = () => pg.$client.end();
+  console.log(`Concord worker ${worker.id} started on PostgreSQL`);
+} else {
+  worker = new Worker(openDatabase(databasePathFromEnv()), options).start();
+  console.log(`Concord worker ${worker.id} started on ${databasePathFromEnv()}`);
+}
 
 /** CPU time this process used (user + system), for the operator and bench:runs. */
 const cpuSeconds = () => {
@@ -59,12 +82,20 @@ const shutdown = async () => {
   stopping = true;
   console.log("Concord worker: finishing in-flight jobs…");
   await worker.stop();
+  await closeDb();
   console.log(`Concord worker ${worker.id}: stopped, ${worker.processed} jobs processed, ${cpuSeconds()} s of CPU.`);
   process.exit(0);
 };
 process.on("SIGINT", shutdown);
 process.on("SIGTERM", shutdown);
-worker.done.then(() => {
-  console.log(`Concord worker ${worker.id}: idle, ${worker.processed} jobs processed, ${cpuSeconds()} s of CPU.`);
-  process.exit(0);
-});
+worker.done.then(
+  async () => {
+    await closeDb();
+    console.log(`Concord worker ${worker.id}: idle, ${worker.processed} jobs processed, ${cpuSeconds()} s of CPU.`);
+    process.exit(0);
+  },
+  (err: unknown) => {
+    console.error(`Concord worker ${worker.id} stopped on an error: ${err instanceof Error ? err.message : String(err)}`);
+    process.exit(1);
+  },
+);

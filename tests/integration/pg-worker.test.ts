@@ -1,0 +1,279 @@
+/**
+ * Workers on PostgreSQL (issue 17): a RefineBench file in the released format
+ * (refinebench_samples.json's field names, written here) is imported through the
+ * `refinebench` preset into SQLite and a guided run is created; `npm run
+ * db:copy` moves the deployment to a throw-away PostgreSQL cluster, where 3
+ * worker processes (scripts/worker.ts with DATABASE_URL=postgres://…) drain the
+ * run against the local fake OpenAI-compatible endpoint. The same run on the
+ * SQLite original, by the SQLite worker, is the reference: the PostgreSQL
+ * database, copied back to SQLite by the same command, must give every result
+ * figure of the run and the same verdicts. What the endpoint sees — from each
+ * request's arrival to its reply — never exceeds either provider's
+ * concurrency; no request is made twice.
+ *
+ * The second test kills one worker with SIGKILL midway and starts another: the
+ * run still completes, every job is stored exactly once, and the figures are
+ * still the SQLite run's.
+ */
+import { execFile, spawn, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { promisify } from "node:util";
+import { eq } from "drizzle-orm";
+import pg from "pg";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { openDatabase, schema, type Db } from "../../db/client";
+import { createRun } from "../../app/runs/runner.server";
+import { runResultsAll } from "../../app/runs/results.server";
+import { tempDir } from "../support/db";
+import { startFakeLlm, type FakeLlm } from "../support/fake-llm";
+import { startTestPg, type TestPg } from "../support/pg";
+import { addProviders, codeSum, importThrough, messagesOf, projectIdOf, runToEnd } from "./runs-protocol-support";
+
+const ROOT = path.resolve(__dirname, "../..");
+const ITEMS = 30;
+const MAX_TURNS = 3;
+const LIMIT = 3;
+const exec = promisify(execFile);
+
+let testPg: TestPg;
+let admin: pg.Client;
+let fake: FakeLlm;
+const dir = tempDir("concord-pg-worker-");
+const pgUrl = (name: string) => testPg.url.replace(/\/postgres$/, `/${name}`);
+
+/** At the endpoint, per model: requests between arrival and reply, now and at most. */
+const inFlight = new Map<string, number>();
+const maxInFlight = new Map<string, number>();
+
+/**
+ * The target answers `Answer v<turn>`; the judge finds item q satisfied at turn t when (code-point sum of q) mod
+ * 3 < t, so guided conversations run 1 to 3 turns. 20 ms of latency, so calls overlap.
+ */
+async function script(req: { body: Record<string, unknown> }) {
+  const model = String(req.body.model);
+  inFlight.set(model, (inFlight.get(model) ?? 0) + 1);
+  maxInFlight.set(model, Math.max(maxInFlight.get(model) ?? 0, inFlight.get(model)!));
+  await new Promise((ok) => setTimeout(ok, 20));
+  inFlight.set(model, inFlight.get(model)! - 1); // the reply is written right after this returns
+  const msgs = messagesOf(req.body);
+  if (model === "target-model") return `Answer v${msgs.filter((m) => m.role === "user").length}`;
+  const last = msgs[msgs.length - 1]?.content ?? "";
+  const section = last.split("### Checklist (Evaluation Items)\n")[1].split("\n\n### Output Format")[0];
+  const turn = Number(/### Model’s Answer:\nAnswer v(\d+)/.exec(last)![1]);
+  return section
+    .split("\n")
+    .map((l) => /^(Q\d+): (.*)$/.exec(l)!)
+    .map((m) => `${m[1]}: ${codeSum(m[2]) % 3 < turn ? "Yes" : "No"}`)
+    .join("\n");
+}
+
+/** A RefineBench file in the released layout: records grouped by field, with the upstream keys. */
+function writeRefineBench(file: string) {
+  const rec = (i: number) => ({
+    index: `p-${i}`,
+    field: "Math",
+    subject: "Arithmetic",
+    question: `What is ${i} + ${i * 7}? Show the sum.`,
+    reference_answer: [String(i * 8)],
+    materials: [],
+    comment: [],
+    checklist: [`Does the response add ${i} and ${i * 7}?`, `Does the response give ${i * 8}?`, `Is the sum for problem ${i} shown?`],
+    institution: "Concord tests",
+    year: "2026",
+    month: "12",
+    exam_type: "Exact Match",
+    problem_set: "Set P",
+    sub_problem: "",
+  });
+  fs.writeFileSync(file, JSON.stringify({ Math: Array.from({ length: ITEMS }, (_, i) => rec(i + 1)) }));
+}
+
+type Prepared = { file: string; runId: number };
+
+/** Imports the file, adds the providers (each at concurrency LIMIT) and creates the queued run, on a new SQLite file. */
+async function prepare(name: string): Promise<Prepared> {
+  const file = path.join(dir, `${name}.db`);
+  const slug = "pgw";
+  const db = openDatabase(file);
+  db.insert(schema.projects).values({ slug, name: "PG workers" }).run();
+  db.$client.close();
+  const datasetId = await importThrough(file, slug, "refinebench", path.join(dir, "refinebench.json"));
+  const db2 = openDatabase(file);
+  const projectId = projectIdOf(db2, slug);
+  // No API key: a PostgreSQL deployment decrypts keys with CONCORD_ENCRYPTION_KEY, not the key file beside the SQLite file.
+  addProviders(db2, projectId, fake.baseUrl);
+  db2.update(schema.providers).set({ concurrency: LIMIT, apiKey: null }).run();
+  const run = createRun(db2, projectId, {
+    name: "guided on workers",
+    protocol: "refinebench",
+    datasetId,
+    models: [{ provider: "target" }],
+    judges: [{ provider: "judge" }],
+    settings: { setting: "guided", maxTurns: MAX_TURNS },
+  });
+  db2.$client.close();
+  return { file, runId: run.id };
+}
+
+async function dbCopy(from: string, to: string) {
+  const { stdout } = await exec(process.execPath, ["--import", "tsx", "scripts/db-copy.ts", "--from", from, "--to", to], {
+    cwd: ROOT,
+    env: { ...process.env, DATABASE_URL: "" },
+  });
+  return stdout;
+}
+
+function spawnWorker(url: string): { child: ChildProcess; out: () => string } {
+  const child = spawn(process.execPath, ["--import", "tsx", "scripts/worker.ts", "--until-idle"], {
+    cwd: ROOT,
+    // Each worker would take 8 at once on its own: only the limits shared through PostgreSQL keep the endpoint at 3.
+    env: { ...process.env, DATABASE_URL: url, WORKER_CONCURRENCY: "8", WORKER_POLL_MS: "20", WORKER_LEASE_MS: "30000" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  child.stdout!.on("data", (d) => (out += d));
+  child.stderr!.on("data", (d) => (out += d));
+  return { child, out: () => out };
+}
+const exited = (c: ChildProcess) =>
+  c.exitCode !== null || c.signalCode !== null
+    ? Promise.resolve(c.exitCode)
+    : new Promise<number | null>((ok) => c.once("exit", (code) => ok(code)));
+
+/** What the run's results pages show, per judge, and its verdicts as (response, item, value) — ids left out. */
+function figures(db: Db, runId: number) {
+  const run = db.select().from(schema.runs).where(eq(schema.runs.id, runId)).get()!;
+  const verdicts = db.$client
+    .prepare(
+      `SELECT r.source_key AS response, c.text AS item, v.value, v.parse_status AS parse FROM verdicts v
+       JOIN responses r ON r.id = v.response_id LEFT JOIN checklist_items c ON c.id = v.checklist_item_id
+       WHERE v.run_id = ? ORDER BY r.source_key, c.text`,
+    )
+    .all(runId);
+  const responses = db.$client.prepare(`SELECT source_key, turn, text FROM responses WHERE run_id = ? ORDER BY source_key`).all(runId);
+  const jobs = db.$client.prepare(`SELECT key, status, attempts > 0 AS tried FROM jobs WHERE run_id = ? ORDER BY key`).all(runId);
+  return { status: run.status, results: runResultsAll(db, run), verdicts, responses, jobs };
+}
+
+let reference: ReturnType<typeof figures>;
+let referenceCalls = 0;
+let prepared: Prepared;
+
+beforeAll(async () => {
+  testPg = await startTestPg();
+  admin = new pg.Client({ connectionString: testPg.url });
+  await admin.connect();
+  fake = await startFakeLlm(script);
+  writeRefineBench(path.join(dir, "refinebench.json"));
+  // The reference: the same run drained by the SQLite worker in this process.
+  const ref = await prepare("reference");
+  const db = openDatabase(ref.file);
+  const done = await runToEnd(db, ref.runId);
+  expect(done.status).toBe("completed");
+  reference = figures(db, ref.runId);
+  db.$client.close();
+  referenceCalls = fake.requests.length;
+  prepared = await prepare("original");
+}, 120_000);
+
+afterAll(async () => {
+  await fake?.close();
+  await admin?.end();
+  testPg?.stop();
+});
+
+/** Copies the prepared SQLite deployment to a new PostgreSQL database. */
+async function toPostgres(name: string): Promise<string> {
+  await admin.query(`CREATE DATABASE ${name}`);
+  const url = pgUrl(name);
+  await dbCopy(prepared.file, url);
+  return url;
+}
+
+async function backToSqlite(url: string, name: string): Promise<Db> {
+  const back = path.join(dir, `${name}.db`);
+  await dbCopy(url, back);
+  return openDatabase(back);
+}
+
+it("3 worker processes on PostgreSQL drain a RefineBench run: the providers' concurrency held at the endpoint, no request twice, the SQLite run's figures", async () => {
+  expect(reference.status).toBe("completed");
+  const url = await toPostgres("three_workers");
+  fake.requests.length = 0;
+  maxInFlight.clear();
+  const workers = [spawnWorker(url), spawnWorker(url), spawnWorker(url)];
+  const codes = await Promise.all(workers.map((w) => exited(w.child)));
+  const logs = workers.map((w) => w.out()).join("\n");
+  expect(codes, logs).toEqual([0, 0, 0]);
+
+  // At the endpoint: every call once, never more than each provider's 3 at once, and the workers worked in parallel.
+  expect(fake.requests).toHaveLength(referenceCalls);
+  expect(new Set(fake.requests.map((r) => JSON.stringify(r.body))).size).toBe(referenceCalls);
+  expect(maxInFlight.get("target-model")).toBeLessThanOrEqual(LIMIT);
+  expect(maxInFlight.get("judge-model")).toBeLessThanOrEqual(LIMIT);
+  expect(Math.max(...maxInFlight.values())).toBeGreaterThan(1);
+
+  // On PostgreSQL: every call logged once and completed, by more than one worker; no worker left registered.
+  const pgc = new pg.Client({ connectionString: url });
+  await pgc.connect();
+  try {
+    const calls = await pgc.query(`SELECT state, COUNT(*)::int AS n FROM provider_calls GROUP BY state`);
+    expect(calls.rows).toEqual([{ state: "done", n: referenceCalls }]);
+    const owners = await pgc.query(`SELECT COUNT(DISTINCT owner)::int AS n FROM provider_calls`);
+    expect(owners.rows[0].n).toBeGreaterThan(1);
+    expect((await pgc.query(`SELECT COUNT(*)::int AS n FROM workers`)).rows[0].n).toBe(0);
+  } finally {
+    await pgc.end();
+  }
+
+  // Copied back by the same command: the SQLite run's status, verdicts, responses, jobs and every result figure.
+  const back = await backToSqlite(url, "three_workers_back");
+  const got = figures(back, prepared.runId);
+  back.$client.close();
+  expect(got.status).toBe("completed");
+  expect(got.jobs).toEqual(reference.jobs);
+  expect(got.responses).toEqual(reference.responses);
+  expect(got.verdicts).toEqual(reference.verdicts);
+  expect(got.results).toEqual(reference.results);
+}, 180_000);
+
+it("a worker killed with SIGKILL midway: another takes its jobs, the run completes, every job stored once, the same figures", async () => {
+  const url = await toPostgres("killed_worker");
+  fake.requests.length = 0;
+  const workers = [spawnWorker(url), spawnWorker(url), spawnWorker(url)];
+  // Kill the first worker once a third of the calls have reached the endpoint, then start another.
+  for (let i = 0; fake.requests.length < referenceCalls / 3; i++) {
+    if (i > 3000) throw new Error(`no progress: ${workers.map((w) => w.out()).join("\n")}`);
+    await new Promise((ok) => setTimeout(ok, 10));
+  }
+  workers[0].child.kill("SIGKILL");
+  await exited(workers[0].child);
+  workers.push(spawnWorker(url));
+  const codes = await Promise.all(workers.slice(1).map((w) => exited(w.child)));
+  expect(codes, workers.map((w) => w.out()).join("\n")).toEqual([0, 0, 0]);
+  expect(workers[0].child.signalCode).toBe("SIGKILL");
+
+  const pgc = new pg.Client({ connectionString: url });
+  await pgc.connect();
+  try {
+    // The killed worker's calls in flight were interrupted by the sweep, not left holding a slot; all others done.
+    const calls = await pgc.query(`SELECT state, COUNT(*)::int AS n FROM provider_calls GROUP BY state ORDER BY state`);
+    const byState = Object.fromEntries(calls.rows.map((r) => [r.state, r.n]));
+    expect(byState.sent ?? 0).toBe(0);
+    // Calls repeated after the kill are at most the killed worker's 8 slots; each was logged.
+    expect(fake.requests.length).toBeGreaterThanOrEqual(referenceCalls);
+    expect(fake.requests.length).toBeLessThanOrEqual(referenceCalls + 8);
+    expect((byState.done ?? 0) + (byState.interrupted ?? 0)).toBe(fake.requests.length);
+  } finally {
+    await pgc.end();
+  }
+  const back = await backToSqlite(url, "killed_worker_back");
+  const got = figures(back, prepared.runId);
+  back.$client.close();
+  expect(got.status).toBe("completed");
+  expect(got.jobs).toEqual(reference.jobs);
+  expect(got.responses).toEqual(reference.responses);
+  expect(got.verdicts).toEqual(reference.verdicts);
+  expect(got.results).toEqual(reference.results);
+}, 180_000);
