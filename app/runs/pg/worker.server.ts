@@ -260,6 +260,11 @@ export class PgWorker {
       p = (async () => {
         const [row] = await this.db.select().from(providers).where(eq(providers.id, id));
         if (!row) throw new ProviderError(`provider ${id} no longer exists`, false);
+        if (row.apiKey && !process.env.CONCORD_ENCRYPTION_KEY)
+          throw new ProviderError(
+            `provider ${row.name} has an API key: set CONCORD_ENCRYPTION_KEY to the key that encrypted it (the concord-encryption-key file beside the SQLite database it was copied from)`,
+            false,
+          );
         return {
           // The row has the SQLite row's fields; the API key comes from CONCORD_ENCRYPTION_KEY (no key file beside a PostgreSQL database).
           provider: providerFromRow(row as unknown as Parameters<typeof providerFromRow>[0], ""),
