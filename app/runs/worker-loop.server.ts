@@ -80,7 +80,7 @@ export class Worker {
   private readonly o: Required<Omit<WorkerOptions, "runId" | "id">> & { runId?: number };
   private providers: ProviderCache;
   /** Per executing job: `stop` ends waiting for a slot (pause or cancel), `cancel` also aborts the request in flight. */
-  private controls = new Map<number, { stop: AbortController; cancel: AbortController; runId: number }>();
+  private controls = new Map<number, JobControl>();
   private watcher: NodeJS.Timeout | null = null;
   private runs = new Map<number, { protocol: ReturnType<typeof getProtocol>; settings: unknown }>();
   /** Jobs calling their provider now. */
@@ -191,13 +191,7 @@ export class Worker {
     } catch {
       return;
     }
-    const status = new Map(rows.map((r) => [r.id, r.status]));
-    for (const c of this.controls.values()) {
-      const st = status.get(c.runId) ?? "deleted";
-      if (st === "queued" || st === "running") continue;
-      if (!c.stop.signal.aborted) c.stop.abort(st);
-      if ((st === "cancelled" || st === "deleted") && !c.cancel.signal.aborted) c.cancel.abort(st);
-    }
+    stopJobsOfStoppedRuns(this.controls.values(), rows);
   }
 
   /** Stops claiming; resolves when in-flight jobs have finished and been stored. */
@@ -388,5 +382,23 @@ export class Worker {
     } finally {
       this.controls.delete(job.id);
     }
+  }
+}
+
+/** An executing job's signals: `stop` ends waiting for a slot (pause or cancel), `cancel` also aborts the request in flight. */
+export type JobControl = { stop: AbortController; cancel: AbortController; runId: number };
+
+/**
+ * Signals the executing jobs whose run is no longer queued or running: a
+ * paused run's jobs start no new call, a cancelled or deleted run's jobs
+ * also abort the request in flight.
+ */
+export function stopJobsOfStoppedRuns(controls: Iterable<JobControl>, runStatuses: { id: number; status: string }[]): void {
+  const status = new Map(runStatuses.map((r) => [r.id, r.status]));
+  for (const c of controls) {
+    const st = status.get(c.runId) ?? "deleted";
+    if (st === "queued" || st === "running") continue;
+    if (!c.stop.signal.aborted) c.stop.abort(st);
+    if ((st === "cancelled" || st === "deleted") && !c.cancel.signal.aborted) c.cancel.abort(st);
   }
 }

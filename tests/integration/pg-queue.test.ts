@@ -4,7 +4,8 @@
  * wait for each other's locked rows; an expired lease goes to another worker and the old owner's store is refused;
  * outcomes, errors and run endings are stored as on SQLite; and the provider's concurrency and requests per minute
  * hold across connections, checked by the test's own counts; a dead worker's calls and leases are let go
- * (app/runs/pg/workers.server.ts).
+ * (app/runs/pg/workers.server.ts); a worker (app/runs/pg/worker.server.ts) without CONCORD_ENCRYPTION_KEY fails
+ * a keyed provider's jobs with a message naming the variable.
  */
 import { spawnSync } from "node:child_process";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -17,6 +18,7 @@ import type { Outcome } from "../../app/runs/protocols/types";
 import { RunStopped } from "../../app/runs/providers/shared-limits.server";
 import { admitCallPg, claimJobsPg, endCallPg, renewLeasesPg, storeOutcomePg } from "../../app/runs/pg/queue.server";
 import { heartbeatPg, sweepDeadWorkersPg } from "../../app/runs/pg/workers.server";
+import { PgWorker } from "../../app/runs/pg/worker.server";
 import { pgBinDir, startTestPg, type TestPg } from "../support/pg";
 
 const NO_PG = pgBinDir() ? null : "PostgreSQL is not installed (apt-get install -y postgresql): initdb and pg_ctl are needed";
@@ -571,5 +573,30 @@ describe.skipIf(NO_PG)(`the run queue on PostgreSQL${NO_PG ? ` (skipped: ${NO_PG
       ].sort((x, y) => x[0] - y[0]),
     );
     expect((await rows<{ id: string }>(db, sql`SELECT id FROM workers`)).map((w) => w.id)).toEqual(["alive"]);
+  });
+
+  it("a worker on PostgreSQL without CONCORD_ENCRYPTION_KEY fails a keyed provider's jobs with a message naming the variable, never the key", async () => {
+    const [db] = await freshDb();
+    const { provider, run } = await seed(db, { jobs: 2 });
+    const sealed = "v1:c2VhbGVkLWtleS1ieXRlcw:bm9uY2U:dGFn"; // what an encrypted key looks like in the column; never decrypted here
+    await db.execute(sql`UPDATE providers SET api_key = ${sealed} WHERE id = ${provider.id}`);
+    const saved = process.env.CONCORD_ENCRYPTION_KEY;
+    delete process.env.CONCORD_ENCRYPTION_KEY;
+    try {
+      const worker = new PgWorker(db, { untilIdle: true, runId: run.id, pollMs: 20, leaseMs: 5_000 }).start();
+      await worker.done;
+    } finally {
+      if (saved !== undefined) process.env.CONCORD_ENCRYPTION_KEY = saved;
+    }
+    const got = await rows<{ status: string; error: string }>(db, sql`SELECT status, error FROM jobs WHERE run_id = ${run.id} ORDER BY id`);
+    expect(got).toHaveLength(2);
+    for (const j of got) {
+      expect(j.status).toBe("failed");
+      expect(j.error).toMatch(/provider target has an API key: set CONCORD_ENCRYPTION_KEY/);
+      expect(j.error).not.toContain(sealed);
+    }
+    expect((await runStatus(db, run.id)).status).toBe("failed");
+    // The provider was never called: no call was logged.
+    expect(await rows(db, sql`SELECT id FROM provider_calls`)).toEqual([]);
   });
 });

@@ -191,10 +191,18 @@ async function toPostgres(name: string): Promise<string> {
   return url;
 }
 
-async function backToSqlite(url: string, name: string): Promise<Db> {
-  const back = path.join(dir, `${name}.db`);
-  await dbCopy(url, back);
-  return openDatabase(back);
+/** The PostgreSQL database copied back to SQLite by the same command: the SQLite run's status, jobs, responses, verdicts and every result figure. */
+async function expectReferenceFigures(url: string, name: string) {
+  const file = path.join(dir, `${name}.db`);
+  await dbCopy(url, file);
+  const back = openDatabase(file);
+  const got = figures(back, prepared.runId);
+  back.$client.close();
+  expect(got.status).toBe("completed");
+  expect(got.jobs).toEqual(reference.jobs);
+  expect(got.responses).toEqual(reference.responses);
+  expect(got.verdicts).toEqual(reference.verdicts);
+  expect(got.results).toEqual(reference.results);
 }
 
 it("3 worker processes on PostgreSQL drain a RefineBench run: the providers' concurrency held at the endpoint, no request twice, the SQLite run's figures", async () => {
@@ -227,15 +235,7 @@ it("3 worker processes on PostgreSQL drain a RefineBench run: the providers' con
     await pgc.end();
   }
 
-  // Copied back by the same command: the SQLite run's status, verdicts, responses, jobs and every result figure.
-  const back = await backToSqlite(url, "three_workers_back");
-  const got = figures(back, prepared.runId);
-  back.$client.close();
-  expect(got.status).toBe("completed");
-  expect(got.jobs).toEqual(reference.jobs);
-  expect(got.responses).toEqual(reference.responses);
-  expect(got.verdicts).toEqual(reference.verdicts);
-  expect(got.results).toEqual(reference.results);
+  await expectReferenceFigures(url, "three_workers_back");
 }, 180_000);
 
 it("a worker killed with SIGKILL midway: another takes its jobs, the run completes, every job stored once, the same figures", async () => {
@@ -268,12 +268,5 @@ it("a worker killed with SIGKILL midway: another takes its jobs, the run complet
   } finally {
     await pgc.end();
   }
-  const back = await backToSqlite(url, "killed_worker_back");
-  const got = figures(back, prepared.runId);
-  back.$client.close();
-  expect(got.status).toBe("completed");
-  expect(got.jobs).toEqual(reference.jobs);
-  expect(got.responses).toEqual(reference.responses);
-  expect(got.verdicts).toEqual(reference.verdicts);
-  expect(got.results).toEqual(reference.results);
+  await expectReferenceFigures(url, "killed_worker_back");
 }, 180_000);

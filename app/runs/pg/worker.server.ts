@@ -19,10 +19,10 @@ import { jobs, providerCalls, providers, runs } from "../../../db/schema.pg";
 import { requestJson, type CallLogDetail, type ClaimedJob } from "../jobs.server";
 import { getProtocol } from "../protocols";
 import { providerFromRow } from "../providers/index.server";
-import { RunStopped, type CallGate, type CallOutcome, type CallTicket } from "../providers/shared-limits.server";
+import { RunStopped, type CallGate, type CallOutcome, type CallTicket, type GateContext } from "../providers/shared-limits.server";
 import { ProviderError, type CallRecord } from "../providers/types";
 import type { StoredRunConfig } from "../runner.server";
-import type { WorkerOptions } from "../worker-loop.server";
+import { stopJobsOfStoppedRuns, type JobControl, type WorkerOptions } from "../worker-loop.server";
 import { admitCallPg, claimJobsPg, endCallPg, renewLeasesPg, storeOutcomePg, type JobEnd } from "./queue.server";
 import { heartbeatPg, sweepDeadWorkersPg, unregisterWorkerPg } from "./workers.server";
 
@@ -54,15 +54,8 @@ const sleep = (ms: number, signal?: AbortSignal) =>
 export class PgCallGate implements CallGate {
   constructor(
     private readonly db: PgDb,
-    private readonly ctx: {
-      providerId: number;
-      concurrency: number;
-      requestsPerMinute: number | null;
-      owner: string;
-      runId: number | null;
-      jobId: number | null;
+    private readonly ctx: Omit<GateContext, "requestJson"> & {
       callLog: CallLogDetail;
-      signal?: AbortSignal;
       /** Where the ticket's end writes are kept, so a stopping worker waits for them. */
       pending: Set<Promise<void>>;
     },
@@ -118,7 +111,7 @@ export class PgWorker {
   private readonly providers = new Map<number, Promise<ProviderEntry>>();
   private readonly runConfigs = new Map<number, Promise<{ protocol: ReturnType<typeof getProtocol>; settings: unknown }>>();
   /** Per executing job: `stop` ends waiting for a slot (pause or cancel), `cancel` also aborts the request in flight. */
-  private readonly controls = new Map<number, { stop: AbortController; cancel: AbortController; runId: number }>();
+  private readonly controls = new Map<number, JobControl>();
   private readonly executing = new Map<number, Promise<void>>();
   /** Unfinished writes that complete a call's row. */
   private readonly pendingEnds = new Set<Promise<void>>();
@@ -198,13 +191,7 @@ export class PgWorker {
     } catch {
       return;
     }
-    const status = new Map(rows.map((r) => [r.id, r.status]));
-    for (const c of this.controls.values()) {
-      const st = status.get(c.runId) ?? "deleted";
-      if (st === "queued" || st === "running") continue;
-      if (!c.stop.signal.aborted) c.stop.abort(st);
-      if ((st === "cancelled" || st === "deleted") && !c.cancel.signal.aborted) c.cancel.abort(st);
-    }
+    stopJobsOfStoppedRuns(this.controls.values(), rows);
   }
 
   private async loop(): Promise<void> {
