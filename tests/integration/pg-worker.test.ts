@@ -15,7 +15,7 @@
  * run still completes, every job is stored exactly once, and the figures are
  * still the SQLite run's.
  */
-import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { execFile } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -26,6 +26,7 @@ import { openDatabase, schema, type Db } from "../../db/client";
 import { createRun } from "../../app/runs/runner.server";
 import { runResultsAll } from "../../app/runs/results.server";
 import { tempDir } from "../support/db";
+import { exited, spawnWorker } from "../support/worker-process";
 import { startFakeLlm, type FakeLlm } from "../support/fake-llm";
 import { startTestPg, type TestPg } from "../support/pg";
 import { addProviders, codeSum, importThrough, messagesOf, projectIdOf, runToEnd } from "./runs-protocol-support";
@@ -124,23 +125,6 @@ async function dbCopy(from: string, to: string) {
   return stdout;
 }
 
-function spawnWorker(url: string): { child: ChildProcess; out: () => string } {
-  const child = spawn(process.execPath, ["--import", "tsx", "scripts/worker.ts", "--until-idle"], {
-    cwd: ROOT,
-    // Each worker would take 8 at once on its own: only the limits shared through PostgreSQL keep the endpoint at 3.
-    env: { ...process.env, DATABASE_URL: url, WORKER_CONCURRENCY: "8", WORKER_POLL_MS: "20", WORKER_LEASE_MS: "30000" },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let out = "";
-  child.stdout!.on("data", (d) => (out += d));
-  child.stderr!.on("data", (d) => (out += d));
-  return { child, out: () => out };
-}
-const exited = (c: ChildProcess) =>
-  c.exitCode !== null || c.signalCode !== null
-    ? Promise.resolve(c.exitCode)
-    : new Promise<number | null>((ok) => c.once("exit", (code) => ok(code)));
-
 /** What the run's results pages show, per judge, and its verdicts as (response, item, value) — ids left out. */
 function figures(db: Db, runId: number) {
   const run = db.select().from(schema.runs).where(eq(schema.runs.id, runId)).get()!;
@@ -210,7 +194,7 @@ it("3 worker processes on PostgreSQL drain a RefineBench run: the providers' con
   const url = await toPostgres("three_workers");
   fake.requests.length = 0;
   maxInFlight.clear();
-  const workers = [spawnWorker(url), spawnWorker(url), spawnWorker(url)];
+  const workers = [spawnWorker(url, 30_000), spawnWorker(url, 30_000), spawnWorker(url, 30_000)];
   const codes = await Promise.all(workers.map((w) => exited(w.child)));
   const logs = workers.map((w) => w.out()).join("\n");
   expect(codes, logs).toEqual([0, 0, 0]);
@@ -241,7 +225,7 @@ it("3 worker processes on PostgreSQL drain a RefineBench run: the providers' con
 it("a worker killed with SIGKILL midway: another takes its jobs, the run completes, every job stored once, the same figures", async () => {
   const url = await toPostgres("killed_worker");
   fake.requests.length = 0;
-  const workers = [spawnWorker(url), spawnWorker(url), spawnWorker(url)];
+  const workers = [spawnWorker(url, 30_000), spawnWorker(url, 30_000), spawnWorker(url, 30_000)];
   // Kill the first worker once a third of the calls have reached the endpoint, then start another.
   for (let i = 0; fake.requests.length < referenceCalls / 3; i++) {
     if (i > 3000) throw new Error(`no progress: ${workers.map((w) => w.out()).join("\n")}`);
@@ -249,7 +233,7 @@ it("a worker killed with SIGKILL midway: another takes its jobs, the run complet
   }
   workers[0].child.kill("SIGKILL");
   await exited(workers[0].child);
-  workers.push(spawnWorker(url));
+  workers.push(spawnWorker(url, 30_000));
   const codes = await Promise.all(workers.slice(1).map((w) => exited(w.child)));
   expect(codes, workers.map((w) => w.out()).join("\n")).toEqual([0, 0, 0]);
   expect(workers[0].child.signalCode).toBe("SIGKILL");

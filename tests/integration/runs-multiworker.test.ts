@@ -10,17 +10,16 @@
  * window (the test therefore takes a little over a minute; that is the
  * behaviour under test, not a speed measurement).
  */
-import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { openDatabase, schema } from "../../db/client";
 import { createRun } from "../../app/runs/runner.server";
 import { tempDir } from "../support/db";
+import { exited, spawnWorker } from "../support/worker-process";
 import { startFakeLlm, type FakeLlm } from "../support/fake-llm";
 import { makeRunsFixture, refineScript } from "../unit/runs/fixtures";
 import { eq } from "drizzle-orm";
 
-const ROOT = path.resolve(__dirname, "../..");
 const ITEMS = 35;
 const CALLS = ITEMS * 2;
 const LIMIT = 4;
@@ -43,19 +42,6 @@ beforeAll(async () => {
 });
 afterAll(() => fake.close());
 
-function spawnWorker(file: string): { child: ChildProcess; out: () => string } {
-  const child = spawn(process.execPath, ["--import", "tsx", "scripts/worker.ts", "--until-idle"], {
-    cwd: ROOT,
-    // Each worker would take 8 at once on its own: only the shared limit keeps the server at 4.
-    env: { ...process.env, DATABASE_URL: file, WORKER_CONCURRENCY: "8", WORKER_POLL_MS: "20", WORKER_LEASE_MS: "10000" },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let out = "";
-  child.stdout!.on("data", (d) => (out += d));
-  child.stderr!.on("data", (d) => (out += d));
-  return { child, out: () => out };
-}
-
 it("3 worker processes, one provider at concurrency 4 and 60/min: never more than 4 in flight or 60 in any 60 s at the server, no duplicates, the run completes", async () => {
   const file = path.join(tempDir(), "multi.db");
   const db = openDatabase(file);
@@ -70,8 +56,8 @@ it("3 worker processes, one provider at concurrency 4 and 60/min: never more tha
     judges: [{ provider: "target", name: "self-judge" }],
     settings: { setting: "self-refinement", maxTurns: 1 },
   });
-  const workers = [spawnWorker(file), spawnWorker(file), spawnWorker(file)];
-  const codes = await Promise.all(workers.map((w) => new Promise<number | null>((ok) => w.child.once("exit", ok))));
+  const workers = [spawnWorker(file, 10_000), spawnWorker(file, 10_000), spawnWorker(file, 10_000)];
+  const codes = await Promise.all(workers.map((w) => exited(w.child)));
   const logs = workers.map((w) => w.out()).join("\n");
   expect(codes, logs).toEqual([0, 0, 0]);
 
