@@ -62,6 +62,55 @@ export function openDatabase(file: string, opts: { migrationsFolder?: string } =
   return db;
 }
 
+/**
+ * The waiting-writer mark: a file beside the database (`<file>-wait`, like
+ * SQLite's own `-wal` and `-shm`) whose modification time says when a writer
+ * last found the write lock held. A writer that waits without sleeping in
+ * SQLite's busy handler (writeWithoutBusyWait, the run workers' turns) touches
+ * it on each SQLITE_BUSY; an import that copies in chunks reads it after each
+ * chunk and leaves the lock free for longer only when someone waited during
+ * that chunk (app/formats/stage.server.ts). It holds no data; removing it is
+ * harmless. The path is the database's own, never one a user supplied.
+ */
+export function waitMarkPath(conn: Database.Database): string | null {
+  const file = conn.name;
+  if (!file || file === ":memory:" || conn.memory) return null;
+  return path.resolve(file.startsWith("file:") ? file.slice("file:".length) : file) + "-wait";
+}
+
+let lastMark = 0;
+
+/** Records that a writer of this database found its write lock held (at most once per ms per process). */
+export function markWriteWaiter(conn: Database.Database): void {
+  const now = Date.now();
+  if (now - lastMark < 1) return;
+  lastMark = now;
+  const p = waitMarkPath(conn);
+  if (!p) return;
+  const t = now / 1000;
+  try {
+    fs.utimesSync(p, t, t);
+  } catch {
+    try {
+      fs.writeFileSync(p, "");
+      fs.utimesSync(p, t, t);
+    } catch {
+      // advisory only: an import that cannot see the mark leaves its shortest gap
+    }
+  }
+}
+
+/** When a writer of this database last found its write lock held (epoch ms; 0 if never). */
+export function lastWriteWaiter(conn: Database.Database): number {
+  const p = waitMarkPath(conn);
+  if (!p) return 0;
+  try {
+    return fs.statSync(p).mtimeMs;
+  } catch {
+    return 0;
+  }
+}
+
 /** After SQLITE_BUSY, how soon writeWithoutBusyWait tries the write again (ms). */
 export const BUSY_RETRY_MS = 2;
 
@@ -96,6 +145,7 @@ export async function writeWithoutBusyWait<T>(db: Db, fn: () => T, timeoutMs = B
       return fn();
     } catch (err) {
       if (!isBusyError(err) || conn.inTransaction || performance.now() - start >= timeoutMs) throw err;
+      markWriteWaiter(conn);
     } finally {
       conn.pragma(`busy_timeout = ${before}`);
     }

@@ -98,6 +98,8 @@ export type ImportSummary = Counts & {
   /** All the write's lock holds together (ms), and how many there were. */
   lockTotalMs: number;
   lockHolds: number;
+  /** Of the gaps between the write's chunks, those left long because a writer had waited for the lock, and those left long after every 100 ms of holds. */
+  lockLongGaps: { waited: number; periodic: number };
   /** Label imports: the measurement level used, and its source (given with --level, or inferred and why); null otherwise. */
   level: LevelInfo | null;
 };
@@ -222,14 +224,14 @@ async function attempt(
       0,
     );
     let commit = !sink.failed && !o.dryRun && !identicalDatasetId && newRows > 0;
-    let lock = { lockMs: 0, lockTotalMs: 0, lockHolds: 0 };
+    let lock = { lockMs: 0, lockTotalMs: 0, lockHolds: 0, lockLongGaps: { waited: 0, periodic: 0 } };
     if (commit) {
       o.onProgress?.({ phase: "writing", bytes: totalBytes, totalBytes });
       try {
         const stats = o.commitWith
           ? await o.commitWith(stageFile)
           : await commitStage(conn, { onChunk: o.onCommitChunk, targetMs: o.chunkTargetMs });
-        lock = { lockMs: stats.lockMs, lockTotalMs: stats.lockTotalMs, lockHolds: stats.holds };
+        lock = { lockMs: stats.lockMs, lockTotalMs: stats.lockTotalMs, lockHolds: stats.holds, lockLongGaps: stats.longGaps };
         if (sink.datasetId !== undefined && sink.datasetId >= STAGE_BASE) {
           // The new version's ID as the database numbered it.
           sink.datasetId = (
@@ -314,6 +316,7 @@ function refused(o: ImportOptions, preset: Preset, fileName: string, problem: Pr
     lockMs: 0,
     lockTotalMs: 0,
     lockHolds: 0,
+    lockLongGaps: { waited: 0, periodic: 0 },
     level: null,
   };
 }

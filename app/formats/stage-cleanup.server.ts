@@ -8,8 +8,8 @@ import type Database from "better-sqlite3";
 import { STAGED_TABLES } from "./stage-file.server";
 import {
   CHUNK_TARGET_MS,
+  ChunkGaps,
   endHold,
-  gapAfter,
   type HoldRecord,
   MAX_CHUNK_ROWS,
   MAX_STEP,
@@ -33,6 +33,7 @@ export async function deleteReserved(
   log?: HoldRecord[],
 ): Promise<void> {
   conn.pragma("foreign_keys = OFF");
+  const gaps = new ChunkGaps(conn);
   try {
     for (const t of [...STAGED_TABLES].reverse()) {
       const r = ranges[t];
@@ -61,7 +62,7 @@ export async function deleteReserved(
         }
         const rec = endHold(h, "delete", t, n);
         log?.push(rec);
-        await sleep(gapAfter(rec.wallMs));
+        await sleep(gaps.after(rec.wallMs));
       }
     }
     conn.prepare("delete from main.pending_imports where id = ?").run(pendingId);

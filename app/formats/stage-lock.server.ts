@@ -5,6 +5,8 @@
  */
 import fs from "node:fs";
 import os from "node:os";
+import type Database from "better-sqlite3";
+import { lastWriteWaiter } from "../../db/client";
 
 /**
  * How long one chunk may hold the database's write lock (ms). A chunk is a
@@ -20,14 +22,58 @@ export const CHUNK_TARGET_MS = 5;
 /** The most rows one chunk copies, however fast they go in (a bound that does not depend on the clock). */
 export const MAX_CHUNK_ROWS = 1000;
 
-/** The least time the lock is left free between two chunks (ms); after a hold of h ms it is free for at least 2h. */
+/**
+ * The gap after a chunk during which a writer waited for the lock (ms): at
+ * least this, and at least twice the chunk's hold, so the waiter goes first.
+ */
 export const CHUNK_GAP_MS = 10;
+
+/**
+ * The gap after a chunk during which no writer marked that it waited (ms):
+ * the lock is let go and taken again a moment later. Long enough for a writer
+ * whose retry is due to take it; a writer that sleeps in SQLite's busy handler
+ * (which leaves no mark) is also let in by the long gap every LONG_GAP_EVERY_MS.
+ */
+export const IDLE_GAP_MS = 1;
+
+/** However quiet the database looks, after this much holding (ms) the next gap is a long one. */
+export const LONG_GAP_EVERY_MS = 100;
 
 /** Staged IDs per statement inside a chunk: adapted between these bounds. */
 export const MIN_STEP = 32;
 export const MAX_STEP = 1024;
 
-export const gapAfter = (holdMs: number) => Math.max(CHUNK_GAP_MS, 2 * holdMs);
+/**
+ * How long the lock is left free after each chunk. An import that paused the
+ * same 10 ms after every chunk spent more time asleep than copying when nobody
+ * was waiting; now it pauses that long only when a writer found the lock held
+ * since the last chunk (the waiting-writer mark, db/client.ts), or after
+ * LONG_GAP_EVERY_MS of holds, and otherwise IDLE_GAP_MS.
+ */
+export class ChunkGaps {
+  /** The mark as the last check saw it: a newer one means a writer waited since. */
+  private seen: number;
+  private heldSinceLong = 0;
+  /** Long gaps taken because a writer waited, and because of LONG_GAP_EVERY_MS (diagnostics, tests). */
+  readonly long = { waited: 0, periodic: 0 };
+
+  constructor(private readonly conn: Database.Database) {
+    this.seen = lastWriteWaiter(conn);
+  }
+
+  /** The gap (ms) after a hold of `holdMs` that has just ended. */
+  after(holdMs: number): number {
+    const mark = lastWriteWaiter(this.conn);
+    const waited = mark > this.seen;
+    this.seen = mark;
+    this.heldSinceLong += holdMs;
+    if (!waited && this.heldSinceLong < LONG_GAP_EVERY_MS) return IDLE_GAP_MS;
+    if (waited) this.long.waited++;
+    else this.long.periodic++;
+    this.heldSinceLong = 0;
+    return Math.max(CHUNK_GAP_MS, 2 * holdMs);
+  }
+}
 
 /**
  * Diagnostics: when CONCORD_IMPORT_LOCK_LOG names a file, every hold of the

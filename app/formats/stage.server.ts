@@ -67,8 +67,8 @@ import { deleteReserved } from "./stage-cleanup.server";
 import { STAGE_BASE } from "./stage-file.server";
 import {
   CHUNK_TARGET_MS,
+  ChunkGaps,
   endHold,
-  gapAfter,
   type Hold,
   type HoldRecord,
   LOCK_LOG,
@@ -102,6 +102,8 @@ export type CommitStats = {
   /** Rows copied in chunks, before they were visible; rows written by the final transaction. */
   chunkedRows: number;
   finalRows: number;
+  /** Gaps between chunks that were long because a writer had waited for the lock, and because LONG_GAP_EVERY_MS of holds had passed; the others were IDLE_GAP_MS. */
+  longGaps: { waited: number; periodic: number };
   /** How long the final transaction held the lock (ms). */
   finalMs: number;
 };
@@ -136,7 +138,9 @@ export async function commitStage(conn: Database.Database, opts: CommitOptions =
     chunkedRows: 0,
     finalRows: 0,
     finalMs: 0,
+    longGaps: { waited: 0, periodic: 0 },
   };
+  const gaps = new ChunkGaps(conn);
   const log: HoldRecord[] = [];
   const held = (h: Hold, kind: HoldRecord["kind"], table: string, rows: number) => {
     const r = endHold(h, kind, table, rows);
@@ -210,7 +214,18 @@ export async function commitStage(conn: Database.Database, opts: CommitOptions =
   // but before the call returns), which would blur the measured holds.
   const autockpt = conn.pragma("wal_autocheckpoint", { simple: true }) as number;
   conn.pragma("wal_autocheckpoint = 0");
-  const checkpoint = () => conn.pragma("wal_checkpoint(PASSIVE)");
+  const checkpoint = () => (conn.pragma("wal_checkpoint(PASSIVE)") as { log: number }[])[0];
+  // After the chunks, as often as SQLite's automatic checkpoint would run (every `autockpt` pages of WAL, 1,000 unless
+  // set): the pages the last checkpoint found per chunk say how many chunks that is. A WAL that could not be reset (a
+  // reader still on an old snapshot) makes the estimate high, and the checkpoint comes after every chunk.
+  let chunksSinceCheckpoint = 0;
+  let checkpointEvery = 1;
+  const checkpointIfDue = () => {
+    if (++chunksSinceCheckpoint < checkpointEvery) return;
+    const pagesPerChunk = Math.max(1, checkpoint().log / chunksSinceCheckpoint);
+    checkpointEvery = Math.max(1, Math.floor((autockpt > 0 ? autockpt : 1000) / pagesPerChunk));
+    chunksSinceCheckpoint = 0;
+  };
   try {
     // A page cache large enough for the indexes the copy touches (a constant bound, not the file's size), so a chunk
     // under the lock rarely reads a page back.
@@ -267,11 +282,12 @@ export async function commitStage(conn: Database.Database, opts: CommitOptions =
           throw err;
         }
         const ms = held(hold, "chunk", p.t, n);
-        checkpoint();
+        checkpointIfDue();
         stats.chunkedRows += n;
         await opts.onChunk?.({ table: p.t, rows: n, holdMs: ms, chunk: chunk++ });
-        // The lock free for twice as long as it was held (at least CHUNK_GAP_MS): a submit waiting for it goes first.
-        await sleep(gapAfter(ms));
+        // The lock let go: for twice as long as it was held (at least CHUNK_GAP_MS) when a writer waited for it, so the
+        // waiter goes first; otherwise for a moment.
+        await sleep(gaps.after(ms));
       }
     }
 
@@ -354,5 +370,6 @@ export async function commitStage(conn: Database.Database, opts: CommitOptions =
   checkpoint();
   writeLockLog(log);
   stats.rows = stats.chunkedRows + stats.finalRows;
+  stats.longGaps = { ...gaps.long };
   return stats;
 }

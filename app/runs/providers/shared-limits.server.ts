@@ -30,7 +30,7 @@
  * this host and its pid is gone, or when its heartbeat is older than its lease.
  */
 import os from "node:os";
-import type { Db } from "../../../db/client";
+import { type Db, markWriteWaiter } from "../../../db/client";
 
 export const RPM_WINDOW_MS = 60_000;
 /** Added to the window (see above). */
@@ -132,6 +132,10 @@ export function withoutBusyWait<T>(db: Db, fn: () => T): T {
   c.pragma("busy_timeout = 0");
   try {
     return fn();
+  } catch (err) {
+    // Seen by an import copying in chunks, which then leaves the lock free long enough for this retry.
+    if (isBusy(err)) markWriteWaiter(c);
+    throw err;
   } finally {
     c.pragma(`busy_timeout = ${before}`);
   }

@@ -37,8 +37,8 @@ async function importBoth(csv: string, name = "bench") {
   expect(fast.rows).toEqual(slow.rows);
   expect(fast.hash).toEqual(slow.hash);
   // The write lock's holds are timings, not counts (their number follows the chunk sizes, which follow timings too).
-  const { errors: _e, warnings: _w, lockMs: _l, lockTotalMs: _t, lockHolds: _h, ...fastCounts } = fast.summary;
-  const { errors: _e2, warnings: _w2, lockMs: _l2, lockTotalMs: _t2, lockHolds: _h2, ...slowCounts } = slow.summary;
+  const { errors: _e, warnings: _w, lockMs: _l, lockTotalMs: _t, lockHolds: _h, lockLongGaps: _g, ...fastCounts } = fast.summary;
+  const { errors: _e2, warnings: _w2, lockMs: _l2, lockTotalMs: _t2, lockHolds: _h2, lockLongGaps: _g2, ...slowCounts } = slow.summary;
   expect(fastCounts).toEqual(slowCounts);
   return fast;
 }
