@@ -13,6 +13,7 @@ import { schema, type Db } from "../../db/client";
 import { readConfig } from "../annotation/config";
 import { unitKey } from "./protocols/calibration";
 import type { SplitRule } from "./calibration-sampling.server";
+import { orderFreeMean } from "../stats/orderFreeSum";
 
 export type HumanCounts = {
   units: number;
@@ -138,7 +139,7 @@ export function humanScores(db: Db, taskId: number, rule: SplitRule): { values: 
     for (const r of rids) {
       const xs = ls.map((l) => l[String(r)]).filter((x): x is number => x !== undefined);
       if (xs.length) {
-        values.set(unitKey(r, null), xs.reduce((a, b) => a + b, 0) / xs.length);
+        values.set(unitKey(r, null), orderFreeMean(xs));
         any = true;
       }
     }

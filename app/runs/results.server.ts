@@ -13,9 +13,24 @@ export function runRow(db: Db, projectId: number, runId: number) {
     .get();
 }
 
+/**
+ * In an order fixed by the run's content, not by which worker stored first: (item, source key) is unique per
+ * response, (judge, checklist item) per verdict of a response. Results computed from the same run on SQLite, on
+ * PostgreSQL, or with any number of workers then agree to the last digit.
+ */
 function load(db: Db, runId: number) {
-  const responses = db.select().from(schema.responses).where(eq(schema.responses.runId, runId)).orderBy(asc(schema.responses.id)).all();
-  const verdicts = db.select().from(schema.verdicts).where(eq(schema.verdicts.runId, runId)).all();
+  const responses = db
+    .select()
+    .from(schema.responses)
+    .where(eq(schema.responses.runId, runId))
+    .orderBy(asc(schema.responses.itemId), asc(schema.responses.sourceKey))
+    .all();
+  const verdicts = db
+    .select()
+    .from(schema.verdicts)
+    .where(eq(schema.verdicts.runId, runId))
+    .orderBy(asc(schema.verdicts.judgeId), asc(schema.verdicts.checklistItemId), asc(schema.verdicts.id))
+    .all();
   return { responses, verdicts };
 }
 
@@ -27,7 +42,7 @@ type ParseCounts = { ok: number; partial: number; failed: number; unparsed: numb
 
 function openJobs(db: Db, runId: number): OpenJob[] {
   const rows = db.$client
-    .prepare(`SELECT status, payload FROM jobs WHERE run_id = ? AND status IN ('failed','queued','leased')`)
+    .prepare(`SELECT status, payload FROM jobs WHERE run_id = ? AND status IN ('failed','queued','leased') ORDER BY key`)
     .all(runId) as { status: OpenJob["status"]; payload: string }[];
   return rows.map((r) => {
     const p = JSON.parse(r.payload) as { step: "generate" | "judge"; state: Record<string, unknown> };

@@ -40,6 +40,7 @@ export { yesRateDifference, type YesRateDifferenceResult } from "./yesRateDiffer
 export { pairwiseOrderingConsistency, type PairwiseOrderingResult, type ScoredResponse } from "./pairwiseOrderingConsistency";
 
 export { meanCI, type MeanCIResult } from "./meanCI";
+export { orderFreeSum, orderFreeMean } from "./orderFreeSum";
 export { blindSpot, type BlindSpotInput, type BlindSpotResult } from "./blindSpot";
 export { bootstrapCI, type BootstrapOptions, type BootstrapResult } from "./bootstrapCI";
 export { ppiMean, type PpiMeanInput, type PpiMeanResult } from "./ppiMean";

@@ -248,6 +248,30 @@ describe("RefineBench metrics", () => {
     expect(m.transitions).toEqual({ correctToCorrect: 1, correctToIncorrect: 1, incorrectToCorrect: 1, incorrectToIncorrect: 0 });
   });
 
+  it("Acc_t does not depend on the order the observations arrive in (workers store in any order)", () => {
+    // Yes-counts out of 3 items for 30 instances in two orders whose left-to-right sums differ in the last digit
+    // (the same pair as tests/unit/stats/orderFreeSum.test.ts); exact Acc_1 = 100 · 60/90.
+    const a = [1, 3, 2, 1, 2, 1, 3, 2, 1, 2, 1, 2, 1, 3, 3, 1, 2, 3, 3, 2, 3, 1, 1, 3, 2, 3, 3, 2, 1, 2];
+    const b = [3, 1, 2, 1, 2, 2, 1, 2, 3, 3, 1, 1, 2, 2, 3, 3, 3, 1, 1, 2, 1, 3, 2, 3, 2, 3, 3, 2, 1, 1];
+    const ids = (ks: number[]) => {
+      const next = new Map<number, number[]>();
+      for (const [i, k] of a.entries()) next.set(k, [...(next.get(k) ?? []), i + 1]);
+      return ks.map((k) => next.get(k)!.shift()!);
+    };
+    const obs = (ks: number[]): RbObservation[] =>
+      ids(ks).map((itemId, i) => ({
+        model: "m",
+        itemId,
+        turn: 1,
+        terminated: false,
+        verdicts: v(...[0, 1, 2].map((j): "Yes" | "No" => (j < ks[i] ? "Yes" : "No"))),
+      }));
+    const [ma] = refineBenchMetrics(obs(a), { maxTurns: 1 });
+    const [mb] = refineBenchMetrics(obs(b), { maxTurns: 1 });
+    expect(mb).toEqual(ma);
+    expect(ma.turns[0].acc).toBeCloseTo((100 * 60) / 90, 12);
+  });
+
   it("a failed job is counted at its turn (and later turns it made impossible), never carried forward or dropped", () => {
     const obs: RbObservation[] = [
       // item 1: turn 1 passes, turn 2's generation failed: turns 2 and 3 are failures, not a carried pass

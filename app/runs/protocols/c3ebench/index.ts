@@ -8,6 +8,7 @@ import { sampling } from "../sampling";
 import type { ItemData, JobPayload, JobSpec, Outcome, PlanInput, Protocol, ResultsInput } from "../types";
 import { judgeJobSpec } from "../types";
 import { c3eBenchTables } from "./results-tables";
+import { orderFreeMean } from "../../../stats/orderFreeSum";
 
 export const C3EBENCH_VERSION = "1";
 export const TASK_TYPES = ["End2End", "Cloze", "Expand", "Edit"] as const;
@@ -292,13 +293,13 @@ export function c3eScores(obs: C3eObservation[]) {
     const byTask: Record<string, { mean: number; n: number }> = {};
     for (const t of TASK_TYPES) {
       const xs = rows.filter((o) => o.taskType === t && o.score !== null).map((o) => o.score!);
-      if (xs.length) byTask[t] = { mean: xs.reduce((a, b) => a + b, 0) / xs.length, n: xs.length };
+      if (xs.length) byTask[t] = { mean: orderFreeMean(xs), n: xs.length };
     }
     const scored = rows.filter((o) => o.score !== null).map((o) => o.score!);
     return {
       model,
       byTask,
-      overall: scored.length ? scored.reduce((a, b) => a + b, 0) / scored.length : NaN,
+      overall: orderFreeMean(scored),
       n: scored.length,
       unparsed: rows.length - scored.length,
       failed: all.length - rows.length,

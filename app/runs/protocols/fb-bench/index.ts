@@ -17,6 +17,7 @@ import { fillTemplate } from "../template";
 import type { ItemData, JobPayload, JobSpec, Outcome, PlanInput, CalibrationInput, Protocol, ResultsInput, StoredVerdict } from "../types";
 import { CHECKLIST_PLANS, judgeJobSpec } from "../types";
 import { fbBenchTables } from "./results-tables";
+import { orderFreeSum } from "../../../stats/orderFreeSum";
 
 export const FBBENCH_VERSION = "1-fig12-reconstructed";
 
@@ -307,7 +308,7 @@ export type FbModelScores = {
 /** Scores ×100; overall = mean of the two scenario scores (§3.3); failed jobs and unparsed verdicts are counted, not scored. */
 export function fbBenchScores(obs: FbObservation[], rule: "any" | "all"): FbModelScores[] {
   const models = [...new Set(obs.map((o) => o.model))].sort();
-  const cell = (xs: number[]): Cell => ({ mean: xs.length ? (100 * xs.reduce((a, b) => a + b, 0)) / xs.length : NaN, n: xs.length });
+  const cell = (xs: number[]): Cell => ({ mean: xs.length ? (100 * orderFreeSum(xs)) / xs.length : NaN, n: xs.length });
   const group = (rows: FbObservation[], f: (o: FbObservation) => string[]) => {
     const m = new Map<string, number[]>();
     for (const o of rows) {

@@ -12,6 +12,7 @@ import { fillTemplate } from "../template";
 import type { ItemData, JobPayload, JobSpec, Outcome, PlanInput, CalibrationInput, Protocol, ResultsInput, VerdictWrite } from "../types";
 import { CHECKLIST_PLANS, judgeJobSpec } from "../types";
 import { refineBenchTables } from "./results-tables";
+import { orderFreeMean, orderFreeSum } from "../../../stats/orderFreeSum";
 
 export const REFINEBENCH_VERSION = "1";
 
@@ -454,8 +455,8 @@ export function refineBenchMetrics(
         termTurns.push(terminatedAt);
       } else termination.never++;
     }
-    termination.mean = termTurns.length ? termTurns.reduce((a, b) => a + b, 0) / termTurns.length : null;
-    const mean = (xs: number[]) => (xs.length ? (100 * xs.reduce((a, b) => a + b, 0)) / xs.length : NaN);
+    termination.mean = termTurns.length ? orderFreeMean(termTurns) : null;
+    const mean = (xs: number[]) => (xs.length ? (100 * orderFreeSum(xs)) / xs.length : NaN);
     const turns: RbTurnMetrics[] = acc.map((_, i) => ({
       turn: i + 1,
       acc: mean(acc[i]),

@@ -5,7 +5,7 @@
  * (Figures 13–16), JSON output, as published.
  */
 import { z } from "zod";
-import { blindSpot, meanCI, wilsonCI } from "../../../stats";
+import { blindSpot, meanCI, orderFreeMean, wilsonCI } from "../../../stats";
 import type { ChatMessage, LlmRequest } from "../../providers/types";
 import {
   BLIND_SPOT,
@@ -371,7 +371,7 @@ export function selfCorrectionMetrics(obs: ScObservation[]) {
     });
     const macro = (f: (c: (typeof cells)[number]) => number | undefined) => {
       const xs = cells.map(f).filter((x): x is number => typeof x === "number" && Number.isFinite(x));
-      return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN;
+      return orderFreeMean(xs);
     };
     const markers = Object.fromEntries(
       CONDITIONS.map((c) => {
