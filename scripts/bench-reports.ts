@@ -33,6 +33,9 @@ const KIND = process.argv.includes("--kind") ? process.argv[process.argv.indexOf
 if (KIND !== "response-satisfaction" && KIND !== "writing-quality")
   throw new Error(`--kind: response-satisfaction or writing-quality, not ${KIND}`);
 const RUNS = arg("runs", 5);
+/** --server-cpu-prof DIR: the server writes a CPU profile into DIR when it ends (diagnostics, as in bench:annotate). */
+const PROF_AT = process.argv.indexOf("--server-cpu-prof");
+const SERVER_PROF_DIR = PROF_AT >= 0 ? process.argv[PROF_AT + 1] : undefined;
 const TARGET_MS = 500;
 
 function rng(seed: number) {
@@ -209,8 +212,9 @@ async function buildDatabase(file: string) {
   return { taskId, password, annotations: n, units };
 }
 
-async function startServer(file: string): Promise<{ url: string; stop: () => void }> {
-  const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, "--import", "tsx", "scripts/server.ts"], {
+async function startServer(file: string): Promise<{ url: string; stop: () => Promise<void> }> {
+  const profFlags = SERVER_PROF_DIR ? ["--cpu-prof", `--cpu-prof-dir=${path.resolve(SERVER_PROF_DIR)}`] : [];
+  const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, ...profFlags, "--import", "tsx", "scripts/server.ts"], {
     cwd: root,
     env: { ...process.env, DATABASE_URL: file, PORT: "0", NODE_ENV: "production" },
     stdio: ["ignore", "pipe", "pipe"],
@@ -229,7 +233,15 @@ async function startServer(file: string): Promise<{ url: string; stop: () => voi
     });
     child.on("exit", (code) => reject(new Error(`server exited with ${code}:\n${out}`)));
   });
-  return { url, stop: () => child.kill("SIGTERM") };
+  return {
+    url,
+    stop: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((r) => child.once("exit", r));
+      child.kill("SIGTERM");
+      await exited;
+    },
+  };
 }
 
 /** build/index.js is missing, or older than a file under app/ (then the server would run old code). */
@@ -378,7 +390,7 @@ async function main() {
       "Cold = first request for the page's figures (nothing memoised; the process was warmed by the reports list); warm = memoised report for the same data version.",
     );
   } finally {
-    server.stop();
+    await server.stop();
     if (!process.argv.includes("--keep")) fs.rmSync(dir, { recursive: true, force: true });
     else console.log(`Kept ${file}`);
   }

@@ -50,17 +50,19 @@ export function figures(
   };
   // The judge against each annotator alone, on the units that annotator labelled.
   const jv = input.judges.find((x) => x.name === judge)!.verdicts;
+  // The judge's label of each unit, read once for all annotators.
+  const judgedLabel = input.labels.map((_, u) => judged(jv[u]).label);
   row.perAnnotator = input.annotators.map((name, a) => {
     const h: string[] = [];
     const v: string[] = [];
-    input.labels.forEach((r, u) => {
-      const l = r[a];
-      if (l === null) return;
-      const { label } = judged(jv[u]);
-      if (label == null) return;
+    for (let u = 0; u < input.labels.length; u++) {
+      const l = input.labels[u][a];
+      if (l === null) continue;
+      const label = judgedLabel[u];
+      if (label == null) continue;
       h.push(l);
       v.push(label);
-    });
+    }
     return {
       annotator: name,
       n: h.length,

@@ -96,6 +96,13 @@ export function taskJudgeInput(
       }
     });
   const byId = new Map(judges.map((j) => [j.id, j]));
+  // A score's text, made once per distinct score (a 1–10 scale has ten), not once per verdict.
+  const scoreTexts = new Map<number, string>();
+  const scoreText = (x: number) => {
+    let t = scoreTexts.get(x);
+    if (t === undefined) scoreTexts.set(x, (t = String(x)));
+    return t;
+  };
   const perJudge = new Map<number, (string | null | undefined)[]>();
   const arrOf = (judgeId: number) => {
     let arr = perJudge.get(judgeId);
@@ -105,7 +112,7 @@ export function taskJudgeInput(
   for (let i = 0; i < verdicts.length; i++) {
     if (!byId.has(verdicts.judgeId[i])) continue;
     const score = verdicts.score[i];
-    const text = verdicts.failed[i] ? null : (verdicts.value[i] ?? (Number.isNaN(score) ? null : String(score)));
+    const text = verdicts.failed[i] ? null : (verdicts.value[i] ?? (Number.isNaN(score) ? null : scoreText(score)));
     const subs = subjectOf.get(verdicts.responseId[i])?.get(verdicts.checklistItemId[i]);
     if (subs) {
       const arr = arrOf(verdicts.judgeId[i]);

@@ -73,15 +73,31 @@ export function clusterTables(opts: {
   // items) are stored once; a resample counts how often it drew each distinct table.
   const L = opts.size;
   const patternOf = new Int32Array(members.length);
-  const patternIndex = new Map<string, number>();
+  // Distinct tables by a hash of their nonzero cells, confirmed cell by cell (a collision only costs a comparison).
+  const buckets = new Map<number, number[]>();
   const patterns: ArrayLike<number>[] = [];
+  const same = (x: ArrayLike<number>, y: ArrayLike<number>) => {
+    for (let k = 0; k < L; k++) if (x[k] !== y[k]) return false;
+    return true;
+  };
   members.forEach((rows, g) => {
     const t = opts.table(rows);
-    const key = Array.prototype.join.call(t, ",");
-    let p = patternIndex.get(key);
-    if (p === undefined) {
+    let h = 0x811c9dc5;
+    for (let k = 0; k < L; k++) {
+      const v = t[k];
+      if (v !== 0) h = Math.imul(Math.imul(h ^ k, 0x01000193) ^ ((v * 1_000_003) | 0), 0x01000193);
+    }
+    let bucket = buckets.get(h);
+    if (bucket === undefined) buckets.set(h, (bucket = []));
+    let p = -1;
+    for (const c of bucket)
+      if (same(patterns[c], t)) {
+        p = c;
+        break;
+      }
+    if (p < 0) {
       p = patterns.length;
-      patternIndex.set(key, p);
+      bucket.push(p);
       patterns.push(t);
     }
     patternOf[g] = p;
