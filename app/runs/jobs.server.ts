@@ -4,7 +4,7 @@
  * verdicts, follow-up jobs and the "done" mark — atomically, guarded by the
  * lease. Lease times are epoch milliseconds.
  */
-import type { Db } from "../../db/client";
+import { isBusyError, type Db } from "../../db/client";
 import type { JobPayload, Outcome } from "./protocols/types";
 import type { TurnJoin } from "./providers/shared-limits.server";
 import type { CallRecord } from "./providers/types";
@@ -315,8 +315,6 @@ function storeTx(db: Db): (a: StoreArgs) => StoreResult {
   return fn;
 }
 
-export const isBusy = (err: unknown) => /SQLITE_BUSY|database is locked/i.test(String(err));
-
 /**
  * One transaction: the provider limits' share (`join`: answered calls and
  * admissions of waiting calls), then store every finished job, hand back
@@ -359,7 +357,7 @@ export function storeAndClaim(
     r = storeTx(db)(args);
   } catch (err) {
     join?.rollback(err);
-    if (isBusy(err)) throw err;
+    if (isBusyError(err)) throw err;
     try {
       r = storeTx(db)({ ...args, isolate: true });
     } catch (again) {

@@ -12,18 +12,9 @@
  * agent (providers/node-fetch.server.ts).
  */
 import { startCheckpointer } from "../../db/checkpointer";
-import type { Db } from "../../db/client";
+import { isBusyError, type Db } from "../../db/client";
 import { getProtocol } from "./protocols";
-import {
-  isBusy,
-  renewLeases,
-  stmts,
-  storeAndClaim,
-  type CallLogDetail,
-  type ClaimedJob,
-  type Finished,
-  type StoreResult,
-} from "./jobs.server";
+import { renewLeases, stmts, storeAndClaim, type CallLogDetail, type ClaimedJob, type Finished, type StoreResult } from "./jobs.server";
 import { callProvider, ProviderCache } from "./provider-calls.server";
 import { encryptPlaintextKeys } from "./providers/secrets.server";
 import {
@@ -270,7 +261,7 @@ export class Worker {
       if (checkHeld) this.lastHeldCheck = now;
     } catch (err) {
       this.finished = batch.concat(this.finished);
-      if (isBusy(err)) {
+      if (isBusyError(err)) {
         // Another process holds the write lock: try again shortly, without sleeping in the event loop.
         setTimeout(() => this.wake?.(), BUSY_RETRY_MS);
         return 0;

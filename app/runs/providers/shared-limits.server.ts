@@ -30,7 +30,7 @@
  * this host and its pid is gone, or when its heartbeat is older than its lease.
  */
 import os from "node:os";
-import { type Db, markWriteWaiter } from "../../../db/client";
+import { type Db, isBusyError, markWriteWaiter } from "../../../db/client";
 
 export const RPM_WINDOW_MS = 60_000;
 /** Added to the window (see above). */
@@ -89,8 +89,6 @@ type Waiter = {
   settled: boolean;
 };
 
-const isBusy = (err: unknown) => /SQLITE_BUSY|database is locked/i.test(String(err));
-
 function prepare(s: Db["$client"]) {
   return {
     inFlight: s.prepare(`SELECT COUNT(*) FROM provider_calls WHERE provider_id = ? AND state = 'sent'`).pluck(),
@@ -134,7 +132,7 @@ export function withoutBusyWait<T>(db: Db, fn: () => T): T {
     return fn();
   } catch (err) {
     // Seen by an import copying in chunks, which then leaves the lock free long enough for this retry.
-    if (isBusy(err)) markWriteWaiter(c);
+    if (isBusyError(err)) markWriteWaiter(c);
     throw err;
   } finally {
     c.pragma(`busy_timeout = ${before}`);
@@ -271,7 +269,7 @@ export class SharedLimits {
         admitted = [];
         stopped = [];
         waits = [];
-        const again = isBusy(err) ? BUSY_RETRY_MS : 20;
+        const again = isBusyError(err) ? BUSY_RETRY_MS : 20;
         for (const l of lanes) l.retryIn(again);
         if (this.ends.length) setTimeout(() => this.requestTurn(), again);
       },
@@ -307,7 +305,7 @@ export class SharedLimits {
       for (const [w, id] of mine) admitted.push([w, id, lane]);
       return wait;
     } catch (err) {
-      if (isBusy(err)) throw err;
+      if (isBusyError(err)) throw err;
       lane.putBack([...mine.map(([w]) => w), ...stopped.splice(s0).map(([w]) => w)]);
       admitted.length = a0;
       const w = queue.shift();
@@ -398,7 +396,7 @@ export class SharedLimits {
       this.db.$client.transaction(() => this.writeEnds()).immediate();
       this.ends = []; // written by that (synchronous) transaction
     } catch (err) {
-      if (!isBusy(err)) throw err;
+      if (!isBusyError(err)) throw err;
       setTimeout(() => this.flushEnds(), 20);
     }
   }
