@@ -20,6 +20,10 @@
  *            --workers N (only the N-process run; 1 = only the in-process run)
  *            --gc (with NODE_OPTIONS=--expose-gc: heap after a full collection, once a second)
  *            --worker-cpu-prof DIR (each worker process writes a V8 CPU profile into DIR)
+ *            --database postgres (the N-process run on PostgreSQL: the run prepared in SQLite is copied
+ *              into a throw-away cluster (tests/support/pg.ts: Debian's postgresql, fsync off), the
+ *              workers claim with FOR UPDATE SKIP LOCKED, and the figures are read from the database
+ *              copied back into SQLite by the same copy; needs --workers N > 1)
  */
 import path from "node:path";
 import fs from "node:fs";
@@ -27,10 +31,14 @@ import os from "node:os";
 import { openDatabase, type Db } from "../db/client";
 import { controlRun, createRun, Worker } from "../app/runs/runner.server";
 import { getProtocol } from "../app/runs/protocols";
+import { encryptionKey } from "../app/runs/providers/secrets.server";
 import type { JobPayload } from "../app/runs/protocols/types";
 import { spawn } from "node:child_process";
 import { monitorEventLoopDelay } from "node:perf_hooks";
+import pg from "pg";
+import { copyDatabase } from "../db/copy";
 import { startFakeLlm } from "../tests/support/fake-llm";
+import { startTestPg } from "../tests/support/pg";
 import { makeRunsFixture, refineScript } from "../tests/unit/runs/fixtures";
 
 const argv = process.argv.slice(2);
@@ -43,6 +51,8 @@ const TURNS = num("turns", 5);
 const LATENCY = num("latency", 50);
 const CONCURRENCY = num("concurrency", 32);
 const CALL_LOG = argv.includes("--compact-log") ? "compact" : "full";
+const DATABASE = argv.includes("--database") ? argv[argv.indexOf("--database") + 1] : "sqlite";
+if (DATABASE !== "sqlite" && DATABASE !== "postgres") throw new Error(`--database: sqlite or postgres, not ${DATABASE}`);
 /** --worker-cpu-prof DIR: each worker process writes a V8 CPU profile into DIR (diagnostics). */
 const WORKER_PROF = argv.includes("--worker-cpu-prof") ? ["--cpu-prof", "--cpu-prof-dir", argv[argv.indexOf("--worker-cpu-prof") + 1]] : [];
 
@@ -347,23 +357,42 @@ async function multiProcess(
   });
   controlRun(db, run.id, "pause");
   const ideal = runIdeal(db, run.id, n * CONCURRENCY);
+  // On PostgreSQL: the prepared deployment copied into a throw-away cluster, the run resumed and watched there.
+  const onPg = DATABASE === "postgres" ? await postgresCopy(file) : null;
   const root = path.resolve(import.meta.dirname, "..");
   const children = Array.from({ length: n }, () =>
     spawn(process.execPath, [...WORKER_PROF, "--import", "tsx", "scripts/worker.ts", "--run", String(run.id), "--call-log", CALL_LOG], {
       cwd: root,
-      env: { ...process.env, DATABASE_URL: file, WORKER_CONCURRENCY: String(CONCURRENCY), WORKER_POLL_MS: "20" },
+      env: {
+        ...process.env,
+        DATABASE_URL: onPg?.url ?? file,
+        WORKER_CONCURRENCY: String(CONCURRENCY),
+        WORKER_POLL_MS: "20",
+        // On PostgreSQL the providers' API keys are decrypted with the key of the SQLite deployment they came from.
+        ...(onPg ? { CONCORD_ENCRYPTION_KEY: encryptionKey(file).toString("base64") } : {}),
+      },
       stdio: ["ignore", "pipe", "inherit"],
     }),
   );
   await Promise.all(children.map((c) => new Promise<void>((ok) => c.stdout!.on("data", (d) => String(d).includes("started") && ok()))));
-  const status = db.$client.prepare(`SELECT status FROM runs WHERE id = ?`).pluck();
+  const sqliteStatus = db.$client.prepare(`SELECT status FROM runs WHERE id = ?`).pluck();
+  const status = async () =>
+    onPg
+      ? String((await onPg.client.query(`SELECT status FROM runs WHERE id = $1`, [run.id])).rows[0]?.status)
+      : String(sqliteStatus.get(run.id));
   const load0 = load();
   const cpuAtStart = children.map((c) => procCpuS(c.pid));
   const t0 = performance.now();
-  controlRun(db, run.id, "resume");
-  while (!["completed", "completed-with-errors", "failed"].includes(String(status.get(run.id))))
+  if (onPg) await onPg.client.query(`UPDATE runs SET status = 'queued', finished_at = NULL WHERE id = $1 AND status = 'paused'`, [run.id]);
+  else controlRun(db, run.id, "resume");
+  let final = "";
+  while (!["completed", "completed-with-errors", "failed"].includes((final = await status())))
     await new Promise((ok) => setTimeout(ok, 10));
   const wall = performance.now() - t0;
+  if (final !== "completed" && onPg)
+    console.error(
+      JSON.stringify((await onPg.client.query(`SELECT status, COUNT(*)::int AS n, MIN(error) AS error FROM jobs GROUP BY status`)).rows),
+    );
   const load1 = load();
   const cpuAtEnd = children.map((c) => procCpuS(c.pid));
   const runCpu =
@@ -378,8 +407,17 @@ async function multiProcess(
       if (m) cpus.push(Number(m[1]));
     });
   await Promise.all(children.map((c) => new Promise<void>((ok) => (c.once("exit", () => ok()), c.kill("SIGTERM")))));
-  const owners = (db.$client.prepare(`SELECT COUNT(DISTINCT owner) AS n FROM provider_calls`).get() as { n: number }).n;
-  const r: Measured = { wall, calls: ideal.calls, ...measured(db, wall, run.id) };
+  // The figures are read from SQLite: on PostgreSQL, from the run copied back by the same copy.
+  let figures = db;
+  if (onPg) {
+    const back = path.join(dir, "back.db");
+    await copyDatabase({ kind: "postgres", url: onPg.url }, { kind: "sqlite", file: back });
+    await onPg.stop();
+    figures = openDatabase(back);
+  }
+  const owners = (figures.$client.prepare(`SELECT COUNT(DISTINCT owner) AS n FROM provider_calls`).get() as { n: number }).n;
+  const r: Measured = { wall, calls: ideal.calls, ...measured(figures, wall, run.id) };
+  if (figures !== db) figures.$client.close();
   db.$client.close();
   fs.rmSync(dir, { recursive: true, force: true });
   return {
@@ -391,6 +429,36 @@ async function multiProcess(
     workerCpuS: cpus.length === n ? cpus.reduce((a, b) => a + b, 0) : null,
     runCpuS: runCpu,
   };
+}
+
+/** A throw-away PostgreSQL cluster holding a copy of the SQLite deployment `file`; `stop` ends the connection and the cluster. */
+async function postgresCopy(file: string): Promise<{ url: string; client: pg.Client; stop: () => Promise<void> }> {
+  // Each worker's pool holds up to its concurrency + 4 connections (scripts/worker.ts).
+  const cluster = await startTestPg({ maxConnections: 400 });
+  // The cluster is stopped however the benchmark ends (an error, Ctrl-C).
+  process.once("exit", () => cluster.stop());
+  for (const sig of ["SIGINT", "SIGTERM"] as const) process.once(sig, () => process.exit(130));
+  try {
+    const admin = new pg.Client({ connectionString: cluster.url });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE bench_runs`);
+    await admin.end();
+    const url = cluster.url.replace(/\/postgres$/, "/bench_runs");
+    await copyDatabase({ kind: "sqlite", file }, { kind: "postgres", url });
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    return {
+      url,
+      client,
+      stop: async () => {
+        await client.end();
+        cluster.stop();
+      },
+    };
+  } catch (err) {
+    cluster.stop();
+    throw err;
+  }
 }
 
 /** CPU seconds (user + system) a process has used so far, from /proc/PID/stat (Linux; clock ticks of 1/100 s); null elsewhere. */
@@ -425,7 +493,7 @@ async function nProcesses(n: number): Promise<{ ratio: number; ok: boolean }> {
   const m = await multiProcess(n, fake.baseUrl);
   const server = await fake.close();
   const ratio = report(
-    `${n} worker processes (scripts/worker.ts, ${CONCURRENCY} jobs each, sharing each provider's ${CONCURRENCY} slots through the database; calls made by ${m.owners} processes)`,
+    `${n} worker processes on ${DATABASE === "postgres" ? "PostgreSQL" : "SQLite"} (scripts/worker.ts, ${CONCURRENCY} jobs each, sharing each provider's ${CONCURRENCY} slots through the database; calls made by ${m.owners} processes)`,
     m.r,
     m.ideal,
     m.load0,
@@ -453,6 +521,7 @@ async function main() {
   console.log(
     `bench:runs — ${ITEMS} items × ${TURNS} turns × (generation + judge) = ${calls} calls, ${LATENCY} ms latency, each provider's concurrency ${CONCURRENCY}`,
   );
+  if (DATABASE === "postgres" && !(workersArg !== null && workersArg > 1)) throw new Error("--database postgres: with --workers N (N > 1)");
   if (workersArg !== null && workersArg > 1) {
     const r = await nProcesses(workersArg);
     process.exit(r.ok ? 0 : 1);

@@ -35,7 +35,8 @@ async function freePort(): Promise<number> {
   });
 }
 
-export async function startTestPg(): Promise<TestPg> {
+/** `maxConnections`: the server's max_connections (PostgreSQL's default, 100, when not given). */
+export async function startTestPg(options: { maxConnections?: number } = {}): Promise<TestPg> {
   const bin = pgBinDir();
   if (!bin) throw new Error("PostgreSQL is not installed (apt-get install -y postgresql): the PostgreSQL tests need initdb and pg_ctl");
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "concord-pg-"));
@@ -54,7 +55,7 @@ export async function startTestPg(): Promise<TestPg> {
   const data = path.join(dir, "data");
   run("initdb", ["-D", data, "-A", "trust", "-U", "postgres", "-E", "UTF8", "--no-sync"]);
   const port = await freePort();
-  const opts = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off`;
+  const opts = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off${options.maxConnections ? ` -c max_connections=${Math.floor(options.maxConnections)}` : ""}`;
   run("pg_ctl", ["-D", data, "-l", path.join(dir, "log"), "-o", opts, "-w", "start"]);
   let stopped = false;
   return {

@@ -23,6 +23,7 @@ import { RunStopped, type CallGate, type CallOutcome, type CallTicket, type Gate
 import { ProviderError, type CallRecord } from "../providers/types";
 import type { StoredRunConfig } from "../runner.server";
 import { stopJobsOfStoppedRuns, type JobControl, type WorkerOptions } from "../worker-loop.server";
+import { PgAdmissionLine } from "./admission-line.server";
 import { admitCallPg, claimJobsPg, endCallPg, renewLeasesPg, storeOutcomePg, type JobEnd } from "./queue.server";
 import { heartbeatPg, sweepDeadWorkersPg, unregisterWorkerPg } from "./workers.server";
 
@@ -32,18 +33,6 @@ type ProviderEntry = {
   requestsPerMinute: number | null;
   gated: boolean;
 };
-
-const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((ok) => {
-    if (signal?.aborted) return ok();
-    const t = setTimeout(done, ms);
-    function done() {
-      clearTimeout(t);
-      signal?.removeEventListener("abort", done);
-      ok();
-    }
-    signal?.addEventListener("abort", done, { once: true });
-  });
 
 /**
  * A provider's limits on PostgreSQL, as a CallGate: `begin` asks admitCallPg
@@ -58,39 +47,43 @@ export class PgCallGate implements CallGate {
       callLog: CallLogDetail;
       /** Where the ticket's end writes are kept, so a stopping worker waits for them. */
       pending: Set<Promise<void>>;
+      /** This process's line for the provider: only its head asks the database. */
+      line: PgAdmissionLine;
     },
   ) {}
 
   async begin(request: unknown, estimatedPromptTokens: number | null): Promise<CallTicket> {
     const c = this.ctx;
-    for (;;) {
-      if (c.signal?.aborted) throw new RunStopped(String(c.signal.reason ?? "stopped"));
-      const a = await admitCallPg(this.db, {
-        providerId: c.providerId,
-        concurrency: c.concurrency,
-        requestsPerMinute: c.requestsPerMinute,
-        owner: c.owner,
-        runId: c.runId,
-        jobId: c.jobId,
-        request: JSON.parse(requestJson(request, c.callLog)),
-        estimatedPromptTokens,
-      });
-      if (a.id !== undefined) {
-        const id = a.id;
-        return {
-          id,
-          end: (o: CallOutcome) => {
-            const p: Promise<void> = endCallPg(this.db, id, o)
-              .catch(() => {
-                /* the row stays 'sent' until the dead-worker sweep interrupts it; the slot is then freed */
-              })
-              .finally(() => c.pending.delete(p));
-            c.pending.add(p);
-          },
-        };
-      }
-      await sleep(a.waitMs, c.signal);
-    }
+    const logged = JSON.parse(requestJson(request, c.callLog));
+    const id = await c.line.admit(
+      () =>
+        admitCallPg(this.db, {
+          providerId: c.providerId,
+          concurrency: c.concurrency,
+          requestsPerMinute: c.requestsPerMinute,
+          owner: c.owner,
+          runId: c.runId,
+          jobId: c.jobId,
+          request: logged,
+          estimatedPromptTokens,
+        }),
+      c.signal,
+    );
+    return {
+      id,
+      end: (o: CallOutcome) => {
+        const p: Promise<void> = endCallPg(this.db, id, o)
+          .then(
+            // The slot is free in the database: the head of this process's line asks at once.
+            () => c.line.wake(),
+            () => {
+              /* the row stays 'sent' until the dead-worker sweep interrupts it; the slot is then freed */
+            },
+          )
+          .finally(() => c.pending.delete(p));
+        c.pending.add(p);
+      },
+    };
   }
 }
 
@@ -115,6 +108,8 @@ export class PgWorker {
   private readonly executing = new Map<number, Promise<void>>();
   /** Unfinished writes that complete a call's row. */
   private readonly pendingEnds = new Set<Promise<void>>();
+  /** Per provider, the calls waiting for a slot in this process (only the head asks the database). */
+  private readonly lines = new Map<number, PgAdmissionLine>();
   private stopped = false;
   private wake: (() => void) | null = null;
   /** A job ended while the loop was not waiting: its next wait returns at once. */
@@ -123,6 +118,12 @@ export class PgWorker {
   private fatal: unknown = null;
   done: Promise<void> = Promise.resolve();
   processed = 0;
+
+  private line(providerId: number): PgAdmissionLine {
+    let l = this.lines.get(providerId);
+    if (!l) this.lines.set(providerId, (l = new PgAdmissionLine()));
+    return l;
+  }
 
   constructor(
     private readonly db: PgDb,
@@ -302,6 +303,7 @@ export class PgWorker {
             callLog: this.o.callLog,
             signal: control.stop.signal,
             pending: this.pendingEnds,
+            line: this.line(job.payload.providerId),
           })
         : undefined;
       const reply = await p.provider.call(job.payload.request, {
