@@ -21,7 +21,16 @@
 import http from "node:http";
 import https from "node:https";
 
-const agentOptions = { keepAlive: true, keepAliveMsecs: 30_000, maxFreeSockets: 256, scheduling: "lifo" as const };
+/**
+ * A kept-alive socket left unused this long is closed by us (ms). Servers close idle connections after their
+ * own keep-alive timeout (5 s in Node and uvicorn, 60 s in the test endpoint); a request sent on a socket the
+ * server is closing fails with ECONNRESET before it arrives, and the client's retry is one more logged attempt
+ * (and one more in the requests-per-minute window). Node's agent would honour the server's `Keep-Alive: timeout`
+ * hint only when it is below the agent's own timeout, and without one it keeps free sockets forever. Only free
+ * sockets are closed: a request waiting longer than this for its reply is not affected.
+ */
+export const FREE_SOCKET_MS = 4_000;
+const agentOptions = { keepAlive: true, keepAliveMsecs: 30_000, maxFreeSockets: 256, scheduling: "lifo" as const, timeout: FREE_SOCKET_MS };
 export const sharedHttpAgent = new http.Agent(agentOptions);
 export const sharedHttpsAgent = new https.Agent(agentOptions);
 
