@@ -187,6 +187,10 @@ export function AnnotateForm(p: Props) {
     };
   });
   const asking = blocker.state === "blocked" && revisionChanged();
+  // Read by the key handler: set while rendering, so a key pressed once the dialog has closed (Esc) sees it closed
+  // even before the effect below has registered the handler of this render.
+  const askingRef = useRef(asking);
+  askingRef.current = asking;
 
   const submit = () => {
     const button = formRef.current?.querySelector<HTMLButtonElement>('button[value="submit"]');
@@ -225,7 +229,7 @@ export function AnnotateForm(p: Props) {
         if (e.key === "Escape") t!.blur();
         return;
       }
-      if (asking) {
+      if (askingRef.current) {
         // The leave dialog has the keyboard; Esc stays on this unit.
         if (e.key === "Escape" && blocker.state === "blocked") blocker.reset();
         return;
