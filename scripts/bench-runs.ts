@@ -439,11 +439,7 @@ async function postgresCopy(file: string): Promise<{ url: string; client: pg.Cli
   process.once("exit", () => cluster.stop());
   for (const sig of ["SIGINT", "SIGTERM"] as const) process.once(sig, () => process.exit(130));
   try {
-    const admin = new pg.Client({ connectionString: cluster.url });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE bench_runs`);
-    await admin.end();
-    const url = cluster.url.replace(/\/postgres$/, "/bench_runs");
+    const url = await cluster.createDatabase("bench_runs");
     await copyDatabase({ kind: "sqlite", file }, { kind: "postgres", url });
     const client = new pg.Client({ connectionString: url });
     await client.connect();

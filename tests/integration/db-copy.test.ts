@@ -27,7 +27,7 @@ const ORIGINAL = path.join(dir, "original.db");
 const BACK = path.join(dir, "back.db");
 let testPg: TestPg;
 let admin: pg.Client;
-const url = (db: string) => testPg.url.replace(/\/postgres$/, `/${db}`);
+const url = (db: string) => testPg.urlOf(db);
 
 async function dbCopy(from: string, to: string): Promise<{ code: number; stdout: string; stderr: string }> {
   try {

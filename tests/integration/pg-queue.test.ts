@@ -24,15 +24,13 @@ import { pgBinDir, startTestPg, type TestPg } from "../support/pg";
 const NO_PG = pgBinDir() ? null : "PostgreSQL is not installed (apt-get install -y postgresql): initdb and pg_ctl are needed";
 
 let testPg: TestPg;
-let admin: PgDb;
 const opened: PgDb[] = [];
 let dbCount = 0;
 
 /** A database of its own for a test, and `extra` more pools on it (separate connections, as separate workers have). */
 async function freshDb(extra = 0, max = 2): Promise<PgDb[]> {
   const name = `queue_${++dbCount}`;
-  await admin.$client.query(`CREATE DATABASE ${name}`);
-  const url = testPg.url.replace(/\/postgres$/, `/${name}`);
+  const url = await testPg.createDatabase(name);
   const pools: PgDb[] = [];
   for (let i = 0; i <= extra; i++) pools.push(await openPgDatabase(url, { max }));
   opened.push(...pools);
@@ -102,12 +100,10 @@ const runStatus = async (db: PgDb, runId: number) =>
 describe.skipIf(NO_PG)(`the run queue on PostgreSQL${NO_PG ? ` (skipped: ${NO_PG})` : ""}`, () => {
   beforeAll(async () => {
     testPg = await startTestPg();
-    admin = await openPgDatabase(testPg.url, { max: 2 });
   }, 120_000);
 
   afterAll(async () => {
     for (const p of opened) await p.$client.end();
-    await admin?.$client.end();
     testPg?.stop();
   });
 

@@ -234,7 +234,7 @@ describe("the PostgreSQL schema", () => {
     const lite = openDatabase(path.join(tempDir("concord-pg-counters-"), "c.db")).$client;
     // A database of its own on the cluster, so the catalog tests above see only the migrated schema.
     await pool.query("create database counters");
-    const own = await openPgDatabase(testPg.url.replace(/\/postgres$/, "/counters"));
+    const own = await openPgDatabase(testPg.urlOf("counters"));
     try {
       for (const [what, statement] of steps) {
         lite.prepare(statement).run();

@@ -38,10 +38,8 @@ const LIMIT = 3;
 const exec = promisify(execFile);
 
 let testPg: TestPg;
-let admin: pg.Client;
 let fake: FakeLlm;
 const dir = tempDir("concord-pg-worker-");
-const pgUrl = (name: string) => testPg.url.replace(/\/postgres$/, `/${name}`);
 
 /** At the endpoint, per model: requests between arrival and reply, now and at most. */
 const inFlight = new Map<string, number>();
@@ -146,8 +144,6 @@ let prepared: Prepared;
 
 beforeAll(async () => {
   testPg = await startTestPg();
-  admin = new pg.Client({ connectionString: testPg.url });
-  await admin.connect();
   fake = await startFakeLlm(script);
   writeRefineBench(path.join(dir, "refinebench.json"));
   // The reference: the same run drained by the SQLite worker in this process.
@@ -163,14 +159,12 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await fake?.close();
-  await admin?.end();
   testPg?.stop();
 });
 
 /** Copies the prepared SQLite deployment to a new PostgreSQL database. */
 async function toPostgres(name: string): Promise<string> {
-  await admin.query(`CREATE DATABASE ${name}`);
-  const url = pgUrl(name);
+  const url = await testPg.createDatabase(name);
   await dbCopy(prepared.file, url);
   return url;
 }

@@ -10,8 +10,17 @@ import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
+import pg from "pg";
 
-export type TestPg = { url: string; stop(): void };
+export type TestPg = {
+  /** The cluster's `postgres` database. */
+  url: string;
+  /** The URL of another database of the cluster. */
+  urlOf(database: string): string;
+  /** Creates a database (a lower-case SQL name) and returns its URL. */
+  createDatabase(name: string): Promise<string>;
+  stop(): void;
+};
 
 /** The newest PostgreSQL bin folder Debian installed, or null. */
 export function pgBinDir(): string | null {
@@ -58,8 +67,22 @@ export async function startTestPg(options: { maxConnections?: number } = {}): Pr
   const opts = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off${options.maxConnections ? ` -c max_connections=${Math.floor(options.maxConnections)}` : ""}`;
   run("pg_ctl", ["-D", data, "-l", path.join(dir, "log"), "-o", opts, "-w", "start"]);
   let stopped = false;
+  const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+  const urlOf = (database: string) => url.replace(/\/postgres$/, `/${database}`);
   return {
-    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    url,
+    urlOf,
+    async createDatabase(name: string) {
+      if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`createDatabase: ${JSON.stringify(name)} is not a lower-case SQL name`);
+      const admin = new pg.Client({ connectionString: url });
+      await admin.connect();
+      try {
+        await admin.query(`CREATE DATABASE ${name}`);
+      } finally {
+        await admin.end();
+      }
+      return urlOf(name);
+    },
     stop() {
       if (stopped) return;
       stopped = true;
