@@ -383,6 +383,7 @@ async function multiProcess(
   const load0 = load();
   const cpuAtStart = children.map((c) => procCpuS(c.pid));
   const t0 = performance.now();
+  // The app's controlRun runs on SQLite only so far: on PostgreSQL its resume (paused → queued) is written directly.
   if (onPg) await onPg.client.query(`UPDATE runs SET status = 'queued', finished_at = NULL WHERE id = $1 AND status = 'paused'`, [run.id]);
   else controlRun(db, run.id, "resume");
   let final = "";
