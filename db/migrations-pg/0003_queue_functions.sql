@@ -1,0 +1,191 @@
+-- The run queue's three hot operations (claim, admit, store) as functions, so each is one statement and one
+-- round trip instead of 6–10 (app/runs/pg/queue.server.ts says what each does and why it is safe).
+-- They are VOLATILE: under READ COMMITTED every statement inside takes a new snapshot, so a count read after
+-- a row lock sees what the lock's previous holder committed, exactly as the separate statements did.
+-- Called on their own (autocommit), the row locks they take are held only while they run.
+CREATE FUNCTION concord_now_ms() RETURNS bigint LANGUAGE sql VOLATILE AS $$
+  SELECT floor(extract(epoch from clock_timestamp()) * 1000)::bigint
+$$;--> statement-breakpoint
+CREATE FUNCTION concord_claim_jobs(p_owner text, p_max integer, p_lease_ms bigint, p_run bigint)
+RETURNS TABLE (job_id bigint, job_run_id bigint, job_key text, job_payload jsonb, job_protocol text, job_attempts bigint, job_ord integer)
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+  r record;
+  ids bigint[];
+  more bigint[];
+  room integer;
+  taken integer := 0;
+BEGIN
+  FOR r IN SELECT runs.id, runs.protocol FROM runs
+           WHERE runs.status IN ('queued', 'running') AND (p_run IS NULL OR runs.id = p_run) ORDER BY runs.id LOOP
+    room := p_max - taken;
+    EXIT WHEN room <= 0;
+    -- Expired leases first, oldest first.
+    SELECT coalesce(array_agg(e.id ORDER BY e.id), '{}') INTO ids FROM (
+      SELECT jobs.id FROM jobs
+      WHERE jobs.run_id = r.id AND jobs.status = 'leased' AND jobs.lease_expires_at < concord_now_ms()
+      ORDER BY jobs.id LIMIT room FOR UPDATE SKIP LOCKED) e;
+    -- Then the newest queued jobs, in the order they were created.
+    IF cardinality(ids) < room THEN
+      SELECT coalesce(array_agg(q.id ORDER BY q.id), '{}') INTO more FROM (
+        SELECT jobs.id FROM jobs WHERE jobs.run_id = r.id AND jobs.status = 'queued'
+        ORDER BY jobs.id DESC LIMIT room - cardinality(ids) FOR UPDATE SKIP LOCKED) q;
+      ids := ids || more;
+    END IF;
+    CONTINUE WHEN cardinality(ids) = 0;
+    RETURN QUERY
+      UPDATE jobs SET status = 'leased', lease_owner = p_owner, lease_expires_at = concord_now_ms() + p_lease_ms,
+                      attempts = jobs.attempts + 1
+      WHERE jobs.id = ANY (ids)
+      RETURNING jobs.id, jobs.run_id, jobs.key, jobs.payload, r.protocol, jobs.attempts, taken + array_position(ids, jobs.id);
+    UPDATE runs SET status = 'running' WHERE runs.id = r.id AND runs.status = 'queued';
+    taken := taken + cardinality(ids);
+  END LOOP;
+END $$;--> statement-breakpoint
+CREATE FUNCTION concord_admit_call(p_provider bigint, p_run bigint, p_concurrency integer, p_rpm integer, p_window_ms bigint,
+                                   p_owner text, p_job bigint, p_request jsonb, p_prompt_tokens bigint)
+RETURNS TABLE (call_id bigint, wait_ms bigint, run_status text)
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+  s text;
+  now_ms bigint;
+  in_flight bigint;
+  oldest bigint;
+  new_id bigint;
+BEGIN
+  -- The provider's row lock serialises its admissions across every connection, process and machine.
+  PERFORM 1 FROM providers WHERE providers.id = p_provider FOR NO KEY UPDATE;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION 'provider % does not exist', p_provider;
+  END IF;
+  IF p_run IS NOT NULL THEN
+    SELECT runs.status INTO s FROM runs WHERE runs.id = p_run;
+    IF s IS NULL OR s NOT IN ('queued', 'running') THEN
+      RETURN QUERY SELECT NULL::bigint, NULL::bigint, coalesce(s, 'deleted');
+      RETURN;
+    END IF;
+  END IF;
+  -- Read after the lock: the clock and the counts follow every admission committed before it.
+  now_ms := concord_now_ms();
+  SELECT count(*) INTO in_flight FROM provider_calls WHERE provider_calls.provider_id = p_provider AND provider_calls.state = 'sent';
+  IF in_flight >= p_concurrency THEN
+    RETURN QUERY SELECT NULL::bigint, 10::bigint, NULL::text;
+    RETURN;
+  END IF;
+  IF p_rpm IS NOT NULL AND p_rpm > 0 THEN
+    -- The newest p_rpm admissions in the window: when there are p_rpm of them, the oldest of those must leave it first.
+    SELECT provider_calls.started_at INTO oldest FROM provider_calls
+    WHERE provider_calls.provider_id = p_provider AND provider_calls.started_at > now_ms - p_window_ms
+    ORDER BY provider_calls.started_at DESC OFFSET p_rpm - 1 LIMIT 1;
+    IF FOUND THEN
+      RETURN QUERY SELECT NULL::bigint, greatest(1, oldest + p_window_ms - now_ms + 1), NULL::text;
+      RETURN;
+    END IF;
+  END IF;
+  INSERT INTO provider_calls (provider_id, job_id, request, prompt_tokens, state, owner, started_at)
+  VALUES (p_provider, p_job, p_request, p_prompt_tokens, 'sent', p_owner, now_ms)
+  RETURNING provider_calls.id INTO new_id;
+  RETURN QUERY SELECT new_id, NULL::bigint, NULL::text;
+END $$;--> statement-breakpoint
+-- A job's end, guarded by its lease: 'stored', 'lost' (the lease is no longer p_owner's; nothing written) or
+-- 'stopped' (the run is no longer active; nothing written, the job back in the queue). p_error set: the job
+-- failed with that reason. Otherwise the outcome (p_result, and JSON arrays of responses, verdicts and
+-- follow-up jobs, passed as text so a value PostgreSQL refuses fails the job alone, with the reason).
+CREATE FUNCTION concord_store_job(p_job bigint, p_run bigint, p_owner text, p_key text, p_error text,
+                                  p_result text, p_responses text, p_verdicts text, p_next text)
+RETURNS text
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+  ok boolean;
+  s text;
+  sk text;
+  v record;
+  vj jsonb;
+BEGIN
+  BEGIN
+    IF p_error IS NULL THEN
+      BEGIN
+        UPDATE jobs SET status = 'done', result = p_result::jsonb, error = NULL, lease_owner = NULL, lease_expires_at = NULL,
+                        finished_at = floor(extract(epoch from now()))::bigint
+        WHERE jobs.id = p_job AND jobs.status = 'leased' AND jobs.lease_owner = p_owner;
+        ok := FOUND;
+        IF ok THEN
+          -- An existing response (same item and source key) is kept.
+          INSERT INTO responses (item_id, model, turn, text, origin, run_id, source_key, metadata)
+          SELECT (x->>'itemId')::bigint, x->>'model', coalesce((x->>'turn')::bigint, 1), x->>'text', 'run', p_run,
+                 x->>'sourceKey', coalesce(x->'metadata', '{}'::jsonb)
+          FROM jsonb_array_elements(p_responses::jsonb) WITH ORDINALITY AS e(x, ord) ORDER BY ord
+          ON CONFLICT DO NOTHING;
+          vj := p_verdicts::jsonb;
+          IF jsonb_array_length(vj) > 0 THEN
+            SELECT x->>'responseSourceKey' INTO sk FROM jsonb_array_elements(vj) AS e(x)
+            LEFT JOIN responses r ON r.item_id = (x->>'itemId')::bigint AND r.source_key = x->>'responseSourceKey'
+            WHERE r.id IS NULL LIMIT 1;
+            IF FOUND THEN
+              RAISE EXCEPTION 'job %: verdict for unknown response %', p_key, sk;
+            END IF;
+            -- A verdict on a checklist item is kept once by the unique (judge, response, item) index.
+            INSERT INTO verdicts (judge_id, response_id, checklist_item_id, value, score, raw_output, parse_status, run_id)
+            SELECT (x->>'judgeId')::bigint, r.id, (x->>'checklistItemId')::bigint, x->>'value', (x->>'score')::double precision,
+                   x->>'rawOutput', coalesce(x->>'parseStatus', 'ok'), p_run
+            FROM jsonb_array_elements(vj) WITH ORDINALITY AS e(x, ord)
+            JOIN responses r ON r.item_id = (x->>'itemId')::bigint AND r.source_key = x->>'responseSourceKey'
+            WHERE x->>'checklistItemId' IS NOT NULL ORDER BY ord
+            ON CONFLICT DO NOTHING;
+            -- One on the whole response (no item) by NOT EXISTS, since the index lets NULLs repeat; the advisory
+            -- lock on (judge, response) keeps two transactions from both passing the NOT EXISTS before either commits.
+            FOR v IN SELECT (x->>'judgeId')::bigint AS judge_id, r.id AS response_id, x->>'value' AS value,
+                            (x->>'score')::double precision AS score, x->>'rawOutput' AS raw_output,
+                            coalesce(x->>'parseStatus', 'ok') AS parse_status
+                     FROM jsonb_array_elements(vj) WITH ORDINALITY AS e(x, ord)
+                     JOIN responses r ON r.item_id = (x->>'itemId')::bigint AND r.source_key = x->>'responseSourceKey'
+                     WHERE x->>'checklistItemId' IS NULL ORDER BY ord LOOP
+              PERFORM pg_advisory_xact_lock(hashtextextended('verdict:' || v.judge_id || ':' || v.response_id, 0));
+              INSERT INTO verdicts (judge_id, response_id, checklist_item_id, value, score, raw_output, parse_status, run_id)
+              SELECT v.judge_id, v.response_id, NULL, v.value, v.score, v.raw_output, v.parse_status, p_run
+              WHERE NOT EXISTS (SELECT 1 FROM verdicts WHERE verdicts.judge_id = v.judge_id AND verdicts.response_id = v.response_id
+                                AND verdicts.checklist_item_id IS NULL);
+            END LOOP;
+          END IF;
+          INSERT INTO jobs (run_id, key, payload)
+          SELECT p_run, x->>'key', x->'payload' FROM jsonb_array_elements(p_next::jsonb) WITH ORDINALITY AS e(x, ord) ORDER BY ord
+          ON CONFLICT DO NOTHING;
+        END IF;
+      EXCEPTION WHEN OTHERS THEN
+        -- The outcome's writes are undone; the job fails alone, with the database's reason.
+        UPDATE jobs SET status = 'failed', error = left('storing the outcome failed: ' || SQLERRM, 2000), lease_owner = NULL,
+                        lease_expires_at = NULL, finished_at = floor(extract(epoch from now()))::bigint
+        WHERE jobs.id = p_job AND jobs.status = 'leased' AND jobs.lease_owner = p_owner;
+        ok := FOUND;
+      END;
+    ELSE
+      UPDATE jobs SET status = 'failed', error = left(p_error, 2000), lease_owner = NULL, lease_expires_at = NULL,
+                      finished_at = floor(extract(epoch from now()))::bigint
+      WHERE jobs.id = p_job AND jobs.status = 'leased' AND jobs.lease_owner = p_owner;
+      ok := FOUND;
+    END IF;
+    IF NOT ok THEN
+      RETURN 'lost';
+    END IF;
+    -- The run's row, locked last: a cancel committed before is seen here, and of two stores of a run's last two
+    -- jobs at the same moment, the second reads the drained check after the first committed.
+    SELECT runs.status INTO s FROM runs WHERE runs.id = p_run FOR NO KEY UPDATE;
+    IF s IS NULL OR s NOT IN ('queued', 'running') THEN
+      RAISE EXCEPTION 'run % is not active', p_run USING ERRCODE = 'CR001';
+    END IF;
+    PERFORM 1 FROM jobs WHERE jobs.run_id = p_run AND jobs.status IN ('queued', 'leased') LIMIT 1;
+    IF NOT FOUND THEN
+      UPDATE runs SET status = CASE WHEN c.failed = 0 THEN 'completed' WHEN c.done = 0 THEN 'failed' ELSE 'completed-with-errors' END,
+                      finished_at = floor(extract(epoch from now()))::bigint
+      FROM (SELECT count(*) FILTER (WHERE jobs.status = 'done') AS done, count(*) FILTER (WHERE jobs.status = 'failed') AS failed
+            FROM jobs WHERE jobs.run_id = p_run) c
+      WHERE runs.id = p_run AND runs.status IN ('queued', 'running');
+    END IF;
+    RETURN 'stored';
+  EXCEPTION WHEN SQLSTATE 'CR001' THEN
+    -- Nothing is stored into a run that stopped: every write above is undone and the job goes back to the queue.
+    UPDATE jobs SET status = 'queued', lease_owner = NULL, lease_expires_at = NULL, attempts = jobs.attempts - 1
+    WHERE jobs.id = p_job AND jobs.status = 'leased' AND jobs.lease_owner = p_owner;
+    RETURN 'stopped';
+  END;
+END $$;
