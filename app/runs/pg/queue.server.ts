@@ -96,7 +96,14 @@ export async function claimJobsPg(
   });
   return rows
     .sort((a, b) => a.job_ord - b.job_ord)
-    .map((r) => ({ id: r.job_id, runId: r.job_run_id, key: r.job_key, payload: r.job_payload, protocol: r.job_protocol, attempts: r.job_attempts }));
+    .map((r) => ({
+      id: r.job_id,
+      runId: r.job_run_id,
+      key: r.job_key,
+      payload: r.job_payload,
+      protocol: r.job_protocol,
+      attempts: r.job_attempts,
+    }));
 }
 
 /** Extends the leases `owner` still holds on `jobIds` to now + leaseMs; returns the ids renewed (a missing id: the lease was lost). */
