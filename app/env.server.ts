@@ -20,6 +20,7 @@ const EnvSchema = z.object({
   WORKER_LEASE_MS: z.coerce.number().int().min(1000).max(86_400_000).default(60_000),
   WORKER_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(500),
   WORKER_CALL_LOG: z.enum(["full", "compact"]).default("full"),
+  WORKER_PG_POOL: z.coerce.number().int().min(1).max(100).default(4),
 });
 
 export type Env = z.infer<typeof EnvSchema>;

@@ -336,6 +336,8 @@ async function multiProcess(
   workerCpuS: number | null;
   /** The workers' CPU between resume and completion (from /proc), start-up left out; null off Linux. */
   runCpuS: number | null;
+  /** On PostgreSQL: the database server's CPU (every process of the cluster) between resume and completion. */
+  pgCpuS: number | null;
 }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "concord-bench-runs-"));
   const file = path.join(dir, "bench.db");
@@ -382,6 +384,7 @@ async function multiProcess(
       : String(sqliteStatus.get(run.id));
   const load0 = load();
   const cpuAtStart = children.map((c) => procCpuS(c.pid));
+  const pgCpuAtStart = onPg?.cpuS() ?? null;
   const t0 = performance.now();
   // The app's controlRun runs on SQLite only so far: on PostgreSQL its resume (paused → queued) is written directly.
   if (onPg) await onPg.client.query(`UPDATE runs SET status = 'queued', finished_at = NULL WHERE id = $1 AND status = 'paused'`, [run.id]);
@@ -396,6 +399,7 @@ async function multiProcess(
     );
   const load1 = load();
   const cpuAtEnd = children.map((c) => procCpuS(c.pid));
+  const pgCpuAtEnd = onPg?.cpuS() ?? null;
   const runCpu =
     cpuAtStart.every((x) => x !== null) && cpuAtEnd.every((x) => x !== null)
       ? cpuAtEnd.reduce((a, x, i) => a + x! - cpuAtStart[i]!, 0)
@@ -429,11 +433,14 @@ async function multiProcess(
     load1,
     workerCpuS: cpus.length === n ? cpus.reduce((a, b) => a + b, 0) : null,
     runCpuS: runCpu,
+    pgCpuS: pgCpuAtStart !== null && pgCpuAtEnd !== null ? pgCpuAtEnd - pgCpuAtStart : null,
   };
 }
 
 /** A throw-away PostgreSQL cluster holding a copy of the SQLite deployment `file`; `stop` ends the connection and the cluster. */
-async function postgresCopy(file: string): Promise<{ url: string; client: pg.Client; stop: () => Promise<void> }> {
+async function postgresCopy(
+  file: string,
+): Promise<{ url: string; client: pg.Client; cpuS: () => number | null; stop: () => Promise<void> }> {
   // Each worker's pool holds up to its concurrency + 4 connections (scripts/worker.ts).
   const cluster = await startTestPg({ maxConnections: 400 });
   // The cluster is stopped however the benchmark ends (an error, Ctrl-C).
@@ -447,6 +454,7 @@ async function postgresCopy(file: string): Promise<{ url: string; client: pg.Cli
     return {
       url,
       client,
+      cpuS: () => cluster.cpuS(),
       stop: async () => {
         await client.end();
         cluster.stop();
@@ -503,10 +511,12 @@ async function nProcesses(n: number): Promise<{ ratio: number; ok: boolean }> {
   if (m.runCpuS !== null && server.cpuMs) {
     // The machine's own bound: the CPU the run took (workers and fake server), spread over every core with none idle.
     const cores = os.cpus().length;
-    const cpuBound = (m.runCpuS + server.cpuMs / 1000) / cores;
+    const pg = m.pgCpuS ?? 0;
+    const cpuBound = (m.runCpuS + server.cpuMs / 1000 + pg) / cores;
     const idealS = m.ideal.at(LATENCY).ideal / 1000;
+    const pgText = m.pgCpuS === null ? "" : `, PostgreSQL ${pg.toFixed(2)} s (${((1000 * pg) / m.r.calls).toFixed(3)} ms per call)`;
     console.log(
-      `    CPU bound:     during the run the workers used ${m.runCpuS.toFixed(2)} s (${((1000 * m.runCpuS) / m.r.calls).toFixed(3)} ms per call) and the fake server ${(server.cpuMs / 1000).toFixed(2)} s: / ${cores} cores = ${cpuBound.toFixed(2)} s with every core busy all the time, ${(cpuBound / idealS).toFixed(2)}× the ideal, the least this machine could take with the endpoint on it`,
+      `    CPU bound:     during the run the workers used ${m.runCpuS.toFixed(2)} s (${((1000 * m.runCpuS) / m.r.calls).toFixed(3)} ms per call)${pgText} and the fake server ${(server.cpuMs / 1000).toFixed(2)} s: / ${cores} cores = ${cpuBound.toFixed(2)} s with every core busy all the time, ${(cpuBound / idealS).toFixed(2)}× the ideal, the least this machine could take with the endpoint on it`,
     );
   }
   return { ratio, ok: m.r.done === m.r.calls };

@@ -5,8 +5,9 @@
  * at once when its process is gone), and every provider's concurrency and
  * requests per minute hold across all of them (app/runs/providers/shared-limits.server.ts).
  *
- *   npm run worker [-- --concurrency 16 --prefetch 4 --lease-ms 60000 --poll-ms 500 --until-idle --run RUN_ID --call-log full|compact]
- * Environment equivalents: WORKER_CONCURRENCY, WORKER_PREFETCH, WORKER_LEASE_MS, WORKER_POLL_MS, WORKER_CALL_LOG.
+ *   npm run worker [-- --concurrency 16 --prefetch 4 --lease-ms 60000 --poll-ms 500 --until-idle --run RUN_ID --call-log full|compact --pg-pool 4]
+ * Environment equivalents: WORKER_CONCURRENCY, WORKER_PREFETCH, WORKER_LEASE_MS, WORKER_POLL_MS, WORKER_CALL_LOG;
+ * WORKER_PG_POOL (4, --pg-pool): the PostgreSQL worker's connections.
  *
  * DATABASE_URL=postgres://… runs the PostgreSQL worker (app/runs/pg/worker.server.ts) on any number of
  * machines; API keys are then decrypted with CONCORD_ENCRYPTION_KEY (there is no key file beside the database).
@@ -25,6 +26,7 @@ const FLAGS = {
   "lease-ms": "WORKER_LEASE_MS",
   "poll-ms": "WORKER_POLL_MS",
   "call-log": "WORKER_CALL_LOG",
+  "pg-pool": "WORKER_PG_POOL",
 } as const;
 for (const [flag, name] of Object.entries(FLAGS)) {
   const i = argv.indexOf(`--${flag}`);
@@ -55,8 +57,9 @@ let closeDb: () => Promise<void> = async () => {};
 if (isPostgresUrl(url)) {
   let pg: Awaited<ReturnType<typeof openPgDatabase>>;
   try {
-    // One connection per job in flight plus the claims, heartbeats and the run watch.
-    pg = await openPgDatabase(url, { max: Math.min(100, concurrency + 4) });
+    // A few connections serve every job: each claim, admission and store is one short statement (app/runs/pg/queue.server.ts),
+    // and fewer server processes cost the database less CPU (bench:runs: 36 connections per worker took 2.4× the CPU of 2).
+    pg = await openPgDatabase(url, { max: settings.WORKER_PG_POOL });
   } catch (err) {
     // The driver's message, never the URL (it may hold a password).
     console.error(`Concord worker: cannot open the PostgreSQL database: ${(err as Error).message}`);

@@ -25,6 +25,8 @@ it.each([
   [{ WORKER_CALL_LOG: "verbose" }, [], "WORKER_CALL_LOG"],
   [{ CONCORD_WORKER: "elsewhere" }, [], "CONCORD_WORKER"],
   [{}, ["--poll-ms", "-3"], "WORKER_POLL_MS"],
+  [{ WORKER_PG_POOL: "0" }, [], "WORKER_PG_POOL"],
+  [{}, ["--pg-pool", "many"], "WORKER_PG_POOL"],
 ])("refuses %j %j with one line naming %s", (env, args, name) => {
   const r = worker(env, args);
   expect(r.status).toBe(2);

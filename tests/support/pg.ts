@@ -19,8 +19,20 @@ export type TestPg = {
   urlOf(database: string): string;
   /** Creates a database (a lower-case SQL name) and returns its URL. */
   createDatabase(name: string): Promise<string>;
+  /**
+   * CPU seconds (user + system) the cluster's processes have used so far: the postmaster and its live children
+   * (backends, background processes) and the children it has reaped (Linux /proc; null elsewhere).
+   */
+  cpuS(): number | null;
   stop(): void;
 };
+
+/** utime + stime (+ cutime + cstime with `reaped`) of a process from /proc/PID/stat, in seconds (clock ticks of 1/100 s). */
+function statCpuS(pid: number, reaped: boolean): number {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+  const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(f[11]) + Number(f[12]) + (reaped ? Number(f[13]) + Number(f[14]) : 0)) / 100;
+}
 
 /** The newest PostgreSQL bin folder Debian installed, or null. */
 export function pgBinDir(): string | null {
@@ -82,6 +94,24 @@ export async function startTestPg(options: { maxConnections?: number } = {}): Pr
         await admin.end();
       }
       return urlOf(name);
+    },
+    cpuS() {
+      try {
+        const pid = Number(fs.readFileSync(path.join(data, "postmaster.pid"), "utf8").split("\n")[0]);
+        const children = fs
+          .readdirSync(`/proc/${pid}/task`)
+          .flatMap((t) => fs.readFileSync(`/proc/${pid}/task/${t}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number));
+        let total = statCpuS(pid, true);
+        for (const c of children)
+          try {
+            total += statCpuS(c, true);
+          } catch {
+            /* exited meanwhile: counted in the postmaster's reaped children once it is reaped */
+          }
+        return total;
+      } catch {
+        return null;
+      }
     },
     stop() {
       if (stopped) return;
