@@ -116,6 +116,10 @@ BEGIN
                  x->>'sourceKey', coalesce(x->'metadata', '{}'::jsonb)
           FROM jsonb_array_elements(p_responses::jsonb) WITH ORDINALITY AS e(x, ord) ORDER BY ord
           ON CONFLICT DO NOTHING;
+          INSERT INTO jobs (run_id, key, payload)
+          SELECT p_run, x->>'key', x->'payload' FROM jsonb_array_elements(p_next::jsonb) WITH ORDINALITY AS e(x, ord) ORDER BY ord
+          ON CONFLICT DO NOTHING;
+          -- Verdicts last: their trigger bumps the project's freshness counter, whose row stays locked to commit.
           vj := p_verdicts::jsonb;
           IF jsonb_array_length(vj) > 0 THEN
             SELECT x->>'responseSourceKey' INTO sk FROM jsonb_array_elements(vj) AS e(x)
@@ -147,9 +151,6 @@ BEGIN
                                 AND verdicts.checklist_item_id IS NULL);
             END LOOP;
           END IF;
-          INSERT INTO jobs (run_id, key, payload)
-          SELECT p_run, x->>'key', x->'payload' FROM jsonb_array_elements(p_next::jsonb) WITH ORDINALITY AS e(x, ord) ORDER BY ord
-          ON CONFLICT DO NOTHING;
         END IF;
       EXCEPTION WHEN OTHERS THEN
         -- The outcome's writes are undone; the job fails alone, with the database's reason.
