@@ -385,6 +385,59 @@ describe.skipIf(NO_PG)(`the run queue on PostgreSQL${NO_PG ? ` (skipped: ${NO_PG
     expect((await runStatus(db, run.id)).status).toBe("failed");
   });
 
+  it("stores an outcome's text, numbers and follow-up payload exactly as given; a NUL character fails the job alone", async () => {
+    // The outcome reaches the database as JSON text parsed inside concord_store_job: what a reply may contain
+    // (LaTeX, replacement patterns, backslashes, quotes, non-Latin text, emoji, a float's last digit) must come back
+    // unchanged, and what PostgreSQL cannot hold (NUL in text) must fail that job with the reason, not the worker.
+    const [db] = await freshDb();
+    const { item, check, judge, run } = await seed(db, { jobs: 2 });
+    const [gen, nul] = await claimJobsPg(db, "w", 2, 60_000);
+    const text = 'Display $$\\int_0^1 x\\,dx$$, $& $\' $` "quoted" \\n not a newline,\n a newline, Ω ∑ 你好 🙂';
+    const score = 0.1 + 0.2; // 0.30000000000000004: the last digit must survive
+    const payload = {
+      step: "judge" as const,
+      providerId: 1,
+      request: { kind: "chat" as const, messages: [{ role: "user", content: text }] },
+      state: { turn: 2, p: score },
+    };
+    const outcome = answer(item.id, gen, {
+      verdicts: [
+        {
+          judgeId: judge.id,
+          itemId: item.id,
+          responseSourceKey: gen.key,
+          checklistItemId: check.id,
+          value: text,
+          score,
+          rawOutput: text,
+          parseStatus: "ok" as const,
+        },
+      ],
+      next: [{ key: "judge:0", payload }],
+      result: { text, score },
+    });
+    outcome.responses[0] = { ...outcome.responses[0], text, metadata: { note: text, n: score } };
+    expect(await storeOutcomePg(db, "w", gen, { outcome })).toBe(true);
+    const [resp] = await rows<{ text: string; metadata: unknown }>(db, sql`SELECT text, metadata FROM responses`);
+    expect(resp).toEqual({ text, metadata: { note: text, n: score } });
+    const [v] = await rows<{ value: string; score: number; raw_output: string }>(db, sql`SELECT value, score, raw_output FROM verdicts`);
+    expect(v).toEqual({ value: text, score, raw_output: text });
+    const [done] = await rows<{ result: unknown }>(db, sql`SELECT result FROM jobs WHERE id = ${gen.id}`);
+    expect(done.result).toEqual({ text, score });
+    const [next] = await claimJobsPg(db, "w", 7, 60_000);
+    expect(next.payload).toEqual(payload);
+
+    const bad = answer(item.id, nul);
+    bad.responses[0].text = "before\u0000after";
+    expect(await storeOutcomePg(db, "w", nul, { outcome: bad })).toBe(true);
+    const [failed] = await rows<{ status: string; error: string }>(db, sql`SELECT status, error FROM jobs WHERE id = ${nul.id}`);
+    expect(failed.status).toBe("failed");
+    expect(failed.error).toMatch(/^storing the outcome failed: unsupported Unicode escape sequence/);
+    expect(failed.error).not.toContain("before");
+    expect((await rows<{ n: number }>(db, sql`SELECT count(*) AS n FROM responses`))[0].n).toBe(1);
+    expect((await runStatus(db, run.id)).status).toBe("running");
+  });
+
   it("stores nothing into a cancelled run: the job goes back to the queue, and a cancelled run's jobs are not claimed", async () => {
     const [db] = await freshDb();
     const { item, run } = await seed(db, { jobs: 2 });
