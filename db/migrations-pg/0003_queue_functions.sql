@@ -91,8 +91,12 @@ END $$;--> statement-breakpoint
 -- 'stopped' (the run is no longer active; nothing written, the job back in the queue). p_error set: the job
 -- failed with that reason. Otherwise the outcome (p_result, and JSON arrays of responses, verdicts and
 -- follow-up jobs, passed as text so a value PostgreSQL refuses fails the job alone, with the reason).
+-- p_call_id set: the job's answered call, whose row is completed here first (whatever becomes of the job), which
+-- frees its provider slot in the same statement.
 CREATE FUNCTION concord_store_job(p_job bigint, p_run bigint, p_owner text, p_key text, p_error text,
-                                  p_result text, p_responses text, p_verdicts text, p_next text)
+                                  p_result text, p_responses text, p_verdicts text, p_next text,
+                                  p_call_id bigint, p_call_reply text, p_call_status bigint, p_call_latency_ms bigint,
+                                  p_call_prompt_tokens bigint, p_call_completion_tokens bigint)
 RETURNS text
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
@@ -102,6 +106,20 @@ DECLARE
   v record;
   vj jsonb;
 BEGIN
+  IF p_call_id IS NOT NULL THEN
+    BEGIN
+      UPDATE provider_calls SET state = 'done', reply = p_call_reply::jsonb, status = p_call_status, latency_ms = p_call_latency_ms,
+                                prompt_tokens = coalesce(p_call_prompt_tokens, prompt_tokens), completion_tokens = p_call_completion_tokens,
+                                error = NULL
+      WHERE provider_calls.id = p_call_id;
+    EXCEPTION WHEN OTHERS THEN
+      -- A reply PostgreSQL cannot hold (NUL in its text): the call is completed without it, with the reason.
+      UPDATE provider_calls SET state = 'done', reply = NULL, status = p_call_status, latency_ms = p_call_latency_ms,
+                                prompt_tokens = coalesce(p_call_prompt_tokens, prompt_tokens), completion_tokens = p_call_completion_tokens,
+                                error = left('the reply could not be stored: ' || SQLERRM, 2000)
+      WHERE provider_calls.id = p_call_id;
+    END;
+  END IF;
   BEGIN
     IF p_error IS NULL THEN
       BEGIN

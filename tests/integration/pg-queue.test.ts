@@ -397,7 +397,7 @@ describe.skipIf(NO_PG)(`the run queue on PostgreSQL${NO_PG ? ` (skipped: ${NO_PG
     const payload = {
       step: "judge" as const,
       providerId: 1,
-      request: { kind: "chat" as const, messages: [{ role: "user", content: text }] },
+      request: { kind: "chat" as const, messages: [{ role: "user" as const, content: text }] },
       state: { turn: 2, p: score },
     };
     const outcome = answer(item.id, gen, {
@@ -452,6 +452,71 @@ describe.skipIf(NO_PG)(`the run queue on PostgreSQL${NO_PG ? ` (skipped: ${NO_PG
     expect(await rows(db, sql`SELECT id FROM responses`)).toEqual([]);
     expect(await claimJobsPg(db, "w", 7, 60_000)).toEqual([]);
     expect((await runStatus(db, run.id)).status).toBe("cancelled");
+  });
+
+  it("completes a job's answered call with its store, stored, refused or stopped alike; a reply it cannot hold is dropped with the reason", async () => {
+    const [db] = await freshDb();
+    const { item, provider, run } = await seed(db, { jobs: 4, concurrency: 8 });
+    const jobsNow = await claimJobsPg(db, "w", 4, 60_000);
+    const admitFor = async (job: ClaimedJob) => {
+      const a = await admitCallPg(db, {
+        providerId: provider.id,
+        concurrency: 8,
+        requestsPerMinute: null,
+        owner: "w",
+        runId: run.id,
+        jobId: job.id,
+        request: { n: job.key },
+      });
+      return a.id!;
+    };
+    const ids: number[] = [];
+    for (const j of jobsNow) ids.push(await admitFor(j));
+    const answered = (i: number, reply: unknown = { choices: [{ message: { content: `reply ${i}` } }] }) => ({
+      id: ids[i],
+      o: { reply, status: 200, latencyMs: 50 + i, promptTokens: 10 + i, completionTokens: 20 + i, error: null },
+    });
+    // Stored: the job done and its call completed with the reply and tokens.
+    expect(await storeOutcomePg(db, "w", jobsNow[0], { outcome: answer(item.id, jobsNow[0]) }, answered(0))).toBe(true);
+    // Refused (the lease is another owner's): the job untouched, the call still completed.
+    expect(await storeOutcomePg(db, "someone-else", jobsNow[1], { outcome: answer(item.id, jobsNow[1]) }, answered(1))).toBe(false);
+    // A reply with a NUL character: the call completed without it, with the reason; the job stored.
+    expect(await storeOutcomePg(db, "w", jobsNow[2], { outcome: answer(item.id, jobsNow[2]) }, answered(2, { text: "a\u0000b" }))).toBe(
+      true,
+    );
+    // Stopped (the run cancelled): nothing of the job stored, the call completed.
+    await db.execute(sql`UPDATE runs SET status = 'cancelled' WHERE id = ${run.id}`);
+    expect(await storeOutcomePg(db, "w", jobsNow[3], { outcome: answer(item.id, jobsNow[3]) }, answered(3))).toBe(false);
+    const calls = await rows<{
+      state: string;
+      reply: unknown;
+      status: number;
+      latency_ms: number;
+      prompt_tokens: number;
+      completion_tokens: number;
+      error: string | null;
+    }>(db, sql`SELECT state, reply, status, latency_ms, prompt_tokens, completion_tokens, error FROM provider_calls ORDER BY id`);
+    expect(calls.map((c) => c.state)).toEqual(["done", "done", "done", "done"]);
+    expect(calls[0]).toEqual({
+      state: "done",
+      reply: answered(0).o.reply,
+      status: 200,
+      latency_ms: 50,
+      prompt_tokens: 10,
+      completion_tokens: 20,
+      error: null,
+    });
+    expect(calls[1].reply).toEqual(answered(1).o.reply);
+    expect(calls[2].reply).toBeNull();
+    expect(calls[2].error).toMatch(/^the reply could not be stored: unsupported Unicode escape sequence/);
+    expect(calls[2].completion_tokens).toBe(22);
+    expect(calls[3].reply).toEqual(answered(3).o.reply);
+    expect(await rows(db, sql`SELECT status, lease_owner FROM jobs WHERE run_id = ${run.id} ORDER BY id`)).toEqual([
+      { status: "done", lease_owner: null },
+      { status: "leased", lease_owner: "w" },
+      { status: "done", lease_owner: null },
+      { status: "queued", lease_owner: null },
+    ]);
   });
 
   it("never has more than the provider's concurrency in flight with 6 admitters on 3 pools, and reaches it", async () => {

@@ -136,8 +136,16 @@ const heldBy = (jobId: number, owner: string) => and(eq(jobs.id, jobId), eq(jobs
  * goes back to the queue, as does a `stopped` one. One statement: the
  * function concord_store_job (db/migrations-pg/0003_queue_functions.sql).
  */
-export async function storeOutcomePg(db: PgDb, owner: string, job: ClaimedJob, end: JobEnd): Promise<boolean> {
+export async function storeOutcomePg(
+  db: PgDb,
+  owner: string,
+  job: ClaimedJob,
+  end: JobEnd,
+  /** The job's answered call, completed in the same statement (see PgCallGate). */
+  call: { id: number; o: CallOutcome } | null = null,
+): Promise<boolean> {
   if ("stopped" in end) {
+    if (call) await endCallPg(db, call.id, call.o);
     await db
       .update(jobs)
       .set({ status: "queued", leaseOwner: null, leaseExpiresAt: null, attempts: sql`${jobs.attempts} - 1` })
@@ -147,7 +155,7 @@ export async function storeOutcomePg(db: PgDb, owner: string, job: ClaimedJob, e
   const o = "outcome" in end ? end.outcome : null;
   const { rows } = await db.$client.query<{ s: "stored" | "lost" | "stopped" }>({
     name: "concord_store_job",
-    text: "SELECT concord_store_job($1, $2, $3, $4, $5, $6, $7, $8, $9) AS s",
+    text: "SELECT concord_store_job($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) AS s",
     values: [
       job.id,
       job.runId,
@@ -158,6 +166,12 @@ export async function storeOutcomePg(db: PgDb, owner: string, job: ClaimedJob, e
       o ? JSON.stringify(o.responses.map((r) => ({ ...r, metadata: r.metadata ?? {} }))) : "[]",
       o ? JSON.stringify(o.verdicts) : "[]",
       o ? JSON.stringify(o.next) : "[]",
+      call?.id ?? null,
+      call?.o.reply == null ? null : JSON.stringify(call.o.reply),
+      call?.o.status ?? null,
+      call?.o.latencyMs ?? null,
+      call?.o.promptTokens ?? null,
+      call?.o.completionTokens ?? null,
     ],
   });
   return rows[0].s === "stored";

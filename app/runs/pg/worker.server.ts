@@ -38,9 +38,22 @@ type ProviderEntry = {
  * A provider's limits on PostgreSQL, as a CallGate: `begin` asks admitCallPg
  * until a slot (and room in the minute's window) is free — the call is then
  * logged as sent, in the same transaction — and the ticket's `end` completes
- * the row, which frees the slot for every worker.
+ * the row, which frees the slot for every worker. An answered call is the
+ * job's last (its reply goes straight to the protocol and the store), so its
+ * row is completed by the job's store, in the same statement
+ * (`takeAnswered`); a failed attempt's row is completed at once, so a retry's
+ * back-off does not hold the slot.
  */
 export class PgCallGate implements CallGate {
+  private answered: { id: number; o: CallOutcome } | null = null;
+
+  /** The answered call whose row the job's store completes; null if none. */
+  takeAnswered(): { id: number; o: CallOutcome } | null {
+    const a = this.answered;
+    this.answered = null;
+    return a;
+  }
+
   constructor(
     private readonly db: PgDb,
     private readonly ctx: Omit<GateContext, "requestJson"> & {
@@ -54,6 +67,9 @@ export class PgCallGate implements CallGate {
 
   async begin(request: unknown, estimatedPromptTokens: number | null): Promise<CallTicket> {
     const c = this.ctx;
+    // Another attempt after an answered one (not how the client works today): the earlier row is completed first.
+    const earlier = this.takeAnswered();
+    if (earlier) await endCallPg(this.db, earlier.id, earlier.o);
     const logged = JSON.parse(requestJson(request, c.callLog));
     const id = await c.line.admit(
       () =>
@@ -72,6 +88,10 @@ export class PgCallGate implements CallGate {
     return {
       id,
       end: (o: CallOutcome) => {
+        if (o.error == null) {
+          this.answered = { id, o };
+          return;
+        }
         const p: Promise<void> = endCallPg(this.db, id, o)
           .then(
             // The slot is free in the database: the head of this process's line asks at once.
@@ -289,10 +309,11 @@ export class PgWorker {
     const control = { stop: new AbortController(), cancel: new AbortController(), runId: job.runId };
     this.controls.set(job.id, control);
     let end: JobEnd;
+    let gate: PgCallGate | undefined;
     try {
       const { protocol, settings } = await this.run(job.runId);
       const p = await this.provider(job.payload.providerId);
-      const gate = p.gated
+      gate = p.gated
         ? new PgCallGate(this.db, {
             providerId: job.payload.providerId,
             concurrency: p.concurrency,
@@ -340,9 +361,12 @@ export class PgWorker {
             owner: this.id,
           })),
         );
-      // A call's row is completed before its job is stored, so a finished run has no call still 'sent'.
+      // A call's row is completed before or with its job's store, so a finished run has no call still 'sent'.
       await Promise.allSettled([...this.pendingEnds]);
-      await storeOutcomePg(this.db, this.id, job, end);
+      const answered = gate?.takeAnswered() ?? null;
+      await storeOutcomePg(this.db, this.id, job, end, answered);
+      // The answered call's slot is free in the database: the head of this process's line asks at once.
+      if (answered) this.line(job.payload.providerId).wake();
       if (!("stopped" in end)) this.processed++;
     } catch (err) {
       this.fatal ??= err;
