@@ -37,6 +37,7 @@ import { seedAnnotationScenario } from "../app/annotation/synthetic.server";
 import { openDatabase } from "../db/client";
 import { SERVER_NODE_FLAGS } from "./server-flags";
 import { csrfToken, importOverHttp, signInOverHttp, writeResponsesFile, type ImportOutcome } from "./import-http";
+import { procCpuS } from "../tests/support/proc-cpu";
 
 const root = path.resolve(import.meta.dirname, "..");
 const ANNOTATORS = Number(process.env.BENCH_ANNOTATORS ?? 50);
@@ -67,17 +68,7 @@ function writeLabelsFile(file: string, rows: number): number {
 }
 
 /** CPU time (user + system, ms) a process has used so far, from /proc (Linux); 0 elsewhere. */
-function serverCpuMs(pid: number | undefined): number {
-  try {
-    // Fields after the command's closing parenthesis: state is the 3rd field of the line, utime and stime the 14th and 15th.
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    const ticks = Number(f[11]) + Number(f[12]);
-    return (ticks * 1000) / 100; // USER_HZ is 100 on Linux
-  } catch {
-    return 0;
-  }
-}
+const serverCpuMs = (pid: number | undefined): number => (procCpuS(pid) ?? 0) * 1000;
 
 function quantile(sorted: number[], q: number) {
   if (sorted.length === 0) return NaN;

@@ -39,6 +39,7 @@ import pg from "pg";
 import { copyDatabase } from "../db/copy";
 import { startFakeLlm } from "../tests/support/fake-llm";
 import { startTestPg } from "../tests/support/pg";
+import { procCpuS } from "../tests/support/proc-cpu";
 import { makeRunsFixture, refineScript } from "../tests/unit/runs/fixtures";
 
 const argv = process.argv.slice(2);
@@ -441,7 +442,7 @@ async function multiProcess(
 async function postgresCopy(
   file: string,
 ): Promise<{ url: string; client: pg.Client; cpuS: () => number | null; stop: () => Promise<void> }> {
-  // Each worker's pool holds up to its concurrency + 4 connections (scripts/worker.ts).
+  // Room for every worker's pool (WORKER_PG_POOL connections each, 4 unless set) when trying larger pools.
   const cluster = await startTestPg({ maxConnections: 400 });
   // The cluster is stopped however the benchmark ends (an error, Ctrl-C).
   process.once("exit", () => cluster.stop());
@@ -463,17 +464,6 @@ async function postgresCopy(
   } catch (err) {
     cluster.stop();
     throw err;
-  }
-}
-
-/** CPU seconds (user + system) a process has used so far, from /proc/PID/stat (Linux; clock ticks of 1/100 s); null elsewhere. */
-function procCpuS(pid: number | undefined): number | null {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return (Number(f[11]) + Number(f[12])) / 100;
-  } catch {
-    return null;
   }
 }
 

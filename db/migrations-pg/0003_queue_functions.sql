@@ -69,7 +69,8 @@ BEGIN
   now_ms := concord_now_ms();
   SELECT count(*) INTO in_flight FROM provider_calls WHERE provider_calls.provider_id = p_provider AND provider_calls.state = 'sent';
   IF in_flight >= p_concurrency THEN
-    RETURN QUERY SELECT NULL::bigint, 10::bigint, NULL::text;
+    -- Every slot taken: no wait is known (a slot frees when any worker's call ends); the caller polls.
+    RETURN QUERY SELECT NULL::bigint, NULL::bigint, NULL::text;
     RETURN;
   END IF;
   IF p_rpm IS NOT NULL AND p_rpm > 0 THEN

@@ -11,6 +11,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
+import { procCpuS } from "./proc-cpu";
 
 export type TestPg = {
   /** The cluster's `postgres` database. */
@@ -26,13 +27,6 @@ export type TestPg = {
   cpuS(): number | null;
   stop(): void;
 };
-
-/** utime + stime (+ cutime + cstime with `reaped`) of a process from /proc/PID/stat, in seconds (clock ticks of 1/100 s). */
-function statCpuS(pid: number, reaped: boolean): number {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-  const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(f[11]) + Number(f[12]) + (reaped ? Number(f[13]) + Number(f[14]) : 0)) / 100;
-}
 
 /** The newest PostgreSQL bin folder Debian installed, or null. */
 export function pgBinDir(): string | null {
@@ -101,14 +95,10 @@ export async function startTestPg(options: { maxConnections?: number } = {}): Pr
         const children = fs
           .readdirSync(`/proc/${pid}/task`)
           .flatMap((t) => fs.readFileSync(`/proc/${pid}/task/${t}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number));
-        let total = statCpuS(pid, true);
-        for (const c of children)
-          try {
-            total += statCpuS(c, true);
-          } catch {
-            /* exited meanwhile: counted in the postmaster's reaped children once it is reaped */
-          }
-        return total;
+        const postmaster = procCpuS(pid, { reaped: true });
+        if (postmaster === null) return null;
+        // A child that exited meanwhile (null) is counted in the postmaster's reaped children once it is reaped.
+        return children.reduce((total, c) => total + (procCpuS(c, { reaped: true }) ?? 0), postmaster);
       } catch {
         return null;
       }

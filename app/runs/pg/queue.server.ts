@@ -233,6 +233,7 @@ export async function admitCallPg(db: PgDb, a: AdmitArgs): Promise<Admission> {
   });
   const r = rows[0];
   if (r.run_status != null) throw new RunStopped(r.run_status);
+  // No wait from the function: every slot is taken, ask again after FULL_POLL_MS.
   return r.call_id != null ? { id: r.call_id } : { waitMs: r.wait_ms ?? FULL_POLL_MS };
 }
 
