@@ -466,7 +466,7 @@ describe.skipIf(NO_PG)(`the run queue on PostgreSQL${NO_PG ? ` (skipped: ${NO_PG
         owner: "w",
         runId: run.id,
         jobId: job.id,
-        request: { n: job.key },
+        requestJson: JSON.stringify({ n: job.key }),
       });
       return a.id!;
     };
@@ -536,7 +536,7 @@ describe.skipIf(NO_PG)(`the run queue on PostgreSQL${NO_PG ? ` (skipped: ${NO_PG
           owner,
           runId: run.id,
           jobId: null,
-          request: { n: admitted },
+          requestJson: JSON.stringify({ n: admitted }),
         });
         if (a.id === undefined) {
           waits++;
@@ -588,7 +588,7 @@ describe.skipIf(NO_PG)(`the run queue on PostgreSQL${NO_PG ? ` (skipped: ${NO_PG
         owner: "a",
         runId: run.id,
         jobId: null,
-        request: {},
+        requestJson: JSON.stringify({}),
       }),
     ).rejects.toBeInstanceOf(RunStopped);
   });
@@ -610,7 +610,7 @@ describe.skipIf(NO_PG)(`the run queue on PostgreSQL${NO_PG ? ` (skipped: ${NO_PG
           owner,
           runId: null,
           jobId: null,
-          request: {},
+          requestJson: JSON.stringify({}),
           windowMs: WINDOW + 200,
         });
         if (a.id === undefined) {
@@ -648,7 +648,7 @@ describe.skipIf(NO_PG)(`the run queue on PostgreSQL${NO_PG ? ` (skipped: ${NO_PG
         owner,
         runId: run.id,
         jobId,
-        request: { owner },
+        requestJson: JSON.stringify({ owner }),
       });
     // "silent" stops renewing a 1 s heartbeat; "crashed" ran on this host as a process that has exited; "alive" is this one.
     const gone = spawnSync(process.execPath, ["-e", ""]).pid!;

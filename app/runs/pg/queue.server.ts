@@ -187,8 +187,8 @@ export type AdmitArgs = {
   /** The run the call serves (checked in the admitting transaction); null for a one-off call. */
   runId: number | null;
   jobId: number | null;
-  /** Stored in provider_calls.request. */
-  request: unknown;
+  /** Stored in provider_calls.request: the request as JSON text, as the call log keeps it (requestJson). */
+  requestJson: string;
   estimatedPromptTokens?: number | null;
   /**
    * The requests-per-minute window: 60 s plus a margin by default (the time
@@ -227,7 +227,7 @@ export async function admitCallPg(db: PgDb, a: AdmitArgs): Promise<Admission> {
       windowMs,
       a.owner,
       a.jobId,
-      JSON.stringify(a.request ?? {}),
+      a.requestJson,
       a.estimatedPromptTokens ?? null,
     ],
   });

@@ -70,7 +70,7 @@ export class PgCallGate implements CallGate {
     // Another attempt after an answered one (not how the client works today): the earlier row is completed first.
     const earlier = this.takeAnswered();
     if (earlier) await endCallPg(this.db, earlier.id, earlier.o);
-    const logged = JSON.parse(requestJson(request, c.callLog));
+    const logged = requestJson(request, c.callLog);
     const id = await c.line.admit(
       () =>
         admitCallPg(this.db, {
@@ -80,7 +80,7 @@ export class PgCallGate implements CallGate {
           owner: c.owner,
           runId: c.runId,
           jobId: c.jobId,
-          request: logged,
+          requestJson: logged,
           estimatedPromptTokens,
         }),
       c.signal,
