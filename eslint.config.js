@@ -19,6 +19,16 @@ export default tseslint.config(
     },
   },
   {
+    // Data access is async (app/dal.server.ts): a query, a transaction or a function that runs one must be awaited,
+    // or its error is lost and its write may land after the response. Checked with the types.
+    files: ["**/*.ts", "**/*.tsx"],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      "@typescript-eslint/no-floating-promises": "error",
+      "@typescript-eslint/no-misused-promises": ["error", { checksVoidReturn: false }],
+    },
+  },
+  {
     // Tests read JSON bodies and loader data loosely typed.
     files: ["tests/**/*.ts", "tests/**/*.tsx"],
     rules: { "@typescript-eslint/no-explicit-any": "off" },

@@ -55,11 +55,11 @@ async function buildDatabase(file: string) {
   const password = "bench password 123";
   const researcher = await createUser({ email: "bench@example.test", name: "Bench Researcher", password }, db);
   const project = db.insert(schema.projects).values({ slug: "bench", name: "Bench" }).returning().get();
-  setMembership(project.id, researcher.id, "researcher", db);
+  await setMembership(project.id, researcher.id, "researcher", db);
   const annotators: number[] = [];
   for (let i = 0; i < 3; i++) {
     const u = await createUser({ email: `ann${i}@example.test`, name: `Annotator ${i}`, password }, db);
-    setMembership(project.id, u.id, "annotator", db);
+    await setMembership(project.id, u.id, "annotator", db);
     annotators.push(u.id);
   }
   const c = db.$client;

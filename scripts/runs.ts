@@ -73,4 +73,7 @@ async function main() {
   } else fail(`unknown command "${cmd ?? ""}"`);
 }
 
-main().then(() => process.exit(0));
+main().then(
+  () => process.exit(0),
+  (err: unknown) => fail((err as Error).message),
+);

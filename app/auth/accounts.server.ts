@@ -1,7 +1,7 @@
 /** Users, sign-in with throttling, and project memberships. */
 import { and, asc, eq, inArray, sql } from "drizzle-orm";
 import { z } from "zod";
-import { getDb, schema, type Db } from "~/db.server";
+import { dalOf, first, getDal, type DalLike, type Q, type Tables } from "~/dal.server";
 import { DomainError } from "~/errors.server";
 import type { Role } from "../../db/schema";
 import { burnPasswordCheck, hashPassword, verifyPassword } from "./password.server";
@@ -20,25 +20,34 @@ export const PasswordSchema = z.string().min(10, "Passwords need at least 10 cha
 export const normaliseEmail = (email: string) => email.trim().toLowerCase();
 const now = () => Math.floor(Date.now() / 1000);
 
-export async function createUser(input: { email: string; name: string; password: string; isSiteAdmin?: boolean }, db: Db = getDb()) {
-  const passwordHash = await hashPassword(input.password);
-  return db
-    .insert(schema.users)
-    .values({
-      email: normaliseEmail(input.email),
-      name: input.name.trim(),
-      passwordHash,
-      isSiteAdmin: input.isSiteAdmin ?? false,
-    })
-    .returning({ id: schema.users.id })
-    .get();
+export async function createUser(
+  input: { email: string; name: string; password: string; isSiteAdmin?: boolean },
+  db: DalLike = getDal(),
+): Promise<{ id: number }> {
+  const d = dalOf(db);
+  const passwordHash = await hashPassword(input.password); // before the transaction: it awaits no query
+  const [row] = await d.tx((q) =>
+    q
+      .insert(d.t.users)
+      .values({
+        email: normaliseEmail(input.email),
+        name: input.name.trim(),
+        passwordHash,
+        isSiteAdmin: input.isSiteAdmin ?? false,
+      })
+      .returning({ id: d.t.users.id }),
+  );
+  return row;
 }
 
-export async function setPassword(userId: number, password: string, db: Db = getDb()) {
+export async function setPassword(userId: number, password: string, db: DalLike = getDal()) {
+  const d = dalOf(db);
   const passwordHash = await hashPassword(password);
-  db.update(schema.users).set({ passwordHash }).where(eq(schema.users.id, userId)).run();
-  // A new password signs the user out everywhere.
-  db.delete(schema.sessions).where(eq(schema.sessions.userId, userId)).run();
+  await d.tx(async (q) => {
+    await q.update(d.t.users).set({ passwordHash }).where(eq(d.t.users.id, userId));
+    // A new password signs the user out everywhere.
+    await q.delete(d.t.sessions).where(eq(d.t.sessions.userId, userId));
+  });
 }
 
 export type SignInResult =
@@ -58,37 +67,36 @@ const lockFor = (failures: number, free: number) =>
  * locked; otherwise both counters go up by one and a lock is set when a counter
  * reaches its limit. Parallel attempts therefore cannot all slip past the limit.
  */
-function countAttempt(email: string, client: string, db: Db): { locked: number } | { counted: true; lockedAfter: number | null } {
-  return db.transaction(
-    (tx) => {
-      const t = now();
-      const rows = tx
-        .select()
-        .from(schema.loginThrottle)
-        .where(and(eq(schema.loginThrottle.email, email), inArray(schema.loginThrottle.client, [client, GLOBAL])))
-        .all();
-      const lockedUntil = Math.max(0, ...rows.map((r) => r.lockedUntil ?? 0));
-      if (lockedUntil > t) return { locked: lockedUntil - t };
-      let lockedAfter: number | null = null;
-      for (const [who, free] of [
-        [client, MAX_FREE_FAILURES],
-        [GLOBAL, GLOBAL_FREE_FAILURES],
-      ] as const) {
-        const failures = (rows.find((r) => r.client === who)?.failures ?? 0) + 1;
-        const lock = lockFor(failures, free);
-        if (lock) lockedAfter = Math.max(lockedAfter ?? 0, lock);
-        tx.insert(schema.loginThrottle)
-          .values({ email, client: who, failures, lockedUntil: lock, updatedAt: t })
-          .onConflictDoUpdate({
-            target: [schema.loginThrottle.email, schema.loginThrottle.client],
-            set: { failures, lockedUntil: lock, updatedAt: t },
-          })
-          .run();
-      }
-      return { counted: true as const, lockedAfter };
-    },
-    { behavior: "immediate" },
-  );
+function countAttempt(
+  email: string,
+  client: string,
+  db: DalLike,
+): Promise<{ locked: number } | { counted: true; lockedAfter: number | null }> {
+  const d = dalOf(db);
+  const lt = d.t.loginThrottle;
+  return d.tx(async (q) => {
+    const t = now();
+    const rows = await q
+      .select()
+      .from(lt)
+      .where(and(eq(lt.email, email), inArray(lt.client, [client, GLOBAL])));
+    const lockedUntil = Math.max(0, ...rows.map((r) => r.lockedUntil ?? 0));
+    if (lockedUntil > t) return { locked: lockedUntil - t };
+    let lockedAfter: number | null = null;
+    for (const [who, free] of [
+      [client, MAX_FREE_FAILURES],
+      [GLOBAL, GLOBAL_FREE_FAILURES],
+    ] as const) {
+      const failures = (rows.find((r) => r.client === who)?.failures ?? 0) + 1;
+      const lock = lockFor(failures, free);
+      if (lock) lockedAfter = Math.max(lockedAfter ?? 0, lock);
+      await q
+        .insert(lt)
+        .values({ email, client: who, failures, lockedUntil: lock, updatedAt: t })
+        .onConflictDoUpdate({ target: [lt.email, lt.client], set: { failures, lockedUntil: lock, updatedAt: t } });
+    }
+    return { counted: true as const, lockedAfter };
+  });
 }
 
 /**
@@ -100,31 +108,33 @@ function countAttempt(email: string, client: string, db: Db): { locked: number }
  * GLOBAL_FREE_FAILURES failures from all clients, everyone does.
  * A success clears the client's counter and takes this attempt off the global one.
  */
-export async function signIn(emailRaw: string, password: string, client = "unknown", db: Db = getDb()): Promise<SignInResult> {
+export async function signIn(emailRaw: string, password: string, client = "unknown", db: DalLike = getDal()): Promise<SignInResult> {
+  const d = dalOf(db);
+  const { users, loginThrottle: lt } = d.t;
   const email = normaliseEmail(emailRaw);
-  const counted = countAttempt(email, client, db);
+  const counted = await countAttempt(email, client, d);
   if ("locked" in counted) return { ok: false, reason: "locked", retryAfterSeconds: counted.locked };
-  const user = db
-    .select({ id: schema.users.id, passwordHash: schema.users.passwordHash, disabled: schema.users.disabled })
-    .from(schema.users)
-    .where(eq(schema.users.email, email))
-    .get();
+  const user = first(
+    await d.q
+      .select({ id: users.id, passwordHash: users.passwordHash, disabled: users.disabled })
+      .from(users)
+      .where(eq(users.email, email))
+      .limit(1),
+  );
   let ok = false;
   if (user) ok = (await verifyPassword(password, user.passwordHash)) && !user.disabled;
   else await burnPasswordCheck(password);
 
   if (ok && user) {
-    db.transaction((tx) => {
-      tx.delete(schema.loginThrottle)
-        .where(and(eq(schema.loginThrottle.email, email), eq(schema.loginThrottle.client, client)))
-        .run();
-      tx.update(schema.loginThrottle)
+    await d.tx(async (q) => {
+      await q.delete(lt).where(and(eq(lt.email, email), eq(lt.client, client)));
+      await q
+        .update(lt)
         .set({
-          failures: sql`max(0, ${schema.loginThrottle.failures} - 1)`,
-          lockedUntil: sql`case when ${schema.loginThrottle.failures} - 1 >= ${GLOBAL_FREE_FAILURES} then ${schema.loginThrottle.lockedUntil} else null end`,
+          failures: sql`case when ${lt.failures} > 0 then ${lt.failures} - 1 else 0 end`,
+          lockedUntil: sql`case when ${lt.failures} - 1 >= ${GLOBAL_FREE_FAILURES} then ${lt.lockedUntil} else null end`,
         })
-        .where(and(eq(schema.loginThrottle.email, email), eq(schema.loginThrottle.client, GLOBAL)))
-        .run();
+        .where(and(eq(lt.email, email), eq(lt.client, GLOBAL)));
     });
     return { ok: true, userId: user.id };
   }
@@ -140,57 +150,44 @@ export class LastAdminError extends DomainError {
 }
 
 /** Throws LastAdminError when `userId` is the project's only admin member. */
-function assertNotLastAdmin(projectId: number, userId: number, tx: Db) {
-  const admins = tx
-    .select({ userId: schema.memberships.userId })
-    .from(schema.memberships)
-    .where(and(eq(schema.memberships.projectId, projectId), eq(schema.memberships.role, "admin")))
-    .all();
+async function assertNotLastAdmin(projectId: number, userId: number, q: Q, t: Tables) {
+  const admins = await q
+    .select({ userId: t.memberships.userId })
+    .from(t.memberships)
+    .where(and(eq(t.memberships.projectId, projectId), eq(t.memberships.role, "admin")));
   if (admins.length === 1 && admins[0].userId === userId) {
     throw new LastAdminError("This is the project's last admin: make another member admin first.");
   }
 }
 
 /** Adds a member or changes their role; never demotes the project's last admin. */
-export function setMembership(projectId: number, userId: number, role: Role, db: Db = getDb()) {
-  db.transaction(
-    (tx) => {
-      if (role !== "admin") assertNotLastAdmin(projectId, userId, tx as unknown as Db);
-      tx.insert(schema.memberships)
-        .values({ projectId, userId, role })
-        .onConflictDoUpdate({
-          target: [schema.memberships.projectId, schema.memberships.userId],
-          set: { role },
-        })
-        .run();
-    },
-    { behavior: "immediate" },
-  );
+export async function setMembership(projectId: number, userId: number, role: Role, db: DalLike = getDal()): Promise<void> {
+  const d = dalOf(db);
+  const m = d.t.memberships;
+  await d.tx(async (q) => {
+    if (role !== "admin") await assertNotLastAdmin(projectId, userId, q, d.t);
+    await q
+      .insert(m)
+      .values({ projectId, userId, role })
+      .onConflictDoUpdate({ target: [m.projectId, m.userId], set: { role } });
+  });
 }
 
 /** Removes a member; never the project's last admin. */
-export function removeMembership(projectId: number, userId: number, db: Db = getDb()) {
-  db.transaction(
-    (tx) => {
-      assertNotLastAdmin(projectId, userId, tx as unknown as Db);
-      tx.delete(schema.memberships)
-        .where(and(eq(schema.memberships.projectId, projectId), eq(schema.memberships.userId, userId)))
-        .run();
-    },
-    { behavior: "immediate" },
-  );
+export async function removeMembership(projectId: number, userId: number, db: DalLike = getDal()): Promise<void> {
+  const d = dalOf(db);
+  const m = d.t.memberships;
+  await d.tx(async (q) => {
+    await assertNotLastAdmin(projectId, userId, q, d.t);
+    await q.delete(m).where(and(eq(m.projectId, projectId), eq(m.userId, userId)));
+  });
 }
 
-export function listUsers(db: Db = getDb()) {
-  return db
-    .select({
-      id: schema.users.id,
-      email: schema.users.email,
-      name: schema.users.name,
-      isSiteAdmin: schema.users.isSiteAdmin,
-      disabled: schema.users.disabled,
-    })
-    .from(schema.users)
-    .orderBy(asc(schema.users.email))
-    .all();
+export async function listUsers(db: DalLike = getDal()) {
+  const d = dalOf(db);
+  const u = d.t.users;
+  return d.q
+    .select({ id: u.id, email: u.email, name: u.name, isSiteAdmin: u.isSiteAdmin, disabled: u.disabled })
+    .from(u)
+    .orderBy(asc(u.email));
 }

@@ -4,9 +4,9 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { createCookie } from "@remix-run/node";
-import { and, eq, lt } from "drizzle-orm";
+import { eq, lt } from "drizzle-orm";
 import { env, sessionSecret } from "~/env.server";
-import { getDb, schema } from "~/db.server";
+import { first, getDal } from "~/dal.server";
 
 export const SESSION_TTL_SECONDS = 7 * 24 * 3600;
 
@@ -28,21 +28,21 @@ const now = () => Math.floor(Date.now() / 1000);
 
 export async function createSession(userId: number): Promise<string> {
   const token = randomBytes(32).toString("hex");
-  const db = getDb();
-  db.delete(schema.sessions).where(lt(schema.sessions.expiresAt, now())).run();
-  db.insert(schema.sessions)
-    .values({ idHash: sha256(token), userId, expiresAt: now() + SESSION_TTL_SECONDS })
-    .run();
+  const d = getDal();
+  const { sessions } = d.t;
+  await d.tx(async (q) => {
+    await q.delete(sessions).where(lt(sessions.expiresAt, now()));
+    await q.insert(sessions).values({ idHash: sha256(token), userId, expiresAt: now() + SESSION_TTL_SECONDS });
+  });
   return sessionCookie().serialize(token);
 }
 
 export async function destroySession(request: Request): Promise<string> {
   const token = await readToken(request);
-  if (token)
-    getDb()
-      .delete(schema.sessions)
-      .where(eq(schema.sessions.idHash, sha256(token)))
-      .run();
+  if (token) {
+    const d = getDal();
+    await d.tx((q) => q.delete(d.t.sessions).where(eq(d.t.sessions.idHash, sha256(token))));
+  }
   return sessionCookie().serialize("", { maxAge: 0 });
 }
 
@@ -71,26 +71,27 @@ export type SessionLookup = { state: "none" } | { state: "expired" } | { state: 
 export async function lookupSession(request: Request): Promise<SessionLookup> {
   const token = await readToken(request);
   if (!token) return { state: "none" };
-  const db = getDb();
+  const d = getDal();
+  const { sessions, users } = d.t;
   const hash = sha256(token);
-  const row = db
-    .select({
-      expiresAt: schema.sessions.expiresAt,
-      id: schema.users.id,
-      email: schema.users.email,
-      name: schema.users.name,
-      isSiteAdmin: schema.users.isSiteAdmin,
-      disabled: schema.users.disabled,
-    })
-    .from(schema.sessions)
-    .innerJoin(schema.users, eq(schema.users.id, schema.sessions.userId))
-    .where(eq(schema.sessions.idHash, hash))
-    .get();
+  const row = first(
+    await d.q
+      .select({
+        expiresAt: sessions.expiresAt,
+        id: users.id,
+        email: users.email,
+        name: users.name,
+        isSiteAdmin: users.isSiteAdmin,
+        disabled: users.disabled,
+      })
+      .from(sessions)
+      .innerJoin(users, eq(users.id, sessions.userId))
+      .where(eq(sessions.idHash, hash))
+      .limit(1),
+  );
   if (!row) return { state: "expired" };
   if (row.expiresAt <= now() || row.disabled) {
-    db.delete(schema.sessions)
-      .where(and(eq(schema.sessions.idHash, hash)))
-      .run();
+    await d.tx((q) => q.delete(sessions).where(eq(sessions.idHash, hash)));
     return { state: "expired" };
   }
   return {

@@ -5,7 +5,7 @@
  * sessions. Refusals are DomainErrors.
  */
 import { eq } from "drizzle-orm";
-import { getDb, schema, type Db } from "~/db.server";
+import { dalOf, first, getDal, type DalLike } from "~/dal.server";
 import { DomainError } from "~/errors.server";
 import type { Role } from "../../db/schema";
 import { createUser, normaliseEmail, setMembership } from "./accounts.server";
@@ -21,25 +21,27 @@ export interface NewAccount {
 }
 
 /** Creates an account (and its membership); returns its id. */
-export async function createAccount(input: NewAccount, db: Db = getDb()) {
+export async function createAccount(input: NewAccount, db: DalLike = getDal()) {
+  const d = dalOf(db);
+  const { users, projects } = d.t;
   const email = normaliseEmail(input.email);
-  if (db.select({ id: schema.users.id }).from(schema.users).where(eq(schema.users.email, email)).get()) {
+  if (first(await d.q.select({ id: users.id }).from(users).where(eq(users.email, email)).limit(1))) {
     throw new DomainError(`email: ${email} already has an account.`, { status: 409, field: "email" });
   }
-  if (
-    input.projectId &&
-    !db.select({ id: schema.projects.id }).from(schema.projects).where(eq(schema.projects.id, input.projectId)).get()
-  ) {
+  if (input.projectId && !first(await d.q.select({ id: projects.id }).from(projects).where(eq(projects.id, input.projectId)).limit(1))) {
     throw new DomainError("projectId: no such project.", { field: "projectId" });
   }
-  const user = await createUser({ email, name: input.name, password: input.password, isSiteAdmin: input.isSiteAdmin ?? false }, db);
-  if (input.projectId) setMembership(input.projectId, user.id, input.role ?? "annotator", db);
+  const user = await createUser({ email, name: input.name, password: input.password, isSiteAdmin: input.isSiteAdmin ?? false }, d);
+  if (input.projectId) await setMembership(input.projectId, user.id, input.role ?? "annotator", d);
   return user;
 }
 
 /** Disables or enables an account; disabling signs it out everywhere. */
-export function setUserDisabled(actorId: number, userId: number, disabled: boolean, db: Db = getDb()) {
+export async function setUserDisabled(actorId: number, userId: number, disabled: boolean, db: DalLike = getDal()): Promise<void> {
   if (userId === actorId) throw new DomainError("You cannot disable your own account.");
-  db.update(schema.users).set({ disabled }).where(eq(schema.users.id, userId)).run();
-  if (disabled) db.delete(schema.sessions).where(eq(schema.sessions.userId, userId)).run();
+  const d = dalOf(db);
+  await d.tx(async (q) => {
+    await q.update(d.t.users).set({ disabled }).where(eq(d.t.users.id, userId));
+    if (disabled) await q.delete(d.t.sessions).where(eq(d.t.sessions.userId, userId));
+  });
 }

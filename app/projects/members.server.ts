@@ -6,7 +6,7 @@
  */
 import { and, eq } from "drizzle-orm";
 import { removeMembership, setMembership } from "~/auth/accounts.server";
-import { getDb, schema, type Db } from "~/db.server";
+import { dalOf, first, getDal, type Dal, type DalLike } from "~/dal.server";
 import { DomainError } from "~/errors.server";
 import type { Role } from "../../db/schema";
 
@@ -16,32 +16,38 @@ export interface Actor {
   isSiteAdmin: boolean;
 }
 
-function requireUser(userId: number, db: Db) {
-  const target = db.select({ id: schema.users.id }).from(schema.users).where(eq(schema.users.id, userId)).get();
+async function requireUser(userId: number, d: Dal) {
+  const u = d.t.users;
+  const target = first(await d.q.select({ id: u.id }).from(u).where(eq(u.id, userId)).limit(1));
   if (!target) throw new DomainError("userId: no such user.", { field: "userId" });
   return target;
 }
 
 /** Sets `userId`'s role in the project (adding them if they are not a member). */
-export function changeMemberRole(projectId: number, actor: Actor, userId: number, role: Role, db: Db = getDb()) {
-  const target = requireUser(userId, db);
+export async function changeMemberRole(projectId: number, actor: Actor, userId: number, role: Role, db: DalLike = getDal()): Promise<void> {
+  const d = dalOf(db);
+  const target = await requireUser(userId, d);
   if (target.id === actor.id && role !== "admin" && !actor.isSiteAdmin) {
     throw new DomainError("You cannot lower your own role; ask another admin.");
   }
-  setMembership(projectId, target.id, role, db);
+  await setMembership(projectId, target.id, role, d);
 }
 
 /** Removes `userId` from the project; their labels stay. */
-export function removeMember(projectId: number, actor: Actor, userId: number, db: Db = getDb()) {
-  const target = requireUser(userId, db);
+export async function removeMember(projectId: number, actor: Actor, userId: number, db: DalLike = getDal()): Promise<void> {
+  const d = dalOf(db);
+  const target = await requireUser(userId, d);
   if (target.id === actor.id && !actor.isSiteAdmin) {
     throw new DomainError("You cannot remove yourself; ask another admin.");
   }
-  const exists = db
-    .select({ id: schema.memberships.id })
-    .from(schema.memberships)
-    .where(and(eq(schema.memberships.projectId, projectId), eq(schema.memberships.userId, target.id)))
-    .get();
+  const m = d.t.memberships;
+  const exists = first(
+    await d.q
+      .select({ id: m.id })
+      .from(m)
+      .where(and(eq(m.projectId, projectId), eq(m.userId, target.id)))
+      .limit(1),
+  );
   if (!exists) throw new DomainError("userId: not a member of this project.", { field: "userId" });
-  removeMembership(projectId, target.id, db);
+  await removeMembership(projectId, target.id, d);
 }

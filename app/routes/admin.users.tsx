@@ -37,7 +37,7 @@ export async function loader({ request }: LoaderFunctionArgs) {
     .from(schema.memberships)
     .innerJoin(schema.projects, eq(schema.projects.id, schema.memberships.projectId))
     .all();
-  const users = listUsers().map((u) => ({
+  const users = (await listUsers()).map((u) => ({
     ...u,
     memberships: memberships.filter((m) => m.userId === u.id).map((m) => `${m.project} (${m.role})`),
   }));
@@ -85,8 +85,8 @@ export async function action({ request }: ActionFunctionArgs) {
     await setPassword(input.userId, input.password);
     return json({ ok: "Password changed; the user was signed out everywhere." });
   }
-  return orDomainError(() => {
-    setUserDisabled(admin.id, input.userId, input.disabled === "1");
+  return orDomainError(async () => {
+    await setUserDisabled(admin.id, input.userId, input.disabled === "1");
     return json({ ok: input.disabled === "1" ? "User disabled." : "User enabled." });
   }, refusal(scope));
 }

@@ -76,13 +76,13 @@ export async function action({ request, params }: ActionFunctionArgs) {
   }
   const input = parsed.data;
   if (input.intent === "set-role") {
-    return orDomainError(() => {
-      changeMemberRole(project.id, user, input.userId, input.role);
+    return orDomainError(async () => {
+      await changeMemberRole(project.id, user, input.userId, input.role);
       return json({ ok: scope === "add" ? "Member added." : "Role saved." });
     }, refusal(scope));
   }
-  return orDomainError(() => {
-    removeMember(project.id, user, input.userId);
+  return orDomainError(async () => {
+    await removeMember(project.id, user, input.userId);
     return json({ ok: "Member removed." });
   }, refusal(scope));
 }

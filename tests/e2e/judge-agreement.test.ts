@@ -40,7 +40,7 @@ beforeAll(async () => {
     const db = openDatabase(file);
     const user = await createUser({ email: EMAIL, name: "Meta Evaluator", password: PASSWORD }, db);
     const project = db.$client.prepare("select id from projects where slug = 'meta'").get() as { id: number };
-    setMembership(project.id, user.id, "researcher", db);
+    await setMembership(project.id, user.id, "researcher", db);
     taskId = (db.$client.prepare("select id from tasks where project_id = ?").get(project.id) as { id: number }).id;
     db.$client.close();
   });

@@ -32,7 +32,7 @@ beforeAll(async () => {
   const project = makeProject("access");
   const { dataset, item, checklistItem, response } = makeDataset(project.id);
   const target = await makeUser();
-  addMember(project.id, target.id, "annotator");
+  await addMember(project.id, target.id, "annotator");
   ids = {
     slug: project.slug,
     projectId: project.id,
@@ -45,7 +45,7 @@ beforeAll(async () => {
   for (const area of areas) if (area.setup) Object.assign(ids, await area.setup(ids));
   for (const role of ["annotator", "researcher", "admin"] as const) {
     const u = await makeUser();
-    addMember(project.id, u.id, role);
+    await addMember(project.id, u.id, role);
     cookies[role] = await signInCookie(u.email, u.password);
   }
   const outsider = await makeUser();

@@ -39,9 +39,9 @@ async function setup() {
   return { ada, bob, site, project, roleOf };
 }
 
-function refusal(fn: () => unknown): DomainError {
+async function refusal(fn: () => unknown): Promise<DomainError> {
   try {
-    fn();
+    await fn();
   } catch (err) {
     if (err instanceof DomainError) return err;
     throw err;
@@ -53,10 +53,10 @@ describe("project membership rules", () => {
   it("an admin cannot lower their own role or remove themselves; nothing changes", async () => {
     const s = await setup();
     const actor = { id: s.ada, isSiteAdmin: false };
-    const demote = refusal(() => changeMemberRole(s.project, actor, s.ada, "annotator"));
+    const demote = await refusal(() => changeMemberRole(s.project, actor, s.ada, "annotator"));
     expect(demote.status).toBe(400);
     expect(demote.message).toBe("You cannot lower your own role; ask another admin.");
-    const remove = refusal(() => removeMember(s.project, actor, s.ada));
+    const remove = await refusal(() => removeMember(s.project, actor, s.ada));
     expect(remove.message).toBe("You cannot remove yourself; ask another admin.");
     expect(s.roleOf(s.ada)).toBe("admin");
   });
@@ -64,25 +64,25 @@ describe("project membership rules", () => {
   it("the last admin can be neither demoted nor removed, even by a site admin (409); with a second admin, can", async () => {
     const s = await setup();
     const site = { id: s.site, isSiteAdmin: true };
-    const demote = refusal(() => changeMemberRole(s.project, site, s.ada, "researcher"));
+    const demote = await refusal(() => changeMemberRole(s.project, site, s.ada, "researcher"));
     expect(demote).toBeInstanceOf(LastAdminError);
     expect(demote.status).toBe(409);
     expect(demote.message).toMatch(/last admin/);
-    expect(refusal(() => removeMember(s.project, site, s.ada)).status).toBe(409);
+    expect((await refusal(() => removeMember(s.project, site, s.ada))).status).toBe(409);
     expect(s.roleOf(s.ada)).toBe("admin");
 
-    changeMemberRole(s.project, { id: s.ada, isSiteAdmin: false }, s.bob, "admin");
+    await changeMemberRole(s.project, { id: s.ada, isSiteAdmin: false }, s.bob, "admin");
     expect(s.roleOf(s.bob)).toBe("admin");
-    removeMember(s.project, site, s.ada);
+    await removeMember(s.project, site, s.ada);
     expect(s.roleOf(s.ada)).toBeNull();
   });
 
   it("an unknown user or a non-member is refused beside the userId field", async () => {
     const s = await setup();
     const actor = { id: s.ada, isSiteAdmin: false };
-    const unknown = refusal(() => changeMemberRole(s.project, actor, 999_999, "annotator"));
+    const unknown = await refusal(() => changeMemberRole(s.project, actor, 999_999, "annotator"));
     expect([unknown.status, unknown.field, unknown.message]).toEqual([400, "userId", "userId: no such user."]);
-    const outsider = refusal(() => removeMember(s.project, actor, s.site));
+    const outsider = await refusal(() => removeMember(s.project, actor, s.site));
     expect([outsider.field, outsider.message]).toEqual(["userId", "userId: not a member of this project."]);
   });
 });
@@ -122,12 +122,12 @@ describe("account rules", () => {
       .insert(schema.sessions)
       .values({ idHash: `sess-${s.bob}`, userId: s.bob, expiresAt: t + 3600 })
       .run();
-    expect(refusal(() => setUserDisabled(s.site, s.site, true)).message).toBe("You cannot disable your own account.");
-    setUserDisabled(s.site, s.bob, true);
+    expect((await refusal(() => setUserDisabled(s.site, s.site, true))).message).toBe("You cannot disable your own account.");
+    await setUserDisabled(s.site, s.bob, true);
     const bob = db().select().from(schema.users).where(eq(schema.users.id, s.bob)).get()!;
     expect(bob.disabled).toBe(true);
     expect(db().select().from(schema.sessions).where(eq(schema.sessions.userId, s.bob)).all()).toHaveLength(0);
-    setUserDisabled(s.site, s.bob, false);
+    await setUserDisabled(s.site, s.bob, false);
     expect(db().select().from(schema.users).where(eq(schema.users.id, s.bob)).get()!.disabled).toBe(false);
   });
 });

@@ -21,10 +21,10 @@ beforeAll(async () => {
   projectId = makeProject("annot-domain").id;
   datasetId = makeSyntheticDataset(projectId, { items: 10 }).datasetId;
   researcher = (await makeUser()).id;
-  addMember(projectId, researcher, "researcher");
+  await addMember(projectId, researcher, "researcher");
   for (let i = 0; i < 4; i++) {
     const u = await makeUser();
-    addMember(projectId, u.id, "annotator");
+    await addMember(projectId, u.id, "annotator");
     annotators.push(u.id);
   }
 });

@@ -31,11 +31,11 @@ beforeAll(async () => {
   projectId = project.id;
   datasetId = makeSyntheticDataset(project.id, { items: 12 }).datasetId;
   const r = await makeUser({ name: "Rita Researcher" });
-  addMember(project.id, r.id, "researcher");
+  await addMember(project.id, r.id, "researcher");
   researcher = { id: r.id, cookie: await signInCookie(r.email, r.password) };
   for (let i = 0; i < 4; i++) {
     const u = await makeUser({ name: `Pool Annotator ${i + 1}` });
-    addMember(project.id, u.id, "annotator");
+    await addMember(project.id, u.id, "annotator");
     annotators.push({ id: u.id, cookie: await signInCookie(u.email, u.password) });
   }
   const o = await makeUser();

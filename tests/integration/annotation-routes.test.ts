@@ -22,11 +22,11 @@ beforeAll(async () => {
   const { datasetId } = makeSyntheticDataset(project.id, { items: 6 });
   for (let i = 0; i < 2; i++) {
     const u = await makeUser();
-    addMember(project.id, u.id, "annotator");
+    await addMember(project.id, u.id, "annotator");
     people.push({ id: u.id, cookie: await signInCookie(u.email, u.password) });
   }
   const r = await makeUser();
-  addMember(project.id, r.id, "researcher");
+  await addMember(project.id, r.id, "researcher");
   taskId = createTask(project.id, r.id, {
     name: "bon",
     datasetId,

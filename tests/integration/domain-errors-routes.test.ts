@@ -36,8 +36,8 @@ beforeAll(async () => {
   fx = makeRunsFixture(db(), { baseUrl: "http://127.0.0.1:9/v1", items: 2, checklist: 1 });
   const researcher = await makeUser();
   const annotator = await makeUser();
-  addMember(fx.project.id, researcher.id, "researcher");
-  addMember(fx.project.id, annotator.id, "annotator");
+  await addMember(fx.project.id, researcher.id, "researcher");
+  await addMember(fx.project.id, annotator.id, "annotator");
   researcherId = researcher.id;
   annotatorId = annotator.id;
   cookie = await signInCookie(researcher.email, researcher.password);

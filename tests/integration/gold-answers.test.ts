@@ -49,12 +49,12 @@ beforeAll(async () => {
   slug = project.slug;
   const { datasetId } = makeSyntheticDataset(project.id, { items: 20 });
   const researcher = await makeUser();
-  addMember(project.id, researcher.id, "researcher");
+  await addMember(project.id, researcher.id, "researcher");
   cookie = await signInCookie(researcher.email, researcher.password);
   const pool: number[] = [];
   for (let i = 0; i < 2; i++) {
     const u = await makeUser();
-    addMember(project.id, u.id, "annotator");
+    await addMember(project.id, u.id, "annotator");
     pool.push(u.id);
   }
   const common = { datasetId, overlap: 1, pool, goldRate: 0.2, seed: 7 };

@@ -21,9 +21,9 @@ async function twoTasks() {
   const project = makeProject(`gold-lookup-${++seq}`);
   const { datasetId } = makeSyntheticDataset(project.id, { items: 10 });
   const researcher = await makeUser();
-  addMember(project.id, researcher.id, "researcher");
+  await addMember(project.id, researcher.id, "researcher");
   const annotator = await makeUser();
-  addMember(project.id, annotator.id, "annotator");
+  await addMember(project.id, annotator.id, "annotator");
   const common = { datasetId, overlap: 1, pool: [annotator.id], goldRate: 0.3, seed: 3 };
   const make = (name: string, kind: "response-satisfaction" | "best-of-n") =>
     createTask(project.id, researcher.id, { ...common, name, kind, ...(kind === "best-of-n" ? { n: 2, includeReference: true } : {}) })

@@ -80,7 +80,11 @@ beforeAll(async () => {
     });
     expect(s.errors).toEqual([]);
     expect(s.committed).toBe(true);
-    setMembership((db().$client.prepare("select id from projects where slug = ?").get(slug) as { id: number }).id, u.id, "researcher");
+    await setMembership(
+      (db().$client.prepare("select id from projects where slug = ?").get(slug) as { id: number }).id,
+      u.id,
+      "researcher",
+    );
   }
   cookie = await signInCookie(u.email, u.password);
 });

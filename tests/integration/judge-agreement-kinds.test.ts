@@ -106,8 +106,8 @@ async function project(slug: string): Promise<{ projectId: number; datasetId: nu
   expect((await runImport({ databaseFile: dbFile, projectSlug: slug, preset: "responses", file: responses })).errors).toEqual([]);
   const projectId = (c().prepare("select id from projects where slug = ?").get(slug) as { id: number }).id;
   const datasetId = (c().prepare("select id from datasets where project_id = ?").get(projectId) as { id: number }).id;
-  addMember(projectId, researcher, "researcher");
-  for (const a of annotators) addMember(projectId, a, "annotator");
+  await addMember(projectId, researcher, "researcher");
+  for (const a of annotators) await addMember(projectId, a, "annotator");
   return { projectId, datasetId };
 }
 const unitsOf = (taskId: number) =>

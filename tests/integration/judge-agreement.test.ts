@@ -286,8 +286,8 @@ describe("the judge page", () => {
   let cookie: string;
   beforeAll(async () => {
     const u = await makeUser();
-    setMembership(projectId("pairwise"), u.id, "researcher");
-    setMembership(projectId("numeric"), u.id, "researcher");
+    await setMembership(projectId("pairwise"), u.id, "researcher");
+    await setMembership(projectId("numeric"), u.id, "researcher");
     cookie = await signInCookie(u.email, u.password);
   });
 
@@ -373,7 +373,7 @@ describe("the judge page", () => {
       file: path.join(FX, "verdicts-numeric.jsonl"),
     });
     const u = await makeUser();
-    setMembership(projectId("ordinal"), u.id, "researcher");
+    await setMembership(projectId("ordinal"), u.id, "researcher");
     const ck = await signInCookie(u.email, u.password);
     const taskId = String(taskOf("ordinal"));
     const res = await run(judgesLoader, args(get(`/p/ordinal/reports/${taskId}/judges`, ck), { slug: "ordinal", taskId }));
@@ -618,7 +618,7 @@ describe("npm run export (a real process: scripts/export.ts) with --reference, -
   let cookie: string;
   beforeAll(async () => {
     const u = await makeUser();
-    setMembership(projectId("pairwise"), u.id, "researcher");
+    await setMembership(projectId("pairwise"), u.id, "researcher");
     cookie = await signInCookie(u.email, u.password);
   });
   const exportCli = (argv: string[]) => {

@@ -21,7 +21,7 @@ beforeAll(async () => {
   const p = makeProject("judge-upload");
   slug = p.slug;
   const u = await makeUser();
-  addMember(p.id, u.id, "researcher");
+  await addMember(p.id, u.id, "researcher");
   cookie = await signInCookie(u.email, u.password);
 });
 

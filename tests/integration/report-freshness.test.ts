@@ -41,10 +41,10 @@ beforeAll(async () => {
   projectId = makeProject("fresh").id;
   datasetId = makeSyntheticDataset(projectId, { items: 6 }).datasetId;
   const researcher = await makeUser();
-  addMember(projectId, researcher.id, "researcher");
+  await addMember(projectId, researcher.id, "researcher");
   for (let i = 0; i < 2; i++) {
     const u = await makeUser();
-    addMember(projectId, u.id, "annotator");
+    await addMember(projectId, u.id, "annotator");
     annotators.push(u.id);
   }
   taskId = createTask(projectId, researcher.id, {

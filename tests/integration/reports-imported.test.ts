@@ -56,7 +56,7 @@ beforeAll(async () => {
   const project = db().select().from(schema.projects).where(eq(schema.projects.slug, "imported")).get()!;
   taskId = db().select().from(schema.tasks).where(eq(schema.tasks.projectId, project.id)).get()!.id;
   const researcher = await makeUser();
-  setMembership(project.id, researcher.id, "researcher");
+  await setMembership(project.id, researcher.id, "researcher");
   cookie = await signInCookie(researcher.email, researcher.password);
 });
 

@@ -141,11 +141,11 @@ describe("C3EBench calibration on the judge's 1–10 scale", () => {
     const people: { id: number; cookie: string }[] = [];
     for (let i = 0; i < 2; i++) {
       const u = await makeUser();
-      addMember(projectId, u.id, "annotator");
+      await addMember(projectId, u.id, "annotator");
       people.push({ id: u.id, cookie: await signInCookie(u.email, u.password) });
     }
     const lead = await makeUser();
-    addMember(projectId, lead.id, "researcher");
+    await addMember(projectId, lead.id, "researcher");
     const leadCookie = await signInCookie(lead.email, lead.password);
 
     // Checklist plans are refused with a clear message.

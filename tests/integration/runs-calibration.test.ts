@@ -184,9 +184,9 @@ describe("calibrated headline metrics", () => {
     try {
       const fx = makeRunsFixture(db(), { baseUrl: fake.baseUrl, items: 4, checklist: 3 });
       const [a, b, lead] = [await makeUser(), await makeUser(), await makeUser()];
-      addMember(fx.project.id, a.id, "annotator");
-      addMember(fx.project.id, b.id, "annotator");
-      addMember(fx.project.id, lead.id, "researcher");
+      await addMember(fx.project.id, a.id, "annotator");
+      await addMember(fx.project.id, b.id, "annotator");
+      await addMember(fx.project.id, lead.id, "researcher");
       const run = createRun(db(), fx.project.id, {
         name: "tiny-model vs judge-model",
         protocol: "refinebench",
@@ -328,7 +328,7 @@ describe("calibrated headline metrics", () => {
     try {
       const fx = makeRunsFixture(db(), { baseUrl: fake.baseUrl, items: 4, checklist: 3 });
       const a = await makeUser();
-      addMember(fx.project.id, a.id, "annotator");
+      await addMember(fx.project.id, a.id, "annotator");
       const run = createRun(db(), fx.project.id, {
         name: "cluster run",
         protocol: "refinebench",

@@ -35,7 +35,9 @@ beforeAll(async () => {
     arrivals.push(Date.now());
     inFlight++;
     maxInFlight = Math.max(maxInFlight, inFlight);
-    await new Promise((ok) => setTimeout(ok, 30));
+    // 200 ms: long enough that calls overlap even when a loaded machine admits them slowly (the run's length is set
+    // by the minute limit, not by this).
+    await new Promise((ok) => setTimeout(ok, 200));
     inFlight--; // the reply is written right after this returns
     return reply(req);
   });

@@ -27,7 +27,7 @@ beforeAll(async () => {
   fake = await startFakeLlm(refineScript());
   fx = makeRunsFixture(db(), { baseUrl: fake.baseUrl, items: 3, checklist: 2, providerSettings: { maxRetries: 0 } });
   const researcher = await makeUser();
-  addMember(fx.project.id, researcher.id, "researcher");
+  await addMember(fx.project.id, researcher.id, "researcher");
   cookie = await signInCookie(researcher.email, researcher.password);
 });
 afterAll(() => fake.close());

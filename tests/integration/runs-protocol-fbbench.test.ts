@@ -177,7 +177,7 @@ describe("FB-Bench on the released format", () => {
     // Calibration: a census of whole responses, every unit labelled Yes by a human — the corrected
     // EC, RM and Overall are then the human scores exactly (each weight set sums to 1: 100), with no sampling error.
     const annotator = await makeUser();
-    addMember(projectId, annotator.id, "annotator");
+    await addMember(projectId, annotator.id, "annotator");
     const cal = createCalibrationTask(db(), {
       runId: run.id,
       projectId,

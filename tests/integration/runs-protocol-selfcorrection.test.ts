@@ -157,7 +157,7 @@ describe("Self-Correction Bench", () => {
     // Calibration: every reply labelled "reaches the golden answer" by a human, in a census — the corrected
     // accuracies are 1, so every blind spot (Eq. 2) is 0; the raw values are the judge's, as in the results.
     const annotator = await makeUser();
-    addMember(projectId, annotator.id, "annotator");
+    await addMember(projectId, annotator.id, "annotator");
     const cal = createCalibrationTask(db(), {
       runId: run.id,
       projectId,

@@ -57,7 +57,7 @@ beforeAll(async () => {
       ["eve", "annotator"],
     ] as const) {
       ids[who] = (await createUser({ email: email(who), name: who, password: PASSWORD }, db)).id;
-      setMembership(project.id, ids[who], role, db);
+      await setMembership(project.id, ids[who], role, db);
     }
     const { datasetId } = makeSyntheticDataset(project.id, { items: 6 }, db);
     resubmitTask = createTask(

@@ -26,10 +26,10 @@ beforeAll(async () => {
   projectId = makeProject("blinding").id;
   datasetId = makeSyntheticDataset(projectId, { items: 4 }).datasetId;
   researcher = (await makeUser()).id;
-  addMember(projectId, researcher, "researcher");
+  await addMember(projectId, researcher, "researcher");
   for (let i = 0; i < 3; i++) {
     const u = await makeUser();
-    addMember(projectId, u.id, "annotator");
+    await addMember(projectId, u.id, "annotator");
     annotators.push(u.id);
   }
 });

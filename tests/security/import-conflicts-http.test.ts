@@ -43,7 +43,7 @@ beforeAll(async () => {
         .values({ slug, name: `Conflicts (${slug})` })
         .returning()
         .get();
-      setMembership(project.id, id, "researcher", db);
+      await setMembership(project.id, id, "researcher", db);
     }
     db.$client.close();
   });

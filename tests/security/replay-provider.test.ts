@@ -82,7 +82,7 @@ beforeAll(async () => {
       const fx = makeRunsFixture(db, { baseUrl: "http://127.0.0.1:9/v1", items: 2, checklist: 1 });
       slug = fx.project.slug;
       const { id } = await createUser({ email: EMAIL, name: "Researcher", password: PASSWORD }, db);
-      setMembership(fx.project.id, id, "researcher", db);
+      await setMembership(fx.project.id, id, "researcher", db);
       // An annotation project beside it, for the 25 submits.
       const lab = await seedAnnotationScenario(db, {
         annotators: 1,

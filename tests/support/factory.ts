@@ -27,8 +27,8 @@ export function makeProject(slug = `proj-${++counter}`) {
     .get();
 }
 
-export function addMember(projectId: number, userId: number, role: Role) {
-  setMembership(projectId, userId, role);
+export async function addMember(projectId: number, userId: number, role: Role): Promise<void> {
+  await setMembership(projectId, userId, role);
 }
 
 export function makeDataset(projectId: number) {
