@@ -176,8 +176,12 @@ class SqliteDal implements Dal {
 }
 
 const RETRYABLE = new Set(["40001", "40P01"]);
-/** How many times a PostgreSQL transaction is tried before its serialization failure is thrown. */
-export const PG_TX_ATTEMPTS = 10;
+/**
+ * How many times a PostgreSQL transaction is tried before its serialization
+ * failure is thrown: many at once on the same rows (20 sign-in attempts at
+ * one email) each lose to the others several times before their turn.
+ */
+export const PG_TX_ATTEMPTS = 40;
 
 class PgDal implements Dal {
   readonly dialect = "postgres" as const;
@@ -208,8 +212,8 @@ class PgDal implements Dal {
       } catch (err) {
         const code = (err as { code?: string; cause?: { code?: string } }).code ?? (err as { cause?: { code?: string } }).cause?.code;
         if (!code || !RETRYABLE.has(code) || attempt >= PG_TX_ATTEMPTS) throw err;
-        // A little jitter so two transactions that collided do not collide again in step.
-        await new Promise((r) => setTimeout(r, Math.random() * 2 * attempt));
+        // Exponential backoff with full jitter (capped at 50 ms), so transactions that collided do not collide again in step.
+        await new Promise((r) => setTimeout(r, Math.random() * Math.min(50, 2 ** attempt)));
       }
     }
   }

@@ -5,7 +5,7 @@
  */
 import { redirect } from "@remix-run/node";
 import { and, eq } from "drizzle-orm";
-import { getDb, schema } from "~/db.server";
+import { first, getDal } from "~/dal.server";
 import type { Role } from "../../db/schema";
 import { originRefusal } from "./csrf.server";
 import { lookupSession, type SessionUser } from "./session.server";
@@ -68,28 +68,28 @@ export type ProjectAccess = {
  */
 export async function requireProjectRole(request: Request, slug: string | undefined, minRole: Role): Promise<ProjectAccess> {
   const user = await requireUser(request);
-  const db = getDb();
+  const d = getDal();
+  const { projects, memberships } = d.t;
   const project = slug
-    ? db
-        .select({
-          id: schema.projects.id,
-          slug: schema.projects.slug,
-          name: schema.projects.name,
-          description: schema.projects.description,
-        })
-        .from(schema.projects)
-        .where(eq(schema.projects.slug, slug))
-        .get()
+    ? first(
+        await d.q
+          .select({ id: projects.id, slug: projects.slug, name: projects.name, description: projects.description })
+          .from(projects)
+          .where(eq(projects.slug, slug))
+          .limit(1),
+      )
     : undefined;
   if (!project) notFound("Project not found.");
   let role: Role | undefined;
   if (user.isSiteAdmin) role = "admin";
   else {
-    role = db
-      .select({ role: schema.memberships.role })
-      .from(schema.memberships)
-      .where(and(eq(schema.memberships.projectId, project.id), eq(schema.memberships.userId, user.id)))
-      .get()?.role;
+    role = first(
+      await d.q
+        .select({ role: memberships.role })
+        .from(memberships)
+        .where(and(eq(memberships.projectId, project.id), eq(memberships.userId, user.id)))
+        .limit(1),
+    )?.role;
   }
   if (!role) notFound("Project not found.");
   if (RANK[role] < RANK[minRole]) forbidden(`This page needs the ${minRole} role in ${project.name}.`);

@@ -2,6 +2,7 @@
 import { and, asc, count, eq, inArray, sql } from "drizzle-orm";
 import { z } from "zod";
 import { getDb, schema, visible, type Db } from "~/db.server";
+import { dalOf, first, getDal, type DalLike } from "~/dal.server";
 import type { SessionUser } from "~/auth/session.server";
 
 export const SlugSchema = z
@@ -16,28 +17,30 @@ export const NewProjectSchema = z.object({
   description: z.string().trim().max(2000).default(""),
 });
 
-export function listProjectsFor(user: SessionUser, db: Db = getDb()) {
-  const base = db
-    .select({
-      id: schema.projects.id,
-      slug: schema.projects.slug,
-      name: schema.projects.name,
-      description: schema.projects.description,
-      role: schema.memberships.role,
-    })
-    .from(schema.projects)
-    .leftJoin(schema.memberships, and(eq(schema.memberships.projectId, schema.projects.id), eq(schema.memberships.userId, user.id)))
-    .orderBy(asc(schema.projects.name));
-  const rows = base.all();
+export async function listProjectsFor(user: SessionUser, db: DalLike = getDal()) {
+  const d = dalOf(db);
+  const { projects, memberships } = d.t;
+  const rows = await d.q
+    .select({ id: projects.id, slug: projects.slug, name: projects.name, description: projects.description, role: memberships.role })
+    .from(projects)
+    .leftJoin(memberships, and(eq(memberships.projectId, projects.id), eq(memberships.userId, user.id)))
+    .orderBy(asc(projects.name));
   return user.isSiteAdmin ? rows.map((r) => ({ ...r, role: r.role ?? "admin" })) : rows.filter((r) => r.role);
 }
 
-export function createProject(input: z.infer<typeof NewProjectSchema>, db: Db = getDb()) {
-  return db.insert(schema.projects).values(input).returning({ id: schema.projects.id, slug: schema.projects.slug }).get();
+export async function createProject(
+  input: z.infer<typeof NewProjectSchema>,
+  db: DalLike = getDal(),
+): Promise<{ id: number; slug: string }> {
+  const d = dalOf(db);
+  const p = d.t.projects;
+  const [row] = await d.tx((q) => q.insert(p).values(input).returning({ id: p.id, slug: p.slug }));
+  return row;
 }
 
-export function findProjectBySlug(slug: string, db: Db = getDb()) {
-  return db.select().from(schema.projects).where(eq(schema.projects.slug, slug)).get();
+export async function findProjectBySlug(slug: string, db: DalLike = getDal()) {
+  const d = dalOf(db);
+  return first(await d.q.select().from(d.t.projects).where(eq(d.t.projects.slug, slug)).limit(1));
 }
 
 /** Datasets of a project with the counts the overview shows. */

@@ -15,7 +15,7 @@ export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: `${data
 
 export async function loader({ request }: LoaderFunctionArgs) {
   const user = await requireUser(request);
-  const projects = listProjectsFor(user);
+  const projects = await listProjectsFor(user);
   // An annotator of a single project lands straight on their tasks there.
   if (!user.isSiteAdmin && projects.length === 1 && projects[0].role === "annotator") throw redirect(`/p/${projects[0].slug}/tasks`);
   // What they came to do: the tasks with units assigned to them, in every project they belong to
@@ -47,13 +47,13 @@ export async function action({ request }: ActionFunctionArgs) {
   await requireSiteAdmin(request);
   const parsed = NewProjectSchema.safeParse(Object.fromEntries(await request.formData()), { error: humanErrors(LABELS) });
   if (!parsed.success) return json({ fieldErrors: fieldErrorsOf(parsed.error) as FieldErrors }, { status: 400 });
-  if (findProjectBySlug(parsed.data.slug)) {
+  if (await findProjectBySlug(parsed.data.slug)) {
     return json(
       { fieldErrors: { slug: `A project called "${parsed.data.slug}" already exists: choose another slug.` } as FieldErrors },
       { status: 409 },
     );
   }
-  const project = createProject(parsed.data);
+  const project = await createProject(parsed.data);
   return redirect(`/p/${project.slug}`);
 }
 
