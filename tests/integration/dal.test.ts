@@ -65,6 +65,35 @@ for (const dialect of ["sqlite", "postgres"] as const) {
       expect(Number(rows[0].n)).toBe(1);
     });
 
+    it("reads rows as arrays, the same values on both dialects, inside and outside a transaction", async () => {
+      const d = await freshDal(dialect);
+      const { users } = d.t;
+      await d.tx((q) =>
+        q.insert(users).values([
+          { email: "b@x.org", name: "B", passwordHash: "h" },
+          { email: "c@x.org", name: "C", passwordHash: "h", disabled: true },
+        ]),
+      );
+      const query = (email: string) => sql`SELECT name, length(email), ${users.disabled} FROM users WHERE email >= ${email} ORDER BY name`;
+      // Booleans come back as 0/1 from SQLite and true/false from PostgreSQL: compared truthy here.
+      const norm = (r: unknown[][]) => r.map(([n, len, dis]) => [n, Number(len), Boolean(dis)]);
+      expect(norm(await d.arrays(query("b")))).toEqual([
+        ["B", 7, false],
+        ["C", 7, true],
+      ]);
+      // The same text with another value: the prepared statement is reused with the new parameter.
+      expect(norm(await d.arrays(query("c")))).toEqual([["C", 7, true]]);
+      // Inside a transaction it sees the transaction's own write.
+      const seen = await d.tx(async (q) => {
+        await q.insert(users).values({ email: "d@x.org", name: "D", passwordHash: "h" });
+        return norm(await d.arrays(query("c"), q));
+      });
+      expect(seen).toEqual([
+        ["C", 7, true],
+        ["D", 7, false],
+      ]);
+    });
+
     it("a transaction that throws stores nothing; one inside another joins it and sees its writes", async () => {
       const d = await freshDal(dialect);
       const t = d.t.loginThrottle;
