@@ -10,7 +10,8 @@
  */
 import { and, eq } from "drizzle-orm";
 import { hasRole } from "~/auth/guards.server";
-import { getDb, schema, type Db } from "~/db.server";
+import { dalOf, first, getDal, type Dal, type DalLike } from "~/dal.server";
+import type { schema } from "~/db.server";
 import type { Role } from "../../db/schema";
 import { blindUnit } from "./annotate.server";
 import { taskKind } from "~/task-kinds/registry";
@@ -32,22 +33,23 @@ export function canAdjudicate(task: Task, userId: number, role: Role): boolean {
  * to them; a researcher who is also in the task's pool sees a unit assigned to
  * them only once they have submitted their own label for it.
  */
-function ownUnits(task: Task, userId: number, role: Role, db: Db): Set<number> {
-  const mine = db
-    .select({ unitId: schema.assignments.unitId, status: schema.assignments.status })
-    .from(schema.assignments)
-    .innerJoin(schema.units, eq(schema.units.id, schema.assignments.unitId))
-    .where(and(eq(schema.units.taskId, task.id), eq(schema.assignments.annotatorId, userId)))
-    .all();
+async function ownUnits(task: Task, userId: number, role: Role, d: Dal): Promise<Set<number>> {
+  const { assignments, units } = d.t;
+  const mine = await d.q
+    .select({ unitId: assignments.unitId, status: assignments.status })
+    .from(assignments)
+    .innerJoin(units, eq(units.id, assignments.unitId))
+    .where(and(eq(units.taskId, task.id), eq(assignments.annotatorId, userId)));
   const researcher = hasRole(role, "researcher");
   return new Set(mine.filter((a) => !researcher || a.status !== "submitted").map((a) => a.unitId));
 }
 
-export function disagreements(task: Task, userId: number, role: Role, db: Db = getDb()) {
+export async function disagreements(task: Task, userId: number, role: Role, db: DalLike = getDal()) {
   if (!isAnnotatable(task.kind)) return [];
+  const d = dalOf(db);
   const kind = task.kind;
-  const rows = currentAnnotations(task.id, db);
-  const excluded = ownUnits(task, userId, role, db);
+  const rows = await currentAnnotations(task.id, d);
+  const excluded = await ownUnits(task, userId, role, d);
   const adjudications = readConfig(task.config).adjudications ?? {};
   const byUnit = new Map<number, typeof rows>();
   for (const r of rows) {
@@ -65,25 +67,23 @@ export function disagreements(task: Task, userId: number, role: Role, db: Db = g
 }
 
 /** One disputed unit: content in canonical order ("Response 1..n"), and each annotator's label and notes. */
-export function adjudicationView(task: Task, unitId: number, userId: number, role: Role, db: Db = getDb()) {
+export async function adjudicationView(task: Task, unitId: number, userId: number, role: Role, db: DalLike = getDal()) {
   if (!isAnnotatable(task.kind)) return null;
-  const rows = currentAnnotations(task.id, db).filter((r) => r.unitId === unitId);
-  if (rows.length === 0 || ownUnits(task, userId, role, db).has(unitId)) return null;
-  const unitRow = db
-    .select({ responseIds: schema.units.responseIds, responseId: schema.units.responseId })
-    .from(schema.units)
-    .where(and(eq(schema.units.id, unitId), eq(schema.units.taskId, task.id)))
-    .get();
+  const d = dalOf(db);
+  const { units, users } = d.t;
+  const rows = (await currentAnnotations(task.id, d)).filter((r) => r.unitId === unitId);
+  if (rows.length === 0 || (await ownUnits(task, userId, role, d)).has(unitId)) return null;
+  const unitRow = first(
+    await d.q
+      .select({ responseIds: units.responseIds, responseId: units.responseId })
+      .from(units)
+      .where(and(eq(units.id, unitId), eq(units.taskId, task.id)))
+      .limit(1),
+  );
   if (!unitRow) return null;
   const canonical: ResponseKey[] | null = unitRow.responseIds ?? null;
-  const content = blindUnit(task, { unitId, shownOrder: canonical }, db);
-  const names = new Map(
-    db
-      .select({ id: schema.users.id, name: schema.users.name })
-      .from(schema.users)
-      .all()
-      .map((u) => [u.id, u.name]),
-  );
+  const content = await blindUnit(task, { unitId, shownOrder: canonical }, d);
+  const names = new Map((await d.q.select({ id: users.id, name: users.name }).from(users)).map((u) => [u.id, u.name]));
   const nameOf = (key: unknown) => {
     const i = canonical?.findIndex((k) => String(k) === String(key)) ?? -1;
     return i >= 0 ? `Response ${letter(i)}` : String(key);
@@ -112,40 +112,39 @@ export function adjudicationView(task: Task, unitId: number, userId: number, rol
   };
 }
 
-export function adjudicate(
+export async function adjudicate(
   args: { projectId: number; taskId: number; unitId: number; userId: number; role: Role; form: FormLike },
-  db: Db = getDb(),
-): { ok: true } | { ok: false; fieldErrors: Record<string, string> } {
-  return db.transaction(
-    (tx) => {
-      const task = findTask(args.projectId, args.taskId, tx as unknown as Db);
-      if (!task || !isAnnotatable(task.kind)) return { ok: false as const, fieldErrors: { form: "No such task." } };
-      if (!canAdjudicate(task, args.userId, args.role))
-        return { ok: false as const, fieldErrors: { form: "You are not an adjudicator of this task." } };
-      const view = adjudicationView(task, args.unitId, args.userId, args.role, tx as unknown as Db);
-      if (!view) return { ok: false as const, fieldErrors: { unitId: "No such unit to adjudicate." } };
-      const reason = String(args.form.get("reason") ?? "").trim();
-      const config = readConfig(task.config);
-      const unit = tx.select({ responseIds: schema.units.responseIds }).from(schema.units).where(eq(schema.units.id, args.unitId)).get();
-      // Adjudicators see every response and may always call a tie (allowTies: true).
-      const parsed = parseFinalLabel(rulesOf(task.kind, config, unit?.responseIds ?? null, true), args.form);
-      const errors = parsed.ok ? {} : { ...parsed.fieldErrors };
-      if (!reason) (errors as Record<string, string>).reason = "Give the reason for the final label.";
-      if (!parsed.ok || Object.keys(errors).length) return { ok: false as const, fieldErrors: errors };
-      const adjudications = { ...(config.adjudications ?? {}) };
-      adjudications[String(args.unitId)] = {
-        label: parsed.value.label,
-        penaltyReasons: parsed.value.penaltyReasons,
-        reason: reason.slice(0, 5000),
-        by: args.userId,
-        at: Math.floor(Date.now() / 1000),
-      };
-      tx.update(schema.tasks)
-        .set({ config: { ...config, adjudications } })
-        .where(eq(schema.tasks.id, task.id))
-        .run();
-      return { ok: true as const };
-    },
-    { behavior: "immediate" },
-  );
+  db: DalLike = getDal(),
+): Promise<{ ok: true } | { ok: false; fieldErrors: Record<string, string> }> {
+  const d = dalOf(db);
+  const { tasks, units } = d.t;
+  return d.tx(async (tx) => {
+    const task = await findTask(args.projectId, args.taskId, d);
+    if (!task || !isAnnotatable(task.kind)) return { ok: false as const, fieldErrors: { form: "No such task." } };
+    if (!canAdjudicate(task, args.userId, args.role))
+      return { ok: false as const, fieldErrors: { form: "You are not an adjudicator of this task." } };
+    const view = await adjudicationView(task, args.unitId, args.userId, args.role, d);
+    if (!view) return { ok: false as const, fieldErrors: { unitId: "No such unit to adjudicate." } };
+    const reason = String(args.form.get("reason") ?? "").trim();
+    const config = readConfig(task.config);
+    const unit = first(await tx.select({ responseIds: units.responseIds }).from(units).where(eq(units.id, args.unitId)).limit(1));
+    // Adjudicators see every response and may always call a tie (allowTies: true).
+    const parsed = parseFinalLabel(rulesOf(task.kind, config, unit?.responseIds ?? null, true), args.form);
+    const errors = parsed.ok ? {} : { ...parsed.fieldErrors };
+    if (!reason) (errors as Record<string, string>).reason = "Give the reason for the final label.";
+    if (!parsed.ok || Object.keys(errors).length) return { ok: false as const, fieldErrors: errors };
+    const adjudications = { ...(config.adjudications ?? {}) };
+    adjudications[String(args.unitId)] = {
+      label: parsed.value.label,
+      penaltyReasons: parsed.value.penaltyReasons,
+      reason: reason.slice(0, 5000),
+      by: args.userId,
+      at: Math.floor(Date.now() / 1000),
+    };
+    await tx
+      .update(tasks)
+      .set({ config: { ...config, adjudications } })
+      .where(eq(tasks.id, task.id));
+    return { ok: true as const };
+  });
 }

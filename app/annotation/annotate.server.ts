@@ -7,7 +7,8 @@
  * name, response id, judge verdict, gold answer or other annotator's label.
  */
 import { and, asc, desc, eq, inArray, sql } from "drizzle-orm";
-import { getDb, schema, type Db } from "~/db.server";
+import { dalOf, first, getDal, type DalLike } from "~/dal.server";
+import type { schema } from "~/db.server";
 import { isAnnotatable, penaltyReasonsOf, readConfig, scoreScaleOf, type AnnotatableKind } from "./config";
 import { labelToForm, parseLabel, rulesOf, type FormLike, type ParsedLabel, type ResponseKey } from "./labels";
 import { taskKind } from "~/task-kinds/registry";
@@ -15,53 +16,65 @@ import { letter } from "./random";
 
 type Task = typeof schema.tasks.$inferSelect;
 
-export function myAssignment(taskId: number, unitId: number, userId: number, db: Db = getDb()) {
+export async function myAssignment(taskId: number, unitId: number, userId: number, db: DalLike = getDal()) {
   if (!Number.isInteger(unitId)) return undefined;
-  return db
-    .select({
-      id: schema.assignments.id,
-      unitId: schema.assignments.unitId,
-      status: schema.assignments.status,
-      shownOrder: schema.assignments.shownOrder,
-      skipReason: schema.assignments.skipReason,
-      startedAt: schema.assignments.startedAt,
-    })
-    .from(schema.assignments)
-    .innerJoin(schema.units, eq(schema.units.id, schema.assignments.unitId))
-    .where(and(eq(schema.assignments.unitId, unitId), eq(schema.assignments.annotatorId, userId), eq(schema.units.taskId, taskId)))
-    .get();
+  const d = dalOf(db);
+  const { assignments, units } = d.t;
+  return first(
+    await d.q
+      .select({
+        id: assignments.id,
+        unitId: assignments.unitId,
+        status: assignments.status,
+        shownOrder: assignments.shownOrder,
+        skipReason: assignments.skipReason,
+        startedAt: assignments.startedAt,
+      })
+      .from(assignments)
+      .innerJoin(units, eq(units.id, assignments.unitId))
+      .where(and(eq(assignments.unitId, unitId), eq(assignments.annotatorId, userId), eq(units.taskId, taskId)))
+      .limit(1),
+  );
 }
 
 /** The user's own assignments in queue order (unit position). */
-export function myQueue(taskId: number, userId: number, db: Db = getDb()) {
-  return db
-    .select({ unitId: schema.assignments.unitId, status: schema.assignments.status, position: schema.units.position })
-    .from(schema.assignments)
-    .innerJoin(schema.units, eq(schema.units.id, schema.assignments.unitId))
-    .where(and(eq(schema.units.taskId, taskId), eq(schema.assignments.annotatorId, userId)))
-    .orderBy(asc(schema.units.position), asc(schema.units.id))
-    .all();
+export async function myQueue(taskId: number, userId: number, db: DalLike = getDal()) {
+  const d = dalOf(db);
+  const { assignments, units } = d.t;
+  return d.q
+    .select({ unitId: assignments.unitId, status: assignments.status, position: units.position })
+    .from(assignments)
+    .innerJoin(units, eq(units.id, assignments.unitId))
+    .where(and(eq(units.taskId, taskId), eq(assignments.annotatorId, userId)))
+    .orderBy(asc(units.position), asc(units.id));
 }
 
 /** Personal and overall progress (counts only: nothing about who labelled what). */
-export function progress(taskId: number, userId: number, db: Db = getDb()) {
-  const row = db
-    .select({
-      total: sql<number>`count(*)`,
-      done: sql<number>`coalesce(sum(case when ${schema.assignments.status} in ('submitted','skipped') then 1 else 0 end), 0)`,
-      mine: sql<number>`coalesce(sum(case when ${schema.assignments.annotatorId} = ${userId} then 1 else 0 end), 0)`,
-      mineDone: sql<number>`coalesce(sum(case when ${schema.assignments.annotatorId} = ${userId} and ${schema.assignments.status} in ('submitted','skipped') then 1 else 0 end), 0)`,
-    })
-    .from(schema.assignments)
-    .innerJoin(schema.units, eq(schema.units.id, schema.assignments.unitId))
-    .where(eq(schema.units.taskId, taskId))
-    .get();
+export async function progress(taskId: number, userId: number, db: DalLike = getDal()) {
+  const d = dalOf(db);
+  const { assignments, units } = d.t;
+  // PostgreSQL answers count(*) and sum(…) as bigint, i.e. strings: read as numbers.
+  const row = first(
+    await d.q
+      .select({
+        total: sql<number>`count(*)`.mapWith(Number),
+        done: sql<number>`coalesce(sum(case when ${assignments.status} in ('submitted','skipped') then 1 else 0 end), 0)`.mapWith(Number),
+        mine: sql<number>`coalesce(sum(case when ${assignments.annotatorId} = ${userId} then 1 else 0 end), 0)`.mapWith(Number),
+        mineDone:
+          sql<number>`coalesce(sum(case when ${assignments.annotatorId} = ${userId} and ${assignments.status} in ('submitted','skipped') then 1 else 0 end), 0)`.mapWith(
+            Number,
+          ),
+      })
+      .from(assignments)
+      .innerJoin(units, eq(units.id, assignments.unitId))
+      .where(eq(units.taskId, taskId)),
+  );
   return { mine: { done: row?.mineDone ?? 0, total: row?.mine ?? 0 }, overall: { done: row?.done ?? 0, total: row?.total ?? 0 } };
 }
 
 /** The next unit to label: the first pending or draft one, after `afterUnitId` if given (wrapping). */
-export function nextUnitId(taskId: number, userId: number, afterUnitId?: number, db: Db = getDb()): number | null {
-  const q = myQueue(taskId, userId, db);
+export async function nextUnitId(taskId: number, userId: number, afterUnitId?: number, db: DalLike = getDal()): Promise<number | null> {
+  const q = await myQueue(taskId, userId, db);
   const open = (s: string) => s === "pending" || s === "draft";
   const start = afterUnitId != null ? q.findIndex((a) => a.unitId === afterUnitId) + 1 : 0;
   for (let i = 0; i < q.length; i++) {
@@ -71,22 +84,25 @@ export function nextUnitId(taskId: number, userId: number, afterUnitId?: number,
   return null;
 }
 
-export function latestRevision(assignmentId: number, db: Db = getDb()) {
-  return db
-    .select({
-      id: schema.annotations.id,
-      revision: schema.annotations.revision,
-      status: schema.annotations.status,
-      label: schema.annotations.label,
-      penaltyReasons: schema.annotations.penaltyReasons,
-      notes: schema.annotations.notes,
-      durationMs: schema.annotations.durationMs,
-    })
-    .from(schema.annotations)
-    .where(eq(schema.annotations.assignmentId, assignmentId))
-    .orderBy(desc(schema.annotations.revision))
-    .limit(1)
-    .get();
+export async function latestRevision(assignmentId: number, db: DalLike = getDal()) {
+  const d = dalOf(db);
+  const an = d.t.annotations;
+  return first(
+    await d.q
+      .select({
+        id: an.id,
+        revision: an.revision,
+        status: an.status,
+        label: an.label,
+        penaltyReasons: an.penaltyReasons,
+        notes: an.notes,
+        durationMs: an.durationMs,
+      })
+      .from(an)
+      .where(eq(an.assignmentId, assignmentId))
+      .orderBy(desc(an.revision))
+      .limit(1),
+  );
 }
 
 export type BlindResponse = { letter: string; text: string };
@@ -101,42 +117,46 @@ export type BlindUnit = {
 };
 
 /** The unit as an annotator may see it: texts and shown letters only. */
-export function blindUnit(task: Task, assignment: { unitId: number; shownOrder: ResponseKey[] | null }, db: Db = getDb()): BlindUnit {
+export async function blindUnit(
+  task: Task,
+  assignment: { unitId: number; shownOrder: ResponseKey[] | null },
+  db: DalLike = getDal(),
+): Promise<BlindUnit> {
   if (!isAnnotatable(task.kind)) throw new Error(`blindUnit: task kind ${task.kind} is not annotated in Concord`);
+  const d = dalOf(db);
+  const { units, items, references, checklistItems, responses: responsesT } = d.t;
   const config = readConfig(task.config);
-  const unit = db
-    .select({ itemId: schema.units.itemId, checklistItemId: schema.units.checklistItemId, responseId: schema.units.responseId })
-    .from(schema.units)
-    .where(eq(schema.units.id, assignment.unitId))
-    .get()!;
-  const item = db
-    .select({ query: schema.items.query, passage: schema.items.passage })
-    .from(schema.items)
-    .where(eq(schema.items.id, unit.itemId))
-    .get()!;
-  const refRow = db
-    .select({ text: schema.references.text })
-    .from(schema.references)
-    .where(and(eq(schema.references.itemId, unit.itemId), eq(schema.references.isCurrent, true)))
-    .orderBy(desc(schema.references.version))
-    .get();
+  const unit = first(
+    await d.q
+      .select({ itemId: units.itemId, checklistItemId: units.checklistItemId, responseId: units.responseId })
+      .from(units)
+      .where(eq(units.id, assignment.unitId))
+      .limit(1),
+  )!;
+  const item = first(
+    await d.q.select({ query: items.query, passage: items.passage }).from(items).where(eq(items.id, unit.itemId)).limit(1),
+  )!;
+  const refRow = first(
+    await d.q
+      .select({ text: references.text })
+      .from(references)
+      .where(and(eq(references.itemId, unit.itemId), eq(references.isCurrent, true)))
+      .orderBy(desc(references.version))
+      .limit(1),
+  );
   const checklistItem = unit.checklistItemId
-    ? (db
-        .select({ text: schema.checklistItems.text })
-        .from(schema.checklistItems)
-        .where(eq(schema.checklistItems.id, unit.checklistItemId))
-        .get()?.text ?? null)
+    ? (first(
+        await d.q.select({ text: checklistItems.text }).from(checklistItems).where(eq(checklistItems.id, unit.checklistItemId)).limit(1),
+      )?.text ?? null)
     : null;
   const order: ResponseKey[] = assignment.shownOrder ?? (unit.responseId ? [unit.responseId] : []);
   const ids = order.filter((k): k is number => typeof k === "number");
   const texts = new Map(
     ids.length
-      ? db
-          .select({ id: schema.responses.id, text: schema.responses.text })
-          .from(schema.responses)
-          .where(inArray(schema.responses.id, ids))
-          .all()
-          .map((r) => [r.id, r.text])
+      ? (await d.q.select({ id: responsesT.id, text: responsesT.text }).from(responsesT).where(inArray(responsesT.id, ids))).map((r) => [
+          r.id,
+          r.text,
+        ])
       : [],
   );
   const responses = order.map((k, i) => ({ letter: letter(i), text: k === "reference" ? (refRow?.text ?? "") : (texts.get(k) ?? "") }));
@@ -162,15 +182,28 @@ export type SaveResult =
 const MAX_DURATION_MS = 24 * 3600 * 1000;
 
 /**
+ * A JSON value as text with object keys sorted: a label read back from
+ * PostgreSQL's jsonb has its keys in jsonb's own order, not the order written,
+ * so a retry is recognised by content, not by key order.
+ */
+function canonicalJson(x: unknown): string {
+  return JSON.stringify(x ?? null, (_k, v: unknown) =>
+    v && typeof v === "object" && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
+  );
+}
+
+/**
  * Saves one label. A retried submit with the same clientToken and the same
  * answer stores nothing new and answers as the first did; a changed answer under
  * a used clientToken (the form resubmitted after going back) is stored as a new
  * revision, never dropped. Invalid labels store nothing.
  */
-export function saveAnnotation(
+export async function saveAnnotation(
   args: { task: Task; userId: number; unitId: number; intent: SaveIntent; form: FormLike; nowMs?: number },
-  db: Db = getDb(),
-): SaveResult {
+  db: DalLike = getDal(),
+): Promise<SaveResult> {
   const { task, userId, unitId, intent, form } = args;
   const nowMs = args.nowMs ?? Date.now();
   const now = Math.floor(nowMs / 1000);
@@ -180,119 +213,119 @@ export function saveAnnotation(
   const token = typeof form.get("clientToken") === "string" ? (form.get("clientToken") as string).trim().slice(0, 100) || null : null;
   const durationRaw = Number(form.get("durationMs"));
   const openedAt = Number(form.get("openedAt"));
+  const d = dalOf(db);
+  const { annotations, assignments, tasks } = d.t;
 
-  return db.transaction(
-    (tx): SaveResult => {
-      const a = myAssignment(task.id, unitId, userId, tx as unknown as Db);
-      if (!a) return { ok: false, httpStatus: 404, fieldErrors: { unitId: "This unit is not assigned to you, or does not exist." } };
-      // A form already submitted once: the same answer again is a retry (nothing stored);
-      // a changed answer (the form resubmitted after going back) is stored as a new revision.
-      let tokenUsed = false;
-      if (token && intent === "submit") {
-        const seen = tx
+  return d.tx(async (tx): Promise<SaveResult> => {
+    const a = await myAssignment(task.id, unitId, userId, d);
+    if (!a) return { ok: false, httpStatus: 404, fieldErrors: { unitId: "This unit is not assigned to you, or does not exist." } };
+    // A form already submitted once: the same answer again is a retry (nothing stored);
+    // a changed answer (the form resubmitted after going back) is stored as a new revision.
+    let tokenUsed = false;
+    if (token && intent === "submit") {
+      const seen = first(
+        await tx
           .select({
-            assignmentId: schema.annotations.assignmentId,
-            revision: schema.annotations.revision,
-            label: schema.annotations.label,
-            penaltyReasons: schema.annotations.penaltyReasons,
-            notes: schema.annotations.notes,
+            assignmentId: annotations.assignmentId,
+            revision: annotations.revision,
+            label: annotations.label,
+            penaltyReasons: annotations.penaltyReasons,
+            notes: annotations.notes,
           })
-          .from(schema.annotations)
-          .where(eq(schema.annotations.clientToken, token))
-          .get();
-        if (seen) {
-          if (seen.assignmentId !== a.id)
-            return { ok: false, httpStatus: 409, fieldErrors: { form: "This form was already used for another unit; reload the page." } };
-          const again = parseLabel(rulesOf(kind, config, a.shownOrder ?? null), form, intent);
-          if (!again.ok) return { ok: false, httpStatus: 400, fieldErrors: again.fieldErrors };
-          const same = (x: unknown, y: unknown) => JSON.stringify(x ?? null) === JSON.stringify(y ?? null);
-          if (
-            same(again.value.label, seen.label) &&
-            same(again.value.penaltyReasons, seen.penaltyReasons) &&
-            same(again.value.notes, seen.notes)
-          ) {
-            return { ok: true, status: "submitted", duplicate: true, revision: seen.revision };
-          }
-          tokenUsed = true;
+          .from(annotations)
+          .where(eq(annotations.clientToken, token))
+          .limit(1),
+      );
+      if (seen) {
+        if (seen.assignmentId !== a.id)
+          return { ok: false, httpStatus: 409, fieldErrors: { form: "This form was already used for another unit; reload the page." } };
+        const again = parseLabel(rulesOf(kind, config, a.shownOrder ?? null), form, intent);
+        if (!again.ok) return { ok: false, httpStatus: 400, fieldErrors: again.fieldErrors };
+        const same = (x: unknown, y: unknown) => canonicalJson(x) === canonicalJson(y);
+        if (
+          same(again.value.label, seen.label) &&
+          same(again.value.penaltyReasons, seen.penaltyReasons) &&
+          same(again.value.notes, seen.notes)
+        ) {
+          return { ok: true, status: "submitted", duplicate: true, revision: seen.revision };
         }
+        tokenUsed = true;
       }
-      const task2 = tx.select({ status: schema.tasks.status }).from(schema.tasks).where(eq(schema.tasks.id, task.id)).get();
-      if (task2?.status !== "open")
-        return { ok: false, httpStatus: 409, fieldErrors: { form: "This task is closed; labels can no longer change." } };
+    }
+    const task2 = first(await tx.select({ status: tasks.status }).from(tasks).where(eq(tasks.id, task.id)).limit(1));
+    if (task2?.status !== "open")
+      return { ok: false, httpStatus: 409, fieldErrors: { form: "This task is closed; labels can no longer change." } };
 
-      if (intent === "skip") {
-        const reason = typeof form.get("skipReason") === "string" ? (form.get("skipReason") as string).trim() : "";
-        if (!reason) return { ok: false, httpStatus: 400, fieldErrors: { skipReason: "Say why you skip this unit." } };
-        if (a.status === "submitted")
-          return { ok: false, httpStatus: 409, fieldErrors: { skipReason: "This unit is already submitted; revise it instead." } };
-        tx.update(schema.assignments)
-          .set({ status: "skipped", skipReason: reason.slice(0, 2000), startedAt: a.startedAt ?? now })
-          .where(eq(schema.assignments.id, a.id))
-          .run();
-        return { ok: true, status: "skipped" };
-      }
+    if (intent === "skip") {
+      const reason = typeof form.get("skipReason") === "string" ? (form.get("skipReason") as string).trim() : "";
+      if (!reason) return { ok: false, httpStatus: 400, fieldErrors: { skipReason: "Say why you skip this unit." } };
+      if (a.status === "submitted")
+        return { ok: false, httpStatus: 409, fieldErrors: { skipReason: "This unit is already submitted; revise it instead." } };
+      await tx
+        .update(assignments)
+        .set({ status: "skipped", skipReason: reason.slice(0, 2000), startedAt: a.startedAt ?? now })
+        .where(eq(assignments.id, a.id));
+      return { ok: true, status: "skipped" };
+    }
 
-      if (intent === "draft" && a.status === "submitted") {
-        // Revisions of a submitted label are saved by submitting; no draft on top.
-        return { ok: true, status: "submitted" };
-      }
-      const parsed = parseLabel(rulesOf(kind, config, a.shownOrder ?? null), form, intent);
-      if (!parsed.ok) return { ok: false, httpStatus: 400, fieldErrors: parsed.fieldErrors };
+    if (intent === "draft" && a.status === "submitted") {
+      // Revisions of a submitted label are saved by submitting; no draft on top.
+      return { ok: true, status: "submitted" };
+    }
+    const parsed = parseLabel(rulesOf(kind, config, a.shownOrder ?? null), form, intent);
+    if (!parsed.ok) return { ok: false, httpStatus: 400, fieldErrors: parsed.fieldErrors };
 
-      const latest = latestRevision(a.id, tx as unknown as Db);
-      const base = latest?.status === "draft" ? (latest.durationMs ?? 0) : 0;
-      let durationMs: number | null = null;
-      if (Number.isFinite(durationRaw) && durationRaw >= 0) durationMs = Math.min(Math.round(durationRaw), MAX_DURATION_MS);
-      else if (Number.isFinite(openedAt) && openedAt > 0 && openedAt <= nowMs)
-        durationMs = Math.min(base + (nowMs - openedAt), MAX_DURATION_MS);
+    const latest = await latestRevision(a.id, d);
+    const base = latest?.status === "draft" ? (latest.durationMs ?? 0) : 0;
+    let durationMs: number | null = null;
+    if (Number.isFinite(durationRaw) && durationRaw >= 0) durationMs = Math.min(Math.round(durationRaw), MAX_DURATION_MS);
+    else if (Number.isFinite(openedAt) && openedAt > 0 && openedAt <= nowMs)
+      durationMs = Math.min(base + (nowMs - openedAt), MAX_DURATION_MS);
 
-      const values = {
-        label: parsed.value.label,
-        penaltyReasons: parsed.value.penaltyReasons,
-        notes: parsed.value.notes,
-        shownOrder: a.shownOrder ?? null,
-        status: intent === "submit" ? ("submitted" as const) : ("draft" as const),
-        clientToken: intent === "submit" && !tokenUsed ? token : null,
-        durationMs,
-      };
-      let revision: number;
-      if (latest?.status === "draft") {
-        tx.update(schema.annotations).set(values).where(eq(schema.annotations.id, latest.id)).run();
-        revision = latest.revision;
-      } else {
-        revision = (latest?.revision ?? 0) + 1;
-        tx.insert(schema.annotations)
-          .values({ assignmentId: a.id, revision, ...values })
-          .run();
-      }
-      tx.update(schema.assignments)
-        .set(
-          intent === "submit"
-            ? { status: "submitted", submittedAt: now, startedAt: a.startedAt ?? now, skipReason: null }
-            : { status: a.status === "pending" || a.status === "skipped" ? "draft" : a.status, startedAt: a.startedAt ?? now },
-        )
-        .where(eq(schema.assignments.id, a.id))
-        .run();
-      return { ok: true, status: intent === "submit" ? "submitted" : "draft", revision };
-    },
-    { behavior: "immediate" },
-  );
+    const values = {
+      label: parsed.value.label,
+      penaltyReasons: parsed.value.penaltyReasons,
+      notes: parsed.value.notes,
+      shownOrder: a.shownOrder ?? null,
+      status: intent === "submit" ? ("submitted" as const) : ("draft" as const),
+      clientToken: intent === "submit" && !tokenUsed ? token : null,
+      durationMs,
+    };
+    let revision: number;
+    if (latest?.status === "draft") {
+      await tx.update(annotations).set(values).where(eq(annotations.id, latest.id));
+      revision = latest.revision;
+    } else {
+      revision = (latest?.revision ?? 0) + 1;
+      await tx.insert(annotations).values({ assignmentId: a.id, revision, ...values });
+    }
+    await tx
+      .update(assignments)
+      .set(
+        intent === "submit"
+          ? { status: "submitted", submittedAt: now, startedAt: a.startedAt ?? now, skipReason: null }
+          : { status: a.status === "pending" || a.status === "skipped" ? "draft" : a.status, startedAt: a.startedAt ?? now },
+      )
+      .where(eq(assignments.id, a.id));
+    return { ok: true, status: intent === "submit" ? "submitted" : "draft", revision };
+  });
 }
 
 /** What the annotate page needs for one of the user's own units. */
-export function annotatePageData(task: Task, unitId: number, userId: number, db: Db = getDb()) {
-  const a = myAssignment(task.id, unitId, userId, db);
+export async function annotatePageData(task: Task, unitId: number, userId: number, db: DalLike = getDal()) {
+  const d = dalOf(db);
+  const a = await myAssignment(task.id, unitId, userId, d);
   if (!a) return null;
   const kind = task.kind as AnnotatableKind;
   const config = readConfig(task.config);
-  const latest = latestRevision(a.id, db);
+  const latest = await latestRevision(a.id, d);
   const stored: ParsedLabel | null = latest
     ? { label: latest.label, penaltyReasons: latest.penaltyReasons ?? null, notes: (latest.notes as ParsedLabel["notes"]) ?? null }
     : null;
-  const queue = myQueue(task.id, userId, db);
+  const queue = await myQueue(task.id, userId, d);
   const index = queue.findIndex((q) => q.unitId === unitId);
   return {
-    unit: blindUnit(task, a, db),
+    unit: await blindUnit(task, a, d),
     status: a.status,
     skipReason: a.skipReason,
     values: labelToForm(kind, stored, a.shownOrder ?? null),

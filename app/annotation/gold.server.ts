@@ -5,7 +5,7 @@
  * Refusals are DomainErrors.
  */
 import { and, eq } from "drizzle-orm";
-import { getDb, schema, type Db } from "~/db.server";
+import { dalOf, first, getDal, type DalLike } from "~/dal.server";
 import { DomainError } from "~/errors.server";
 import { isAnnotatable, type AnnotatableKind } from "./config";
 
@@ -13,13 +13,17 @@ import { isAnnotatable, type AnnotatableKind } from "./config";
 export { labelToForm, parseGoldLabel } from "./labels";
 
 /** The gold unit `unitId` of `task`, with the order of its responses (multi-response kinds). */
-export function goldUnitOf(task: { id: number; kind: string }, unitId: number, db: Db = getDb()) {
+export async function goldUnitOf(task: { id: number; kind: string }, unitId: number, db: DalLike = getDal()) {
+  const d = dalOf(db);
+  const u = d.t.units;
   const unit = Number.isInteger(unitId)
-    ? db
-        .select({ responseIds: schema.units.responseIds })
-        .from(schema.units)
-        .where(and(eq(schema.units.id, unitId), eq(schema.units.taskId, task.id), eq(schema.units.isGold, true)))
-        .get()
+    ? first(
+        await d.q
+          .select({ responseIds: u.responseIds })
+          .from(u)
+          .where(and(eq(u.id, unitId), eq(u.taskId, task.id), eq(u.isGold, true)))
+          .limit(1),
+      )
     : undefined;
   if (!unit) throw new DomainError("No such gold unit in this task.", { field: "unitId" });
   if (!isAnnotatable(task.kind)) throw new DomainError("This task kind has no gold units.", { field: "kind" });

@@ -5,7 +5,7 @@
  * checklist item only — never a response's model, a verdict or another label.
  */
 import { and, asc, eq, sql } from "drizzle-orm";
-import { getDb, schema, type Db } from "~/db.server";
+import { dalOf, getDal, type DalLike } from "~/dal.server";
 import { isAnnotatable } from "./config";
 import { listTasks } from "./tasks.server";
 
@@ -24,27 +24,28 @@ export function snippetOf(text: string | null | undefined, max = SNIPPET_CHARS):
   return plain.length > max ? `${plain.slice(0, max - 1).trimEnd()}…` : plain;
 }
 
-export function queueRows(taskId: number, userId: number, db: Db = getDb()) {
+export async function queueRows(taskId: number, userId: number, db: DalLike = getDal()) {
+  const d = dalOf(db);
+  const { assignments, units, items, checklistItems, annotations } = d.t;
   // Written out qualified: inside a select list drizzle renders columns bare, so
-  // ${schema.assignments.id} would read as the subquery's own annotations.id.
+  // ${assignments.id} would read as the subquery's own annotations.id.
   // The latest *submitted* revision decides: a draft after a relabel request keeps the mark.
-  const latestStale = sql<number | null>`(select an.stale_at from ${schema.annotations} an
+  const latestStale = sql<number | null>`(select an.stale_at from ${annotations} an
     where an.assignment_id = "assignments"."id" and an.status = 'submitted' order by an.revision desc limit 1)`;
-  const rows = db
+  const rows = await d.q
     .select({
-      unitId: schema.assignments.unitId,
-      status: schema.assignments.status,
+      unitId: assignments.unitId,
+      status: assignments.status,
       staleAt: latestStale,
-      query: sql<string>`substr(${schema.items.query}, 1, 400)`,
-      checklistItem: sql<string | null>`substr(${schema.checklistItems.text}, 1, 200)`,
+      query: sql<string>`substr(${items.query}, 1, 400)`,
+      checklistItem: sql<string | null>`substr(${checklistItems.text}, 1, 200)`,
     })
-    .from(schema.assignments)
-    .innerJoin(schema.units, eq(schema.units.id, schema.assignments.unitId))
-    .innerJoin(schema.items, eq(schema.items.id, schema.units.itemId))
-    .leftJoin(schema.checklistItems, eq(schema.checklistItems.id, schema.units.checklistItemId))
-    .where(and(eq(schema.units.taskId, taskId), eq(schema.assignments.annotatorId, userId)))
-    .orderBy(asc(schema.units.position), asc(schema.units.id))
-    .all();
+    .from(assignments)
+    .innerJoin(units, eq(units.id, assignments.unitId))
+    .innerJoin(items, eq(items.id, units.itemId))
+    .leftJoin(checklistItems, eq(checklistItems.id, units.checklistItemId))
+    .where(and(eq(units.taskId, taskId), eq(assignments.annotatorId, userId)))
+    .orderBy(asc(units.position), asc(units.id));
   return rows.map((r, i) => ({
     unitId: r.unitId,
     n: i + 1,
@@ -63,8 +64,8 @@ export function filterQueue<T extends { status: string; stale: boolean }>(rows: 
 }
 
 /** The user's next open task (other than `exceptTaskId`) with units still to label. */
-export function nextTaskWithWork(projectId: number, userId: number, exceptTaskId: number, db: Db = getDb()) {
-  const other = listTasks(projectId, userId, false, db).find(
+export async function nextTaskWithWork(projectId: number, userId: number, exceptTaskId: number, db: DalLike = getDal()) {
+  const other = (await listTasks(projectId, userId, false, db)).find(
     (t) => t.id !== exceptTaskId && t.status === "open" && isAnnotatable(t.kind) && t.mine > 0 && t.mineDone < t.mine,
   );
   return other ? { id: other.id, name: other.name, left: other.mine - other.mineDone } : null;

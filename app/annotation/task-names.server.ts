@@ -6,7 +6,7 @@
  * saving it needs an explicit "save anyway". Renaming a task lives here too.
  */
 import { and, eq, sql } from "drizzle-orm";
-import { getDb, schema, type Db } from "~/db.server";
+import { dalOf, getDal, type DalLike } from "~/dal.server";
 import { findKind } from "~/task-kinds/registry";
 import type { TaskConfig } from "./config.server";
 import { findTask } from "./tasks.server";
@@ -15,7 +15,9 @@ export const TASK_NAME_MAX = 200;
 export const GUIDELINES_MAX = 20_000;
 
 /** Every model, judge and provider name of the project (models of its responses included). */
-export function blindingNames(projectId: number, db: Db = getDb()): string[] {
+export async function blindingNames(projectId: number, db: DalLike = getDal()): Promise<string[]> {
+  const d = dalOf(db);
+  const { providers, judges, responses, items, datasets } = d.t;
   const names = new Set<string>();
   const add = (s: string | null | undefined) => {
     const t = (s ?? "").trim();
@@ -25,35 +27,33 @@ export function blindingNames(projectId: number, db: Db = getDb()): string[] {
     const tail = t.split("/").pop()!.trim();
     if (tail && tail !== t) names.add(tail);
   };
-  for (const p of db
-    .select({ name: schema.providers.name, model: schema.providers.model })
-    .from(schema.providers)
-    .where(eq(schema.providers.projectId, projectId))
-    .all()) {
+  for (const p of await d.q
+    .select({ name: providers.name, model: providers.model })
+    .from(providers)
+    .where(eq(providers.projectId, projectId))) {
     add(p.name);
     add(p.model);
   }
-  for (const j of db
-    .select({ name: schema.judges.name, model: schema.judges.model, provider: schema.judges.provider })
-    .from(schema.judges)
-    .where(eq(schema.judges.projectId, projectId))
-    .all()) {
+  for (const j of await d.q
+    .select({ name: judges.name, model: judges.model, provider: judges.provider })
+    .from(judges)
+    .where(eq(judges.projectId, projectId))) {
     add(j.name);
     add(j.model);
     add(j.provider);
   }
-  const models = db.all<{ model: string }>(sql`select distinct r.model as model from ${schema.responses} r
-    join ${schema.items} i on i.id = r.item_id join ${schema.datasets} d on d.id = i.dataset_id where d.project_id = ${projectId}`);
+  const models = await d.rows<{ model: string }>(sql`select distinct r.model as model from ${responses} r
+    join ${items} i on i.id = r.item_id join ${datasets} d on d.id = i.dataset_id where d.project_id = ${projectId}`);
   for (const m of models) add(m.model);
   // Two-letter names ("A", "v2") would match everywhere; they say nothing about a model.
   return [...names].filter((n) => n.length >= 3);
 }
 
 /** The project names (models, judges, providers) that occur in any of the texts, case-insensitively. */
-export function blindingNamesIn(projectId: number, texts: string[], db: Db = getDb()): string[] {
+export async function blindingNamesIn(projectId: number, texts: string[], db: DalLike = getDal()): Promise<string[]> {
   const hay = texts.join("\n").toLowerCase();
   if (!hay.trim()) return [];
-  const found = blindingNames(projectId, db).filter((n) => hay.includes(n.toLowerCase()));
+  const found = (await blindingNames(projectId, db)).filter((n) => hay.includes(n.toLowerCase()));
   // Report "Model-7B" once, not also its "org/Model-7B" spelling when only the tail occurs.
   return [...new Set(found)].sort((a, b) => a.localeCompare(b));
 }
@@ -63,12 +63,12 @@ export function blindingNamesIn(projectId: number, texts: string[], db: Db = get
  * judge or provider of the project: the same sentence beside each field that
  * names one, and the names. Null when none does.
  */
-export function blindingWarning(
+export async function blindingWarning(
   projectId: number,
   fields: Record<string, string>,
-  db: Db = getDb(),
-): { fieldErrors: Record<string, string>; warning: { names: string[] } } | null {
-  const names = blindingNamesIn(projectId, Object.values(fields), db);
+  db: DalLike = getDal(),
+): Promise<{ fieldErrors: Record<string, string>; warning: { names: string[] } } | null> {
+  const names = await blindingNamesIn(projectId, Object.values(fields), db);
   if (!names.length) return null;
   const where = (text: string) => names.some((n) => text.toLowerCase().includes(n.toLowerCase()));
   const msg = `Annotators see this text, and it names ${names.map((n) => `"${n}"`).join(", ")} of this project: they would no longer be blind.`;
@@ -103,13 +103,14 @@ export type RenameResult =
  * Renames a task and/or replaces its guidelines. A text naming a model, judge or
  * provider of the project is refused with a warning unless `confirmed`.
  */
-export function renameTask(
+export async function renameTask(
   projectId: number,
   taskId: number,
   input: { name: unknown; guidelines: unknown; confirmed: boolean },
-  db: Db = getDb(),
-): RenameResult {
-  const task = findTask(projectId, taskId, db);
+  db: DalLike = getDal(),
+): Promise<RenameResult> {
+  const d = dalOf(db);
+  const task = await findTask(projectId, taskId, d);
   if (!task) return { ok: false, fieldErrors: { name: "No such task." } };
   const name = typeof input.name === "string" ? input.name.trim() : "";
   const guidelines = typeof input.guidelines === "string" ? input.guidelines.replace(/\r\n/g, "\n") : task.guidelines;
@@ -120,12 +121,15 @@ export function renameTask(
     fieldErrors.guidelines = `Keep the guidelines under ${GUIDELINES_MAX.toLocaleString("en")} characters (they have ${guidelines.length.toLocaleString("en")}).`;
   if (Object.keys(fieldErrors).length) return { ok: false, fieldErrors };
   if (!input.confirmed) {
-    const held = blindingWarning(projectId, { name, guidelines }, db);
+    const held = await blindingWarning(projectId, { name, guidelines }, d);
     if (held) return { ok: false, ...held };
   }
-  db.update(schema.tasks)
-    .set({ name, guidelines })
-    .where(and(eq(schema.tasks.id, taskId), eq(schema.tasks.projectId, projectId)))
-    .run();
+  const t = d.t.tasks;
+  await d.tx((tx) =>
+    tx
+      .update(t)
+      .set({ name, guidelines })
+      .where(and(eq(t.id, taskId), eq(t.projectId, projectId))),
+  );
   return { ok: true, message: name === task.name ? "Task details saved." : `Task renamed to "${name}".` };
 }

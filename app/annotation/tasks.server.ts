@@ -4,7 +4,8 @@
  */
 import { and, asc, eq, inArray, isNull, sql } from "drizzle-orm";
 import { z } from "zod";
-import { getDb, schema, visible, type Db } from "~/db.server";
+import { dalOf, first, getDal, type Dal, type DalLike, type Q } from "~/dal.server";
+import { schema, visible, type Db } from "~/db.server";
 import { DomainError } from "~/errors";
 import { AssignmentError, planAssignments, planRebalance, planRemoval, type Held, type Move } from "./assignment";
 import { ANNOTATABLE_KINDS, PLANS, isAnnotatable, readConfig, type AnnotatableKind, type TaskConfig } from "./config";
@@ -66,64 +67,94 @@ export class TaskError extends DomainError {
 }
 
 /** Items of a dataset with their current checklist, responses and whether a reference exists. */
-export function loadCandidates(datasetId: number, db: Db = getDb()): Candidate[] {
-  const items = db
-    .select({ id: schema.items.id, domain: schema.items.domain })
-    .from(schema.items)
-    .where(eq(schema.items.datasetId, datasetId))
-    .orderBy(asc(schema.items.id))
-    .all();
-  const byId = new Map<number, Candidate>(items.map((i) => [i.id, { ...i, hasReference: false, checklist: [], responses: [] }]));
+export async function loadCandidates(datasetId: number, db: DalLike = getDal()): Promise<Candidate[]> {
+  const d = dalOf(db);
+  const { items, checklistItems, responses, references } = d.t;
+  const rows = await d.q
+    .select({ id: items.id, domain: items.domain })
+    .from(items)
+    .where(eq(items.datasetId, datasetId))
+    .orderBy(asc(items.id));
+  const byId = new Map<number, Candidate>(rows.map((i) => [i.id, { ...i, hasReference: false, checklist: [], responses: [] }]));
   const ids = [...byId.keys()];
   if (ids.length === 0) return [];
-  for (const c of db
-    .select({ id: schema.checklistItems.id, itemId: schema.checklistItems.itemId })
-    .from(schema.checklistItems)
-    .innerJoin(schema.items, eq(schema.items.id, schema.checklistItems.itemId))
-    .where(and(eq(schema.items.datasetId, datasetId), isNull(schema.checklistItems.retiredAt)))
-    .orderBy(asc(schema.checklistItems.itemId), asc(schema.checklistItems.position))
-    .all())
+  for (const c of await d.q
+    .select({ id: checklistItems.id, itemId: checklistItems.itemId })
+    .from(checklistItems)
+    .innerJoin(items, eq(items.id, checklistItems.itemId))
+    .where(and(eq(items.datasetId, datasetId), isNull(checklistItems.retiredAt)))
+    .orderBy(asc(checklistItems.itemId), asc(checklistItems.position)))
     byId.get(c.itemId)?.checklist.push({ id: c.id });
-  for (const r of db
-    .select({ id: schema.responses.id, itemId: schema.responses.itemId, model: schema.responses.model, turn: schema.responses.turn })
-    .from(schema.responses)
-    .innerJoin(schema.items, eq(schema.items.id, schema.responses.itemId))
-    .where(and(eq(schema.items.datasetId, datasetId), visible(schema.responses.pendingImportId)))
-    .orderBy(asc(schema.responses.id))
-    .all())
+  for (const r of await d.q
+    .select({ id: responses.id, itemId: responses.itemId, model: responses.model, turn: responses.turn })
+    .from(responses)
+    .innerJoin(items, eq(items.id, responses.itemId))
+    .where(and(eq(items.datasetId, datasetId), visible(responses.pendingImportId)))
+    .orderBy(asc(responses.id)))
     byId.get(r.itemId)?.responses.push({ id: r.id, model: r.model, turn: r.turn });
-  for (const r of db
-    .select({ itemId: schema.references.itemId })
-    .from(schema.references)
-    .innerJoin(schema.items, eq(schema.items.id, schema.references.itemId))
-    .where(and(eq(schema.items.datasetId, datasetId), eq(schema.references.isCurrent, true)))
-    .all()) {
+  for (const r of await d.q
+    .select({ itemId: references.itemId })
+    .from(references)
+    .innerJoin(items, eq(items.id, references.itemId))
+    .where(and(eq(items.datasetId, datasetId), eq(references.isCurrent, true)))) {
     const c = byId.get(r.itemId);
     if (c) c.hasReference = true;
   }
   return [...byId.values()];
 }
 
-export function projectMembers(projectId: number, db: Db = getDb()) {
+export async function projectMembers(projectId: number, db: DalLike = getDal()) {
+  const d = dalOf(db);
+  const { users, memberships } = d.t;
+  return (
+    d.q
+      .select({ id: users.id, name: users.name, role: memberships.role })
+      .from(memberships)
+      .innerJoin(users, eq(users.id, memberships.userId))
+      .where(eq(memberships.projectId, projectId))
+      // Byte order, as SQLite compares text, not the PostgreSQL database's locale.
+      .orderBy(d.dialect === "postgres" ? sql`${users.name} collate "C"` : asc(users.name))
+  );
+}
+
+/**
+ * projectMembers for the run code that still runs synchronously on SQLite
+ * (app/runs/calibration.server.ts, inside its synchronous transaction) until it
+ * moves to the data-access layer (issue 17). The same rows, in the same order.
+ */
+export function projectMembersSqlite(projectId: number, db: Db) {
+  const { users, memberships } = schema;
   return db
-    .select({ id: schema.users.id, name: schema.users.name, role: schema.memberships.role })
-    .from(schema.memberships)
-    .innerJoin(schema.users, eq(schema.users.id, schema.memberships.userId))
-    .where(eq(schema.memberships.projectId, projectId))
-    .orderBy(asc(schema.users.name))
+    .select({ id: users.id, name: users.name, role: memberships.role })
+    .from(memberships)
+    .innerJoin(users, eq(users.id, memberships.userId))
+    .where(eq(memberships.projectId, projectId))
+    .orderBy(asc(users.name))
     .all();
 }
 
+/** Rows per multi-row insert: well under SQLite's 32,766 and PostgreSQL's 65,535 bound parameters. */
+const INSERT_CHUNK = 500;
+
 /** Creates a task, its units (by the sampling plan) and its assignments, all or nothing. */
-export function createTask(projectId: number, createdBy: number, input: NewTask, db: Db = getDb()): { taskId: number; units: number } {
+export async function createTask(
+  projectId: number,
+  createdBy: number,
+  input: NewTask,
+  db: DalLike = getDal(),
+): Promise<{ taskId: number; units: number }> {
   const v = NewTaskSchema.parse(input);
-  const dataset = db
-    .select({ id: schema.datasets.id })
-    .from(schema.datasets)
-    .where(and(eq(schema.datasets.id, v.datasetId), eq(schema.datasets.projectId, projectId)))
-    .get();
+  const d = dalOf(db);
+  const { datasets, tasks, units, assignments } = d.t;
+  const dataset = first(
+    await d.q
+      .select({ id: datasets.id })
+      .from(datasets)
+      .where(and(eq(datasets.id, v.datasetId), eq(datasets.projectId, projectId)))
+      .limit(1),
+  );
   if (!dataset) throw new TaskError("No such dataset in this project.", "datasetId");
-  const memberIds = new Set(projectMembers(projectId, db).map((m) => m.id));
+  const memberIds = new Set((await projectMembers(projectId, d)).map((m) => m.id));
   const stranger = v.pool.find((id) => !memberIds.has(id));
   if (stranger) throw new TaskError(`User ${stranger} is not a member of this project.`, "pool");
   const config: TaskConfig = {
@@ -147,102 +178,109 @@ export function createTask(projectId: number, createdBy: number, input: NewTask,
   const own = kindSettings(v.kind, v.settings);
   if (!own.ok) throw new TaskError(own.message, own.field);
   Object.assign(config, own.settings);
-  const specs = buildUnits(v.kind, loadCandidates(v.datasetId, db), config, v.seed);
+  const specs = buildUnits(v.kind, await loadCandidates(v.datasetId, d), config, v.seed);
   if (specs.length === 0) throw new TaskError("The sampling plan selected no units: check the dataset, models and turn.", "plan");
   const gold = chooseGold(specs.length, v.goldRate, v.seed);
-  return db.transaction(
-    (tx) => {
-      const task = tx
-        .insert(schema.tasks)
-        .values({
-          projectId,
-          datasetId: v.datasetId,
-          kind: v.kind,
-          name: v.name,
-          guidelines: v.guidelines,
-          overlap: v.overlap,
-          seed: v.seed,
-          config,
-          createdBy,
-        })
-        .returning({ id: schema.tasks.id })
-        .get();
-      const unitRows = specs.map((s, position) =>
-        tx
-          .insert(schema.units)
-          .values({
+  return d.tx(async (tx) => {
+    const [task] = await tx
+      .insert(tasks)
+      .values({
+        projectId,
+        datasetId: v.datasetId,
+        kind: v.kind,
+        name: v.name,
+        guidelines: v.guidelines,
+        overlap: v.overlap,
+        seed: v.seed,
+        config,
+        createdBy,
+      })
+      .returning({ id: tasks.id });
+    // Units in position order, a chunk per insert: ids ascend with position as one insert each would give.
+    const unitRows: { id: number; position: number; responseIds: (number | "reference")[] | null; isGold: boolean }[] = [];
+    for (let at = 0; at < specs.length; at += INSERT_CHUNK) {
+      const chunk = await tx
+        .insert(units)
+        .values(
+          specs.slice(at, at + INSERT_CHUNK).map((s, i) => ({
             taskId: task.id,
             itemId: s.itemId,
             checklistItemId: s.checklistItemId ?? null,
             responseId: s.responseId ?? null,
             responseIds: s.responseIds ?? null,
-            position,
-            isGold: gold.has(position),
-          })
-          .returning({ id: schema.units.id, responseIds: schema.units.responseIds, isGold: schema.units.isGold })
-          .get(),
-      );
-      const regular = unitRows.filter((u) => !u.isGold);
-      const plan = planAssignments(
-        regular.map((u) => u.id),
-        config.pool!,
-        v.overlap,
-        v.seed,
-      );
-      const insert = tx.insert(schema.assignments);
-      for (const u of unitRows) {
-        const people = u.isGold ? config.pool! : plan.get(u.id)!;
-        for (const annotatorId of people) {
-          insert.values({ unitId: u.id, annotatorId, shownOrder: shownOrderFor(u.responseIds, v.seed, u.id, annotatorId) }).run();
-        }
-      }
-      return { taskId: task.id, units: unitRows.length };
-    },
-    { behavior: "immediate" },
+            position: at + i,
+            isGold: gold.has(at + i),
+          })),
+        )
+        .returning({ id: units.id, position: units.position, responseIds: units.responseIds, isGold: units.isGold });
+      unitRows.push(...chunk.sort((a, b) => a.position - b.position));
+    }
+    const regular = unitRows.filter((u) => !u.isGold);
+    const plan = planAssignments(
+      regular.map((u) => u.id),
+      config.pool!,
+      v.overlap,
+      v.seed,
+    );
+    const rows = unitRows.flatMap((u) =>
+      (u.isGold ? config.pool! : plan.get(u.id)!).map((annotatorId) => ({
+        unitId: u.id,
+        annotatorId,
+        shownOrder: shownOrderFor(u.responseIds, v.seed, u.id, annotatorId),
+      })),
+    );
+    for (let at = 0; at < rows.length; at += INSERT_CHUNK) await tx.insert(assignments).values(rows.slice(at, at + INSERT_CHUNK));
+    return { taskId: task.id, units: unitRows.length };
+  });
+}
+
+export async function findTask(projectId: number, taskId: number, db: DalLike = getDal()) {
+  if (!Number.isInteger(taskId)) return undefined;
+  const d = dalOf(db);
+  const t = d.t.tasks;
+  return first(
+    await d.q
+      .select()
+      .from(t)
+      .where(and(eq(t.id, taskId), eq(t.projectId, projectId)))
+      .limit(1),
   );
 }
 
-export function findTask(projectId: number, taskId: number, db: Db = getDb()) {
-  if (!Number.isInteger(taskId)) return undefined;
-  return db
-    .select()
-    .from(schema.tasks)
-    .where(and(eq(schema.tasks.id, taskId), eq(schema.tasks.projectId, projectId)))
-    .get();
-}
-
-export function poolOf(task: { id: number; config: unknown }, db: Db = getDb()): number[] {
+export async function poolOf(task: { id: number; config: unknown }, db: DalLike = getDal()): Promise<number[]> {
   const config = readConfig(task.config);
   if (config.pool) return config.pool;
-  return db
-    .selectDistinct({ id: schema.assignments.annotatorId })
-    .from(schema.assignments)
-    .innerJoin(schema.units, eq(schema.units.id, schema.assignments.unitId))
-    .where(eq(schema.units.taskId, task.id))
-    .all()
-    .map((r) => r.id);
+  const d = dalOf(db);
+  const { assignments, units } = d.t;
+  return (
+    await d.q
+      .selectDistinct({ id: assignments.annotatorId })
+      .from(assignments)
+      .innerJoin(units, eq(units.id, assignments.unitId))
+      .where(eq(units.taskId, task.id))
+  ).map((r) => r.id);
 }
 
 /** Every assignment of a task with what decides whether it may move. */
-function heldRows(taskId: number, db: Db) {
-  return db
+async function heldRows(taskId: number, d: Dal) {
+  const { assignments, units, annotations } = d.t;
+  return d.q
     .select({
-      assignmentId: schema.assignments.id,
-      unitId: schema.assignments.unitId,
-      annotatorId: schema.assignments.annotatorId,
-      status: schema.assignments.status,
-      startedAt: schema.assignments.startedAt,
-      isGold: schema.units.isGold,
-      responseIds: schema.units.responseIds,
-      saved: sql<number>`(select count(*) from ${schema.annotations} a where a.assignment_id = ${schema.assignments.id})`,
+      assignmentId: assignments.id,
+      unitId: assignments.unitId,
+      annotatorId: assignments.annotatorId,
+      status: assignments.status,
+      startedAt: assignments.startedAt,
+      isGold: units.isGold,
+      responseIds: units.responseIds,
+      saved: sql<number>`(select count(*) from ${annotations} a where a.assignment_id = ${assignments.id})`.mapWith(Number),
     })
-    .from(schema.assignments)
-    .innerJoin(schema.units, eq(schema.units.id, schema.assignments.unitId))
-    .where(eq(schema.units.taskId, taskId))
-    .orderBy(asc(schema.assignments.id))
-    .all();
+    .from(assignments)
+    .innerJoin(units, eq(units.id, assignments.unitId))
+    .where(eq(units.taskId, taskId))
+    .orderBy(asc(assignments.id));
 }
-type HeldRow = ReturnType<typeof heldRows>[number];
+type HeldRow = Awaited<ReturnType<typeof heldRows>>[number];
 
 /** Not started: pending, never opened for saving, no annotation row (draft or otherwise). */
 const unstarted = (r: HeldRow) => r.status === "pending" && r.startedAt == null && r.saved === 0;
@@ -254,14 +292,15 @@ function regularHeld(rows: HeldRow[]): Held[] {
     .map((r) => ({ assignmentId: r.assignmentId, unitId: r.unitId, annotatorId: r.annotatorId, movable: unstarted(r) }));
 }
 
-/** Applies planned moves in order; the new annotator gets their own seeded shown order. */
-function applyMoves(moves: Move[], rows: HeldRow[], seed: number, db: Db): number {
+/** Applies planned moves in order (in the caller's transaction); the new annotator gets their own seeded shown order. */
+async function applyMoves(moves: Move[], rows: HeldRow[], seed: number, tx: Q, d: Dal): Promise<number> {
+  const a = d.t.assignments;
   const responseIdsOf = new Map(rows.map((r) => [r.unitId, r.responseIds]));
   for (const m of moves) {
-    db.update(schema.assignments)
+    await tx
+      .update(a)
       .set({ annotatorId: m.to, shownOrder: shownOrderFor(responseIdsOf.get(m.unitId), seed, m.unitId, m.to) })
-      .where(and(eq(schema.assignments.id, m.assignmentId), eq(schema.assignments.status, "pending")))
-      .run();
+      .where(and(eq(a.id, m.assignmentId), eq(a.status, "pending")));
   }
   const original = new Map(rows.map((r) => [r.assignmentId, r.annotatorId]));
   const final = new Map(moves.map((m) => [m.assignmentId, m.to]));
@@ -273,38 +312,37 @@ function applyMoves(moves: Move[], rows: HeldRow[], seed: number, db: Db): numbe
  * only pending assignments with no saved annotation move. New annotators also
  * get every gold unit.
  */
-export function addToPool(projectId: number, taskId: number, userIds: number[], db: Db = getDb()): { moved: number } {
-  return db.transaction(
-    (tx) => {
-      const task = findTask(projectId, taskId, tx as unknown as Db);
-      if (!task) throw new TaskError("No such task.");
-      const memberIds = new Set(projectMembers(projectId, tx as unknown as Db).map((m) => m.id));
-      for (const id of userIds) if (!memberIds.has(id)) throw new TaskError(`User ${id} is not a member of this project.`, "userId");
-      const config = readConfig(task.config);
-      const before = poolOf(task, tx as unknown as Db);
-      const pool = [...new Set([...before, ...userIds])];
-      tx.update(schema.tasks)
-        .set({ config: { ...config, pool } })
-        .where(eq(schema.tasks.id, taskId))
-        .run();
-      const rows = heldRows(taskId, tx as unknown as Db);
-      const held = regularHeld(rows);
-      const moves = planRebalance(held, pool);
-      const moved = applyMoves(moves, rows, task.seed, tx as unknown as Db);
-      const goldUnits = [...new Map(rows.filter((r) => r.isGold).map((r) => [r.unitId, r.responseIds])).entries()];
-      for (const id of userIds) {
-        if (before.includes(id)) continue;
-        for (const [unitId, responseIds] of goldUnits) {
-          tx.insert(schema.assignments)
-            .values({ unitId, annotatorId: id, shownOrder: shownOrderFor(responseIds, task.seed, unitId, id) })
-            .onConflictDoNothing()
-            .run();
-        }
+export async function addToPool(projectId: number, taskId: number, userIds: number[], db: DalLike = getDal()): Promise<{ moved: number }> {
+  const d = dalOf(db);
+  const { tasks, assignments } = d.t;
+  return d.tx(async (tx) => {
+    const task = await findTask(projectId, taskId, d);
+    if (!task) throw new TaskError("No such task.");
+    const memberIds = new Set((await projectMembers(projectId, d)).map((m) => m.id));
+    for (const id of userIds) if (!memberIds.has(id)) throw new TaskError(`User ${id} is not a member of this project.`, "userId");
+    const config = readConfig(task.config);
+    const before = await poolOf(task, d);
+    const pool = [...new Set([...before, ...userIds])];
+    await tx
+      .update(tasks)
+      .set({ config: { ...config, pool } })
+      .where(eq(tasks.id, taskId));
+    const rows = await heldRows(taskId, d);
+    const held = regularHeld(rows);
+    const moves = planRebalance(held, pool);
+    const moved = await applyMoves(moves, rows, task.seed, tx, d);
+    const goldUnits = [...new Map(rows.filter((r) => r.isGold).map((r) => [r.unitId, r.responseIds])).entries()];
+    for (const id of userIds) {
+      if (before.includes(id)) continue;
+      for (const [unitId, responseIds] of goldUnits) {
+        await tx
+          .insert(assignments)
+          .values({ unitId, annotatorId: id, shownOrder: shownOrderFor(responseIds, task.seed, unitId, id) })
+          .onConflictDoNothing();
       }
-      return { moved };
-    },
-    { behavior: "immediate" },
-  );
+    }
+    return { moved };
+  });
 }
 
 /**
@@ -315,119 +353,121 @@ export function addToPool(projectId: number, taskId: number, userIds: number[], 
  * others have it already). Started work — drafts, submissions, skips — stays
  * theirs. Refused, changing nothing, if fewer than k annotators would remain.
  */
-export function removeFromPool(
+export async function removeFromPool(
   projectId: number,
   taskId: number,
   userId: number,
-  db: Db = getDb(),
-): { moved: number; kept: number; goldWithdrawn: number; pool: number[] } {
-  return db.transaction(
-    (tx) => {
-      const t = tx as unknown as Db;
-      const task = findTask(projectId, taskId, t);
-      if (!task) throw new TaskError("No such task.");
-      const before = poolOf(task, t);
-      if (!before.includes(userId)) throw new TaskError(`User ${userId} is not in this task's pool.`, "userId");
-      const pool = before.filter((id) => id !== userId);
-      if (pool.length < task.overlap) {
-        const name =
-          t.select({ name: schema.users.name }).from(schema.users).where(eq(schema.users.id, userId)).get()?.name ?? `User ${userId}`;
-        throw new TaskError(
-          `Removing ${name} would leave ${pool.length} annotator${pool.length === 1 ? "" : "s"} in the pool, but this task has overlap k = ${task.overlap}: each unit needs ${task.overlap} distinct annotators. Add an annotator first.`,
-          "userId",
-        );
-      }
-      const rows = heldRows(taskId, t);
-      let moves: Move[];
-      try {
-        moves = planRemoval(regularHeld(rows), pool, userId, task.seed);
-      } catch (err) {
-        if (err instanceof AssignmentError) throw new TaskError(err.message, "userId");
-        throw err;
-      }
-      tx.update(schema.tasks)
-        .set({ config: { ...readConfig(task.config), pool } })
-        .where(eq(schema.tasks.id, taskId))
-        .run();
-      const moved = applyMoves(moves, rows, task.seed, t);
-      const goldIds = rows.filter((r) => r.isGold && r.annotatorId === userId && unstarted(r)).map((r) => r.assignmentId);
-      if (goldIds.length) {
-        tx.delete(schema.assignments)
-          .where(and(inArray(schema.assignments.id, goldIds), eq(schema.assignments.status, "pending")))
-          .run();
-      }
-      const kept = rows.filter((r) => r.annotatorId === userId && !unstarted(r)).length;
-      return { moved, kept, goldWithdrawn: goldIds.length, pool };
-    },
-    { behavior: "immediate" },
-  );
+  db: DalLike = getDal(),
+): Promise<{ moved: number; kept: number; goldWithdrawn: number; pool: number[] }> {
+  const d = dalOf(db);
+  const { tasks, assignments, users } = d.t;
+  return d.tx(async (tx) => {
+    const task = await findTask(projectId, taskId, d);
+    if (!task) throw new TaskError("No such task.");
+    const before = await poolOf(task, d);
+    if (!before.includes(userId)) throw new TaskError(`User ${userId} is not in this task's pool.`, "userId");
+    const pool = before.filter((id) => id !== userId);
+    if (pool.length < task.overlap) {
+      const name = first(await tx.select({ name: users.name }).from(users).where(eq(users.id, userId)).limit(1))?.name ?? `User ${userId}`;
+      throw new TaskError(
+        `Removing ${name} would leave ${pool.length} annotator${pool.length === 1 ? "" : "s"} in the pool, but this task has overlap k = ${task.overlap}: each unit needs ${task.overlap} distinct annotators. Add an annotator first.`,
+        "userId",
+      );
+    }
+    const rows = await heldRows(taskId, d);
+    let moves: Move[];
+    try {
+      moves = planRemoval(regularHeld(rows), pool, userId, task.seed);
+    } catch (err) {
+      if (err instanceof AssignmentError) throw new TaskError(err.message, "userId");
+      throw err;
+    }
+    await tx
+      .update(tasks)
+      .set({ config: { ...readConfig(task.config), pool } })
+      .where(eq(tasks.id, taskId));
+    const moved = await applyMoves(moves, rows, task.seed, tx, d);
+    const goldIds = rows.filter((r) => r.isGold && r.annotatorId === userId && unstarted(r)).map((r) => r.assignmentId);
+    if (goldIds.length) {
+      await tx.delete(assignments).where(and(inArray(assignments.id, goldIds), eq(assignments.status, "pending")));
+    }
+    const kept = rows.filter((r) => r.annotatorId === userId && !unstarted(r)).length;
+    return { moved, kept, goldWithdrawn: goldIds.length, pool };
+  });
 }
 
-export function setTaskStatus(projectId: number, taskId: number, status: "open" | "closed", db: Db = getDb()) {
-  const res = db
-    .update(schema.tasks)
-    .set({ status })
-    .where(and(eq(schema.tasks.id, taskId), eq(schema.tasks.projectId, projectId)))
-    .run();
-  if (res.changes === 0) throw new TaskError("No such task.");
+export async function setTaskStatus(projectId: number, taskId: number, status: "open" | "closed", db: DalLike = getDal()): Promise<void> {
+  const d = dalOf(db);
+  const t = d.t.tasks;
+  const changed = await d.tx((tx) =>
+    tx
+      .update(t)
+      .set({ status })
+      .where(and(eq(t.id, taskId), eq(t.projectId, projectId)))
+      .returning({ id: t.id }),
+  );
+  if (changed.length === 0) throw new TaskError("No such task.");
 }
 
-export function setAdjudicators(projectId: number, taskId: number, userIds: number[], db: Db = getDb()) {
-  db.transaction(
-    (tx) => {
-      const task = findTask(projectId, taskId, tx as unknown as Db);
-      if (!task) throw new TaskError("No such task.");
-      const memberIds = new Set(projectMembers(projectId, tx as unknown as Db).map((m) => m.id));
-      const ids = [...new Set(userIds)].filter((id) => memberIds.has(id));
-      tx.update(schema.tasks)
-        .set({ config: { ...readConfig(task.config), adjudicators: ids } })
-        .where(eq(schema.tasks.id, taskId))
-        .run();
-    },
-    { behavior: "immediate" },
-  );
+export async function setAdjudicators(projectId: number, taskId: number, userIds: number[], db: DalLike = getDal()): Promise<void> {
+  const d = dalOf(db);
+  const t = d.t.tasks;
+  await d.tx(async (tx) => {
+    const task = await findTask(projectId, taskId, d);
+    if (!task) throw new TaskError("No such task.");
+    const memberIds = new Set((await projectMembers(projectId, d)).map((m) => m.id));
+    const ids = [...new Set(userIds)].filter((id) => memberIds.has(id));
+    await tx
+      .update(t)
+      .set({ config: { ...readConfig(task.config), adjudicators: ids } })
+      .where(eq(t.id, taskId));
+  });
 }
 
 /** Records the known answer of a gold unit (JSON text in units.goldLabel). */
-export function setGoldLabel(taskId: number, unitId: number, label: unknown, db: Db = getDb()) {
-  const res = db
-    .update(schema.units)
-    .set({ goldLabel: JSON.stringify(label) })
-    .where(and(eq(schema.units.id, unitId), eq(schema.units.taskId, taskId), eq(schema.units.isGold, true)))
-    .run();
-  if (res.changes === 0) throw new TaskError("No such gold unit in this task.", "unitId");
+export async function setGoldLabel(taskId: number, unitId: number, label: unknown, db: DalLike = getDal()): Promise<void> {
+  const d = dalOf(db);
+  const u = d.t.units;
+  const changed = await d.tx((tx) =>
+    tx
+      .update(u)
+      .set({ goldLabel: JSON.stringify(label) })
+      .where(and(eq(u.id, unitId), eq(u.taskId, taskId), eq(u.isGold, true)))
+      .returning({ id: u.id }),
+  );
+  if (changed.length === 0) throw new TaskError("No such gold unit in this task.", "unitId");
 }
 
 /** The current (highest) revision of each assignment of a task. */
-export function currentAnnotations(taskId: number, db: Db = getDb()) {
-  return db
+export async function currentAnnotations(taskId: number, db: DalLike = getDal()) {
+  const d = dalOf(db);
+  const { assignments, units, annotations } = d.t;
+  return d.q
     .select({
-      assignmentId: schema.assignments.id,
-      unitId: schema.assignments.unitId,
-      annotatorId: schema.assignments.annotatorId,
-      assignmentStatus: schema.assignments.status,
-      skipReason: schema.assignments.skipReason,
-      label: schema.annotations.label,
-      penaltyReasons: schema.annotations.penaltyReasons,
-      notes: schema.annotations.notes,
-      shownOrder: schema.annotations.shownOrder,
-      status: schema.annotations.status,
-      revision: schema.annotations.revision,
-      durationMs: schema.annotations.durationMs,
+      assignmentId: assignments.id,
+      unitId: assignments.unitId,
+      annotatorId: assignments.annotatorId,
+      assignmentStatus: assignments.status,
+      skipReason: assignments.skipReason,
+      label: annotations.label,
+      penaltyReasons: annotations.penaltyReasons,
+      notes: annotations.notes,
+      shownOrder: annotations.shownOrder,
+      status: annotations.status,
+      revision: annotations.revision,
+      durationMs: annotations.durationMs,
     })
-    .from(schema.assignments)
-    .innerJoin(schema.units, eq(schema.units.id, schema.assignments.unitId))
+    .from(assignments)
+    .innerJoin(units, eq(units.id, assignments.unitId))
     .leftJoin(
-      schema.annotations,
+      annotations,
       and(
-        eq(schema.annotations.assignmentId, schema.assignments.id),
-        sql`${schema.annotations.revision} = (select max(a2.revision) from ${schema.annotations} a2 where a2.assignment_id = ${schema.assignments.id})`,
+        eq(annotations.assignmentId, assignments.id),
+        sql`${annotations.revision} = (select max(a2.revision) from ${annotations} a2 where a2.assignment_id = ${assignments.id})`,
       ),
     )
-    .where(eq(schema.units.taskId, taskId))
-    .all();
+    .where(eq(units.taskId, taskId));
 }
-
 export type AnnotatorProgress = {
   annotatorId: number;
   name: string;
@@ -441,24 +481,20 @@ export type AnnotatorProgress = {
 };
 
 /** Progress per annotator (researcher view) and the gold accuracy of each. */
-export function taskProgress(task: { id: number; kind: string }, db: Db = getDb()) {
-  const names = new Map(
-    db
-      .select({ id: schema.users.id, name: schema.users.name })
-      .from(schema.users)
-      .all()
-      .map((u) => [u.id, u.name]),
-  );
+export async function taskProgress(task: { id: number; kind: string }, db: DalLike = getDal()) {
+  const d = dalOf(db);
+  const { users, units } = d.t;
+  const names = new Map((await d.q.select({ id: users.id, name: users.name }).from(users)).map((u) => [u.id, u.name]));
   const golds = new Map(
-    db
-      .select({ id: schema.units.id, goldLabel: schema.units.goldLabel })
-      .from(schema.units)
-      .where(and(eq(schema.units.taskId, task.id), eq(schema.units.isGold, true)))
-      .all()
-      .map((u) => [u.id, u.goldLabel]),
+    (
+      await d.q
+        .select({ id: units.id, goldLabel: units.goldLabel })
+        .from(units)
+        .where(and(eq(units.taskId, task.id), eq(units.isGold, true)))
+    ).map((u) => [u.id, u.goldLabel]),
   );
   const per = new Map<number, AnnotatorProgress & { durations: number[] }>();
-  for (const row of currentAnnotations(task.id, db)) {
+  for (const row of await currentAnnotations(task.id, d)) {
     let p = per.get(row.annotatorId);
     if (!p) {
       p = {
@@ -498,55 +534,63 @@ export function taskProgress(task: { id: number; kind: string }, db: Db = getDb(
 }
 
 /** Tasks of a project with overall progress, and the user's own share. */
-export function listTasks(projectId: number, userId: number, researcher: boolean, db: Db = getDb()) {
-  const tasks = db
+export async function listTasks(projectId: number, userId: number, researcher: boolean, db: DalLike = getDal()) {
+  const d = dalOf(db);
+  const { tasks: t, assignments, units } = d.t;
+  const tasks = await d.q
     .select({
-      id: schema.tasks.id,
-      name: schema.tasks.name,
-      kind: schema.tasks.kind,
-      status: schema.tasks.status,
-      overlap: schema.tasks.overlap,
-      createdAt: schema.tasks.createdAt,
+      id: t.id,
+      name: t.name,
+      kind: t.kind,
+      status: t.status,
+      overlap: t.overlap,
+      createdAt: t.createdAt,
     })
-    .from(schema.tasks)
-    .where(eq(schema.tasks.projectId, projectId))
-    .orderBy(asc(schema.tasks.id))
-    .all();
+    .from(t)
+    .where(eq(t.projectId, projectId))
+    .orderBy(asc(t.id));
   if (tasks.length === 0) return [];
-  const counts = db
+  // PostgreSQL answers count(*) and sum(…) as bigint, i.e. strings: read as numbers.
+  const counts = await d.q
     .select({
-      taskId: schema.units.taskId,
-      total: sql<number>`count(*)`,
-      done: sql<number>`sum(case when ${schema.assignments.status} in ('submitted','skipped') then 1 else 0 end)`,
-      mine: sql<number>`sum(case when ${schema.assignments.annotatorId} = ${userId} then 1 else 0 end)`,
-      mineDone: sql<number>`sum(case when ${schema.assignments.annotatorId} = ${userId} and ${schema.assignments.status} in ('submitted','skipped') then 1 else 0 end)`,
+      taskId: units.taskId,
+      total: sql<number>`count(*)`.mapWith(Number),
+      done: sql<number>`sum(case when ${assignments.status} in ('submitted','skipped') then 1 else 0 end)`.mapWith(Number),
+      mine: sql<number>`sum(case when ${assignments.annotatorId} = ${userId} then 1 else 0 end)`.mapWith(Number),
+      mineDone:
+        sql<number>`sum(case when ${assignments.annotatorId} = ${userId} and ${assignments.status} in ('submitted','skipped') then 1 else 0 end)`.mapWith(
+          Number,
+        ),
     })
-    .from(schema.assignments)
-    .innerJoin(schema.units, eq(schema.units.id, schema.assignments.unitId))
+    .from(assignments)
+    .innerJoin(units, eq(units.id, assignments.unitId))
     .where(
       inArray(
-        schema.units.taskId,
-        tasks.map((t) => t.id),
+        units.taskId,
+        tasks.map((x) => x.id),
       ),
     )
-    .groupBy(schema.units.taskId)
-    .all();
+    .groupBy(units.taskId);
   const byTask = new Map(counts.map((c) => [c.taskId, c]));
   return tasks
-    .map((t) => {
-      const c = byTask.get(t.id);
-      return { ...t, total: c?.total ?? 0, done: c?.done ?? 0, mine: c?.mine ?? 0, mineDone: c?.mineDone ?? 0 };
+    .map((x) => {
+      const c = byTask.get(x.id);
+      return { ...x, total: c?.total ?? 0, done: c?.done ?? 0, mine: c?.mine ?? 0, mineDone: c?.mineDone ?? 0 };
     })
-    .filter((t) => researcher || (t.mine > 0 && t.status !== "archived"));
+    .filter((x) => researcher || (x.mine > 0 && x.status !== "archived"));
 }
 
 /** Labelling work already done on a task: annotation rows (drafts included) and skips. */
-export function taskWork(taskId: number, db: Db = getDb()): { annotations: number; skips: number } {
-  const row = db.get<{ annotations: number; skips: number }>(sql`
+export async function taskWork(taskId: number, db: DalLike = getDal()): Promise<{ annotations: number; skips: number }> {
+  const d = dalOf(db);
+  const row = first(
+    await d.rows<{ annotations: number | string; skips: number | string }>(sql`
     select
       (select count(*) from annotations an join assignments a on a.id = an.assignment_id join units u on u.id = a.unit_id where u.task_id = ${taskId}) as annotations,
-      (select count(*) from assignments a join units u on u.id = a.unit_id where u.task_id = ${taskId} and a.status = 'skipped') as skips`);
-  return { annotations: row?.annotations ?? 0, skips: row?.skips ?? 0 };
+      (select count(*) from assignments a join units u on u.id = a.unit_id where u.task_id = ${taskId} and a.status = 'skipped') as skips`),
+  );
+  // Counts come back as strings from PostgreSQL (bigint).
+  return { annotations: Number(row?.annotations ?? 0), skips: Number(row?.skips ?? 0) };
 }
 
 /**
@@ -554,45 +598,46 @@ export function taskWork(taskId: number, db: Db = getDb()): { annotations: numbe
  * or skipped anything in it. Once labels exist the task is archived instead
  * (archiveTask), so no human judgement is ever thrown away.
  */
-export function deleteTask(projectId: number, taskId: number, db: Db = getDb()): { units: number } {
-  return db.transaction(
-    (tx) => {
-      const t = tx as unknown as Db;
-      const task = findTask(projectId, taskId, t);
-      if (!task) throw new TaskError("No such task.");
-      const work = taskWork(taskId, t);
-      if (work.annotations > 0 || work.skips > 0) {
-        const parts = [
-          work.annotations ? `${work.annotations} label${work.annotations === 1 ? "" : "s"} (drafts included)` : "",
-          work.skips ? `${work.skips} skip${work.skips === 1 ? "" : "s"}` : "",
-        ].filter(Boolean);
-        throw new TaskError(
-          `This task cannot be deleted: it holds ${parts.join(" and ")}. Archive it instead; its labels and reports are kept.`,
-          "delete",
-        );
-      }
-      const units =
-        t
-          .select({ n: sql<number>`count(*)` })
-          .from(schema.units)
-          .where(eq(schema.units.taskId, taskId))
-          .get()?.n ?? 0;
-      // Units and assignments go with the task (ON DELETE CASCADE).
-      tx.delete(schema.tasks)
-        .where(and(eq(schema.tasks.id, taskId), eq(schema.tasks.projectId, projectId)))
-        .run();
-      return { units };
-    },
-    { behavior: "immediate" },
-  );
+export async function deleteTask(projectId: number, taskId: number, db: DalLike = getDal()): Promise<{ units: number }> {
+  const d = dalOf(db);
+  const { tasks, units: u } = d.t;
+  return d.tx(async (tx) => {
+    const task = await findTask(projectId, taskId, d);
+    if (!task) throw new TaskError("No such task.");
+    const work = await taskWork(taskId, d);
+    if (work.annotations > 0 || work.skips > 0) {
+      const parts = [
+        work.annotations ? `${work.annotations} label${work.annotations === 1 ? "" : "s"} (drafts included)` : "",
+        work.skips ? `${work.skips} skip${work.skips === 1 ? "" : "s"}` : "",
+      ].filter(Boolean);
+      throw new TaskError(
+        `This task cannot be deleted: it holds ${parts.join(" and ")}. Archive it instead; its labels and reports are kept.`,
+        "delete",
+      );
+    }
+    const units =
+      first(
+        await tx
+          .select({ n: sql<number>`count(*)`.mapWith(Number) })
+          .from(u)
+          .where(eq(u.taskId, taskId)),
+      )?.n ?? 0;
+    // Units and assignments go with the task (ON DELETE CASCADE).
+    await tx.delete(tasks).where(and(eq(tasks.id, taskId), eq(tasks.projectId, projectId)));
+    return { units };
+  });
 }
 
 /** Archives a task (or brings it back as closed): labels frozen, hidden from annotators, reports kept. */
-export function archiveTask(projectId: number, taskId: number, archived = true, db: Db = getDb()) {
-  const res = db
-    .update(schema.tasks)
-    .set({ status: archived ? "archived" : "closed" })
-    .where(and(eq(schema.tasks.id, taskId), eq(schema.tasks.projectId, projectId)))
-    .run();
-  if (res.changes === 0) throw new TaskError("No such task.");
+export async function archiveTask(projectId: number, taskId: number, archived = true, db: DalLike = getDal()): Promise<void> {
+  const d = dalOf(db);
+  const t = d.t.tasks;
+  const changed = await d.tx((tx) =>
+    tx
+      .update(t)
+      .set({ status: archived ? "archived" : "closed" })
+      .where(and(eq(t.id, taskId), eq(t.projectId, projectId)))
+      .returning({ id: t.id }),
+  );
+  if (changed.length === 0) throw new TaskError("No such task.");
 }

@@ -11,11 +11,11 @@ export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: `${data
 export async function loader({ request, params }: LoaderFunctionArgs) {
   const { project } = await requireProjectRole(request, params.slug, "researcher");
   const datasetId = Number(params.datasetId);
-  const dataset = Number.isInteger(datasetId) ? findDataset(project.id, datasetId) : undefined;
+  const dataset = Number.isInteger(datasetId) ? await findDataset(project.id, datasetId) : undefined;
   if (!dataset) notFound("Dataset not found.");
   const url = new URL(request.url);
   const query = parseQuery(BrowseQuerySchema, url);
-  const result = browseItems(dataset.id, query);
+  const result = await browseItems(dataset.id, query);
   return json({
     dataset: { id: dataset.id, name: dataset.name, version: dataset.version, source: dataset.source },
     query,

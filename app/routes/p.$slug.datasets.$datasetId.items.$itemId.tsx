@@ -8,9 +8,9 @@ export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: `${data
 
 export async function loader({ request, params }: LoaderFunctionArgs) {
   const { project } = await requireProjectRole(request, params.slug, "researcher");
-  const dataset = findDataset(project.id, Number(params.datasetId));
+  const dataset = await findDataset(project.id, Number(params.datasetId));
   if (!dataset) notFound("Dataset not found.");
-  const detail = itemDetail(dataset.id, Number(params.itemId));
+  const detail = await itemDetail(dataset.id, Number(params.itemId));
   if (!detail) notFound("Item not found.");
   return json({ dataset: { id: dataset.id, name: dataset.name, version: dataset.version }, ...detail });
 }

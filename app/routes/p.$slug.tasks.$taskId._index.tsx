@@ -39,7 +39,7 @@ import { FieldError, fieldErrorsFrom, invalidProps, useFocusFirstError } from "~
 import { notFound, requireProjectRole } from "~/auth/guards.server";
 import { ProgressBar } from "~/components/ProgressBar";
 import styles from "~/components/annotation.css";
-import { getDb, schema } from "~/db.server";
+import { dalOf, getDal } from "~/dal.server";
 import { ActionMessage } from "~/components/ActionMessage";
 import { renameTask } from "~/annotation/task-names.server";
 import { TaskNameForm, type TaskNameOutcome } from "~/components/TaskNameForm";
@@ -49,25 +49,26 @@ export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: `${data
 
 export async function loader({ request, params }: LoaderFunctionArgs) {
   const { project } = await requireProjectRole(request, params.slug, "researcher");
-  const task = findTask(project.id, Number(params.taskId));
+  const task = await findTask(project.id, Number(params.taskId));
   if (!task) notFound("Task not found.");
+  const d = dalOf(getDal());
+  const { units, items: itemsT, checklistItems, references: referencesT, responses: responsesT } = d.t;
   const config = readConfig(task.config);
-  const pool = poolOf(task);
-  const members = projectMembers(project.id);
-  const goldUnits = getDb()
+  const pool = await poolOf(task, d);
+  const members = await projectMembers(project.id, d);
+  const goldUnits = await d.q
     .select({
-      id: schema.units.id,
-      position: schema.units.position,
-      goldLabel: schema.units.goldLabel,
-      responseIds: schema.units.responseIds,
-      responseId: schema.units.responseId,
-      itemId: schema.units.itemId,
-      checklistItemId: schema.units.checklistItemId,
+      id: units.id,
+      position: units.position,
+      goldLabel: units.goldLabel,
+      responseIds: units.responseIds,
+      responseId: units.responseId,
+      itemId: units.itemId,
+      checklistItemId: units.checklistItemId,
     })
-    .from(schema.units)
-    .where(and(eq(schema.units.taskId, task.id), eq(schema.units.isGold, true)))
-    .orderBy(asc(schema.units.position))
-    .all();
+    .from(units)
+    .where(and(eq(units.taskId, task.id), eq(units.isGold, true)))
+    .orderBy(asc(units.position));
   // Multi-response kinds: the researcher (not blind) sees which response each letter is.
   const rids = [
     ...new Set(
@@ -80,42 +81,38 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
   const itemIds = [...new Set(goldUnits.map((g) => g.itemId))];
   const items = new Map(
     (itemIds.length
-      ? getDb()
-          .select({ id: schema.items.id, sourceId: schema.items.sourceId, query: schema.items.query, passage: schema.items.passage })
-          .from(schema.items)
-          .where(inArray(schema.items.id, itemIds))
-          .all()
+      ? await d.q
+          .select({ id: itemsT.id, sourceId: itemsT.sourceId, query: itemsT.query, passage: itemsT.passage })
+          .from(itemsT)
+          .where(inArray(itemsT.id, itemIds))
       : []
     ).map((i) => [i.id, i]),
   );
   const checklistIds = goldUnits.map((g) => g.checklistItemId).filter((c): c is number => c != null);
   const checklistTexts = new Map(
     (checklistIds.length
-      ? getDb()
-          .select({ id: schema.checklistItems.id, text: schema.checklistItems.text })
-          .from(schema.checklistItems)
-          .where(inArray(schema.checklistItems.id, checklistIds))
-          .all()
+      ? await d.q
+          .select({ id: checklistItems.id, text: checklistItems.text })
+          .from(checklistItems)
+          .where(inArray(checklistItems.id, checklistIds))
       : []
     ).map((c) => [c.id, c.text]),
   );
   const references = new Map(
     (itemIds.length
-      ? getDb()
-          .select({ itemId: schema.references.itemId, text: schema.references.text })
-          .from(schema.references)
-          .where(and(inArray(schema.references.itemId, itemIds), eq(schema.references.isCurrent, true)))
-          .all()
+      ? await d.q
+          .select({ itemId: referencesT.itemId, text: referencesT.text })
+          .from(referencesT)
+          .where(and(inArray(referencesT.itemId, itemIds), eq(referencesT.isCurrent, true)))
       : []
     ).map((r) => [r.itemId, r.text]),
   );
   const responses = new Map(
     (rids.length
-      ? getDb()
-          .select({ id: schema.responses.id, model: schema.responses.model, text: schema.responses.text })
-          .from(schema.responses)
-          .where(inArray(schema.responses.id, rids))
-          .all()
+      ? await d.q
+          .select({ id: responsesT.id, model: responsesT.model, text: responsesT.text })
+          .from(responsesT)
+          .where(inArray(responsesT.id, rids))
       : []
     ).map((r) => [r.id, r]),
   );
@@ -172,9 +169,9 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
       goldRate: config.goldRate ?? 0,
       allowTies: config.allowTies === true,
     },
-    progress: taskProgress(task),
-    work: taskWork(task.id),
-    stale: staleSummary(project.id, { taskId: task.id }),
+    progress: await taskProgress(task, d),
+    work: await taskWork(task.id, d),
+    stale: await staleSummary(project.id, { taskId: task.id }),
     pool,
     adjudicators: config.adjudicators ?? [],
     members,
@@ -190,24 +187,24 @@ const ids = (form: FormData) =>
 
 export async function action({ request, params }: ActionFunctionArgs) {
   const { project } = await requireProjectRole(request, params.slug, "researcher");
-  const task = findTask(project.id, Number(params.taskId));
+  const task = await findTask(project.id, Number(params.taskId));
   if (!task) notFound("Task not found.");
   const form = await request.formData();
   const intent = String(form.get("intent") ?? "");
   try {
     if (intent === "rename") {
       const values = { name: String(form.get("name") ?? ""), guidelines: String(form.get("guidelines") ?? "") };
-      const r = renameTask(project.id, task.id, { ...values, confirmed: form.get("confirmNames") === "yes" });
+      const r = await renameTask(project.id, task.id, { ...values, confirmed: form.get("confirmNames") === "yes" });
       return r.ok
         ? json({ ok: r.message })
         : json({ intent: "rename", fieldErrors: r.fieldErrors, warning: r.warning, values }, { status: 400 });
     }
     if (StatusSchema.safeParse(intent).success) {
-      setTaskStatus(project.id, task.id, intent === "close" ? "closed" : "open");
+      await setTaskStatus(project.id, task.id, intent === "close" ? "closed" : "open");
       return json({ ok: intent === "close" ? "Task closed: labels are frozen." : "Task reopened." });
     }
     if (intent === "archive" || intent === "unarchive") {
-      archiveTask(project.id, task.id, intent === "archive");
+      await archiveTask(project.id, task.id, intent === "archive");
       return json({
         ok:
           intent === "archive"
@@ -221,11 +218,11 @@ export async function action({ request, params }: ActionFunctionArgs) {
           { error: "Tick the box to confirm that the task is deleted for good.", field: "confirm", form: "delete" },
           { status: 400 },
         );
-      deleteTask(project.id, task.id);
+      await deleteTask(project.id, task.id);
       return redirect(`/p/${project.slug}/tasks`);
     }
     if (intent === "requeue-stale") {
-      const r = requeueStale(project.id, { taskId: task.id });
+      const r = await requeueStale(project.id, { taskId: task.id });
       return json({
         ok:
           r.assignments === 0
@@ -236,24 +233,24 @@ export async function action({ request, params }: ActionFunctionArgs) {
     if (intent === "add-annotators") {
       const add = ids(form);
       if (add.length === 0) return json({ error: "userId: choose at least one member to add." }, { status: 400 });
-      const { moved } = addToPool(project.id, task.id, add);
+      const { moved } = await addToPool(project.id, task.id, add);
       return json({ ok: `Pool updated; ${moved} unstarted assignment(s) moved to rebalance.` });
     }
     if (intent === "remove-annotator") {
       const parsed = RemoveSchema.safeParse({ userId: form.get("userId") ?? undefined });
       if (!parsed.success) return json({ error: "userId: choose the annotator to remove." }, { status: 400 });
-      const { moved, kept } = removeFromPool(project.id, task.id, parsed.data.userId);
+      const { moved, kept } = await removeFromPool(project.id, task.id, parsed.data.userId);
       return json({
         ok: `Removed from the pool; ${moved} unstarted assignment(s) handed to others, ${kept} started kept with the annotator.`,
       });
     }
     if (intent === "set-adjudicators") {
-      setAdjudicators(project.id, task.id, ids(form));
+      await setAdjudicators(project.id, task.id, ids(form));
       return json({ ok: "Adjudicators saved." });
     }
     if (intent === "gold") {
       const unitId = Number(form.get("unitId"));
-      const unit = goldUnitOf(task, unitId);
+      const unit = await goldUnitOf(task, unitId);
       const parsed = parseGoldLabel(
         unit.kind,
         unit.responseIds ?? null,
@@ -272,7 +269,7 @@ export async function action({ request, params }: ActionFunctionArgs) {
           { status: 400 },
         );
       }
-      setGoldLabel(task.id, unitId, parsed.label);
+      await setGoldLabel(task.id, unitId, parsed.label);
       return json({ ok: `Gold answer of unit #${unitId} saved.` });
     }
   } catch (err) {

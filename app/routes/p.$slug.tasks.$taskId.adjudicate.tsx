@@ -22,7 +22,7 @@ export const meta: MetaFunction = () => [{ title: "Adjudicate · Concord" }];
 
 async function context(request: Request, params: { slug?: string; taskId?: string }) {
   const access = await requireProjectRole(request, params.slug, "annotator");
-  const task = findTask(access.project.id, Number(params.taskId));
+  const task = await findTask(access.project.id, Number(params.taskId));
   if (!task || !isAnnotatable(task.kind)) notFound("Task not found.");
   if (!canAdjudicate(task, access.user.id, access.role)) forbidden("Only researchers and this task's adjudicators can adjudicate.");
   return { ...access, task };
@@ -30,10 +30,10 @@ async function context(request: Request, params: { slug?: string; taskId?: strin
 
 export async function loader({ request, params }: LoaderFunctionArgs) {
   const { user, role, task } = await context(request, params);
-  const list = disagreements(task, user.id, role);
+  const list = await disagreements(task, user.id, role);
   const requested = new URL(request.url).searchParams.get("unit");
   const unitId = requested != null ? Number(requested) : (list.find((d) => !d.adjudicated)?.unitId ?? null);
-  const view = unitId != null ? adjudicationView(task, unitId, user.id, role) : null;
+  const view = unitId != null ? await adjudicationView(task, unitId, user.id, role) : null;
   if (requested != null && !view) notFound("No such unit to adjudicate.");
   const config = readConfig(task.config);
   return json({
@@ -54,7 +54,7 @@ export async function action({ request, params }: ActionFunctionArgs) {
   const { user, role, task, project } = await context(request, params);
   const form = await request.formData();
   const unitId = Number(form.get("unitId"));
-  const res = adjudicate({ projectId: project.id, taskId: task.id, unitId, userId: user.id, role, form });
+  const res = await adjudicate({ projectId: project.id, taskId: task.id, unitId, userId: user.id, role, form });
   if (!res.ok) return json({ fieldErrors: res.fieldErrors, ok: false }, { status: 400 });
   return json({ fieldErrors: {} as Record<string, string>, ok: true });
 }

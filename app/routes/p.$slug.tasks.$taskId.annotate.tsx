@@ -23,7 +23,7 @@ import { Markdown, markdownLinks } from "~/components/Markdown";
 import { ProgressBar } from "~/components/ProgressBar";
 import styles from "~/components/annotation.css";
 import { sql } from "drizzle-orm";
-import { getDb, schema, writeWithoutBusyWait } from "~/db.server";
+import { dalOf, first, getDal } from "~/dal.server";
 import { isAnnotatable, kindTitle } from "~/task-kinds/registry.server";
 import { loadKindForm } from "~/task-kinds/form-registry";
 import type { KindPartsHandle } from "~/task-kinds/parts-handle";
@@ -33,7 +33,7 @@ export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: `${data
 
 async function context(request: Request, params: { slug?: string; taskId?: string }) {
   const access = await requireProjectRole(request, params.slug, "annotator");
-  const task = findTask(access.project.id, Number(params.taskId));
+  const task = await findTask(access.project.id, Number(params.taskId));
   if (!task || !isAnnotatable(task.kind)) notFound("Task not found.");
   return { ...access, task };
 }
@@ -42,11 +42,15 @@ async function context(request: Request, params: { slug?: string; taskId?: strin
  * Whether the text of the user's unit changed after they labelled it: their latest
  * submitted revision is marked stale (the queue's rule, so page and queue agree).
  */
-function staleForMe(taskId: number, unitId: number, userId: number): boolean {
-  const row = getDb().get<{ staleAt: number | null }>(sql`select an.stale_at as staleAt from ${schema.annotations} an
-    join ${schema.assignments} a on a.id = an.assignment_id join ${schema.units} u on u.id = a.unit_id
+async function staleForMe(taskId: number, unitId: number, userId: number): Promise<boolean> {
+  const d = dalOf(getDal());
+  const { annotations, assignments, units } = d.t;
+  const row = first(
+    await d.rows<{ staleAt: number | string | null }>(sql`select an.stale_at as "staleAt" from ${annotations} an
+    join ${assignments} a on a.id = an.assignment_id join ${units} u on u.id = a.unit_id
     where u.task_id = ${taskId} and a.unit_id = ${unitId} and a.annotator_id = ${userId} and an.status = 'submitted'
-    order by an.revision desc limit 1`);
+    order by an.revision desc limit 1`),
+  );
   return row?.staleAt != null;
 }
 
@@ -54,7 +58,7 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
   const { user, task } = await context(request, params);
   const url = new URL(request.url);
   const requested = url.searchParams.get("unit");
-  const unitId = requested != null ? Number(requested) : nextUnitId(task.id, user.id);
+  const unitId = requested != null ? Number(requested) : await nextUnitId(task.id, user.id);
   const base = {
     task: {
       name: task.name,
@@ -63,7 +67,7 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
       guidelines: task.guidelines,
       closed: task.status !== "open",
     },
-    progress: progress(task.id, user.id),
+    progress: await progress(task.id, user.id),
   };
   if (unitId == null) {
     // (same keys in both answers, so the page's types stay simple)
@@ -74,16 +78,16 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
       stale: false,
       clientToken: null,
       openedAt: null,
-      nextTask: nextTaskWithWork(task.projectId, user.id, task.id),
+      nextTask: await nextTaskWithWork(task.projectId, user.id, task.id),
     });
   }
-  const page = annotatePageData(task, unitId, user.id);
+  const page = await annotatePageData(task, unitId, user.id);
   // Another annotator's unit, an unknown unit, or a unit of another task: not found.
   if (!page) notFound("This unit is not in your queue.");
   return json({
     ...base,
     page,
-    stale: staleForMe(task.id, unitId, user.id),
+    stale: await staleForMe(task.id, unitId, user.id),
     clientToken: randomUUID() as string | null,
     openedAt: Date.now() as number | null,
     nextTask: null,
@@ -110,8 +114,8 @@ export async function action({ request, params }: ActionFunctionArgs) {
   if (!INTENTS.has(intent))
     return json({ ok: false, fieldErrors: { form: `Unknown intent "${String(intent).slice(0, 20)}".` }, values: {} }, { status: 400 });
   const unitId = Number(form.get("unitId") ?? new URL(request.url).searchParams.get("unit"));
-  // Waits for a held write lock (an import's chunk) on a timer, never in SQLite's busy handler, which would stall the event loop.
-  const result = await writeWithoutBusyWait(getDb(), () => saveAnnotation({ task, userId: user.id, unitId, intent, form }));
+  // One transaction; a held write lock (an import's chunk) is waited for on a timer (the data-access layer), never in SQLite's busy handler.
+  const result = await saveAnnotation({ task, userId: user.id, unitId, intent, form });
   if (!result.ok) {
     const values: Record<string, string> = {};
     for (const [k, v] of form.entries())
@@ -125,7 +129,7 @@ export async function action({ request, params }: ActionFunctionArgs) {
   // "Submit revision and continue": back to where the annotator was going, inside this project only.
   const wanted = form.get("next");
   if (typeof wanted === "string" && safeReturnPath(wanted, params.slug ?? "")) return redirect(wanted);
-  const next = nextUnitId(task.id, user.id, unitId);
+  const next = await nextUnitId(task.id, user.id, unitId);
   return redirect(next != null ? `${new URL(request.url).pathname}?unit=${next}` : new URL(request.url).pathname);
 }
 

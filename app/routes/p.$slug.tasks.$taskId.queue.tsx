@@ -22,10 +22,10 @@ export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: `Queue 
 
 export async function loader({ request, params }: LoaderFunctionArgs) {
   const { user, project, role } = await requireProjectRole(request, params.slug, "annotator");
-  const task = findTask(project.id, Number(params.taskId));
+  const task = await findTask(project.id, Number(params.taskId));
   if (!task || !isAnnotatable(task.kind)) notFound("Task not found.");
-  const all = queueRows(task.id, user.id);
-  const next = nextUnitId(task.id, user.id);
+  const all = await queueRows(task.id, user.id);
+  const next = await nextUnitId(task.id, user.id);
   const asked = new URL(request.url).searchParams.get("status") ?? "all";
   const filter: QueueFilter = (QUEUE_FILTERS as readonly string[]).includes(asked) ? (asked as QueueFilter) : "all";
   const counts = Object.fromEntries(QUEUE_FILTERS.map((f) => [f, filterQueue(all, f).length])) as Record<QueueFilter, number>;
@@ -41,8 +41,8 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
       closed: task.status !== "open",
     },
     next,
-    nextTask: next == null ? nextTaskWithWork(project.id, user.id, task.id) : null,
-    progress: progress(task.id, user.id),
+    nextTask: next == null ? await nextTaskWithWork(project.id, user.id, task.id) : null,
+    progress: await progress(task.id, user.id),
     researcher: hasRole(role, "researcher"),
     adjudicator: hasRole(role, "researcher") || (readConfig(task.config).adjudicators ?? []).includes(user.id),
   });

@@ -14,7 +14,7 @@ export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: `${data
 export async function loader({ request, params }: LoaderFunctionArgs) {
   const { user, project, role } = await requireProjectRole(request, params.slug, "annotator");
   const researcher = hasRole(role, "researcher");
-  const tasks = listTasks(project.id, user.id, researcher).map((t) => ({
+  const tasks = (await listTasks(project.id, user.id, researcher)).map((t) => ({
     id: t.id,
     name: t.name,
     kind: kindTitle(t.kind),

@@ -12,7 +12,8 @@ import { requireProjectRole } from "~/auth/guards.server";
 import styles from "~/components/annotation.css";
 import { ErrorSummary, FieldError, invalidProps, useFocusFirstError, type FieldErrors } from "~/components/FieldError";
 import { fieldErrorsOf, humanErrors } from "~/forms/messages";
-import { getDb, schema, visible } from "~/db.server";
+import { dalOf, getDal } from "~/dal.server";
+import { visible } from "~/db.server";
 import { annotatorTextsOf, blindingWarning } from "~/annotation/task-names.server";
 import { findKind, taskKind } from "~/task-kinds/registry";
 
@@ -21,23 +22,23 @@ export const meta: MetaFunction = () => [{ title: "New task · Concord" }];
 
 export async function loader({ request, params }: LoaderFunctionArgs) {
   const { project } = await requireProjectRole(request, params.slug, "researcher");
-  const db = getDb();
-  const datasets = db
-    .select({ id: schema.datasets.id, name: schema.datasets.name, version: schema.datasets.version })
-    .from(schema.datasets)
-    .where(eq(schema.datasets.projectId, project.id))
-    .orderBy(asc(schema.datasets.name))
-    .all();
-  const models = db
-    .selectDistinct({ model: schema.responses.model })
-    .from(schema.responses)
-    .innerJoin(schema.items, eq(schema.items.id, schema.responses.itemId))
-    .innerJoin(schema.datasets, eq(schema.datasets.id, schema.items.datasetId))
-    .where(and(eq(schema.datasets.projectId, project.id), visible(schema.responses.pendingImportId)))
-    .orderBy(asc(schema.responses.model))
-    .all()
-    .map((m) => m.model);
-  return json({ datasets, models, members: projectMembers(project.id) });
+  const d = dalOf(getDal());
+  const { datasets: ds, responses, items } = d.t;
+  const datasets = await d.q
+    .select({ id: ds.id, name: ds.name, version: ds.version })
+    .from(ds)
+    .where(eq(ds.projectId, project.id))
+    .orderBy(asc(ds.name));
+  const models = (
+    await d.q
+      .selectDistinct({ model: responses.model })
+      .from(responses)
+      .innerJoin(items, eq(items.id, responses.itemId))
+      .innerJoin(ds, eq(ds.id, items.datasetId))
+      .where(and(eq(ds.projectId, project.id), visible(responses.pendingImportId)))
+      .orderBy(asc(responses.model))
+  ).map((m) => m.model);
+  return json({ datasets, models, members: await projectMembers(project.id, d) });
 }
 
 const opt = (v: FormDataEntryValue | null) => (typeof v === "string" && v.trim() !== "" ? v.trim() : undefined);
@@ -102,7 +103,7 @@ export async function action({ request, params }: ActionFunctionArgs) {
   // provider of the project is held back with a warning until the researcher saves it anyway.
   if (form.get("confirmNames") !== "yes") {
     const { kind, penaltyReasons, settings } = parsed.data;
-    const held = blindingWarning(project.id, {
+    const held = await blindingWarning(project.id, {
       name: parsed.data.name,
       guidelines: parsed.data.guidelines ?? "",
       ...annotatorTextsOf(kind, { penaltyReasons, ...settings }),
@@ -110,8 +111,8 @@ export async function action({ request, params }: ActionFunctionArgs) {
     if (held) return json({ fieldErrors: held.fieldErrors as FieldErrors, warning: held.warning }, { status: 400 });
   }
   // A refusal (TaskError, SamplingError, AssignmentError) is shown beside its field, or for the whole form.
-  return orDomainError(() => {
-    const { taskId } = createTask(project.id, user.id, parsed.data);
+  return orDomainError(async () => {
+    const { taskId } = await createTask(project.id, user.id, parsed.data);
     return redirect(`/p/${project.slug}/tasks/${taskId}`);
   }, domainFieldErrorsResponse);
 }

@@ -46,15 +46,15 @@ beforeAll(async () => {
     });
     db.$client.prepare("update responses set text = ?").run(LONG);
     const taskId = scenario.tasks["response-satisfaction"];
-    ROLES.forEach((role, i) => {
+    for (const [i, role] of ROLES.entries()) {
       const a = scenario.annotators[i];
-      const units = myQueue(taskId, a.id, db).map((q) => q.unitId);
+      const units = (await myQueue(taskId, a.id, db)).map((q) => q.unitId);
       if (units.length < 5) throw new Error(`the tests need 5 units per annotator, got ${units.length}`);
       who[role] = { ...a, units };
-    });
+    }
     // The revision test starts from its second unit submitted "No", through the app's own save.
     const task = db.select().from(schema.tasks).where(eq(schema.tasks.id, taskId)).get()!;
-    const saved = saveAnnotation(
+    const saved = await saveAnnotation(
       { task, userId: who.revise.id, unitId: who.revise.units[1], intent: "submit", form: new Map([["answer", "No"]]) as never },
       db,
     );

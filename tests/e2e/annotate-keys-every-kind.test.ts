@@ -48,24 +48,26 @@ beforeAll(async () => {
     });
     Object.assign(tasks, scenario.tasks);
     const datasetId = db.select({ id: schema.datasets.id }).from(schema.datasets).get()!.id;
-    tasks["likert-7"] = createTask(
-      scenario.projectId,
-      scenario.researcher.id,
-      {
-        name: "likert-7 task",
-        datasetId,
-        kind: "likert-7",
-        overlap: 1,
-        pool: [scenario.annotators[0].id],
-        itemLimit: 2,
-        settings: { question: "How convincing is it?", lowAnchor: "Not at all", highAnchor: "Fully" },
-      },
-      db,
+    tasks["likert-7"] = (
+      await createTask(
+        scenario.projectId,
+        scenario.researcher.id,
+        {
+          name: "likert-7 task",
+          datasetId,
+          kind: "likert-7",
+          overlap: 1,
+          pool: [scenario.annotators[0].id],
+          itemLimit: 2,
+          settings: { question: "How convincing is it?", lowAnchor: "Not at all", highAnchor: "Fully" },
+        },
+        db,
+      )
     ).taskId;
     db.$client.prepare("update responses set text = ?").run(LONG);
     db.$client.prepare("update items set query = ?").run(`Answer this.\n\n${LONG}`);
     for (const { kind } of KINDS) {
-      units[kind] = myQueue(tasks[kind], scenario.annotators[0].id, db).map((q) => q.unitId);
+      units[kind] = (await myQueue(tasks[kind], scenario.annotators[0].id, db)).map((q) => q.unitId);
       if (units[kind].length < 2) throw new Error(`${kind}: the test needs 2 units, got ${units[kind].length}`);
     }
     db.$client.close();

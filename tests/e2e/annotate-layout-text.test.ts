@@ -57,7 +57,7 @@ beforeAll(async () => {
       kinds: ["response-satisfaction"],
     });
     db.$client.prepare("update responses set text = ?").run(RESPONSE);
-    unitId = myQueue(scenario.tasks["response-satisfaction"], scenario.annotators[0].id, db)[0].unitId;
+    unitId = (await myQueue(scenario.tasks["response-satisfaction"], scenario.annotators[0].id, db))[0].unitId;
     db.$client.close();
   });
   browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });

@@ -44,13 +44,13 @@ beforeAll(async () => {
     // skipped; then the text of one unit changed after labelling (its label is stale).
     const me = scenario.annotators[0].id;
     const taskId = scenario.tasks["response-satisfaction"];
-    const task = findTask(scenario.projectId, taskId, db)!;
-    units = myQueue(taskId, me, db).map((q) => q.unitId);
-    units.forEach((unitId, i) => {
+    const task = (await findTask(scenario.projectId, taskId, db))!;
+    units = (await myQueue(taskId, me, db)).map((q) => q.unitId);
+    for (const [i, unitId] of units.entries()) {
       const form = i === 2 ? new URLSearchParams({ skipReason: "Text unreadable" }) : new URLSearchParams({ answer: "Yes" });
-      const r = saveAnnotation({ task, userId: me, unitId, intent: i === 2 ? "skip" : "submit", form }, db);
+      const r = await saveAnnotation({ task, userId: me, unitId, intent: i === 2 ? "skip" : "submit", form }, db);
       if (!r.ok) throw new Error(JSON.stringify(r));
-    });
+    }
     db.$client
       .prepare(
         "update annotations set stale_at = unixepoch() where assignment_id = (select id from assignments where unit_id = ? and annotator_id = ?)",

@@ -38,35 +38,42 @@ beforeAll(async () => {
     // The second annotator labels every checklist unit first, with a note.
     const ben = scenario.annotators[1].id;
     const taskId = scenario.tasks["checklist-appropriateness"];
-    const task = findTask(scenario.projectId, taskId, db)!;
-    for (let u = nextUnitId(taskId, ben, undefined, db); u != null; u = nextUnitId(taskId, ben, undefined, db)) {
-      saveAnnotation({ task, userId: ben, unitId: u, intent: "submit", form: new URLSearchParams({ answer: "No", comment: SECRET }) }, db);
+    const task = (await findTask(scenario.projectId, taskId, db))!;
+    for (let u = await nextUnitId(taskId, ben, undefined, db); u != null; u = await nextUnitId(taskId, ben, undefined, db)) {
+      await saveAnnotation(
+        { task, userId: ben, unitId: u, intent: "submit", form: new URLSearchParams({ answer: "No", comment: SECRET }) },
+        db,
+      );
     }
     for (const who of PAIR) {
       who.id = (await createUser({ email: who.email, name: who.name, password: PASSWORD }, db)).id;
       db.insert(schema.memberships).values({ projectId: scenario.projectId, userId: who.id, role: "annotator" }).run();
     }
     const pair = PAIR.map((w) => w.id);
-    const id = createTask(
-      scenario.projectId,
-      scenario.researcher.id,
-      { name: "Blind pair", datasetId: task.datasetId, kind: "response-satisfaction", overlap: 2, pool: pair, seed: 3 },
-      db,
+    const id = (
+      await createTask(
+        scenario.projectId,
+        scenario.researcher.id,
+        { name: "Blind pair", datasetId: task.datasetId, kind: "response-satisfaction", overlap: 2, pool: pair, seed: 3 },
+        db,
+      )
     ).taskId;
-    pairTask = { id, unitId: nextUnitId(id, pair[0], undefined, db)! };
-    goldTask = createTask(
-      scenario.projectId,
-      scenario.researcher.id,
-      {
-        name: "Gold writing",
-        datasetId: task.datasetId,
-        kind: "writing-quality",
-        overlap: 1,
-        pool: [scenario.annotators[0].id],
-        goldRate: 0.3,
-        seed: 5,
-      },
-      db,
+    pairTask = { id, unitId: (await nextUnitId(id, pair[0], undefined, db))! };
+    goldTask = (
+      await createTask(
+        scenario.projectId,
+        scenario.researcher.id,
+        {
+          name: "Gold writing",
+          datasetId: task.datasetId,
+          kind: "writing-quality",
+          overlap: 1,
+          pool: [scenario.annotators[0].id],
+          goldRate: 0.3,
+          seed: 5,
+        },
+        db,
+      )
     ).taskId;
     db.$client.close();
   });

@@ -28,30 +28,32 @@ beforeAll(async () => {
   app = await startApp(async (file) => {
     const seeded = openDatabase(file);
     scenario = await seedAnnotationScenario(seeded, { annotators: 2, items: 3, password: PASSWORD, kinds: [] });
-    taskId = createTask(
-      scenario.projectId,
-      scenario.researcher.id,
-      {
-        name: "Convincingness",
-        datasetId: seeded.select({ id: schema.datasets.id }).from(schema.datasets).get()!.id,
-        kind: "likert-7",
-        overlap: 2,
-        pool: scenario.annotators.map((a) => a.id),
-        itemLimit: 2,
-        goldRate: 0.3,
-        settings: { question: "How convincing is it?", lowAnchor: "Not at all", highAnchor: "Fully" },
-      },
-      seeded,
+    taskId = (
+      await createTask(
+        scenario.projectId,
+        scenario.researcher.id,
+        {
+          name: "Convincingness",
+          datasetId: seeded.select({ id: schema.datasets.id }).from(schema.datasets).get()!.id,
+          kind: "likert-7",
+          overlap: 2,
+          pool: scenario.annotators.map((a) => a.id),
+          itemLimit: 2,
+          goldRate: 0.3,
+          settings: { question: "How convincing is it?", lowAnchor: "Not at all", highAnchor: "Fully" },
+        },
+        seeded,
+      )
     ).taskId;
-    const task = findTask(scenario.projectId, taskId, seeded)!;
+    const task = (await findTask(scenario.projectId, taskId, seeded))!;
     // The second annotator labels every unit 7, the first 1 but for one unit left to label: the others are disputed.
     for (const who of [1, 0]) {
       const a = scenario.annotators[who];
-      for (let u = nextUnitId(taskId, a.id, undefined, seeded); u != null; u = nextUnitId(taskId, a.id, undefined, seeded)) {
+      for (let u = await nextUnitId(taskId, a.id, undefined, seeded); u != null; u = await nextUnitId(taskId, a.id, undefined, seeded)) {
         // (nextUnitId wraps round: the last open unit is its own next one.)
-        if (who === 0 && nextUnitId(taskId, a.id, u, seeded) === u) break;
+        if (who === 0 && (await nextUnitId(taskId, a.id, u, seeded)) === u) break;
         const form = new URLSearchParams({ score: who === 0 ? "1" : "7", rationale: "Because." });
-        expect(saveAnnotation({ task, userId: a.id, unitId: u, intent: "submit", form }, seeded).ok).toBe(true);
+        expect((await saveAnnotation({ task, userId: a.id, unitId: u, intent: "submit", form }, seeded)).ok).toBe(true);
       }
     }
     seeded.$client.close();

@@ -57,33 +57,35 @@ beforeAll(async () => {
       seeded.insert(schema.verdicts).values({ judgeId: judge.id, responseId: r.id, value: "2", rawOutput: VERDICT_SECRET }).run();
     const datasetId = seeded.select({ id: schema.datasets.id }).from(schema.datasets).get()!.id;
     const pool = scenario.annotators.map((a) => a.id);
-    const likert = (name: string) =>
-      createTask(
-        scenario.projectId,
-        scenario.researcher.id,
-        {
-          name,
-          datasetId,
-          kind: "likert-7",
-          overlap: 2,
-          pool,
-          itemLimit: 2,
-          settings: { question: QUESTION, lowAnchor: LOW, highAnchor: HIGH },
-        },
-        seeded,
+    const likert = async (name: string) =>
+      (
+        await createTask(
+          scenario.projectId,
+          scenario.researcher.id,
+          {
+            name,
+            datasetId,
+            kind: "likert-7",
+            overlap: 2,
+            pool,
+            itemLimit: 2,
+            settings: { question: QUESTION, lowAnchor: LOW, highAnchor: HIGH },
+          },
+          seeded,
+        )
       ).taskId;
-    keyboardTask = likert("Convincingness (keyboard)");
-    labelledTask = likert("Convincingness (labelled)");
-    const task = findTask(scenario.projectId, labelledTask, seeded)!;
+    keyboardTask = await likert("Convincingness (keyboard)");
+    labelledTask = await likert("Convincingness (labelled)");
+    const task = (await findTask(scenario.projectId, labelledTask, seeded))!;
     for (const [who, a] of scenario.annotators.entries()) {
       let n = 0;
       for (
-        let u = nextUnitId(labelledTask, a.id, undefined, seeded);
+        let u = await nextUnitId(labelledTask, a.id, undefined, seeded);
         u != null;
-        u = nextUnitId(labelledTask, a.id, undefined, seeded), n++
+        u = await nextUnitId(labelledTask, a.id, undefined, seeded), n++
       ) {
         const form = new URLSearchParams({ score: String(POINTS[who][n]), rationale: rationale(who, n + 1) });
-        expect(saveAnnotation({ task, userId: a.id, unitId: u, intent: "submit", form }, seeded).ok).toBe(true);
+        expect((await saveAnnotation({ task, userId: a.id, unitId: u, intent: "submit", form }, seeded)).ok).toBe(true);
       }
     }
     seeded.$client.close();

@@ -38,12 +38,14 @@ beforeAll(async () => {
     const rheaId = seeded.select({ id: schema.users.id }).from(schema.users).where(eq(schema.users.email, researcher.email)).get()!.id;
     seeded.insert(schema.memberships).values({ projectId: other.id, userId: anaId, role: "annotator" }).run();
     seeded.insert(schema.memberships).values({ projectId: other.id, userId: rheaId, role: "researcher" }).run();
-    const { datasetId } = makeSyntheticDataset(other.id, { items: 2, checklist: 1 }, seeded);
-    otherTaskId = createTask(
-      other.id,
-      rheaId,
-      { name: "Second lab: satisfaction", datasetId, kind: "response-satisfaction", overlap: 1, pool: [anaId] },
-      seeded,
+    const { datasetId } = await makeSyntheticDataset(other.id, { items: 2, checklist: 1 }, seeded);
+    otherTaskId = (
+      await createTask(
+        other.id,
+        rheaId,
+        { name: "Second lab: satisfaction", datasetId, kind: "response-satisfaction", overlap: 1, pool: [anaId] },
+        seeded,
+      )
     ).taskId;
     seeded.$client.close();
   });

@@ -29,7 +29,7 @@ beforeAll(async () => {
   const project = makeProject("annot-pool");
   slug = project.slug;
   projectId = project.id;
-  datasetId = makeSyntheticDataset(project.id, { items: 12 }).datasetId;
+  datasetId = (await makeSyntheticDataset(project.id, { items: 12 })).datasetId;
   const r = await makeUser({ name: "Rita Researcher" });
   await addMember(project.id, r.id, "researcher");
   researcher = { id: r.id, cookie: await signInCookie(r.email, r.password) };
@@ -42,8 +42,9 @@ beforeAll(async () => {
   outsider = { id: o.id, cookie: await signInCookie(o.email, o.password) };
 });
 
-const newTask = (name: string, seed = 17, pool = annotators.map((a) => a.id)) =>
-  createTask(projectId, researcher.id, { name, datasetId, kind: "response-satisfaction", overlap: 2, seed, pool, goldRate: 0.2 }).taskId;
+const newTask = async (name: string, seed = 17, pool = annotators.map((a) => a.id)) =>
+  (await createTask(projectId, researcher.id, { name, datasetId, kind: "response-satisfaction", overlap: 2, seed, pool, goldRate: 0.2 }))
+    .taskId;
 
 const rowsOf = (taskId: number) =>
   db()
@@ -62,7 +63,7 @@ const rowsOf = (taskId: number) =>
     .orderBy(schema.assignments.id)
     .all();
 const annotationCount = () => db().select().from(schema.annotations).all().length;
-const poolOfTask = (taskId: number) => readConfig(findTask(projectId, taskId)!.config).pool;
+const poolOfTask = async (taskId: number) => readConfig((await findTask(projectId, taskId))!.config).pool;
 
 const remove = (taskId: number, userId: number | string, cookie = researcher.cookie) =>
   run(
@@ -74,35 +75,35 @@ const remove = (taskId: number, userId: number | string, cookie = researcher.coo
   );
 
 /** The leaving annotator starts three units: a draft, a submission, a skip. */
-function startSome(taskId: number, userId: number) {
-  const task = findTask(projectId, taskId)!;
+async function startSome(taskId: number, userId: number) {
+  const task = (await findTask(projectId, taskId))!;
   const regular = new Set(
     rowsOf(taskId)
       .filter((r) => !r.isGold)
       .map((r) => r.unitId),
   );
-  const [a, b, c] = myQueue(taskId, userId).filter((q) => regular.has(q.unitId));
+  const [a, b, c] = (await myQueue(taskId, userId)).filter((q) => regular.has(q.unitId));
   const form = (o: Record<string, string>) => new URLSearchParams(o);
-  saveAnnotation({ task, userId, unitId: a.unitId, intent: "draft", form: form({ answer: "Yes" }) });
-  saveAnnotation({ task, userId, unitId: b.unitId, intent: "submit", form: form({ answer: "No", comment: "kept" }) });
-  saveAnnotation({ task, userId, unitId: c.unitId, intent: "skip", form: form({ skipReason: "unreadable" }) });
+  await saveAnnotation({ task, userId, unitId: a.unitId, intent: "draft", form: form({ answer: "Yes" }) });
+  await saveAnnotation({ task, userId, unitId: b.unitId, intent: "submit", form: form({ answer: "No", comment: "kept" }) });
+  await saveAnnotation({ task, userId, unitId: c.unitId, intent: "skip", form: form({ skipReason: "unreadable" }) });
   return [a.unitId, b.unitId, c.unitId];
 }
 
 describe("removing an annotator from the pool", () => {
   it("an annotator gets 403 and a non-member 404; nothing changes", async () => {
-    const taskId = newTask("access");
+    const taskId = await newTask("access");
     const before = rowsOf(taskId);
     expect((await remove(taskId, annotators[1].id, annotators[0].cookie)).status).toBe(403);
     expect((await remove(taskId, annotators[1].id, outsider.cookie)).status).toBe(404);
     expect(rowsOf(taskId)).toEqual(before);
-    expect(poolOfTask(taskId)).toHaveLength(4);
+    expect(await poolOfTask(taskId)).toHaveLength(4);
   });
 
   it("hands unstarted work to the rest, keeps started work, k distinct per unit, records the pool", async () => {
-    const taskId = newTask("hand-over");
+    const taskId = await newTask("hand-over");
     const leaving = annotators[2].id;
-    const startedUnits = startSome(taskId, leaving);
+    const startedUnits = await startSome(taskId, leaving);
     const before = rowsOf(taskId);
     const labels = annotationCount();
     const res = await remove(taskId, leaving);
@@ -138,7 +139,7 @@ describe("removing an annotator from the pool", () => {
       );
 
     // Recorded in task config; the page lists the new pool.
-    expect(poolOfTask(taskId)).toEqual(remaining);
+    expect(await poolOfTask(taskId)).toEqual(remaining);
     const loaded = await run(
       page.loader,
       args(get(`/p/${slug}/tasks/${taskId}`, researcher.cookie), { slug, taskId: String(taskId) }),
@@ -146,11 +147,7 @@ describe("removing an annotator from the pool", () => {
     expect(loaded.pool).toEqual(remaining);
 
     // The leaver can still finish their draft; their queue holds only their started units.
-    expect(
-      myQueue(taskId, leaving)
-        .map((q) => q.unitId)
-        .sort(),
-    ).toEqual([...startedUnits].sort());
+    expect((await myQueue(taskId, leaving)).map((q) => q.unitId).sort()).toEqual([...startedUnits].sort());
     const draftUnit = mine.find((r) => r.status === "draft")!.unitId;
     const open = await run(
       annotate.loader,
@@ -160,7 +157,7 @@ describe("removing an annotator from the pool", () => {
   });
 
   it("is deterministic for the task seed: two identical tasks end identical", async () => {
-    const [t1, t2] = [newTask("det-1", 23), newTask("det-2", 23)];
+    const [t1, t2] = [await newTask("det-1", 23), await newTask("det-2", 23)];
     for (const t of [t1, t2]) expect((await remove(t, annotators[0].id)).status).toBe(200);
     const shape = (t: number) =>
       rowsOf(t)
@@ -170,18 +167,18 @@ describe("removing an annotator from the pool", () => {
   });
 
   it("refuses, naming the field and changing nothing, when fewer than k would remain", async () => {
-    const taskId = newTask("too-few");
+    const taskId = await newTask("too-few");
     expect((await remove(taskId, annotators[0].id)).status).toBe(200);
     expect((await remove(taskId, annotators[1].id)).status).toBe(200);
     const before = rowsOf(taskId);
-    const config = findTask(projectId, taskId)!.config;
+    const config = (await findTask(projectId, taskId))!.config;
     const res = await remove(taskId, annotators[2].id);
     expect(res.status).toBe(400);
     const { error, field } = await res.json();
     expect(field).toBe("userId");
     expect(error).toMatch(/^Removing Pool Annotator 3 would leave 1 annotator in the pool, but this task has overlap k = 2/);
     expect(rowsOf(taskId)).toEqual(before);
-    expect(findTask(projectId, taskId)!.config).toEqual(config);
+    expect((await findTask(projectId, taskId))!.config).toEqual(config);
 
     // Not in the pool, or no user given: a clear 400, nothing changes.
     const gone = await remove(taskId, annotators[0].id);

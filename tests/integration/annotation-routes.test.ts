@@ -19,7 +19,7 @@ const people: { id: number; cookie: string }[] = [];
 beforeAll(async () => {
   const project = makeProject("annot-routes");
   slug = project.slug;
-  const { datasetId } = makeSyntheticDataset(project.id, { items: 6 });
+  const { datasetId } = await makeSyntheticDataset(project.id, { items: 6 });
   for (let i = 0; i < 2; i++) {
     const u = await makeUser();
     await addMember(project.id, u.id, "annotator");
@@ -27,22 +27,26 @@ beforeAll(async () => {
   }
   const r = await makeUser();
   await addMember(project.id, r.id, "researcher");
-  taskId = createTask(project.id, r.id, {
-    name: "bon",
-    datasetId,
-    kind: "best-of-n",
-    overlap: 2,
-    pool: people.map((p) => p.id),
-    includeReference: true,
-    n: 4,
-  }).taskId;
-  wqTaskId = createTask(project.id, r.id, {
-    name: "wq",
-    datasetId,
-    kind: "writing-quality",
-    overlap: 1,
-    pool: people.map((p) => p.id),
-  }).taskId;
+  taskId = (
+    await createTask(project.id, r.id, {
+      name: "bon",
+      datasetId,
+      kind: "best-of-n",
+      overlap: 2,
+      pool: people.map((p) => p.id),
+      includeReference: true,
+      n: 4,
+    })
+  ).taskId;
+  wqTaskId = (
+    await createTask(project.id, r.id, {
+      name: "wq",
+      datasetId,
+      kind: "writing-quality",
+      overlap: 1,
+      pool: people.map((p) => p.id),
+    })
+  ).taskId;
 });
 
 const params = (t = taskId) => ({ slug, taskId: String(t) });
@@ -51,7 +55,7 @@ const path = (t = taskId, q = "") => `/p/${slug}/tasks/${t}/annotate${q}`;
 describe("annotate route", () => {
   it("the loader's JSON names no model, no response id, no other label", async () => {
     const [me, other] = people;
-    const unitId = myQueue(taskId, me.id)[0].unitId;
+    const unitId = (await myQueue(taskId, me.id))[0].unitId;
     // The other annotator labels the same unit first, with a note naming a model.
     await run(
       annotate.action,
@@ -83,8 +87,8 @@ describe("annotate route", () => {
 
   it("another annotator's unit, or an unknown unit, is 404 for GET and POST", async () => {
     const [me, other] = people;
-    const mine = new Set(myQueue(wqTaskId, me.id).map((q) => q.unitId));
-    const theirs = myQueue(wqTaskId, other.id).find((q) => !mine.has(q.unitId))!.unitId;
+    const mine = new Set((await myQueue(wqTaskId, me.id)).map((q) => q.unitId));
+    const theirs = (await myQueue(wqTaskId, other.id)).find((q) => !mine.has(q.unitId))!.unitId;
     expect((await run(annotate.loader, args(get(path(wqTaskId, `?unit=${theirs}`), me.cookie), params(wqTaskId)))).status).toBe(404);
     expect((await run(annotate.loader, args(get(path(wqTaskId, `?unit=99999`), me.cookie), params(wqTaskId)))).status).toBe(404);
     const res = await run(
@@ -96,7 +100,7 @@ describe("annotate route", () => {
 
   it("a double submit stores one annotation; a bad label stores nothing and names the field", async () => {
     const [me] = people;
-    const q = myQueue(wqTaskId, me.id);
+    const q = await myQueue(wqTaskId, me.id);
     const unitId = q[0].unitId;
     const count = () => db().select().from(schema.annotations).all().length;
     const before = count();
@@ -134,9 +138,9 @@ describe("annotate route", () => {
 
   it("two annotators submitting the same unit at the same moment both succeed", async () => {
     const [me, other] = people;
-    const shared = myQueue(taskId, me.id)
-      .map((q) => q.unitId)
-      .find((u) => myQueue(taskId, other.id).some((q) => q.unitId === u) && u !== myQueue(taskId, me.id)[0].unitId)!;
+    const mineQ = await myQueue(taskId, me.id);
+    const otherQ = await myQueue(taskId, other.id);
+    const shared = mineQ.map((q) => q.unitId).find((u) => otherQ.some((q) => q.unitId === u) && u !== mineQ[0].unitId)!;
     const [a, b] = await Promise.all(
       [me, other].map((p, i) =>
         run(

@@ -47,7 +47,7 @@ const stored = (unitId: number) =>
 beforeAll(async () => {
   const project = makeProject("gold-answers");
   slug = project.slug;
-  const { datasetId } = makeSyntheticDataset(project.id, { items: 20 });
+  const { datasetId } = await makeSyntheticDataset(project.id, { items: 20 });
   const researcher = await makeUser();
   await addMember(project.id, researcher.id, "researcher");
   cookie = await signInCookie(researcher.email, researcher.password);
@@ -58,16 +58,20 @@ beforeAll(async () => {
     pool.push(u.id);
   }
   const common = { datasetId, overlap: 1, pool, goldRate: 0.2, seed: 7 };
-  tasks["response-satisfaction"] = createTask(project.id, researcher.id, { ...common, name: "sat", kind: "response-satisfaction" }).taskId;
-  tasks["writing-quality"] = createTask(project.id, researcher.id, { ...common, name: "wq", kind: "writing-quality" }).taskId;
-  tasks["best-of-n"] = createTask(project.id, researcher.id, {
-    ...common,
-    name: "bon",
-    kind: "best-of-n",
-    includeReference: true,
-    n: 3,
-    allowTies: false,
-  }).taskId;
+  tasks["response-satisfaction"] = (
+    await createTask(project.id, researcher.id, { ...common, name: "sat", kind: "response-satisfaction" })
+  ).taskId;
+  tasks["writing-quality"] = (await createTask(project.id, researcher.id, { ...common, name: "wq", kind: "writing-quality" })).taskId;
+  tasks["best-of-n"] = (
+    await createTask(project.id, researcher.id, {
+      ...common,
+      name: "bon",
+      kind: "best-of-n",
+      includeReference: true,
+      n: 3,
+      allowTies: false,
+    })
+  ).taskId;
 });
 
 describe("gold answers on the task page", () => {

@@ -19,16 +19,22 @@ let seq = 0;
 
 async function twoTasks() {
   const project = makeProject(`gold-lookup-${++seq}`);
-  const { datasetId } = makeSyntheticDataset(project.id, { items: 10 });
+  const { datasetId } = await makeSyntheticDataset(project.id, { items: 10 });
   const researcher = await makeUser();
   await addMember(project.id, researcher.id, "researcher");
   const annotator = await makeUser();
   await addMember(project.id, annotator.id, "annotator");
   const common = { datasetId, overlap: 1, pool: [annotator.id], goldRate: 0.3, seed: 3 };
-  const make = (name: string, kind: "response-satisfaction" | "best-of-n") =>
-    createTask(project.id, researcher.id, { ...common, name, kind, ...(kind === "best-of-n" ? { n: 2, includeReference: true } : {}) })
-      .taskId;
-  return { sat: make("sat", "response-satisfaction"), bon: make("bon", "best-of-n") };
+  const make = async (name: string, kind: "response-satisfaction" | "best-of-n") =>
+    (
+      await createTask(project.id, researcher.id, {
+        ...common,
+        name,
+        kind,
+        ...(kind === "best-of-n" ? { n: 2, includeReference: true } : {}),
+      })
+    ).taskId;
+  return { sat: await make("sat", "response-satisfaction"), bon: await make("bon", "best-of-n") };
 }
 const unitsOf = (taskId: number, isGold: boolean) =>
   db()
@@ -37,9 +43,9 @@ const unitsOf = (taskId: number, isGold: boolean) =>
     .where(and(eq(schema.units.taskId, taskId), eq(schema.units.isGold, isGold)))
     .all();
 
-function refusal(fn: () => unknown): DomainError {
+async function refusal(fn: () => Promise<unknown>): Promise<DomainError> {
   try {
-    fn();
+    await fn();
   } catch (err) {
     if (err instanceof DomainError) return err;
     throw err;
@@ -52,7 +58,7 @@ describe("gold-unit lookup", () => {
     const t = await twoTasks();
     const [g] = unitsOf(t.bon, true);
     expect(g).toBeDefined();
-    const found = goldUnitOf({ id: t.bon, kind: "best-of-n" }, g.id);
+    const found = await goldUnitOf({ id: t.bon, kind: "best-of-n" }, g.id);
     expect(found.kind).toBe("best-of-n");
     expect(found.responseIds).toEqual(g.responseIds);
     expect(found.responseIds).toHaveLength(2);
@@ -64,7 +70,7 @@ describe("gold-unit lookup", () => {
     const ordinary = unitsOf(t.sat, false)[0].id;
     const foreignGold = unitsOf(t.bon, true)[0].id;
     for (const unitId of [ordinary, foreignGold, NaN]) {
-      const err = refusal(() => goldUnitOf(task, unitId));
+      const err = await refusal(() => goldUnitOf(task, unitId));
       expect([err.status, err.field, err.message]).toEqual([400, "unitId", "No such gold unit in this task."]);
     }
   });
@@ -72,7 +78,7 @@ describe("gold-unit lookup", () => {
   it("refuses a task kind that is not labelled here", async () => {
     const t = await twoTasks();
     const [g] = unitsOf(t.sat, true);
-    const err = refusal(() => goldUnitOf({ id: t.sat, kind: "imported-labels" }, g.id));
+    const err = await refusal(() => goldUnitOf({ id: t.sat, kind: "imported-labels" }, g.id));
     expect([err.field, err.message]).toEqual(["kind", "This task kind has no gold units."]);
   });
 });

@@ -59,17 +59,19 @@ beforeAll(async () => {
       ids[who] = (await createUser({ email: email(who), name: who, password: PASSWORD }, db)).id;
       await setMembership(project.id, ids[who], role, db);
     }
-    const { datasetId } = makeSyntheticDataset(project.id, { items: 6 }, db);
-    resubmitTask = createTask(
-      project.id,
-      ids.researcher,
-      { name: "resubmit over http", datasetId, kind: "response-satisfaction", overlap: 1, pool: [ids.eve], seed: 5 },
-      db,
+    const { datasetId } = await makeSyntheticDataset(project.id, { items: 6 }, db);
+    resubmitTask = (
+      await createTask(
+        project.id,
+        ids.researcher,
+        { name: "resubmit over http", datasetId, kind: "response-satisfaction", overlap: 1, pool: [ids.eve], seed: 5 },
+        db,
+      )
     ).taskId;
 
     /** On every unit, two annotators other than `watcher` disagree, each with a comment naming who wrote it where. */
-    const seedDisputes = (taskId: number, watcher: number) => {
-      const task = findTask(project.id, taskId, db)!;
+    const seedDisputes = async (taskId: number, watcher: number) => {
+      const task = (await findTask(project.id, taskId, db))!;
       const units = db
         .select({ id: schema.units.id })
         .from(schema.units)
@@ -86,53 +88,57 @@ beforeAll(async () => {
           .map((r) => r.annotatorId);
         (assignees.includes(watcher) ? out.assigned : out.free).push(unitId);
         const left: string[] = [];
-        assignees
+        for (const [i, annotator] of assignees
           .filter((a) => a !== watcher)
           .slice(0, 2)
-          .forEach((annotator, i) => {
-            const comment = `leak-check-unit${unitId}-by${annotator}`;
-            const saved = saveAnnotation(
-              { task, userId: annotator, unitId, intent: "submit", form: new URLSearchParams({ answer: i === 0 ? "Yes" : "No", comment }) },
-              db,
-            );
-            if (!saved.ok) throw new Error(`seeding a label failed: ${JSON.stringify(saved)}`);
-            left.push(comment);
-          });
+          .entries()) {
+          const comment = `leak-check-unit${unitId}-by${annotator}`;
+          const saved = await saveAnnotation(
+            { task, userId: annotator, unitId, intent: "submit", form: new URLSearchParams({ answer: i === 0 ? "Yes" : "No", comment }) },
+            db,
+          );
+          if (!saved.ok) throw new Error(`seeding a label failed: ${JSON.stringify(saved)}`);
+          left.push(comment);
+        }
         marks.set(unitId, left);
       }
       return out;
     };
     // Four annotators, three labels per unit: Ada is in the pool and also adjudicates.
-    blindTask = createTask(
-      project.id,
-      ids.researcher,
-      {
-        name: "blinding over http",
-        datasetId,
-        kind: "response-satisfaction",
-        overlap: 3,
-        pool: [ids.ada, ids.bo, ids.cy, ids.di],
-        seed: 7,
-      },
-      db,
+    blindTask = (
+      await createTask(
+        project.id,
+        ids.researcher,
+        {
+          name: "blinding over http",
+          datasetId,
+          kind: "response-satisfaction",
+          overlap: 3,
+          pool: [ids.ada, ids.bo, ids.cy, ids.di],
+          seed: 7,
+        },
+        db,
+      )
     ).taskId;
-    setAdjudicators(project.id, blindTask, [ids.ada], db);
-    ({ assigned, free } = seedDisputes(blindTask, ids.ada));
+    await setAdjudicators(project.id, blindTask, [ids.ada], db);
+    ({ assigned, free } = await seedDisputes(blindTask, ids.ada));
     // The researcher in the pool of another task, with every unit assigned to her.
-    pooledTask = createTask(
-      project.id,
-      ids.researcher,
-      {
-        name: "pooled researcher over http",
-        datasetId,
-        kind: "response-satisfaction",
-        overlap: 3,
-        pool: [ids.researcher, ids.bo, ids.cy],
-        seed: 8,
-      },
-      db,
+    pooledTask = (
+      await createTask(
+        project.id,
+        ids.researcher,
+        {
+          name: "pooled researcher over http",
+          datasetId,
+          kind: "response-satisfaction",
+          overlap: 3,
+          pool: [ids.researcher, ids.bo, ids.cy],
+          seed: 8,
+        },
+        db,
+      )
     ).taskId;
-    pooledUnits = seedDisputes(pooledTask, ids.researcher).assigned;
+    pooledUnits = (await seedDisputes(pooledTask, ids.researcher)).assigned;
     db.$client.close();
   });
 }, 120_000);

@@ -24,7 +24,7 @@ const annotators: number[] = [];
 
 beforeAll(async () => {
   projectId = makeProject("blinding").id;
-  datasetId = makeSyntheticDataset(projectId, { items: 4 }).datasetId;
+  datasetId = (await makeSyntheticDataset(projectId, { items: 4 })).datasetId;
   researcher = (await makeUser()).id;
   await addMember(projectId, researcher, "researcher");
   for (let i = 0; i < 3; i++) {
@@ -44,9 +44,9 @@ const unitsOf = (taskId: number) =>
     .map((u) => u.id);
 
 describe("adjudication and the adjudicator's own blinding", () => {
-  it("a researcher in the pool sees a disputed unit's labels only after submitting their own", () => {
+  it("a researcher in the pool sees a disputed unit's labels only after submitting their own", async () => {
     const [a, b] = annotators;
-    const { taskId } = createTask(projectId, researcher, {
+    const { taskId } = await createTask(projectId, researcher, {
       name: "pooled researcher",
       datasetId,
       kind: "response-satisfaction",
@@ -54,26 +54,26 @@ describe("adjudication and the adjudicator's own blinding", () => {
       pool: [researcher, a, b],
       seed: 1,
     });
-    const task = findTask(projectId, taskId)!;
+    const task = (await findTask(projectId, taskId))!;
     const unit = unitsOf(taskId)[0];
-    saveAnnotation({ task, userId: a, unitId: unit, intent: "submit", form: form({ answer: "Yes" }) });
-    saveAnnotation({ task, userId: b, unitId: unit, intent: "submit", form: form({ answer: "No" }) });
+    await saveAnnotation({ task, userId: a, unitId: unit, intent: "submit", form: form({ answer: "Yes" }) });
+    await saveAnnotation({ task, userId: b, unitId: unit, intent: "submit", form: form({ answer: "No" }) });
 
     // Assigned, not yet labelled: the dispute is not listed and its labels are not shown.
-    expect(disagreements(task, researcher, "researcher").map((d) => d.unitId)).not.toContain(unit);
-    expect(adjudicationView(task, unit, researcher, "researcher")).toBeNull();
+    expect((await disagreements(task, researcher, "researcher")).map((d) => d.unitId)).not.toContain(unit);
+    expect(await adjudicationView(task, unit, researcher, "researcher")).toBeNull();
     // A draft is not enough.
-    saveAnnotation({ task, userId: researcher, unitId: unit, intent: "draft", form: form({ answer: "Yes" }) });
-    expect(adjudicationView(task, unit, researcher, "researcher")).toBeNull();
+    await saveAnnotation({ task, userId: researcher, unitId: unit, intent: "draft", form: form({ answer: "Yes" }) });
+    expect(await adjudicationView(task, unit, researcher, "researcher")).toBeNull();
 
-    saveAnnotation({ task, userId: researcher, unitId: unit, intent: "submit", form: form({ answer: "Yes" }) });
-    expect(disagreements(task, researcher, "researcher").map((d) => d.unitId)).toContain(unit);
-    expect(adjudicationView(task, unit, researcher, "researcher")).not.toBeNull();
+    await saveAnnotation({ task, userId: researcher, unitId: unit, intent: "submit", form: form({ answer: "Yes" }) });
+    expect((await disagreements(task, researcher, "researcher")).map((d) => d.unitId)).toContain(unit);
+    expect(await adjudicationView(task, unit, researcher, "researcher")).not.toBeNull();
   });
 
-  it("an annotator-adjudicator sees disputes only on units not assigned to them, even before they start", () => {
+  it("an annotator-adjudicator sees disputes only on units not assigned to them, even before they start", async () => {
     const [a, b, c] = annotators;
-    const { taskId } = createTask(projectId, researcher, {
+    const { taskId } = await createTask(projectId, researcher, {
       name: "annotator adjudicator",
       datasetId,
       kind: "response-satisfaction",
@@ -81,8 +81,8 @@ describe("adjudication and the adjudicator's own blinding", () => {
       pool: [a, b, c],
       seed: 2,
     });
-    setAdjudicators(projectId, taskId, [a, c]);
-    const task = findTask(projectId, taskId)!;
+    await setAdjudicators(projectId, taskId, [a, c]);
+    const task = (await findTask(projectId, taskId))!;
     // A unit labelled (in disagreement) by two people while the third has it pending or not at all.
     const assignees = (unitId: number) =>
       db()
@@ -93,16 +93,16 @@ describe("adjudication and the adjudicator's own blinding", () => {
         .map((r) => r.annotatorId);
     const unit = unitsOf(taskId).find((u) => assignees(u).includes(b))!;
     const [first, second] = assignees(unit);
-    saveAnnotation({ task, userId: first, unitId: unit, intent: "submit", form: form({ answer: "Yes" }) });
-    saveAnnotation({ task, userId: second, unitId: unit, intent: "submit", form: form({ answer: "No" }) });
+    await saveAnnotation({ task, userId: first, unitId: unit, intent: "submit", form: form({ answer: "Yes" }) });
+    await saveAnnotation({ task, userId: second, unitId: unit, intent: "submit", form: form({ answer: "No" }) });
     const [assigned, free] = assignees(unit).includes(a) ? [a, c] : [c, a];
-    expect(adjudicationView(task, unit, assigned, "annotator")).toBeNull();
-    expect(adjudicationView(task, unit, free, "annotator")).not.toBeNull();
+    expect(await adjudicationView(task, unit, assigned, "annotator")).toBeNull();
+    expect(await adjudicationView(task, unit, free, "annotator")).not.toBeNull();
   });
 
-  it("an annotator-adjudicator who has not started an assigned unit does not see its labels", () => {
+  it("an annotator-adjudicator who has not started an assigned unit does not see its labels", async () => {
     const [a, b, c] = annotators;
-    const { taskId } = createTask(projectId, researcher, {
+    const { taskId } = await createTask(projectId, researcher, {
       name: "pending adjudicator",
       datasetId,
       kind: "response-satisfaction",
@@ -110,22 +110,22 @@ describe("adjudication and the adjudicator's own blinding", () => {
       pool: [a, b, c],
       seed: 4,
     });
-    setAdjudicators(projectId, taskId, [c]);
-    const task = findTask(projectId, taskId)!;
+    await setAdjudicators(projectId, taskId, [c]);
+    const task = (await findTask(projectId, taskId))!;
     const unit = unitsOf(taskId)[0];
-    saveAnnotation({ task, userId: a, unitId: unit, intent: "submit", form: form({ answer: "Yes" }) });
-    saveAnnotation({ task, userId: b, unitId: unit, intent: "submit", form: form({ answer: "No" }) });
-    expect(disagreements(task, c, "annotator").map((d) => d.unitId)).not.toContain(unit);
-    expect(adjudicationView(task, unit, c, "annotator")).toBeNull();
+    await saveAnnotation({ task, userId: a, unitId: unit, intent: "submit", form: form({ answer: "Yes" }) });
+    await saveAnnotation({ task, userId: b, unitId: unit, intent: "submit", form: form({ answer: "No" }) });
+    expect((await disagreements(task, c, "annotator")).map((d) => d.unitId)).not.toContain(unit);
+    expect(await adjudicationView(task, unit, c, "annotator")).toBeNull();
     // The researcher (not in the pool) does see it.
-    expect(adjudicationView(task, unit, researcher, "researcher")).not.toBeNull();
+    expect(await adjudicationView(task, unit, researcher, "researcher")).not.toBeNull();
   });
 });
 
 describe("resubmitting a used form", () => {
-  it("the same token and answer is a retry; a changed answer is a new revision, not dropped", () => {
+  it("the same token and answer is a retry; a changed answer is a new revision, not dropped", async () => {
     const [a, b] = annotators;
-    const { taskId } = createTask(projectId, researcher, {
+    const { taskId } = await createTask(projectId, researcher, {
       name: "resubmit",
       datasetId,
       kind: "response-satisfaction",
@@ -133,20 +133,20 @@ describe("resubmitting a used form", () => {
       pool: [a, b],
       seed: 3,
     });
-    const task = findTask(projectId, taskId)!;
+    const task = (await findTask(projectId, taskId))!;
     const unit = unitsOf(taskId)[0];
-    const submit = (answer: string, comment = "") =>
-      saveAnnotation({ task, userId: a, unitId: unit, intent: "submit", form: form({ answer, comment, clientToken: "form-1" }) });
-    expect(submit("Yes")).toMatchObject({ ok: true, revision: 1 });
-    expect(submit("Yes")).toMatchObject({ ok: true, duplicate: true, revision: 1 });
+    const submit = async (answer: string, comment = "") =>
+      await saveAnnotation({ task, userId: a, unitId: unit, intent: "submit", form: form({ answer, comment, clientToken: "form-1" }) });
+    expect(await submit("Yes")).toMatchObject({ ok: true, revision: 1 });
+    expect(await submit("Yes")).toMatchObject({ ok: true, duplicate: true, revision: 1 });
     // Back button, another answer, same form.
-    const changed = submit("No", "changed my mind");
+    const changed = await submit("No", "changed my mind");
     expect(changed).toMatchObject({ ok: true, status: "submitted", revision: 2 });
     expect(changed).not.toHaveProperty("duplicate");
     const rows = db()
       .select({ revision: schema.annotations.revision, label: schema.annotations.label, notes: schema.annotations.notes })
       .from(schema.annotations)
-      .where(eq(schema.annotations.assignmentId, myAssignment(taskId, unit, a)!.id))
+      .where(eq(schema.annotations.assignmentId, (await myAssignment(taskId, unit, a))!.id))
       .orderBy(asc(schema.annotations.revision))
       .all();
     expect(rows).toEqual([

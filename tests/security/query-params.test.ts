@@ -21,7 +21,7 @@ beforeAll(async () => {
       kinds: ["response-satisfaction"],
     });
     taskId = s.tasks["response-satisfaction"];
-    datasetId = findTask(s.projectId, taskId, db)!.datasetId;
+    datasetId = (await findTask(s.projectId, taskId, db))!.datasetId;
     db.$client.close();
   });
 });

@@ -38,13 +38,13 @@ export const ROUTES: Record<string, Entry> = {
   },
 };
 
-export const setup: Setup = (base: Ids) => {
-  const { taskId } = createTask(base.projectId, base.userId, {
+export const setup: Setup = async (base: Ids) => {
+  const { taskId } = await createTask(base.projectId, base.userId, {
     name: "Access task",
     datasetId: base.datasetId,
     kind: "response-satisfaction",
     overlap: 1,
     pool: [base.userId],
   });
-  return { taskId, unitId: nextUnitId(taskId, base.userId) ?? 0 };
+  return { taskId, unitId: (await nextUnitId(taskId, base.userId)) ?? 0 };
 };
