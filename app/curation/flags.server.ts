@@ -8,13 +8,14 @@
  * annotators preferred a model output over the hidden reference.
  */
 import { and, asc, desc, eq, inArray, isNull } from "drizzle-orm";
-import { getDb, schema, type Db } from "~/db.server";
+import { dalOf, getDal, type DalLike } from "~/dal.server";
 import { readConfig } from "~/annotation/config";
 import { currentAnnotations } from "~/annotation/tasks.server";
 import { checklistAppropriateness, computeFinal } from "~/reports/agreement";
 import { findTask, loadTaskData } from "~/reports/load.server";
 import { kindsWhere, taskKind } from "~/task-kinds/registry";
 import type { TaskKind } from "~/task-kinds/types";
+import type * as schema from "../../db/schema";
 import { nearDuplicates } from "./nearDuplicates";
 
 type TaskRow = typeof schema.tasks.$inferSelect;
@@ -28,40 +29,42 @@ export type Flag =
   | { kind: "duplicate"; checklistItemId: number; itemId: number; otherId: number; f: number }
   | { kind: "back-check"; checklistItemId: number; itemId: number; answer: string; judge: string; eventId: number };
 
-export function activeChecklists(datasetId: number, db: Db = getDb()) {
-  return db
+export async function activeChecklists(datasetId: number, db: DalLike = getDal()) {
+  const d = dalOf(db);
+  const { checklistItems: c, items } = d.t;
+  return d.q
     .select({
-      id: schema.checklistItems.id,
-      itemId: schema.checklistItems.itemId,
-      text: schema.checklistItems.text,
-      weight: schema.checklistItems.weight,
-      position: schema.checklistItems.position,
-      version: schema.checklistItems.version,
+      id: c.id,
+      itemId: c.itemId,
+      text: c.text,
+      weight: c.weight,
+      position: c.position,
+      version: c.version,
     })
-    .from(schema.checklistItems)
-    .innerJoin(schema.items, eq(schema.items.id, schema.checklistItems.itemId))
-    .where(and(eq(schema.items.datasetId, datasetId), isNull(schema.checklistItems.retiredAt)))
-    .orderBy(asc(schema.checklistItems.itemId), asc(schema.checklistItems.position))
-    .all();
+    .from(c)
+    .innerJoin(items, eq(items.id, c.itemId))
+    .where(and(eq(items.datasetId, datasetId), isNull(c.retiredAt)))
+    .orderBy(asc(c.itemId), asc(c.position));
 }
 
-export function inappropriateFlags(projectId: number, datasetId: number, db: Db = getDb()): Flag[] {
-  const tasks = db
-    .select({ id: schema.tasks.id })
-    .from(schema.tasks)
+export async function inappropriateFlags(projectId: number, datasetId: number, db: DalLike = getDal()): Promise<Flag[]> {
+  const d = dalOf(db);
+  const tt = d.t.tasks;
+  const tasks = await d.q
+    .select({ id: tt.id })
+    .from(tt)
     // The kinds whose reports judge checklist items (checklist appropriateness).
     .where(
       and(
-        eq(schema.tasks.datasetId, datasetId),
-        inArray(schema.tasks.kind, kindsWhere((k) => k.reportExtras?.includes("checklist") === true) as TaskRow["kind"][]),
+        eq(tt.datasetId, datasetId),
+        inArray(tt.kind, kindsWhere((k) => k.reportExtras?.includes("checklist") === true) as TaskRow["kind"][]),
       ),
-    )
-    .all();
+    );
   const out: Flag[] = [];
   for (const t of tasks) {
-    const task = findTask(projectId, t.id);
+    const task = await findTask(projectId, t.id, d);
     if (!task) continue;
-    const data = loadTaskData(task);
+    const data = await loadTaskData(task, {}, d);
     const hasAdjudications = Object.keys(readConfig(task.config).adjudications ?? {}).length > 0;
     const report = checklistAppropriateness(data, computeFinal(data, hasAdjudications ? "adjudication" : "majority"));
     for (const r of report.inappropriate) {
@@ -101,13 +104,14 @@ export type BackCheckResult = {
   rawOutput: string;
 };
 
-export function backCheckFlags(datasetId: number, activeIds: Set<number>, db: Db = getDb()): Flag[] {
-  const events = db
-    .select({ id: schema.curationEvents.id, itemId: schema.curationEvents.itemId, after: schema.curationEvents.after })
-    .from(schema.curationEvents)
-    .where(and(eq(schema.curationEvents.datasetId, datasetId), eq(schema.curationEvents.action, "back-check")))
-    .orderBy(desc(schema.curationEvents.id))
-    .all();
+export async function backCheckFlags(datasetId: number, activeIds: Set<number>, db: DalLike = getDal()): Promise<Flag[]> {
+  const d = dalOf(db);
+  const ev = d.t.curationEvents;
+  const events = await d.q
+    .select({ id: ev.id, itemId: ev.itemId, after: ev.after })
+    .from(ev)
+    .where(and(eq(ev.datasetId, datasetId), eq(ev.action, "back-check")))
+    .orderBy(desc(ev.id));
   const seen = new Set<number>();
   const out: Flag[] = [];
   for (const e of events) {
@@ -123,13 +127,14 @@ export function backCheckFlags(datasetId: number, activeIds: Set<number>, db: Db
   return out;
 }
 
-export function allFlags(projectId: number, datasetId: number, threshold = DEFAULT_DUPLICATE_THRESHOLD, db: Db = getDb()) {
-  const checklists = activeChecklists(datasetId, db);
+export async function allFlags(projectId: number, datasetId: number, threshold = DEFAULT_DUPLICATE_THRESHOLD, db: DalLike = getDal()) {
+  const d = dalOf(db);
+  const checklists = await activeChecklists(datasetId, d);
   const active = new Set(checklists.map((c) => c.id));
   const flags = [
-    ...inappropriateFlags(projectId, datasetId, db).filter((f) => active.has(f.checklistItemId)),
+    ...(await inappropriateFlags(projectId, datasetId, d)).filter((f) => active.has(f.checklistItemId)),
     ...duplicateFlags(checklists, threshold),
-    ...backCheckFlags(datasetId, active, db),
+    ...(await backCheckFlags(datasetId, active, d)),
   ];
   return { checklists, flags };
 }
@@ -152,28 +157,26 @@ export type PromotionCandidate = {
  * annotators' majority (strictly more than any other choice, the reference
  * included) picked one model response.
  */
-export function promotionCandidates(datasetId: number, db: Db = getDb()): PromotionCandidate[] {
-  const tasks = db
-    .select({ id: schema.tasks.id, kind: schema.tasks.kind, config: schema.tasks.config })
-    .from(schema.tasks)
-    // The kinds that pick one of the compared responses, the reference possibly among them (best-of-N).
-    .where(and(eq(schema.tasks.datasetId, datasetId), inArray(schema.tasks.kind, kindsWhere(picksAmongReference) as TaskRow["kind"][])))
-    .all()
-    .filter((t) => readConfig(t.config).includeReference === true);
+export async function promotionCandidates(datasetId: number, db: DalLike = getDal()): Promise<PromotionCandidate[]> {
+  const d = dalOf(db);
+  const { tasks: tt, units: ut, annotations: at, references: rt } = d.t;
+  const tasks = (
+    await d.q
+      .select({ id: tt.id, kind: tt.kind, config: tt.config })
+      .from(tt)
+      // The kinds that pick one of the compared responses, the reference possibly among them (best-of-N).
+      .where(and(eq(tt.datasetId, datasetId), inArray(tt.kind, kindsWhere(picksAmongReference) as TaskRow["kind"][])))
+  ).filter((t) => readConfig(t.config).includeReference === true);
   const out: PromotionCandidate[] = [];
   for (const t of tasks) {
     const units = new Map(
-      db
-        .select({ id: schema.units.id, itemId: schema.units.itemId, responseIds: schema.units.responseIds })
-        .from(schema.units)
-        .where(eq(schema.units.taskId, t.id))
-        .all()
+      (await d.q.select({ id: ut.id, itemId: ut.itemId, responseIds: ut.responseIds }).from(ut).where(eq(ut.taskId, t.id)))
         .filter((u) => u.responseIds?.includes("reference"))
         .map((u) => [u.id, u]),
     );
     const adjudications = readConfig(t.config).adjudications ?? {};
     const byUnit = new Map<number, { best: unknown; assignmentId: number }[]>();
-    for (const a of currentAnnotations(t.id, db)) {
+    for (const a of await currentAnnotations(t.id, d)) {
       if (a.status !== "submitted" || !units.has(a.unitId)) continue;
       const best = taskKind(t.kind).coding.pick!(a.label);
       (byUnit.get(a.unitId) ?? byUnit.set(a.unitId, []).get(a.unitId)!).push({ best, assignmentId: a.assignmentId });
@@ -208,12 +211,13 @@ export function promotionCandidates(datasetId: number, db: Db = getDb()): Promot
         promoted: false,
       });
       const assignmentIds = votes.filter((v) => String(v.best) === top[0]).map((v) => v.assignmentId);
-      out[out.length - 1].annotationIds = db
-        .select({ id: schema.annotations.id, assignmentId: schema.annotations.assignmentId, revision: schema.annotations.revision })
-        .from(schema.annotations)
-        .where(inArray(schema.annotations.assignmentId, assignmentIds))
-        .orderBy(desc(schema.annotations.revision))
-        .all()
+      out[out.length - 1].annotationIds = (
+        await d.q
+          .select({ id: at.id, assignmentId: at.assignmentId, revision: at.revision })
+          .from(at)
+          .where(inArray(at.assignmentId, assignmentIds))
+          .orderBy(desc(at.revision))
+      )
         .filter((row, i, all) => all.findIndex((r) => r.assignmentId === row.assignmentId) === i)
         .map((r) => r.id)
         .sort((a, b) => a - b);
@@ -221,12 +225,12 @@ export function promotionCandidates(datasetId: number, db: Db = getDb()): Promot
   }
   if (out.length > 0) {
     const promoted = new Set(
-      db
-        .select({ responseId: schema.references.promotedFromResponseId })
-        .from(schema.references)
-        .where(inArray(schema.references.itemId, [...new Set(out.map((c) => c.itemId))]))
-        .all()
-        .map((r) => r.responseId),
+      (
+        await d.q
+          .select({ responseId: rt.promotedFromResponseId })
+          .from(rt)
+          .where(inArray(rt.itemId, [...new Set(out.map((c) => c.itemId))]))
+      ).map((r) => r.responseId),
     );
     for (const c of out) c.promoted = promoted.has(c.responseId);
   }

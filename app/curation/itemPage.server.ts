@@ -5,20 +5,25 @@
  * the project's providers for drafting.
  */
 import { and, asc, desc, eq } from "drizzle-orm";
-import { getDb, schema, type Db } from "~/db.server";
+import { dalOf, first, getDal, type DalLike } from "~/dal.server";
 import { findDataset } from "~/benchmark/browse.server";
+import type * as schema from "../../db/schema";
 import { allFlags } from "./flags.server";
 import { staleSummary } from "./requeue.server";
 
 /** Item `itemId` of dataset `datasetId` of the project, with its dataset; null when either is not there. */
-export function findItemOfDataset(projectId: number, datasetId: number, itemId: number, db: Db = getDb()) {
-  const dataset = findDataset(projectId, datasetId, db);
+export async function findItemOfDataset(projectId: number, datasetId: number, itemId: number, db: DalLike = getDal()) {
+  const d = dalOf(db);
+  const dataset = await findDataset(projectId, datasetId, d);
   if (!dataset) return { dataset: null, item: null };
-  const item = db
-    .select()
-    .from(schema.items)
-    .where(and(eq(schema.items.id, itemId), eq(schema.items.datasetId, dataset.id)))
-    .get();
+  const items = d.t.items;
+  const item = first(
+    await d.q
+      .select()
+      .from(items)
+      .where(and(eq(items.id, itemId), eq(items.datasetId, dataset.id)))
+      .limit(1),
+  );
   return { dataset, item: item ?? null };
 }
 
@@ -28,52 +33,53 @@ export function findItemOfDataset(projectId: number, datasetId: number, itemId: 
  * a live item, not retired items); `weighted` when a live item has a weight.
  * References newest version first, the history newest event first.
  */
-export function itemCurationView(
+export async function itemCurationView(
   projectId: number,
   dataset: typeof schema.datasets.$inferSelect,
   item: typeof schema.items.$inferSelect,
-  db: Db = getDb(),
+  db: DalLike = getDal(),
 ) {
-  const checklist = db
-    .select()
-    .from(schema.checklistItems)
-    .where(eq(schema.checklistItems.itemId, item.id))
-    .orderBy(asc(schema.checklistItems.position), desc(schema.checklistItems.version))
-    .all();
-  const replaced = new Set(checklist.map((c) => c.previousId).filter((id): id is number => id != null));
-  const flags = allFlags(projectId, dataset.id, undefined, db).flags.filter((f) => f.itemId === item.id);
-  const references = db
+  const d = dalOf(db);
+  const { checklistItems: c, references: r, curationEvents: ev, users, providers: p } = d.t;
+  const checklist = await d.q.select().from(c).where(eq(c.itemId, item.id)).orderBy(asc(c.position), desc(c.version));
+  const replaced = new Set(checklist.map((x) => x.previousId).filter((id): id is number => id != null));
+  const flags = (await allFlags(projectId, dataset.id, undefined, d)).flags.filter((f) => f.itemId === item.id);
+  const references = await d.q
     .select({
-      id: schema.references.id,
-      text: schema.references.text,
-      version: schema.references.version,
-      isCurrent: schema.references.isCurrent,
-      provenance: schema.references.provenance,
-      reason: schema.references.reason,
-      justification: schema.references.justification,
-      promotedFromResponseId: schema.references.promotedFromResponseId,
-      createdAt: schema.references.createdAt,
-      by: schema.users.name,
+      id: r.id,
+      text: r.text,
+      version: r.version,
+      isCurrent: r.isCurrent,
+      provenance: r.provenance,
+      reason: r.reason,
+      justification: r.justification,
+      promotedFromResponseId: r.promotedFromResponseId,
+      createdAt: r.createdAt,
+      by: users.name,
     })
-    .from(schema.references)
-    .leftJoin(schema.users, eq(schema.users.id, schema.references.createdBy))
-    .where(eq(schema.references.itemId, item.id))
-    .orderBy(desc(schema.references.version))
-    .all();
-  const history = db
+    .from(r)
+    .leftJoin(users, eq(users.id, r.createdBy))
+    .where(eq(r.itemId, item.id))
+    .orderBy(desc(r.version));
+  const history = await d.q
     .select({
-      id: schema.curationEvents.id,
-      entity: schema.curationEvents.entity,
-      action: schema.curationEvents.action,
-      reason: schema.curationEvents.reason,
-      createdAt: schema.curationEvents.createdAt,
-      by: schema.users.name,
+      id: ev.id,
+      entity: ev.entity,
+      action: ev.action,
+      reason: ev.reason,
+      createdAt: ev.createdAt,
+      by: users.name,
     })
-    .from(schema.curationEvents)
-    .leftJoin(schema.users, eq(schema.users.id, schema.curationEvents.userId))
-    .where(eq(schema.curationEvents.itemId, item.id))
-    .orderBy(desc(schema.curationEvents.id))
-    .all();
+    .from(ev)
+    .leftJoin(users, eq(users.id, ev.userId))
+    .where(eq(ev.itemId, item.id))
+    .orderBy(desc(ev.id));
+  const stale = await staleSummary(projectId, { itemId: item.id }, d);
+  const providers = await d.q
+    .select({ id: p.id, name: p.name, model: p.model })
+    .from(p)
+    .where(eq(p.projectId, projectId))
+    .orderBy(asc(p.name));
   return {
     dataset: { id: dataset.id, name: dataset.name, version: dataset.version, frozen: Boolean(dataset.frozenAt) },
     item: {
@@ -85,18 +91,13 @@ export function itemCurationView(
       subject: item.subject,
       version: item.version,
     },
-    active: checklist.filter((c) => !c.retiredAt),
-    retired: checklist.filter((c) => c.retiredAt && !replaced.has(c.id)),
-    weighted: checklist.some((c) => !c.retiredAt && c.weight != null),
+    active: checklist.filter((x) => !x.retiredAt),
+    retired: checklist.filter((x) => x.retiredAt && !replaced.has(x.id)),
+    weighted: checklist.some((x) => !x.retiredAt && x.weight != null),
     flags,
     references,
     history,
-    stale: staleSummary(projectId, { itemId: item.id }, db),
-    providers: db
-      .select({ id: schema.providers.id, name: schema.providers.name, model: schema.providers.model })
-      .from(schema.providers)
-      .where(eq(schema.providers.projectId, projectId))
-      .orderBy(asc(schema.providers.name))
-      .all(),
+    stale,
+    providers,
   };
 }

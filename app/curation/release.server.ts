@@ -3,7 +3,7 @@
  * checklists and references) plus a markdown changelog of what changed and why.
  */
 import { and, asc, eq, isNull } from "drizzle-orm";
-import { getDb, schema, type Db } from "~/db.server";
+import { dalOf, first, getDal, type DalLike } from "~/dal.server";
 
 /** Column names of a release line; stable, documented in the README. */
 export type ReleaseLine = {
@@ -21,20 +21,33 @@ export type ReleaseLine = {
   metadata: Record<string, unknown>;
 };
 
-export function releaseLines(datasetId: number, db: Db = getDb()): ReleaseLine[] {
-  const items = db.select().from(schema.items).where(eq(schema.items.datasetId, datasetId)).orderBy(asc(schema.items.sourceId)).all();
-  return items.map((it) => {
-    const checklist = db
-      .select({ text: schema.checklistItems.text, weight: schema.checklistItems.weight, version: schema.checklistItems.version })
-      .from(schema.checklistItems)
-      .where(and(eq(schema.checklistItems.itemId, it.id), isNull(schema.checklistItems.retiredAt)))
-      .orderBy(asc(schema.checklistItems.position))
-      .all();
-    const ref = db
-      .select({ text: schema.references.text, version: schema.references.version })
-      .from(schema.references)
-      .where(and(eq(schema.references.itemId, it.id), eq(schema.references.isCurrent, true)))
-      .get();
+export async function releaseLines(datasetId: number, db: DalLike = getDal()): Promise<ReleaseLine[]> {
+  const d = dalOf(db);
+  const { items, checklistItems: c, references: r } = d.t;
+  const rows = await d.q.select().from(items).where(eq(items.datasetId, datasetId)).orderBy(asc(items.sourceId));
+  // The dataset's live checklists and current references in one query each (not two per item).
+  const checklists = new Map<number, ReleaseLine["checklist"]>();
+  for (const x of await d.q
+    .select({ itemId: c.itemId, text: c.text, weight: c.weight, version: c.version })
+    .from(c)
+    .innerJoin(items, eq(items.id, c.itemId))
+    .where(and(eq(items.datasetId, datasetId), isNull(c.retiredAt)))
+    .orderBy(asc(c.itemId), asc(c.position), asc(c.id))) {
+    const list = checklists.get(x.itemId) ?? checklists.set(x.itemId, []).get(x.itemId)!;
+    list.push({ text: x.text, weight: x.weight, version: x.version });
+  }
+  const refs = new Map<number, { text: string; version: number }>();
+  for (const x of await d.q
+    .select({ itemId: r.itemId, text: r.text, version: r.version })
+    .from(r)
+    .innerJoin(items, eq(items.id, r.itemId))
+    .where(and(eq(items.datasetId, datasetId), eq(r.isCurrent, true)))
+    .orderBy(asc(r.id))) {
+    if (!refs.has(x.itemId)) refs.set(x.itemId, { text: x.text, version: x.version });
+  }
+  return rows.map((it) => {
+    const checklist = checklists.get(it.id) ?? [];
+    const ref = refs.get(it.id);
     return {
       id: it.sourceId,
       query: it.query,
@@ -52,12 +65,8 @@ export function releaseLines(datasetId: number, db: Db = getDb()): ReleaseLine[]
   });
 }
 
-export function releaseJsonl(datasetId: number, db: Db = getDb()): string {
-  return (
-    releaseLines(datasetId, db)
-      .map((l) => JSON.stringify(l))
-      .join("\n") + "\n"
-  );
+export async function releaseJsonl(datasetId: number, db: DalLike = getDal()): Promise<string> {
+  return (await releaseLines(datasetId, db)).map((l) => JSON.stringify(l)).join("\n") + "\n";
 }
 
 const iso = (t: number) => new Date(t * 1000).toISOString().replace(".000Z", "Z");
@@ -96,27 +105,28 @@ function describe(e: { entity: string; action: string; before: unknown; after: u
 }
 
 /** The changelog of a dataset version, oldest change first, as markdown. */
-export function releaseChangelog(datasetId: number, db: Db = getDb()): string {
-  const ds = db.select().from(schema.datasets).where(eq(schema.datasets.id, datasetId)).get();
+export async function releaseChangelog(datasetId: number, db: DalLike = getDal()): Promise<string> {
+  const d = dalOf(db);
+  const { datasets, curationEvents: ev, items, users } = d.t;
+  const ds = first(await d.q.select().from(datasets).where(eq(datasets.id, datasetId)).limit(1));
   if (!ds) throw new Error(`releaseChangelog: no dataset ${datasetId}`);
-  const events = db
+  const events = await d.q
     .select({
-      id: schema.curationEvents.id,
-      entity: schema.curationEvents.entity,
-      action: schema.curationEvents.action,
-      before: schema.curationEvents.before,
-      after: schema.curationEvents.after,
-      reason: schema.curationEvents.reason,
-      createdAt: schema.curationEvents.createdAt,
-      item: schema.items.sourceId,
-      user: schema.users.name,
+      id: ev.id,
+      entity: ev.entity,
+      action: ev.action,
+      before: ev.before,
+      after: ev.after,
+      reason: ev.reason,
+      createdAt: ev.createdAt,
+      item: items.sourceId,
+      user: users.name,
     })
-    .from(schema.curationEvents)
-    .leftJoin(schema.items, eq(schema.items.id, schema.curationEvents.itemId))
-    .leftJoin(schema.users, eq(schema.users.id, schema.curationEvents.userId))
-    .where(eq(schema.curationEvents.datasetId, datasetId))
-    .orderBy(asc(schema.curationEvents.createdAt), asc(schema.curationEvents.id))
-    .all();
+    .from(ev)
+    .leftJoin(items, eq(items.id, ev.itemId))
+    .leftJoin(users, eq(users.id, ev.userId))
+    .where(eq(ev.datasetId, datasetId))
+    .orderBy(asc(ev.createdAt), asc(ev.id));
   const lines = [
     `# ${ds.name} — version ${ds.version}`,
     "",

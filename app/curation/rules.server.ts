@@ -5,17 +5,22 @@
  * dataset. Refusals are DomainErrors beside the field that named the row.
  */
 import { and, asc, eq } from "drizzle-orm";
-import { getDb, schema, visible, type Db } from "~/db.server";
+import { dalOf, first, getDal, type DalLike } from "~/dal.server";
+import { visible } from "~/db.server";
 import { DomainError } from "~/errors.server";
 import { reorderChecklist } from "./versions.server";
 
 /** Throws unless `checklistItemId` is a checklist item of item `itemId`. */
-export function requireChecklistItemOf(itemId: number, checklistItemId: number, db: Db = getDb()) {
-  const row = db
-    .select({ id: schema.checklistItems.id })
-    .from(schema.checklistItems)
-    .where(and(eq(schema.checklistItems.id, checklistItemId), eq(schema.checklistItems.itemId, itemId)))
-    .get();
+export async function requireChecklistItemOf(itemId: number, checklistItemId: number, db: DalLike = getDal()): Promise<void> {
+  const d = dalOf(db);
+  const c = d.t.checklistItems;
+  const row = first(
+    await d.q
+      .select({ id: c.id })
+      .from(c)
+      .where(and(eq(c.id, checklistItemId), eq(c.itemId, itemId)))
+      .limit(1),
+  );
   if (!row) throw new DomainError("checklistItemId: not a checklist item of this item.", { field: "checklistItemId" });
 }
 
@@ -23,36 +28,37 @@ export function requireChecklistItemOf(itemId: number, checklistItemId: number, 
  * Moves a live checklist item one place up or down among the item's live
  * checklist items (retired ones keep their positions out of the way).
  */
-export function moveChecklistItem(
+export async function moveChecklistItem(
   itemId: number,
   checklistItemId: number,
   direction: "up" | "down",
   actor: { userId: number | null; reason: string },
-  db: Db = getDb(),
-) {
-  const ids = db
-    .select({ id: schema.checklistItems.id, retiredAt: schema.checklistItems.retiredAt })
-    .from(schema.checklistItems)
-    .where(eq(schema.checklistItems.itemId, itemId))
-    .orderBy(asc(schema.checklistItems.position))
-    .all()
-    .filter((c) => !c.retiredAt)
-    .map((c) => c.id);
+  db: DalLike = getDal(),
+): Promise<void> {
+  const d = dalOf(db);
+  const c = d.t.checklistItems;
+  const ids = (await d.q.select({ id: c.id, retiredAt: c.retiredAt }).from(c).where(eq(c.itemId, itemId)).orderBy(asc(c.position)))
+    .filter((r) => !r.retiredAt)
+    .map((r) => r.id);
   const i = ids.indexOf(checklistItemId);
   const j = direction === "up" ? i - 1 : i + 1;
   if (i < 0 || j < 0 || j >= ids.length) throw new DomainError("Cannot move that item further.", { field: "direction" });
   [ids[i], ids[j]] = [ids[j], ids[i]];
-  reorderChecklist(itemId, ids, actor, db);
+  await reorderChecklist(itemId, ids, actor, d);
 }
 
 /** Throws unless response `responseId` answers an item of dataset `datasetId`. */
-export function requireResponseOfDataset(datasetId: number, responseId: number, db: Db = getDb()) {
-  const response = db
-    .select({ itemId: schema.responses.itemId })
-    .from(schema.responses)
-    .where(and(eq(schema.responses.id, responseId), visible(schema.responses.pendingImportId)))
-    .get();
+export async function requireResponseOfDataset(datasetId: number, responseId: number, db: DalLike = getDal()): Promise<void> {
+  const d = dalOf(db);
+  const { responses, items } = d.t;
+  const response = first(
+    await d.q
+      .select({ itemId: responses.itemId })
+      .from(responses)
+      .where(and(eq(responses.id, responseId), visible(responses.pendingImportId)))
+      .limit(1),
+  );
   const item =
-    response && db.select({ datasetId: schema.items.datasetId }).from(schema.items).where(eq(schema.items.id, response.itemId)).get();
+    response && first(await d.q.select({ datasetId: items.datasetId }).from(items).where(eq(items.id, response.itemId)).limit(1));
   if (!item || item.datasetId !== datasetId) throw new DomainError("responseId: not a response of this dataset.", { field: "responseId" });
 }

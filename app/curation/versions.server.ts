@@ -8,9 +8,11 @@
  * A frozen dataset version is read-only; start the next version to keep editing.
  */
 import { and, asc, eq, inArray, isNull, max, or, sql } from "drizzle-orm";
-import { getDb, schema, visible, type Db } from "~/db.server";
+import { dalOf, first, getDal, type Dal, type DalLike, type Q } from "~/dal.server";
+import { visible } from "~/db.server";
 import { DomainError } from "~/errors";
 import { kindsWhere } from "~/task-kinds/registry";
+import type * as schema from "../../db/schema";
 
 type TaskRow = typeof schema.tasks.$inferSelect;
 
@@ -21,7 +23,6 @@ export class CurationError extends DomainError {
   }
 }
 
-type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
 type Actor = { userId: number | null; reason: string };
 
 const now = () => Math.floor(Date.now() / 1000);
@@ -33,13 +34,16 @@ function requireReason(reason: string): string {
   return r;
 }
 
-function datasetOfItem(tx: Tx, itemId: number) {
-  const row = tx
-    .select({ datasetId: schema.items.datasetId, frozenAt: schema.datasets.frozenAt, version: schema.datasets.version })
-    .from(schema.items)
-    .innerJoin(schema.datasets, eq(schema.datasets.id, schema.items.datasetId))
-    .where(eq(schema.items.id, itemId))
-    .get();
+async function datasetOfItem(d: Dal, q: Q, itemId: number) {
+  const { items, datasets } = d.t;
+  const row = first(
+    await q
+      .select({ datasetId: items.datasetId, frozenAt: datasets.frozenAt, version: datasets.version })
+      .from(items)
+      .innerJoin(datasets, eq(datasets.id, items.datasetId))
+      .where(eq(items.id, itemId))
+      .limit(1),
+  );
   if (!row) throw new CurationError("No such item.", "itemId");
   if (row.frozenAt) {
     throw new CurationError(`Version ${row.version} of this dataset is frozen as a release; start the next version to keep editing.`);
@@ -47,8 +51,9 @@ function datasetOfItem(tx: Tx, itemId: number) {
   return row.datasetId;
 }
 
-function logEvent(
-  tx: Tx,
+async function logEvent(
+  d: Dal,
+  q: Q,
   e: {
     datasetId: number;
     itemId?: number | null;
@@ -59,101 +64,101 @@ function logEvent(
     after?: unknown;
   } & Actor,
 ) {
-  tx.insert(schema.curationEvents)
-    .values({
-      datasetId: e.datasetId,
-      itemId: e.itemId ?? null,
-      entity: e.entity,
-      entityId: e.entityId ?? null,
-      action: e.action,
-      before: e.before ?? null,
-      after: e.after ?? null,
-      reason: e.reason,
-      userId: e.userId,
-    })
-    .run();
+  await q.insert(d.t.curationEvents).values({
+    datasetId: e.datasetId,
+    itemId: e.itemId ?? null,
+    entity: e.entity,
+    entityId: e.entityId ?? null,
+    action: e.action,
+    before: e.before ?? null,
+    after: e.after ?? null,
+    reason: e.reason,
+    userId: e.userId,
+  });
 }
 
-/** Marks the current annotations of the given units stale. */
-function staleAnnotationsOfUnits(tx: Tx, unitIds: number[]) {
+/** Marks the current annotations of the given units stale; returns how many. */
+async function staleAnnotationsOfUnits(d: Dal, q: Q, unitIds: number[]) {
   if (unitIds.length === 0) return 0;
-  const assignmentIds = tx
-    .select({ id: schema.assignments.id })
-    .from(schema.assignments)
-    .where(inArray(schema.assignments.unitId, unitIds))
-    .all()
-    .map((a) => a.id);
+  const { assignments, annotations } = d.t;
+  const assignmentIds = (await q.select({ id: assignments.id }).from(assignments).where(inArray(assignments.unitId, unitIds))).map(
+    (a) => a.id,
+  );
   if (assignmentIds.length === 0) return 0;
-  return tx
-    .update(schema.annotations)
+  const changed = await q
+    .update(annotations)
     .set({ staleAt: now() })
-    .where(and(inArray(schema.annotations.assignmentId, assignmentIds), isNull(schema.annotations.staleAt)))
-    .run().changes;
+    .where(and(inArray(annotations.assignmentId, assignmentIds), isNull(annotations.staleAt)))
+    .returning({ id: annotations.id });
+  return changed.length;
 }
 
-function activeChecklist(tx: Tx, itemId: number) {
-  return tx
+/** Marks the given verdicts stale (those not stale yet); returns how many. */
+async function staleVerdicts(d: Dal, q: Q, where: ReturnType<typeof and>) {
+  const v = d.t.verdicts;
+  const changed = await q
+    .update(v)
+    .set({ staleAt: now() })
+    .where(and(where, isNull(v.staleAt)))
+    .returning({ id: v.id });
+  return changed.length;
+}
+
+function activeChecklist(d: Dal, q: Q, itemId: number) {
+  const c = d.t.checklistItems;
+  return q
     .select()
-    .from(schema.checklistItems)
-    .where(and(eq(schema.checklistItems.itemId, itemId), isNull(schema.checklistItems.retiredAt)))
-    .orderBy(asc(schema.checklistItems.position))
-    .all();
+    .from(c)
+    .where(and(eq(c.itemId, itemId), isNull(c.retiredAt)))
+    .orderBy(asc(c.position));
 }
 
 /** Weights re-normalised to sum to 1, when the checklist uses weights at all. */
-function renormalise(tx: Tx, itemId: number) {
-  const rows = activeChecklist(tx, itemId);
+async function renormalise(d: Dal, q: Q, itemId: number) {
+  const rows = await activeChecklist(d, q, itemId);
   if (!rows.some((r) => r.weight != null)) return;
   const total = rows.reduce((s, r) => s + (r.weight ?? 0), 0);
   if (total <= 0) throw new CurationError("Weights must add up to more than 0.", "weight");
   for (const r of rows) {
-    tx.update(schema.checklistItems)
+    await q
+      .update(d.t.checklistItems)
       .set({ weight: (r.weight ?? 0) / total })
-      .where(eq(schema.checklistItems.id, r.id))
-      .run();
+      .where(eq(d.t.checklistItems.id, r.id));
   }
 }
 
 export type StaleCounts = { annotations: number; verdicts: number };
 
 /** Edits a checklist item's text (and optionally weight) as a new version. */
-export function editChecklistItem(
+export async function editChecklistItem(
   checklistItemId: number,
   change: { text: string; weight?: number | null },
   actor: Actor,
-  db: Db = getDb(),
-): { id: number; stale: StaleCounts } {
+  db: DalLike = getDal(),
+): Promise<{ id: number; stale: StaleCounts }> {
+  const d = dalOf(db);
   const reason = requireReason(actor.reason);
   const text = change.text.replace(/\s+/g, " ").trim();
   if (!text) throw new CurationError("A checklist item needs text.", "text");
-  return db.transaction((tx) => {
-    const old = tx.select().from(schema.checklistItems).where(eq(schema.checklistItems.id, checklistItemId)).get();
+  const { checklistItems, units, verdicts } = d.t;
+  return d.tx(async (q) => {
+    const old = first(await q.select().from(checklistItems).where(eq(checklistItems.id, checklistItemId)).limit(1));
     if (!old || old.retiredAt) throw new CurationError("No such active checklist item.", "checklistItemId");
-    const datasetId = datasetOfItem(tx, old.itemId);
+    const datasetId = await datasetOfItem(d, q, old.itemId);
     const weight = change.weight === undefined ? old.weight : change.weight;
     if (text === old.text && weight === old.weight) throw new CurationError("Nothing changed.", "text");
-    tx.update(schema.checklistItems).set({ retiredAt: now() }).where(eq(schema.checklistItems.id, old.id)).run();
-    const created = tx
-      .insert(schema.checklistItems)
+    await q.update(checklistItems).set({ retiredAt: now() }).where(eq(checklistItems.id, old.id));
+    const [created] = await q
+      .insert(checklistItems)
       .values({ itemId: old.itemId, text, weight, position: old.position, version: old.version + 1, previousId: old.id })
-      .returning({ id: schema.checklistItems.id })
-      .get();
-    if (change.weight !== undefined) renormalise(tx, old.itemId);
-    const unitIds = tx
-      .select({ id: schema.units.id })
-      .from(schema.units)
-      .where(eq(schema.units.checklistItemId, old.id))
-      .all()
-      .map((u) => u.id);
+      .returning({ id: checklistItems.id });
+    if (change.weight !== undefined) await renormalise(d, q, old.itemId);
+    const unitIds = (await q.select({ id: units.id }).from(units).where(eq(units.checklistItemId, old.id))).map((u) => u.id);
     const stale = {
-      annotations: staleAnnotationsOfUnits(tx, unitIds),
-      verdicts: tx
-        .update(schema.verdicts)
-        .set({ staleAt: now() })
-        .where(and(eq(schema.verdicts.checklistItemId, old.id), isNull(schema.verdicts.staleAt)))
-        .run().changes,
+      annotations: await staleAnnotationsOfUnits(d, q, unitIds),
+      verdicts: await staleVerdicts(d, q, eq(verdicts.checklistItemId, old.id)),
     };
-    logEvent(tx, {
+    await logEvent(d, q, {
       datasetId,
       itemId: old.itemId,
       entity: "checklist-item",
@@ -168,29 +173,31 @@ export function editChecklistItem(
   });
 }
 
-export function addChecklistItem(
+export async function addChecklistItem(
   itemId: number,
   change: { text: string; weight?: number | null },
   actor: Actor,
-  db: Db = getDb(),
-): { id: number } {
+  db: DalLike = getDal(),
+): Promise<{ id: number }> {
+  const d = dalOf(db);
   const reason = requireReason(actor.reason);
   const text = change.text.replace(/\s+/g, " ").trim();
   if (!text) throw new CurationError("A checklist item needs text.", "text");
-  return db.transaction((tx) => {
-    const datasetId = datasetOfItem(tx, itemId);
-    const last = tx
-      .select({ p: max(schema.checklistItems.position) })
-      .from(schema.checklistItems)
-      .where(eq(schema.checklistItems.itemId, itemId))
-      .get()?.p;
-    const created = tx
-      .insert(schema.checklistItems)
+  const c = d.t.checklistItems;
+  return d.tx(async (q) => {
+    const datasetId = await datasetOfItem(d, q, itemId);
+    const last = first(
+      await q
+        .select({ p: max(c.position) })
+        .from(c)
+        .where(eq(c.itemId, itemId)),
+    )?.p;
+    const [created] = await q
+      .insert(c)
       .values({ itemId, text, weight: change.weight ?? null, position: (last ?? -1) + 1 })
-      .returning({ id: schema.checklistItems.id })
-      .get();
-    if (change.weight != null) renormalise(tx, itemId);
-    logEvent(tx, {
+      .returning({ id: c.id });
+    if (change.weight != null) await renormalise(d, q, itemId);
+    await logEvent(d, q, {
       datasetId,
       itemId,
       entity: "checklist-item",
@@ -205,27 +212,30 @@ export function addChecklistItem(
 }
 
 /** Retires (or restores) a checklist item; weights are re-normalised over the rest. */
-export function setChecklistItemRetired(checklistItemId: number, retired: boolean, actor: Actor, db: Db = getDb()) {
+export async function setChecklistItemRetired(
+  checklistItemId: number,
+  retired: boolean,
+  actor: Actor,
+  db: DalLike = getDal(),
+): Promise<void> {
+  const d = dalOf(db);
   const reason = requireReason(actor.reason);
-  db.transaction((tx) => {
-    const row = tx.select().from(schema.checklistItems).where(eq(schema.checklistItems.id, checklistItemId)).get();
+  const c = d.t.checklistItems;
+  await d.tx(async (q) => {
+    const row = first(await q.select().from(c).where(eq(c.id, checklistItemId)).limit(1));
     if (!row) throw new CurationError("No such checklist item.", "checklistItemId");
-    const datasetId = datasetOfItem(tx, row.itemId);
+    const datasetId = await datasetOfItem(d, q, row.itemId);
     if (!retired) {
-      const replaced = tx
-        .select({ id: schema.checklistItems.id })
-        .from(schema.checklistItems)
-        .where(eq(schema.checklistItems.previousId, row.id))
-        .get();
+      const replaced = first(await q.select({ id: c.id }).from(c).where(eq(c.previousId, row.id)).limit(1));
       if (replaced) throw new CurationError("This version was replaced by an edit; restore is only for retired items.", "checklistItemId");
     }
     if (Boolean(row.retiredAt) === retired) throw new CurationError(retired ? "Already retired." : "Not retired.", "checklistItemId");
-    tx.update(schema.checklistItems)
+    await q
+      .update(c)
       .set({ retiredAt: retired ? now() : null })
-      .where(eq(schema.checklistItems.id, row.id))
-      .run();
-    renormalise(tx, row.itemId);
-    logEvent(tx, {
+      .where(eq(c.id, row.id));
+    await renormalise(d, q, row.itemId);
+    await logEvent(d, q, {
       datasetId,
       itemId: row.itemId,
       entity: "checklist-item",
@@ -239,11 +249,13 @@ export function setChecklistItemRetired(checklistItemId: number, retired: boolea
 }
 
 /** Puts the active checklist in the given order (every active id exactly once). */
-export function reorderChecklist(itemId: number, orderedIds: number[], actor: Actor, db: Db = getDb()) {
+export async function reorderChecklist(itemId: number, orderedIds: number[], actor: Actor, db: DalLike = getDal()): Promise<void> {
+  const d = dalOf(db);
   const reason = requireReason(actor.reason);
-  db.transaction((tx) => {
-    const datasetId = datasetOfItem(tx, itemId);
-    const rows = activeChecklist(tx, itemId);
+  const c = d.t.checklistItems;
+  await d.tx(async (q) => {
+    const datasetId = await datasetOfItem(d, q, itemId);
+    const rows = await activeChecklist(d, q, itemId);
     const current = rows.map((r) => r.id);
     if (
       orderedIds.length !== current.length ||
@@ -252,8 +264,17 @@ export function reorderChecklist(itemId: number, orderedIds: number[], actor: Ac
     ) {
       throw new CurationError("The new order must list every active checklist item of this item exactly once.", "order");
     }
-    orderedIds.forEach((id, position) => tx.update(schema.checklistItems).set({ position }).where(eq(schema.checklistItems.id, id)).run());
-    logEvent(tx, { datasetId, itemId, entity: "checklist-item", action: "reorder", before: current, after: orderedIds, ...actor, reason });
+    for (const [position, id] of orderedIds.entries()) await q.update(c).set({ position }).where(eq(c.id, id));
+    await logEvent(d, q, {
+      datasetId,
+      itemId,
+      entity: "checklist-item",
+      action: "reorder",
+      before: current,
+      after: orderedIds,
+      ...actor,
+      reason,
+    });
   });
 }
 
@@ -261,11 +282,18 @@ export function reorderChecklist(itemId: number, orderedIds: number[], actor: Ac
  * Sets the weights of the active checklist (id → weight ≥ 0) and re-normalises
  * them to sum to 1. Returns the stored weights.
  */
-export function reweightChecklist(itemId: number, weights: Record<number, number>, actor: Actor, db: Db = getDb()) {
+export async function reweightChecklist(
+  itemId: number,
+  weights: Record<number, number>,
+  actor: Actor,
+  db: DalLike = getDal(),
+): Promise<Record<number, number>> {
+  const d = dalOf(db);
   const reason = requireReason(actor.reason);
-  return db.transaction((tx) => {
-    const datasetId = datasetOfItem(tx, itemId);
-    const rows = activeChecklist(tx, itemId);
+  const c = d.t.checklistItems;
+  return d.tx(async (q) => {
+    const datasetId = await datasetOfItem(d, q, itemId);
+    const rows = await activeChecklist(d, q, itemId);
     for (const r of rows) {
       const w = weights[r.id];
       if (w === undefined || !Number.isFinite(w) || w < 0) {
@@ -273,10 +301,10 @@ export function reweightChecklist(itemId: number, weights: Record<number, number
       }
     }
     const before = Object.fromEntries(rows.map((r) => [r.id, r.weight]));
-    for (const r of rows) tx.update(schema.checklistItems).set({ weight: weights[r.id] }).where(eq(schema.checklistItems.id, r.id)).run();
-    renormalise(tx, itemId);
-    const after = Object.fromEntries(activeChecklist(tx, itemId).map((r) => [r.id, r.weight]));
-    logEvent(tx, { datasetId, itemId, entity: "checklist-item", action: "reweight", before, after, ...actor, reason });
+    for (const r of rows) await q.update(c).set({ weight: weights[r.id] }).where(eq(c.id, r.id));
+    await renormalise(d, q, itemId);
+    const after = Object.fromEntries((await activeChecklist(d, q, itemId)).map((r) => [r.id, r.weight]));
+    await logEvent(d, q, { datasetId, itemId, entity: "checklist-item", action: "reweight", before, after, ...actor, reason });
     return after as Record<number, number>;
   });
 }
@@ -285,12 +313,19 @@ const ITEM_FIELDS = ["query", "passage", "domain", "subject", "taskType", "langu
 type ItemChange = Partial<Record<(typeof ITEM_FIELDS)[number], string | null>>;
 
 /** Edits an item's text or attributes: items.version + 1; the old values live in the changelog. */
-export function editItem(itemId: number, change: ItemChange, actor: Actor, db: Db = getDb()): { version: number; stale: StaleCounts } {
+export async function editItem(
+  itemId: number,
+  change: ItemChange,
+  actor: Actor,
+  db: DalLike = getDal(),
+): Promise<{ version: number; stale: StaleCounts }> {
+  const d = dalOf(db);
   const reason = requireReason(actor.reason);
   if (change.query !== undefined && !change.query?.trim()) throw new CurationError("The prompt cannot be empty.", "query");
-  return db.transaction((tx) => {
-    const datasetId = datasetOfItem(tx, itemId);
-    const old = tx.select().from(schema.items).where(eq(schema.items.id, itemId)).get()!;
+  const { items, units, responses, verdicts } = d.t;
+  return d.tx(async (q) => {
+    const datasetId = await datasetOfItem(d, q, itemId);
+    const old = first(await q.select().from(items).where(eq(items.id, itemId)).limit(1))!;
     const before: ItemChange = {};
     const after: ItemChange = {};
     for (const f of ITEM_FIELDS) {
@@ -304,37 +339,21 @@ export function editItem(itemId: number, change: ItemChange, actor: Actor, db: D
     if (Object.keys(after).length === 0) throw new CurationError("Nothing changed.", "query");
     const version = old.version + 1;
     if (after.query === null) throw new CurationError("The prompt cannot be empty.", "query");
-    tx.update(schema.items)
+    await q
+      .update(items)
       .set({ ...(after as Omit<ItemChange, "query"> & { query?: string }), version })
-      .where(eq(schema.items.id, itemId))
-      .run();
+      .where(eq(items.id, itemId));
     // What humans and judges saw changed only if the prompt or the passage did.
     let stale: StaleCounts = { annotations: 0, verdicts: 0 };
     if ("query" in after || "passage" in after) {
-      const unitIds = tx
-        .select({ id: schema.units.id })
-        .from(schema.units)
-        .where(eq(schema.units.itemId, itemId))
-        .all()
-        .map((u) => u.id);
-      const responseIds = tx
-        .select({ id: schema.responses.id })
-        .from(schema.responses)
-        .where(eq(schema.responses.itemId, itemId))
-        .all()
-        .map((r) => r.id);
+      const unitIds = (await q.select({ id: units.id }).from(units).where(eq(units.itemId, itemId))).map((u) => u.id);
+      const responseIds = (await q.select({ id: responses.id }).from(responses).where(eq(responses.itemId, itemId))).map((r) => r.id);
       stale = {
-        annotations: staleAnnotationsOfUnits(tx, unitIds),
-        verdicts: responseIds.length
-          ? tx
-              .update(schema.verdicts)
-              .set({ staleAt: now() })
-              .where(and(inArray(schema.verdicts.responseId, responseIds), isNull(schema.verdicts.staleAt)))
-              .run().changes
-          : 0,
+        annotations: await staleAnnotationsOfUnits(d, q, unitIds),
+        verdicts: responseIds.length ? await staleVerdicts(d, q, inArray(verdicts.responseId, responseIds)) : 0,
       };
     }
-    logEvent(tx, {
+    await logEvent(d, q, {
       datasetId,
       itemId,
       entity: "item",
@@ -355,32 +374,42 @@ export function editItem(itemId: number, change: ItemChange, actor: Actor, db: D
  * appropriateness tasks that show it) and whole-response judge scores are
  * marked stale.
  */
-export function setReference(
+export async function setReference(
   itemId: number,
   text: string,
   opts: Actor & { provenance?: "edited" | "promoted"; promotedFromResponseId?: number; justification?: number[] },
-  db: Db = getDb(),
-): { id: number; version: number; stale: StaleCounts } {
+  db: DalLike = getDal(),
+): Promise<{ id: number; version: number; stale: StaleCounts }> {
+  const d = dalOf(db);
   const reason = requireReason(opts.reason);
   const body = text.trim();
   if (!body) throw new CurationError("A reference needs text.", "text");
-  return db.transaction((tx) => {
-    const datasetId = datasetOfItem(tx, itemId);
-    const current = tx
-      .select()
-      .from(schema.references)
-      .where(and(eq(schema.references.itemId, itemId), eq(schema.references.isCurrent, true)))
-      .get();
+  const { references, units, tasks, responses, verdicts } = d.t;
+  // A task whose config shows the reference (showReference true; SQLite's json_extract reads true as 1).
+  const showsReference =
+    d.dialect === "postgres"
+      ? sql`(${tasks.config} -> 'showReference') IN ('true'::jsonb, '1'::jsonb)`
+      : sql`json_extract(${tasks.config}, '$.showReference') = 1`;
+  return d.tx(async (q) => {
+    const datasetId = await datasetOfItem(d, q, itemId);
+    const current = first(
+      await q
+        .select()
+        .from(references)
+        .where(and(eq(references.itemId, itemId), eq(references.isCurrent, true)))
+        .limit(1),
+    );
     if (current && current.text === body) throw new CurationError("That is already the current reference.", "text");
     const top =
-      tx
-        .select({ v: max(schema.references.version) })
-        .from(schema.references)
-        .where(eq(schema.references.itemId, itemId))
-        .get()?.v ?? 0;
-    tx.update(schema.references).set({ isCurrent: false }).where(eq(schema.references.itemId, itemId)).run();
-    const created = tx
-      .insert(schema.references)
+      first(
+        await q
+          .select({ v: max(references.version) })
+          .from(references)
+          .where(eq(references.itemId, itemId)),
+      )?.v ?? 0;
+    await q.update(references).set({ isCurrent: false }).where(eq(references.itemId, itemId));
+    const [created] = await q
+      .insert(references)
       .values({
         itemId,
         text: body,
@@ -392,47 +421,28 @@ export function setReference(
         justification: opts.justification ?? null,
         createdBy: opts.userId,
       })
-      .returning({ id: schema.references.id })
-      .get();
-    const unitIds = tx
-      .select({ id: schema.units.id })
-      .from(schema.units)
-      .innerJoin(schema.tasks, eq(schema.tasks.id, schema.units.taskId))
-      .where(
-        and(
-          eq(schema.units.itemId, itemId),
-          // Kinds whose labels always judge the reference (shown as the anchor, or compared as a response), or a task that shows it.
-          or(
-            inArray(schema.tasks.kind, kindsWhere((k) => k.labelsJudgeReference) as TaskRow["kind"][]),
-            sql`json_extract(${schema.tasks.config}, '$.showReference') = 1`,
+      .returning({ id: references.id });
+    const unitIds = (
+      await q
+        .select({ id: units.id })
+        .from(units)
+        .innerJoin(tasks, eq(tasks.id, units.taskId))
+        .where(
+          and(
+            eq(units.itemId, itemId),
+            // Kinds whose labels always judge the reference (shown as the anchor, or compared as a response), or a task that shows it.
+            or(inArray(tasks.kind, kindsWhere((k) => k.labelsJudgeReference) as TaskRow["kind"][]), showsReference),
           ),
-        ),
-      )
-      .all()
-      .map((u) => u.id);
-    const responseIds = tx
-      .select({ id: schema.responses.id })
-      .from(schema.responses)
-      .where(eq(schema.responses.itemId, itemId))
-      .all()
-      .map((r) => r.id);
+        )
+    ).map((u) => u.id);
+    const responseIds = (await q.select({ id: responses.id }).from(responses).where(eq(responses.itemId, itemId))).map((r) => r.id);
     const stale = {
-      annotations: staleAnnotationsOfUnits(tx, unitIds),
+      annotations: await staleAnnotationsOfUnits(d, q, unitIds),
       verdicts: responseIds.length
-        ? tx
-            .update(schema.verdicts)
-            .set({ staleAt: now() })
-            .where(
-              and(
-                inArray(schema.verdicts.responseId, responseIds),
-                isNull(schema.verdicts.checklistItemId),
-                isNull(schema.verdicts.staleAt),
-              ),
-            )
-            .run().changes
+        ? await staleVerdicts(d, q, and(inArray(verdicts.responseId, responseIds), isNull(verdicts.checklistItemId)))
         : 0,
     };
-    logEvent(tx, {
+    await logEvent(d, q, {
       datasetId,
       itemId,
       entity: "reference",
@@ -453,25 +463,43 @@ export function setReference(
 }
 
 /** Promotes a model response to be its item's reference (RAVEL reference optimisation). */
-export function promoteResponse(responseId: number, opts: Actor & { justification?: number[] }, db: Db = getDb()) {
-  const response = db
-    .select()
-    .from(schema.responses)
-    .where(and(eq(schema.responses.id, responseId), visible(schema.responses.pendingImportId)))
-    .get();
+export async function promoteResponse(
+  responseId: number,
+  opts: Actor & { justification?: number[] },
+  db: DalLike = getDal(),
+): Promise<{ id: number; version: number; stale: StaleCounts }> {
+  const d = dalOf(db);
+  const r = d.t.responses;
+  const response = first(
+    await d.q
+      .select()
+      .from(r)
+      .where(and(eq(r.id, responseId), visible(r.pendingImportId)))
+      .limit(1),
+  );
   if (!response) throw new CurationError("No such response.", "responseId");
-  return setReference(response.itemId, response.text, { ...opts, provenance: "promoted", promotedFromResponseId: response.id }, db);
+  return setReference(response.itemId, response.text, { ...opts, provenance: "promoted", promotedFromResponseId: response.id }, d);
 }
 
 /** Freezes a dataset version as a release. */
-export function freezeDataset(datasetId: number, actor: Actor, db: Db = getDb()) {
+export async function freezeDataset(datasetId: number, actor: Actor, db: DalLike = getDal()): Promise<void> {
+  const d = dalOf(db);
   const reason = requireReason(actor.reason);
-  db.transaction((tx) => {
-    const ds = tx.select().from(schema.datasets).where(eq(schema.datasets.id, datasetId)).get();
-    if (!ds) throw new CurationError("No such dataset.", "datasetId");
-    if (ds.frozenAt) throw new CurationError(`Version ${ds.version} is already frozen.`);
-    tx.update(schema.datasets).set({ frozenAt: now() }).where(eq(schema.datasets.id, datasetId)).run();
-    logEvent(tx, { datasetId, entity: "dataset", entityId: datasetId, action: "freeze", after: { version: ds.version }, ...actor, reason });
+  const ds = d.t.datasets;
+  await d.tx(async (q) => {
+    const row = first(await q.select().from(ds).where(eq(ds.id, datasetId)).limit(1));
+    if (!row) throw new CurationError("No such dataset.", "datasetId");
+    if (row.frozenAt) throw new CurationError(`Version ${row.version} is already frozen.`);
+    await q.update(ds).set({ frozenAt: now() }).where(eq(ds.id, datasetId));
+    await logEvent(d, q, {
+      datasetId,
+      entity: "dataset",
+      entityId: datasetId,
+      action: "freeze",
+      after: { version: row.version },
+      ...actor,
+      reason,
+    });
   });
 }
 
@@ -480,27 +508,29 @@ export function freezeDataset(datasetId: number, actor: Actor, db: Db = getDb())
  * checklists and current references. Responses, verdicts and labels stay with
  * the version they were made on.
  */
-export function startNextVersion(datasetId: number, actor: Actor, db: Db = getDb()): { id: number; version: number } {
+export async function startNextVersion(datasetId: number, actor: Actor, db: DalLike = getDal()): Promise<{ id: number; version: number }> {
+  const d = dalOf(db);
   const reason = requireReason(actor.reason);
-  return db.transaction((tx) => {
-    const ds = tx.select().from(schema.datasets).where(eq(schema.datasets.id, datasetId)).get();
+  const { datasets, items, checklistItems, references } = d.t;
+  return d.tx(async (q) => {
+    const ds = first(await q.select().from(datasets).where(eq(datasets.id, datasetId)).limit(1));
     if (!ds) throw new CurationError("No such dataset.", "datasetId");
-    const top = tx
-      .select({ v: max(schema.datasets.version) })
-      .from(schema.datasets)
-      .where(and(eq(schema.datasets.projectId, ds.projectId), eq(schema.datasets.name, ds.name)))
-      .get()!.v!;
+    const top = first(
+      await q
+        .select({ v: max(datasets.version) })
+        .from(datasets)
+        .where(and(eq(datasets.projectId, ds.projectId), eq(datasets.name, ds.name))),
+    )!.v!;
     if (top !== ds.version) throw new CurationError(`Version ${top} already exists; edit that one.`);
     if (!ds.frozenAt) throw new CurationError(`Freeze version ${ds.version} as a release before starting the next one.`);
-    const next = tx
-      .insert(schema.datasets)
+    const [next] = await q
+      .insert(datasets)
       .values({ projectId: ds.projectId, name: ds.name, version: ds.version + 1, source: ds.source, licenseNote: ds.licenseNote })
-      .returning({ id: schema.datasets.id })
-      .get();
-    const items = tx.select().from(schema.items).where(eq(schema.items.datasetId, datasetId)).all();
-    for (const it of items) {
-      const copy = tx
-        .insert(schema.items)
+      .returning({ id: datasets.id });
+    const rows = await q.select().from(items).where(eq(items.datasetId, datasetId));
+    for (const it of rows) {
+      const [copy] = await q
+        .insert(items)
         .values({
           datasetId: next.id,
           sourceId: it.sourceId,
@@ -513,32 +543,31 @@ export function startNextVersion(datasetId: number, actor: Actor, db: Db = getDb
           metadata: it.metadata,
           version: it.version,
         })
-        .returning({ id: schema.items.id })
-        .get();
-      for (const c of activeChecklist(tx, it.id)) {
-        tx.insert(schema.checklistItems)
-          .values({ itemId: copy.id, text: c.text, weight: c.weight, position: c.position, version: c.version })
-          .run();
+        .returning({ id: items.id });
+      for (const c of await activeChecklist(d, q, it.id)) {
+        await q
+          .insert(checklistItems)
+          .values({ itemId: copy.id, text: c.text, weight: c.weight, position: c.position, version: c.version });
       }
-      const ref = tx
-        .select()
-        .from(schema.references)
-        .where(and(eq(schema.references.itemId, it.id), eq(schema.references.isCurrent, true)))
-        .get();
+      const ref = first(
+        await q
+          .select()
+          .from(references)
+          .where(and(eq(references.itemId, it.id), eq(references.isCurrent, true)))
+          .limit(1),
+      );
       if (ref) {
-        tx.insert(schema.references)
-          .values({
-            itemId: copy.id,
-            text: ref.text,
-            version: ref.version,
-            provenance: ref.provenance,
-            reason: ref.reason,
-            createdBy: ref.createdBy,
-          })
-          .run();
+        await q.insert(references).values({
+          itemId: copy.id,
+          text: ref.text,
+          version: ref.version,
+          provenance: ref.provenance,
+          reason: ref.reason,
+          createdBy: ref.createdBy,
+        });
       }
     }
-    logEvent(tx, {
+    await logEvent(d, q, {
       datasetId: next.id,
       entity: "dataset",
       entityId: next.id,
@@ -553,9 +582,15 @@ export function startNextVersion(datasetId: number, actor: Actor, db: Db = getDb
 }
 
 /** Adds several checklist items at once (an edited draft), all or nothing. */
-export function addChecklistItems(itemId: number, texts: string[], actor: Actor, db: Db = getDb()): { ids: number[] } {
+export async function addChecklistItems(itemId: number, texts: string[], actor: Actor, db: DalLike = getDal()): Promise<{ ids: number[] }> {
+  const d = dalOf(db);
   const clean = texts.map((t) => t.replace(/\s+/g, " ").trim()).filter(Boolean);
   if (clean.length === 0) throw new CurationError("The draft has no items left to add.", "items");
   if (clean.length > 50) throw new CurationError("Add at most 50 items at once.", "items");
-  return db.transaction((tx) => ({ ids: clean.map((text) => addChecklistItem(itemId, { text }, actor, tx as unknown as Db).id) }));
+  // Each addChecklistItem's transaction joins this one.
+  return d.tx(async () => {
+    const ids: number[] = [];
+    for (const text of clean) ids.push((await addChecklistItem(itemId, { text }, actor, d)).id);
+    return { ids };
+  });
 }

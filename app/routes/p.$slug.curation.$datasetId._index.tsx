@@ -14,7 +14,8 @@ import { allFlags, DEFAULT_DUPLICATE_THRESHOLD, promotionCandidates, type Flag }
 import { CurationError, freezeDataset, promoteResponse, startNextVersion } from "~/curation/versions.server";
 import { runBackCheck } from "~/curation/assist.server";
 import { createTask, projectMembers, TaskError } from "~/annotation/tasks.server";
-import { getDb, schema, visible } from "~/db.server";
+import { getDal } from "~/dal.server";
+import { visible } from "~/db.server";
 import { ActionMessage } from "~/components/ActionMessage";
 import { FieldError, fieldErrorsFrom, invalidProps, useFocusFirstError } from "~/components/FieldError";
 import { blindingWarning } from "~/annotation/task-names.server";
@@ -22,57 +23,61 @@ import { useRef } from "react";
 
 export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: `Curate ${data?.dataset.name ?? "dataset"} · Concord` }];
 
-function loadDataset(projectId: number, raw: string | undefined) {
-  const dataset = findDataset(projectId, Number(raw));
+async function loadDataset(projectId: number, raw: string | undefined) {
+  const dataset = await findDataset(projectId, Number(raw));
   if (!dataset) notFound("Dataset not found.");
   return dataset;
 }
 
 export async function loader({ request, params }: LoaderFunctionArgs) {
   const { project } = await requireProjectRole(request, params.slug, "researcher");
-  const dataset = loadDataset(project.id, params.datasetId);
+  const dataset = await loadDataset(project.id, params.datasetId);
   const url = new URL(request.url);
   const t = Number(url.searchParams.get("threshold"));
   const threshold = t > 0 && t <= 1 ? t : DEFAULT_DUPLICATE_THRESHOLD;
-  const db = getDb();
-  const { checklists, flags } = allFlags(project.id, dataset.id, threshold);
-  const items = db
-    .select({ id: schema.items.id, sourceId: schema.items.sourceId, domain: schema.items.domain })
-    .from(schema.items)
-    .where(eq(schema.items.datasetId, dataset.id))
-    .orderBy(asc(schema.items.sourceId))
-    .all();
+  const d = getDal();
+  const { items: it, responses: r, datasets: ds, providers: p } = d.t;
+  const { checklists, flags } = await allFlags(project.id, dataset.id, threshold, d);
+  const items = await d.q
+    .select({ id: it.id, sourceId: it.sourceId, domain: it.domain })
+    .from(it)
+    .where(eq(it.datasetId, dataset.id))
+    .orderBy(asc(it.sourceId));
   const text = new Map(checklists.map((c) => [c.id, c.text]));
-  const candidates = promotionCandidates(dataset.id);
+  const candidates = await promotionCandidates(dataset.id, d);
   const candidateTexts = new Map(
     candidates.length
-      ? db
-          .select({ id: schema.responses.id, model: schema.responses.model, text: schema.responses.text, turn: schema.responses.turn })
-          .from(schema.responses)
-          .where(
-            inArray(
-              schema.responses.id,
-              candidates.map((c) => c.responseId),
-            ),
-          )
-          .all()
-          .map((r) => [r.id, r])
+      ? (
+          await d.q
+            .select({ id: r.id, model: r.model, text: r.text, turn: r.turn })
+            .from(r)
+            .where(
+              inArray(
+                r.id,
+                candidates.map((c) => c.responseId),
+              ),
+            )
+        ).map((x) => [x.id, x])
       : [],
   );
-  const models = db
-    .selectDistinct({ model: schema.responses.model })
-    .from(schema.responses)
-    .innerJoin(schema.items, eq(schema.items.id, schema.responses.itemId))
-    .where(and(eq(schema.items.datasetId, dataset.id), visible(schema.responses.pendingImportId)))
-    .orderBy(asc(schema.responses.model))
-    .all()
-    .map((m) => m.model);
-  const versions = db
-    .select({ id: schema.datasets.id, version: schema.datasets.version, frozenAt: schema.datasets.frozenAt })
-    .from(schema.datasets)
-    .where(and(eq(schema.datasets.projectId, project.id), eq(schema.datasets.name, dataset.name)))
-    .orderBy(asc(schema.datasets.version))
-    .all();
+  const models = (
+    await d.q
+      .selectDistinct({ model: r.model })
+      .from(r)
+      .innerJoin(it, eq(it.id, r.itemId))
+      .where(and(eq(it.datasetId, dataset.id), visible(r.pendingImportId)))
+      .orderBy(asc(r.model))
+  ).map((m) => m.model);
+  const versions = await d.q
+    .select({ id: ds.id, version: ds.version, frozenAt: ds.frozenAt })
+    .from(ds)
+    .where(and(eq(ds.projectId, project.id), eq(ds.name, dataset.name)))
+    .orderBy(asc(ds.version));
+  const providers = await d.q
+    .select({ id: p.id, name: p.name, model: p.model, kind: p.kind })
+    .from(p)
+    .where(eq(p.projectId, project.id))
+    .orderBy(asc(p.name));
   const itemById = new Map(items.map((i) => [i.id, i]));
   return json({
     dataset: { id: dataset.id, name: dataset.name, version: dataset.version, frozenAt: dataset.frozenAt },
@@ -93,19 +98,14 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
       text: candidateTexts.get(c.responseId)?.text ?? "",
     })),
     models,
-    annotators: projectMembers(project.id).filter((m) => m.role === "annotator"),
-    providers: db
-      .select({ id: schema.providers.id, name: schema.providers.name, model: schema.providers.model, kind: schema.providers.kind })
-      .from(schema.providers)
-      .where(eq(schema.providers.projectId, project.id))
-      .orderBy(asc(schema.providers.name))
-      .all(),
+    annotators: (await projectMembers(project.id)).filter((m) => m.role === "annotator"),
+    providers,
   });
 }
 
 export async function action({ request, params }: ActionFunctionArgs) {
   const { project, user } = await requireProjectRole(request, params.slug, "researcher");
-  const dataset = loadDataset(project.id, params.datasetId);
+  const dataset = await loadDataset(project.id, params.datasetId);
   const form = await request.formData();
   if (form.get("intent") === "reference-task") return referenceTask(project.id, user.id, dataset.id, form);
   if (form.get("intent") === "back-check") {
@@ -136,16 +136,16 @@ export async function action({ request, params }: ActionFunctionArgs) {
   try {
     switch (parsed.data.intent) {
       case "freeze":
-        freezeDataset(dataset.id, actor);
+        await freezeDataset(dataset.id, actor);
         return json({ ok: `Version ${dataset.version} is frozen. Download the release below.` });
       case "next-version": {
-        const next = startNextVersion(dataset.id, actor);
+        const next = await startNextVersion(dataset.id, actor);
         return redirect(`/p/${project.slug}/curation/${next.id}`);
       }
       case "promote": {
-        requireResponseOfDataset(dataset.id, parsed.data.responseId);
+        await requireResponseOfDataset(dataset.id, parsed.data.responseId);
         const justification = parsed.data.annotationIds?.split(",").map(Number) ?? [];
-        const r = promoteResponse(parsed.data.responseId, { ...actor, justification });
+        const r = await promoteResponse(parsed.data.responseId, { ...actor, justification });
         return json({
           ok: `Promoted to reference version ${r.version}; ${r.stale.annotations} label(s) and ${r.stale.verdicts} verdict(s) that used the old reference are marked stale.`,
         });
@@ -158,17 +158,17 @@ export async function action({ request, params }: ActionFunctionArgs) {
   }
 }
 
-function referenceTask(projectId: number, userId: number, datasetId: number, form: FormData) {
+async function referenceTask(projectId: number, userId: number, datasetId: number, form: FormData) {
   const n = Number(form.get("n") ?? 2);
   const name = String(form.get("name") || "Reference optimisation: pick the best").trim();
   // Annotators see the task's name: one naming a model, judge or provider of the
   // project waits for "Save anyway".
   if (form.get("confirmNames") !== "yes") {
-    const held = blindingWarning(projectId, { name });
+    const held = await blindingWarning(projectId, { name });
     if (held) return json({ error: held.fieldErrors.name, field: "name", form: "reference-task", warning: held.warning }, { status: 400 });
   }
   try {
-    const { taskId, units } = createTask(projectId, userId, {
+    const { taskId, units } = await createTask(projectId, userId, {
       name,
       datasetId,
       kind: "best-of-n",

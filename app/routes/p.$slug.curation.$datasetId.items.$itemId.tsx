@@ -26,8 +26,8 @@ import { useRef } from "react";
 
 export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: `Curate ${data?.item.sourceId ?? "item"} · Concord` }];
 
-function load(projectId: number, params: Record<string, string | undefined>) {
-  const { dataset, item } = findItemOfDataset(projectId, Number(params.datasetId), Number(params.itemId));
+async function load(projectId: number, params: Record<string, string | undefined>) {
+  const { dataset, item } = await findItemOfDataset(projectId, Number(params.datasetId), Number(params.itemId));
   if (!dataset) notFound("Dataset not found.");
   if (!item) notFound("Item not found.");
   return { dataset, item };
@@ -35,8 +35,8 @@ function load(projectId: number, params: Record<string, string | undefined>) {
 
 export async function loader({ request, params }: LoaderFunctionArgs) {
   const { project } = await requireProjectRole(request, params.slug, "researcher");
-  const { dataset, item } = load(project.id, params);
-  return json(itemCurationView(project.id, dataset, item));
+  const { dataset, item } = await load(project.id, params);
+  return json(await itemCurationView(project.id, dataset, item));
 }
 
 const LABELS: Record<string, string> = {
@@ -57,7 +57,7 @@ function formKey(entries: Record<string, FormDataEntryValue>): string {
 
 export async function action({ request, params }: ActionFunctionArgs) {
   const { project, user } = await requireProjectRole(request, params.slug, "researcher");
-  const { item } = load(project.id, params);
+  const { item } = await load(project.id, params);
   const entries = Object.fromEntries(await request.formData());
   const form = formKey(entries);
   const parsed = ItemAction.safeParse(entries, { error: humanErrors(LABELS) });
@@ -67,7 +67,7 @@ export async function action({ request, params }: ActionFunctionArgs) {
   }
   const input = parsed.data;
   if (input.intent === "requeue-stale") {
-    const r = requeueStale(project.id, { itemId: item.id });
+    const r = await requeueStale(project.id, { itemId: item.id });
     return json({
       ok:
         r.assignments === 0
@@ -90,14 +90,18 @@ export async function action({ request, params }: ActionFunctionArgs) {
   try {
     switch (input.intent) {
       case "edit-item": {
-        const r = editItem(item.id, { query: input.query, passage: input.passage, domain: input.domain, subject: input.subject }, actor);
+        const r = await editItem(
+          item.id,
+          { query: input.query, passage: input.passage, domain: input.domain, subject: input.subject },
+          actor,
+        );
         return json({
           ok: `Item is now version ${r.version}; ${r.stale.annotations} label(s) and ${r.stale.verdicts} verdict(s) marked stale.`,
         });
       }
       case "edit-checklist": {
-        requireChecklistItemOf(item.id, input.checklistItemId);
-        const r = editChecklistItem(
+        await requireChecklistItemOf(item.id, input.checklistItemId);
+        const r = await editChecklistItem(
           input.checklistItemId,
           { text: input.text, ...(input.weight !== undefined ? { weight: input.weight } : {}) },
           actor,
@@ -107,25 +111,25 @@ export async function action({ request, params }: ActionFunctionArgs) {
         });
       }
       case "add-checklist":
-        addChecklistItem(item.id, { text: input.text, weight: input.weight ?? null }, actor);
+        await addChecklistItem(item.id, { text: input.text, weight: input.weight ?? null }, actor);
         return json({ ok: "Checklist item added." });
       case "retire":
       case "restore":
-        requireChecklistItemOf(item.id, input.checklistItemId);
-        setChecklistItemRetired(input.checklistItemId, input.intent === "retire", actor);
+        await requireChecklistItemOf(item.id, input.checklistItemId);
+        await setChecklistItemRetired(input.checklistItemId, input.intent === "retire", actor);
         return json({ ok: input.intent === "retire" ? "Checklist item retired." : "Checklist item restored." });
       case "move":
-        moveChecklistItem(item.id, input.checklistItemId, input.direction, actor);
+        await moveChecklistItem(item.id, input.checklistItemId, input.direction, actor);
         return json({ ok: "Checklist reordered." });
       case "reweight":
-        reweightChecklist(item.id, input.weights, actor);
+        await reweightChecklist(item.id, input.weights, actor);
         return json({ ok: "Weights saved and re-normalised to sum to 1." });
       case "add-draft": {
-        const { ids } = addChecklistItems(item.id, input.items.split(/\r?\n/), actor);
+        const { ids } = await addChecklistItems(item.id, input.items.split(/\r?\n/), actor);
         return json({ ok: `Added ${ids.length} drafted checklist item(s).` });
       }
       case "edit-reference": {
-        const r = setReference(item.id, input.text, { ...actor, provenance: "edited" });
+        const r = await setReference(item.id, input.text, { ...actor, provenance: "edited" });
         return json({
           ok: `Reference is now version ${r.version}; ${r.stale.annotations} label(s) and ${r.stale.verdicts} score(s) that used the old one marked stale.`,
         });

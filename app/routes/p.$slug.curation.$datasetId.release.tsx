@@ -6,7 +6,7 @@ import { releaseChangelog, releaseJsonl } from "~/curation/release.server";
 
 export async function loader({ request, params }: LoaderFunctionArgs) {
   const { project } = await requireProjectRole(request, params.slug, "researcher");
-  const dataset = findDataset(project.id, Number(params.datasetId));
+  const dataset = await findDataset(project.id, Number(params.datasetId));
   if (!dataset) notFound("Dataset not found.");
   const file = new URL(request.url).searchParams.get("file") ?? "jsonl";
   const base = `${dataset.name
@@ -14,12 +14,12 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
     .replace(/[^a-z0-9]+/g, "-")
     .replace(/^-|-$/g, "")}-v${dataset.version}`;
   if (file === "changelog") {
-    return new Response(releaseChangelog(dataset.id), {
+    return new Response(await releaseChangelog(dataset.id), {
       headers: { "Content-Type": "text/markdown; charset=utf-8", "Content-Disposition": `attachment; filename="${base}-CHANGELOG.md"` },
     });
   }
   if (file !== "jsonl") throw new Response('file must be "jsonl" or "changelog".', { status: 400 });
-  return new Response(releaseJsonl(dataset.id), {
+  return new Response(await releaseJsonl(dataset.id), {
     headers: { "Content-Type": "application/x-ndjson; charset=utf-8", "Content-Disposition": `attachment; filename="${base}.jsonl"` },
   });
 }

@@ -46,31 +46,31 @@ beforeAll(async () => {
 });
 
 describe("finding the item", () => {
-  it("finds an item only through its own dataset of the project", () => {
+  it("finds an item only through its own dataset of the project", async () => {
     const it2 = item("cdb-002");
-    const found = findItemOfDataset(projectId, benchId, it2.id, db());
+    const found = await findItemOfDataset(projectId, benchId, it2.id, db());
     expect([found.dataset?.id, found.item?.id]).toEqual([benchId, it2.id]);
     // The item asked for under another dataset of the project: no item.
-    expect(findItemOfDataset(projectId, writingId, it2.id, db())).toEqual({
+    expect(await findItemOfDataset(projectId, writingId, it2.id, db())).toEqual({
       dataset: expect.objectContaining({ id: writingId }),
       item: null,
     });
     // The dataset asked for under a project that does not own it: no dataset, no item.
     const other = db().insert(schema.projects).values({ slug: "other-page-test", name: "Other" }).returning().get();
-    expect(findItemOfDataset(other.id, benchId, it2.id, db())).toEqual({ dataset: null, item: null });
+    expect(await findItemOfDataset(other.id, benchId, it2.id, db())).toEqual({ dataset: null, item: null });
   });
 });
 
 describe("the page's data", () => {
-  it("lists live items in order; retired lists a retired item but not the version an edit replaced", () => {
+  it("lists live items in order; retired lists a retired item but not the version an edit replaced", async () => {
     const it7 = item("cdb-007");
-    const view0 = itemCurationView(projectId, dataset(benchId), it7, db());
+    const view0 = await itemCurationView(projectId, dataset(benchId), it7, db());
     expect(view0.active.length).toBeGreaterThanOrEqual(3);
     const [first, second] = view0.active;
-    const edited = editChecklistItem(first.id, { text: `${first.text} (reworded)` }, { userId, reason: "clearer wording" }, db());
-    setChecklistItemRetired(second.id, true, { userId, reason: "out of scope" }, db());
+    const edited = await editChecklistItem(first.id, { text: `${first.text} (reworded)` }, { userId, reason: "clearer wording" }, db());
+    await setChecklistItemRetired(second.id, true, { userId, reason: "out of scope" }, db());
 
-    const view = itemCurationView(projectId, dataset(benchId), item("cdb-007"), db());
+    const view = await itemCurationView(projectId, dataset(benchId), item("cdb-007"), db());
     expect(view.active.map((c) => c.id)).toEqual([edited.id, ...view0.active.slice(2).map((c) => c.id)]);
     expect(view.active[0].text).toBe(`${first.text} (reworded)`);
     expect(view.retired.map((c) => c.id)).toEqual([second.id]);
@@ -83,15 +83,15 @@ describe("the page's data", () => {
     expect(view.history[0].id).toBeGreaterThan(view.history[1].id);
   });
 
-  it("shows references newest version first with their authors, the stale labels and only this project's providers", () => {
+  it("shows references newest version first with their authors, the stale labels and only this project's providers", async () => {
     const it8 = item("cdb-008");
-    const before = itemCurationView(projectId, dataset(benchId), it8, db()).references;
-    const r = setReference(it8.id, "A new reference answer.", { userId, reason: "better answer", provenance: "edited" }, db());
+    const before = (await itemCurationView(projectId, dataset(benchId), it8, db())).references;
+    const r = await setReference(it8.id, "A new reference answer.", { userId, reason: "better answer", provenance: "edited" }, db());
     const other = db().insert(schema.projects).values({ slug: "other-providers-test", name: "Other" }).returning().get();
     db().insert(schema.providers).values({ projectId: other.id, name: "Not ours", kind: "replay", model: "x" }).run();
     db().insert(schema.providers).values({ projectId, name: "AAA first by name", kind: "replay", model: "y" }).run();
 
-    const view = itemCurationView(projectId, dataset(benchId), item("cdb-008"), db());
+    const view = await itemCurationView(projectId, dataset(benchId), item("cdb-008"), db());
     expect(view.references.map((x) => x.id)).toEqual([r.id, ...before.map((x) => x.id)]);
     expect(view.references[0]).toMatchObject({
       text: "A new reference answer.",
@@ -124,16 +124,16 @@ describe("reading the item page's forms", () => {
     expect(filled).toMatchObject({ passage: " text ", domain: "math", subject: "algebra" });
   });
 
-  it("the weights form gives one weight per checklist item; a blank weight is refused beside its field and nothing changes", () => {
+  it("the weights form gives one weight per checklist item; a blank weight is refused beside its field and nothing changes", async () => {
     const it9 = item("cdb-009");
-    const live = itemCurationView(projectId, dataset(benchId), it9, db()).active;
+    const live = (await itemCurationView(projectId, dataset(benchId), it9, db())).active;
     const fields = Object.fromEntries(live.map((c, i) => [`weight-${c.id}`, String(i + 1)]));
     const parsed = ItemAction.parse({ intent: "reweight", reason: "weigh", ...fields, other: "ignored" });
     if (parsed.intent !== "reweight") throw new Error("parsed as another intent");
     expect(parsed.weights).toEqual(Object.fromEntries(live.map((c, i) => [c.id, i + 1])));
-    reweightChecklist(it9.id, parsed.weights, { userId, reason: parsed.reason }, db());
+    await reweightChecklist(it9.id, parsed.weights, { userId, reason: parsed.reason }, db());
     const total = live.reduce((s, _c, i) => s + i + 1, 0);
-    const after = itemCurationView(projectId, dataset(benchId), item("cdb-009"), db());
+    const after = await itemCurationView(projectId, dataset(benchId), item("cdb-009"), db());
     expect(after.weighted).toBe(true);
     after.active.forEach((c, i) => expect(c.weight).toBeCloseTo((i + 1) / total, 9));
 
@@ -142,13 +142,13 @@ describe("reading the item page's forms", () => {
     expect(Number.isNaN(blank.weights[live[0].id])).toBe(true);
     let err: unknown;
     try {
-      reweightChecklist(it9.id, blank.weights, { userId, reason: "weigh" }, db());
+      await reweightChecklist(it9.id, blank.weights, { userId, reason: "weigh" }, db());
     } catch (e) {
       err = e;
     }
     expect(err).toBeInstanceOf(CurationError);
     expect((err as CurationError).field).toBe(`weight-${live[0].id}`);
-    const unchanged = itemCurationView(projectId, dataset(benchId), item("cdb-009"), db()).active;
+    const unchanged = (await itemCurationView(projectId, dataset(benchId), item("cdb-009"), db())).active;
     expect(unchanged.map((c) => c.weight)).toEqual(after.active.map((c) => c.weight));
   });
 });

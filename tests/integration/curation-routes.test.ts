@@ -131,7 +131,7 @@ describe("reference optimisation", () => {
     for (const a of assignments) {
       const order = a.shownOrder!;
       const modelLetter = letter(order.findIndex((k) => k !== "reference"));
-      const res = saveAnnotation({
+      const res = await saveAnnotation({
         task,
         userId: a.annotatorId,
         unitId: firstUnit.id,
@@ -147,32 +147,42 @@ describe("reference optimisation", () => {
     for (const a of db().select().from(schema.assignments).where(eq(schema.assignments.unitId, units[1].id)).all()) {
       const refLetter = letter(a.shownOrder!.indexOf("reference"));
       expect(
-        saveAnnotation({
-          task,
-          userId: a.annotatorId,
-          unitId: units[1].id,
-          intent: "submit",
-          form: new Map([["best", refLetter]]) as never,
-        }).ok,
+        (
+          await saveAnnotation({
+            task,
+            userId: a.annotatorId,
+            unitId: units[1].id,
+            intent: "submit",
+            form: new Map([["best", refLetter]]) as never,
+          })
+        ).ok,
       ).toBe(true);
     }
 
     // On the third they split, one to one: no majority, until a researcher adjudicates for the model output.
     const split = db().select().from(schema.assignments).where(eq(schema.assignments.unitId, units[2].id)).all();
-    split.forEach((a, i) => {
+    for (const [i, a] of split.entries()) {
       const pickModel = i === 0;
       const l = letter(a.shownOrder!.findIndex((k) => (pickModel ? k !== "reference" : k === "reference")));
       expect(
-        saveAnnotation({ task, userId: a.annotatorId, unitId: units[2].id, intent: "submit", form: new Map([["best", l]]) as never }).ok,
+        (
+          await saveAnnotation({
+            task,
+            userId: a.annotatorId,
+            unitId: units[2].id,
+            intent: "submit",
+            form: new Map([["best", l]]) as never,
+          })
+        ).ok,
       ).toBe(true);
-    });
+    }
     const before = await (await run(curateLoader, args(get(`/p/demo/curation/${writingId}`, cookie), p(writingId)))).json();
     expect(
       before.candidates.filter((x: { taskId: number; unitId: number }) => x.taskId === task.id && x.unitId === units[2].id),
     ).toHaveLength(0);
     const researcherId = db().select().from(schema.users).where(eq(schema.users.email, researcher.email)).get()!.id;
     const modelLetter = letter(units[2].responseIds!.findIndex((k) => k !== "reference"));
-    const adj = adjudicate({
+    const adj = await adjudicate({
       projectId: task.projectId,
       taskId: task.id,
       unitId: units[2].id,

@@ -31,9 +31,9 @@ const liveChecklist = (itemId: number) =>
     .all()
     .map((c) => c.id);
 
-function refusal(fn: () => unknown): DomainError {
+async function refusal(fn: () => Promise<unknown>): Promise<DomainError> {
   try {
-    fn();
+    await fn();
   } catch (err) {
     if (err instanceof DomainError) return err;
     throw err;
@@ -47,55 +47,55 @@ beforeAll(async () => {
 });
 
 describe("checklist ownership", () => {
-  it("accepts a checklist item of the item; refuses another item's beside checklistItemId", () => {
+  it("accepts a checklist item of the item; refuses another item's beside checklistItemId", async () => {
     const a = item("cdb-002");
     const b = item("cdb-003");
     const [ofA] = liveChecklist(a.id);
     const [ofB] = liveChecklist(b.id);
-    expect(() => requireChecklistItemOf(a.id, ofA)).not.toThrow();
-    const err = refusal(() => requireChecklistItemOf(a.id, ofB));
+    await expect(requireChecklistItemOf(a.id, ofA)).resolves.toBeUndefined();
+    const err = await refusal(() => requireChecklistItemOf(a.id, ofB));
     expect([err.status, err.field, err.message]).toEqual([400, "checklistItemId", "checklistItemId: not a checklist item of this item."]);
   });
 });
 
 describe("reordering the checklist", () => {
-  it("swaps a live item with its neighbour; the ends and other items' rows are refused and nothing moves", () => {
+  it("swaps a live item with its neighbour; the ends and other items' rows are refused and nothing moves", async () => {
     const it4 = item("cdb-004");
     const before = liveChecklist(it4.id);
     expect(before.length).toBeGreaterThanOrEqual(2);
     const actor = { userId: null, reason: "Reordered" };
-    moveChecklistItem(it4.id, before[1], "up", actor);
+    await moveChecklistItem(it4.id, before[1], "up", actor);
     const after = liveChecklist(it4.id);
     expect(after).toEqual([before[1], before[0], ...before.slice(2)]);
 
-    const top = refusal(() => moveChecklistItem(it4.id, after[0], "up", actor));
+    const top = await refusal(() => moveChecklistItem(it4.id, after[0], "up", actor));
     expect([top.status, top.field, top.message]).toEqual([400, "direction", "Cannot move that item further."]);
-    expect(refusal(() => moveChecklistItem(it4.id, after[after.length - 1], "down", actor)).field).toBe("direction");
+    expect((await refusal(() => moveChecklistItem(it4.id, after[after.length - 1], "down", actor))).field).toBe("direction");
     const other = liveChecklist(item("cdb-005").id)[0];
-    expect(refusal(() => moveChecklistItem(it4.id, other, "down", actor)).field).toBe("direction");
+    expect((await refusal(() => moveChecklistItem(it4.id, other, "down", actor))).field).toBe("direction");
     expect(liveChecklist(it4.id)).toEqual(after);
   });
 
-  it("skips retired items: the neighbour of a move is the next live one, and a retired item cannot be moved", () => {
+  it("skips retired items: the neighbour of a move is the next live one, and a retired item cannot be moved", async () => {
     const it6 = item("cdb-006");
     const ids = liveChecklist(it6.id);
     expect(ids.length).toBeGreaterThanOrEqual(3);
     const actor = { userId: null, reason: "test" };
-    setChecklistItemRetired(ids[1], true, actor);
-    moveChecklistItem(it6.id, ids[2], "up", actor);
+    await setChecklistItemRetired(ids[1], true, actor);
+    await moveChecklistItem(it6.id, ids[2], "up", actor);
     expect(liveChecklist(it6.id).slice(0, 2)).toEqual([ids[2], ids[0]]);
-    expect(refusal(() => moveChecklistItem(it6.id, ids[1], "up", actor)).message).toBe("Cannot move that item further.");
+    expect((await refusal(() => moveChecklistItem(it6.id, ids[1], "up", actor))).message).toBe("Cannot move that item further.");
   });
 });
 
 describe("promoting a response", () => {
-  it("accepts a response of the dataset; refuses one of another dataset and an unknown id beside responseId", () => {
+  it("accepts a response of the dataset; refuses one of another dataset and an unknown id beside responseId", async () => {
     const own = db()
       .select({ id: schema.responses.id })
       .from(schema.responses)
       .where(eq(schema.responses.itemId, item("cdb-007").id))
       .get()!;
-    expect(() => requireResponseOfDataset(benchId, own.id)).not.toThrow();
+    await expect(requireResponseOfDataset(benchId, own.id)).resolves.toBeUndefined();
 
     const projectId = db()
       .select({ projectId: schema.datasets.projectId })
@@ -114,9 +114,9 @@ describe("promoting a response", () => {
       .returning({ id: schema.responses.id })
       .get().id;
     for (const id of [foreign, 999_999]) {
-      const err = refusal(() => requireResponseOfDataset(benchId, id));
+      const err = await refusal(() => requireResponseOfDataset(benchId, id));
       expect([err.status, err.field, err.message]).toEqual([400, "responseId", "responseId: not a response of this dataset."]);
     }
-    expect(() => requireResponseOfDataset(otherSet, foreign)).not.toThrow();
+    await expect(requireResponseOfDataset(otherSet, foreign)).resolves.toBeUndefined();
   });
 });

@@ -48,7 +48,7 @@ beforeAll(async () => {
 });
 
 describe("checklist item edits", () => {
-  it("create a new version; labels and verdicts keep the old one and are marked stale", () => {
+  it("create a new version; labels and verdicts keep the old one and are marked stale", async () => {
     const it1 = item("cdb-001");
     const old = activeChecklist(it1.id)[0];
     const unitIds = db()
@@ -60,7 +60,7 @@ describe("checklist item edits", () => {
     expect(unitIds.length).toBeGreaterThan(0);
     const verdictsBefore = db().select().from(schema.verdicts).where(eq(schema.verdicts.checklistItemId, old.id)).all();
 
-    const { id, stale } = editChecklistItem(
+    const { id, stale } = await editChecklistItem(
       old.id,
       { text: old.text.replace("?", " under the Restatement?") },
       { userId: maintainer, reason: "Name the legal source" },
@@ -94,48 +94,50 @@ describe("checklist item edits", () => {
     expect(otherStale).toHaveLength(0);
   });
 
-  it("need a reason, and refuse a no-op edit", () => {
+  it("need a reason, and refuse a no-op edit", async () => {
     const c = activeChecklist(item("cdb-002").id)[0];
-    expect(() => editChecklistItem(c.id, { text: "Does the response x?" }, { userId: maintainer, reason: "  " })).toThrow(/Say why/);
-    expect(() => editChecklistItem(c.id, { text: c.text }, { userId: maintainer, reason: "none" })).toThrow("Nothing changed.");
+    await expect(editChecklistItem(c.id, { text: "Does the response x?" }, { userId: maintainer, reason: "  " })).rejects.toThrow(
+      /Say why/,
+    );
+    await expect(editChecklistItem(c.id, { text: c.text }, { userId: maintainer, reason: "none" })).rejects.toThrow("Nothing changed.");
   });
 
-  it("retire, reorder, add and reweight; weights re-normalise to 1", () => {
+  it("retire, reorder, add and reweight; weights re-normalise to 1", async () => {
     const it3 = item("cdb-003");
     const list = activeChecklist(it3.id);
-    setChecklistItemRetired(list[0].id, true, { userId: maintainer, reason: "Judged inappropriate by annotators" });
+    await setChecklistItemRetired(list[0].id, true, { userId: maintainer, reason: "Judged inappropriate by annotators" });
     expect(activeChecklist(it3.id)).toHaveLength(list.length - 1);
     const reversed = activeChecklist(it3.id)
       .map((c) => c.id)
       .reverse();
-    reorderChecklist(it3.id, reversed, { userId: maintainer, reason: "Most important first" });
+    await reorderChecklist(it3.id, reversed, { userId: maintainer, reason: "Most important first" });
     expect(activeChecklist(it3.id).map((c) => c.id)).toEqual(reversed);
-    expect(() => reorderChecklist(it3.id, reversed.slice(1), { userId: maintainer, reason: "x" })).toThrow(/exactly once/);
+    await expect(reorderChecklist(it3.id, reversed.slice(1), { userId: maintainer, reason: "x" })).rejects.toThrow(/exactly once/);
 
     const weights = Object.fromEntries(reversed.map((id, i) => [id, i + 1]));
-    const stored = reweightChecklist(it3.id, weights, { userId: maintainer, reason: "Weight by importance" });
+    const stored = await reweightChecklist(it3.id, weights, { userId: maintainer, reason: "Weight by importance" });
     const total = reversed.reduce((s, _, i) => s + i + 1, 0);
     reversed.forEach((id, i) => expect(stored[id]).toBeCloseTo((i + 1) / total, 12));
     expect(Object.values(stored).reduce((s, w) => s + w, 0)).toBeCloseTo(1, 12);
 
     // Adding a weighted item re-normalises again; retiring one does too.
-    addChecklistItem(
+    await addChecklistItem(
       it3.id,
       { text: "Does the response mention the store's inspection log?", weight: 0.5 },
       { userId: maintainer, reason: "Missing criterion" },
     );
     const sum = activeChecklist(it3.id).reduce((s, c) => s + (c.weight ?? 0), 0);
     expect(sum).toBeCloseTo(1, 12);
-    setChecklistItemRetired(reversed[0], true, { userId: maintainer, reason: "Duplicate" });
+    await setChecklistItemRetired(reversed[0], true, { userId: maintainer, reason: "Duplicate" });
     expect(activeChecklist(it3.id).reduce((s, c) => s + (c.weight ?? 0), 0)).toBeCloseTo(1, 12);
-    expect(() => reweightChecklist(it3.id, {}, { userId: maintainer, reason: "x" })).toThrow(/weight of 0 or more/);
+    await expect(reweightChecklist(it3.id, {}, { userId: maintainer, reason: "x" })).rejects.toThrow(/weight of 0 or more/);
   });
 });
 
 describe("items and references", () => {
-  it("editing an item's prompt bumps its version and makes its labels and verdicts stale", () => {
+  it("editing an item's prompt bumps its version and makes its labels and verdicts stale", async () => {
     const it4 = item("cdb-004");
-    const { version, stale } = editItem(
+    const { version, stale } = await editItem(
       it4.id,
       { query: it4.query + " Give the answer to two decimal places." },
       { userId: maintainer, reason: "State the precision" },
@@ -144,17 +146,17 @@ describe("items and references", () => {
     expect(stale.verdicts).toBeGreaterThan(0);
     expect(item("cdb-004").version).toBe(2);
     // Changing only the subject is not a change to what was judged.
-    expect(editItem(it4.id, { subject: "Buffers" }, { userId: maintainer, reason: "Finer subject" }).stale).toEqual({
+    expect((await editItem(it4.id, { subject: "Buffers" }, { userId: maintainer, reason: "Finer subject" })).stale).toEqual({
       annotations: 0,
       verdicts: 0,
     });
   });
 
-  it("promoting a response keeps the reference history with who, why and the justifying annotations", () => {
+  it("promoting a response keeps the reference history with who, why and the justifying annotations", async () => {
     const it5 = item("cdb-005");
     const response = db().select().from(schema.responses).where(eq(schema.responses.itemId, it5.id)).all()[0];
     const before = db().select().from(schema.references).where(eq(schema.references.itemId, it5.id)).all();
-    const { version } = promoteResponse(response.id, {
+    const { version } = await promoteResponse(response.id, {
       userId: maintainer,
       reason: "Annotators preferred it 3 to 0",
       justification: [11, 12, 13],
@@ -178,7 +180,9 @@ describe("items and references", () => {
       justification: [11, 12, 13],
     });
     expect(history[0]).toMatchObject({ isCurrent: false, provenance: "seed" });
-    expect(() => setReference(it5.id, response.text, { userId: maintainer, reason: "again" })).toThrow(/already the current reference/);
+    await expect(setReference(it5.id, response.text, { userId: maintainer, reason: "again" })).rejects.toThrow(
+      /already the current reference/,
+    );
   });
 });
 
@@ -190,9 +194,9 @@ describe("reports after an edit", () => {
     // This test's own edits (it does not rely on the tests above having run): a checklist item of cdb-007 reworded,
     // cdb-008's prompt changed. Both make labels and verdicts on those items stale.
     const c7 = activeChecklist(item("cdb-007").id)[0];
-    editChecklistItem(c7.id, { text: c7.text.replace("?", " in plain words?") }, { userId: maintainer, reason: "Clearer wording" });
+    await editChecklistItem(c7.id, { text: c7.text.replace("?", " in plain words?") }, { userId: maintainer, reason: "Clearer wording" });
     const i8 = item("cdb-008");
-    editItem(i8.id, { query: i8.query + " Answer in one paragraph." }, { userId: maintainer, reason: "State the length" });
+    await editItem(i8.id, { query: i8.query + " Answer in one paragraph." }, { userId: maintainer, reason: "State the length" });
     const staleOf = async (kind: string) => {
       const task = db()
         .select()
@@ -227,7 +231,7 @@ describe("reports after an edit", () => {
     // The annotations export marks the same labels.
     const { exportRows } = await import("../../app/formats/export.server");
     const projectId = db().select().from(schema.projects).get()!.id;
-    const rows = exportRows(db().$client, projectId, "annotations");
+    const rows = await exportRows(db(), projectId, "annotations");
     const marked = rows.filter((r) => r.stale_at != null && r.status === "submitted");
     expect(marked.length).toBe(
       staleLabels("checklist-appropriateness") +
@@ -243,42 +247,44 @@ describe("releases", () => {
   // The history this release carries, made here on items no other test edits (so these tests do not depend on the ones
   // above having run): a checklist item reworded (cdb-009), weights set (cdb-010), the prompt edited twice (cdb-011), a
   // response promoted to reference (cdb-012); then version 1 is frozen.
-  beforeAll(() => {
+  beforeAll(async () => {
     const by = (reason: string) => ({ userId: maintainer, reason });
     const c9 = activeChecklist(item("cdb-009").id)[0];
-    editChecklistItem(c9.id, { text: c9.text.replace("?", " for a first-year student?") }, by("Name the audience"));
+    await editChecklistItem(c9.id, { text: c9.text.replace("?", " for a first-year student?") }, by("Name the audience"));
     const i10 = item("cdb-010").id;
-    reweightChecklist(i10, Object.fromEntries(activeChecklist(i10).map((c, i) => [c.id, i + 1])), by("Weight by importance"));
+    await reweightChecklist(i10, Object.fromEntries(activeChecklist(i10).map((c, i) => [c.id, i + 1])), by("Weight by importance"));
     const i11 = item("cdb-011");
-    editItem(i11.id, { query: i11.query + " Show your working." }, by("Ask for the steps"));
-    editItem(i11.id, { query: item("cdb-011").query + " Use SI units." }, by("Fix the units"));
+    await editItem(i11.id, { query: i11.query + " Show your working." }, by("Ask for the steps"));
+    await editItem(i11.id, { query: item("cdb-011").query + " Use SI units." }, by("Fix the units"));
     const r12 = db()
       .select()
       .from(schema.responses)
       .where(eq(schema.responses.itemId, item("cdb-012").id))
       .all()[0];
-    promoteResponse(r12.id, { userId: maintainer, reason: "Annotators preferred it 2 to 1", justification: [21, 22] });
-    freezeDataset(benchId, by("v1 release for the paper"));
+    await promoteResponse(r12.id, { userId: maintainer, reason: "Annotators preferred it 2 to 1", justification: [21, 22] });
+    await freezeDataset(benchId, by("v1 release for the paper"));
   });
 
-  it("a frozen version is read-only; the next version copies the current benchmark", () => {
+  it("a frozen version is read-only; the next version copies the current benchmark", async () => {
     const it6 = item("cdb-006");
     const c = activeChecklist(it6.id)[0];
-    expect(() => editChecklistItem(c.id, { text: "Does the response do X?" }, { userId: maintainer, reason: "x" })).toThrow(CurationError);
-    expect(() => editChecklistItem(c.id, { text: "Does the response do X?" }, { userId: maintainer, reason: "x" })).toThrow(
+    await expect(editChecklistItem(c.id, { text: "Does the response do X?" }, { userId: maintainer, reason: "x" })).rejects.toThrow(
+      CurationError,
+    );
+    await expect(editChecklistItem(c.id, { text: "Does the response do X?" }, { userId: maintainer, reason: "x" })).rejects.toThrow(
       /frozen as a release/,
     );
 
-    const next = startNextVersion(benchId, { userId: maintainer, reason: "Start v2" });
+    const next = await startNextVersion(benchId, { userId: maintainer, reason: "Start v2" });
     expect(next.version).toBe(2);
-    const v1 = releaseLines(benchId);
-    const v2 = releaseLines(next.id);
+    const v1 = await releaseLines(benchId);
+    const v2 = await releaseLines(next.id);
     expect(v2).toEqual(v1);
-    expect(() => startNextVersion(benchId, { userId: maintainer, reason: "again" })).toThrow(/Version 2 already exists/);
+    await expect(startNextVersion(benchId, { userId: maintainer, reason: "again" })).rejects.toThrow(/Version 2 already exists/);
   });
 
-  it("the release JSONL has the current checklist and reference; the changelog says what changed and why", () => {
-    const lines = releaseLines(benchId);
+  it("the release JSONL has the current checklist and reference; the changelog says what changed and why", async () => {
+    const lines = await releaseLines(benchId);
     const l10 = lines.find((l) => l.id === "cdb-010")!;
     expect(l10.checklist.reduce((s, c) => s + (c.weight ?? 0), 0)).toBeCloseTo(1, 12);
     expect(lines.find((l) => l.id === "cdb-011")!.item_version).toBe(3);
@@ -289,7 +295,7 @@ describe("releases", () => {
         .where(eq(schema.responses.itemId, item("cdb-012").id))
         .all()[0].text,
     );
-    const log = releaseChangelog(benchId);
+    const log = await releaseChangelog(benchId);
     expect(log).toMatch(/^# Concord Demo Bench — version 1\n/);
     expect(log).toContain("Released ");
     expect(log).toContain("· cdb-009 · Checklist item edited (v1 → v2)");
