@@ -9,7 +9,9 @@
  */
 import fs from "node:fs";
 import { parseArgs } from "node:util";
-import { databasePathFromEnv, DatabaseOpenError, openDatabase } from "../db/client";
+import { eq } from "drizzle-orm";
+import { closeDal, first, initDal, type Dal } from "../app/dal.server";
+import { closeDb, databasePathFromEnv, DatabaseOpenError } from "../db/client";
 import { parseReference, parseUnparsedPolicy } from "../app/reports/judgeAgreement";
 import { EXPORT_FORMATS, EXPORT_KINDS, exportRows, writeExport, type ExportFormat, type ExportKind } from "../app/formats/export.server";
 import { isDatabaseFile } from "../app/files.server";
@@ -49,16 +51,17 @@ if (!reference) fail(`--reference must be majority, each or adjudicated, not "${
 const unparsed = parseUnparsedPolicy(values.unparsed);
 if (!unparsed) fail(`--unparsed must be count-as-wrong, exclude or as:LABEL, not "${values.unparsed}".`);
 
-let db;
+let d: Dal;
 try {
-  db = openDatabase(databasePathFromEnv());
+  d = await initDal();
 } catch (err) {
   if (err instanceof DatabaseOpenError) fail(err.message);
   throw err;
 }
-const project = db.$client.prepare("select id from projects where slug = ?").get(values.project) as { id: number } | undefined;
-if (!project) fail(`no project "${values.project}" in ${databasePathFromEnv()}.`);
-const rows = exportRows(db.$client, project.id, values.what as ExportKind, { reference, unparsed });
+const p = d.t.projects;
+const project = first(await d.q.select({ id: p.id }).from(p).where(eq(p.slug, values.project)).limit(1));
+if (!project) fail(`no project "${values.project}" in ${d.dialect === "postgres" ? "the PostgreSQL database" : databasePathFromEnv()}.`);
+const rows = await exportRows(d, project.id, values.what as ExportKind, { reference, unparsed });
 if (values.out) {
   // Opening the database file for writing would truncate it (and drop this process's locks).
   if (isDatabaseFile(values.out)) fail(`--out ${values.out} is a database file; choose another output file.`);
@@ -70,4 +73,5 @@ if (values.out) {
   process.stdout.on("error", (err: NodeJS.ErrnoException) => process.exit(err.code === "EPIPE" ? 0 : 1));
   writeExport(rows, values.what as ExportKind, values.format as ExportFormat, (c) => process.stdout.write(c));
 }
-db.$client.close();
+closeDb();
+await closeDal();

@@ -91,5 +91,8 @@ if (isMainThread) {
     if (!(err instanceof ImportUsageError)) console.error(err);
     send({ exit: 1 });
   }
+  // PostgreSQL: the pool would keep the thread alive (SQLite has none to close).
+  const { closeDal } = await import("../app/dal.server");
+  await closeDal();
   port.close();
 }

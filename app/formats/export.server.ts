@@ -50,8 +50,9 @@
  *   parse_status, raw_output, stale_at
  */
 import Papa from "papaparse";
-import type Database from "better-sqlite3";
-import { visibleSql } from "../../db/visibility";
+import { and, asc, eq, sql, type AnyColumn, type SQL } from "drizzle-orm";
+import { dalOf, type Dal, type DalLike } from "~/dal.server";
+import { visible } from "../../db/visibility";
 import { cohenKappa, fleissKappa, gwetAC1, krippendorffAlpha, percentAgreement, type MeasurementLevel } from "../stats";
 import type { JudgeAgreementRow, Reference, UnparsedPolicy } from "../reports/judgeAgreement";
 import { UNPARSED as UNPARSED_CLASS } from "../reports/judgeAgreement";
@@ -179,7 +180,7 @@ export type JudgeExportOptions = { reference?: Reference; unparsed?: UnparsedPol
 
 type Row = Record<string, unknown>;
 const iso = (t: number | null) => (t === null || t === undefined ? null : new Date(t * 1000).toISOString());
-const parseJson = (s: string | null): unknown => (s === null ? null : JSON.parse(s));
+
 const finite = (x: number) => (Number.isFinite(x) ? x : null);
 
 /** A label as one cell: strings and numbers as they are, anything else as JSON. */
@@ -193,7 +194,7 @@ type AnnotationRow = {
   task_id: number;
   task: string;
   task_kind: string;
-  config: string;
+  config: Record<string, unknown> | null;
   unit_id: number;
   item: string;
   item_id: number;
@@ -202,10 +203,11 @@ type AnnotationRow = {
   response_id: number | null;
   annotator: string;
   annotator_id: number;
-  label: string;
-  penalty_reasons: string | null;
-  notes: string | null;
-  shown_order: string | null;
+  label: unknown;
+  penalty_reasons: unknown;
+  notes: unknown;
+  shown_order: unknown;
+  assignment_shown_order: unknown;
   status: string;
   revision: number;
   duration_ms: number | null;
@@ -215,31 +217,60 @@ type AnnotationRow = {
   stale_at: number | null;
 };
 
-function annotationRows(conn: Database.Database, projectId: number, submittedOnly = false): AnnotationRow[] {
-  return conn
-    .prepare(
-      `select t.id as task_id, t.name as task, t.kind as task_kind, t.config as config, u.id as unit_id,
-              i.source_id as item, i.id as item_id, u.checklist_item_id, c.text as checklist_item, u.response_id,
-              usr.name as annotator, usr.id as annotator_id, an.label, an.penalty_reasons, an.notes,
-              coalesce(an.shown_order, a.shown_order) as shown_order, an.status, an.revision, an.duration_ms,
-              a.started_at, a.submitted_at, an.created_at as annotated_at, an.stale_at
-       from annotations an
-       join assignments a on a.id = an.assignment_id
-       join units u on u.id = a.unit_id
-       join tasks t on t.id = u.task_id
-       join items i on i.id = u.item_id
-       join users usr on usr.id = a.annotator_id
-       left join checklist_items c on c.id = u.checklist_item_id
-       where t.project_id = ?
-         and an.revision = (select max(an2.revision) from annotations an2 where an2.assignment_id = an.assignment_id)
-         ${submittedOnly ? "and an.status = 'submitted'" : ""}
-       order by t.id, u.position, u.id, usr.name, usr.id`,
+/** Text ordered by code point on both dialects (SQLite's BINARY; PostgreSQL's default collation would order by locale). */
+const byText = (d: Dal, col: AnyColumn): SQL | AnyColumn => (d.dialect === "postgres" ? sql`${col} collate "C"` : col);
+
+/** A JSON column's value as the JSON text stored (SQLite keeps the text JSON.stringify wrote; PostgreSQL's jsonb gives it back the same). */
+const jsonText = (v: unknown): string | null => (v === null || v === undefined ? null : JSON.stringify(v));
+
+async function annotationRows(d: Dal, projectId: number, submittedOnly = false): Promise<AnnotationRow[]> {
+  const { annotations: an, assignments: a, units: u, tasks: t, items: i, users: usr, checklistItems: c } = d.t;
+  return (await d.q
+    .select({
+      task_id: t.id,
+      task: t.name,
+      task_kind: t.kind,
+      config: t.config,
+      unit_id: u.id,
+      item: i.sourceId,
+      item_id: i.id,
+      checklist_item_id: u.checklistItemId,
+      checklist_item: c.text,
+      response_id: u.responseId,
+      annotator: usr.name,
+      annotator_id: usr.id,
+      label: an.label,
+      penalty_reasons: an.penaltyReasons,
+      notes: an.notes,
+      shown_order: an.shownOrder,
+      assignment_shown_order: a.shownOrder,
+      status: an.status,
+      revision: an.revision,
+      duration_ms: an.durationMs,
+      started_at: a.startedAt,
+      submitted_at: a.submittedAt,
+      annotated_at: an.createdAt,
+      stale_at: an.staleAt,
+    })
+    .from(an)
+    .innerJoin(a, eq(a.id, an.assignmentId))
+    .innerJoin(u, eq(u.id, a.unitId))
+    .innerJoin(t, eq(t.id, u.taskId))
+    .innerJoin(i, eq(i.id, u.itemId))
+    .innerJoin(usr, eq(usr.id, a.annotatorId))
+    .leftJoin(c, eq(c.id, u.checklistItemId))
+    .where(
+      and(
+        eq(t.projectId, projectId),
+        sql`${an.revision} = (select max(an2.revision) from annotations an2 where an2.assignment_id = ${an.assignmentId})`,
+        submittedOnly ? eq(an.status, "submitted") : undefined,
+      ),
     )
-    .all(projectId) as AnnotationRow[];
+    .orderBy(asc(t.id), asc(u.position), asc(u.id), asc(byText(d, usr.name)), asc(usr.id))) as AnnotationRow[];
 }
 
-function annotations(conn: Database.Database, projectId: number): Row[] {
-  return annotationRows(conn, projectId).map((r) => ({
+async function annotations(d: Dal, projectId: number): Promise<Row[]> {
+  return (await annotationRows(d, projectId)).map((r) => ({
     task_id: r.task_id,
     task: r.task,
     task_kind: r.task_kind,
@@ -251,10 +282,10 @@ function annotations(conn: Database.Database, projectId: number): Row[] {
     response_id: r.response_id,
     annotator: r.annotator,
     annotator_id: r.annotator_id,
-    label: labelCell(parseJson(r.label)),
-    penalty_reasons: r.penalty_reasons,
-    notes: r.notes === null ? null : typeof parseJson(r.notes) === "string" ? parseJson(r.notes) : r.notes,
-    shown_order: r.shown_order,
+    label: labelCell(r.label),
+    penalty_reasons: jsonText(r.penalty_reasons),
+    notes: r.notes === null || r.notes === undefined ? null : typeof r.notes === "string" ? r.notes : jsonText(r.notes),
+    shown_order: jsonText(r.shown_order ?? r.assignment_shown_order),
     status: r.status,
     revision: r.revision,
     duration_ms: r.duration_ms,
@@ -269,7 +300,7 @@ type Scalar = string | number;
 const isScalar = (v: unknown): v is Scalar => typeof v === "string" || typeof v === "number";
 
 /** Submitted scalar labels grouped by task: unit → annotator → label. */
-function labelsByTask(conn: Database.Database, projectId: number) {
+async function labelsByTask(d: Dal, projectId: number) {
   const tasks = new Map<
     number,
     {
@@ -282,10 +313,10 @@ function labelsByTask(conn: Database.Database, projectId: number) {
       skipped: number;
     }
   >();
-  for (const r of annotationRows(conn, projectId, true)) {
+  for (const r of await annotationRows(d, projectId, true)) {
     let t = tasks.get(r.task_id);
     if (!t) {
-      const cfg = (parseJson(r.config) ?? {}) as { level?: string };
+      const cfg = (r.config ?? {}) as { level?: string };
       // A labelled kind's level is its coding's (binary counts as nominal); imported labels declare theirs.
       const coded = findKind(r.task_kind)?.coding.level;
       const level = (
@@ -300,7 +331,7 @@ function labelsByTask(conn: Database.Database, projectId: number) {
       t = { name: r.task, kind: r.task_kind, config: cfg as Record<string, unknown>, level, units: new Map(), meta: new Map(), skipped: 0 };
       tasks.set(r.task_id, t);
     }
-    const label = parseJson(r.label);
+    const label = r.label;
     if (!isScalar(label)) {
       t.skipped++;
       continue;
@@ -312,9 +343,9 @@ function labelsByTask(conn: Database.Database, projectId: number) {
   return tasks;
 }
 
-function agreement(conn: Database.Database, projectId: number): Row[] {
+async function agreement(d: Dal, projectId: number): Promise<Row[]> {
   const out: Row[] = [];
-  for (const [taskId, t] of labelsByTask(conn, projectId)) {
+  for (const [taskId, t] of await labelsByTask(d, projectId)) {
     if (t.units.size === 0) continue;
     const annotators = [...new Set([...t.units.values()].flatMap((m) => [...m.keys()]))].sort((a, b) => a - b);
     const matrix = [...t.units.values()].map((m) => annotators.map((a) => m.get(a) ?? null));
@@ -370,18 +401,20 @@ const finiteOrNull = (x: number | null) => (x === null ? null : finite(x));
 /**
  * The judge figures of every task with one scalar label per unit, from the report engine
  * (app/reports/report.server judgeAgreementFor), so the export, the judge page and its CSV
- * agree. It reads through the app's database client, which every caller shares with `conn`.
+ * agree. It reads through the app's database client, which every caller shares with `d`.
  */
-function judgeTasks(conn: Database.Database, projectId: number, opts: JudgeExportOptions) {
-  const tasks = conn.prepare("select id from tasks where project_id = ? order by id").all(projectId) as { id: number }[];
-  return tasks
-    .map((t) =>
-      judgeAgreementFor(projectId, t.id, { reference: opts.reference ?? "majority", unparsed: opts.unparsed ?? "count-as-wrong" }),
-    )
-    .filter((p): p is NonNullable<typeof p> => !!p && !!p.result);
+async function judgeTasks(d: Dal, projectId: number, opts: JudgeExportOptions) {
+  const t = d.t.tasks;
+  const tasks = await d.q.select({ id: t.id }).from(t).where(eq(t.projectId, projectId)).orderBy(asc(t.id));
+  const pages = [];
+  for (const task of tasks)
+    pages.push(
+      await judgeAgreementFor(projectId, task.id, { reference: opts.reference ?? "majority", unparsed: opts.unparsed ?? "count-as-wrong" }),
+    );
+  return pages.filter((p): p is NonNullable<typeof p> => !!p && !!p.result);
 }
 
-type JudgePage = ReturnType<typeof judgeTasks>[number];
+type JudgePage = Awaited<ReturnType<typeof judgeTasks>>[number];
 
 /** One judge's row of the judge-agreement export (also the rows of the judge page's CSV). */
 export function judgeAgreementRow(task: { id: number; name: string }, r: NonNullable<JudgePage["result"]>, j: JudgeAgreementRow): Row {
@@ -422,9 +455,9 @@ export function judgeAgreementRow(task: { id: number; name: string }, r: NonNull
   };
 }
 
-function judgeAgreement(conn: Database.Database, projectId: number, opts: JudgeExportOptions): Row[] {
+async function judgeAgreement(d: Dal, projectId: number, opts: JudgeExportOptions): Promise<Row[]> {
   const out: Row[] = [];
-  for (const page of judgeTasks(conn, projectId, opts))
+  for (const page of await judgeTasks(d, projectId, opts))
     for (const j of page.result!.judges) out.push(judgeAgreementRow(page.task, page.result!, j));
   return out;
 }
@@ -472,9 +505,9 @@ export function judgeAgreementPageCsv(page: { task: { id: number; name: string }
   return Papa.unparse([JUDGE_PAGE_COLUMNS, ...body], { newline: "\n" }) + "\n";
 }
 
-function judgeConfusion(conn: Database.Database, projectId: number, opts: JudgeExportOptions): Row[] {
+async function judgeConfusion(d: Dal, projectId: number, opts: JudgeExportOptions): Promise<Row[]> {
   const out: Row[] = [];
-  for (const page of judgeTasks(conn, projectId, opts)) {
+  for (const page of await judgeTasks(d, projectId, opts)) {
     const r = page.result!;
     for (const j of r.judges) {
       const labels = Object.keys(j.confusion);
@@ -503,39 +536,56 @@ function judgeConfusion(conn: Database.Database, projectId: number, opts: JudgeE
   return out;
 }
 
-function runs(conn: Database.Database, projectId: number): Row[] {
-  return conn
-    .prepare(
-      `select d.name as dataset, d.version as dataset_version, i.source_id as item, i.id as item_id, r.id as response_id,
-              r.model, r.turn, r.origin, r.run_id, ru.name as run, r.text as response, j.name as judge,
-              v.checklist_item_id, c.text as checklist_item, c.weight as checklist_weight, v.value, v.score,
-              v.parse_status, v.raw_output, v.stale_at
-       from responses r
-       join items i on i.id = r.item_id
-       join datasets d on d.id = i.dataset_id
-       left join runs ru on ru.id = r.run_id
-       left join verdicts v on v.response_id = r.id and ${visibleSql("v")}
-       left join judges j on j.id = v.judge_id
-       left join checklist_items c on c.id = v.checklist_item_id
-       where d.project_id = ? and ${visibleSql("r")}
-       order by d.name, d.version, i.id, r.id, j.name, c.position, v.id`,
-    )
-    .all(projectId)
-    .map((r) => ({ ...(r as Row), stale_at: iso((r as { stale_at: number | null }).stale_at) }));
+async function runs(d: Dal, projectId: number): Promise<Row[]> {
+  const { responses: r, items: i, datasets: ds, runs: ru, verdicts: v, judges: j, checklistItems: c } = d.t;
+  const rows = await d.q
+    .select({
+      dataset: ds.name,
+      dataset_version: ds.version,
+      item: i.sourceId,
+      item_id: i.id,
+      response_id: r.id,
+      model: r.model,
+      turn: r.turn,
+      origin: r.origin,
+      run_id: r.runId,
+      run: ru.name,
+      response: r.text,
+      judge: j.name,
+      checklist_item_id: v.checklistItemId,
+      checklist_item: c.text,
+      checklist_weight: c.weight,
+      value: v.value,
+      score: v.score,
+      parse_status: v.parseStatus,
+      raw_output: v.rawOutput,
+      stale_at: v.staleAt,
+    })
+    .from(r)
+    .innerJoin(i, eq(i.id, r.itemId))
+    .innerJoin(ds, eq(ds.id, i.datasetId))
+    .leftJoin(ru, eq(ru.id, r.runId))
+    .leftJoin(v, and(eq(v.responseId, r.id), visible(v.pendingImportId)))
+    .leftJoin(j, eq(j.id, v.judgeId))
+    .leftJoin(c, eq(c.id, v.checklistItemId))
+    .where(and(eq(ds.projectId, projectId), visible(r.pendingImportId)))
+    .orderBy(asc(byText(d, ds.name)), asc(ds.version), asc(i.id), asc(r.id), asc(byText(d, j.name)), asc(c.position), asc(v.id));
+  return rows.map((row) => ({ ...(row as Row), stale_at: iso(row.stale_at) }));
 }
 
-export function exportRows(conn: Database.Database, projectId: number, what: ExportKind, opts: JudgeExportOptions = {}): Row[] {
+export async function exportRows(db: DalLike, projectId: number, what: ExportKind, opts: JudgeExportOptions = {}): Promise<Row[]> {
+  const d = dalOf(db);
   switch (what) {
     case "annotations":
-      return annotations(conn, projectId);
+      return annotations(d, projectId);
     case "agreement":
-      return agreement(conn, projectId);
+      return agreement(d, projectId);
     case "judge-agreement":
-      return judgeAgreement(conn, projectId, opts);
+      return judgeAgreement(d, projectId, opts);
     case "judge-confusion":
-      return judgeConfusion(conn, projectId, opts);
+      return judgeConfusion(d, projectId, opts);
     case "runs":
-      return runs(conn, projectId);
+      return runs(d, projectId);
   }
 }
 
@@ -567,14 +617,14 @@ function csvCell(v: unknown): string {
   return String(v);
 }
 
-export function exportToString(
-  conn: Database.Database,
+export async function exportToString(
+  db: DalLike,
   projectId: number,
   what: ExportKind,
   format: ExportFormat,
   opts: JudgeExportOptions = {},
-): string {
+): Promise<string> {
   const parts: string[] = [];
-  writeExport(exportRows(conn, projectId, what, opts), what, format, (c) => parts.push(c));
+  writeExport(await exportRows(db, projectId, what, opts), what, format, (c) => parts.push(c));
   return parts.join("");
 }

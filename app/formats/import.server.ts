@@ -20,7 +20,10 @@ import crypto from "node:crypto";
 import os from "node:os";
 import path from "node:path";
 import type Database from "better-sqlite3";
+import { and, eq } from "drizzle-orm";
+import { first, initDal, type Dal } from "~/dal.server";
 import { openDatabase } from "../../db/client";
+import { isPostgresUrl } from "../../db/client-pg";
 import { LABEL_LEVELS, parseScale, type LabelLevel, type LabelValue } from "./labels";
 import { PRESETS, type Preset } from "./presets/index.server";
 import { formatProblem, ImportRefusal, ImportUsageError, type Problem } from "./problems";
@@ -35,12 +38,16 @@ import {
   type ChunkEvent,
   type CommitStats,
 } from "./stage.server";
+import { commitStagePg, mirrorProject, removeMirror } from "./stage-pg.server";
 import { ImportWriter, type Counts, type LevelInfo, type SampleRow } from "./writer.server";
 
 export type ImportProgress = { phase: "checking" | "writing"; bytes: number; totalBytes: number };
 
 export type ImportOptions = {
+  /** The SQLite file, or a PostgreSQL URL (postgres://…). */
   databaseFile: string;
+  /** A PostgreSQL database to import into instead of databaseFile (tests); default: databaseFile's. */
+  dal?: Dal;
   projectSlug: string;
   preset: string;
   /** Path of the file to read. */
@@ -68,7 +75,8 @@ export type ImportOptions = {
   chunkTargetMs?: number;
   /**
    * Writes the staged rows from the stage file by other means than this connection (scripts/import-job.ts: on a thread that
-   * is not niced, while the check runs on a niced one); default commitStage on this connection.
+   * is not niced, while the check runs on a niced one); default commitStage on this connection. SQLite only: on
+   * PostgreSQL the copy is one transaction of its own (stage-pg.server.ts).
    */
   commitWith?: (stageFile: string) => Promise<CommitStats>;
 };
@@ -137,15 +145,18 @@ export async function runImport(o: ImportOptions): Promise<ImportSummary> {
     if (preset.formats.length === 1) format = preset.formats[0];
     else throw new ImportUsageError(`The ${preset.name} preset reads ${preset.formats.join(" or ")} files, not ${format}.`);
   }
-  const db = openDatabase(o.databaseFile);
+  // PostgreSQL: the check runs against a SQLite mirror of the project (stage-pg.server.ts).
+  const pg = o.dal?.dialect === "postgres" ? o.dal : isPostgresUrl(o.databaseFile) ? await initDal(o.databaseFile) : undefined;
+  const mirror = pg ? await mirrorProject(pg, o.projectSlug) : undefined;
+  const db = mirror ? mirror.db : openDatabase(o.databaseFile);
   const conn = db.$client;
   try {
-    if (!o.dryRun) await cleanupLeftovers(conn);
+    if (!o.dryRun && !pg) await cleanupLeftovers(conn);
     let first: Attempt;
     let totalBytes: number;
     try {
       totalBytes = sniffFile(o.file);
-      first = await attempt(conn, { ...o, scale }, preset, format, fileName, undefined, totalBytes);
+      first = await attempt(conn, pg, { ...o, scale }, preset, format, fileName, undefined, totalBytes);
     } catch (err) {
       if (!(err instanceof ImportRefusal)) throw err;
       return refused(o, preset, fileName, err.problem);
@@ -155,12 +166,13 @@ export async function runImport(o: ImportOptions): Promise<ImportSummary> {
       return { ...first.summary, unchanged: true, committed: true };
     }
     if (first.identicalDatasetId && !o.dryRun) {
-      const again = await attempt(conn, { ...o, scale }, preset, format, fileName, first.identicalDatasetId, totalBytes);
+      const again = await attempt(conn, pg, { ...o, scale }, preset, format, fileName, first.identicalDatasetId, totalBytes);
       return { ...again.summary, unchanged: again.summary.unchanged || !again.wroteAnything };
     }
     return first.summary;
   } finally {
     conn.close();
+    if (mirror) removeMirror(mirror.file);
   }
 }
 
@@ -168,6 +180,7 @@ type Attempt = { summary: ImportSummary; identicalDatasetId?: number; wroteAnyth
 
 async function attempt(
   conn: Database.Database,
+  pg: Dal | undefined,
   o: ImportOptions & { scale?: LabelValue[] },
   preset: Preset,
   format: FileFormat,
@@ -228,25 +241,29 @@ async function attempt(
     if (commit) {
       o.onProgress?.({ phase: "writing", bytes: totalBytes, totalBytes });
       try {
-        const stats = o.commitWith
-          ? await o.commitWith(stageFile)
-          : await commitStage(conn, { onChunk: o.onCommitChunk, targetMs: o.chunkTargetMs });
+        const stats = pg
+          ? await commitStagePg(pg, conn)
+          : o.commitWith
+            ? await o.commitWith(stageFile)
+            : await commitStage(conn, { onChunk: o.onCommitChunk, targetMs: o.chunkTargetMs });
         lock = { lockMs: stats.lockMs, lockTotalMs: stats.lockTotalMs, lockHolds: stats.holds, lockLongGaps: stats.longGaps };
         if (sink.datasetId !== undefined && sink.datasetId >= STAGE_BASE) {
           // The new version's ID as the database numbered it.
-          sink.datasetId = (
-            conn
-              .prepare(
-                "select id from main.datasets where project_id = (select id from main.projects where slug = ?) and name = ? and version = ?",
-              )
-              .get(o.projectSlug, datasetName, sink.datasetVersion) as { id: number }
-          ).id;
+          sink.datasetId = pg
+            ? await newDatasetId(pg, o.projectSlug, datasetName, sink.datasetVersion!)
+            : (
+                conn
+                  .prepare(
+                    "select id from main.datasets where project_id = (select id from main.projects where slug = ?) and name = ? and version = ?",
+                  )
+                  .get(o.projectSlug, datasetName, sink.datasetVersion) as { id: number }
+              ).id;
         }
       } catch (err) {
         commit = false;
         sink.error({
           row: 0,
-          message: `the database changed while the file was being checked (${(err as Error).message.replace(/^[A-Z_]+: /, "")}); nothing was written — run the import again`,
+          message: `the database changed while the file was being checked (${refusal(err, pg).replace(/^[A-Z_]+: /, "")}); nothing was written — run the import again`,
         });
       }
     }
@@ -285,6 +302,25 @@ async function attempt(
     if (open) conn.exec("rollback");
     detachStage(conn, stageFile);
   }
+}
+
+/** Why the database refused the copy: SQLite's message, or PostgreSQL's own (not drizzle's, which quotes the whole statement). */
+function refusal(err: unknown, pg: Dal | undefined): string {
+  const e = err as Error & { cause?: unknown };
+  return pg && e.cause instanceof Error ? e.cause.message : e.message;
+}
+
+async function newDatasetId(d: Dal, slug: string, name: string, version: number): Promise<number> {
+  const { datasets: ds, projects: p } = d.t;
+  const row = first(
+    await d.q
+      .select({ id: ds.id })
+      .from(ds)
+      .innerJoin(p, eq(p.id, ds.projectId))
+      .where(and(eq(p.slug, slug), eq(ds.name, name), eq(ds.version, version)))
+      .limit(1),
+  );
+  return row!.id;
 }
 
 function datasetVersion(conn: Database.Database, id: number): number | null {

@@ -25,7 +25,10 @@ import {
   unstable_parseMultipartFormData,
 } from "@remix-run/node";
 import { z } from "zod";
-import { databasePathFromEnv, getDb } from "../../db/client";
+import { asc, eq, sql } from "drizzle-orm";
+import { dalOf, getDal, type DalLike } from "~/dal.server";
+import { databasePathFromEnv, stateDirFor } from "../../db/client";
+import { isPostgresUrl } from "../../db/client-pg";
 import { getPreset, type ImportSummary } from "./import.server";
 import { forgetJob, getJob, isBusy, startJob, sweepJobs, type JobState } from "./import-jobs.server";
 import { LABEL_LEVELS, parseScale } from "./labels";
@@ -43,9 +46,9 @@ export function uploadTtlMs(): number {
   return (Number.isFinite(m) && m > 0 ? m : 60) * 60_000;
 }
 
-/** The uploads folder, beside the database file. */
+/** The uploads folder, beside the database file (with PostgreSQL, in CONCORD_STATE_DIR). */
 export function uploadRoot(): string {
-  return path.join(path.dirname(path.resolve(databasePathFromEnv())), "concord-uploads");
+  return path.join(stateDirFor(databasePathFromEnv()), "concord-uploads");
 }
 
 const TOKEN = /^[0-9a-f]{32}$/;
@@ -270,16 +273,15 @@ function viewJob(job: JobState | undefined): JobView | null {
   };
 }
 
-export function importPageData(project: { id: number; slug: string; name: string }, url: URL) {
+export async function importPageData(project: { id: number; slug: string; name: string }, url: URL, db: DalLike = getDal()) {
   sweepNowAndThen();
+  const d = dalOf(db);
+  const ds = d.t.datasets;
+  // By code point on both dialects (PostgreSQL's default collation would order by locale).
+  const name = d.dialect === "postgres" ? sql`${ds.name} collate "C"` : ds.name;
   const datasets = (
-    getDb()
-      .$client.prepare("select name, max(version) as version from datasets where project_id = ? group by name order by name")
-      .all(project.id) as {
-      name: string;
-      version: number;
-    }[]
-  ).map((d) => d.name);
+    await d.q.select({ name: ds.name }).from(ds).where(eq(ds.projectId, project.id)).groupBy(ds.name).orderBy(asc(name))
+  ).map((r) => r.name);
   const base = {
     project: { slug: project.slug, name: project.name },
     presets: Object.values(PRESETS).map((p) => ({
@@ -397,7 +399,7 @@ export async function handleImportAction(request: Request, project: { slug: stri
   startJob(
     o.token,
     o.intent,
-    path.resolve(databasePathFromEnv()),
+    isPostgresUrl(databasePathFromEnv()) ? databasePathFromEnv() : path.resolve(databasePathFromEnv()),
     {
       projectSlug: project.slug,
       preset: meta.preset,

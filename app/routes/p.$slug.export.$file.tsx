@@ -5,7 +5,7 @@
  */
 import type { LoaderFunctionArgs } from "@remix-run/node";
 import { requireProjectRole } from "~/auth/guards.server";
-import { getDb } from "~/db.server";
+import { getDal } from "~/dal.server";
 import { EXPORT_FORMATS, EXPORT_KINDS, exportRows, writeExport, type ExportFormat, type ExportKind } from "~/formats/export.server";
 
 /** The file name of an export, as it appears in its URL and in the download. */
@@ -32,7 +32,7 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
     );
   }
   const { what, format } = parsed;
-  const rows = exportRows(getDb().$client, project.id, what);
+  const rows = await exportRows(getDal(), project.id, what);
   const parts: string[] = [];
   writeExport(rows, what, format, (c) => parts.push(c));
   return new Response(parts.join(""), {

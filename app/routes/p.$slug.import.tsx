@@ -12,7 +12,7 @@ export const meta: MetaFunction = () => [{ title: "Import · Concord" }];
 
 export async function loader({ request, params }: LoaderFunctionArgs) {
   const { project } = await requireProjectRole(request, params.slug, "researcher");
-  return json(importPageData(project, new URL(request.url)));
+  return json(await importPageData(project, new URL(request.url)));
 }
 
 export async function action({ request, params }: ActionFunctionArgs) {

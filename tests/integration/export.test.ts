@@ -93,11 +93,11 @@ describe("exports", () => {
     await imp("responses", "responses.csv", "exp");
     await imp("verdicts", "verdicts.csv", "exp");
     for (const what of Object.keys(COLUMNS) as ExportKind[]) {
-      const csv = exportToString(getDb().$client, projectId("exp"), what, "csv");
+      const csv = await exportToString(getDb(), projectId("exp"), what, "csv");
       expect(csv.charCodeAt(0)).not.toBe(0xfeff);
       const r = parseCsv(csv);
       expect(r.meta.fields).toEqual(COLUMNS[what]);
-      const jsonl = exportToString(getDb().$client, projectId("exp"), what, "jsonl");
+      const jsonl = await exportToString(getDb(), projectId("exp"), what, "jsonl");
       const lines = jsonl.trim()
         ? jsonl
             .trim()
@@ -107,7 +107,7 @@ describe("exports", () => {
       expect(lines.length).toBe(r.data.length);
       for (const l of lines) expect(Object.keys(l)).toEqual(COLUMNS[what]);
     }
-    const ann = parseCsv(exportToString(getDb().$client, projectId("exp"), "annotations", "csv")).data;
+    const ann = parseCsv(await exportToString(getDb(), projectId("exp"), "annotations", "csv")).data;
     expect(ann).toHaveLength(13);
     expect(ann[0]).toMatchObject({
       task_kind: "imported-labels",
@@ -116,10 +116,10 @@ describe("exports", () => {
       label: "Yes",
       status: "submitted",
     });
-    const runs = parseCsv(exportToString(getDb().$client, projectId("exp"), "runs", "csv")).data;
+    const runs = parseCsv(await exportToString(getDb(), projectId("exp"), "runs", "csv")).data;
     expect(runs.filter((r) => r.judge === "judge-one")).toHaveLength(5);
     expect(runs.find((r) => r.model === "model-b")).toMatchObject({ response: "Saturn, probably.", value: "No" });
-    const agr = parseCsv(exportToString(getDb().$client, projectId("exp"), "agreement", "csv")).data;
+    const agr = parseCsv(await exportToString(getDb(), projectId("exp"), "agreement", "csv")).data;
     expect(agr).toHaveLength(1);
     expect(agr[0]).toMatchObject({ level: "nominal", units: "5", annotators: "3", ratings: "13" });
     expect(Number(agr[0].percent_agreement)).toBeCloseTo(11 / 15, 12);
@@ -128,7 +128,7 @@ describe("exports", () => {
   it("round trip: export annotations, import them into a new project, identical agreement", async () => {
     await imp("labels-wide", "labels-wide.csv", "trip-a");
     const exported = path.join(path.dirname(dbFile), "annotations.csv");
-    fs.writeFileSync(exported, exportToString(getDb().$client, projectId("trip-a"), "annotations", "csv"));
+    fs.writeFileSync(exported, await exportToString(getDb(), projectId("trip-a"), "annotations", "csv"));
     const back = await runImport({
       databaseFile: dbFile,
       projectSlug: "trip-b",
@@ -139,17 +139,16 @@ describe("exports", () => {
     expect(back.errors).toEqual([]);
     expect(back.annotations).toBe(9);
     const strip = (rows: Record<string, string>[]) => rows.map(({ task_id: _a, ...rest }) => rest);
-    const a = parseCsv(exportToString(getDb().$client, projectId("trip-a"), "agreement", "csv")).data;
-    const b = parseCsv(exportToString(getDb().$client, projectId("trip-b"), "agreement", "csv")).data;
+    const a = parseCsv(await exportToString(getDb(), projectId("trip-a"), "agreement", "csv")).data;
+    const b = parseCsv(await exportToString(getDb(), projectId("trip-b"), "agreement", "csv")).data;
     expect(a[0].level).toBe("ordinal");
     expect(Number(a[0].krippendorff_alpha)).toBeGreaterThan(0);
     expect(strip(b)).toEqual(strip(a));
   });
 
   it("judge-agreement compares the human majority with the judge on the same response and checklist item", async () => {
-    const c = getDb().$client;
     const pid = await judgedProject("judged");
-    const out = parseCsv(exportToString(c, pid, "judge-agreement", "csv")).data;
+    const out = parseCsv(await exportToString(getDb(), pid, "judge-agreement", "csv")).data;
     const row = out.find((r) => r.task === "sat")!;
     // judge: Yes, Yes, No, Yes (verdicts.csv rows 2–5 with a checklist item) vs human Yes, No, No, Yes
     expect(row).toMatchObject({ judge: "judge-one", n: "4", accuracy: "0.75", yes_yes: "2", yes_no: "0", no_yes: "1", no_no: "1" });
@@ -206,7 +205,7 @@ describe("agreement export on the task's scale", () => {
       categories: ["A", "B", "C", "D"],
     });
     expect(s.errors).toEqual([]);
-    const agr = parseCsv(exportToString(getDb().$client, projectId("scale"), "agreement", "csv")).data;
+    const agr = parseCsv(await exportToString(getDb(), projectId("scale"), "agreement", "csv")).data;
     expect(agr).toHaveLength(1);
     expect(JSON.parse(agr[0].categories)).toEqual(["A", "B", "C", "D"]);
     // Gwet (2008), two raters on every unit, written out: pa = 8/10; π_A = 14/20, π_B = 6/20, π_C = π_D = 0.
@@ -219,7 +218,7 @@ describe("agreement export on the task's scale", () => {
         id: number;
       }
     ).id;
-    const report = taskReport(projectId("scale"), taskId, { rule: null, delta: 0.05, slug: "scale" })!;
+    const report = (await taskReport(projectId("scale"), taskId, { rule: null, delta: 0.05, slug: "scale" }))!;
     const page = report.tables.iaa.rows.find((r) => r.statistic === "Gwet's AC1")!;
     expect(Number(agr[0].gwet_ac1)).toBe(page.value);
     expect(Number(agr[0].fleiss_kappa)).toBe(report.tables.iaa.rows.find((r) => r.statistic === "Fleiss' kappa")!.value);

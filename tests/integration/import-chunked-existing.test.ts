@@ -48,16 +48,16 @@ const ids = () => {
 };
 
 /** What the app's readers answer about the project, through the app's own functions. */
-function readers() {
+async function readers() {
   const { project, dataset, task, item } = ids();
-  const detail = itemDetail(dataset, item, db());
+  const detail = await itemDetail(dataset, item, db());
   return {
-    summaries: datasetSummaries(project, db()),
-    browse: browseItems(dataset, { q: "", domain: "", page: 1 }, db()),
+    summaries: await datasetSummaries(project, db()),
+    browse: await browseItems(dataset, { q: "", domain: "", page: 1 }, db()),
     item: { responses: detail?.responses, verdicts: detail?.verdicts },
-    candidates: loadCandidates(dataset, db()),
-    judgeVerdicts: loadVerdicts(project, task).length,
-    runsExport: exportRows(db().$client, project, "runs").length,
+    candidates: await loadCandidates(dataset, db()),
+    judgeVerdicts: (await loadVerdicts(project, task)).length,
+    runsExport: (await exportRows(db(), project, "runs")).length,
   };
 }
 
@@ -107,17 +107,17 @@ beforeAll(async () => {
 
 describe("rows added to existing items and judges are copied in chunks, hidden until the import commits", () => {
   it("responses onto existing items: no reader sees one before the last transaction, then all at once", async () => {
-    const before = readers();
+    const before = await readers();
     const rawBefore = rawCounts();
-    const seen: { readers: ReturnType<typeof readers>; raw: ReturnType<typeof rawCounts> }[] = [];
+    const seen: { readers: Awaited<ReturnType<typeof readers>>; raw: ReturnType<typeof rawCounts> }[] = [];
     const s = await runImport({
       databaseFile: file,
       projectSlug: SLUG,
       preset: "responses",
       file: bigResponses("big-responses.csv", "big"),
       chunkTargetMs: 2,
-      onCommitChunk: () => {
-        seen.push({ readers: readers(), raw: rawCounts() });
+      onCommitChunk: async () => {
+        seen.push({ readers: await readers(), raw: rawCounts() });
       },
     });
     expect(s.errors).toEqual([]);
@@ -132,7 +132,7 @@ describe("rows added to existing items and judges are copied in chunks, hidden u
     }
     // The lock was never held for long: the last transaction only makes the rows visible.
     expect(s.lockMs).toBeLessThan(60);
-    const after = readers();
+    const after = await readers();
     expect(after.summaries[0]!.responses).toBe(before.summaries[0]!.responses + ITEMS * MODELS);
     const counts = after.browse.rows.filter((row) => row.sourceId !== "extra").map((row) => row.responseCount);
     expect(counts.length).toBeGreaterThan(0);
@@ -144,20 +144,20 @@ describe("rows added to existing items and judges are copied in chunks, hidden u
   }, 180_000);
 
   it("verdicts of an existing judge on existing responses: hidden from the judge report until the commit, which refreshes it", async () => {
-    const before = readers();
+    const before = await readers();
     const lines = ["judge,item,response,value"];
     for (let i = 2; i <= ITEMS; i++) lines.push(`bot,q${i},model-a#1,${i % 2 ? "Yes" : "No"}`);
     for (let m = 1; m <= MODELS; m++) for (let i = 1; i <= ITEMS; i++) lines.push(`bot,q${i},big-m${m}#1,Yes`);
     const versions: number[] = [];
-    const seen: ReturnType<typeof readers>[] = [];
+    const seen: Awaited<ReturnType<typeof readers>>[] = [];
     const s = await runImport({
       databaseFile: file,
       projectSlug: SLUG,
       preset: "verdicts",
       file: write("big-verdicts.csv", lines.join("\n") + "\n"),
       chunkTargetMs: 2,
-      onCommitChunk: () => {
-        seen.push(readers());
+      onCommitChunk: async () => {
+        seen.push(await readers());
         versions.push(verdictVersion());
       },
     });
@@ -166,7 +166,7 @@ describe("rows added to existing items and judges are copied in chunks, hidden u
     expect(seen.length).toBeGreaterThan(5);
     for (const o of seen) expect(o).toEqual(before);
     // The judge report of the labelled task: the one verdict before, all of them on the task's responses after.
-    const after = readers();
+    const after = await readers();
     expect(before.judgeVerdicts).toBe(1);
     // Every response of the task's items counts: model-a's (one verdict each now) and the big file's.
     expect(after.judgeVerdicts).toBe(ITEMS + ITEMS * MODELS);
@@ -176,7 +176,7 @@ describe("rows added to existing items and judges are copied in chunks, hidden u
   }, 180_000);
 
   it("a failure midway leaves nothing visible and deletes every marked row", async () => {
-    const before = readers();
+    const before = await readers();
     const rawBefore = rawCounts();
     let chunks = 0;
     let during: ReturnType<typeof rawCounts> | undefined;
@@ -196,7 +196,7 @@ describe("rows added to existing items and judges are copied in chunks, hidden u
     expect(s.committed).toBe(false);
     expect(during!.responses).toBeGreaterThan(rawBefore.responses);
     expect(rawCounts()).toEqual(rawBefore);
-    expect(readers()).toEqual(before);
+    expect(await readers()).toEqual(before);
   }, 180_000);
 
   it("an item deleted while its responses are being copied fails the import cleanly and deletes what it copied", async () => {
