@@ -282,10 +282,16 @@ async function main() {
       console.log(`  ${name.padEnd(28)} ${(performance.now() - t0).toFixed(0).padStart(6)} ms`);
       return v;
     };
+    const phaseAsync = async <T>(name: string, f: () => Promise<T>): Promise<T> => {
+      const t0 = performance.now();
+      const v = await f();
+      console.log(`  ${name.padEnd(28)} ${(performance.now() - t0).toFixed(0).padStart(6)} ms`);
+      return v;
+    };
     for (const pass of ["first pass (cold JIT)", "second pass"]) {
       console.log(pass);
-      const task = phase("findTask", () => findTask(1, taskId)!);
-      const data = phase("loadTaskData", () => loadTaskData(task));
+      const task = (await phaseAsync("findTask", () => findTask(1, taskId)))!;
+      const data = await phaseAsync("loadTaskData", () => loadTaskData(task));
       const final = phase("finalLabels", () => finalLabels(data, "majority"));
       phase("interAnnotatorAgreement", () => interAnnotatorAgreement(data));
       phase("perAnnotator", () => perAnnotator(data));

@@ -1,7 +1,7 @@
 /** Projects: listing for a user, creation, and the overview counts. */
 import { and, asc, count, eq, inArray, sql } from "drizzle-orm";
 import { z } from "zod";
-import { getDb, schema, visible, type Db } from "~/db.server";
+import { visible } from "~/db.server";
 import { dalOf, first, getDal, type DalLike } from "~/dal.server";
 import type { SessionUser } from "~/auth/session.server";
 
@@ -44,67 +44,53 @@ export async function findProjectBySlug(slug: string, db: DalLike = getDal()) {
 }
 
 /** Datasets of a project with the counts the overview shows. */
-export function datasetSummaries(projectId: number, db: Db = getDb()) {
-  const sets = db
+export async function datasetSummaries(projectId: number, db: DalLike = getDal()) {
+  const d = dalOf(db);
+  const { datasets, items, checklistItems, responses, verdicts } = d.t;
+  const sets = await d.q
     .select({
-      id: schema.datasets.id,
-      name: schema.datasets.name,
-      version: schema.datasets.version,
-      source: schema.datasets.source,
-      licenseNote: schema.datasets.licenseNote,
-      frozenAt: schema.datasets.frozenAt,
+      id: datasets.id,
+      name: datasets.name,
+      version: datasets.version,
+      source: datasets.source,
+      licenseNote: datasets.licenseNote,
+      frozenAt: datasets.frozenAt,
     })
-    .from(schema.datasets)
-    .where(eq(schema.datasets.projectId, projectId))
-    .orderBy(asc(schema.datasets.name), asc(schema.datasets.version))
-    .all();
+    .from(datasets)
+    .where(eq(datasets.projectId, projectId))
+    .orderBy(asc(datasets.name), asc(datasets.version));
   if (sets.length === 0) return [];
   const ids = sets.map((s) => s.id);
   const countBy = (rows: { datasetId: number; n: number }[]) => new Map(rows.map((r) => [r.datasetId, r.n]));
-  const itemCounts = countBy(
-    db
-      .select({ datasetId: schema.items.datasetId, n: count() })
-      .from(schema.items)
-      .where(inArray(schema.items.datasetId, ids))
-      .groupBy(schema.items.datasetId)
-      .all(),
-  );
-  const checklistCounts = countBy(
-    db
-      .select({ datasetId: schema.items.datasetId, n: count() })
-      .from(schema.checklistItems)
-      .innerJoin(schema.items, eq(schema.items.id, schema.checklistItems.itemId))
-      .where(and(inArray(schema.items.datasetId, ids), sql`${schema.checklistItems.retiredAt} is null`))
-      .groupBy(schema.items.datasetId)
-      .all(),
-  );
-  const responseCounts = countBy(
-    db
-      .select({ datasetId: schema.items.datasetId, n: count() })
-      .from(schema.responses)
-      .innerJoin(schema.items, eq(schema.items.id, schema.responses.itemId))
-      .where(and(inArray(schema.items.datasetId, ids), visible(schema.responses.pendingImportId)))
-      .groupBy(schema.items.datasetId)
-      .all(),
-  );
-  const verdictCounts = countBy(
-    db
-      .select({ datasetId: schema.items.datasetId, n: count() })
-      .from(schema.verdicts)
-      .innerJoin(schema.responses, eq(schema.responses.id, schema.verdicts.responseId))
-      .innerJoin(schema.items, eq(schema.items.id, schema.responses.itemId))
-      .where(and(inArray(schema.items.datasetId, ids), visible(schema.responses.pendingImportId), visible(schema.verdicts.pendingImportId)))
-      .groupBy(schema.items.datasetId)
-      .all(),
-  );
-  const domainCounts = countBy(
-    db
-      .select({ datasetId: schema.items.datasetId, n: sql<number>`count(distinct ${schema.items.domain})` })
-      .from(schema.items)
-      .where(inArray(schema.items.datasetId, ids))
-      .groupBy(schema.items.datasetId)
-      .all(),
-  );
+  const [itemCounts, checklistCounts, responseCounts, verdictCounts, domainCounts] = (
+    await Promise.all([
+      d.q.select({ datasetId: items.datasetId, n: count() }).from(items).where(inArray(items.datasetId, ids)).groupBy(items.datasetId),
+      d.q
+        .select({ datasetId: items.datasetId, n: count() })
+        .from(checklistItems)
+        .innerJoin(items, eq(items.id, checklistItems.itemId))
+        .where(and(inArray(items.datasetId, ids), sql`${checklistItems.retiredAt} is null`))
+        .groupBy(items.datasetId),
+      d.q
+        .select({ datasetId: items.datasetId, n: count() })
+        .from(responses)
+        .innerJoin(items, eq(items.id, responses.itemId))
+        .where(and(inArray(items.datasetId, ids), visible(responses.pendingImportId)))
+        .groupBy(items.datasetId),
+      d.q
+        .select({ datasetId: items.datasetId, n: count() })
+        .from(verdicts)
+        .innerJoin(responses, eq(responses.id, verdicts.responseId))
+        .innerJoin(items, eq(items.id, responses.itemId))
+        .where(and(inArray(items.datasetId, ids), visible(responses.pendingImportId), visible(verdicts.pendingImportId)))
+        .groupBy(items.datasetId),
+      d.q
+        .select({ datasetId: items.datasetId, n: sql<number>`count(distinct ${items.domain})`.mapWith(Number) })
+        .from(items)
+        .where(inArray(items.datasetId, ids))
+        .groupBy(items.datasetId),
+    ])
+  ).map(countBy);
   return sets.map((s) => ({
     ...s,
     items: itemCounts.get(s.id) ?? 0,
@@ -115,28 +101,29 @@ export function datasetSummaries(projectId: number, db: Db = getDb()) {
   }));
 }
 
-export function projectCounts(projectId: number, db: Db = getDb()) {
-  const members = db
-    .select({ role: schema.memberships.role, n: count() })
-    .from(schema.memberships)
-    .where(eq(schema.memberships.projectId, projectId))
-    .groupBy(schema.memberships.role)
-    .all();
-  const judges = db.select({ n: count() }).from(schema.judges).where(eq(schema.judges.projectId, projectId)).get()?.n ?? 0;
-  const tasks = db.select({ n: count() }).from(schema.tasks).where(eq(schema.tasks.projectId, projectId)).get()?.n ?? 0;
-  /** Units labelled: submitted assignments (revisions count once). */
-  const labelled =
-    db
+export async function projectCounts(projectId: number, db: DalLike = getDal()) {
+  const d = dalOf(db);
+  const { memberships, judges: judgesT, tasks: tasksT, assignments, units } = d.t;
+  const [members, judges, tasks, labelled] = await Promise.all([
+    d.q
+      .select({ role: memberships.role, n: count() })
+      .from(memberships)
+      .where(eq(memberships.projectId, projectId))
+      .groupBy(memberships.role),
+    d.q.select({ n: count() }).from(judgesT).where(eq(judgesT.projectId, projectId)),
+    d.q.select({ n: count() }).from(tasksT).where(eq(tasksT.projectId, projectId)),
+    /** Units labelled: submitted assignments (revisions count once). */
+    d.q
       .select({ n: count() })
-      .from(schema.assignments)
-      .innerJoin(schema.units, eq(schema.units.id, schema.assignments.unitId))
-      .innerJoin(schema.tasks, eq(schema.tasks.id, schema.units.taskId))
-      .where(and(eq(schema.tasks.projectId, projectId), eq(schema.assignments.status, "submitted")))
-      .get()?.n ?? 0;
+      .from(assignments)
+      .innerJoin(units, eq(units.id, assignments.unitId))
+      .innerJoin(tasksT, eq(tasksT.id, units.taskId))
+      .where(and(eq(tasksT.projectId, projectId), eq(assignments.status, "submitted"))),
+  ]);
   return {
     members: Object.fromEntries(members.map((m) => [m.role, m.n])) as Partial<Record<string, number>>,
-    judges,
-    tasks,
-    labelled,
+    judges: first(judges)?.n ?? 0,
+    tasks: first(tasks)?.n ?? 0,
+    labelled: first(labelled)?.n ?? 0,
   };
 }

@@ -7,7 +7,8 @@
  * "tie" / "reference". Each candidate carries its slot, the letter the human labels are coded
  * by (best-of-n pickSlot: "A" for the unit's first response, "B" for the second, …).
  */
-import { getDb } from "~/db.server";
+import { sql } from "drizzle-orm";
+import { dalOf, getDal, type DalLike } from "~/dal.server";
 
 export interface PickCandidate {
   responseId: number;
@@ -20,27 +21,25 @@ export interface PickCandidate {
 /** unit id → its candidates, in the unit's own order. */
 export type PickCandidates = Map<number, PickCandidate[]>;
 
-export function loadPickCandidates(taskId: number): PickCandidates {
-  const conn = getDb().$client;
-  const units = conn.prepare("SELECT id, response_ids FROM units WHERE task_id = ? AND response_ids IS NOT NULL").raw(true).all(taskId) as [
+export async function loadPickCandidates(taskId: number, db: DalLike = getDal()): Promise<PickCandidates> {
+  const d = dalOf(db);
+  const units = (await d.arrays(sql`SELECT id, response_ids FROM units WHERE task_id = ${taskId} AND response_ids IS NOT NULL`)) as [
     number,
-    string,
+    unknown,
   ][];
-  const responses = conn
-    .prepare(
-      "SELECT r.id, r.model, r.source_key FROM responses r WHERE r.item_id IN (SELECT DISTINCT u.item_id FROM units u WHERE u.task_id = ?)",
-    )
-    .raw(true)
-    .all(taskId) as [number, string, string][];
+  const responses = (await d.arrays(
+    sql`SELECT r.id, r.model, r.source_key FROM responses r WHERE r.item_id IN (SELECT DISTINCT u.item_id FROM units u WHERE u.task_id = ${taskId})`,
+  )) as [number, string, string][];
   const byId = new Map(responses.map(([id, model, key]) => [id, [model, key].filter((x) => x != null && x !== "")]));
   const out: PickCandidates = new Map();
   for (const [unitId, raw] of units) {
-    let ids: unknown;
-    try {
-      ids = JSON.parse(raw);
-    } catch {
-      continue;
-    }
+    let ids: unknown = raw; // jsonb arrives parsed from PostgreSQL, text from SQLite
+    if (typeof raw === "string")
+      try {
+        ids = JSON.parse(raw);
+      } catch {
+        continue;
+      }
     if (!Array.isArray(ids)) continue;
     const list: PickCandidate[] = [];
     for (const id of ids) {

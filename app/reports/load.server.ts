@@ -3,8 +3,9 @@
  * the engine uses. Labels are turned into subjects and ratings here (pure
  * helpers in ./subjects).
  */
-import { sql } from "drizzle-orm";
-import { getDb, visibleSql } from "~/db.server";
+import { sql, type SQL } from "drizzle-orm";
+import { visibleSql } from "~/db.server";
+import { dalOf, first, getDal, type DalLike } from "~/dal.server";
 import { readConfig } from "~/annotation/config";
 import { findKind } from "~/task-kinds/registry";
 import type { JudgeInfo, Verdicts } from "./judges";
@@ -28,32 +29,47 @@ function parseJson(text: unknown): unknown {
   }
 }
 
-export function listTasks(projectId: number) {
-  return getDb().all<{ id: number; name: string; kind: string; overlap: number; status: string; units: number; annotations: number }>(sql`
+export async function listTasks(projectId: number, db: DalLike = getDal()) {
+  const rows = await dalOf(db).rows<{
+    id: number;
+    name: string;
+    kind: string;
+    overlap: number;
+    status: string;
+    units: number;
+    annotations: number;
+  }>(sql`
     SELECT t.id, t.name, t.kind, t.overlap, t.status,
       (SELECT COUNT(*) FROM units u WHERE u.task_id = t.id) AS units,
       (SELECT COUNT(*) FROM annotations an JOIN assignments a ON a.id = an.assignment_id JOIN units u ON u.id = a.unit_id
         WHERE u.task_id = t.id AND an.status = 'submitted') AS annotations
     FROM tasks t WHERE t.project_id = ${projectId} ORDER BY t.id`);
+  // COUNT(*) is bigint on PostgreSQL.
+  return rows.map((r) => ({ ...r, units: Number(r.units), annotations: Number(r.annotations) }));
 }
 
-export function findTask(projectId: number, taskId: number): TaskRow | undefined {
-  const row = getDb().get<{
-    id: number;
-    name: string;
-    kind: string;
-    dataset_id: number;
-    seed: number;
-    overlap: number;
-    config: string;
-    status: string;
-    data_version: number | null;
-  }>(
-    sql`SELECT t.id, t.name, t.kind, t.dataset_id, t.seed, t.overlap, t.config, t.status,
+export async function findTask(projectId: number, taskId: number, db: DalLike = getDal()): Promise<TaskRow | undefined> {
+  const d = dalOf(db);
+  const row = first(
+    await d.rows<{
+      id: number;
+      name: string;
+      kind: string;
+      dataset_id: number;
+      seed: number;
+      overlap: number;
+      config: unknown;
+      status: string;
+      data_version: number | null;
+    }>(
+      sql`SELECT t.id, t.name, t.kind, t.dataset_id, t.seed, t.overlap, t.config, t.status,
           (SELECT v.version FROM task_data_versions v WHERE v.task_id = t.id) AS data_version
         FROM tasks t WHERE t.id = ${taskId} AND t.project_id = ${projectId}`,
+    ),
   );
   if (!row) return undefined;
+  // The config as text on both dialects (jsonb arrives parsed from PostgreSQL): part of the version.
+  const configText = typeof row.config === "string" ? row.config : JSON.stringify(row.config);
   return {
     id: row.id,
     name: row.name,
@@ -63,7 +79,7 @@ export function findTask(projectId: number, taskId: number): TaskRow | undefined
     overlap: row.overlap,
     config: (parseJson(row.config) as Record<string, unknown>) ?? {},
     status: row.status,
-    version: `${row.data_version ?? 0}:${row.config}`,
+    version: `${row.data_version ?? 0}:${configText}`,
     projectId,
   };
 }
@@ -78,20 +94,22 @@ export function taskVersion(task: TaskRow): string {
 }
 
 /** The version of a project's judges and verdicts (project_verdict_versions, kept by triggers). */
-export function verdictVersion(projectId: number): number {
-  return getDb().get<{ v: number }>(sql`SELECT version AS v FROM project_verdict_versions WHERE project_id = ${projectId}`)?.v ?? 0;
+export async function verdictVersion(projectId: number, db: DalLike = getDal()): Promise<number> {
+  const rows = await dalOf(db).rows<{ v: number }>(sql`SELECT version AS v FROM project_verdict_versions WHERE project_id = ${projectId}`);
+  return Number(first(rows)?.v ?? 0);
 }
 
 /**
- * A prepared statement of the shared connection returning rows as arrays
- * (better-sqlite3 `raw()`): no per-row object, which is most of the cost of
- * reading 50,000 labels. The SQL itself stays portable.
+ * Rows as arrays (the data-access layer's `arrays`): no per-row object, which
+ * is most of the cost of reading 50,000 labels. The SQL text stays portable;
+ * `?` marks each parameter, in order.
  */
-function rawRows(text: string, ...params: unknown[]): unknown[][] {
-  return getDb()
-    .$client.prepare(text)
-    .raw(true)
-    .all(...params) as unknown[][];
+function rawRows(db: DalLike, text: string, ...params: unknown[]): Promise<unknown[][]> {
+  const parts = text.split("?");
+  if (parts.length !== params.length + 1) throw new Error("rawRows: one parameter per ?");
+  const chunks: SQL[] = [sql.raw(parts[0])];
+  params.forEach((p, i) => chunks.push(sql`${p}`, sql.raw(parts[i + 1])));
+  return dalOf(db).arrays(sql.join(chunks));
 }
 
 /** JSON text → value, memoised per distinct short text (labels repeat: "Yes"/"No"; parsed values are never mutated). */
@@ -109,11 +127,12 @@ function jsonCache() {
 }
 
 /** The task's subjects and current labels; with `stale: "exclude"`, labels marked stale are left out. */
-export function loadTaskData(task: TaskRow, opts: { stale?: StaleMode } = {}): TaskData {
+export async function loadTaskData(task: TaskRow, opts: { stale?: StaleMode } = {}, db: DalLike = getDal()): Promise<TaskData> {
   const fresh = opts.stale === "exclude" ? " AND an.stale_at IS NULL" : "";
   const config = readConfig(task.config);
   // Responses of the task's items first (their model, turn and length go into every subject).
-  const responses = rawRows(
+  const responses = await rawRows(
+    db,
     `SELECT r.id, r.model, r.turn, length(r.text) FROM responses r
      WHERE r.item_id IN (SELECT DISTINCT u.item_id FROM units u WHERE u.task_id = ?) AND ${visibleSql("r")}`,
     task.id,
@@ -131,7 +150,8 @@ export function loadTaskData(task: TaskRow, opts: { stale?: StaleMode } = {}): T
   });
   // The item fields the breakdowns use, one row per distinct item (not per unit), so each
   // domain/subject/task type string is read once and shared by every subject of the item.
-  const itemRows = rawRows(
+  const itemRows = await rawRows(
+    db,
     `SELECT i.id, i.domain, i.subject, i.task_type FROM items i WHERE i.id IN (SELECT u.item_id FROM units u WHERE u.task_id = ?)`,
     task.id,
   );
@@ -142,7 +162,8 @@ export function loadTaskData(task: TaskRow, opts: { stale?: StaleMode } = {}): T
   // value read costs (~50,000 rows here), so columns a kind never uses are not selected:
   // shown orders and the response list only matter for multi-response kinds.
   const multi = findKind(task.kind)?.multiResponse === true;
-  for (const u of rawRows(
+  for (const u of await rawRows(
+    db,
     `SELECT u.id, u.item_id, u.checklist_item_id, u.response_id, u.is_gold, u.gold_label${multi ? ", u.response_ids" : ""}
      FROM units u WHERE u.task_id = ? ORDER BY u.position, u.id`,
     task.id,
@@ -178,7 +199,8 @@ export function loadTaskData(task: TaskRow, opts: { stale?: StaleMode } = {}): T
     });
   };
   let prev: unknown[] | null = null;
-  for (const row of rawRows(
+  for (const row of await rawRows(
+    db,
     `SELECT an.assignment_id, a.unit_id, a.annotator_id, an.label, an.duration_ms${multi ? ", an.shown_order, a.shown_order" : ""}
      FROM units u
      JOIN assignments a ON a.unit_id = u.id
@@ -193,29 +215,34 @@ export function loadTaskData(task: TaskRow, opts: { stale?: StaleMode } = {}): T
   if (prev !== null) add(prev);
   const annotatorIds = [...annotatorSet].sort((a, b) => a - b);
   const names = annotatorIds.length
-    ? rawRows(`SELECT id, name FROM users WHERE id IN (${annotatorIds.map(() => "?").join(", ")})`, ...annotatorIds)
+    ? await rawRows(db, `SELECT id, name FROM users WHERE id IN (${annotatorIds.map(() => "?").join(", ")})`, ...annotatorIds)
     : [];
   const nameOf = new Map(names.map((n) => [n[0] as number, n[1] as string]));
   return builder.finish(annotatorIds.map((id) => ({ id, name: nameOf.get(id) ?? `User ${id}` })));
 }
 
-export function loadJudges(projectId: number): JudgeInfo[] {
-  return getDb()
-    .all<{ id: number; name: string; model: string; prompt_version: string; settings: string }>(
-      sql`SELECT id, name, model, prompt_version, settings FROM judges WHERE project_id = ${projectId} ORDER BY id`,
-    )
-    .map((j) => ({
-      id: j.id,
-      name: j.name,
-      model: j.model,
-      promptVersion: j.prompt_version,
-      settings: (parseJson(j.settings) as Record<string, unknown>) ?? {},
-    }));
+export async function loadJudges(projectId: number, db: DalLike = getDal()): Promise<JudgeInfo[]> {
+  const rows = await dalOf(db).rows<{ id: number; name: string; model: string; prompt_version: string; settings: unknown }>(
+    sql`SELECT id, name, model, prompt_version, settings FROM judges WHERE project_id = ${projectId} ORDER BY id`,
+  );
+  return rows.map((j) => ({
+    id: j.id,
+    name: j.name,
+    model: j.model,
+    promptVersion: j.prompt_version,
+    settings: (parseJson(j.settings) as Record<string, unknown>) ?? {},
+  }));
 }
 
 /** Verdicts on the task's responses; with `stale: "exclude"`, verdicts marked stale are left out. */
-export function loadVerdicts(projectId: number, taskId: number, opts: { stale?: StaleMode } = {}): Verdicts {
-  const rows = rawRows(
+export async function loadVerdicts(
+  projectId: number,
+  taskId: number,
+  opts: { stale?: StaleMode } = {},
+  db: DalLike = getDal(),
+): Promise<Verdicts> {
+  const rows = await rawRows(
+    db,
     `SELECT v.judge_id, v.response_id, v.checklist_item_id, v.value, v.score, v.parse_status IN ('failed', 'unparsed')
      FROM verdicts v JOIN judges j ON j.id = v.judge_id
      WHERE j.project_id = ?${opts.stale === "exclude" ? " AND v.stale_at IS NULL" : ""} AND ${visibleSql("v")}
@@ -246,21 +273,23 @@ export function loadVerdicts(projectId: number, taskId: number, opts: { stale?: 
 }
 
 /** Texts for a page of rows: item query, checklist item text, response text. */
-export function loadTexts(itemIds: number[], checklistIds: number[], responseIds: number[]) {
-  const db = getDb();
+export async function loadTexts(itemIds: number[], checklistIds: number[], responseIds: number[], db: DalLike = getDal()) {
+  const d = dalOf(db);
   const list = (ids: number[]) =>
     sql.join(
       [...new Set(ids)].map((i) => sql`${i}`),
       sql`, `,
     );
   const items = itemIds.length
-    ? db.all<{ id: number; query: string; source_id: string }>(sql`SELECT id, query, source_id FROM items WHERE id IN (${list(itemIds)})`)
+    ? await d.rows<{ id: number; query: string; source_id: string }>(
+        sql`SELECT id, query, source_id FROM items WHERE id IN (${list(itemIds)})`,
+      )
     : [];
   const checklist = checklistIds.length
-    ? db.all<{ id: number; text: string }>(sql`SELECT id, text FROM checklist_items WHERE id IN (${list(checklistIds)})`)
+    ? await d.rows<{ id: number; text: string }>(sql`SELECT id, text FROM checklist_items WHERE id IN (${list(checklistIds)})`)
     : [];
   const responses = responseIds.length
-    ? db.all<{ id: number; text: string }>(sql`SELECT id, text FROM responses WHERE id IN (${list(responseIds)})`)
+    ? await d.rows<{ id: number; text: string }>(sql`SELECT id, text FROM responses WHERE id IN (${list(responseIds)})`)
     : [];
   return {
     items: new Map(items.map((i) => [i.id, { query: i.query, sourceId: i.source_id }])),
@@ -274,24 +303,25 @@ export function loadTexts(itemIds: number[], checklistIds: number[], responseIds
  * rate (marked stale by a curation edit). They count in the figures unless the
  * page is asked to leave them out (?stale=exclude); the report says how many there are.
  */
-export function staleCounts(taskId: number): { labels: number; verdicts: number } {
+export async function staleCounts(taskId: number, db: DalLike = getDal()): Promise<{ labels: number; verdicts: number }> {
   // Stale rows are rare (only after a curation edit): a probe of the partial stale_at index answers
   // "none" at once, and the task's joins — tens of milliseconds on every page view of a large
   // task — run only when some row is stale.
-  const db = getDb();
-  const anyStale = (table: "annotations" | "verdicts") =>
-    !!db.get<{ x: number }>(sql.raw(`SELECT 1 AS x FROM ${table} WHERE stale_at IS NOT NULL LIMIT 1`));
-  const labels = anyStale("annotations")
-    ? db.get<{ n: number }>(sql`
+  const d = dalOf(db);
+  const anyStale = async (table: "annotations" | "verdicts") =>
+    (await d.rows<{ x: number }>(sql.raw(`SELECT 1 AS x FROM ${table} WHERE stale_at IS NOT NULL LIMIT 1`))).length > 0;
+  const count = async (query: SQL) => Number(first(await d.rows<{ n: number }>(query))?.n ?? 0);
+  const labels = (await anyStale("annotations"))
+    ? await count(sql`
     SELECT COUNT(*) AS n FROM annotations an
     JOIN assignments a ON a.id = an.assignment_id JOIN units u ON u.id = a.unit_id
     WHERE u.task_id = ${taskId} AND an.status = 'submitted' AND an.stale_at IS NOT NULL`)
-    : { n: 0 };
-  const verdicts = anyStale("verdicts")
-    ? db.get<{ n: number }>(sql`
+    : 0;
+  const verdicts = (await anyStale("verdicts"))
+    ? await count(sql`
     SELECT COUNT(*) AS n FROM verdicts v JOIN units u ON u.response_id = v.response_id
       AND (u.checklist_item_id = v.checklist_item_id OR (u.checklist_item_id IS NULL AND v.checklist_item_id IS NULL))
     WHERE u.task_id = ${taskId} AND v.stale_at IS NOT NULL`)
-    : { n: 0 };
-  return { labels: labels?.n ?? 0, verdicts: verdicts?.n ?? 0 };
+    : 0;
+  return { labels, verdicts };
 }

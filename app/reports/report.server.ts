@@ -64,6 +64,19 @@ function memo<T>(key: string, make: () => T): T {
   if (cache.size > CACHE_LIMIT) cache.delete(cache.keys().next().value!);
   return v;
 }
+/**
+ * memo for what is read from the database: the promise is kept, so requests
+ * that arrive while it is being made share it; one that fails is forgotten.
+ */
+function memoAsync<T>(key: string, make: () => Promise<T>): Promise<T> {
+  return memo(key, () => {
+    const p = make();
+    p.catch(() => {
+      if (cache.get(key) === p) cache.delete(key);
+    });
+    return p;
+  });
+}
 /** For benchmarks and tests: forget every memoised report. */
 export function clearReportCache() {
   cache.clear();
@@ -89,8 +102,8 @@ export function parseStale(raw: string | null | undefined): StaleMode {
   return raw === "exclude" ? "exclude" : "include";
 }
 
-function taskData(task: TaskRow, version: string, stale: StaleMode): TaskData {
-  return memo(`data:${task.id}:${version}:${stale}`, () => loadTaskData(task, { stale }));
+function taskData(task: TaskRow, version: string, stale: StaleMode): Promise<TaskData> {
+  return memoAsync(`data:${task.id}:${version}:${stale}`, () => loadTaskData(task, { stale }));
 }
 
 export interface TaskReport {
@@ -119,17 +132,17 @@ export function intervalMethods(estimates: Estimate[]): string {
   return methods.length ? methods.join("; ") : "no interval";
 }
 
-export function taskReport(
+export async function taskReport(
   projectId: number,
   taskId: number,
   options: { rule: FinalRule | null; delta: number; slug: string; stale?: StaleMode },
-): TaskReport | null {
-  const task = findTask(projectId, taskId);
+): Promise<TaskReport | null> {
+  const task = await findTask(projectId, taskId);
   if (!task) return null;
   const opts = { ...options, rule: options.rule ?? defaultRule(task), stale: options.stale ?? "include" };
   const version = taskVersion(task);
-  return memo(`task:${task.id}:${version}:${opts.stale}:${opts.rule}:${opts.delta}:${opts.slug}`, () => {
-    const data = taskData(task, version, opts.stale);
+  return memoAsync(`task:${task.id}:${version}:${opts.stale}:${opts.rule}:${opts.delta}:${opts.slug}`, async () => {
+    const data = await taskData(task, version, opts.stale);
     const final = finalLabels(data, opts.rule);
     const iaa = memo(`iaa:${task.id}:${version}:${opts.stale}`, () => interAnnotatorAgreement(data));
     const annotators = perAnnotator(data);
@@ -145,7 +158,7 @@ export function taskReport(
     if (findKind(task.kind)?.reportExtras?.includes("checklist")) {
       const cl = checklistAppropriateness(data, final);
       add(checklistTable(cl));
-      const texts = loadTexts(
+      const texts = await loadTexts(
         cl.inappropriate.map((x) => x.itemId),
         cl.inappropriate.map((x) => x.checklistItemId),
         [],
@@ -202,8 +215,8 @@ export interface JudgePageReport {
 }
 
 /** The verdicts on a task's responses, read once per (task data version, verdict version): the judge tables share them. */
-function taskVerdicts(projectId: number, task: TaskRow, version: string, stale: StaleMode) {
-  return memo(`verdicts:${task.id}:${version}:${verdictVersion(projectId)}:${stale}`, () => loadVerdicts(projectId, task.id, { stale }));
+function taskVerdicts(projectId: number, task: TaskRow, version: string, verdictsVersion: number, stale: StaleMode) {
+  return memoAsync(`verdicts:${task.id}:${version}:${verdictsVersion}:${stale}`, () => loadVerdicts(projectId, task.id, { stale }));
 }
 
 function judgeRows(
@@ -211,26 +224,30 @@ function judgeRows(
   version: string,
   rule: FinalRule,
   projectId: number,
+  verdictsVersion: number,
   stale: StaleMode,
-): { data: TaskData; rows: JudgeRow[]; final: FinalLabels } {
-  return memo(`judgerows:${task.id}:${version}:${verdictVersion(projectId)}:${stale}:${rule}`, () => {
-    const data = taskData(task, version, stale);
+): Promise<{ data: TaskData; rows: JudgeRow[]; final: FinalLabels }> {
+  return memoAsync(`judgerows:${task.id}:${version}:${verdictsVersion}:${stale}:${rule}`, async () => {
+    const data = await taskData(task, version, stale);
     const final = finalLabels(data, rule);
-    return { data, final, rows: judgeReport(data, final, loadJudges(projectId), taskVerdicts(projectId, task, version, stale)) };
+    const judges = await loadJudges(projectId);
+    const verdicts = await taskVerdicts(projectId, task, version, verdictsVersion, stale);
+    return { data, final, rows: judgeReport(data, final, judges, verdicts) };
   });
 }
 
-export function judgeReportFor(
+export async function judgeReportFor(
   projectId: number,
   taskId: number,
   options: { rule: FinalRule | null; delta: number; stale?: StaleMode },
-): JudgePageReport | null {
-  const task = findTask(projectId, taskId);
+): Promise<JudgePageReport | null> {
+  const task = await findTask(projectId, taskId);
   if (!task) return null;
   const opts = { ...options, rule: options.rule ?? defaultRule(task), stale: options.stale ?? "include" };
   const version = taskVersion(task);
-  return memo(`judges:${task.id}:${version}:${verdictVersion(projectId)}:${opts.stale}:${opts.rule}:${opts.delta}`, () => {
-    const { data, rows } = judgeRows(task, version, opts.rule, projectId, opts.stale);
+  const vv = await verdictVersion(projectId);
+  return memoAsync(`judges:${task.id}:${version}:${vv}:${opts.stale}:${opts.rule}:${opts.delta}`, async () => {
+    const { data, rows } = await judgeRows(task, version, opts.rule, projectId, vv, opts.stale);
     const numeric = data.labelKind === "ordinal" || data.labelKind === "interval";
     const tables: Record<string, ReportTable> = {};
     const add = (t: ReportTable) => (tables[t.id] = t);
@@ -328,11 +345,12 @@ export interface DisagreementRow {
   response: string | null;
 }
 
-export function disagreementsFor(projectId: number, taskId: number, f: DisagreementFilters, opts: { fullText?: boolean } = {}) {
-  const task = findTask(projectId, taskId);
+export async function disagreementsFor(projectId: number, taskId: number, f: DisagreementFilters, opts: { fullText?: boolean } = {}) {
+  const task = await findTask(projectId, taskId);
   if (!task) return null;
   const version = taskVersion(task);
-  const { data, rows, final } = judgeRows(task, version, f.rule ?? defaultRule(task), projectId, f.stale ?? "include");
+  const vv = await verdictVersion(projectId);
+  const { data, rows, final } = await judgeRows(task, version, f.rule ?? defaultRule(task), projectId, vv, f.stale ?? "include");
   const numeric = data.labelKind === "ordinal" || data.labelKind === "interval";
   const selected = rows.filter((r) => f.judgeId == null || r.judge.id === f.judgeId);
   const hits: { s: number; judge: string; human: string; verdict: string }[] = [];
@@ -364,7 +382,7 @@ export function disagreementsFor(projectId: number, taskId: number, f: Disagreem
   const total = hits.length;
   const pageRows = opts.fullText ? hits : hits.slice((f.page - 1) * f.pageSize, f.page * f.pageSize);
   const subs = pageRows.map((h) => data.subjects[h.s]);
-  const texts = loadTexts(
+  const texts = await loadTexts(
     subs.map((s) => s.itemId),
     subs.map((s) => s.checklistItemId).filter((x): x is number => x != null),
     subs.map((s) => s.responseId).filter((x): x is number => x != null),
@@ -414,35 +432,39 @@ export interface JudgeAgreementPage {
  * The any-label-set judge–human table of a task (app/reports/judgeAgreement): the same
  * figures as `npm run judge-agreement` on the same labels and verdicts.
  */
-export function judgeAgreementFor(
+export async function judgeAgreementFor(
   projectId: number,
   taskId: number,
   options: { reference: Reference; unparsed: UnparsedPolicy; stale?: StaleMode },
-): JudgeAgreementPage | null {
-  const task = findTask(projectId, taskId);
+): Promise<JudgeAgreementPage | null> {
+  const task = await findTask(projectId, taskId);
   if (!task) return null;
   const stale = options.stale ?? "include";
   const version = taskVersion(task);
-  return memo(`jagree:${task.id}:${version}:${verdictVersion(projectId)}:${stale}:${options.reference}:${options.unparsed}`, () => {
-    const info = { id: task.id, name: task.name, kind: task.kind };
-    if (!JUDGE_AGREEMENT_KINDS.includes(task.kind)) return { task: info, applicable: false, result: null, tables: {}, note: null };
-    const data = taskData(task, version, stale);
-    const judges = loadJudges(projectId);
-    const verdicts = taskVerdicts(projectId, task, version, stale);
-    let result: TaskJudgeAgreement;
-    let note: string | null = null;
-    // Best-of-N units show several responses: a judge's pick is matched by the responses it names.
-    const picks = findKind(task.kind)?.coding.pick ? loadPickCandidates(task.id) : undefined;
-    try {
-      result = taskJudgeAgreement(data, judges, verdicts, options, picks);
-    } catch (err) {
-      // as:LABEL naming a label this task does not have: say so, and count unparsed verdicts as wrong.
-      if (!(err instanceof JudgeAgreementError)) throw err;
-      note = `${err.message.replace(/^--unparsed /, "")} Unparsed verdicts are ${policyLabel("count-as-wrong")} instead.`;
-      result = taskJudgeAgreement(data, judges, verdicts, { ...options, unparsed: "count-as-wrong" }, picks);
-    }
-    const tables: Record<string, ReportTable> = {};
-    for (const t of judgeAgreementTables(result)) tables[t.id] = t;
-    return { task: info, applicable: true, result, tables, note };
-  });
+  const vv = await verdictVersion(projectId);
+  return memoAsync(
+    `jagree:${task.id}:${version}:${vv}:${stale}:${options.reference}:${options.unparsed}`,
+    async (): Promise<JudgeAgreementPage> => {
+      const info = { id: task.id, name: task.name, kind: task.kind };
+      if (!JUDGE_AGREEMENT_KINDS.includes(task.kind)) return { task: info, applicable: false, result: null, tables: {}, note: null };
+      const data = await taskData(task, version, stale);
+      const judges = await loadJudges(projectId);
+      const verdicts = await taskVerdicts(projectId, task, version, vv, stale);
+      let result: TaskJudgeAgreement;
+      let note: string | null = null;
+      // Best-of-N units show several responses: a judge's pick is matched by the responses it names.
+      const picks = findKind(task.kind)?.coding.pick ? await loadPickCandidates(task.id) : undefined;
+      try {
+        result = taskJudgeAgreement(data, judges, verdicts, options, picks);
+      } catch (err) {
+        // as:LABEL naming a label this task does not have: say so, and count unparsed verdicts as wrong.
+        if (!(err instanceof JudgeAgreementError)) throw err;
+        note = `${err.message.replace(/^--unparsed /, "")} Unparsed verdicts are ${policyLabel("count-as-wrong")} instead.`;
+        result = taskJudgeAgreement(data, judges, verdicts, { ...options, unparsed: "count-as-wrong" }, picks);
+      }
+      const tables: Record<string, ReportTable> = {};
+      for (const t of judgeAgreementTables(result)) tables[t.id] = t;
+      return { task: info, applicable: true, result, tables, note };
+    },
+  );
 }

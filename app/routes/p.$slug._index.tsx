@@ -15,8 +15,8 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
     project,
     role,
     researcher,
-    datasets: datasetSummaries(project.id),
-    counts: projectCounts(project.id),
+    datasets: await datasetSummaries(project.id),
+    counts: await projectCounts(project.id),
   });
 }
 

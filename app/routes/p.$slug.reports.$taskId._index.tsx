@@ -16,7 +16,7 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
   const taskId = Number(params.taskId);
   const url = new URL(request.url);
   const report = Number.isInteger(taskId)
-    ? taskReport(project.id, taskId, {
+    ? await taskReport(project.id, taskId, {
         rule: parseRule(url.searchParams.get("rule")),
         delta: parseDelta(url.searchParams.get("delta")),
         slug: project.slug,
@@ -26,7 +26,7 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
   if (!report) notFound("Task not found.");
   // What one subject of the tables is, from the kind's coding (kind lookups stay on the server).
   const perResponse = findKind(report.task.kind)?.coding.subjects === "response";
-  return json({ slug: project.slug, report, stale: staleCounts(report.task.id), perResponse });
+  return json({ slug: project.slug, report, stale: await staleCounts(report.task.id), perResponse });
 }
 
 const RULE_LABELS: Record<(typeof FINAL_RULES)[number], string> = {

@@ -43,12 +43,12 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
   let body: string | null = null;
   if (name === "disagreements") {
     const q = parseQuery(DisagreementQuerySchema, url);
-    const result = disagreementsFor(project.id, taskId, disagreementFilters(q), { fullText: true });
+    const result = await disagreementsFor(project.id, taskId, disagreementFilters(q), { fullText: true });
     if (!result) notFound("Task not found.");
     body = Papa.unparse(result.rows.map((r) => ({ ...r })));
   } else if (name.startsWith("agreement-")) {
     // The any-label-set judge table, for the reference and unparsed policy in the query.
-    const page = judgeAgreementFor(project.id, taskId, {
+    const page = await judgeAgreementFor(project.id, taskId, {
       reference: parseReference(url.searchParams.get("reference")) ?? "majority",
       unparsed: parseUnparsedPolicy(url.searchParams.get("unparsed")) ?? "count-as-wrong",
       stale,
@@ -68,12 +68,12 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
       name.startsWith("confusion-") ||
       name.startsWith("histogram-");
     if (judgeTable) {
-      const report = judgeReportFor(project.id, taskId, { rule, delta, stale });
+      const report = await judgeReportFor(project.id, taskId, { rule, delta, stale });
       if (!report) notFound("Task not found.");
       const t = report.tables[name === "judge-planner" ? "planner" : name];
       if (t) body = render(t);
     } else {
-      const report = taskReport(project.id, taskId, { rule, delta, slug: project.slug, stale });
+      const report = await taskReport(project.id, taskId, { rule, delta, slug: project.slug, stale });
       if (!report) notFound("Task not found.");
       const t = report.tables[name];
       if (t) body = render(t);

@@ -15,7 +15,7 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
   const taskId = Number(params.taskId);
   const url = new URL(request.url);
   const query = parseQuery(DisagreementQuerySchema, url);
-  const result = Number.isInteger(taskId) ? disagreementsFor(project.id, taskId, disagreementFilters(query)) : null;
+  const result = Number.isInteger(taskId) ? await disagreementsFor(project.id, taskId, disagreementFilters(query)) : null;
   if (!result) notFound("Task not found.");
   return json({ slug: project.slug, query, ...result });
 }

@@ -16,7 +16,7 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
   const taskId = Number(params.taskId);
   const url = new URL(request.url);
   const report = Number.isInteger(taskId)
-    ? judgeReportFor(project.id, taskId, {
+    ? await judgeReportFor(project.id, taskId, {
         rule: parseRule(url.searchParams.get("rule")),
         delta: parseDelta(url.searchParams.get("delta")),
         stale: parseStale(url.searchParams.get("stale")),
@@ -26,8 +26,8 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
   // The any-label-set table: reference and unparsed policy from the query (defaults: majority, count-as-wrong).
   const reference = parseReference(url.searchParams.get("reference")) ?? "majority";
   const unparsed = parseUnparsedPolicy(url.searchParams.get("unparsed")) ?? "count-as-wrong";
-  const agreement = judgeAgreementFor(project.id, taskId, { reference, unparsed, stale: report.stale });
-  return json({ slug: project.slug, report, agreement, reference, unparsed, stale: staleCounts(report.task.id) });
+  const agreement = await judgeAgreementFor(project.id, taskId, { reference, unparsed, stale: report.stale });
+  return json({ slug: project.slug, report, agreement, reference, unparsed, stale: await staleCounts(report.task.id) });
 }
 
 export default function JudgeAgreementReport() {

@@ -3,7 +3,7 @@ import { json } from "@remix-run/node";
 import { Link, useLoaderData } from "@remix-run/react";
 import { requireProjectRole } from "~/auth/guards.server";
 import { sql } from "drizzle-orm";
-import { getDb } from "~/db.server";
+import { getDal } from "~/dal.server";
 import { listTasks } from "~/reports/load.server";
 
 export const meta: MetaFunction = () => [{ title: "Reports · Concord" }];
@@ -12,18 +12,16 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
   const { project } = await requireProjectRole(request, params.slug, "researcher");
   // "Submitted annotations" as each report counts them: one per annotator and unit (its
   // latest submitted revision), not every revision ever submitted.
-  const current = new Map(
-    getDb()
-      .all<{ task_id: number; n: number }>(
-        sql`
+  const d = getDal();
+  const counts = await d.rows<{ task_id: number; n: number }>(
+    sql`
         SELECT u.task_id, COUNT(DISTINCT an.assignment_id) AS n
         FROM annotations an JOIN assignments a ON a.id = an.assignment_id JOIN units u ON u.id = a.unit_id JOIN tasks t ON t.id = u.task_id
         WHERE t.project_id = ${project.id} AND an.status = 'submitted'
         GROUP BY u.task_id`,
-      )
-      .map((r) => [r.task_id, r.n]),
   );
-  return json({ slug: project.slug, tasks: listTasks(project.id).map((t) => ({ ...t, annotations: current.get(t.id) ?? 0 })) });
+  const current = new Map(counts.map((r) => [Number(r.task_id), Number(r.n)]));
+  return json({ slug: project.slug, tasks: (await listTasks(project.id)).map((t) => ({ ...t, annotations: current.get(t.id) ?? 0 })) });
 }
 
 export default function ReportsIndex() {

@@ -100,7 +100,7 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
     scoreCalibration,
     failedJobs,
     providerSampling,
-    members: projectMembers(project.id, db).map((m) => ({ id: m.id, name: m.name, role: m.role })),
+    members: (await projectMembers(project.id, db)).map((m) => ({ id: m.id, name: m.name, role: m.role })),
   });
 }
 

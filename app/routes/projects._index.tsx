@@ -20,21 +20,26 @@ export async function loader({ request }: LoaderFunctionArgs) {
   if (!user.isSiteAdmin && projects.length === 1 && projects[0].role === "annotator") throw redirect(`/p/${projects[0].slug}/tasks`);
   // What they came to do: the tasks with units assigned to them, in every project they belong to
   // (only their own counts: an annotator never sees how others are getting on), work left first.
-  const myTasks = projects
-    .filter((p) => p.role && p.role !== "admin")
-    .flatMap((p) =>
-      listTasks(p.id, user.id, false)
-        .filter((t) => isAnnotatable(t.kind))
-        .map((t) => ({
-          id: t.id,
-          name: t.name,
-          kind: kindTitle(t.kind),
-          status: t.status,
-          project: { slug: p.slug, name: p.name },
-          done: t.mineDone,
-          total: t.mine,
-        })),
+  const myTasks = (
+    await Promise.all(
+      projects
+        .filter((p) => p.role && p.role !== "admin")
+        .map(async (p) =>
+          (await listTasks(p.id, user.id, false))
+            .filter((t) => isAnnotatable(t.kind))
+            .map((t) => ({
+              id: t.id,
+              name: t.name,
+              kind: kindTitle(t.kind),
+              status: t.status,
+              project: { slug: p.slug, name: p.name },
+              done: t.mineDone,
+              total: t.mine,
+            })),
+        ),
     )
+  )
+    .flat()
     .sort((a, b) => Number(a.done >= a.total || a.status !== "open") - Number(b.done >= b.total || b.status !== "open"));
   const annotatorOnly = !user.isSiteAdmin && projects.length > 0 && projects.every((p) => p.role === "annotator");
   return json({ projects, myTasks, annotatorOnly, canCreate: user.isSiteAdmin });

@@ -36,7 +36,7 @@
  */
 import { and, eq, inArray } from "drizzle-orm";
 import { schema, type Db } from "../../db/client";
-import { projectMembers } from "../annotation/tasks.server";
+import { projectMembersSqlite } from "../annotation/tasks.server";
 import { meanCI, wilsonCI, wilsonEffectiveCI } from "../stats";
 import { PROTOCOLS } from "./protocols";
 import {
@@ -100,7 +100,7 @@ export function createCalibrationTask(
     .get();
   if (!run || run.datasetId == null) throw new CalibrationError(`run ${args.runId}: not found in this project`);
   const judgeId = primaryJudge(run);
-  const members = projectMembers(args.projectId, db);
+  const members = projectMembersSqlite(args.projectId, db);
   const pool = [...new Set(args.pool ?? members.filter((m) => m.role === "annotator").map((m) => m.id))];
   const stranger = pool.find((id) => !members.some((m) => m.id === id));
   if (stranger !== undefined) throw new CalibrationError(`pool: user ${stranger} is not a member of this project`, "pool");

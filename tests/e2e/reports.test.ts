@@ -129,7 +129,7 @@ describe("report pages in the browser", () => {
     const sat = db.select().from(schema.tasks).where(eq(schema.tasks.kind, "response-satisfaction")).get()!;
     const unit = db.select().from(schema.units).where(eq(schema.units.taskId, sat.id)).get()!;
     const curator = db.select().from(schema.users).where(eq(schema.users.email, researcher.email)).get()!;
-    editChecklistItem(
+    await editChecklistItem(
       unit.checklistItemId!,
       { text: "Does the response state each assumption it relies on?" },
       { userId: curator.id, reason: "clearer wording" },

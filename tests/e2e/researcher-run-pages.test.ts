@@ -304,7 +304,7 @@ describe("intervals", () => {
     expect(outOfScale(before, () => [0, 100])).toEqual([]);
     expect(await page.locator("th", { hasText: "95% CI (Wilson score" }).count()).toBe(2);
     // The annotators label every unit through the app's own save (agreeing; "No" on every third unit).
-    const task = findTask(projectId, taskId, db)!;
+    const task = (await findTask(projectId, taskId, db))!;
     const assignments = db
       .select({ unitId: schema.assignments.unitId, userId: schema.assignments.annotatorId })
       .from(schema.assignments)
@@ -314,7 +314,10 @@ describe("intervals", () => {
     expect(assignments.length).toBeGreaterThan(4);
     for (const a of assignments) {
       const answer = a.unitId % 3 === 0 ? "No" : "Yes";
-      const r = saveAnnotation({ task, userId: a.userId, unitId: a.unitId, intent: "submit", form: new URLSearchParams({ answer }) }, db);
+      const r = await saveAnnotation(
+        { task, userId: a.userId, unitId: a.unitId, intent: "submit", form: new URLSearchParams({ answer }) },
+        db,
+      );
       expect(r.ok).toBe(true);
     }
     await page.reload();
@@ -392,7 +395,7 @@ describe("a stale unit on the annotate page", () => {
     expect(changed && unchanged, "two submitted units of different items in one task").toBeTruthy();
     const item = db.select({ query: schema.items.query }).from(schema.items).where(eq(schema.items.id, changed.itemId)).get()!;
     const researcherId = db.select({ id: schema.users.id }).from(schema.users).where(eq(schema.users.email, researcher.email)).get()!.id;
-    const edit = editItem(
+    const edit = await editItem(
       changed.itemId,
       { query: `${item.query}\n\n(Clarified: answer in one sentence.)` },
       { userId: researcherId, reason: "clarify the question" },

@@ -118,16 +118,16 @@ const unitsOf = (taskId: number) =>
     .all(taskId) as { id: number; item: string; model: string | null; ids: string | null }[];
 const modelOf = (responseId: number) =>
   (c().prepare("select model from responses where id = ?").get(responseId) as { model: string }).model;
-function submit(
+async function submit(
   projectId: number,
   taskId: number,
   unitId: number,
   annotator: number,
   form: (order: (number | "reference")[]) => Record<string, string>,
 ) {
-  const a = myAssignment(taskId, unitId, annotator)!;
-  const r = saveAnnotation({
-    task: findTask(projectId, taskId)!,
+  const a = (await myAssignment(taskId, unitId, annotator))!;
+  const r = await saveAnnotation({
+    task: (await findTask(projectId, taskId))!,
     userId: annotator,
     unitId,
     intent: "submit",
@@ -164,7 +164,7 @@ beforeAll(async () => {
 describe("the judge page's any-label-set section on the native kinds", () => {
   it("Likert 1–7: one verdict per unit's response (a point 1–7); weighted kappa and AC1 on the 7-point scale", async () => {
     const { projectId, datasetId } = await project("likert");
-    const { taskId } = createTask(projectId, researcher, {
+    const { taskId } = await createTask(projectId, researcher, {
       name: "likert",
       datasetId,
       kind: "likert-7",
@@ -179,7 +179,7 @@ describe("the judge page's any-label-set section on the native kinds", () => {
     const point = (u: number, a: number) => 2 + ((u * 3 + (a === 2 && u % 4 === 0 ? 1 : 0)) % 5);
     for (const [u, unit] of units.entries())
       for (const [a, ann] of annotators.entries())
-        submit(projectId, taskId, unit.id, ann, () => ({ score: String(point(u, a)), rationale: "Because." }));
+        await submit(projectId, taskId, unit.id, ann, () => ({ score: String(point(u, a)), rationale: "Because." }));
     const verdict = (u: number) => (u === 7 ? "vivid-ish" : String(u % 3 === 0 ? point(u, 0) : Math.min(7, point(u, 0) + 1)));
     await importVerdicts(
       "likert",
@@ -225,7 +225,7 @@ describe("the judge page's any-label-set section on the native kinds", () => {
 
   it("writing quality 1–5: one verdict per scored response; the scale's unused scores count in AC1's q", async () => {
     const { projectId, datasetId } = await project("writing");
-    const { taskId } = createTask(projectId, researcher, {
+    const { taskId } = await createTask(projectId, researcher, {
       name: "wq",
       datasetId,
       kind: "writing-quality",
@@ -240,7 +240,7 @@ describe("the judge page's any-label-set section on the native kinds", () => {
     for (const unit of units) {
       const i = ITEMS.indexOf(unit.item);
       for (const [a, ann] of annotators.entries())
-        submit(projectId, taskId, unit.id, ann, (order) =>
+        await submit(projectId, taskId, unit.id, ann, (order) =>
           Object.fromEntries(order.map((rid, k) => [`score.${letter(k)}`, String(score(i, modelOf(rid as number), a))])),
         );
     }
@@ -268,7 +268,7 @@ describe("the judge page's any-label-set section on the native kinds", () => {
 
   it("best-of-N with ties: the judge's verdict names the picked response (model name or response key) or tie", async () => {
     const { projectId, datasetId } = await project("pick");
-    const { taskId } = createTask(projectId, researcher, {
+    const { taskId } = await createTask(projectId, researcher, {
       name: "pick",
       datasetId,
       kind: "best-of-n",
@@ -286,7 +286,7 @@ describe("the judge page's any-label-set section on the native kinds", () => {
     for (const unit of units) {
       const i = ITEMS.indexOf(unit.item);
       for (const [a, ann] of annotators.entries())
-        submit(projectId, taskId, unit.id, ann, (order) => {
+        await submit(projectId, taskId, unit.id, ann, (order) => {
           const want = pick(i, a);
           return { best: want === "tie" ? "tie" : letter(order.findIndex((rid) => rid !== "reference" && modelOf(rid) === want)) };
         });

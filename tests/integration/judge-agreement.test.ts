@@ -109,13 +109,13 @@ describe("the command and the app give identical figures", () => {
     ["each", "exclude"],
     ["each", "as:B"],
   ] as const) {
-    it(`pairwise with ties, --reference ${reference} --unparsed ${unparsed}`, () => {
+    it(`pairwise with ties, --reference ${reference} --unparsed ${unparsed}`, async () => {
       const fromFiles = cliJson([...WIDE, "--reference", reference, "--unparsed", unparsed]);
-      const app = judgeAgreementFor(projectId("pairwise"), taskOf("pairwise"), { reference, unparsed })!;
+      const app = (await judgeAgreementFor(projectId("pairwise"), taskOf("pairwise"), { reference, unparsed }))!;
       expect(app.result).not.toBeNull();
       expect(figures(app.result!)).toEqual(figures(fromFiles));
       // The export carries the same numbers, one row per judge.
-      const rows = csvRows(exportToString(c(), projectId("pairwise"), "judge-agreement", "csv", { reference, unparsed }));
+      const rows = csvRows(await exportToString(db(), projectId("pairwise"), "judge-agreement", "csv", { reference, unparsed }));
       expect(rows.map((r) => r.judge)).toEqual(["judge-steady", "judge-wobbly"]);
       rows.forEach((row, i) => {
         const j = fromFiles.judges[i];
@@ -172,17 +172,17 @@ describe("the command and the app give identical figures", () => {
     expect(wobbly.macroRecall).toBeCloseTo(0.45833333333333326, 12);
   });
 
-  it("numeric human labels (a JSON array) against string verdicts (JSONL): same figures, in the app too", () => {
+  it("numeric human labels (a JSON array) against string verdicts (JSONL): same figures, in the app too", async () => {
     const fromFiles = cliJson(NUMERIC);
     expect(fromFiles.labels).toEqual(["0", "1", "2"]);
     expect(fromFiles.judges[0].accuracy).toBeCloseTo(0.6666666666666666, 12);
-    const app = judgeAgreementFor(projectId("numeric"), taskOf("numeric"), { reference: "majority", unparsed: "count-as-wrong" })!;
+    const app = (await judgeAgreementFor(projectId("numeric"), taskOf("numeric"), { reference: "majority", unparsed: "count-as-wrong" }))!;
     expect(figures(app.result!)).toEqual(figures(fromFiles));
   });
 
-  it("judge-confusion: the confusion matrix, per-label figures on the diagonal", () => {
+  it("judge-confusion: the confusion matrix, per-label figures on the diagonal", async () => {
     const r = cliJson(WIDE);
-    const rows = csvRows(exportToString(c(), projectId("pairwise"), "judge-confusion", "csv"));
+    const rows = csvRows(await exportToString(db(), projectId("pairwise"), "judge-confusion", "csv"));
     const wobbly = rows.filter((x) => x.judge === "judge-wobbly");
     expect(wobbly).toHaveLength(16); // (A, B, tie, (unparsed))²
     expect(wobbly.find((x) => x.human_label === "B" && x.judge_label === "(unparsed)")!.count).toBe("2");
@@ -318,7 +318,7 @@ describe("the judge page", () => {
     const r = cliJson(WIDE);
     const rows = all.filter((x) => !x.judge.startsWith("Humans"));
     const exported = csvRows(
-      exportToString(c(), projectId("pairwise"), "judge-agreement", "csv", { reference: "majority", unparsed: "count-as-wrong" }),
+      await exportToString(db(), projectId("pairwise"), "judge-agreement", "csv", { reference: "majority", unparsed: "count-as-wrong" }),
     );
     expect(rows).toEqual(exported.map((e) => Object.fromEntries(Object.keys(rows[0]).map((k) => [k, e[k]]))));
     expect(
@@ -441,7 +441,7 @@ describe("labels linked to imported responses (a response column)", () => {
       { response_id: expect.any(Number), model: "model-b" },
       { response_id: expect.any(Number), model: "model-a" },
     ]);
-    const r = judgeAgreementFor(projectId("linked"), task, { reference: "majority", unparsed: "count-as-wrong" })!.result!;
+    const r = (await judgeAgreementFor(projectId("linked"), task, { reference: "majority", unparsed: "count-as-wrong" }))!.result!;
     // Majority: q1/model-a good, q1/model-b none (1–1), q2/model-a good; the judge: good, —, "meh" (outside {bad, good}).
     expect(r.unitsWithoutMajority).toBe(1);
     expect(r.judges.map((j) => [j.judge, j.n, j.unparsed, j.accuracy])).toEqual([["rater-bot", 2, 1, 0.5]]);
@@ -606,7 +606,7 @@ describe("the verdicts preset on responses with imported labels (unparsed verdic
         )
         .get() as { id: number }
     ).id;
-    const r = judgeAgreementFor(projectId("linked-unparsed"), task, { reference: "majority", unparsed: "count-as-wrong" })!.result!;
+    const r = (await judgeAgreementFor(projectId("linked-unparsed"), task, { reference: "majority", unparsed: "count-as-wrong" }))!.result!;
     expect(r.judges.map((j) => [j.judge, j.n, j.unparsed, j.accuracy])).toEqual([
       ["bot-three", 2, 0, 1],
       ["bot-two", 2, 2, 0],
@@ -702,12 +702,13 @@ describe("unparsed verdicts on units without a reference (app, export and comman
     expect((await runImport({ databaseFile: dbFile, projectSlug: "split", preset: "unit-verdicts", file: verdicts })).errors).toEqual([]);
     const cliRow = cliJson(["--labels", labels, "--verdicts", verdicts]).judges[0];
     expect([cliRow.n, cliRow.unparsed, cliRow.unparsedCompared]).toEqual([2, 2, 1]);
-    const app = judgeAgreementFor(projectId("split"), taskOf("split"), { reference: "majority", unparsed: "count-as-wrong" })!.result!;
+    const app = (await judgeAgreementFor(projectId("split"), taskOf("split"), { reference: "majority", unparsed: "count-as-wrong" }))!
+      .result!;
     expect(figures(app)).toEqual(figures(cliJson(["--labels", labels, "--verdicts", verdicts])));
-    const row = csvRows(exportToString(c(), projectId("split"), "judge-agreement", "csv"))[0];
+    const row = csvRows(await exportToString(db(), projectId("split"), "judge-agreement", "csv"))[0];
     expect([row.n, row.unparsed, row.unparsed_compared, row.ties_excluded]).toEqual(["2", "2", "1", "1"]);
     // The page's table says both.
-    const t = judgeAgreementFor(projectId("split"), taskOf("split"), { reference: "majority", unparsed: "count-as-wrong" })!.tables[
+    const t = (await judgeAgreementFor(projectId("split"), taskOf("split"), { reference: "majority", unparsed: "count-as-wrong" }))!.tables[
       "agreement-judges"
     ];
     expect(t.rows[0]).toMatchObject({ judge: "j", n: 2, unparsed: 2, unparsedCompared: 1 });
@@ -759,14 +760,14 @@ describe("labels-wide with a response column (labels linked to imported response
       { item: "q1", model: "model-b" },
       { item: "q2", model: "model-a" },
     ]);
-    const r = judgeAgreementFor(projectId("wide-linked"), task, { reference: "majority", unparsed: "count-as-wrong" })!.result!;
+    const r = (await judgeAgreementFor(projectId("wide-linked"), task, { reference: "majority", unparsed: "count-as-wrong" }))!.result!;
     // Majority: good, bad, none (1–1); the judge: good, good, bad → 1 of 2 right, q2 left out.
     expect(r.unitsWithoutMajority).toBe(1);
     expect(r.judges.map((j) => [j.judge, j.n, j.accuracy, j.confusion])).toEqual([
       ["bot", 2, 0.5, { bad: { bad: 0, good: 1 }, good: { bad: 0, good: 1 } }],
     ]);
     // Reference each: all six annotator labels, the judge's verdict on each response.
-    const each = judgeAgreementFor(projectId("wide-linked"), task, { reference: "each", unparsed: "count-as-wrong" })!.result!;
+    const each = (await judgeAgreementFor(projectId("wide-linked"), task, { reference: "each", unparsed: "count-as-wrong" }))!.result!;
     expect(each.judges.map((j) => [j.n, j.accuracy])).toEqual([[6, 3 / 6]]);
   });
 });

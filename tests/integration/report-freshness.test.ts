@@ -32,14 +32,20 @@ const verdictVersion = () =>
     .from(schema.projectVerdictVersions)
     .where(eq(schema.projectVerdictVersions.projectId, projectId))
     .get()!.v;
-const report = () => taskReport(projectId, taskId, { rule: "majority", delta: 0.05, slug: "fresh" })!;
-const judges = () => judgeReportFor(projectId, taskId, { rule: "majority", delta: 0.05 })!;
-const submit = (who: number, unitId: number, answer: "Yes" | "No", intent: "submit" | "draft" = "submit") =>
-  saveAnnotation({ task: findTask(projectId, taskId)!, userId: who, unitId, intent, form: form({ answer, durationMs: "1500" }) });
+const report = async () => (await taskReport(projectId, taskId, { rule: "majority", delta: 0.05, slug: "fresh" }))!;
+const judges = async () => (await judgeReportFor(projectId, taskId, { rule: "majority", delta: 0.05 }))!;
+const submit = async (who: number, unitId: number, answer: "Yes" | "No", intent: "submit" | "draft" = "submit") =>
+  await saveAnnotation({
+    task: (await findTask(projectId, taskId))!,
+    userId: who,
+    unitId,
+    intent,
+    form: form({ answer, durationMs: "1500" }),
+  });
 
 beforeAll(async () => {
   projectId = makeProject("fresh").id;
-  datasetId = makeSyntheticDataset(projectId, { items: 6 }).datasetId;
+  datasetId = (await makeSyntheticDataset(projectId, { items: 6 })).datasetId;
   const researcher = await makeUser();
   await addMember(projectId, researcher.id, "researcher");
   for (let i = 0; i < 2; i++) {
@@ -47,28 +53,30 @@ beforeAll(async () => {
     await addMember(projectId, u.id, "annotator");
     annotators.push(u.id);
   }
-  taskId = createTask(projectId, researcher.id, {
-    name: "fresh",
-    datasetId,
-    kind: "response-satisfaction",
-    overlap: 2,
-    seed: 4,
-    pool: annotators,
-  }).taskId;
+  taskId = (
+    await createTask(projectId, researcher.id, {
+      name: "fresh",
+      datasetId,
+      kind: "response-satisfaction",
+      overlap: 2,
+      seed: 4,
+      pool: annotators,
+    })
+  ).taskId;
   // Both annotators label every unit "Yes".
   for (const who of annotators) {
-    for (let u = nextUnitId(taskId, who); u != null; u = nextUnitId(taskId, who))
-      expect(submit(who, u, "Yes")).toMatchObject({ ok: true, status: "submitted" });
+    for (let u = await nextUnitId(taskId, who); u != null; u = await nextUnitId(taskId, who))
+      expect(await submit(who, u, "Yes")).toMatchObject({ ok: true, status: "submitted" });
   }
 });
 
 describe("task_data_versions", () => {
-  it("moves with each submitted label and not with drafts", () => {
+  it("moves with each submitted label and not with drafts", async () => {
     const before = dataVersion();
     expect(before).toBeGreaterThanOrEqual(12); // 6 units × 2 annotators, one bump per submitted label
     const units = db().select({ id: schema.units.id }).from(schema.units).where(eq(schema.units.taskId, taskId)).all();
     // A revision is a submit on a submitted unit: a new revision row, one bump.
-    expect(submit(annotators[0], units[0].id, "No")).toMatchObject({ ok: true, revision: 2 });
+    expect(await submit(annotators[0], units[0].id, "No")).toMatchObject({ ok: true, revision: 2 });
     expect(dataVersion()).toBe(before + 1);
     // A draft row (inserted directly, as an autosave would) changes no figure and no version.
     const asg = db()
@@ -80,35 +88,31 @@ describe("task_data_versions", () => {
     expect(dataVersion()).toBe(before + 1);
   });
 
-  it("a memoised agreement report shows a revised label on the next request", () => {
-    const first = report();
+  it("a memoised agreement report shows a revised label on the next request", async () => {
+    const first = await report();
     const agreeBefore = first.tables.iaa.rows.find((r) => r.statistic === "Percent agreement")!.value as number;
     const units = db().select({ id: schema.units.id }).from(schema.units).where(eq(schema.units.taskId, taskId)).all();
-    expect(submit(annotators[1], units[2].id, "No")).toMatchObject({ ok: true, status: "submitted" });
-    const after = report().tables.iaa.rows.find((r) => r.statistic === "Percent agreement")!.value as number;
+    expect(await submit(annotators[1], units[2].id, "No")).toMatchObject({ ok: true, status: "submitted" });
+    const after = (await report()).tables.iaa.rows.find((r) => r.statistic === "Percent agreement")!.value as number;
     expect(after).toBeLessThan(agreeBefore);
   });
 
-  it("changes when a label is changed by hand in SQL (stale marking, fixes), or an item's domain is edited", () => {
+  it("changes when a label is changed by hand in SQL (stale marking, fixes), or an item's domain is edited", async () => {
     const v0 = dataVersion();
     db().run(sql`UPDATE annotations SET stale_at = unixepoch() WHERE status = 'submitted' AND id = (SELECT MIN(id) FROM annotations)`);
     expect(dataVersion()).toBe(v0 + 1);
-    const domainsBefore = report()
-      .tables.breakdowns.rows.filter((r) => r.dimension === "Domain")
-      .map((r) => r.value);
+    const domainsBefore = (await report()).tables.breakdowns.rows.filter((r) => r.dimension === "Domain").map((r) => r.value);
     expect(domainsBefore).not.toContain("Renamed domain");
     db().run(sql`UPDATE items SET domain = 'Renamed domain' WHERE dataset_id = ${datasetId}`);
     expect(dataVersion()).toBeGreaterThan(v0 + 1);
-    const domainsAfter = report()
-      .tables.breakdowns.rows.filter((r) => r.dimension === "Domain")
-      .map((r) => r.value);
+    const domainsAfter = (await report()).tables.breakdowns.rows.filter((r) => r.dimension === "Domain").map((r) => r.value);
     expect(domainsAfter).toEqual(["Renamed domain"]);
   });
 });
 
 describe("project_verdict_versions", () => {
-  it("a memoised judge report shows a judge added by a run, and its new verdicts, on the next request", () => {
-    expect(judges().judges).toEqual([]);
+  it("a memoised judge report shows a judge added by a run, and its new verdicts, on the next request", async () => {
+    expect((await judges()).judges).toEqual([]);
     const v0 = verdictVersion();
     const judge = db()
       .insert(schema.judges)
@@ -116,7 +120,7 @@ describe("project_verdict_versions", () => {
       .returning()
       .get();
     expect(verdictVersion()).toBe(v0 + 1);
-    expect(judges().judges).toEqual([]); // a judge without verdicts on labelled units is not listed
+    expect((await judges()).judges).toEqual([]); // a judge without verdicts on labelled units is not listed
     const units = db()
       .select({ responseId: schema.units.responseId, checklistItemId: schema.units.checklistItemId })
       .from(schema.units)
@@ -128,7 +132,7 @@ describe("project_verdict_versions", () => {
         .values({ judgeId: judge.id, responseId: u.responseId!, checklistItemId: u.checklistItemId, value: "Yes", parseStatus: "ok" })
         .run();
     expect(verdictVersion()).toBe(v0 + 1 + units.length);
-    const page = judges();
+    const page = await judges();
     expect(page.judges.map((j) => j.name)).toEqual(["late-judge"]);
     // 6 units, of which 2 were revised above into a Yes/No tie: no majority label, so n = 4.
     expect(page.tables.judges.rows[0].n).toBe(units.length - 2);

@@ -43,7 +43,7 @@ beforeAll(async () => {
   const researcher = setup.researcher;
   for (const i of EDITED) {
     const unit = getDb().select({ ck: schema.units.checklistItemId }).from(schema.units).where(eq(schema.units.id, fx.unitIds[i])).get()!;
-    const r = editChecklistItem(
+    const r = await editChecklistItem(
       unit.ck!,
       { text: `Does the response fully answer question ${i}?` },
       { userId: researcher.id, reason: "sharper wording" },

@@ -109,7 +109,7 @@ describe("calibration tasks from a run", () => {
     expect(d.pool.sort()).toEqual(annotators.map((x) => x.id).sort());
   });
 
-  it("an assigned annotator can label at once, blind to model and verdict, and the labels feed the PPI scores", () => {
+  it("an assigned annotator can label at once, blind to model and verdict, and the labels feed the PPI scores", async () => {
     const pool = annotators.map((a) => a.id);
     const { taskId } = createCalibrationTask(db(), {
       runId,
@@ -126,15 +126,15 @@ describe("calibration tasks from a run", () => {
       .all()
       .map((j) => j.name);
     for (const annotator of annotators) {
-      const queue = myQueue(taskId, annotator.id, db());
+      const queue = await myQueue(taskId, annotator.id, db());
       expect(queue.length).toBeGreaterThan(0);
       for (const q of queue) {
-        const page = annotatePageData(task, q.unitId, annotator.id, db())!;
+        const page = (await annotatePageData(task, q.unitId, annotator.id, db()))!;
         expect(page).not.toBeNull();
         const shown = JSON.stringify(page);
         for (const secret of ["Quillon-8B", "Orrery-70B", ...judgeNames]) expect(shown).not.toContain(secret);
         const form = new URLSearchParams({ answer: "Yes", clientToken: `cal-${annotator.id}-${q.unitId}` });
-        const saved = saveAnnotation({ task, userId: annotator.id, unitId: q.unitId, intent: "submit", form }, db());
+        const saved = await saveAnnotation({ task, userId: annotator.id, unitId: q.unitId, intent: "submit", form }, db());
         expect(saved).toMatchObject({ ok: true });
       }
     }
@@ -205,10 +205,10 @@ describe("calibrated headline metrics", () => {
           .all()
           .map((c) => [c.id, c.text]),
       );
-      const label = (taskId: number, unitId: number, userId: number, answer: "Yes" | "No") => {
+      const label = async (taskId: number, unitId: number, userId: number, answer: "Yes" | "No") => {
         const task = db().select().from(schema.tasks).where(eq(schema.tasks.id, taskId)).get()!;
         expect(
-          saveAnnotation(
+          await saveAnnotation(
             {
               task,
               userId,
@@ -236,8 +236,8 @@ describe("calibrated headline metrics", () => {
       expect(task.name).toBe(`Judge calibration #${task.id}`); // neutral: no run or model name
       expect(census.units).toBe(24);
       for (const u of units(census.taskId)) {
-        label(census.taskId, u.id, a.id, "Yes");
-        label(census.taskId, u.id, b.id, point3(u) ? "No" : "Yes");
+        await label(census.taskId, u.id, a.id, "Yes");
+        await label(census.taskId, u.id, b.id, point3(u) ? "No" : "Yes");
       }
       const excl = calibrationReport(db(), run.id, census.taskId, { splits: "exclude" })!;
       expect(excl.human).toEqual({ units: 24, valued: 16, unlabelled: 0, splitDropped: 8, adjudicated: 0 });
@@ -249,7 +249,7 @@ describe("calibrated headline metrics", () => {
       // Adjudicated "Yes": every unit now has a human value, and a census gives the human metric exactly.
       for (const u of units(census.taskId).filter(point3))
         expect(
-          adjudicate(
+          await adjudicate(
             {
               projectId,
               taskId: census.taskId,
@@ -284,7 +284,7 @@ describe("calibrated headline metrics", () => {
         pool: [a.id],
       });
       expect(whole.units).toBe(12);
-      for (const u of units(whole.taskId)) label(whole.taskId, u.id, a.id, "Yes");
+      for (const u of units(whole.taskId)) await label(whole.taskId, u.id, a.id, "Yes");
       const w = calibrationReport(db(), run.id, whole.taskId)!;
       expect(w.weighting).toMatch(/inclusion probability/);
       // Difference estimator: raw + Σ a·(y − f)/π, SE² = Σ (1 − π)·(a·(y − f)/π)², π = 2/4.
@@ -372,7 +372,7 @@ describe("calibrated headline metrics", () => {
         const us = db().select().from(schema.units).where(eq(schema.units.taskId, t.taskId)).all();
         for (const u of us)
           expect(
-            saveAnnotation(
+            await saveAnnotation(
               {
                 task,
                 userId: a.id,

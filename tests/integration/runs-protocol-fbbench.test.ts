@@ -189,7 +189,7 @@ describe("FB-Bench on the released format", () => {
     const task = db().select().from(schema.tasks).where(eq(schema.tasks.id, cal.taskId)).get()!;
     for (const u of db().select().from(schema.units).where(eq(schema.units.taskId, cal.taskId)).all())
       expect(
-        saveAnnotation(
+        await saveAnnotation(
           {
             task,
             userId: annotator.id,

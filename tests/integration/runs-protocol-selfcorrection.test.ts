@@ -171,7 +171,7 @@ describe("Self-Correction Bench", () => {
     for (const u of db().select().from(schema.units).where(eq(schema.units.taskId, cal.taskId)).all()) {
       expect(u.checklistItemId).toBeNull();
       expect(
-        saveAnnotation(
+        await saveAnnotation(
           {
             task,
             userId: annotator.id,
