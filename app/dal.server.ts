@@ -42,7 +42,7 @@ import { PgDialect } from "drizzle-orm/pg-core";
 import { SQLiteSyncDialect } from "drizzle-orm/sqlite-core";
 import type pg from "pg";
 import { BUSY_RETRY_MS, BUSY_TIMEOUT_MS, getDb, isBusyError, markWriteWaiter, schema, type Db } from "../db/client";
-import { isPostgresUrl, openPgDatabase, pgSchema, type PgDb } from "../db/client-pg";
+import { isPostgresUrl, migratePg, openPgDatabase, pgPool, pgSchema, type PgDb } from "../db/client-pg";
 
 export type Dialect = "sqlite" | "postgres";
 
@@ -291,6 +291,9 @@ export function dalOf(x: DalLike): Dal {
 }
 
 let pgSingleton: PgDal | undefined;
+let pgMigrated = false;
+/** Connections per process (CONCORD_PG_POOL, default 10): N app servers and M workers open N+M pools. */
+const PG_POOL_SIZE = Math.max(1, Number(process.env.CONCORD_PG_POOL) || 10);
 
 /**
  * Opens the process's database when it is PostgreSQL (the pool, the
@@ -299,14 +302,21 @@ let pgSingleton: PgDal | undefined;
  */
 export async function initDal(url = process.env.DATABASE_URL): Promise<Dal> {
   if (!isPostgresUrl(url)) return getDal();
-  pgSingleton ??= new PgDal(await openPgDatabase(url!.trim()));
+  if (!pgSingleton) pgSingleton = new PgDal(await openPgDatabase(url!.trim(), { max: PG_POOL_SIZE }));
+  else if (!pgMigrated) await migratePg(pgSingleton.pg);
+  pgMigrated = true;
   return pgSingleton;
 }
 
-/** The process's data-access layer, from DATABASE_URL. */
+/**
+ * The process's data-access layer, from DATABASE_URL. On PostgreSQL a pool is
+ * opened here if initDal has not run in this module instance (the server's
+ * Remix bundle has its own; the server applied the migrations at start).
+ */
 export function getDal(): Dal {
-  if (isPostgresUrl(process.env.DATABASE_URL)) {
-    if (!pgSingleton) throw new Error("DATABASE_URL names PostgreSQL: await initDal() before the first query.");
+  const url = process.env.DATABASE_URL;
+  if (isPostgresUrl(url)) {
+    pgSingleton ??= new PgDal(pgPool(url!.trim(), { max: PG_POOL_SIZE }));
     return pgSingleton;
   }
   return sqliteDal(getDb());
@@ -321,5 +331,6 @@ export function pgDal(pg: PgDb): Dal {
 export async function closeDal(): Promise<void> {
   const p = pgSingleton;
   pgSingleton = undefined;
+  pgMigrated = false;
   await p?.pg.$client.end();
 }

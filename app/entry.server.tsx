@@ -12,14 +12,16 @@ import { RemixServer } from "@remix-run/react";
 import { isbot } from "isbot";
 import { renderToPipeableStream } from "react-dom/server";
 import { closeDb } from "../db/client";
+import { closeDal } from "./dal.server";
 import { loadKindParts } from "./task-kinds/parts";
 import { NonceContext } from "./nonce";
 
 const ABORT_DELAY = 5_000;
 
-/** Called by scripts/server.ts on shutdown: the build's own database connection. */
-export function closeDatabase() {
+/** Called by scripts/server.ts on shutdown: the build's own database connection (SQLite) or pool (PostgreSQL). */
+export async function closeDatabase() {
   closeDb();
+  await closeDal();
 }
 
 export default async function handleRequest(

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { z } from "zod";
-import { databasePathFromEnv } from "../db/client";
+import { databasePathFromEnv, stateDirFor } from "../db/client";
 
 const EnvSchema = z.object({
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
@@ -43,7 +43,8 @@ let generated: string | undefined;
 
 /**
  * The secret that signs session cookies: SESSION_SECRET when set; otherwise a
- * random secret kept in a file beside the database (created once, mode 0600),
+ * random secret kept in a file beside the database (CONCORD_STATE_DIR on
+ * PostgreSQL; created once, mode 0600),
  * so no two installations share a default and sessions survive a restart.
  */
 export function sessionSecret(): string {
@@ -52,7 +53,7 @@ export function sessionSecret(): string {
   if (generated) return generated;
   const dbFile = databasePathFromEnv();
   if (dbFile === ":memory:") return (generated = randomBytes(32).toString("hex"));
-  const file = path.join(path.dirname(path.resolve(dbFile)), "concord-session-secret");
+  const file = path.join(stateDirFor(dbFile), "concord-session-secret");
   try {
     generated = fs.readFileSync(file, "utf8").trim();
   } catch {

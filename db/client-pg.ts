@@ -25,10 +25,21 @@ export function isPostgresUrl(url: string | undefined): boolean {
   return /^postgres(ql)?:\/\//i.test(url?.trim() ?? "");
 }
 
+/** A pool on `url`, without touching the database (connections open on first use). */
+export function pgPool(url: string, opts: { max?: number } = {}): PgDb {
+  const pool = new pg.Pool({ connectionString: url, max: opts.max ?? 10 });
+  return drizzle(pool, { schema }) as PgDb;
+}
+
+/** Applies the committed migrations that `db` has not had yet. */
+export async function migratePg(db: PgDb): Promise<void> {
+  await migrate(db, { migrationsFolder: PG_MIGRATIONS_DIR });
+}
+
 /** Opens a pool on `url` and applies the migrations. */
 export async function openPgDatabase(url: string, opts: { max?: number } = {}): Promise<PgDb> {
-  const pool = new pg.Pool({ connectionString: url, max: opts.max ?? 10 });
-  const db = drizzle(pool, { schema }) as PgDb;
+  const db = pgPool(url, opts);
+  const pool = db.$client;
   try {
     await migrate(db, { migrationsFolder: PG_MIGRATIONS_DIR });
   } catch (err) {

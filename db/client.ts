@@ -32,6 +32,16 @@ export function databasePathFromEnv(env: NodeJS.ProcessEnv = process.env): strin
 }
 
 /**
+ * The folder that holds the installation's generated secrets (the session
+ * secret, the provider-key encryption key): beside a SQLite file; for a
+ * PostgreSQL URL, CONCORD_STATE_DIR (default "data") — a URL is never a path.
+ */
+export function stateDirFor(database: string, env: NodeJS.ProcessEnv = process.env): string {
+  if (/^postgres(ql)?:\/\//i.test(database.trim())) return path.resolve(env.CONCORD_STATE_DIR?.trim() || "data");
+  return path.dirname(path.resolve(database));
+}
+
+/**
  * Opens (creating if needed) and migrates a database file.
  * Throws DatabaseOpenError with a one-line message if the file is not SQLite.
  */
@@ -157,7 +167,13 @@ let singleton: Db | undefined;
 
 /** The process-wide client, opened on first use from DATABASE_URL. */
 export function getDb(): Db {
-  if (!singleton) singleton = openDatabase(databasePathFromEnv());
+  if (!singleton) {
+    const file = databasePathFromEnv();
+    // A PostgreSQL URL is never opened as a file (it would make a SQLite database in a folder named after the URL).
+    if (/^postgres(ql)?:\/\//i.test(file))
+      throw new DatabaseOpenError("This part of Concord does not run on PostgreSQL yet (DATABASE_URL is a PostgreSQL URL).");
+    singleton = openDatabase(file);
+  }
   return singleton;
 }
 

@@ -27,6 +27,9 @@ import compression from "compression";
 import express, { type NextFunction, type Request as ExpressRequest, type Response as ExpressResponse } from "express";
 import helmet from "helmet";
 import { databasePathFromEnv, openDatabase } from "../db/client";
+import { isPostgresUrl } from "../db/client-pg";
+import { maskUrl } from "../db/copy";
+import { closeDal, initDal } from "../app/dal.server";
 import { cleanupLeftovers } from "../app/formats/stage.server";
 import { env } from "../app/env.server";
 import {
@@ -63,15 +66,23 @@ try {
   process.exit(1);
 }
 
-const dbFile = databasePathFromEnv();
+const onPostgres = isPostgresUrl(process.env.DATABASE_URL);
+const dbFile = onPostgres ? maskUrl(process.env.DATABASE_URL!.trim()) : databasePathFromEnv();
 try {
-  const conn = openDatabase(dbFile).$client;
-  // Rows an import wrote before it died (kill -9, power loss) are invisible; delete them now rather than at the next import.
-  const cleaned = await cleanupLeftovers(conn);
-  if (cleaned) console.log(`Concord: removed the rows of ${cleaned} import(s) that stopped midway`);
-  conn.close();
+  if (onPostgres) {
+    // Connects and applies the PostgreSQL migrations once; the Remix build opens its own pool on first use.
+    await initDal();
+    await closeDal();
+  } else {
+    const conn = openDatabase(dbFile).$client;
+    // Rows an import wrote before it died (kill -9, power loss) are invisible; delete them now rather than at the next import.
+    const cleaned = await cleanupLeftovers(conn);
+    if (cleaned) console.log(`Concord: removed the rows of ${cleaned} import(s) that stopped midway`);
+    conn.close();
+  }
 } catch (err) {
-  console.error(`Concord: ${(err as Error).message}`);
+  // A connection error names the host, never the password (maskUrl).
+  console.error(`Concord: ${(err as Error).message.replaceAll(process.env.DATABASE_URL ?? "\u0000", dbFile)}`);
   process.exit(1);
 }
 
@@ -395,13 +406,11 @@ function shutdown(signal: string) {
   stopping = true;
   console.log(`Concord: ${signal}, finishing ${inFlight} request(s) in flight and stopping.`);
   const done = (code: number) => {
-    try {
-      // The build's own database connection (exported from app/entry.server.tsx).
-      (build.entry.module as { closeDatabase?: () => void }).closeDatabase?.();
-    } catch (err) {
-      console.error(err);
-    }
-    process.exit(code);
+    // The build's own database connection (exported from app/entry.server.tsx): the SQLite file or the PostgreSQL pool.
+    Promise.resolve()
+      .then(() => (build.entry.module as { closeDatabase?: () => unknown }).closeDatabase?.())
+      .catch((err: unknown) => console.error(err))
+      .finally(() => process.exit(code));
   };
   server.close(() => done(0));
   // Connections whose last request ends are closed too (a keep-alive client would hold them open).

@@ -19,6 +19,7 @@ import { fileURLToPath } from "node:url";
 import { asc, eq } from "drizzle-orm";
 import { z } from "zod";
 import { createTask } from "../app/annotation/tasks.server";
+import { dalOf } from "../app/dal.server";
 import { hashPassword } from "../app/auth/password.server";
 import type { Db } from "../db/client";
 import * as schema from "../db/schema";
@@ -200,7 +201,9 @@ export async function seedDemo(db: Db, opts: { seed?: number; dir?: string; run?
     truths: { itemId: number; checklistIds: number[]; appropriate: boolean[]; responses: { id: number; satisfies: boolean[] }[] }[];
     writingUnits: { itemId: number; responses: { id: number; quality: number }[] }[];
   };
-  db.transaction((tx) => {
+  // A data-access-layer transaction (issue 17): createTask's own reads and
+  // transaction join it, so they see the content written above them.
+  await dalOf(db).tx(async (tx) => {
     const userIds = DEMO_ACCOUNTS.map(
       (a, i) =>
         tx
@@ -340,8 +343,8 @@ export async function seedDemo(db: Db, opts: { seed?: number; dir?: string; run?
 
     ids = { projectId: project.id, researcherId, annotatorIds, benchSetId: benchSet.id, writingSetId: writingSet.id, truths, writingUnits };
     // The tasks and their labels in the same transaction (the annotation module's own
-    // transactions nest as savepoints): the demo content is all there or not at all.
-    seedDemoTasks(tx as unknown as Db, ids, rand, summary);
+    // transactions join it): the demo content is all there or not at all.
+    await seedDemoTasks(tx, ids, rand, summary);
   });
   // The recorded run goes through the durable job queue: if this step is cut short,
   // `npm run worker` finishes it.
@@ -356,7 +359,7 @@ export async function seedDemo(db: Db, opts: { seed?: number; dir?: string; run?
  * simulated annotators. Ana still has work waiting in every task, so a visitor
  * signing in as her can try the workspace.
  */
-function seedDemoTasks(
+async function seedDemoTasks(
   db: Db,
   ids: {
     projectId: number;
@@ -371,12 +374,12 @@ function seedDemoTasks(
   summary: SeedSummary,
 ) {
   const pool = ids.annotatorIds;
-  const make = (input: Parameters<typeof createTask>[2]) => {
-    const { taskId } = createTask(ids.projectId, ids.researcherId, input, db);
+  const make = async (input: Parameters<typeof createTask>[2]) => {
+    const { taskId } = await createTask(ids.projectId, ids.researcherId, input, db);
     summary.tasks++;
     return taskId;
   };
-  const appropriateness = make({
+  const appropriateness = await make({
     name: "Are these checklist items valid criteria?",
     datasetId: ids.benchSetId,
     kind: "checklist-appropriateness",
@@ -387,7 +390,7 @@ function seedDemoTasks(
     guidelines:
       "For each checklist item, answer **Yes** if it is a valid criterion for grading answers to this question, **No** otherwise.\n\nUse the comment box to say why an item is not valid.",
   });
-  const satisfaction = make({
+  const satisfaction = await make({
     name: "Does the response satisfy the checklist item?",
     datasetId: ids.benchSetId,
     kind: "response-satisfaction",
@@ -398,7 +401,7 @@ function seedDemoTasks(
     pool,
     guidelines: "Read the problem, the response and one checklist item. Answer **Yes** only if the response clearly satisfies the item.",
   });
-  const writing = make({
+  const writing = await make({
     name: "Score each writing from 1 to 5",
     datasetId: ids.writingSetId,
     kind: "writing-quality",
@@ -408,7 +411,7 @@ function seedDemoTasks(
     guidelines:
       "The reference is a **4**. Give 5 to a writing better than the reference, 3 to one that passes but is weaker, and 1–2 with a penalty reason. A safety problem is always 1.",
   });
-  const bestOf = make({
+  const bestOf = await make({
     name: "Reference optimisation: which writing is best?",
     datasetId: ids.writingSetId,
     kind: "best-of-n",

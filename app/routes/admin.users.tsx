@@ -16,7 +16,7 @@ import type { DomainError } from "~/errors";
 import { UserAction } from "~/forms/accounts.server";
 import { besideField, fieldErrorsOf, humanErrors } from "~/forms/messages";
 import { requireSiteAdmin } from "~/auth/guards.server";
-import { getDb, schema } from "~/db.server";
+import { getDal } from "~/dal.server";
 import { ROLES } from "../../db/schema";
 import { ActionMessage } from "~/components/ActionMessage";
 import { ConfirmButton } from "~/components/ConfirmButton";
@@ -26,17 +26,10 @@ export const meta: MetaFunction = () => [{ title: "Users · Concord" }];
 
 export async function loader({ request }: LoaderFunctionArgs) {
   await requireSiteAdmin(request);
-  const db = getDb();
-  const projects = db
-    .select({ id: schema.projects.id, name: schema.projects.name })
-    .from(schema.projects)
-    .orderBy(asc(schema.projects.name))
-    .all();
-  const memberships = db
-    .select({ userId: schema.memberships.userId, project: schema.projects.name, role: schema.memberships.role })
-    .from(schema.memberships)
-    .innerJoin(schema.projects, eq(schema.projects.id, schema.memberships.projectId))
-    .all();
+  const d = getDal();
+  const { projects: p, memberships: m } = d.t;
+  const projects = await d.q.select({ id: p.id, name: p.name }).from(p).orderBy(asc(p.name));
+  const memberships = await d.q.select({ userId: m.userId, project: p.name, role: m.role }).from(m).innerJoin(p, eq(p.id, m.projectId));
   const users = (await listUsers()).map((u) => ({
     ...u,
     memberships: memberships.filter((m) => m.userId === u.id).map((m) => `${m.project} (${m.role})`),

@@ -16,7 +16,7 @@ import { besideField, fieldErrorsOf, humanErrors } from "~/forms/messages";
 import { FieldError, fieldErrorsFrom, invalidProps, useFocusFirstError, type FieldErrors } from "~/components/FieldError";
 import { changeMemberRole, removeMember } from "~/projects/members.server";
 import { requireProjectRole } from "~/auth/guards.server";
-import { getDb, schema } from "~/db.server";
+import { getDal } from "~/dal.server";
 import { ROLES } from "../../db/schema";
 import { ActionMessage } from "~/components/ActionMessage";
 import { ConfirmButton } from "~/components/ConfirmButton";
@@ -25,27 +25,22 @@ export const meta: MetaFunction = () => [{ title: "Members · Concord" }];
 
 export async function loader({ request, params }: LoaderFunctionArgs) {
   const { project } = await requireProjectRole(request, params.slug, "admin");
-  const db = getDb();
-  const members = db
-    .select({
-      userId: schema.users.id,
-      name: schema.users.name,
-      email: schema.users.email,
-      role: schema.memberships.role,
-    })
-    .from(schema.memberships)
-    .innerJoin(schema.users, eq(schema.users.id, schema.memberships.userId))
-    .where(eq(schema.memberships.projectId, project.id))
-    .orderBy(asc(schema.users.name))
-    .all();
+  const d = getDal();
+  const { users, memberships } = d.t;
+  const members = await d.q
+    .select({ userId: users.id, name: users.name, email: users.email, role: memberships.role })
+    .from(memberships)
+    .innerJoin(users, eq(users.id, memberships.userId))
+    .where(eq(memberships.projectId, project.id))
+    .orderBy(asc(users.name));
   const memberIds = new Set(members.map((m) => m.userId));
-  const others = db
-    .select({ id: schema.users.id, name: schema.users.name, email: schema.users.email })
-    .from(schema.users)
-    .where(eq(schema.users.disabled, false))
-    .orderBy(asc(schema.users.email))
-    .all()
-    .filter((u) => !memberIds.has(u.id));
+  const others = (
+    await d.q
+      .select({ id: users.id, name: users.name, email: users.email })
+      .from(users)
+      .where(eq(users.disabled, false))
+      .orderBy(asc(users.email))
+  ).filter((u) => !memberIds.has(u.id));
   return json({ project: { name: project.name }, members, others });
 }
 

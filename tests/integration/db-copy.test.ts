@@ -122,7 +122,8 @@ describe("db:copy", () => {
     expect(there.stdout).toContain("table\tsource rows\ttarget rows\tequal");
     expect(there.stdout).not.toMatch(/\tNO$/m);
 
-    const original = openDatabase(ORIGINAL).$client;
+    const originalDb = openDatabase(ORIGINAL);
+    const original = originalDb.$client;
     const onPg = new pg.Client({ connectionString: url("copy1") });
     await onPg.connect();
     try {
@@ -147,15 +148,20 @@ describe("db:copy", () => {
 
     const back = await dbCopy(url("copy1"), BACK);
     expect(back.code).toBe(0);
-    const returned = openDatabase(BACK).$client;
+    const returnedDb = openDatabase(BACK);
+    const returned = returnedDb.$client;
     try {
       for (const t of tables(original)) expect({ t, rows: sqliteRows(returned, t) }).toEqual({ t, rows: sqliteRows(original, t) });
       // The reports' figures, as exported, are the same before and after the round trip.
       const projects = original.prepare("select id from projects order by id").all() as { id: number }[];
       for (const { id } of projects)
         for (const what of ["agreement", "judge-agreement", "annotations"] as const)
-          expect({ id, what, rows: exportRows(returned, id, what) }).toEqual({ id, what, rows: exportRows(original, id, what) });
-      expect(exportRows(original, projects[0].id, "agreement").length).toBeGreaterThan(0);
+          expect({ id, what, rows: await exportRows(returnedDb, id, what) }).toEqual({
+            id,
+            what,
+            rows: await exportRows(originalDb, id, what),
+          });
+      expect((await exportRows(originalDb, projects[0].id, "agreement")).length).toBeGreaterThan(0);
     } finally {
       original.close();
       returned.close();

@@ -12,7 +12,7 @@
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { databasePathFromEnv, type Db } from "../../../db/client";
+import { databasePathFromEnv, stateDirFor, type Db } from "../../../db/client";
 
 const PREFIX = "enc:v1:";
 const KEY_FILE = "concord-encryption-key";
@@ -37,7 +37,7 @@ function decodeKey(text: string, where: string): Buffer {
 export function encryptionKey(databaseFile: string = databasePathFromEnv()): Buffer {
   const fromEnv = process.env.CONCORD_ENCRYPTION_KEY;
   if (fromEnv) return decodeKey(fromEnv, "CONCORD_ENCRYPTION_KEY");
-  const cacheKey = databaseFile === ":memory:" || databaseFile === "" ? ":memory:" : path.resolve(databaseFile);
+  const cacheKey = databaseFile === ":memory:" || databaseFile === "" ? ":memory:" : path.join(stateDirFor(databaseFile), KEY_FILE);
   const hit = keys.get(cacheKey);
   if (hit) return hit;
   if (cacheKey === ":memory:") {
@@ -45,7 +45,7 @@ export function encryptionKey(databaseFile: string = databasePathFromEnv()): Buf
     keys.set(cacheKey, k);
     return k;
   }
-  const file = path.join(path.dirname(cacheKey), KEY_FILE);
+  const file = cacheKey;
   if (!fs.existsSync(file)) {
     fs.mkdirSync(path.dirname(file), { recursive: true });
     // Written to a private temporary file, then linked into place: link fails if another process won the race.

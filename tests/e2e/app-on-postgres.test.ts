@@ -1,0 +1,152 @@
+/**
+ * The whole app on PostgreSQL (issue 17): the demo, loaded into SQLite and
+ * moved with the real db:copy (copyDatabase), is served by the production
+ * server with DATABASE_URL=postgres://…, and used in Chromium as on SQLite:
+ * an annotator labels a unit with the keyboard and the label is stored in
+ * PostgreSQL exactly once; a researcher opens the project overview, the task
+ * list, the agreement and judge reports, a report download, the curation
+ * page, the dataset browser and the import page, each answering without an
+ * error. Nothing in the server's output mentions SQLite files, and the
+ * generated session secret sits in CONCORD_STATE_DIR, not in a folder named
+ * after the URL.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openDatabase } from "../../db/client";
+import { copyDatabase } from "../../db/copy";
+import { DEMO_ACCOUNTS, DEMO_PROJECT, seedDemo } from "../../seeds/demo";
+import { startApp, type RunningApp } from "../support/app-server";
+import { launchBrowser, signInAs, type Browser } from "../support/browser";
+import { tempDir } from "../support/db";
+import { pgBinDir, startTestPg, type TestPg } from "../support/pg";
+
+const NO_PG = !pgBinDir();
+let testPg: TestPg | undefined;
+let url = "";
+let stateDir = "";
+let app: RunningApp | undefined;
+let browser: Browser | undefined;
+let client: pg.Client | undefined;
+const account = (role: string) => DEMO_ACCOUNTS.find((a) => a.role === role)!;
+
+afterAll(async () => {
+  await browser?.close();
+  await app?.stop();
+  await client?.end();
+  testPg?.stop();
+});
+
+describe.skipIf(NO_PG)("the app on PostgreSQL, in Chromium", () => {
+  beforeAll(async () => {
+    const dir = tempDir("concord-pg-app-");
+    stateDir = path.join(dir, "state");
+    const file = path.join(dir, "demo.db");
+    const db = openDatabase(file);
+    await seedDemo(db);
+    db.$client.close();
+    testPg = await startTestPg();
+    url = await testPg.createDatabase("app_on_pg");
+    const checks = await copyDatabase({ kind: "sqlite", file }, { kind: "postgres", url });
+    expect(checks.every((c) => c.same)).toBe(true);
+    client = new pg.Client({ connectionString: url });
+    await client.connect();
+    app = await startApp(undefined, { env: { DATABASE_URL: url, CONCORD_STATE_DIR: stateDir } });
+    browser = await launchBrowser();
+  }, 180_000);
+
+  const one = async <T>(text: string, values: unknown[] = []) => (await client!.query(text, values)).rows[0] as T;
+
+  it("an annotator labels a unit with the keyboard; it is stored in PostgreSQL once", async () => {
+    const ana = account("annotator");
+    // A Yes/No task where the annotator still has units to label (the demo leaves some open).
+    const open = await one<{ task_id: number; n: number }>(
+      `SELECT u.task_id, count(*)::int AS n FROM assignments a JOIN units u ON u.id = a.unit_id JOIN tasks t ON t.id = u.task_id
+       JOIN users us ON us.id = a.annotator_id
+       WHERE us.email = $1 AND a.status IN ('pending', 'draft') AND t.kind IN ('checklist-appropriateness', 'response-satisfaction')
+       GROUP BY u.task_id ORDER BY u.task_id LIMIT 1`,
+      [ana.email],
+    );
+    expect(open?.n).toBeGreaterThan(0);
+    const submitted = async () =>
+      (
+        await one<{ n: number }>(
+          `SELECT count(*)::int AS n FROM annotations an JOIN assignments a ON a.id = an.assignment_id JOIN units u ON u.id = a.unit_id
+           JOIN users us ON us.id = a.annotator_id WHERE us.email = $1 AND u.task_id = $2 AND an.status = 'submitted'`,
+          [ana.email, open.task_id],
+        )
+      ).n;
+    const before = await submitted();
+    const page = browser!.page;
+    await signInAs(page, app!.url, ana.email, ana.password);
+    await page.goto(`${app!.url}/p/${DEMO_PROJECT.slug}/tasks/${open.task_id}/queue`);
+    await page.getByTestId("next").waitFor();
+    await page.waitForLoadState("networkidle");
+    await page.keyboard.press("Enter");
+    await page.locator('.annotate-grid[data-ready="true"]').waitFor();
+    const shown = (await page
+      .getByText(/Unit \d+ of \d+/)
+      .first()
+      .textContent())!;
+    await page.keyboard.press("y");
+    await page.keyboard.press("Enter");
+    // The next unit (or the end of the queue) shows once the submit was answered.
+    await page.waitForFunction((t) => !document.body.innerText.includes(t), shown);
+    await expect.poll(submitted, { timeout: 10_000 }).toBe(before + 1);
+    expect(app!.output()).not.toMatch(/Something went wrong|Error:/);
+  }, 120_000);
+
+  it("a researcher's pages and a report download answer from PostgreSQL", async () => {
+    const rhea = account("researcher");
+    const page = browser!.page;
+    await signInAs(page, app!.url, rhea.email, rhea.password);
+    const base = `${app!.url}/p/${DEMO_PROJECT.slug}`;
+    const task = await one<{ id: number }>(`SELECT id FROM tasks WHERE kind = 'response-satisfaction' ORDER BY id LIMIT 1`);
+    const dataset = await one<{ id: number }>(`SELECT id FROM datasets WHERE name = 'Concord Demo Bench'`);
+    const pages: [string, RegExp][] = [
+      [base, /Concord Demo Bench/],
+      [`${base}/tasks`, /Tasks/],
+      [`${base}/reports`, /Reports/],
+      [`${base}/reports/${task.id}`, /Percent agreement/],
+      [`${base}/reports/${task.id}/judges`, /Judge/],
+      [`${base}/datasets/${dataset.id}`, /Concord Demo Bench/],
+      [`${base}/curation/${dataset.id}`, /Back-check the references/],
+      [`${base}/import`, /Import/],
+    ];
+    for (const [href, text] of pages) {
+      const res = await page.goto(href);
+      expect(res?.status(), href).toBe(200);
+      await expect.poll(() => page.locator("body").innerText(), { timeout: 10_000 }).toMatch(text);
+      expect(await page.locator("body").innerText(), href).not.toMatch(/Something went wrong/);
+    }
+    // A download of the agreement tables, through the browser's own session.
+    const csv = await page.context().request.get(`${base}/reports/${task.id}/csv?table=iaa`);
+    expect(csv.status()).toBe(200);
+    expect(await csv.text()).toMatch(/Percent agreement/);
+    expect(app!.output()).not.toMatch(/Something went wrong|\.db\b/);
+  }, 120_000);
+
+  it("an admin's members and accounts pages answer from PostgreSQL; runs pages say they are not there yet", async () => {
+    const admin = account("admin");
+    const page = browser!.page;
+    await signInAs(page, app!.url, admin.email, admin.password);
+    const base = `${app!.url}/p/${DEMO_PROJECT.slug}`;
+    for (const [href, text] of [
+      [`${base}/members`, /Members/],
+      [`${app!.url}/admin/users`, /rhea@concord\.test/],
+    ] as [string, RegExp][]) {
+      const res = await page.goto(href);
+      expect(res?.status(), href).toBe(200);
+      await expect.poll(() => page.locator("body").innerText(), { timeout: 10_000 }).toMatch(text);
+    }
+    const runs = await page.goto(`${base}/runs`);
+    expect(runs?.status()).toBe(501);
+    expect(await page.locator("body").innerText()).toMatch(/not available yet when Concord runs on PostgreSQL/);
+  }, 120_000);
+
+  it("keeps its generated session secret in CONCORD_STATE_DIR, never in a folder named after the URL", () => {
+    expect(fs.existsSync(path.join(stateDir, "concord-session-secret"))).toBe(true);
+    expect(fs.existsSync(path.join(process.cwd(), "postgres:"))).toBe(false);
+  });
+});
