@@ -31,9 +31,27 @@ export function pgPool(url: string, opts: { max?: number } = {}): PgDb {
   return drizzle(pool, { schema }) as PgDb;
 }
 
-/** Applies the committed migrations that `db` has not had yet. */
+/** Any number, the same in every Concord process: the advisory lock that lets one process migrate at a time. */
+const MIGRATION_LOCK = 4_172_017;
+
+/**
+ * Applies the committed migrations that `db` has not had yet. App servers and
+ * workers started together take turns on an advisory lock, so one applies them
+ * and the others find them applied (without it two would both create the
+ * first table and one would fail).
+ */
 export async function migratePg(db: PgDb): Promise<void> {
-  await migrate(db, { migrationsFolder: PG_MIGRATIONS_DIR });
+  const client = await db.$client.connect();
+  try {
+    await client.query("SELECT pg_advisory_lock($1)", [MIGRATION_LOCK]);
+    try {
+      await migrate(drizzle(client, { schema }), { migrationsFolder: PG_MIGRATIONS_DIR });
+    } finally {
+      await client.query("SELECT pg_advisory_unlock($1)", [MIGRATION_LOCK]);
+    }
+  } finally {
+    client.release();
+  }
 }
 
 /** Opens a pool on `url` and applies the migrations. */
@@ -41,7 +59,7 @@ export async function openPgDatabase(url: string, opts: { max?: number } = {}): 
   const db = pgPool(url, opts);
   const pool = db.$client;
   try {
-    await migrate(db, { migrationsFolder: PG_MIGRATIONS_DIR });
+    await migratePg(db);
   } catch (err) {
     await pool.end();
     throw err;

@@ -46,6 +46,9 @@ export function stateDirFor(database: string, env: NodeJS.ProcessEnv = process.e
  * Throws DatabaseOpenError with a one-line message if the file is not SQLite.
  */
 export function openDatabase(file: string, opts: { migrationsFolder?: string } = {}): Db {
+  // A PostgreSQL URL is never opened as a file (it would make a SQLite database in a folder named after the URL).
+  if (/^postgres(ql)?:\/\//i.test(file.trim()))
+    throw new DatabaseOpenError("This part of Concord does not run on PostgreSQL yet (DATABASE_URL is a PostgreSQL URL).");
   if (file !== ":memory:") {
     const dir = path.dirname(path.resolve(file));
     fs.mkdirSync(dir, { recursive: true });
@@ -168,11 +171,7 @@ let singleton: Db | undefined;
 /** The process-wide client, opened on first use from DATABASE_URL. */
 export function getDb(): Db {
   if (!singleton) {
-    const file = databasePathFromEnv();
-    // A PostgreSQL URL is never opened as a file (it would make a SQLite database in a folder named after the URL).
-    if (/^postgres(ql)?:\/\//i.test(file))
-      throw new DatabaseOpenError("This part of Concord does not run on PostgreSQL yet (DATABASE_URL is a PostgreSQL URL).");
-    singleton = openDatabase(file);
+    singleton = openDatabase(databasePathFromEnv());
   }
   return singleton;
 }
