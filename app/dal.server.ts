@@ -60,6 +60,8 @@ export interface Dal {
   readonly q: Q;
   /** The dialect's tables. */
   readonly t: Tables;
+  /** The SQLite file or the PostgreSQL URL: where the installation's state files are (db/client.ts stateDirFor). */
+  readonly location: string;
   /** Runs `fn` in one serializable transaction: everything it wrote, or nothing. */
   tx<T>(fn: (q: Q) => Promise<T>): Promise<T>;
   /** Rows of a raw `sql` query (written in SQL both dialects accept), on `q` or outside a transaction. */
@@ -162,6 +164,10 @@ class SqliteDal implements Dal {
     this.reader = reader ? (drizzle(reader, { schema }) as Db) : db;
   }
 
+  get location(): string {
+    return this.db.$client.name;
+  }
+
   get q(): Q {
     return openTx(this)?.q ?? this.reader;
   }
@@ -213,15 +219,23 @@ const RETRYABLE = new Set(["40001", "40P01"]);
 /**
  * How many times a PostgreSQL transaction is tried before its serialization
  * failure is thrown: many at once on the same rows (20 sign-in attempts at
- * one email) each lose to the others several times before their turn.
+ * one email, 50 annotators submitting to one task whose freshness counter
+ * every submission bumps) each lose to the others several times before their
+ * turn; under load a transaction lasts long enough to lose dozens of times.
  */
-export const PG_TX_ATTEMPTS = 40;
+export const PG_TX_ATTEMPTS = 120;
+/** The longest pause between two attempts (ms): full jitter below it, so losers spread out instead of colliding again. */
+const PG_TX_BACKOFF_CAP_MS = 250;
 
 class PgDal implements Dal {
   readonly dialect = "postgres" as const;
   readonly t = { ...schema, ...pgSchema } as unknown as Tables;
 
   constructor(readonly pg: PgDb) {}
+
+  get location(): string {
+    return this.pg.$client.options.connectionString ?? "";
+  }
 
   get q(): Q {
     return openTx(this)?.q ?? (this.pg as unknown as Q);
@@ -246,8 +260,8 @@ class PgDal implements Dal {
       } catch (err) {
         const code = (err as { code?: string; cause?: { code?: string } }).code ?? (err as { cause?: { code?: string } }).cause?.code;
         if (!code || !RETRYABLE.has(code) || attempt >= PG_TX_ATTEMPTS) throw err;
-        // Exponential backoff with full jitter (capped at 50 ms), so transactions that collided do not collide again in step.
-        await new Promise((r) => setTimeout(r, Math.random() * Math.min(50, 2 ** attempt)));
+        // Exponential backoff with full jitter (capped), so transactions that collided do not collide again in step.
+        await new Promise((r) => setTimeout(r, Math.random() * Math.min(PG_TX_BACKOFF_CAP_MS, 2 ** attempt)));
       }
     }
   }

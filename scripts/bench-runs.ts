@@ -358,7 +358,7 @@ async function multiProcess(
     judges: [{ provider: "judge" }],
     settings: { setting: "self-refinement", maxTurns: TURNS },
   });
-  controlRun(db, run.id, "pause");
+  await controlRun(db, run.id, "pause");
   const ideal = runIdeal(db, run.id, n * CONCURRENCY);
   // On PostgreSQL: the prepared deployment copied into a throw-away cluster, the run resumed and watched there.
   const onPg = DATABASE === "postgres" ? await postgresCopy(file) : null;
@@ -389,7 +389,7 @@ async function multiProcess(
   const t0 = performance.now();
   // The app's controlRun runs on SQLite only so far: on PostgreSQL its resume (paused → queued) is written directly.
   if (onPg) await onPg.client.query(`UPDATE runs SET status = 'queued', finished_at = NULL WHERE id = $1 AND status = 'paused'`, [run.id]);
-  else controlRun(db, run.id, "resume");
+  else await controlRun(db, run.id, "resume");
   let final = "";
   while (!["completed", "completed-with-errors", "failed"].includes((final = await status())))
     await new Promise((ok) => setTimeout(ok, 10));

@@ -16,6 +16,8 @@
 import { parseArgs } from "node:util";
 import { eq } from "drizzle-orm";
 import { databasePathFromEnv, openDatabase, schema } from "../db/client";
+import { isPostgresUrl } from "../db/client-pg";
+import { closeDal, first, initDal } from "../app/dal.server";
 import { readJsonFile } from "../app/files.server";
 import { providerFromRow } from "../app/runs/providers/index.server";
 import { heartbeat, sharedLimits, unregisterWorker } from "../app/runs/providers/shared-limits.server";
@@ -60,12 +62,13 @@ const intArg = (name: string): number | undefined => {
 async function main() {
   if (!["add", "list", "test", "remove"].includes(cmd ?? "")) fail(USAGE);
   const dbFile = databasePathFromEnv();
-  const db = openDatabase(dbFile);
+  // add, list and remove run on either dialect; test goes through the SQLite worker's shared limits.
+  const dal = await initDal(dbFile);
   const slug = values.project ?? fail("--project SLUG is required");
-  const project = db.select().from(schema.projects).where(eq(schema.projects.slug, slug)).get() ?? fail(`no project "${slug}"`);
+  const project = first(await dal.q.select().from(dal.t.projects).where(eq(dal.t.projects.slug, slug))) ?? fail(`no project "${slug}"`);
 
   if (cmd === "list") {
-    const rows = listProviders(db, project.id);
+    const rows = await listProviders(dal, project.id);
     if (rows.length === 0) console.log(`project ${slug}: no providers`);
     for (const p of rows)
       console.log(
@@ -96,7 +99,7 @@ async function main() {
       if (!apiKey) fail(`--api-key-env ${values["api-key-env"]}: that environment variable is empty or not set`);
     }
     try {
-      const row = addProvider(db, project.id, {
+      const row = await addProvider(dal, project.id, {
         name,
         kind: kind as "openai-compatible" | "replay",
         baseUrl: values["base-url"],
@@ -116,7 +119,7 @@ async function main() {
 
   if (cmd === "remove") {
     try {
-      if (!removeProvider(db, project.id, { name })) fail(`no provider named "${name}" in ${slug}`);
+      if (!(await removeProvider(dal, project.id, { name }))) fail(`no provider named "${name}" in ${slug}`);
     } catch (err) {
       if (err instanceof ProviderInputError) fail(err.message);
       throw err;
@@ -126,6 +129,9 @@ async function main() {
   }
 
   // test: one tiny request through the provider's shared limits, logged like any call.
+  if (isPostgresUrl(dbFile)) fail("test: not available on PostgreSQL yet (add, list and remove are)");
+  await closeDal();
+  const db = openDatabase(dbFile);
   const row =
     db
       .select()

@@ -27,8 +27,8 @@ const fail = (msg: string): never => {
 
 const db = openDatabase(databasePathFromEnv());
 
-function show(runId: number) {
-  const p = runProgress(db, runId) ?? fail(`run ${runId} not found`);
+async function show(runId: number) {
+  const p = (await runProgress(db, runId)) ?? fail(`run ${runId} not found`);
   const eta = p.etaSeconds == null ? "?" : `${p.etaSeconds}s`;
   return `run ${runId} ${p.status}: ${p.done} done, ${p.failed} failed, ${p.remaining} remaining of ~${p.total}; ${p.throughput.toFixed(1)} jobs/s, ETA ${eta}; tokens ${p.promptTokens}+${p.completionTokens}${p.cost != null ? `, cost ${p.cost.toFixed(4)}` : ""}; ${p.calls} provider calls${p.interruptedCalls ? ` (${p.interruptedCalls} interrupted: prompt tokens estimated)` : ""}`;
 }
@@ -55,18 +55,18 @@ async function main() {
     console.log(`run ${run!.id} created with ${run!.jobs} initial jobs`);
     if (rest.includes("--detach")) return;
     const worker = new Worker(db, { concurrency: env().WORKER_CONCURRENCY, pollMs: 100, untilIdle: true, runId: run!.id }).start();
-    const timer = setInterval(() => console.error(show(run!.id)), 2000);
+    const timer = setInterval(() => void show(run!.id).then((line) => console.error(line)), 2000);
     await worker.done;
     clearInterval(timer);
-    console.log(show(run!.id));
+    console.log(await show(run!.id));
     return;
   }
   const id = Number(rest[0]);
   if (!Number.isInteger(id)) fail(`usage: runs start --project SLUG --config FILE | runs status|pause|resume|cancel|retry-failed RUN_ID`);
-  if (cmd === "status") console.log(show(id));
+  if (cmd === "status") console.log(await show(id));
   else if (["pause", "resume", "cancel", "retry-failed"].includes(cmd)) {
     try {
-      console.log(`run ${id}: ${controlRun(db, id, cmd as RunControl)}`);
+      console.log(`run ${id}: ${await controlRun(db, id, cmd as RunControl)}`);
     } catch (err) {
       fail((err as Error).message);
     }

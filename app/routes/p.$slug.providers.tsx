@@ -6,7 +6,7 @@ import { Form, useActionData, useLoaderData } from "@remix-run/react";
 import { useEffect, useRef } from "react";
 import { ProviderForm } from "~/forms/providers.server";
 import { requireProjectRole } from "~/auth/guards.server";
-import { getDb } from "~/db.server";
+import { getDal } from "~/dal.server";
 import { domainFieldErrorsResponse } from "~/errors.server";
 import { listRecordings } from "~/runs/providers/replay.server";
 import { addProvider, listProviders, ProviderInputError, removeProvider } from "~/runs/providers/store.server";
@@ -19,7 +19,7 @@ export const meta: MetaFunction = () => [{ title: "Providers · Concord" }];
 export async function loader({ request, params }: LoaderFunctionArgs) {
   const { project } = await requireProjectRole(request, params.slug, "researcher");
   // Never the API key: only whether one is set.
-  const providers = listProviders(getDb(), project.id);
+  const providers = await listProviders(getDal(), project.id);
   return json({
     project: { slug: project.slug, name: project.name },
     providers,
@@ -69,17 +69,17 @@ export async function action({ request, params }: ActionFunctionArgs) {
       { status: 400 },
     );
   }
-  const db = getDb();
+  const db = getDal();
   const d = parsed.data;
   try {
     if (d.intent === "delete") {
-      const n = removeProvider(db, project.id, { id: d.providerId });
+      const n = await removeProvider(db, project.id, { id: d.providerId });
       // Already removed (another tab, another researcher): what was asked for holds.
       return json({ ok: n ? "Provider removed." : "That provider was already removed." });
     }
     // A replay provider names a recording of the recordings folder (never a path).
     const settings = d.kind === "replay" && d.recording ? { ...d.settings, file: d.recording } : d.settings;
-    addProvider(db, project.id, {
+    await addProvider(db, project.id, {
       name: d.name,
       kind: d.kind,
       baseUrl: d.baseUrl || undefined,

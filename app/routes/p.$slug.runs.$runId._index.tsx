@@ -3,11 +3,11 @@ import { CsrfField } from "~/components/CsrfField";
 import type { ActionFunctionArgs, LinksFunction, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { json, redirect } from "@remix-run/node";
 import { Form, Link, useActionData, useLoaderData } from "@remix-run/react";
-import { and, eq, inArray } from "drizzle-orm";
+import { and, asc, eq, inArray, sql } from "drizzle-orm";
 import { useEffect, useRef, useState } from "react";
 import { RunAction } from "~/forms/runs.server";
 import { notFound, requireProjectRole } from "~/auth/guards.server";
-import { getDb, schema } from "~/db.server";
+import { getDal } from "~/dal.server";
 import { domainErrorResponse, domainFieldErrorsResponse } from "~/errors.server";
 import { projectMembers } from "~/annotation/tasks.server";
 import { CalibrationError, calibratedScores, createCalibrationTask } from "~/runs/calibration.server";
@@ -27,45 +27,53 @@ export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: `${data
 
 export async function loader({ request, params }: LoaderFunctionArgs) {
   const { project } = await requireProjectRole(request, params.slug, "researcher");
-  const db = getDb();
-  const run = runRow(db, project.id, Number(params.runId));
+  const d = getDal();
+  const { providers, tasks: taskTable } = d.t;
+  const run = await runRow(d, project.id, Number(params.runId));
   if (!run) notFound("Run not found.");
   if (run.status === "queued" || run.status === "running") ensureInProcessWorker();
   const cfg = run.config as unknown as StoredRunConfig;
   const providerIds = [...new Set([...(cfg.models ?? []), ...(cfg.judges ?? [])].map((m) => m.providerId))];
-  const providerRows = providerIds.length ? db.select().from(schema.providers).where(inArray(schema.providers.id, providerIds)).all() : [];
+  const providerRows = providerIds.length
+    ? await d.q.select().from(providers).where(inArray(providers.id, providerIds)).orderBy(asc(providers.id))
+    : [];
   const providerNames = new Map(providerRows.map((p) => [p.id, p.name]));
   const recorded = providerRows.some((p) => p.kind === "replay");
-  const tasks = db
-    .select({ id: schema.tasks.id, name: schema.tasks.name, config: schema.tasks.config })
-    .from(schema.tasks)
-    .where(and(eq(schema.tasks.projectId, project.id), eq(schema.tasks.kind, "response-satisfaction")))
-    .all()
-    .filter((t) => (t.config as Record<string, unknown>).runId === run.id);
-  const calibration = tasks.map((t) => ({ taskId: t.id, name: t.name, scores: calibratedScores(db, run.id, t.id) }));
+  const tasks = (
+    await d.q
+      .select({ id: taskTable.id, name: taskTable.name, config: taskTable.config })
+      .from(taskTable)
+      .where(and(eq(taskTable.projectId, project.id), eq(taskTable.kind, "response-satisfaction")))
+      .orderBy(asc(taskTable.id))
+  ).filter((t) => (t.config as Record<string, unknown>).runId === run.id);
+  const calibration = [];
+  for (const t of tasks) calibration.push({ taskId: t.id, name: t.name, scores: await calibratedScores(d, run.id, t.id) });
   // C3EBench calibration tasks score writings 1–10: their corrected means are tables of the results page.
-  const scoreCalibration = db
-    .select({ id: schema.tasks.id, name: schema.tasks.name, config: schema.tasks.config })
-    .from(schema.tasks)
-    .where(and(eq(schema.tasks.projectId, project.id), eq(schema.tasks.kind, "writing-quality")))
-    .all()
+  const scoreCalibration = (
+    await d.q
+      .select({ id: taskTable.id, name: taskTable.name, config: taskTable.config })
+      .from(taskTable)
+      .where(and(eq(taskTable.projectId, project.id), eq(taskTable.kind, "writing-quality")))
+      .orderBy(asc(taskTable.id))
+  )
     .filter((t) => (t.config as Record<string, unknown>).runId === run.id)
     .map((t) => ({ taskId: t.id, name: t.name }));
   // Each failed job with the provider's error (stored with the API key masked), newest 200.
-  const failedJobs = db.$client
-    .prepare(`SELECT id, key, attempts, error, payload FROM jobs WHERE run_id = ? AND status = 'failed' ORDER BY id LIMIT 200`)
-    .all(run.id)
-    .map((r) => {
-      const j = r as { id: number; key: string; attempts: number; error: string | null; payload: string };
-      const payload = JSON.parse(j.payload) as { providerId?: number };
-      return {
-        id: j.id,
-        key: j.key,
-        attempts: j.attempts,
-        error: (j.error ?? "unknown error").slice(0, 1000),
-        provider: providerNames.get(payload.providerId ?? -1) ?? "—",
-      };
-    });
+  const failedJobs = (
+    await d.rows<{ id: number | string; key: string; attempts: number | string; error: string | null; payload: unknown }>(
+      sql`SELECT id, key, attempts, error, payload FROM jobs WHERE run_id = ${run.id} AND status = 'failed' ORDER BY id LIMIT 200`,
+    )
+  ).map((j) => {
+    // The payload is JSON text on SQLite, a parsed jsonb value on PostgreSQL.
+    const payload = (typeof j.payload === "string" ? JSON.parse(j.payload) : j.payload) as { providerId?: number };
+    return {
+      id: Number(j.id),
+      key: j.key,
+      attempts: Number(j.attempts),
+      error: (j.error ?? "unknown error").slice(0, 1000),
+      provider: providerNames.get(payload.providerId ?? -1) ?? "—",
+    };
+  });
   // The sampling settings each provider adds to every request (a run's protocol settings override them).
   const providerSampling = providerRows.map((p) => {
     const s = (p.settings ?? {}) as Record<string, unknown>;
@@ -95,12 +103,12 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
       judges: cfg.judges?.map((j) => j.name) ?? [],
     },
     recorded,
-    progress: runProgress(db, run.id)!,
+    progress: (await runProgress(d, run.id))!,
     calibration,
     scoreCalibration,
     failedJobs,
     providerSampling,
-    members: (await projectMembers(project.id, db)).map((m) => ({ id: m.id, name: m.name, role: m.role })),
+    members: (await projectMembers(project.id, d)).map((m) => ({ id: m.id, name: m.name, role: m.role })),
   });
 }
 
@@ -135,8 +143,7 @@ export async function action({ request, params }: ActionFunctionArgs) {
     if (calibrate) return json({ form: "calibrate", fieldErrors: fieldErrorsOf(parsed.error) }, { status: 400 });
     return json({ error: `${parsed.error.issues[0].path.join(".") || "form"}: ${parsed.error.issues[0].message}` }, { status: 400 });
   }
-  const db = getDb();
-  const run = runRow(db, project.id, Number(params.runId));
+  const run = await runRow(getDal(), project.id, Number(params.runId));
   if (!run) notFound("Run not found.");
   try {
     if (parsed.data.intent === "calibrate") {
@@ -144,7 +151,7 @@ export async function action({ request, params }: ActionFunctionArgs) {
       const pool = form.getAll("pool").map(Number);
       if (pool.some((id) => !Number.isInteger(id)))
         return json({ form: "calibrate", fieldErrors: { pool: "Choose annotators from the list." } }, { status: 400 });
-      const r = createCalibrationTask(db, {
+      const r = await createCalibrationTask(getDal(), {
         runId: run.id,
         projectId: project.id,
         plan:
@@ -164,7 +171,7 @@ export async function action({ request, params }: ActionFunctionArgs) {
         taskId: r.taskId,
       });
     }
-    controlRun(db, run.id, parsed.data.intent);
+    await controlRun(getDal(), run.id, parsed.data.intent);
     ensureInProcessWorker();
     return redirect(`/p/${project.slug}/runs/${run.id}`);
   } catch (err) {

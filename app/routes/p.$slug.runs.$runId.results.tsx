@@ -2,7 +2,7 @@ import type { LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { json } from "@remix-run/node";
 import { Link, useLoaderData } from "@remix-run/react";
 import { notFound, requireProjectRole } from "~/auth/guards.server";
-import { getDb } from "~/db.server";
+import { getDal } from "~/dal.server";
 import { COLORS, turnCurvesSvg } from "~/runs/chart.server";
 import { PROTOCOLS } from "~/runs/protocols";
 import type { ResultsFigure } from "~/runs/protocols/types";
@@ -12,21 +12,20 @@ import { settingRows } from "~/runs/setting-rows";
 import { IntervalMethod, intervalText } from "~/components/Interval";
 import { calibrationReport } from "~/runs/calibration.server";
 import { conversation, conversationList, runResultsAll, runRow } from "~/runs/results.server";
-import { eq } from "drizzle-orm";
-import { schema } from "~/db.server";
+import { asc, eq } from "drizzle-orm";
 
 export const meta: MetaFunction = () => [{ title: "Run results · Concord" }];
 
 export async function loader({ request, params }: LoaderFunctionArgs) {
   const { project } = await requireProjectRole(request, params.slug, "researcher");
-  const db = getDb();
-  const run = runRow(db, project.id, Number(params.runId));
+  const d = getDal();
+  const run = await runRow(d, project.id, Number(params.runId));
   if (!run) notFound("Run not found.");
   const url = new URL(request.url);
   // Every judge of the run, in the run's order (the first drives guided feedback), with the
   // protocol's figure drawn here and its tables laid out by the protocol (Protocol.tables).
   const protocol = PROTOCOLS[run.protocol];
-  const judges = runResultsAll(db, run).map((results) => {
+  const judges = (await runResultsAll(d, run)).map((results) => {
     const spec = results.metrics && protocol?.figure ? protocol.figure(results, results.judge) : null;
     const figure: ResultsFigure | null = spec
       ? {
@@ -38,26 +37,36 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
     const tables = results.metrics && protocol?.tables ? protocol.tables(results, results.judge) : null;
     return { results, figure, tables };
   });
-  const settings = settingRows(((run.config ?? {}) as { settings?: Record<string, unknown> }).settings ?? {});
+  // In label order: PostgreSQL's jsonb keeps an object's keys in an order of its own, not as written.
+  const settings = settingRows(((run.config ?? {}) as { settings?: Record<string, unknown> }).settings ?? {}).sort(([a], [b]) =>
+    a < b ? -1 : a > b ? 1 : 0,
+  );
   // Calibration tasks made from this run (they store the run's id in their config; their kind
   // follows the protocol's calibration unit): every headline metric raw and corrected by the human labels.
-  const calibration = db
-    .select({ id: schema.tasks.id, name: schema.tasks.name, config: schema.tasks.config })
-    .from(schema.tasks)
-    .where(eq(schema.tasks.projectId, project.id))
-    .all()
-    .filter((t) => (t.config as Record<string, unknown>).runId === run.id)
-    .map((t) => ({ name: t.name, report: calibrationReport(db, run.id, t.id) }));
+  const { tasks } = d.t;
+  const calibration = [];
+  for (const t of (
+    await d.q
+      .select({ id: tasks.id, name: tasks.name, config: tasks.config })
+      .from(tasks)
+      .where(eq(tasks.projectId, project.id))
+      .orderBy(asc(tasks.id))
+  ).filter((x) => (x.config as Record<string, unknown>).runId === run.id))
+    calibration.push({ name: t.name, report: await calibrationReport(d, run.id, t.id) });
   const itemId = Number(url.searchParams.get("item"));
   const model = url.searchParams.get("model");
+  const [conversations, detail] = await Promise.all([
+    conversationList(d, run.id),
+    Number.isInteger(itemId) && itemId > 0 && model ? conversation(d, run.id, itemId, model) : null,
+  ]);
   return json({
     project: { slug: project.slug },
     run: { id: run.id, name: run.name, protocol: run.protocol, status: run.status, protocolVersion: run.protocolVersion },
     judges,
     settings,
     calibration,
-    conversations: conversationList(db, run.id),
-    detail: Number.isInteger(itemId) && itemId > 0 && model ? conversation(db, run.id, itemId, model) : null,
+    conversations,
+    detail,
     selected: { itemId, model },
   });
 }

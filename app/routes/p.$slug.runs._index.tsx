@@ -7,7 +7,8 @@ import { useEffect, useState } from "react";
 import { asc, desc, eq } from "drizzle-orm";
 import { isZodError, NewRunForm, NewRunJson } from "~/forms/runs.server";
 import { requireProjectRole } from "~/auth/guards.server";
-import { getDb, schema } from "~/db.server";
+import { getDb } from "~/db.server";
+import { first, getDal } from "~/dal.server";
 import { domainErrorResponse } from "~/errors.server";
 import { getProtocol, PROTOCOL_IDS } from "~/runs/protocols";
 import { protocolForms, RunFormError, settingsFromForm, type FormField } from "~/runs/run-form.server";
@@ -19,35 +20,33 @@ export const meta: MetaFunction = () => [{ title: "Runs · Concord" }];
 
 export async function loader({ request, params }: LoaderFunctionArgs) {
   const { project } = await requireProjectRole(request, params.slug, "researcher");
-  const db = getDb();
-  const runs = db
+  const d = getDal();
+  const { runs: runTable, datasets: datasetTable, providers: providerTable } = d.t;
+  const runs = await d.q
     .select({
-      id: schema.runs.id,
-      name: schema.runs.name,
-      protocol: schema.runs.protocol,
-      status: schema.runs.status,
-      createdAt: schema.runs.createdAt,
+      id: runTable.id,
+      name: runTable.name,
+      protocol: runTable.protocol,
+      status: runTable.status,
+      createdAt: runTable.createdAt,
     })
-    .from(schema.runs)
-    .where(eq(schema.runs.projectId, project.id))
-    .orderBy(desc(schema.runs.id))
-    .all();
-  const datasets = db
-    .select({ id: schema.datasets.id, name: schema.datasets.name, version: schema.datasets.version })
-    .from(schema.datasets)
-    .where(eq(schema.datasets.projectId, project.id))
-    .orderBy(asc(schema.datasets.id))
-    .all();
-  const providers = db
-    .select({ name: schema.providers.name, kind: schema.providers.kind, model: schema.providers.model })
-    .from(schema.providers)
-    .where(eq(schema.providers.projectId, project.id))
-    .orderBy(asc(schema.providers.name))
-    .all();
+    .from(runTable)
+    .where(eq(runTable.projectId, project.id))
+    .orderBy(desc(runTable.id));
+  const datasets = await d.q
+    .select({ id: datasetTable.id, name: datasetTable.name, version: datasetTable.version })
+    .from(datasetTable)
+    .where(eq(datasetTable.projectId, project.id))
+    .orderBy(asc(datasetTable.id));
+  const providers = await d.q
+    .select({ name: providerTable.name, kind: providerTable.kind, model: providerTable.model })
+    .from(providerTable)
+    .where(eq(providerTable.projectId, project.id))
+    .orderBy(asc(providerTable.name));
   if (runs.some((r) => r.status === "queued" || r.status === "running")) ensureInProcessWorker();
   // The form starts from the latest run's definition (on the demo: the recorded providers), else a template.
   const latest = runs.length
-    ? db.select({ config: schema.runs.config }).from(schema.runs).where(eq(schema.runs.id, runs[0].id)).get()
+    ? first(await d.q.select({ config: runTable.config }).from(runTable).where(eq(runTable.id, runs[0].id)))
     : undefined;
   const previous = (latest?.config as { definition?: Record<string, unknown> } | undefined)?.definition ?? null;
   return json({

@@ -1,5 +1,6 @@
-import { eq } from "drizzle-orm";
-import { schema, type Db } from "../../db/client";
+import { asc, eq, sql } from "drizzle-orm";
+import type { schema } from "../../db/client";
+import { dalOf, type DalLike } from "../dal.server";
 import { seededRandom } from "../stats";
 import { TASK_TYPES, taskTypeOf } from "./protocols/c3ebench";
 import {
@@ -18,6 +19,7 @@ import {
   CalibrationError,
   describePlan,
   fillCalibrationTask,
+  jsonObject,
   primaryJudge,
   type SamplingPlan,
   type SplitRule,
@@ -49,20 +51,19 @@ export const C3E_GUIDELINES = [
 type C3eCandidate = { responseId: number; itemId: number; model: string; taskType: string };
 
 /** The first judge's parsed 1–10 scores of a C3EBench run. */
-function c3eCandidates(db: Db, run: typeof schema.runs.$inferSelect, judgeId: number): C3eCandidate[] {
-  const rows = db.$client
-    .prepare(
-      `SELECT v.response_id AS responseId, r.item_id AS itemId, r.model, r.metadata, i.task_type AS itemTaskType
-       FROM verdicts v JOIN responses r ON r.id = v.response_id JOIN items i ON i.id = r.item_id
-       WHERE v.run_id = ? AND v.judge_id = ? AND v.checklist_item_id IS NULL AND v.parse_status NOT IN ('failed','unparsed') AND v.score IS NOT NULL
-       ORDER BY r.item_id, r.id`,
-    )
-    .all(run.id, judgeId) as { responseId: number; itemId: number; model: string; metadata: string | null; itemTaskType: string | null }[];
+async function c3eCandidates(db: DalLike, run: typeof schema.runs.$inferSelect, judgeId: number): Promise<C3eCandidate[]> {
+  const rows = await dalOf(db).rows<{ responseId: number; itemId: number; model: string; metadata: unknown; itemTaskType: string | null }>(
+    sql`SELECT v.response_id AS "responseId", r.item_id AS "itemId", r.model, r.metadata, i.task_type AS "itemTaskType"
+        FROM verdicts v JOIN responses r ON r.id = v.response_id JOIN items i ON i.id = r.item_id
+        WHERE v.run_id = ${run.id} AND v.judge_id = ${judgeId} AND v.checklist_item_id IS NULL
+          AND v.parse_status NOT IN ('failed','unparsed') AND v.score IS NOT NULL
+        ORDER BY r.item_id, r.id`,
+  );
   return rows.map((r) => {
-    const md = r.metadata ? (JSON.parse(r.metadata) as Record<string, unknown>) : {};
+    const md = jsonObject(r.metadata);
     return {
-      responseId: r.responseId,
-      itemId: r.itemId,
+      responseId: Number(r.responseId),
+      itemId: Number(r.itemId),
       model: r.model,
       taskType: taskTypeOf(String(md.taskType ?? r.itemTaskType ?? "")) ?? "End2End",
     };
@@ -103,8 +104,8 @@ export function sampleC3eItems(
   return out;
 }
 
-export function createC3eTask(
-  db: Db,
+export async function createC3eTask(
+  db: DalLike,
   run: typeof schema.runs.$inferSelect,
   judgeId: number,
   args: {
@@ -119,7 +120,8 @@ export function createC3eTask(
     splits?: SplitRule;
   },
 ) {
-  const all = c3eCandidates(db, run, judgeId);
+  const d = dalOf(db);
+  const all = await c3eCandidates(d, run, judgeId);
   const drawn = sampleC3eItems(all, args.plan, args.seed);
   if (drawn.length === 0) throw new CalibrationError("this run has no parsed judge scores to calibrate yet");
   const min = args.minLabelsPerModel ?? 10;
@@ -132,49 +134,46 @@ export function createC3eTask(
         `${model}: this plan draws ${n} writing${n === 1 ? "" : "s"}, fewer than the minimum of ${min} labelled units per model`,
       );
   }
-  return db.transaction(
-    (tx) => {
-      const task = tx
-        .insert(schema.tasks)
-        .values({
-          projectId: args.projectId,
-          datasetId: run.datasetId!,
-          kind: "writing-quality",
-          name: args.name ?? "Judge calibration",
-          guidelines: C3E_GUIDELINES,
-          overlap: args.overlap,
-          seed: args.seed,
-          config: {
-            source: "run",
-            runId: run.id,
-            judgeId,
-            plan: "all-responses",
-            samplingPlan: args.plan,
-            inclusion: drawn.map((d) => d.pi),
-            splitRule: args.splits ?? "exclude",
-            minLabelsPerModel: min,
-            // The judge's scale (RAVEL E.1–E.4): 1–10, the reference = 6; a penalty reason for the 1–3 band.
-            scoreMax: 10,
-            referenceScore: 6,
-            penaltyBelow: 4,
-            pool: args.pool,
-            adjudicators: [],
-          },
-          createdBy: args.createdBy ?? null,
-        })
-        .returning()
-        .get();
-      const assignments = fillCalibrationTask(
-        tx,
-        task.id,
-        !args.name,
-        drawn.map((d) => ({ itemId: d.itemId, responseIds: d.responseIds })),
-        { pool: args.pool, overlap: args.overlap, seed: args.seed },
-      );
-      return { taskId: task.id, units: drawn.length, assignments, pool: args.pool, warnings };
-    },
-    { behavior: "immediate" },
-  );
+  return d.tx(async (tx) => {
+    const [task] = await tx
+      .insert(d.t.tasks)
+      .values({
+        projectId: args.projectId,
+        datasetId: run.datasetId!,
+        kind: "writing-quality",
+        name: args.name ?? "Judge calibration",
+        guidelines: C3E_GUIDELINES,
+        overlap: args.overlap,
+        seed: args.seed,
+        config: {
+          source: "run",
+          runId: run.id,
+          judgeId,
+          plan: "all-responses",
+          samplingPlan: args.plan,
+          inclusion: drawn.map((d) => d.pi),
+          splitRule: args.splits ?? "exclude",
+          minLabelsPerModel: min,
+          // The judge's scale (RAVEL E.1–E.4): 1–10, the reference = 6; a penalty reason for the 1–3 band.
+          scoreMax: 10,
+          referenceScore: 6,
+          penaltyBelow: 4,
+          pool: args.pool,
+          adjudicators: [],
+        },
+        createdBy: args.createdBy ?? null,
+      })
+      .returning({ id: d.t.tasks.id });
+    const assignments = await fillCalibrationTask(
+      d,
+      tx,
+      task.id,
+      !args.name,
+      drawn.map((x) => ({ itemId: x.itemId, responseIds: x.responseIds })),
+      { pool: args.pool, overlap: args.overlap, seed: args.seed },
+    );
+    return { taskId: task.id, units: drawn.length, assignments, pool: args.pool, warnings };
+  });
 }
 
 type TaskRow = typeof schema.tasks.$inferSelect;
@@ -183,15 +182,31 @@ type TaskRow = typeof schema.tasks.$inferSelect;
  * C3EBench: each model's mean judge score per task type and overall (as in the results), raw and corrected by the
  * human 1–10 scores with the same design-weighted difference estimator (cluster = the sampled instruction).
  */
-export function c3eReport(db: Db, run: typeof schema.runs.$inferSelect, task: TaskRow, splitRule: SplitRule): CalibrationReport {
+export async function c3eReport(
+  db: DalLike,
+  run: typeof schema.runs.$inferSelect,
+  task: TaskRow,
+  splitRule: SplitRule,
+): Promise<CalibrationReport> {
+  const d = dalOf(db);
   const judgeId = primaryJudge(run);
-  const { values, counts } = humanScores(db, task.id, splitRule);
+  const { units: U } = d.t;
+  const [{ values, counts }, all, units, scored, exclude, adjudicate] = await Promise.all([
+    humanScores(d, task.id, splitRule),
+    c3eCandidates(d, run, judgeId),
+    d.q.select().from(U).where(eq(U.taskId, task.id)).orderBy(asc(U.position), asc(U.id)),
+    d.rows<{ r: number; score: number }>(
+      sql`SELECT response_id AS r, score FROM verdicts
+          WHERE run_id = ${run.id} AND judge_id = ${judgeId} AND checklist_item_id IS NULL AND score IS NOT NULL ORDER BY id`,
+    ),
+    humanScores(d, task.id, "exclude"),
+    humanScores(d, task.id, "adjudicate"),
+  ]);
   const cfg = task.config as { inclusion?: number[]; samplingPlan?: SamplingPlan };
   const weighable = cfg.inclusion !== undefined;
-  const all = c3eCandidates(db, run, judgeId);
   const typeOf = new Map(all.map((c) => [c.responseId, c.taskType]));
   const draws = new Map<string, Draw>();
-  for (const u of db.select().from(schema.units).where(eq(schema.units.taskId, task.id)).all()) {
+  for (const u of units) {
     const pi = cfg.inclusion?.[u.position];
     if (pi === undefined) continue;
     for (const r of u.responseIds ?? []) {
@@ -200,15 +215,7 @@ export function c3eReport(db: Db, run: typeof schema.runs.$inferSelect, task: Ta
       draws.set(k, { pi, stratum: typeOf.get(r)!, y: values.has(k) ? values.get(k)! : null, cluster: `u${u.id}` });
     }
   }
-  const score = new Map(
-    (
-      db.$client
-        .prepare(
-          `SELECT response_id AS r, score FROM verdicts WHERE run_id = ? AND judge_id = ? AND checklist_item_id IS NULL AND score IS NOT NULL`,
-        )
-        .all(run.id, judgeId) as { r: number; score: number }[]
-    ).map((v) => [v.r, v.score]),
-  );
+  const score = new Map(scored.map((v) => [Number(v.r), Number(v.score)]));
   const metrics: CalibratedMetric[] = [];
   const push = (metric: string, model: string, group: string | null, r: ReturnType<typeof differenceEstimate>) =>
     metrics.push({
@@ -250,7 +257,7 @@ export function c3eReport(db: Db, run: typeof schema.runs.$inferSelect, task: Ta
       : "no sampling weights stored with this task: no corrected values",
     splitRule,
     human: counts,
-    humanByRule: { exclude: humanScores(db, task.id, "exclude").counts, adjudicate: humanScores(db, task.id, "adjudicate").counts },
+    humanByRule: { exclude: exclude.counts, adjudicate: adjudicate.counts },
     scale: "1–10, the reference = 6 (the judge's scale); human score = mean of the annotators' scores",
     metrics,
   };

@@ -8,8 +8,8 @@
  * counts what each rule dropped. C3EBench writings take the mean of their
  * annotators' 1–10 scores (humanScores).
  */
-import { eq } from "drizzle-orm";
-import { schema, type Db } from "../../db/client";
+import { asc, eq, sql } from "drizzle-orm";
+import { dalOf, first, type Dal, type DalLike } from "../dal.server";
 import { readConfig } from "../annotation/config";
 import { unitKey } from "./protocols/calibration";
 import type { SplitRule } from "./calibration-sampling.server";
@@ -27,20 +27,43 @@ export type HumanCounts = {
   adjudicated: number;
 };
 
+/**
+ * The latest submitted label of each assignment of the task's units (JSON text on SQLite, a parsed jsonb value on
+ * PostgreSQL: the readers below take either), in assignment order.
+ */
+async function latestLabels(d: Dal, taskId: number): Promise<{ unitId: number; label: unknown }[]> {
+  const rows = await d.rows<{ unitId: number | string; label: unknown }>(
+    sql`SELECT a.unit_id AS "unitId", an.label FROM units u JOIN assignments a ON a.unit_id = u.id JOIN annotations an ON an.assignment_id = a.id
+        WHERE u.task_id = ${taskId} AND an.status = 'submitted'
+          AND an.revision = (SELECT MAX(revision) FROM annotations x WHERE x.assignment_id = a.id AND x.status = 'submitted')
+        ORDER BY a.id`,
+  );
+  return rows.map((r) => ({ unitId: Number(r.unitId), label: r.label }));
+}
+
+/** The task's row and its units (id, response ids), in position order. */
+async function taskUnits(d: Dal, taskId: number) {
+  const { tasks, units } = d.t;
+  const [task, us] = await Promise.all([
+    d.q.select().from(tasks).where(eq(tasks.id, taskId)).then(first),
+    d.q
+      .select({ id: units.id, responseIds: units.responseIds })
+      .from(units)
+      .where(eq(units.taskId, taskId))
+      .orderBy(asc(units.position), asc(units.id)),
+  ]);
+  return { task, units: us };
+}
+
 /** The human value (1 = Yes) of each unit: strict majority of submitted labels; splits left out or adjudicated. */
-export function humanValues(db: Db, taskId: number, rule: SplitRule): { values: Map<number, number>; counts: HumanCounts } {
-  const task = db.select().from(schema.tasks).where(eq(schema.tasks.id, taskId)).get();
-  const units = db.select({ id: schema.units.id }).from(schema.units).where(eq(schema.units.taskId, taskId)).all();
+export async function humanValues(
+  db: DalLike,
+  taskId: number,
+  rule: SplitRule,
+): Promise<{ values: Map<number, number>; counts: HumanCounts }> {
+  const d = dalOf(db);
+  const [{ task, units }, labels] = await Promise.all([taskUnits(d, taskId), latestLabels(d, taskId)]);
   const ids = units.map((u) => u.id);
-  const labels = ids.length
-    ? (db.$client
-        .prepare(
-          `SELECT a.unit_id AS unitId, an.label FROM assignments a JOIN annotations an ON an.assignment_id = a.id
-           WHERE a.unit_id IN (${ids.map(() => "?").join(",")}) AND an.status = 'submitted'
-             AND an.revision = (SELECT MAX(revision) FROM annotations x WHERE x.assignment_id = a.id AND x.status = 'submitted')`,
-        )
-        .all(...ids) as { unitId: number; label: string }[])
-    : [];
   const yesNo = (raw: unknown): number | null => {
     let v = raw;
     if (typeof raw === "string") {
@@ -87,23 +110,14 @@ export function humanValues(db: Db, taskId: number, rule: SplitRule): { values: 
  * The human 1–10 score of each writing of a C3EBench calibration task: the mean of its annotators' latest submitted
  * scores; with the "adjudicate" rule, a unit with an adjudicated label takes the adjudicated scores.
  */
-export function humanScores(db: Db, taskId: number, rule: SplitRule): { values: Map<string, number>; counts: HumanCounts } {
-  const task = db.select().from(schema.tasks).where(eq(schema.tasks.id, taskId)).get();
-  const units = db
-    .select({ id: schema.units.id, responseIds: schema.units.responseIds })
-    .from(schema.units)
-    .where(eq(schema.units.taskId, taskId))
-    .all();
+export async function humanScores(
+  db: DalLike,
+  taskId: number,
+  rule: SplitRule,
+): Promise<{ values: Map<string, number>; counts: HumanCounts }> {
+  const d = dalOf(db);
+  const [{ task, units }, labels] = await Promise.all([taskUnits(d, taskId), latestLabels(d, taskId)]);
   const ids = units.map((u) => u.id);
-  const labels = ids.length
-    ? (db.$client
-        .prepare(
-          `SELECT a.unit_id AS unitId, an.label FROM assignments a JOIN annotations an ON an.assignment_id = a.id
-           WHERE a.unit_id IN (${ids.map(() => "?").join(",")}) AND an.status = 'submitted'
-             AND an.revision = (SELECT MAX(revision) FROM annotations x WHERE x.assignment_id = a.id AND x.status = 'submitted')`,
-        )
-        .all(...ids) as { unitId: number; label: string }[])
-    : [];
   const scoresOf = (raw: unknown): Record<string, number> => {
     let v = raw;
     if (typeof raw === "string") {

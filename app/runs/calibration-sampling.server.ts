@@ -7,8 +7,9 @@
  * Units are assigned at once by the annotation module's planner
  * (planAssignments), so the task is labelable as soon as it exists.
  */
-import { eq } from "drizzle-orm";
-import { schema, type Db } from "../../db/client";
+import { eq, sql } from "drizzle-orm";
+import type { schema } from "../../db/client";
+import { dalOf, type Dal, type DalLike, type Q } from "../dal.server";
 import { DomainError } from "../errors";
 import { planAssignments } from "../annotation/assignment";
 import { shownOrderFor } from "../annotation/random";
@@ -59,20 +60,35 @@ export function primaryJudge(run: typeof schema.runs.$inferSelect): number {
 }
 
 /** The first judge's parsed verdicts of the run, as candidate units. */
-export function candidates(db: Db, run: typeof schema.runs.$inferSelect): Candidate[] {
-  const checklist = calibrationUnit(run) === "response" ? "v.checklist_item_id IS NULL" : "v.checklist_item_id IS NOT NULL";
-  const rows = db.$client
-    .prepare(
-      `SELECT v.response_id AS responseId, r.item_id AS itemId, v.checklist_item_id AS checklistItemId, r.model, r.turn, r.metadata
-       FROM verdicts v JOIN responses r ON r.id = v.response_id
-       WHERE v.run_id = ? AND v.judge_id = ? AND ${checklist} AND v.parse_status NOT IN ('failed','unparsed') AND v.value IN ('Yes','No')
-       ORDER BY r.item_id, v.checklist_item_id, r.id`,
-    )
-    .all(run.id, primaryJudge(run)) as (Omit<Candidate, "condition"> & { metadata: string | null })[];
-  return rows.map(({ metadata, ...c }) => {
-    const md = metadata ? (JSON.parse(metadata) as Record<string, unknown>) : {};
-    return { ...c, condition: typeof md.condition === "string" ? md.condition : null };
+export async function candidates(db: DalLike, run: typeof schema.runs.$inferSelect): Promise<Candidate[]> {
+  const d = dalOf(db);
+  const checklist = sql.raw(calibrationUnit(run) === "response" ? "v.checklist_item_id IS NULL" : "v.checklist_item_id IS NOT NULL");
+  type Row = { responseId: number; itemId: number; checklistItemId: number | null; model: string; turn: number; metadata: unknown };
+  // r.id breaks ties: (item, checklist item) has one verdict per response of the judge, so the order is the run's content's.
+  const rows = await d.rows<Row>(
+    sql`SELECT v.response_id AS "responseId", r.item_id AS "itemId", v.checklist_item_id AS "checklistItemId", r.model, r.turn, r.metadata
+        FROM verdicts v JOIN responses r ON r.id = v.response_id
+        WHERE v.run_id = ${run.id} AND v.judge_id = ${primaryJudge(run)} AND ${checklist}
+          AND v.parse_status NOT IN ('failed','unparsed') AND v.value IN ('Yes','No')
+        ORDER BY r.item_id, v.checklist_item_id, r.id`,
+  );
+  return rows.map((r) => {
+    const md = jsonObject(r.metadata);
+    return {
+      responseId: Number(r.responseId),
+      itemId: Number(r.itemId),
+      checklistItemId: r.checklistItemId == null ? null : Number(r.checklistItemId),
+      model: r.model,
+      turn: Number(r.turn),
+      condition: typeof md.condition === "string" ? md.condition : null,
+    };
   });
+}
+
+/** A JSON object column of a raw row: text on SQLite, already parsed (jsonb) on PostgreSQL. */
+export function jsonObject(v: unknown): Record<string, unknown> {
+  const x = typeof v === "string" ? (JSON.parse(v) as unknown) : v;
+  return x && typeof x === "object" ? (x as Record<string, unknown>) : {};
 }
 
 /** Draws the units and gives each its inclusion probability under the plan. */
@@ -123,44 +139,56 @@ export function describePlan(plan: SamplingPlan): string {
   return `uniform: ${plan.size} units at random`;
 }
 
-export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
 export type CalibrationUnit = { itemId: number; checklistItemId?: number | null; responseId?: number | null; responseIds?: number[] };
 
+/** Rows per multi-row insert: well under SQLite's 32,766 and PostgreSQL's 65,535 bound parameters. */
+const INSERT_CHUNK = 500;
+
 /**
- * Completes a calibration task inside its creating transaction: the neutral name
- * ("Judge calibration #id") unless one was given, the units in drawn order, and
- * k-overlap assignments from the pool, each with its seeded shown order of the
- * unit's responses. Returns the number of assignments.
+ * Completes a calibration task inside its creating transaction (`tx`, the handle `d.tx` gave): the neutral name
+ * ("Judge calibration #id") unless one was given, the units in drawn order (ids ascending with position), and
+ * k-overlap assignments from the pool, each with its seeded shown order of the unit's responses. Returns the
+ * number of assignments.
  */
-export function fillCalibrationTask(
-  tx: Tx,
+export async function fillCalibrationTask(
+  d: Dal,
+  tx: Q,
   taskId: number,
   neutralName: boolean,
   units: CalibrationUnit[],
   a: { pool: number[]; overlap: number; seed: number },
-): number {
+): Promise<number> {
+  const { tasks, units: U, assignments: A } = d.t;
   if (neutralName)
-    tx.update(schema.tasks)
+    await tx
+      .update(tasks)
       .set({ name: `Judge calibration #${taskId}` })
-      .where(eq(schema.tasks.id, taskId))
-      .run();
-  const unitIds = units.map(
-    (u, position) =>
-      tx
-        .insert(schema.units)
-        .values({ taskId, ...u, position })
-        .returning({ id: schema.units.id })
-        .get().id,
-  );
+      .where(eq(tasks.id, taskId));
+  const unitIds: number[] = [];
+  for (let at = 0; at < units.length; at += INSERT_CHUNK) {
+    const chunk = await tx
+      .insert(U)
+      .values(
+        units.slice(at, at + INSERT_CHUNK).map((u, i) => ({
+          taskId,
+          itemId: u.itemId,
+          checklistItemId: u.checklistItemId ?? null,
+          responseId: u.responseId ?? null,
+          responseIds: u.responseIds ?? null,
+          position: at + i,
+        })),
+      )
+      .returning({ id: U.id, position: U.position });
+    unitIds.push(...chunk.sort((x, y) => x.position - y.position).map((u) => u.id));
+  }
   const plan = planAssignments(unitIds, a.pool, a.overlap, a.seed);
-  let assignments = 0;
-  unitIds.forEach((unitId, i) => {
-    for (const annotatorId of plan.get(unitId)!) {
-      tx.insert(schema.assignments)
-        .values({ unitId, annotatorId, shownOrder: shownOrderFor(units[i].responseIds ?? null, a.seed, unitId, annotatorId) })
-        .run();
-      assignments++;
-    }
-  });
-  return assignments;
+  const rows = unitIds.flatMap((unitId, i) =>
+    plan.get(unitId)!.map((annotatorId) => ({
+      unitId,
+      annotatorId,
+      shownOrder: shownOrderFor(units[i].responseIds ?? null, a.seed, unitId, annotatorId),
+    })),
+  );
+  for (let at = 0; at < rows.length; at += INSERT_CHUNK) await tx.insert(A).values(rows.slice(at, at + INSERT_CHUNK));
+  return rows.length;
 }

@@ -34,9 +34,10 @@
  * (calibration-c3e.server); the estimator (protocols/calibration); each
  * protocol's headline metrics (Protocol.calibration.targets).
  */
-import { and, eq, inArray } from "drizzle-orm";
-import { schema, type Db } from "../../db/client";
-import { projectMembersSqlite } from "../annotation/tasks.server";
+import { and, asc, eq, inArray, sql } from "drizzle-orm";
+import type { schema } from "../../db/client";
+import { dalOf, first, type Dal, type DalLike } from "../dal.server";
+import { projectMembers } from "../annotation/tasks.server";
 import { meanCI, wilsonCI, wilsonEffectiveCI } from "../stats";
 import { PROTOCOLS } from "./protocols";
 import {
@@ -78,8 +79,8 @@ export { C3E_GUIDELINES, sampleC3eItems } from "./calibration-c3e.server";
  * pool size). `warnings` says which models the plan cannot give
  * `minLabelsPerModel` units (default 10).
  */
-export function createCalibrationTask(
-  db: Db,
+export async function createCalibrationTask(
+  db: DalLike,
   args: {
     runId: number;
     projectId: number;
@@ -93,14 +94,17 @@ export function createCalibrationTask(
     splits?: SplitRule;
   },
 ) {
-  const run = db
-    .select()
-    .from(schema.runs)
-    .where(and(eq(schema.runs.id, args.runId), eq(schema.runs.projectId, args.projectId)))
-    .get();
+  const d = dalOf(db);
+  const { runs, tasks } = d.t;
+  const run = first(
+    await d.q
+      .select()
+      .from(runs)
+      .where(and(eq(runs.id, args.runId), eq(runs.projectId, args.projectId))),
+  );
   if (!run || run.datasetId == null) throw new CalibrationError(`run ${args.runId}: not found in this project`);
   const judgeId = primaryJudge(run);
-  const members = projectMembersSqlite(args.projectId, db);
+  const members = await projectMembers(args.projectId, d);
   const pool = [...new Set(args.pool ?? members.filter((m) => m.role === "annotator").map((m) => m.id))];
   const stranger = pool.find((id) => !members.some((m) => m.id === id));
   if (stranger !== undefined) throw new CalibrationError(`pool: user ${stranger} is not a member of this project`, "pool");
@@ -111,8 +115,8 @@ export function createCalibrationTask(
       `overlap: ${overlap} annotators per unit needs a pool of at least ${overlap}; the pool has ${pool.length}`,
       "overlap",
     );
-  if (calibrationUnit(run) === "score") return createC3eTask(db, run, judgeId, { ...args, pool, overlap });
-  const all = candidates(db, run);
+  if (calibrationUnit(run) === "score") return createC3eTask(d, run, judgeId, { ...args, pool, overlap });
+  const all = await candidates(d, run);
   const units = sampleUnits(all, args.plan, args.seed);
   if (units.length === 0) throw new CalibrationError("this run has no parsed verdicts to calibrate yet");
   const min = args.minLabelsPerModel ?? 10;
@@ -123,51 +127,48 @@ export function createCalibrationTask(
       warnings.push(`${model}: this plan draws ${n} unit${n === 1 ? "" : "s"}, fewer than the minimum of ${min} labelled units per model`);
   }
   const sc = calibrationUnit(run) === "response";
-  return db.transaction(
-    (tx) => {
-      const task = tx
-        .insert(schema.tasks)
-        .values({
-          projectId: args.projectId,
-          datasetId: run.datasetId!,
-          kind: "response-satisfaction",
-          // Neutral: run names often carry model names, and annotators see task names.
-          name: args.name ?? "Judge calibration",
-          guidelines: sc
-            ? "Does the response finally arrive at the correct answer (the reference shown)? Answer Yes or No."
-            : "Does the response satisfy the checklist item? Answer Yes or No.",
-          overlap,
-          seed: args.seed,
-          // `plan` names the plan as the annotation module's config expects (a string); the details sit in `samplingPlan`.
-          config: {
-            source: "run",
-            runId: run.id,
-            judgeId,
-            plan: args.plan.kind === "e4" ? "paper" : args.plan.kind === "responses" ? "all-items-of-sampled-responses" : "stratified",
-            samplingPlan: args.plan,
-            /** Inclusion probability of each unit, by unit position. */
-            inclusion: units.map((u) => u.pi),
-            splitRule: args.splits ?? "exclude",
-            minLabelsPerModel: min,
-            ...(sc ? { showReference: true } : {}),
-            pool,
-            adjudicators: [],
-          },
-          createdBy: args.createdBy ?? null,
-        })
-        .returning()
-        .get();
-      const assignments = fillCalibrationTask(
-        tx,
-        task.id,
-        !args.name,
-        units.map((u) => ({ itemId: u.itemId, checklistItemId: u.checklistItemId, responseId: u.responseId })),
-        { pool, overlap, seed: args.seed },
-      );
-      return { taskId: task.id, units: units.length, assignments, pool, warnings };
-    },
-    { behavior: "immediate" },
-  );
+  return d.tx(async (tx) => {
+    const [task] = await tx
+      .insert(tasks)
+      .values({
+        projectId: args.projectId,
+        datasetId: run.datasetId!,
+        kind: "response-satisfaction",
+        // Neutral: run names often carry model names, and annotators see task names.
+        name: args.name ?? "Judge calibration",
+        guidelines: sc
+          ? "Does the response finally arrive at the correct answer (the reference shown)? Answer Yes or No."
+          : "Does the response satisfy the checklist item? Answer Yes or No.",
+        overlap,
+        seed: args.seed,
+        // `plan` names the plan as the annotation module's config expects (a string); the details sit in `samplingPlan`.
+        config: {
+          source: "run",
+          runId: run.id,
+          judgeId,
+          plan: args.plan.kind === "e4" ? "paper" : args.plan.kind === "responses" ? "all-items-of-sampled-responses" : "stratified",
+          samplingPlan: args.plan,
+          /** Inclusion probability of each unit, by unit position. */
+          inclusion: units.map((u) => u.pi),
+          splitRule: args.splits ?? "exclude",
+          minLabelsPerModel: min,
+          ...(sc ? { showReference: true } : {}),
+          pool,
+          adjudicators: [],
+        },
+        createdBy: args.createdBy ?? null,
+      })
+      .returning({ id: tasks.id });
+    const assignments = await fillCalibrationTask(
+      d,
+      tx,
+      task.id,
+      !args.name,
+      units.map((u) => ({ itemId: u.itemId, checklistItemId: u.checklistItemId, responseId: u.responseId })),
+      { pool, overlap, seed: args.seed },
+    );
+    return { taskId: task.id, units: units.length, assignments, pool, warnings };
+  });
 }
 
 // ─── Estimation ──────────────────────────────────────────────────────────────
@@ -190,21 +191,23 @@ export type CalibrationReport = {
 
 type TaskRow = typeof schema.tasks.$inferSelect;
 
-function drawsOf(db: Db, task: TaskRow, values: Map<number, number>) {
-  const units = db.select().from(schema.units).where(eq(schema.units.taskId, task.id)).all();
+/** A run and a task by id (either undefined when it does not exist). */
+async function runAndTask(d: Dal, runId: number, taskId: number) {
+  const { runs, tasks } = d.t;
+  const [run, task] = await Promise.all([
+    d.q.select().from(runs).where(eq(runs.id, runId)).then(first),
+    d.q.select().from(tasks).where(eq(tasks.id, taskId)).then(first),
+  ]);
+  return { run, task };
+}
+
+async function drawsOf(d: Dal, task: TaskRow, values: Map<number, number>) {
+  const { units: U, responses: R } = d.t;
+  const units = await d.q.select().from(U).where(eq(U.taskId, task.id)).orderBy(asc(U.position), asc(U.id));
   const cfg = task.config as { inclusion?: number[]; samplingPlan?: SamplingPlan };
   const rids = [...new Set(units.map((u) => u.responseId).filter((x): x is number => x != null))];
   const resp = rids.length
-    ? db
-        .select({
-          id: schema.responses.id,
-          model: schema.responses.model,
-          turn: schema.responses.turn,
-          metadata: schema.responses.metadata,
-        })
-        .from(schema.responses)
-        .where(inArray(schema.responses.id, rids))
-        .all()
+    ? await d.q.select({ id: R.id, model: R.model, turn: R.turn, metadata: R.metadata }).from(R).where(inArray(R.id, rids))
     : [];
   const info = new Map(
     resp.map((r) => [
@@ -245,15 +248,25 @@ function drawsOf(db: Db, task: TaskRow, values: Map<number, number>) {
 }
 
 /** Every headline metric of the run's protocol, raw and corrected by the task's human labels. */
-export function calibrationReport(db: Db, runId: number, taskId: number, opts: { splits?: SplitRule } = {}): CalibrationReport | null {
-  const run = db.select().from(schema.runs).where(eq(schema.runs.id, runId)).get();
-  const task = db.select().from(schema.tasks).where(eq(schema.tasks.id, taskId)).get();
+export async function calibrationReport(
+  db: DalLike,
+  runId: number,
+  taskId: number,
+  opts: { splits?: SplitRule } = {},
+): Promise<CalibrationReport | null> {
+  const d = dalOf(db);
+  const { run, task } = await runAndTask(d, runId, taskId);
   if (!run || !task) return null;
   const splitRule: SplitRule =
     opts.splits ?? ((task.config as { splitRule?: SplitRule }).splitRule === "adjudicate" ? "adjudicate" : "exclude");
-  if (calibrationUnit(run) === "score") return c3eReport(db, run, task, splitRule);
-  const { values, counts } = humanValues(db, taskId, splitRule);
-  const { pairs, byResponse, plan, weighable } = drawsOf(db, task, values);
+  if (calibrationUnit(run) === "score") return c3eReport(d, run, task, splitRule);
+  const [{ values, counts }, exclude, adjudicate, results] = await Promise.all([
+    humanValues(d, taskId, splitRule),
+    humanValues(d, taskId, "exclude"),
+    humanValues(d, taskId, "adjudicate"),
+    resultsInputFor(d, run, primaryJudge(run)),
+  ]);
+  const { pairs, byResponse, plan, weighable } = await drawsOf(d, task, values);
   const metrics: CalibratedMetric[] = [];
   const wholeResponses = plan?.kind === "responses";
   const push = (
@@ -282,7 +295,7 @@ export function calibrationReport(db: Db, runId: number, taskId: number, opts: {
           ),
     });
   PROTOCOLS[run.protocol]?.calibration?.targets?.({
-    results: resultsInputFor(db, run, primaryJudge(run)),
+    results,
     pairs,
     byResponse,
     wholeResponses,
@@ -299,7 +312,7 @@ export function calibrationReport(db: Db, runId: number, taskId: number, opts: {
       : "no sampling weights stored with this task: no corrected values",
     splitRule,
     human: counts,
-    humanByRule: { exclude: humanValues(db, taskId, "exclude").counts, adjudicate: humanValues(db, taskId, "adjudicate").counts },
+    humanByRule: { exclude: exclude.counts, adjudicate: adjudicate.counts },
     metrics,
   };
 }
@@ -319,22 +332,21 @@ export type CalibratedScore = {
  * construction, where mean ± 1.96·SE had to be clipped. The protocol's own headline metrics are in
  * calibrationReport.
  */
-export function calibratedScores(db: Db, runId: number, taskId: number): CalibratedScore[] {
-  const run = db.select().from(schema.runs).where(eq(schema.runs.id, runId)).get();
-  const task = db.select().from(schema.tasks).where(eq(schema.tasks.id, taskId)).get();
+export async function calibratedScores(db: DalLike, runId: number, taskId: number): Promise<CalibratedScore[]> {
+  const d = dalOf(db);
+  const { run, task } = await runAndTask(d, runId, taskId);
   if (!run || !task || calibrationUnit(run) === "score") return [];
-  const all = candidates(db, run);
-  const judged = new Map(
-    (
-      db.$client
-        .prepare(
-          `SELECT response_id AS r, checklist_item_id AS c, value FROM verdicts WHERE run_id = ? AND judge_id = ? AND value IN ('Yes','No')`,
-        )
-        .all(runId, primaryJudge(run)) as { r: number; c: number | null; value: string }[]
-    ).map((v) => [unitKey(v.r, v.c), v.value === "Yes" ? 1 : 0]),
-  );
   const splitRule: SplitRule = (task.config as { splitRule?: SplitRule }).splitRule === "adjudicate" ? "adjudicate" : "exclude";
-  const { pairs, weighable } = drawsOf(db, task, humanValues(db, taskId, splitRule).values);
+  const [all, verdicts, human] = await Promise.all([
+    candidates(d, run),
+    d.rows<{ r: number; c: number | null; value: string }>(
+      sql`SELECT response_id AS r, checklist_item_id AS c, value FROM verdicts
+          WHERE run_id = ${runId} AND judge_id = ${primaryJudge(run)} AND value IN ('Yes','No') ORDER BY id`,
+    ),
+    humanValues(d, taskId, splitRule),
+  ]);
+  const judged = new Map(verdicts.map((v) => [unitKey(Number(v.r), v.c == null ? null : Number(v.c)), v.value === "Yes" ? 1 : 0]));
+  const { pairs, weighable } = await drawsOf(d, task, human.values);
   return [...new Set(all.map((c) => c.model))].sort().map((model) => {
     const mine = all.filter((c) => c.model === model);
     const f = mine.map((c) => judged.get(unitKey(c.responseId, c.checklistItemId)) ?? 0);

@@ -17,6 +17,7 @@
 import { and, asc, eq, inArray, isNull, sql } from "drizzle-orm";
 import { z } from "zod";
 import { schema, type Db } from "../../db/client";
+import { dalOf, first, type DalLike } from "../dal.server";
 import { DomainError } from "../errors";
 import { getProtocol, PROTOCOL_IDS, validateDataset } from "./protocols";
 import type { ItemData, JudgeRef, ModelRef, Protocol } from "./protocols/types";
@@ -220,33 +221,32 @@ export function createRun(db: Db, projectId: number, input: RunDefinition, creat
 
 export type RunControl = "pause" | "resume" | "cancel" | "retry-failed";
 
-/** Pause (in-flight calls finish), resume, cancel, or requeue failed jobs. Returns the new status. */
-export function controlRun(db: Db, runId: number, action: RunControl): string {
-  return db.transaction(
-    (tx) => {
-      const run = tx.select({ status: schema.runs.status }).from(schema.runs).where(eq(schema.runs.id, runId)).get();
-      if (!run) throw new RunInputError(`run ${runId} not found`);
-      let status = run.status;
-      if (action === "pause" && (status === "queued" || status === "running")) status = "paused";
-      else if (action === "resume" && status === "paused") status = "queued";
-      else if (action === "cancel" && !TERMINAL_RUN_STATUSES.includes(status)) status = "cancelled";
-      else if (action === "retry-failed" && status !== "cancelled" && status !== "completed") {
-        const n = tx
-          .update(schema.jobs)
-          .set({ status: "queued", error: null, leaseOwner: null, leaseExpiresAt: null })
-          .where(and(eq(schema.jobs.runId, runId), eq(schema.jobs.status, "failed")))
-          .run().changes;
-        if (n > 0) status = status === "paused" ? "paused" : "queued";
-        else throw new RunInputError("no failed jobs to retry");
-      } else throw new RunInputError(`cannot ${action} a ${status} run`);
-      tx.update(schema.runs)
-        .set({ status, finishedAt: status === "cancelled" ? sql`(unixepoch())` : status === "queued" ? null : undefined })
-        .where(eq(schema.runs.id, runId))
-        .run();
-      return status;
-    },
-    { behavior: "immediate" },
-  );
+/** Pause (in-flight calls finish), resume, cancel or retry a run's failed jobs, in one transaction on either dialect; returns the new status. */
+export async function controlRun(db: DalLike, runId: number, action: RunControl): Promise<string> {
+  const d = dalOf(db);
+  const { runs, jobs } = d.t;
+  return d.tx(async (q) => {
+    const run = first(await q.select({ status: runs.status }).from(runs).where(eq(runs.id, runId)));
+    if (!run) throw new RunInputError(`run ${runId} not found`);
+    let status = run.status;
+    if (action === "pause" && (status === "queued" || status === "running")) status = "paused";
+    else if (action === "resume" && status === "paused") status = "queued";
+    else if (action === "cancel" && !TERMINAL_RUN_STATUSES.includes(status)) status = "cancelled";
+    else if (action === "retry-failed" && status !== "cancelled" && status !== "completed") {
+      const retried = await q
+        .update(jobs)
+        .set({ status: "queued", error: null, leaseOwner: null, leaseExpiresAt: null })
+        .where(and(eq(jobs.runId, runId), eq(jobs.status, "failed")))
+        .returning({ id: jobs.id });
+      if (retried.length > 0) status = status === "paused" ? "paused" : "queued";
+      else throw new RunInputError("no failed jobs to retry");
+    } else throw new RunInputError(`cannot ${action} a ${status} run`);
+    await q
+      .update(runs)
+      .set({ status, finishedAt: status === "cancelled" ? Math.floor(Date.now() / 1000) : status === "queued" ? null : undefined })
+      .where(eq(runs.id, runId));
+    return status;
+  });
 }
 
 // ─── Progress ────────────────────────────────────────────────────────────────
@@ -272,18 +272,15 @@ export type RunProgress = {
   cost: number | null;
 };
 
-export function runProgress(db: Db, runId: number): RunProgress | null {
-  const run = db
-    .select({ status: schema.runs.status, config: schema.runs.config })
-    .from(schema.runs)
-    .where(eq(schema.runs.id, runId))
-    .get();
+/** A run's progress, read the same way on SQLite and PostgreSQL (the run page and its live events on any app server). */
+export async function runProgress(db: DalLike, runId: number): Promise<RunProgress | null> {
+  const d = dalOf(db);
+  const run = first(await d.q.select({ status: d.t.runs.status, config: d.t.runs.config }).from(d.t.runs).where(eq(d.t.runs.id, runId)));
   if (!run) return null;
-  const counts = db.$client.prepare(`SELECT status, COUNT(*) AS n FROM jobs WHERE run_id=? GROUP BY status`).all(runId) as {
-    status: string;
-    n: number;
-  }[];
-  const c = Object.fromEntries(counts.map((r) => [r.status, r.n])) as Record<string, number>;
+  const counts = await d.rows<{ status: string; n: number | string }>(
+    sql`SELECT status, COUNT(*) AS n FROM jobs WHERE run_id = ${runId} GROUP BY status`,
+  );
+  const c = Object.fromEntries(counts.map((r) => [r.status, Number(r.n)])) as Record<string, number>;
   const done = c.done ?? 0;
   const failed = c.failed ?? 0;
   const inFlight = c.leased ?? 0;
@@ -291,25 +288,34 @@ export function runProgress(db: Db, runId: number): RunProgress | null {
   const estimate = Number((run.config as Partial<StoredRunConfig>).estimatedJobs ?? 0);
   const terminal = TERMINAL_RUN_STATUSES.includes(run.status);
   const remaining = terminal ? queued + inFlight : Math.max(queued + inFlight, estimate - done - failed);
-  const recent = db.$client
-    .prepare(`SELECT COUNT(*) AS n FROM jobs WHERE run_id=? AND status='done' AND finished_at >= unixepoch() - 60`)
-    .get(runId) as { n: number };
-  const first = db.$client
-    .prepare(`SELECT MIN(finished_at) AS t FROM jobs WHERE run_id=? AND finished_at >= unixepoch() - 60`)
-    .get(runId) as { t: number | null };
-  const window = first.t ? Math.max(1, Math.floor(Date.now() / 1000) - first.t) : 60;
-  const throughput = recent.n / window;
-  const tokens = db.$client
-    .prepare(
-      `SELECT pc.provider_id AS providerId, COALESCE(SUM(pc.prompt_tokens),0) AS p, COALESCE(SUM(pc.completion_tokens),0) AS c,
-              COUNT(*) AS n, COALESCE(SUM(pc.state = 'interrupted'),0) AS i
-       FROM provider_calls pc JOIN jobs j ON j.id = pc.job_id WHERE j.run_id=? GROUP BY pc.provider_id`,
+  // The last minute of finished jobs (finished_at is in seconds on both dialects).
+  const since = Math.floor(Date.now() / 1000) - 60;
+  const [recent] = await d.rows<{ n: number | string }>(
+    sql`SELECT COUNT(*) AS n FROM jobs WHERE run_id = ${runId} AND status = 'done' AND finished_at >= ${since}`,
+  );
+  const [firstFinished] = await d.rows<{ t: number | string | null }>(
+    sql`SELECT MIN(finished_at) AS t FROM jobs WHERE run_id = ${runId} AND finished_at >= ${since}`,
+  );
+  const t0 = firstFinished?.t == null ? null : Number(firstFinished.t);
+  const window = t0 ? Math.max(1, Math.floor(Date.now() / 1000) - t0) : 60;
+  const throughput = Number(recent?.n ?? 0) / window;
+  const tokens = (
+    await d.rows<{ providerId: number | null; p: number | string; c: number | string; n: number | string; i: number | string }>(
+      sql`SELECT pc.provider_id AS "providerId", COALESCE(SUM(pc.prompt_tokens), 0) AS p, COALESCE(SUM(pc.completion_tokens), 0) AS c,
+                 COUNT(*) AS n, COALESCE(SUM(CASE WHEN pc.state = 'interrupted' THEN 1 ELSE 0 END), 0) AS i
+          FROM provider_calls pc JOIN jobs j ON j.id = pc.job_id WHERE j.run_id = ${runId} GROUP BY pc.provider_id`,
     )
-    .all(runId) as { providerId: number | null; p: number; c: number; n: number; i: number }[];
+  ).map((t) => ({
+    providerId: t.providerId == null ? null : Number(t.providerId),
+    p: Number(t.p),
+    c: Number(t.c),
+    n: Number(t.n),
+    i: Number(t.i),
+  }));
   let cost: number | null = null;
   for (const t of tokens) {
     if (t.providerId == null) continue;
-    const s = (db.select({ settings: schema.providers.settings }).from(schema.providers).where(eq(schema.providers.id, t.providerId)).get()
+    const s = (first(await d.q.select({ settings: d.t.providers.settings }).from(d.t.providers).where(eq(d.t.providers.id, t.providerId)))
       ?.settings ?? {}) as Record<string, unknown>;
     const pin = Number(s.pricePerMillionInput);
     const pout = Number(s.pricePerMillionOutput);

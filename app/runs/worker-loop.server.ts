@@ -123,10 +123,11 @@ export class Worker {
     heartbeat(this.db, this.id, this.o.leaseMs);
     try {
       sweepDeadWorkers(this.db, this.id);
-      encryptPlaintextKeys(this.db);
     } catch {
       /* retried by the heartbeat */
     }
+    // Keys stored in plaintext by an older release are encrypted (the next start tries again if this fails).
+    void encryptPlaintextKeys(this.db).catch(() => undefined);
     this.heartbeat = setInterval(
       () => {
         try {

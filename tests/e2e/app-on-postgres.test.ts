@@ -127,22 +127,34 @@ describe.skipIf(NO_PG)("the app on PostgreSQL, in Chromium", () => {
     expect(app!.output()).not.toMatch(/Something went wrong|\.db\b/);
   }, 120_000);
 
-  it("an admin's members and accounts pages answer from PostgreSQL; runs pages say they are not there yet", async () => {
+  it("an admin's members and accounts pages, and the runs and providers pages, answer from PostgreSQL", async () => {
     const admin = account("admin");
     const page = browser!.page;
     await signInAs(page, app!.url, admin.email, admin.password);
     const base = `${app!.url}/p/${DEMO_PROJECT.slug}`;
+    const run = await one<{ id: number; name: string }>(
+      `SELECT r.id, r.name FROM runs r JOIN projects p ON p.id = r.project_id WHERE p.slug = $1 ORDER BY r.id LIMIT 1`,
+      [DEMO_PROJECT.slug],
+    );
+    expect(run?.id).toBeGreaterThan(0);
+    const escaped = run.name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
     for (const [href, text] of [
       [`${base}/members`, /Members/],
       [`${app!.url}/admin/users`, /rhea@concord\.test/],
+      [`${base}/runs`, new RegExp(escaped)],
+      [`${base}/runs/${run.id}`, /done/],
+      [`${base}/runs/${run.id}/results`, /Results|Turn/],
+      [`${base}/providers`, /Providers/],
     ] as [string, RegExp][]) {
       const res = await page.goto(href);
       expect(res?.status(), href).toBe(200);
       await expect.poll(() => page.locator("body").innerText(), { timeout: 10_000 }).toMatch(text);
+      expect(await page.locator("body").innerText(), href).not.toMatch(/Something went wrong/);
     }
-    const runs = await page.goto(`${base}/runs`);
-    expect(runs?.status()).toBe(501);
-    expect(await page.locator("body").innerText()).toMatch(/not available yet when Concord runs on PostgreSQL/);
+    // The run's live progress streams from PostgreSQL (the demo run is finished: one progress event, then the end).
+    const events = await page.context().request.get(`${base}/runs/${run.id}/events`);
+    expect(events.status()).toBe(200);
+    expect(await events.text()).toMatch(/event: progress\ndata: \{"runId":\d+,"status":"completed/);
   }, 120_000);
 
   it("keeps its generated session secret in CONCORD_STATE_DIR, never in a folder named after the URL", () => {

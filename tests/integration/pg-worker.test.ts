@@ -124,7 +124,7 @@ async function dbCopy(from: string, to: string) {
 }
 
 /** What the run's results pages show, per judge, and its verdicts as (response, item, value) — ids left out. */
-function figures(db: Db, runId: number) {
+async function figures(db: Db, runId: number) {
   const run = db.select().from(schema.runs).where(eq(schema.runs.id, runId)).get()!;
   const verdicts = db.$client
     .prepare(
@@ -135,10 +135,10 @@ function figures(db: Db, runId: number) {
     .all(runId);
   const responses = db.$client.prepare(`SELECT source_key, turn, text FROM responses WHERE run_id = ? ORDER BY source_key`).all(runId);
   const jobs = db.$client.prepare(`SELECT key, status, attempts > 0 AS tried FROM jobs WHERE run_id = ? ORDER BY key`).all(runId);
-  return { status: run.status, results: runResultsAll(db, run), verdicts, responses, jobs };
+  return { status: run.status, results: await runResultsAll(db, run), verdicts, responses, jobs };
 }
 
-let reference: ReturnType<typeof figures>;
+let reference: Awaited<ReturnType<typeof figures>>;
 let referenceCalls = 0;
 let prepared: Prepared;
 
@@ -151,7 +151,7 @@ beforeAll(async () => {
   const db = openDatabase(ref.file);
   const done = await runToEnd(db, ref.runId);
   expect(done.status).toBe("completed");
-  reference = figures(db, ref.runId);
+  reference = await figures(db, ref.runId);
   db.$client.close();
   referenceCalls = fake.requests.length;
   prepared = await prepare("original");
@@ -174,7 +174,7 @@ async function expectReferenceFigures(url: string, name: string) {
   const file = path.join(dir, `${name}.db`);
   await dbCopy(url, file);
   const back = openDatabase(file);
-  const got = figures(back, prepared.runId);
+  const got = await figures(back, prepared.runId);
   back.$client.close();
   expect(got.status).toBe("completed");
   expect(got.jobs).toEqual(reference.jobs);

@@ -149,10 +149,10 @@ describe("C3EBench calibration on the judge's 1–10 scale", () => {
     const leadCookie = await signInCookie(lead.email, lead.password);
 
     // Checklist plans are refused with a clear message.
-    expect(() =>
+    await expect(
       createCalibrationTask(db(), { runId: done.id, projectId, plan: { kind: "e4" }, seed: 1, overlap: 1, pool: [people[0].id] }),
-    ).toThrow(CalibrationError);
-    expect(() =>
+    ).rejects.toThrow(CalibrationError);
+    await expect(
       createCalibrationTask(db(), {
         runId: done.id,
         projectId,
@@ -161,7 +161,7 @@ describe("C3EBench calibration on the judge's 1–10 scale", () => {
         overlap: 1,
         pool: [people[0].id],
       }),
-    ).toThrow(/C3EBench runs are calibrated by "stratified".*"responses" is a checklist plan/);
+    ).rejects.toThrow(/C3EBench runs are calibrated by "stratified".*"responses" is a checklist plan/);
 
     // The run page refuses a checklist plan beside the plan field, and offers the stratified plan by default.
     const refused = await run(
@@ -179,7 +179,7 @@ describe("C3EBench calibration on the judge's 1–10 scale", () => {
     expect(JSON.stringify(await refused.json())).toMatch(/C3EBench runs are calibrated by \\"stratified\\"/);
 
     // 2 of the 4 instructions of each task type (π = 1/2), every model's writing in the unit, two annotators each.
-    const cal = createCalibrationTask(db(), {
+    const cal = await createCalibrationTask(db(), {
       runId: done.id,
       projectId,
       plan: { kind: "stratified", perStratum: 2 },
@@ -264,12 +264,12 @@ describe("C3EBench calibration on the judge's 1–10 scale", () => {
     ).toHaveLength(15);
 
     // Expected values, from the texts and the formulas above.
-    const report = calibrationReport(db(), done.id, task.id)!;
+    const report = (await calibrationReport(db(), done.id, task.id))!;
     expect(report.human).toMatchObject({ units: 8, valued: 8, unlabelled: 0 });
     const drawnItems = new Set(units.map((u) => u.itemId));
     const pi = 2 / 4;
     const clip = (x: number) => Math.min(10, Math.max(1, x));
-    const resultsM = (runResultsAll(db(), done)[0] as any).metrics;
+    const resultsM = ((await runResultsAll(db(), done))[0] as any).metrics;
     for (const model of MODELS) {
       const mine = responses.filter((r) => r.model === model);
       expect(mine).toHaveLength(16);

@@ -86,10 +86,24 @@ describe("calibration tasks from a run", () => {
     expect(Math.max(...loads) - Math.min(...loads)).toBeLessThanOrEqual(1);
   });
 
-  it("is deterministic for a seed, and refuses a pool smaller than the overlap or a non-member", () => {
+  it("is deterministic for a seed, and refuses a pool smaller than the overlap or a non-member", async () => {
     const pool = annotators.map((a) => a.id);
-    const a = createCalibrationTask(db(), { runId, projectId, plan: { kind: "stratified", perStratum: 3 }, seed: 11, overlap: 2, pool });
-    const b = createCalibrationTask(db(), { runId, projectId, plan: { kind: "stratified", perStratum: 3 }, seed: 11, overlap: 2, pool });
+    const a = await createCalibrationTask(db(), {
+      runId,
+      projectId,
+      plan: { kind: "stratified", perStratum: 3 },
+      seed: 11,
+      overlap: 2,
+      pool,
+    });
+    const b = await createCalibrationTask(db(), {
+      runId,
+      projectId,
+      plan: { kind: "stratified", perStratum: 3 },
+      seed: 11,
+      overlap: 2,
+      pool,
+    });
     const shape = (taskId: number) => {
       const units = db().select().from(schema.units).where(eq(schema.units.taskId, taskId)).all();
       const pos = new Map(units.map((u) => [u.id, `${u.responseId}/${u.checklistItemId}`]));
@@ -98,20 +112,20 @@ describe("calibration tasks from a run", () => {
         .sort();
     };
     expect(shape(b.taskId)).toEqual(shape(a.taskId));
-    expect(() =>
+    await expect(
       createCalibrationTask(db(), { runId, projectId, plan: { kind: "e4" }, seed: 1, overlap: 3, pool: pool.slice(0, 2) }),
-    ).toThrow(/overlap: 3 annotators per unit needs a pool of at least 3/);
-    expect(() => createCalibrationTask(db(), { runId, projectId, plan: { kind: "e4" }, seed: 1, overlap: 1, pool: [999999] })).toThrow(
-      /pool: user 999999 is not a member/,
-    );
+    ).rejects.toThrow(/overlap: 3 annotators per unit needs a pool of at least 3/);
+    await expect(
+      createCalibrationTask(db(), { runId, projectId, plan: { kind: "e4" }, seed: 1, overlap: 1, pool: [999999] }),
+    ).rejects.toThrow(/pool: user 999999 is not a member/);
     // Default pool: the project's annotators.
-    const d = createCalibrationTask(db(), { runId, projectId, plan: { kind: "e4" }, seed: 2, overlap: 1 });
+    const d = await createCalibrationTask(db(), { runId, projectId, plan: { kind: "e4" }, seed: 2, overlap: 1 });
     expect(d.pool.sort()).toEqual(annotators.map((x) => x.id).sort());
   });
 
   it("an assigned annotator can label at once, blind to model and verdict, and the labels feed the PPI scores", async () => {
     const pool = annotators.map((a) => a.id);
-    const { taskId } = createCalibrationTask(db(), {
+    const { taskId } = await createCalibrationTask(db(), {
       runId,
       projectId,
       plan: { kind: "stratified", perStratum: 3 },
@@ -138,7 +152,7 @@ describe("calibration tasks from a run", () => {
         expect(saved).toMatchObject({ ok: true });
       }
     }
-    const scores = calibratedScores(db(), runId, taskId);
+    const scores = await calibratedScores(db(), runId, taskId);
     expect(scores.map((s) => s.model).sort()).toEqual(["Orrery-70B", "Quillon-8B"]);
     expect(scores.every((s) => s.corrected !== null && s.corrected.n >= 2)).toBe(true);
     // The intervals: Wilson's score interval written out here (Wilson 1927), for the raw share at the number of
@@ -221,10 +235,10 @@ describe("calibrated headline metrics", () => {
         ).toMatchObject({ ok: true });
       };
       const point3 = (u: { checklistItemId: number | null }) => /point 3/.test(checklistText.get(u.checklistItemId!) ?? "");
-      const metric = (r: ReturnType<typeof calibrationReport>, name: string) => r!.metrics.find((m) => m.metric === name)!;
+      const metric = (r: Awaited<ReturnType<typeof calibrationReport>>, name: string) => r!.metrics.find((m) => m.metric === name)!;
 
       // A census (π = 1), two annotators: they agree except on item 3, where one says No — a 1–1 split.
-      const census = createCalibrationTask(db(), {
+      const census = await createCalibrationTask(db(), {
         runId: run.id,
         projectId,
         plan: { kind: "uniform", size: 1000 },
@@ -239,7 +253,7 @@ describe("calibrated headline metrics", () => {
         await label(census.taskId, u.id, a.id, "Yes");
         await label(census.taskId, u.id, b.id, point3(u) ? "No" : "Yes");
       }
-      const excl = calibrationReport(db(), run.id, census.taskId, { splits: "exclude" })!;
+      const excl = (await calibrationReport(db(), run.id, census.taskId, { splits: "exclude" }))!;
       expect(excl.human).toEqual({ units: 24, valued: 16, unlabelled: 0, splitDropped: 8, adjudicated: 0 });
       // Item 3 units dropped: the labelled ones agree with the judge, so no correction is made.
       expect(metric(excl, "Acc_1").raw).toBeCloseTo(200 / 3, 9);
@@ -261,10 +275,10 @@ describe("calibrated headline metrics", () => {
             db(),
           ),
         ).toEqual({ ok: true });
-      const adj = calibrationReport(db(), run.id, census.taskId, { splits: "adjudicate" })!;
+      const adj = (await calibrationReport(db(), run.id, census.taskId, { splits: "adjudicate" }))!;
       expect(adj.human).toEqual({ units: 24, valued: 24, unlabelled: 0, splitDropped: 0, adjudicated: 8 });
       // Whatever the rule in use, the report says what each rule drops: the 8 splits left out, or none once adjudicated.
-      for (const r of [adj, calibrationReport(db(), run.id, census.taskId)!])
+      for (const r of [adj, (await calibrationReport(db(), run.id, census.taskId))!])
         expect(r.humanByRule).toEqual({
           exclude: { units: 24, valued: 16, unlabelled: 0, splitDropped: 8, adjudicated: 0 },
           adjudicate: { units: 24, valued: 24, unlabelled: 0, splitDropped: 0, adjudicated: 8 },
@@ -275,7 +289,7 @@ describe("calibrated headline metrics", () => {
         expect(metric(adj, `Acc_${t}`).corrected).toMatchObject({ estimate: expect.closeTo(100, 9), se: 0, ci: [100, 100], n: 12 });
 
       // Whole responses, 2 of the 4 per turn (π = 1/2): one annotator says Yes to everything.
-      const whole = createCalibrationTask(db(), {
+      const whole = await createCalibrationTask(db(), {
         runId: run.id,
         projectId,
         plan: { kind: "responses", perStratum: 2 },
@@ -285,7 +299,7 @@ describe("calibrated headline metrics", () => {
       });
       expect(whole.units).toBe(12);
       for (const u of units(whole.taskId)) await label(whole.taskId, u.id, a.id, "Yes");
-      const w = calibrationReport(db(), run.id, whole.taskId)!;
+      const w = (await calibrationReport(db(), run.id, whole.taskId))!;
       expect(w.weighting).toMatch(/inclusion probability/);
       // Difference estimator: raw + Σ a·(y − f)/π, SE² = Σ (1 − π)·(a·(y − f)/π)², π = 2/4.
       // Acc_t: a = 100/(4·3); y − f = 1 on the two item-3 units of the turn. Pass_t: a = 100/4; y − f = 1 on both responses.
@@ -305,7 +319,7 @@ describe("calibrated headline metrics", () => {
       }
 
       // A plan that cannot reach the minimum says so when it is created.
-      const small = createCalibrationTask(db(), {
+      const small = await createCalibrationTask(db(), {
         runId: run.id,
         projectId,
         plan: { kind: "e4" },
@@ -360,7 +374,7 @@ describe("calibrated headline metrics", () => {
       let sawCluster = false;
       let sawClip = false;
       for (let seed = 1; seed <= 40 && !(sawCluster && sawClip); seed++) {
-        const t = createCalibrationTask(db(), {
+        const t = await createCalibrationTask(db(), {
           runId: run.id,
           projectId: fx.project.id,
           plan: { kind: "responses", perStratum: 2 },
@@ -393,7 +407,7 @@ describe("calibrated headline metrics", () => {
         const unclipped = raw + Z.reduce((x, y) => x + y, 0);
         const se = Math.sqrt(Z.reduce((x, z) => x + (1 - pi) * z * z, 0));
         const perPairSe = Math.sqrt(sampled.reduce((x, r) => x + errorsOf(r) * (1 - pi) * (aw / pi) ** 2, 0));
-        const acc = calibrationReport(db(), run.id, t.taskId)!.metrics.find((m) => m.metric === "Acc_1")!;
+        const acc = (await calibrationReport(db(), run.id, t.taskId))!.metrics.find((m) => m.metric === "Acc_1")!;
         expect(acc.raw).toBeCloseTo(raw, 9);
         expect(acc.corrected!.se).toBeCloseTo(se, 9);
         expect(acc.corrected!.unclipped).toBeCloseTo(unclipped, 9);

@@ -152,7 +152,7 @@ async function runOffline(name: string, protocol: string, dataset: string, setti
     calls.every((c) => c.status === 200 && (c.request as { replay?: boolean }).replay === true),
     name,
   ).toBe(true);
-  const results = runResultsAll(db(), done) as any[];
+  const results = (await runResultsAll(db(), done)) as any[];
   expect(results).toHaveLength(1);
   expect(results[0].parse, name).toMatchObject({ failed: 0, unparsed: 0 });
   return { run: done, jobs, results: results[0] };

@@ -125,7 +125,7 @@ it("SIGKILL mid-run, restart: the run completes with no duplicate result and no 
   expect(logged).toBeGreaterThanOrEqual(fake.requests.length);
   expect(states.done).toBeLessThanOrEqual(fake.requests.length);
   expect(states.interrupted ?? 0).toBeLessThanOrEqual(leasedAtKill);
-  const progress = runProgress(db, run.id)!;
+  const progress = (await runProgress(db, run.id))!;
   expect(progress.calls).toBe(logged);
   expect(progress.interruptedCalls).toBe(states.interrupted ?? 0);
   db.$client.close();

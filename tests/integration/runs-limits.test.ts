@@ -103,7 +103,7 @@ describe("shared provider limits", () => {
     const la = new SharedLimits(a);
     const held = await Promise.all([1, 2, 3].map((n) => la.gate(ctx("A", run.id)).begin({ n }, 1)));
     const waiting = la.gate(ctx("A", run.id)).begin({ n: 4 }, 1);
-    expect(controlRun(b, run.id, "pause")).toBe("paused");
+    expect(await controlRun(b, run.id, "pause")).toBe("paused");
     held[0].end({ reply: null, status: 200, latencyMs: 1, promptTokens: 1, completionTokens: 1, error: null });
     await expect(waiting).rejects.toBeInstanceOf(RunStopped);
     await expect(la.gate(ctx("A", run.id)).begin({ n: 5 }, 1)).rejects.toThrow("the run is paused");

@@ -231,6 +231,6 @@ describe("runs pages", () => {
     ).json()) as typeof data;
     expect(after.progress).toMatchObject({ status: "completed", failed: 0, done: 6 });
     expect(after.failedJobs).toEqual([]);
-    expect(() => controlRun(db(), runId, "retry-failed")).toThrow(/cannot retry-failed a completed run/);
+    await expect(controlRun(db(), runId, "retry-failed")).rejects.toThrow(/cannot retry-failed a completed run/);
   });
 });

@@ -132,7 +132,7 @@ describe("C3EBench on RAVEL's released format", () => {
     const judged = fake.requests.filter((r) => r.body.model === "judge-model");
     // Every released input field reaches the model and the judge ($$ and $' verbatim).
     for (const rec of recs.filter((r) => !r.instruction.includes("bees and orchards"))) expectPrompts(rec, gens, judged);
-    const m = (runResultsAll(db(), done)[0] as any).metrics[0];
+    const m = ((await runResultsAll(db(), done))[0] as any).metrics[0];
     // Expected: every item except the failed generation and the unparseable verdict.
     const scored = recs.filter((r) => !r.instruction.includes("bees and orchards") && r.infer_id !== "edit_en_r2");
     const byTask: Record<string, number[]> = {};
@@ -206,7 +206,7 @@ describe("C3EBench on RAVEL's released format", () => {
         // The run takes the first three items in file order.
         for (const rec of recs.slice(0, 3)) expectPrompts(rec, gens, judged);
         const xs = gens.map((g) => scoreOf(TASK_OF[task], draft(messagesOf(g.body)[0].content)));
-        const m = (runResultsAll(db(), done)[0] as any).metrics[0];
+        const m = ((await runResultsAll(db(), done))[0] as any).metrics[0];
         expect(m.byTask).toEqual({ [TASK_OF[task]]: { mean: mean(xs), n: 3 } });
         expect(m).toMatchObject({ failed: 0, unparsed: 0 });
       },
@@ -236,7 +236,7 @@ describe("C3EBench on RAVEL's released format", () => {
       .all()
       .filter((j) => j.runId === run.id && j.status !== "done");
     expect(failed.map((j) => j.error)).toEqual([]);
-    const ms = (runResultsAll(db(), done)[0] as any).metrics;
+    const ms = ((await runResultsAll(db(), done))[0] as any).metrics;
     // Expected: the recorded judge scores 2 × the demo's 1–5 quality of each writing.
     for (const model of ["Orrery-70B", "Quillon-8B"]) {
       const m = ms.find((x: any) => x.model === model);

@@ -154,7 +154,7 @@ describe("FB-Bench on the released format", () => {
       );
     }
 
-    const results = runResultsAll(db(), done);
+    const results = await runResultsAll(db(), done);
     expect(results.map((r) => r.judge)).toHaveLength(2); // every judge of the run
     const [j1, j2] = results.map((r) => (r as any).metrics[0]);
     const failing = recs.filter((r) => r.user_query.includes("len([1, 2, 3])"));
@@ -178,7 +178,7 @@ describe("FB-Bench on the released format", () => {
     // EC, RM and Overall are then the human scores exactly (each weight set sums to 1: 100), with no sampling error.
     const annotator = await makeUser();
     await addMember(projectId, annotator.id, "annotator");
-    const cal = createCalibrationTask(db(), {
+    const cal = await createCalibrationTask(db(), {
       runId: run.id,
       projectId,
       plan: { kind: "responses", perStratum: 1000 },
@@ -200,7 +200,7 @@ describe("FB-Bench on the released format", () => {
           db(),
         ),
       ).toMatchObject({ ok: true });
-    const report = calibrationReport(db(), run.id, cal.taskId)!;
+    const report = (await calibrationReport(db(), run.id, cal.taskId))!;
     const row = (name: string) => report.metrics.find((m) => m.metric === name)!;
     expect(row("Error correction").raw).toBeCloseTo(j1.errorCorrection.mean, 9);
     expect(row("Response maintenance (rule: any)").raw).toBeCloseTo(j1.responseMaintenance.mean, 9);
@@ -216,7 +216,7 @@ describe("FB-Bench on the released format", () => {
       judges: [{ provider: "judge" }],
       settings: { maintenanceRule: "all" },
     });
-    const allRes = (runResultsAll(db(), await runToEnd(db(), all.id))[0] as any).metrics[0];
+    const allRes = ((await runResultsAll(db(), await runToEnd(db(), all.id)))[0] as any).metrics[0];
     const expAll = expected(
       recs.filter((r) => !failing.includes(r)),
       "all",
@@ -274,7 +274,7 @@ describe("FB-Bench on the released format", () => {
         judges: [{ provider: "judge" }],
       });
       const done = await runToEnd(db(), run.id);
-      const m = (runResultsAll(db(), done)[0] as any).metrics[0];
+      const m = ((await runResultsAll(db(), done))[0] as any).metrics[0];
       const mine = chosen.map((i) =>
         recs.find(
           (r) => r.user_query === i.query && r.origin_first_response === (i.metadata as Record<string, unknown>).origin_first_response,

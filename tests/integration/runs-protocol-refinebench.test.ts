@@ -175,7 +175,7 @@ describe("RefineBench on the released format", () => {
     );
     expect(t2.body).toMatchObject({ temperature: 1, top_p: 0.9, max_tokens: 10_000 });
 
-    const results = runResultsAll(db(), done) as any[];
+    const results = (await runResultsAll(db(), done)) as any[];
     expect(results.map((r) => r.judge)).toHaveLength(2);
     const genFails = (r: Rec) => (r === rect ? 2 : null);
     expectTurns(results[0].metrics[0].turns, expectedTurns(recs, 3, { judge: sat, genFails }));
@@ -227,6 +227,6 @@ describe("RefineBench on the released format", () => {
       const j = fake.requests.find((x) => x.body.model === "judge-model" && messagesOf(x.body)[0].content.includes(r.checklist[0]))!;
       expect(messagesOf(j.body)[0].content, r.index).toContain(`${r.question}\n\n### Model’s Answer:\n`);
     }
-    expectTurns((runResultsAll(db(), done)[0] as any).metrics[0].turns, expectedTurns(chosen, 2, { judge: sat }));
+    expectTurns(((await runResultsAll(db(), done))[0] as any).metrics[0].turns, expectedTurns(chosen, 2, { judge: sat }));
   });
 });

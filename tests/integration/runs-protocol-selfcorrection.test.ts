@@ -124,7 +124,7 @@ describe("Self-Correction Bench", () => {
       ),
     ).toBe(true);
 
-    const m = (runResultsAll(db(), done)[0] as any).metrics[0];
+    const m = ((await runResultsAll(db(), done))[0] as any).metrics[0];
     const failedOne = (r: Rec, c: Cond) => r.id === "gsm-3" && c === "external";
     const blind: number[] = [];
     for (const dataset of ["GSM8K-SC", "SCLI5"]) {
@@ -158,7 +158,7 @@ describe("Self-Correction Bench", () => {
     // accuracies are 1, so every blind spot (Eq. 2) is 0; the raw values are the judge's, as in the results.
     const annotator = await makeUser();
     await addMember(projectId, annotator.id, "annotator");
-    const cal = createCalibrationTask(db(), {
+    const cal = await createCalibrationTask(db(), {
       runId: run.id,
       projectId,
       plan: { kind: "uniform", size: 1000 },
@@ -183,7 +183,7 @@ describe("Self-Correction Bench", () => {
         ),
       ).toMatchObject({ ok: true });
     }
-    const report = calibrationReport(db(), run.id, cal.taskId)!;
+    const report = (await calibrationReport(db(), run.id, cal.taskId))!;
     for (const dataset of ["GSM8K-SC", "SCLI5"]) {
       const b = report.metrics.find((x) => x.metric === "Blind spot" && x.group === dataset)!;
       expect(b.raw).toBeCloseTo(m.datasets.find((d: any) => d.dataset === dataset).blindSpot.value, 12);

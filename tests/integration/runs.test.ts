@@ -43,7 +43,7 @@ describe("runner", () => {
     expect(calls.length).toBe(18);
     expect(calls.every((c) => c.latencyMs !== null && c.promptTokens === 10)).toBe(true);
     expect(JSON.stringify(calls)).not.toMatch(/SECRET/);
-    const p = runProgress(db(), run.id)!;
+    const p = (await runProgress(db(), run.id))!;
     expect(p).toMatchObject({ done: 18, failed: 0, remaining: 0, total: 18, status: "completed" });
     expect(p.cost).toBeGreaterThan(0);
   });
@@ -110,12 +110,12 @@ describe("runner", () => {
     expect(calls.map((c) => c.status)).toContain(429);
     expect(calls.some((c) => /malformed/.test(c.error ?? ""))).toBe(true);
     // A run with a failed job does not end "completed".
-    expect(runProgress(db(), run.id)).toMatchObject({ status: "completed-with-errors", failed: 1, done: 2 });
+    expect(await runProgress(db(), run.id)).toMatchObject({ status: "completed-with-errors", failed: 1, done: 2 });
     // Requeue the failure: with the endpoint healthy it completes.
     fake.setScript(base);
-    expect(controlRun(db(), run.id, "retry-failed")).toBe("queued");
+    expect(await controlRun(db(), run.id, "retry-failed")).toBe("queued");
     await until(new Worker(db(), { concurrency: 2, pollMs: 10, untilIdle: true, runId: run.id }));
-    expect(runProgress(db(), run.id)).toMatchObject({ status: "completed", failed: 0, done: 4 });
+    expect(await runProgress(db(), run.id)).toMatchObject({ status: "completed", failed: 0, done: 4 });
   });
 
   it("a lost lease writes nothing, and a repeated completion cannot duplicate results", async () => {
@@ -224,7 +224,7 @@ describe("runner", () => {
       .filter((c) => rows.some((j) => j.id === c.jobId));
     expect(calls).toHaveLength(3);
     expect(calls[0].request).toEqual({ model: "m", messages: 1, chars: 5, see: "jobs.payload" });
-    expect(runProgress(db(), run.id)).toMatchObject({ status: "completed-with-errors", done: 2, failed: 1 });
+    expect(await runProgress(db(), run.id)).toMatchObject({ status: "completed-with-errors", done: 2, failed: 1 });
   });
 
   it("prefetched jobs of a paused run are handed back uncalled; resume finishes the run", async () => {
@@ -254,15 +254,15 @@ describe("runner", () => {
         .all().length;
     await expect.poll(() => fake.requests.length).toBe(2);
     expect(leased()).toBe(4); // two calling, two prefetched
-    expect(controlRun(db(), run.id, "pause")).toBe("paused");
+    expect(await controlRun(db(), run.id, "pause")).toBe("paused");
     open();
     await expect.poll(leased).toBe(0);
     await w.stop();
     expect(fake.requests).toHaveLength(2); // the prefetched two were never called
-    expect(controlRun(db(), run.id, "resume")).toBe("queued");
+    expect(await controlRun(db(), run.id, "resume")).toBe("queued");
     fake.setScript(base);
     await until(new Worker(db(), { concurrency: 2, pollMs: 10, untilIdle: true, runId: run.id }));
-    expect(runProgress(db(), run.id)).toMatchObject({ status: "completed", done: 12, failed: 0 });
+    expect(await runProgress(db(), run.id)).toMatchObject({ status: "completed", done: 12, failed: 0 });
     expect(fake.requests).toHaveLength(12);
   });
 
@@ -294,7 +294,7 @@ describe("runner", () => {
         .all()
         .filter((c) => c.providerId === fx.target.id);
     expect(callsOf().map((c) => c.state)).toEqual(["sent"]); // logged before it was sent
-    expect(controlRun(db(), run.id, "pause")).toBe("paused");
+    expect(await controlRun(db(), run.id, "pause")).toBe("paused");
     const answeredAt = Date.now();
     release(); // the call in flight finishes and is stored
     const leased = () =>
@@ -307,16 +307,16 @@ describe("runner", () => {
     await new Promise((ok) => setTimeout(ok, 100));
     expect(fake.requests).toHaveLength(1);
     expect(callsOf().filter((c) => (c.startedAt ?? 0) >= answeredAt)).toEqual([]);
-    expect(runProgress(db(), run.id)).toMatchObject({ status: "paused", done: 1, failed: 0 });
+    expect(await runProgress(db(), run.id)).toMatchObject({ status: "paused", done: 1, failed: 0 });
     expect(db().select().from(schema.responses).where(eq(schema.responses.runId, run.id)).all()).toHaveLength(1);
 
     // Resume; then cancel while a call hangs: it is aborted, and nothing more is stored into the run.
     held = new Promise<void>((ok) => (release = ok));
-    expect(controlRun(db(), run.id, "resume")).toBe("queued");
+    expect(await controlRun(db(), run.id, "resume")).toBe("queued");
     // (The first item's judge call, on the judge provider, and the next generation hang together.)
     await expect.poll(() => fake.requests.length).toBe(3);
     const responsesBefore = db().select().from(schema.responses).where(eq(schema.responses.runId, run.id)).all().length;
-    expect(controlRun(db(), run.id, "cancel")).toBe("cancelled");
+    expect(await controlRun(db(), run.id, "cancel")).toBe("cancelled");
     const sentCalls = () =>
       db()
         .select()
@@ -329,8 +329,8 @@ describe("runner", () => {
     expect(fake.requests).toHaveLength(3);
     expect(db().select().from(schema.responses).where(eq(schema.responses.runId, run.id)).all()).toHaveLength(responsesBefore);
     expect(db().select().from(schema.verdicts).where(eq(schema.verdicts.runId, run.id)).all()).toHaveLength(0);
-    expect(runProgress(db(), run.id)).toMatchObject({ status: "cancelled", failed: 0 });
-    expect(() => controlRun(db(), run.id, "pause")).toThrow(/cannot pause a cancelled run/);
+    expect(await runProgress(db(), run.id)).toMatchObject({ status: "cancelled", failed: 0 });
+    await expect(controlRun(db(), run.id, "pause")).rejects.toThrow(/cannot pause a cancelled run/);
     fake.setScript(refineScript());
   });
 
@@ -344,12 +344,12 @@ describe("runner", () => {
       models: [{ provider: "target" }],
       judges: [{ provider: "judge" }],
     });
-    expect(controlRun(db(), run.id, "pause")).toBe("paused");
+    expect(await controlRun(db(), run.id, "pause")).toBe("paused");
     expect(claimJobs(db(), "X", 10, 1000).filter((j) => j.runId === run.id)).toEqual([]);
-    expect(controlRun(db(), run.id, "resume")).toBe("queued");
-    expect(controlRun(db(), run.id, "cancel")).toBe("cancelled");
+    expect(await controlRun(db(), run.id, "resume")).toBe("queued");
+    expect(await controlRun(db(), run.id, "cancel")).toBe("cancelled");
     expect(claimJobs(db(), "X", 10, 1000).filter((j) => j.runId === run.id)).toEqual([]);
-    expect(() => controlRun(db(), run.id, "resume")).toThrow(/cannot resume a cancelled run/);
+    await expect(controlRun(db(), run.id, "resume")).rejects.toThrow(/cannot resume a cancelled run/);
     expect(() =>
       createRun(db(), fx.project.id, {
         name: "x",

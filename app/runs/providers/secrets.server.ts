@@ -12,7 +12,9 @@
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { databasePathFromEnv, stateDirFor, type Db } from "../../../db/client";
+import { and, eq, isNotNull, ne, notLike } from "drizzle-orm";
+import { databasePathFromEnv, stateDirFor } from "../../../db/client";
+import { dalOf, type DalLike } from "../../dal.server";
 
 const PREFIX = "enc:v1:";
 const KEY_FILE = "concord-encryption-key";
@@ -88,16 +90,22 @@ export function decryptSecret(stored: string | null | undefined, key?: Buffer): 
 }
 
 /** Encrypts every plaintext API key in place. Returns how many were migrated. */
-export function encryptPlaintextKeys(db: Db): number {
-  const rows = db.$client
-    .prepare(`SELECT id, api_key AS apiKey FROM providers WHERE api_key IS NOT NULL AND api_key != '' AND api_key NOT LIKE 'enc:v1:%'`)
-    .all() as { id: number; apiKey: string }[];
+export async function encryptPlaintextKeys(db: DalLike): Promise<number> {
+  const d = dalOf(db);
+  const { providers } = d.t;
+  const rows = await d.q
+    .select({ id: providers.id, apiKey: providers.apiKey })
+    .from(providers)
+    .where(and(isNotNull(providers.apiKey), ne(providers.apiKey, ""), notLike(providers.apiKey, "enc:v1:%")));
   if (rows.length === 0) return 0;
-  const key = encryptionKey(db.$client.name);
-  const update = db.$client.prepare(`UPDATE providers SET api_key = ? WHERE id = ? AND api_key = ?`);
-  db.$client.transaction(() => {
-    for (const r of rows) update.run(encryptSecret(r.apiKey, key), r.id, r.apiKey);
-  })();
+  const key = encryptionKey(d.location);
+  await d.tx(async (q) => {
+    for (const r of rows)
+      await q
+        .update(providers)
+        .set({ apiKey: encryptSecret(r.apiKey!, key) })
+        .where(and(eq(providers.id, r.id), eq(providers.apiKey, r.apiKey!)));
+  });
   return rows.length;
 }
 

@@ -4,9 +4,9 @@
  * (settings.ts), the API key is stored encrypted (secrets.server.ts) and never
  * read back out by a listing.
  */
-import { and, asc, eq } from "drizzle-orm";
+import { and, asc, eq, sql } from "drizzle-orm";
 import { z } from "zod";
-import { schema, type Db } from "../../../db/client";
+import { dalOf, first, type DalLike } from "../../dal.server";
 import { DomainError } from "../../errors";
 import { encryptionKey, encryptPlaintextKeys, encryptSecret } from "./secrets.server";
 import { parseProviderSettings, ProviderSettingsError } from "./settings";
@@ -30,7 +30,7 @@ export const ProviderInput = z.strictObject({
 });
 export type ProviderInput = z.input<typeof ProviderInput>;
 
-export function addProvider(db: Db, projectId: number, input: ProviderInput) {
+export async function addProvider(db: DalLike, projectId: number, input: ProviderInput): Promise<{ id: number; name: string }> {
   const parsed = ProviderInput.safeParse(input);
   if (!parsed.success) {
     const i = parsed.error.issues[0];
@@ -53,72 +53,81 @@ export function addProvider(db: Db, projectId: number, input: ProviderInput) {
   } catch (err) {
     throw new ProviderInputError(err instanceof ProviderSettingsError ? err.message : "settings: invalid");
   }
-  const exists = db
-    .select({ id: schema.providers.id })
-    .from(schema.providers)
-    .where(and(eq(schema.providers.projectId, projectId), eq(schema.providers.name, d.name)))
-    .get();
-  if (exists) throw new ProviderInputError(`name: a provider named "${d.name}" exists`);
-  const apiKey = d.apiKey ? encryptSecret(d.apiKey, encryptionKey(db.$client.name)) : null;
-  return db
-    .insert(schema.providers)
-    .values({
-      projectId,
-      name: d.name,
-      kind: d.kind,
-      baseUrl: d.kind === "replay" ? null : (d.baseUrl ?? null),
-      apiKey,
-      model: d.model,
-      concurrency: d.concurrency,
-      requestsPerMinute: d.requestsPerMinute,
-      settings,
-    })
-    .returning({ id: schema.providers.id, name: schema.providers.name })
-    .get();
+  const dal = dalOf(db);
+  const { providers } = dal.t;
+  const apiKey = d.apiKey ? encryptSecret(d.apiKey, encryptionKey(dal.location)) : null;
+  return dal.tx(async (q) => {
+    const exists = first(
+      await q
+        .select({ id: providers.id })
+        .from(providers)
+        .where(and(eq(providers.projectId, projectId), eq(providers.name, d.name))),
+    );
+    if (exists) throw new ProviderInputError(`name: a provider named "${d.name}" exists`);
+    const [row] = await q
+      .insert(providers)
+      .values({
+        projectId,
+        name: d.name,
+        kind: d.kind,
+        baseUrl: d.kind === "replay" ? null : (d.baseUrl ?? null),
+        apiKey,
+        model: d.model,
+        concurrency: d.concurrency,
+        requestsPerMinute: d.requestsPerMinute,
+        settings,
+      })
+      .returning({ id: providers.id, name: providers.name });
+    return row;
+  });
 }
 
 /** A project's providers, without their keys (only whether one is set). Migrates plaintext keys first. */
-export function listProviders(db: Db, projectId: number) {
-  encryptPlaintextKeys(db);
-  return db
+export async function listProviders(db: DalLike, projectId: number) {
+  const d = dalOf(db);
+  const { providers } = d.t;
+  await encryptPlaintextKeys(d);
+  const rows = await d.q
     .select({
-      id: schema.providers.id,
-      name: schema.providers.name,
-      kind: schema.providers.kind,
-      baseUrl: schema.providers.baseUrl,
-      model: schema.providers.model,
-      settings: schema.providers.settings,
-      concurrency: schema.providers.concurrency,
-      requestsPerMinute: schema.providers.requestsPerMinute,
-      apiKey: schema.providers.apiKey,
+      id: providers.id,
+      name: providers.name,
+      kind: providers.kind,
+      baseUrl: providers.baseUrl,
+      model: providers.model,
+      settings: providers.settings,
+      concurrency: providers.concurrency,
+      requestsPerMinute: providers.requestsPerMinute,
+      apiKey: providers.apiKey,
     })
-    .from(schema.providers)
-    .where(eq(schema.providers.projectId, projectId))
-    .orderBy(asc(schema.providers.name))
-    .all()
-    .map(({ apiKey, ...p }) => ({ ...p, hasKey: Boolean(apiKey) }));
+    .from(providers)
+    .where(eq(providers.projectId, projectId))
+    .orderBy(asc(providers.name));
+  return rows.map(({ apiKey, ...p }) => ({ ...p, hasKey: Boolean(apiKey) }));
 }
 
 /** Removes a provider; refuses while a run still uses it (jobs queued or in flight). */
-export function removeProvider(db: Db, projectId: number, ref: { id?: number; name?: string }): boolean {
-  const row = db
-    .select({ id: schema.providers.id })
-    .from(schema.providers)
-    .where(
-      and(
-        eq(schema.providers.projectId, projectId),
-        ref.id !== undefined ? eq(schema.providers.id, ref.id) : eq(schema.providers.name, ref.name ?? ""),
-      ),
-    )
-    .get();
-  if (!row) return false;
-  const busy = db.$client
-    .prepare(
-      `SELECT r.name FROM jobs j JOIN runs r ON r.id = j.run_id
-       WHERE j.status IN ('queued','leased') AND r.status IN ('queued','running','paused') AND json_extract(j.payload, '$.providerId') = ? LIMIT 1`,
-    )
-    .pluck()
-    .get(row.id) as string | undefined;
-  if (busy) throw new ProviderInputError(`the run "${busy}" still has jobs for this provider; cancel or finish it first`);
-  return db.delete(schema.providers).where(eq(schema.providers.id, row.id)).run().changes > 0;
+export async function removeProvider(db: DalLike, projectId: number, ref: { id?: number; name?: string }): Promise<boolean> {
+  const d = dalOf(db);
+  const { providers } = d.t;
+  return d.tx(async (q) => {
+    const row = first(
+      await q
+        .select({ id: providers.id })
+        .from(providers)
+        .where(
+          and(eq(providers.projectId, projectId), ref.id !== undefined ? eq(providers.id, ref.id) : eq(providers.name, ref.name ?? "")),
+        ),
+    );
+    if (!row) return false;
+    // A job's provider is in its JSON payload (JSON text on SQLite, jsonb on PostgreSQL).
+    const providerOfJob = d.dialect === "postgres" ? sql`(j.payload->>'providerId')::bigint` : sql`json_extract(j.payload, '$.providerId')`;
+    const [busy] = await d.rows<{ name: string }>(
+      sql`SELECT r.name FROM jobs j JOIN runs r ON r.id = j.run_id
+          WHERE j.status IN ('queued', 'leased') AND r.status IN ('queued', 'running', 'paused') AND ${providerOfJob} = ${row.id} LIMIT 1`,
+      q,
+    );
+    if (busy) throw new ProviderInputError(`the run "${busy.name}" still has jobs for this provider; cancel or finish it first`);
+    const removed = await q.delete(providers).where(eq(providers.id, row.id)).returning({ id: providers.id });
+    return removed.length > 0;
+  });
 }
