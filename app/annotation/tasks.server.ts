@@ -5,7 +5,7 @@
 import { and, asc, eq, inArray, isNull, sql } from "drizzle-orm";
 import { z } from "zod";
 import { dalOf, first, getDal, type Dal, type DalLike, type Q } from "~/dal.server";
-import { schema, visible, type Db } from "~/db.server";
+import { visible } from "~/db.server";
 import { DomainError } from "~/errors";
 import { AssignmentError, planAssignments, planRebalance, planRemoval, type Held, type Move } from "./assignment";
 import { ANNOTATABLE_KINDS, PLANS, isAnnotatable, readConfig, type AnnotatableKind, type TaskConfig } from "./config";
@@ -115,22 +115,6 @@ export async function projectMembers(projectId: number, db: DalLike = getDal()) 
       // Byte order, as SQLite compares text, not the PostgreSQL database's locale.
       .orderBy(d.dialect === "postgres" ? sql`${users.name} collate "C"` : asc(users.name))
   );
-}
-
-/**
- * projectMembers for the run code that still runs synchronously on SQLite
- * (app/runs/calibration.server.ts, inside its synchronous transaction) until it
- * moves to the data-access layer (issue 17). The same rows, in the same order.
- */
-export function projectMembersSqlite(projectId: number, db: Db) {
-  const { users, memberships } = schema;
-  return db
-    .select({ id: users.id, name: users.name, role: memberships.role })
-    .from(memberships)
-    .innerJoin(users, eq(users.id, memberships.userId))
-    .where(eq(memberships.projectId, projectId))
-    .orderBy(asc(users.name))
-    .all();
 }
 
 /** Rows per multi-row insert: well under SQLite's 32,766 and PostgreSQL's 65,535 bound parameters. */

@@ -16,7 +16,6 @@
  * still the SQLite run's.
  */
 import { execFile } from "node:child_process";
-import fs from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
 import { eq } from "drizzle-orm";
@@ -29,7 +28,7 @@ import { tempDir } from "../support/db";
 import { exited, spawnWorker } from "../support/worker-process";
 import { startFakeLlm, type FakeLlm } from "../support/fake-llm";
 import { startTestPg, type TestPg } from "../support/pg";
-import { addProviders, codeSum, importThrough, messagesOf, projectIdOf, runToEnd } from "./runs-protocol-support";
+import { addProviders, codeSum, importThrough, messagesOf, projectIdOf, runToEnd, writeRefineBench } from "./runs-protocol-support";
 
 const ROOT = path.resolve(__dirname, "../..");
 const ITEMS = 30;
@@ -65,27 +64,6 @@ async function script(req: { body: Record<string, unknown> }) {
     .map((l) => /^(Q\d+): (.*)$/.exec(l)!)
     .map((m) => `${m[1]}: ${codeSum(m[2]) % 3 < turn ? "Yes" : "No"}`)
     .join("\n");
-}
-
-/** A RefineBench file in the released layout: records grouped by field, with the upstream keys. */
-function writeRefineBench(file: string) {
-  const rec = (i: number) => ({
-    index: `p-${i}`,
-    field: "Math",
-    subject: "Arithmetic",
-    question: `What is ${i} + ${i * 7}? Show the sum.`,
-    reference_answer: [String(i * 8)],
-    materials: [],
-    comment: [],
-    checklist: [`Does the response add ${i} and ${i * 7}?`, `Does the response give ${i * 8}?`, `Is the sum for problem ${i} shown?`],
-    institution: "Concord tests",
-    year: "2026",
-    month: "12",
-    exam_type: "Exact Match",
-    problem_set: "Set P",
-    sub_problem: "",
-  });
-  fs.writeFileSync(file, JSON.stringify({ Math: Array.from({ length: ITEMS }, (_, i) => rec(i + 1)) }));
 }
 
 type Prepared = { file: string; runId: number };
@@ -145,7 +123,7 @@ let prepared: Prepared;
 beforeAll(async () => {
   testPg = await startTestPg();
   fake = await startFakeLlm(script);
-  writeRefineBench(path.join(dir, "refinebench.json"));
+  writeRefineBench(path.join(dir, "refinebench.json"), ITEMS);
   // The reference: the same run drained by the SQLite worker in this process.
   const ref = await prepare("reference");
   const db = openDatabase(ref.file);

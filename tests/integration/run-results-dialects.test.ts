@@ -33,7 +33,7 @@ import { tempDir } from "../support/db";
 import { args, get, run, signInCookie } from "../support/http";
 import { startFakeLlm, type FakeLlm } from "../support/fake-llm";
 import { pgBinDir, startTestPg, type TestPg } from "../support/pg";
-import { addProviders, codeSum, importThrough, mean, messagesOf, projectIdOf, runToEnd } from "./runs-protocol-support";
+import { addProviders, codeSum, importThrough, mean, messagesOf, projectIdOf, runToEnd, writeRefineBench } from "./runs-protocol-support";
 
 const SLUG = "rrd";
 const LEAD = { email: "lead@rrd.test", password: "correct horse battery" };
@@ -74,27 +74,6 @@ function script(req: { body: Record<string, unknown> }) {
     .map((l) => /^(Q\d+): (.*)$/.exec(l)!)
     .map((m) => `${m[1]}: ${says(m[2], turn, isB(answer[1]))}`)
     .join("\n");
-}
-
-/** A RefineBench file in the released layout (as tests/integration/pg-worker.test.ts writes it). */
-function writeRefineBench(out: string) {
-  const rec = (i: number) => ({
-    index: `p-${i}`,
-    field: "Math",
-    subject: "Arithmetic",
-    question: `What is ${i} + ${i * 7}? Show the sum.`,
-    reference_answer: [String(i * 8)],
-    materials: [],
-    comment: [],
-    checklist: [`Does the response add ${i} and ${i * 7}?`, `Does the response give ${i * 8}?`, `Is the sum for problem ${i} shown?`],
-    institution: "Concord tests",
-    year: "2026",
-    month: "12",
-    exam_type: "Exact Match",
-    problem_set: "Set P",
-    sub_problem: "",
-  });
-  fs.writeFileSync(out, JSON.stringify({ Math: Array.from({ length: ITEMS }, (_, i) => rec(i + 1)) }));
 }
 
 /** Two instructions of each C3EBench task type, in RAVEL's released fields. */
@@ -153,7 +132,7 @@ async function prepare(): Promise<Prepared> {
   const db0 = openDatabase(file);
   db0.insert(schema.projects).values({ slug: SLUG, name: "Run results on both dialects" }).run();
   db0.$client.close();
-  writeRefineBench(path.join(dir, "refinebench.json"));
+  writeRefineBench(path.join(dir, "refinebench.json"), ITEMS);
   writeC3e(path.join(dir, "c3e.jsonl"));
   const rbDataset = await importThrough(file, SLUG, "refinebench", path.join(dir, "refinebench.json"));
   const c3eDataset = await importThrough(file, SLUG, "c3ebench", path.join(dir, "c3e.jsonl"));

@@ -56,3 +56,27 @@ export const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
 export type ChatMsg = { role: string; content: string };
 export const messagesOf = (body: Record<string, unknown>) => (body.messages ?? []) as ChatMsg[];
+
+/**
+ * A RefineBench file in the released layout (refinebench_samples.json's keys: records grouped by
+ * field), with `items` arithmetic problems of three checklist items each.
+ */
+export function writeRefineBench(file: string, items: number): void {
+  const rec = (i: number) => ({
+    index: `p-${i}`,
+    field: "Math",
+    subject: "Arithmetic",
+    question: `What is ${i} + ${i * 7}? Show the sum.`,
+    reference_answer: [String(i * 8)],
+    materials: [],
+    comment: [],
+    checklist: [`Does the response add ${i} and ${i * 7}?`, `Does the response give ${i * 8}?`, `Is the sum for problem ${i} shown?`],
+    institution: "Concord tests",
+    year: "2026",
+    month: "12",
+    exam_type: "Exact Match",
+    problem_set: "Set P",
+    sub_problem: "",
+  });
+  fs.writeFileSync(file, JSON.stringify({ Math: Array.from({ length: items }, (_, i) => rec(i + 1)) }));
+}

@@ -34,7 +34,6 @@
  *     the task's agreement report, figure for figure.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { eq } from "drizzle-orm";
@@ -59,7 +58,7 @@ import { tempDir } from "../support/db";
 import { startFakeLlm, type FakeLlm } from "../support/fake-llm";
 import { pgBinDir, startTestPg, type TestPg } from "../support/pg";
 import { exited, spawnWorker, type WorkerProcess } from "../support/worker-process";
-import { addProviders, codeSum, importThrough, messagesOf, projectIdOf, runToEnd } from "./runs-protocol-support";
+import { addProviders, codeSum, importThrough, messagesOf, projectIdOf, runToEnd, writeRefineBench } from "./runs-protocol-support";
 
 const ANNOTATORS = 50;
 /** Items of the annotation dataset, one checklist item each: 150 units, k = 2, so 300 assignments (6 per annotator). */
@@ -106,27 +105,6 @@ async function script(req: { body: Record<string, unknown> }) {
     .map((l) => /^(Q\d+): (.*)$/.exec(l)!)
     .map((m) => `${m[1]}: ${codeSum(m[2]) % 3 < turn ? "Yes" : "No"}`)
     .join("\n");
-}
-
-/** A RefineBench file in the released layout (refinebench_samples.json's keys): records grouped by field. */
-function writeRefineBench(file: string) {
-  const rec = (i: number) => ({
-    index: `p-${i}`,
-    field: "Math",
-    subject: "Arithmetic",
-    question: `What is ${i} + ${i * 7}? Show the sum.`,
-    reference_answer: [String(i * 8)],
-    materials: [],
-    comment: [],
-    checklist: [`Does the response add ${i} and ${i * 7}?`, `Does the response give ${i * 8}?`, `Is the sum for problem ${i} shown?`],
-    institution: "Concord tests",
-    year: "2026",
-    month: "12",
-    exam_type: "Exact Match",
-    problem_set: "Set P",
-    sub_problem: "",
-  });
-  fs.writeFileSync(file, JSON.stringify({ Math: Array.from({ length: RUN_ITEMS }, (_, i) => rec(i + 1)) }));
 }
 
 async function freePort(): Promise<number> {
@@ -280,7 +258,7 @@ describe.skipIf(!pgBinDir())("scale-out on PostgreSQL: 2 app servers, 3 workers,
     testPg = await startTestPg();
     fake = await startFakeLlm(script);
     const bench = path.join(dir, "refinebench.json");
-    writeRefineBench(bench);
+    writeRefineBench(bench, RUN_ITEMS);
 
     // The deployment in SQLite: 50 annotators and a Yes/No task over 150 units (k = 2), and a project with a queued run.
     const file = path.join(dir, "original.db");
