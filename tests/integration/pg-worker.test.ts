@@ -18,17 +18,24 @@
 import { execFile } from "node:child_process";
 import path from "node:path";
 import { promisify } from "node:util";
-import { eq } from "drizzle-orm";
 import pg from "pg";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { openDatabase, schema, type Db } from "../../db/client";
+import { openDatabase, schema } from "../../db/client";
 import { createRun } from "../../app/runs/runner.server";
-import { runResultsAll } from "../../app/runs/results.server";
 import { tempDir } from "../support/db";
 import { exited, spawnWorker } from "../support/worker-process";
 import { startFakeLlm, type FakeLlm } from "../support/fake-llm";
 import { startTestPg, type TestPg } from "../support/pg";
-import { addProviders, codeSum, importThrough, messagesOf, projectIdOf, runToEnd, writeRefineBench } from "./runs-protocol-support";
+import {
+  addProviders,
+  codeSum,
+  importThrough,
+  messagesOf,
+  projectIdOf,
+  runToEnd,
+  runFigures,
+  writeRefineBench,
+} from "./runs-protocol-support";
 
 const ROOT = path.resolve(__dirname, "../..");
 const ITEMS = 30;
@@ -101,22 +108,7 @@ async function dbCopy(from: string, to: string) {
   return stdout;
 }
 
-/** What the run's results pages show, per judge, and its verdicts as (response, item, value) — ids left out. */
-async function figures(db: Db, runId: number) {
-  const run = db.select().from(schema.runs).where(eq(schema.runs.id, runId)).get()!;
-  const verdicts = db.$client
-    .prepare(
-      `SELECT r.source_key AS response, c.text AS item, v.value, v.parse_status AS parse FROM verdicts v
-       JOIN responses r ON r.id = v.response_id LEFT JOIN checklist_items c ON c.id = v.checklist_item_id
-       WHERE v.run_id = ? ORDER BY r.source_key, c.text`,
-    )
-    .all(runId);
-  const responses = db.$client.prepare(`SELECT source_key, turn, text FROM responses WHERE run_id = ? ORDER BY source_key`).all(runId);
-  const jobs = db.$client.prepare(`SELECT key, status, attempts > 0 AS tried FROM jobs WHERE run_id = ? ORDER BY key`).all(runId);
-  return { status: run.status, results: await runResultsAll(db, run), verdicts, responses, jobs };
-}
-
-let reference: Awaited<ReturnType<typeof figures>>;
+let reference: Awaited<ReturnType<typeof runFigures>>;
 let referenceCalls = 0;
 let prepared: Prepared;
 
@@ -129,7 +121,7 @@ beforeAll(async () => {
   const db = openDatabase(ref.file);
   const done = await runToEnd(db, ref.runId);
   expect(done.status).toBe("completed");
-  reference = await figures(db, ref.runId);
+  reference = await runFigures(db, ref.runId);
   db.$client.close();
   referenceCalls = fake.requests.length;
   prepared = await prepare("original");
@@ -152,7 +144,7 @@ async function expectReferenceFigures(url: string, name: string) {
   const file = path.join(dir, `${name}.db`);
   await dbCopy(url, file);
   const back = openDatabase(file);
-  const got = await figures(back, prepared.runId);
+  const got = await runFigures(back, prepared.runId);
   back.$client.close();
   expect(got.status).toBe("completed");
   expect(got.jobs).toEqual(reference.jobs);

@@ -10,6 +10,7 @@ import { eq } from "drizzle-orm";
 import { expect } from "vitest";
 import { schema, type Db } from "../../db/client";
 import { runImport } from "../../app/formats/import.server";
+import { runResultsAll } from "../../app/runs/results.server";
 import { Worker } from "../../app/runs/runner.server";
 
 export const FIXTURES = path.resolve(__dirname, "../fixtures/runs");
@@ -79,4 +80,23 @@ export function writeRefineBench(file: string, items: number): void {
     sub_problem: "",
   });
   fs.writeFileSync(file, JSON.stringify({ Math: Array.from({ length: items }, (_, i) => rec(i + 1)) }));
+}
+
+/**
+ * What a run's results pages show, per judge, and its jobs, responses and verdicts as
+ * (response, item, value) — ids left out, so runs stored by different workers or copied between
+ * databases compare equal when their content is.
+ */
+export async function runFigures(db: Db, runId: number) {
+  const run = db.select().from(schema.runs).where(eq(schema.runs.id, runId)).get()!;
+  const verdicts = db.$client
+    .prepare(
+      `SELECT r.source_key AS response, c.text AS item, v.value, v.parse_status AS parse FROM verdicts v
+       JOIN responses r ON r.id = v.response_id LEFT JOIN checklist_items c ON c.id = v.checklist_item_id
+       WHERE v.run_id = ? ORDER BY r.source_key, c.text`,
+    )
+    .all(runId);
+  const responses = db.$client.prepare(`SELECT source_key, turn, text FROM responses WHERE run_id = ? ORDER BY source_key`).all(runId);
+  const jobs = db.$client.prepare(`SELECT key, status, attempts > 0 AS tried FROM jobs WHERE run_id = ? ORDER BY key`).all(runId);
+  return { status: run.status, results: await runResultsAll(db, run), verdicts, responses, jobs };
 }

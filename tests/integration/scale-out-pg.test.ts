@@ -39,7 +39,7 @@ import path from "node:path";
 import { eq } from "drizzle-orm";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { closeDb, openDatabase, schema, type Db } from "../../db/client";
+import { closeDb, openDatabase, schema } from "../../db/client";
 import { openPgDatabase, type PgDb } from "../../db/client-pg";
 import { copyDatabase } from "../../db/copy";
 import { seedAnnotationScenario } from "../../app/annotation/synthetic.server";
@@ -58,7 +58,16 @@ import { tempDir } from "../support/db";
 import { startFakeLlm, type FakeLlm } from "../support/fake-llm";
 import { pgBinDir, startTestPg, type TestPg } from "../support/pg";
 import { exited, spawnWorker, type WorkerProcess } from "../support/worker-process";
-import { addProviders, codeSum, importThrough, messagesOf, projectIdOf, runToEnd, writeRefineBench } from "./runs-protocol-support";
+import {
+  addProviders,
+  codeSum,
+  importThrough,
+  messagesOf,
+  projectIdOf,
+  runToEnd,
+  runFigures,
+  writeRefineBench,
+} from "./runs-protocol-support";
 
 const ANNOTATORS = 50;
 /** Items of the annotation dataset, one checklist item each: 150 units, k = 2, so 300 assignments (6 per annotator). */
@@ -171,21 +180,6 @@ async function killHard(c: ChildProcess) {
 function isConnectionError(err: unknown): boolean {
   const code = (err as NodeJS.ErrnoException).code;
   return ["ECONNREFUSED", "ECONNRESET", "EPIPE"].includes(code ?? "") || /socket hang up/.test(String((err as Error).message));
-}
-
-/** What the run's results show and its jobs, responses and verdicts as (response, item, value) — ids left out — on SQLite. */
-async function runFigures(db: Db, runId: number) {
-  const run = db.select().from(schema.runs).where(eq(schema.runs.id, runId)).get()!;
-  const verdicts = db.$client
-    .prepare(
-      `SELECT r.source_key AS response, c.text AS item, v.value, v.parse_status AS parse FROM verdicts v
-       JOIN responses r ON r.id = v.response_id LEFT JOIN checklist_items c ON c.id = v.checklist_item_id
-       WHERE v.run_id = ? ORDER BY r.source_key, c.text`,
-    )
-    .all(runId);
-  const responses = db.$client.prepare(`SELECT source_key, turn, text FROM responses WHERE run_id = ? ORDER BY source_key`).all(runId);
-  const jobs = db.$client.prepare(`SELECT key, status, attempts > 0 AS tried FROM jobs WHERE run_id = ? ORDER BY key`).all(runId);
-  return { status: run.status, results: await runResultsAll(db, run), verdicts, responses, jobs };
 }
 
 /** The columns of the annotations export that say when, not what: the wall clock of each deployment. */
