@@ -6,12 +6,11 @@ export type { Db } from "../db/client";
 export { visible, visibleSql } from "../db/visibility";
 
 /**
- * The SQLite client of the pages not yet on the data-access layer (automated runs,
- * providers). On PostgreSQL they answer 501 with a plain sentence instead of
- * reading an empty SQLite file (issue 17).
+ * The SQLite database of this process, for the server's in-process run worker (app/runs/worker.server.ts); pages
+ * go through the data-access layer (app/dal.server.ts). Never opened at a postgres:// URL: that would make an empty
+ * SQLite file named after it.
  */
 export function getDb(): Db {
-  if (isPostgresUrl(process.env.DATABASE_URL))
-    throw new Response("Automated runs and providers are not available yet when Concord runs on PostgreSQL.", { status: 501 });
+  if (isPostgresUrl(process.env.DATABASE_URL)) throw new Error("getDb: the database is PostgreSQL; use the data-access layer (getDal).");
   return sqliteDb();
 }

@@ -350,7 +350,7 @@ async function multiProcess(
     concurrency: CONCURRENCY,
     providerSettings: { timeoutMs: 30_000 },
   });
-  const run = createRun(db, fx.project.id, {
+  const run = await createRun(db, fx.project.id, {
     name: "bench",
     protocol: "refinebench",
     datasetId: fx.dataset.id,
@@ -534,7 +534,7 @@ async function main() {
     concurrency: CONCURRENCY,
     providerSettings: { timeoutMs: 30_000 },
   });
-  const run = createRun(db, fx.project.id, {
+  const run = await createRun(db, fx.project.id, {
     name: "bench",
     protocol: "refinebench",
     datasetId: fx.dataset.id,

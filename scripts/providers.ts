@@ -15,12 +15,16 @@
  */
 import { parseArgs } from "node:util";
 import { eq } from "drizzle-orm";
-import { databasePathFromEnv, openDatabase, schema } from "../db/client";
-import { isPostgresUrl } from "../db/client-pg";
+import { databasePathFromEnv, openDatabase } from "../db/client";
+import { isPostgresUrl, openPgDatabase } from "../db/client-pg";
 import { closeDal, first, initDal } from "../app/dal.server";
 import { readJsonFile } from "../app/files.server";
 import { providerFromRow } from "../app/runs/providers/index.server";
 import { heartbeat, sharedLimits, unregisterWorker } from "../app/runs/providers/shared-limits.server";
+import { PgAdmissionLine } from "../app/runs/pg/admission-line.server";
+import { endCallPg } from "../app/runs/pg/queue.server";
+import { PgCallGate } from "../app/runs/pg/worker.server";
+import { heartbeatPg, unregisterWorkerPg } from "../app/runs/pg/workers.server";
 import { addProvider, listProviders, ProviderInputError, removeProvider } from "../app/runs/providers/store.server";
 
 const [cmd, ...rest] = process.argv.slice(2);
@@ -62,7 +66,6 @@ const intArg = (name: string): number | undefined => {
 async function main() {
   if (!["add", "list", "test", "remove"].includes(cmd ?? "")) fail(USAGE);
   const dbFile = databasePathFromEnv();
-  // add, list and remove run on either dialect; test goes through the SQLite worker's shared limits.
   const dal = await initDal(dbFile);
   const slug = values.project ?? fail("--project SLUG is required");
   const project = first(await dal.q.select().from(dal.t.projects).where(eq(dal.t.projects.slug, slug))) ?? fail(`no project "${slug}"`);
@@ -128,50 +131,90 @@ async function main() {
     return;
   }
 
-  // test: one tiny request through the provider's shared limits, logged like any call.
-  if (isPostgresUrl(dbFile)) fail("test: not available on PostgreSQL yet (add, list and remove are)");
-  await closeDal();
-  const db = openDatabase(dbFile);
+  // test: one tiny request through the provider's shared limits (held across every worker), logged like any call.
   const row =
-    db
-      .select()
-      .from(schema.providers)
-      .where(eq(schema.providers.name, name))
-      .all()
-      .find((r) => r.projectId === project.id) ?? fail(`no provider named "${name}" in ${slug}`);
+    (await dal.q.select().from(dal.t.providers).where(eq(dal.t.providers.projectId, project.id))).find((r) => r.name === name) ??
+    fail(`no provider named "${name}" in ${slug}`);
   const owner = `cli-${process.pid}`;
+  const request = {
+    kind: "chat" as const,
+    messages: [{ role: "user" as const, content: "Reply with the single word: ready" }],
+    params: { max_tokens: 16 },
+  };
   let failure: string | null = null;
-  heartbeat(db, owner, 60_000);
-  try {
-    const provider = providerFromRow(row, dbFile);
-    const gate =
-      row.kind === "replay"
-        ? undefined
-        : sharedLimits(db).gate({
-            providerId: row.id,
-            concurrency: row.concurrency,
-            requestsPerMinute: row.requestsPerMinute,
-            owner,
-            runId: null,
-            jobId: null,
-          });
-    const t0 = performance.now();
-    const reply = await provider.call(
-      { kind: "chat", messages: [{ role: "user", content: "Reply with the single word: ready" }], params: { max_tokens: 16 } },
-      { gate },
-    );
-    const ms = performance.now() - t0;
-    console.log(
-      `provider ${name} (${row.model}): ${Math.round(ms)} ms, ${reply.attempts} attempt${reply.attempts === 1 ? "" : "s"}${reply.promptTokens != null ? `, tokens ${reply.promptTokens}+${reply.completionTokens ?? 0}` : ""}`,
-    );
-    console.log(`reply: ${JSON.stringify(reply.text.length > 500 ? `${reply.text.slice(0, 500)}…` : reply.text)}`);
-  } catch (err) {
-    failure = `test of ${name} failed: ${(err as Error).message}`;
-  } finally {
-    sharedLimits(db).flushEnds(); // the call's row is completed before this process exits
-    unregisterWorker(db, owner);
+  let report: string[] = [];
+  const describe = (reply: Awaited<ReturnType<ReturnType<typeof providerFromRow>["call"]>>, ms: number) => [
+    `provider ${name} (${row.model}): ${Math.round(ms)} ms, ${reply.attempts} attempt${reply.attempts === 1 ? "" : "s"}${reply.promptTokens != null ? `, tokens ${reply.promptTokens}+${reply.completionTokens ?? 0}` : ""}`,
+    `reply: ${JSON.stringify(reply.text.length > 500 ? `${reply.text.slice(0, 500)}…` : reply.text)}`,
+  ];
+  if (isPostgresUrl(dbFile)) {
+    // The PostgreSQL worker's gate: admitted against the provider's row like every worker's calls; the key from
+    // CONCORD_ENCRYPTION_KEY (a PostgreSQL database has no folder beside it to keep one).
+    await closeDal();
+    if (row.apiKey && !process.env.CONCORD_ENCRYPTION_KEY)
+      fail(`test of ${name}: it has an API key; set CONCORD_ENCRYPTION_KEY to the key that encrypted it`);
+    const pg = await openPgDatabase(dbFile, { max: 2 });
+    const pending = new Set<Promise<void>>();
+    await heartbeatPg(pg, owner, 60_000);
+    let gate: PgCallGate | undefined;
+    try {
+      const provider = providerFromRow(row as unknown as Parameters<typeof providerFromRow>[0], "");
+      gate =
+        row.kind === "replay"
+          ? undefined
+          : new PgCallGate(pg, {
+              providerId: row.id,
+              concurrency: row.concurrency,
+              requestsPerMinute: row.requestsPerMinute,
+              owner,
+              runId: null,
+              jobId: null,
+              callLog: "full",
+              pending,
+              line: new PgAdmissionLine(),
+            });
+      const t0 = performance.now();
+      const reply = await provider.call(request, { gate });
+      report = describe(reply, performance.now() - t0);
+    } catch (err) {
+      failure = `test of ${name} failed: ${(err as Error).message}`;
+    } finally {
+      // The answered call's row is completed (its slot freed) before this process exits.
+      const answered = gate?.takeAnswered();
+      if (answered) await endCallPg(pg, answered.id, answered.o).catch(() => {});
+      await Promise.allSettled([...pending]);
+      await unregisterWorkerPg(pg, owner).catch(() => {});
+      await pg.$client.end();
+    }
+  } else {
+    await closeDal();
+    const db = openDatabase(dbFile);
+    heartbeat(db, owner, 60_000);
+    try {
+      const provider = providerFromRow(row, dbFile);
+      const gate =
+        row.kind === "replay"
+          ? undefined
+          : sharedLimits(db).gate({
+              providerId: row.id,
+              concurrency: row.concurrency,
+              requestsPerMinute: row.requestsPerMinute,
+              owner,
+              runId: null,
+              jobId: null,
+            });
+      const t0 = performance.now();
+      const reply = await provider.call(request, { gate });
+      report = describe(reply, performance.now() - t0);
+    } catch (err) {
+      failure = `test of ${name} failed: ${(err as Error).message}`;
+    } finally {
+      sharedLimits(db).flushEnds(); // the call's row is completed before this process exits
+      unregisterWorker(db, owner);
+    }
   }
   if (failure) fail(failure);
+  for (const line of report) console.log(line);
 }
 
 main().then(

@@ -644,7 +644,7 @@ export async function seedDemoRun(db: Db, opts: { dir?: string } = {}): Promise<
     .where(eq(schema.users.email, DEMO_ACCOUNTS.find((a) => a.role === "researcher")!.email))
     .get();
   const { datasetId } = seedDemoRunData(db, opts);
-  const run = createRun(
+  const run = await createRun(
     db,
     project.id,
     {

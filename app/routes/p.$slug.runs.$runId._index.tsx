@@ -212,6 +212,12 @@ export function ProgressBar({ p }: { p: RunProgress }) {
         {p.promptTokens.toLocaleString()} in / {p.completionTokens.toLocaleString()} out
         {p.cost != null ? ` · cost ${p.cost.toFixed(4)}` : ""}
       </p>
+      {(p.status === "queued" || p.status === "running") && p.workers === 0 ? (
+        <p className="small" role="status" data-testid="no-worker">
+          No run worker is running, so this run waits. Start one with <code>npm run worker</code> on any machine with this
+          installation&apos;s <code>DATABASE_URL</code> (and <code>CONCORD_ENCRYPTION_KEY</code>); it starts on its own once one does.
+        </p>
+      ) : null}
     </div>
   );
 }

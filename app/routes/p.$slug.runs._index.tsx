@@ -7,7 +7,6 @@ import { useEffect, useState } from "react";
 import { asc, desc, eq } from "drizzle-orm";
 import { isZodError, NewRunForm, NewRunJson } from "~/forms/runs.server";
 import { requireProjectRole } from "~/auth/guards.server";
-import { getDb } from "~/db.server";
 import { first, getDal } from "~/dal.server";
 import { domainErrorResponse } from "~/errors.server";
 import { getProtocol, PROTOCOL_IDS } from "~/runs/protocols";
@@ -127,7 +126,7 @@ export async function action({ request, params }: ActionFunctionArgs) {
     );
   }
   try {
-    const run = createRun(getDb(), project.id, def as never, user.id);
+    const run = await createRun(getDal(), project.id, def as never, user.id);
     ensureInProcessWorker();
     return redirect(`/p/${project.slug}/runs/${run.id}`);
   } catch (err) {

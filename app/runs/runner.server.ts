@@ -16,8 +16,7 @@
  */
 import { and, asc, eq, inArray, isNull, sql } from "drizzle-orm";
 import { z } from "zod";
-import { schema, type Db } from "../../db/client";
-import { dalOf, first, type DalLike } from "../dal.server";
+import { dalOf, first, type DalLike, type Q } from "../dal.server";
 import { DomainError } from "../errors";
 import { getProtocol, PROTOCOL_IDS, validateDataset } from "./protocols";
 import type { ItemData, JudgeRef, ModelRef, Protocol } from "./protocols/types";
@@ -61,27 +60,20 @@ export type StoredRunConfig = {
 /** A run cannot be created or controlled as asked (400); the message names the part of the definition ("models: …"). */
 export class RunInputError extends DomainError {}
 
-export function loadItems(db: Db, datasetId: number, opts: { itemIds?: number[]; limit?: number } = {}): ItemData[] {
+/** Ids per `IN (…)` list: well under SQLite's 32,766 and PostgreSQL's 65,535 bound parameters. */
+const IN_CHUNK = 5000;
+
+/** A dataset's items (or a subset) with their current checklists and references, in id order, on either dialect. */
+export async function loadItems(db: DalLike, datasetId: number, opts: { itemIds?: number[]; limit?: number } = {}): Promise<ItemData[]> {
+  const d = dalOf(db);
+  const { items, checklistItems, references } = d.t;
   const where = opts.itemIds?.length
-    ? and(eq(schema.items.datasetId, datasetId), inArray(schema.items.id, opts.itemIds))
-    : eq(schema.items.datasetId, datasetId);
-  let q = db.select().from(schema.items).where(where).orderBy(asc(schema.items.id)).$dynamic();
+    ? and(eq(items.datasetId, datasetId), inArray(items.id, opts.itemIds))
+    : eq(items.datasetId, datasetId);
+  let q = d.q.select().from(items).where(where).orderBy(asc(items.id)).$dynamic();
   if (opts.limit) q = q.limit(opts.limit);
-  const rows = q.all();
+  const rows = await q;
   if (rows.length === 0) return [];
-  const ids = rows.map((r) => r.id);
-  const checklist = db
-    .select()
-    .from(schema.checklistItems)
-    .where(and(inArray(schema.checklistItems.itemId, ids), isNull(schema.checklistItems.retiredAt)))
-    .orderBy(asc(schema.checklistItems.position), asc(schema.checklistItems.id))
-    .all();
-  const refs = db
-    .select()
-    .from(schema.references)
-    .where(and(inArray(schema.references.itemId, ids), eq(schema.references.isCurrent, true)))
-    .orderBy(asc(schema.references.version))
-    .all();
   const byItem = new Map<number, ItemData>();
   for (const r of rows)
     byItem.set(r.id, {
@@ -96,10 +88,24 @@ export function loadItems(db: Db, datasetId: number, opts: { itemIds?: number[];
       checklist: [],
       reference: null,
     });
-  for (const c of checklist) byItem.get(c.itemId)?.checklist.push({ id: c.id, text: c.text, weight: c.weight, position: c.position });
-  for (const r of refs) {
-    const it = byItem.get(r.itemId);
-    if (it) it.reference = r.text; // highest current version wins
+  const ids = rows.map((r) => r.id);
+  for (let at = 0; at < ids.length; at += IN_CHUNK) {
+    const chunk = ids.slice(at, at + IN_CHUNK);
+    const checklist = await d.q
+      .select()
+      .from(checklistItems)
+      .where(and(inArray(checklistItems.itemId, chunk), isNull(checklistItems.retiredAt)))
+      .orderBy(asc(checklistItems.position), asc(checklistItems.id));
+    const refs = await d.q
+      .select()
+      .from(references)
+      .where(and(inArray(references.itemId, chunk), eq(references.isCurrent, true)))
+      .orderBy(asc(references.version));
+    for (const c of checklist) byItem.get(c.itemId)?.checklist.push({ id: c.id, text: c.text, weight: c.weight, position: c.position });
+    for (const r of refs) {
+      const it = byItem.get(r.itemId);
+      if (it) it.reference = r.text; // highest current version wins
+    }
   }
   return [...byItem.values()];
 }
@@ -108,8 +114,17 @@ function estimateJobs(protocol: Protocol, convs: number, judges: number, setting
   return convs * (protocol.turns?.(settings) ?? 1) * (1 + judges);
 }
 
-/** Creates a run and its first jobs in one transaction. Status "queued": a worker picks it up. */
-export function createRun(db: Db, projectId: number, input: RunDefinition, createdBy: number | null = null) {
+/**
+ * Creates a run and its first jobs in one transaction, on either dialect. Status "queued": a worker picks it up
+ * (the server's in-process worker on SQLite, `npm run worker` processes on PostgreSQL).
+ *
+ * The definition and the data are checked first, outside the transaction (nothing is written when they are
+ * refused); the providers are read again inside it, so a provider removed in between refuses the run instead of
+ * leaving jobs that name it.
+ */
+export async function createRun(db: DalLike, projectId: number, input: RunDefinition, createdBy: number | null = null) {
+  const d = dalOf(db);
+  const t = d.t;
   const def = RunDefinition.parse(input);
   const protocol = getProtocol(def.protocol);
   const settingsParsed = protocol.configSchema.safeParse(def.settings);
@@ -118,36 +133,34 @@ export function createRun(db: Db, projectId: number, input: RunDefinition, creat
     throw new RunInputError(`settings.${i.path.join(".")}: ${i.message}`);
   }
   const settings = settingsParsed.data as Record<string, unknown>;
-  const dataset = db
-    .select()
-    .from(schema.datasets)
-    .where(and(eq(schema.datasets.id, def.datasetId), eq(schema.datasets.projectId, projectId)))
-    .get();
+  const dataset = first(
+    await d.q
+      .select({ id: t.datasets.id })
+      .from(t.datasets)
+      .where(and(eq(t.datasets.id, def.datasetId), eq(t.datasets.projectId, projectId))),
+  );
   if (!dataset) throw new RunInputError(`datasetId ${def.datasetId}: no such dataset in this project`);
-  const providerByName = (name: string, field: string) => {
-    const p = db
-      .select()
-      .from(schema.providers)
-      .where(and(eq(schema.providers.projectId, projectId), eq(schema.providers.name, name)))
-      .get();
-    if (!p) throw new RunInputError(`${field}: no provider named "${name}" in this project`);
-    return p;
+  const projectProviders = async (q: Q) => {
+    const rows = await q.select().from(t.providers).where(eq(t.providers.projectId, projectId));
+    const byName = new Map(rows.map((p) => [p.name, p]));
+    return (name: string, field: string) => {
+      const p = byName.get(name);
+      if (!p) throw new RunInputError(`${field}: no provider named "${name}" in this project`);
+      return p;
+    };
   };
-  const models: ModelRef[] = def.models.map((m, i) => {
-    const p = providerByName(m.provider, `models[${i}].provider`);
-    return { providerId: p.id, name: m.as ?? p.model };
-  });
+  const providerByName = await projectProviders(d.q);
+  const targets = def.models.map((m, i) => providerByName(m.provider, `models[${i}].provider`));
+  const models: ModelRef[] = def.models.map((m, i) => ({ providerId: targets[i].id, name: m.as ?? targets[i].model }));
   if (new Set(models.map((m) => m.name)).size !== models.length)
     throw new RunInputError("models: two targets share a name; give one an `as`");
-  const items = loadItems(db, def.datasetId, { itemIds: def.itemIds, limit: def.limit });
+  def.judges.forEach((j, i) => providerByName(j.provider, `judges[${i}].provider`));
+  const items = await loadItems(d, def.datasetId, { itemIds: def.itemIds, limit: def.limit });
   if (items.length === 0) throw new RunInputError("the dataset (or the chosen subset) has no items");
   const problems = validateDataset(
     protocol.id,
     items,
-    def.models.map((m, i) => {
-      const p = providerByName(m.provider, `models[${i}].provider`);
-      return { name: models[i].name, kind: p.kind, settings: p.settings ?? {} };
-    }),
+    targets.map((p, i) => ({ name: models[i].name, kind: p.kind, settings: p.settings ?? {} })),
     settings,
   );
   if (problems.length)
@@ -155,33 +168,40 @@ export function createRun(db: Db, projectId: number, input: RunDefinition, creat
       `${protocol.title} cannot run on this data: ${problems.slice(0, 5).join("; ")}${problems.length > 5 ? ` (and ${problems.length - 5} more)` : ""}`,
     );
 
-  return db.transaction(
-    (tx) => {
-      const judges: JudgeRef[] = def.judges.map((j, i) => {
-        const p = providerByName(j.provider, `judges[${i}].provider`);
-        const name = j.name ?? `${p.name} · ${protocol.id} v${protocol.version}`;
-        let row = tx
-          .select()
-          .from(schema.judges)
-          .where(and(eq(schema.judges.projectId, projectId), eq(schema.judges.name, name)))
-          .get();
-        if (!row)
-          row = tx
-            .insert(schema.judges)
-            .values({
-              projectId,
-              name,
-              provider: p.name,
-              model: p.model,
-              promptVersion: `${protocol.id}@${protocol.version}`,
-              settings: { providerId: p.id, recorded: p.kind === "replay" },
-            })
-            .returning()
-            .get();
-        return { providerId: p.id, judgeId: row.id, name };
-      });
-      const run = tx
-        .insert(schema.runs)
+  return d.tx(async (tx) => {
+    const providerIn = await projectProviders(tx);
+    def.models.forEach((m, i) => {
+      if (providerIn(m.provider, `models[${i}].provider`).id !== models[i].providerId)
+        throw new RunInputError(`models[${i}].provider: the provider "${m.provider}" was replaced while the run was being created`);
+    });
+    const judges: JudgeRef[] = [];
+    for (const [i, j] of def.judges.entries()) {
+      const p = providerIn(j.provider, `judges[${i}].provider`);
+      const name = j.name ?? `${p.name} · ${protocol.id} v${protocol.version}`;
+      let row = first(
+        await tx
+          .select({ id: t.judges.id })
+          .from(t.judges)
+          .where(and(eq(t.judges.projectId, projectId), eq(t.judges.name, name))),
+      );
+      row ??= first(
+        await tx
+          .insert(t.judges)
+          .values({
+            projectId,
+            name,
+            provider: p.name,
+            model: p.model,
+            promptVersion: `${protocol.id}@${protocol.version}`,
+            settings: { providerId: p.id, recorded: p.kind === "replay" },
+          })
+          .returning({ id: t.judges.id }),
+      )!;
+      judges.push({ providerId: p.id, judgeId: row.id, name });
+    }
+    const run = first(
+      await tx
+        .insert(t.runs)
         .values({
           projectId,
           datasetId: def.datasetId,
@@ -192,31 +212,29 @@ export function createRun(db: Db, projectId: number, input: RunDefinition, creat
           createdBy,
           config: {},
         })
-        .returning()
-        .get();
-      const jobs = protocol.plan({ runId: run.id, items, models, judges, config: settings });
-      const stored: StoredRunConfig = {
-        settings,
-        models,
-        judges,
-        itemCount: items.length,
-        estimatedJobs: estimateJobs(protocol, jobs.length, judges.length, settings),
-        definition: { ...input, settings },
-      };
-      tx.update(schema.runs)
-        .set({ config: stored as unknown as Record<string, unknown> })
-        .where(eq(schema.runs.id, run.id))
-        .run();
-      for (let i = 0; i < jobs.length; i += 500)
-        tx.insert(schema.jobs)
-          .values(
-            jobs.slice(i, i + 500).map((j) => ({ runId: run.id, key: j.key, payload: j.payload as unknown as Record<string, unknown> })),
-          )
-          .run();
-      return { ...run, config: stored, jobs: jobs.length };
-    },
-    { behavior: "immediate" },
-  );
+        .returning(),
+    )!;
+    const jobs = protocol.plan({ runId: run.id, items, models, judges, config: settings });
+    const stored: StoredRunConfig = {
+      settings,
+      models,
+      judges,
+      itemCount: items.length,
+      estimatedJobs: estimateJobs(protocol, jobs.length, judges.length, settings),
+      definition: { ...input, settings },
+    };
+    await tx
+      .update(t.runs)
+      .set({ config: stored as unknown as Record<string, unknown> })
+      .where(eq(t.runs.id, run.id));
+    for (let i = 0; i < jobs.length; i += 500)
+      await tx
+        .insert(t.jobs)
+        .values(
+          jobs.slice(i, i + 500).map((j) => ({ runId: run.id, key: j.key, payload: j.payload as unknown as Record<string, unknown> })),
+        );
+    return { ...run, config: stored, jobs: jobs.length };
+  });
 }
 
 export type RunControl = "pause" | "resume" | "cancel" | "retry-failed";
@@ -270,6 +288,8 @@ export type RunProgress = {
   interruptedCalls: number;
   /** In the provider's currency, when its settings give prices per million tokens. */
   cost: number | null;
+  /** Run workers alive now (a heartbeat within its lease), on any machine: with none, a queued run waits. */
+  workers: number;
 };
 
 /** A run's progress, read the same way on SQLite and PostgreSQL (the run page and its live events on any app server). */
@@ -321,6 +341,10 @@ export async function runProgress(db: DalLike, runId: number): Promise<RunProgre
     const pout = Number(s.pricePerMillionOutput);
     if (Number.isFinite(pin) && Number.isFinite(pout) && (pin > 0 || pout > 0)) cost = (cost ?? 0) + (t.p * pin + t.c * pout) / 1e6;
   }
+  // `npm run providers test` registers as "cli-…" while its one call lasts: not a worker that drains runs.
+  const [alive] = await d.rows<{ n: number | string }>(
+    sql`SELECT COUNT(*) AS n FROM workers WHERE heartbeat_at + lease_ms >= ${Date.now()} AND id NOT LIKE 'cli-%'`,
+  );
   return {
     runId,
     status: run.status,
@@ -336,5 +360,6 @@ export async function runProgress(db: DalLike, runId: number): Promise<RunProgre
     calls: tokens.reduce((a, t) => a + t.n, 0),
     interruptedCalls: tokens.reduce((a, t) => a + t.i, 0),
     cost,
+    workers: Number(alive?.n ?? 0),
   };
 }

@@ -193,7 +193,7 @@ function scReply(model: string, condition: string, dataset: string, golden: stri
 }
 
 type Entry = ReplayFile["entries"][number];
-type ItemRow = ReturnType<typeof loadItems>[number];
+type ItemRow = Awaited<ReturnType<typeof loadItems>>[number];
 
 /**
  * Runs one protocol over items the way the runner does (plan, then onReply on
@@ -280,7 +280,7 @@ function refineReplies(bench: BenchFile) {
 }
 
 /** The demo's datasets by name, their items as a run loads them. */
-function demoItems(db: Db, name: string): ItemRow[] {
+async function demoItems(db: Db, name: string): Promise<ItemRow[]> {
   const project = db.select().from(schema.projects).where(eq(schema.projects.slug, DEMO_PROJECT.slug)).get();
   const ds =
     project &&
@@ -294,17 +294,17 @@ function demoItems(db: Db, name: string): ItemRow[] {
 }
 
 /** Builds the replay file from a database holding the seeded demo (seedDemo, with or without its recorded run). */
-export function buildReplayFile(
+export async function buildReplayFile(
   db: Db,
   files: { bench: BenchFile; writing: WritingFile; protocols: ProtocolsFile } = loadDemoFiles(),
-): ReplayFile {
+): Promise<ReplayFile> {
   const { bench, writing, protocols } = files;
   const out = new Map<string, Entry>();
-  const benchSet = demoItems(db, bench.dataset.name);
-  const sample = demoItems(db, DEMO_RUN_DATASET);
-  const writingSet = demoItems(db, writing.dataset.name);
-  const feedbackSet = demoItems(db, protocols.feedback.dataset.name);
-  const scSet = demoItems(db, protocols.selfCorrection.dataset.name);
+  const benchSet = await demoItems(db, bench.dataset.name);
+  const sample = await demoItems(db, DEMO_RUN_DATASET);
+  const writingSet = await demoItems(db, writing.dataset.name);
+  const feedbackSet = await demoItems(db, protocols.feedback.dataset.name);
+  const scSet = await demoItems(db, protocols.selfCorrection.dataset.name);
 
   // RefineBench, every setting, on the sample (the seeded run) and the whole benchmark.
   const refine = refineReplies(bench);
@@ -442,7 +442,7 @@ export async function buildReplayFileFromSeed(): Promise<ReplayFile> {
   const db = openDatabase(path.join(dir, "demo.db"));
   try {
     await seedDemo(db, { run: false });
-    return buildReplayFile(db);
+    return await buildReplayFile(db);
   } finally {
     db.$client.close();
     fs.rmSync(dir, { recursive: true, force: true });

@@ -6,7 +6,11 @@
  * PostgreSQL exactly once; a researcher opens the project overview, the task
  * list, the agreement and judge reports, a report download, the curation
  * page, the dataset browser and the import page, each answering without an
- * error. Nothing in the server's output mentions SQLite files, and the
+ * error; a researcher starts a run from the runs page, which says no worker
+ * is running until a worker process started against the same database drains
+ * it (the page following over its event stream), with the responses and
+ * verdicts the seed's run of the same definition made on SQLite. Nothing in
+ * the server's output mentions SQLite files, and the
  * generated session secret sits in CONCORD_STATE_DIR, not in a folder named
  * after the URL.
  */
@@ -16,11 +20,12 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../../db/client";
 import { copyDatabase } from "../../db/copy";
-import { DEMO_ACCOUNTS, DEMO_PROJECT, seedDemo } from "../../seeds/demo";
+import { DEMO_ACCOUNTS, DEMO_PROJECT, DEMO_RUN_NAME, seedDemo } from "../../seeds/demo";
 import { startApp, type RunningApp } from "../support/app-server";
-import { launchBrowser, signInAs, type Browser } from "../support/browser";
+import { hydrated, launchBrowser, signInAs, type Browser } from "../support/browser";
 import { tempDir } from "../support/db";
 import { pgBinDir, startTestPg, type TestPg } from "../support/pg";
+import { exited, spawnWorker } from "../support/worker-process";
 
 const NO_PG = !pgBinDir();
 let testPg: TestPg | undefined;
@@ -156,6 +161,64 @@ describe.skipIf(NO_PG)("the app on PostgreSQL, in Chromium", () => {
     expect(events.status()).toBe(200);
     expect(await events.text()).toMatch(/event: progress\ndata: \{"runId":\d+,"status":"completed/);
   }, 120_000);
+
+  it("a researcher starts a run from the runs page; it waits for a worker, a worker process drains it, and the page follows live", async () => {
+    const researcher = account("researcher");
+    const page = browser!.page;
+    await signInAs(page, app!.url, researcher.email, researcher.password);
+    const base = `${app!.url}/p/${DEMO_PROJECT.slug}`;
+    const demoRun = await one<{ id: number }>(`SELECT id FROM runs WHERE name = $1`, [DEMO_RUN_NAME]);
+    await page.goto(`${base}/runs`);
+    await expect.poll(() => page.getByRole("heading", { level: 1 }).textContent()).toBe("Runs");
+    // The advanced JSON definition starts from the demo run's (its recorded providers): the same run again, renamed.
+    await page.getByText("Advanced: a run definition in JSON").click();
+    const textarea = page.locator("textarea[name=definition]");
+    const def = JSON.parse(await textarea.inputValue()) as { name: string };
+    await hydrated(textarea);
+    await textarea.fill(JSON.stringify({ ...def, name: "Started on PostgreSQL" }, null, 2));
+    await page.getByRole("button", { name: "Start run from JSON" }).click();
+    await page.waitForURL(/\/runs\/\d+$/);
+    const runId = Number(/\/runs\/(\d+)$/.exec(page.url())![1]);
+    await expect.poll(() => page.getByRole("heading", { level: 1 }).textContent()).toContain("Started on PostgreSQL");
+    // No worker serves this database yet (the server's in-process worker is off on PostgreSQL): the page says so.
+    const bar = page.getByTestId("progress");
+    expect(await bar.locator(".badge").textContent()).toBe("queued");
+    expect(await page.getByTestId("no-worker").textContent()).toContain("npm run worker");
+    const created = await one<{ n: string }>(`SELECT COUNT(*) AS n FROM jobs WHERE run_id = $1`, [runId]);
+    expect(Number(created.n)).toBeGreaterThan(0);
+    // An operator starts a worker process against the same database; the open page follows over its event stream.
+    await page.evaluate(() => ((window as unknown as { __stay: number }).__stay = 1));
+    const worker = spawnWorker(url, 10_000);
+    await expect.poll(() => bar.locator(".badge").textContent(), { timeout: 90_000 }).toBe("completed");
+    expect(await exited(worker.child), worker.out()).toBe(0);
+    expect(await page.evaluate(() => (window as unknown as { __stay?: number }).__stay)).toBe(1); // no reload
+    expect(await page.getByTestId("no-worker").count()).toBe(0);
+    const counts = await one<{ done: number; other: number }>(
+      `SELECT COUNT(*) FILTER (WHERE status = 'done') AS done, COUNT(*) FILTER (WHERE status <> 'done') AS other FROM jobs WHERE run_id = $1`,
+      [runId],
+    );
+    expect(Number(counts.other)).toBe(0);
+    expect(await bar.getByTestId("done").textContent()).toBe(String(counts.done));
+    // The recorded providers answer the same request with the same text: the run made here on PostgreSQL has the
+    // responses and verdicts the seed's run of the same definition made on SQLite (copied in with db:copy).
+    const responses = async (id: number) =>
+      (await client!.query(`SELECT item_id, model, turn, text FROM responses WHERE run_id = $1 ORDER BY item_id, model, turn`, [id])).rows;
+    const verdicts = async (id: number) =>
+      (
+        await client!.query(
+          `SELECT r.item_id, r.model, r.turn, v.judge_id, v.checklist_item_id, v.value, v.parse_status
+             FROM verdicts v JOIN responses r ON r.id = v.response_id
+            WHERE v.run_id = $1 ORDER BY r.item_id, r.model, r.turn, v.judge_id, v.checklist_item_id`,
+          [id],
+        )
+      ).rows;
+    const mine = await responses(runId);
+    expect(mine.length).toBeGreaterThan(0);
+    expect(mine).toEqual(await responses(demoRun.id));
+    const myVerdicts = await verdicts(runId);
+    expect(myVerdicts.length).toBeGreaterThan(0);
+    expect(myVerdicts).toEqual(await verdicts(demoRun.id));
+  }, 180_000);
 
   it("keeps its generated session secret in CONCORD_STATE_DIR, never in a folder named after the URL", () => {
     expect(fs.existsSync(path.join(stateDir, "concord-session-secret"))).toBe(true);

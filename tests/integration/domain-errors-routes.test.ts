@@ -100,7 +100,7 @@ describe("a route answers a DomainError with its status and field", () => {
   });
 
   it("CalibrationError: the calibrate form shows it beside the pool", async () => {
-    const r = createRun(
+    const r = await createRun(
       db(),
       fx.project.id,
       { name: "cal", protocol: "refinebench", datasetId: fx.dataset.id, models: [{ provider: "target" }], judges: [{ provider: "judge" }] },
@@ -115,7 +115,7 @@ describe("a route answers a DomainError with its status and field", () => {
   });
 
   it("RunInputError: a run control that does not apply is refused for the page", async () => {
-    const r = createRun(
+    const r = await createRun(
       db(),
       fx.project.id,
       { name: "ctl", protocol: "refinebench", datasetId: fx.dataset.id, models: [{ provider: "target" }], judges: [{ provider: "judge" }] },

@@ -88,7 +88,7 @@ async function prepare(name: string): Promise<Prepared> {
   // No API key: a PostgreSQL deployment decrypts keys with CONCORD_ENCRYPTION_KEY, not the key file beside the SQLite file.
   addProviders(db2, projectId, fake.baseUrl);
   db2.update(schema.providers).set({ concurrency: LIMIT, apiKey: null }).run();
-  const run = createRun(db2, projectId, {
+  const run = await createRun(db2, projectId, {
     name: "guided on workers",
     protocol: "refinebench",
     datasetId,

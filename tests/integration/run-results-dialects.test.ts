@@ -152,7 +152,7 @@ async function prepare(): Promise<Prepared> {
         concurrency: 8,
       })
       .run();
-    const rb = createRun(db, projectId, {
+    const rb = await createRun(db, projectId, {
       name: "guided, two judges",
       protocol: "refinebench",
       datasetId: rbDataset,
@@ -161,7 +161,7 @@ async function prepare(): Promise<Prepared> {
       settings: { setting: "guided", maxTurns: 3 },
     });
     expect((await runToEnd(db, rb.id)).status).toBe("completed");
-    const c3e = createRun(db, projectId, {
+    const c3e = await createRun(db, projectId, {
       name: "writing",
       protocol: "c3ebench",
       datasetId: c3eDataset,

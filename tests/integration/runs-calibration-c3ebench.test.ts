@@ -128,7 +128,7 @@ describe("C3EBench calibration on the judge's 1–10 scale", () => {
         concurrency: 8,
       })
       .run();
-    const created = createRun(db(), projectId, {
+    const created = await createRun(db(), projectId, {
       name: "c3e cal",
       protocol: "c3ebench",
       datasetId,

@@ -201,7 +201,7 @@ describe("calibrated headline metrics", () => {
       await addMember(fx.project.id, a.id, "annotator");
       await addMember(fx.project.id, b.id, "annotator");
       await addMember(fx.project.id, lead.id, "researcher");
-      const run = createRun(db(), fx.project.id, {
+      const run = await createRun(db(), fx.project.id, {
         name: "tiny-model vs judge-model",
         protocol: "refinebench",
         datasetId: fx.dataset.id,
@@ -343,7 +343,7 @@ describe("calibrated headline metrics", () => {
       const fx = makeRunsFixture(db(), { baseUrl: fake.baseUrl, items: 4, checklist: 3 });
       const a = await makeUser();
       await addMember(fx.project.id, a.id, "annotator");
-      const run = createRun(db(), fx.project.id, {
+      const run = await createRun(db(), fx.project.id, {
         name: "cluster run",
         protocol: "refinebench",
         datasetId: fx.dataset.id,

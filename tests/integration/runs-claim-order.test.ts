@@ -19,7 +19,7 @@ afterAll(() => fake.close());
 
 it("the judge's first call comes right after the first replies, not after every item's first turn", async () => {
   const fx = makeRunsFixture(db(), { baseUrl: fake.baseUrl, items: 40, checklist: 1, concurrency: 4 });
-  const run = createRun(db(), fx.project.id, {
+  const run = await createRun(db(), fx.project.id, {
     name: "order",
     protocol: "refinebench",
     datasetId: fx.dataset.id,

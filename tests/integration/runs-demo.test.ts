@@ -37,9 +37,9 @@ beforeAll(async () => {
 });
 
 describe("demo run from recorded outputs", () => {
-  it("the committed recorded file is what the recording script builds from the seeded demo", () => {
+  it("the committed recorded file is what the recording script builds from the seeded demo", async () => {
     const committed = JSON.parse(fs.readFileSync(DEMO_REPLAY_FILE, "utf8"));
-    expect(committed).toEqual(buildReplayFile(db()));
+    expect(committed).toEqual(await buildReplayFile(db()));
     expect(committed.recorded).toBe(true);
   });
 
@@ -133,7 +133,7 @@ function answersOf(sourceId: string, model: "Quillon-8B" | "Orrery-70B"): boolea
 
 /** Runs a definition to its end and checks what a user would: completed, every job done, every call a replay hit. */
 async function runOffline(name: string, protocol: string, dataset: string, settings: Record<string, unknown> = {}) {
-  const r = createRun(db(), projectId(), { name, protocol, datasetId: datasetId(dataset), ...recorded, settings });
+  const r = await createRun(db(), projectId(), { name, protocol, datasetId: datasetId(dataset), ...recorded, settings });
   await new Worker(db(), { concurrency: 4, pollMs: 5, untilIdle: true, runId: r.id }).start().done;
   const done = db().select().from(schema.runs).where(eq(schema.runs.id, r.id)).get()!;
   const jobs = db().select().from(schema.jobs).where(eq(schema.jobs.runId, r.id)).all();

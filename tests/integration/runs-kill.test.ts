@@ -46,7 +46,7 @@ it("SIGKILL mid-run, restart: the run completes with no duplicate result and no 
   const file = path.join(tempDir(), "kill.db");
   const db = openDatabase(file);
   const fx = makeRunsFixture(db, { baseUrl: fake.baseUrl, items: 20, checklist: 2, concurrency: CONCURRENCY });
-  const run = createRun(db, fx.project.id, {
+  const run = await createRun(db, fx.project.id, {
     name: "kill",
     protocol: "refinebench",
     datasetId: fx.dataset.id,

@@ -92,7 +92,7 @@ describe("shared provider limits", () => {
   });
 
   it("a paused run admits no call, and a waiting call is stopped by the pause", async () => {
-    const run = createRun(a, fx.project.id, {
+    const run = await createRun(a, fx.project.id, {
       name: "gate",
       protocol: "refinebench",
       datasetId: fx.dataset.id,
@@ -113,7 +113,7 @@ describe("shared provider limits", () => {
   });
 
   it("a dead worker's calls in flight become interrupted and its jobs are reclaimed at once", async () => {
-    const run = createRun(a, fx.project.id, {
+    const run = await createRun(a, fx.project.id, {
       name: "dead",
       protocol: "refinebench",
       datasetId: fx.dataset.id,

@@ -50,7 +50,7 @@ it("3 worker processes, one provider at concurrency 4 and 60/min: never more tha
   const fx = makeRunsFixture(db, { baseUrl: fake.baseUrl, items: ITEMS, checklist: 1, concurrency: LIMIT });
   db.update(schema.providers).set({ requestsPerMinute: RPM }).where(eq(schema.providers.id, fx.target.id)).run();
   // The model and its judge are the same provider: one set of limits for every call.
-  const run = createRun(db, fx.project.id, {
+  const run = await createRun(db, fx.project.id, {
     name: "shared limits",
     protocol: "refinebench",
     datasetId: fx.dataset.id,

@@ -115,7 +115,7 @@ describe("C3EBench on RAVEL's released format", () => {
     const projectId = projectIdOf(db(), "c3e");
     addProviders(db(), projectId, fake.baseUrl);
     fake.requests.length = 0;
-    const run = createRun(db(), projectId, {
+    const run = await createRun(db(), projectId, {
       name: "c3e",
       protocol: "c3ebench",
       datasetId,
@@ -150,7 +150,7 @@ describe("C3EBench on RAVEL's released format", () => {
     const projectId = projectIdOf(db(), "c3e");
     const ds = db().insert(schema.datasets).values({ projectId, name: "odd", source: "test" }).returning().get();
     db().insert(schema.items).values({ datasetId: ds.id, sourceId: "odd-1", query: "Write.", taskType: "haiku" }).run();
-    expect(() =>
+    await expect(
       createRun(db(), projectId, {
         name: "odd",
         protocol: "c3ebench",
@@ -158,7 +158,7 @@ describe("C3EBench on RAVEL's released format", () => {
         models: [{ provider: "target" }],
         judges: [{ provider: "judge" }],
       }),
-    ).toThrow(/item odd-1: task type "haiku" is not cloze, edit, condition\/expand or end2end/);
+    ).rejects.toThrow(/item odd-1: task type "haiku" is not cloze, edit, condition\/expand or end2end/);
   });
 
   const REAL = [
@@ -183,7 +183,7 @@ describe("C3EBench on RAVEL's released format", () => {
         const projectId = projectIdOf(db(), slug);
         addProviders(db(), projectId, fake.baseUrl);
         fake.requests.length = 0;
-        const run = createRun(db(), projectId, {
+        const run = await createRun(db(), projectId, {
           name: "real",
           protocol: "c3ebench",
           datasetId,
@@ -222,7 +222,7 @@ describe("C3EBench on RAVEL's released format", () => {
       .from(schema.datasets)
       .all()
       .find((d) => d.projectId === projectId && d.name === writing.dataset.name)!;
-    const run = createRun(db(), projectId, {
+    const run = await createRun(db(), projectId, {
       name: "demo writing",
       protocol: "c3ebench",
       datasetId: ds.id,

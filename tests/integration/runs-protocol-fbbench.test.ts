@@ -116,7 +116,7 @@ describe("FB-Bench on the released format", () => {
     const projectId = projectIdOf(db(), "fb");
     addProviders(db(), projectId, fake.baseUrl);
     fake.requests.length = 0;
-    const run = createRun(db(), projectId, {
+    const run = await createRun(db(), projectId, {
       name: "fb any",
       protocol: "fb-bench",
       datasetId,
@@ -208,7 +208,7 @@ describe("FB-Bench on the released format", () => {
       expect(row(name).corrected, name).toMatchObject({ estimate: expect.closeTo(100, 9), se: 0, ci: [100, 100] });
 
     // The maintenance rule changes RM (and only RM).
-    const all = createRun(db(), projectId, {
+    const all = await createRun(db(), projectId, {
       name: "fb all",
       protocol: "fb-bench",
       datasetId,
@@ -234,7 +234,7 @@ describe("FB-Bench on the released format", () => {
       .returning()
       .get();
     db().insert(schema.checklistItems).values({ itemId: item.id, text: "c", position: 0 }).run();
-    expect(() =>
+    await expect(
       createRun(db(), projectId, {
         name: "bad",
         protocol: "fb-bench",
@@ -242,7 +242,7 @@ describe("FB-Bench on the released format", () => {
         models: [{ provider: "target" }],
         judges: [{ provider: "judge" }],
       }),
-    ).toThrow(
+    ).rejects.toThrow(
       /FB-Bench .* cannot run on this data: item b1: no bench_type, origin_first_response \(import FB-Bench with the fb-bench preset\)/,
     );
   });
@@ -265,7 +265,7 @@ describe("FB-Bench on the released format", () => {
         ...items.filter((i) => bench(i) === "Error Correction").slice(0, 4),
         ...items.filter((i) => bench(i) === "Response Maintenance").slice(0, 4),
       ].filter((i) => !i.query.includes("len([1, 2, 3])"));
-      const run = createRun(db(), projectId, {
+      const run = await createRun(db(), projectId, {
         name: "fb real",
         protocol: "fb-bench",
         datasetId,

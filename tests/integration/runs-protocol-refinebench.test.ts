@@ -143,7 +143,7 @@ describe("RefineBench on the released format", () => {
     const rect = recs.find((r) => r.question.includes("rectangle 3 by 5"))!;
     expect(rect.checklist.every((q) => sat(q, 1))).toBe(false);
     fake.requests.length = 0;
-    const run = createRun(db(), projectId, {
+    const run = await createRun(db(), projectId, {
       name: "rb guided",
       protocol: "refinebench",
       datasetId,
@@ -213,7 +213,7 @@ describe("RefineBench on the released format", () => {
       .filter((i) => i.datasetId === datasetId);
     const itemIds = chosen.map((r) => items.find((i) => i.sourceId === r.index)!.id);
     fake.requests.length = 0;
-    const run = createRun(db(), projectId, {
+    const run = await createRun(db(), projectId, {
       name: "rb real",
       protocol: "refinebench",
       datasetId,

@@ -80,7 +80,7 @@ describe("Self-Correction Bench", () => {
     const projectId = projectIdOf(db(), "sc");
     addProviders(db(), projectId, fake.baseUrl);
     fake.requests.length = 0;
-    const run = createRun(db(), projectId, {
+    const run = await createRun(db(), projectId, {
       name: "sc",
       protocol: "self-correction",
       datasetId,
@@ -206,7 +206,7 @@ describe("Self-Correction Bench", () => {
     const datasetId = await importThrough(dbFile, "sc-bad", "items-jsonl", file);
     const projectId = projectIdOf(db(), "sc-bad");
     addProviders(db(), projectId, fake.baseUrl, { continueMode: "template" });
-    expect(() =>
+    await expect(
       createRun(db(), projectId, {
         name: "bad",
         protocol: "self-correction",
@@ -214,7 +214,7 @@ describe("Self-Correction Bench", () => {
         models: [{ provider: "target" }],
         judges: [{ provider: "judge" }],
       }),
-    ).toThrow(
+    ).rejects.toThrow(
       /Self-Correction Bench .* cannot run on this data: item plain-1: no injected error \(metadata "injected_error"\); model target-model: continueMode "template" needs the model's chatTemplate/,
     );
   });

@@ -21,7 +21,7 @@ describe("runner", () => {
     fake.setScript(refineScript());
     fake.requests.length = 0;
     const fx = makeRunsFixture(db(), { baseUrl: fake.baseUrl, items: 3, checklist: 2 });
-    const run = createRun(db(), fx.project.id, {
+    const run = await createRun(db(), fx.project.id, {
       name: "rb",
       protocol: "refinebench",
       datasetId: fx.dataset.id,
@@ -51,7 +51,7 @@ describe("runner", () => {
   it("a judge that leaves out checklist lines is re-asked, then stored as failed verdicts, never as No", async () => {
     const fx = makeRunsFixture(db(), { baseUrl: fake.baseUrl, items: 2, checklist: 3 });
     fake.setScript(refineScript(() => "Q1: Yes\nQ3: No"));
-    const run = createRun(db(), fx.project.id, {
+    const run = await createRun(db(), fx.project.id, {
       name: "gaps",
       protocol: "refinebench",
       datasetId: fx.dataset.id,
@@ -89,7 +89,7 @@ describe("runner", () => {
       }
       return base(req);
     });
-    const run = createRun(db(), fx.project.id, {
+    const run = await createRun(db(), fx.project.id, {
       name: "flaky",
       protocol: "refinebench",
       datasetId: fx.dataset.id,
@@ -121,7 +121,7 @@ describe("runner", () => {
   it("a lost lease writes nothing, and a repeated completion cannot duplicate results", async () => {
     fake.setScript(refineScript());
     const fx = makeRunsFixture(db(), { baseUrl: fake.baseUrl, items: 1, checklist: 1 });
-    const run = createRun(db(), fx.project.id, {
+    const run = await createRun(db(), fx.project.id, {
       name: "lease",
       protocol: "refinebench",
       datasetId: fx.dataset.id,
@@ -147,7 +147,7 @@ describe("runner", () => {
   it("a batch stores many jobs in one transaction; one bad outcome fails only its own job", async () => {
     fake.setScript(refineScript());
     const fx = makeRunsFixture(db(), { baseUrl: fake.baseUrl, items: 3, checklist: 1 });
-    const run = createRun(db(), fx.project.id, {
+    const run = await createRun(db(), fx.project.id, {
       name: "batch",
       protocol: "refinebench",
       datasetId: fx.dataset.id,
@@ -237,7 +237,7 @@ describe("runner", () => {
     });
     fake.requests.length = 0;
     const fx = makeRunsFixture(db(), { baseUrl: fake.baseUrl, items: 6, checklist: 1 });
-    const run = createRun(db(), fx.project.id, {
+    const run = await createRun(db(), fx.project.id, {
       name: "prefetch",
       protocol: "refinebench",
       datasetId: fx.dataset.id,
@@ -277,7 +277,7 @@ describe("runner", () => {
     fake.requests.length = 0;
     // One slot at the provider; the worker would run 4 jobs at once: three wait for the slot.
     const fx = makeRunsFixture(db(), { baseUrl: fake.baseUrl, items: 4, checklist: 1, concurrency: 1 });
-    const run = createRun(db(), fx.project.id, {
+    const run = await createRun(db(), fx.project.id, {
       name: "prompt",
       protocol: "refinebench",
       datasetId: fx.dataset.id,
@@ -337,7 +337,7 @@ describe("runner", () => {
   it("pause stops claiming, resume continues, cancel stops; bad definitions are refused with the field named", async () => {
     fake.setScript(refineScript());
     const fx = makeRunsFixture(db(), { baseUrl: fake.baseUrl, items: 2, checklist: 1 });
-    const run = createRun(db(), fx.project.id, {
+    const run = await createRun(db(), fx.project.id, {
       name: "ctl",
       protocol: "refinebench",
       datasetId: fx.dataset.id,
@@ -350,7 +350,7 @@ describe("runner", () => {
     expect(await controlRun(db(), run.id, "cancel")).toBe("cancelled");
     expect(claimJobs(db(), "X", 10, 1000).filter((j) => j.runId === run.id)).toEqual([]);
     await expect(controlRun(db(), run.id, "resume")).rejects.toThrow(/cannot resume a cancelled run/);
-    expect(() =>
+    await expect(
       createRun(db(), fx.project.id, {
         name: "x",
         protocol: "refinebench",
@@ -358,8 +358,8 @@ describe("runner", () => {
         models: [{ provider: "nope" }],
         judges: [{ provider: "judge" }],
       }),
-    ).toThrow(/models\[0\]\.provider: no provider named "nope"/);
-    expect(() =>
+    ).rejects.toThrow(/models\[0\]\.provider: no provider named "nope"/);
+    await expect(
       createRun(db(), fx.project.id, {
         name: "x",
         protocol: "refinebench",
@@ -368,6 +368,6 @@ describe("runner", () => {
         judges: [{ provider: "judge" }],
         settings: { maxTurns: 0 },
       }),
-    ).toThrow(/settings\.maxTurns/);
+    ).rejects.toThrow(/settings\.maxTurns/);
   });
 });

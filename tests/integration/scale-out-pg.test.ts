@@ -272,7 +272,7 @@ describe.skipIf(!pgBinDir())("scale-out on PostgreSQL: 2 app servers, 3 workers,
     // No API key: a PostgreSQL deployment decrypts keys with CONCORD_ENCRYPTION_KEY, not the key file beside the SQLite file.
     addProviders(db2, runProjectId, fake.baseUrl);
     db2.update(schema.providers).set({ concurrency: LIMIT, apiKey: null }).run();
-    const run = createRun(db2, runProjectId, {
+    const run = await createRun(db2, runProjectId, {
       name: "guided while annotators work",
       protocol: "refinebench",
       datasetId,

@@ -118,14 +118,16 @@ beforeAll(async () => {
         db.insert(schema.providers)
           .values({ projectId: fx.project.id, name, kind: "replay", model: `model-${name}`, settings: { file: f } })
           .run();
-      runId = createRun(db, fx.project.id, {
-        name: "points at files",
-        protocol: "refinebench",
-        datasetId: fx.dataset.id,
-        models: Object.keys(stored).map((provider) => ({ provider })),
-        judges: [{ provider: "judge" }],
-        settings: { maxTurns: 1 },
-      }).id;
+      runId = (
+        await createRun(db, fx.project.id, {
+          name: "points at files",
+          protocol: "refinebench",
+          datasetId: fx.dataset.id,
+          models: Object.keys(stored).map((provider) => ({ provider })),
+          judges: [{ provider: "judge" }],
+          settings: { maxTurns: 1 },
+        })
+      ).id;
       db.$client.close();
     },
     {
