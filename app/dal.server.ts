@@ -62,8 +62,8 @@ export interface Dal {
   readonly t: Tables;
   /** The SQLite file or the PostgreSQL URL: where the installation's state files are (db/client.ts stateDirFor). */
   readonly location: string;
-  /** Runs `fn` in one serializable transaction: everything it wrote, or nothing. */
-  tx<T>(fn: (q: Q) => Promise<T>): Promise<T>;
+  /** Runs `fn` in one serializable transaction (see TxOptions for the one exception): everything it wrote, or nothing. */
+  tx<T>(fn: (q: Q) => Promise<T>, opts?: TxOptions): Promise<T>;
   /** Rows of a raw `sql` query (written in SQL both dialects accept), on `q` or outside a transaction. */
   rows<T>(query: SQL, q?: Q): Promise<T[]>;
   /**
@@ -73,6 +73,16 @@ export interface Dal {
    */
   arrays(query: SQL, q?: Q): Promise<unknown[][]>;
 }
+
+/**
+ * `lockedReadCommitted`: on PostgreSQL the transaction runs at READ COMMITTED instead of SERIALIZABLE, for a hot
+ * path that takes row locks (`SELECT … FOR UPDATE / FOR SHARE`) on every row its answer depends on before reading
+ * them, so it is as safe as SERIALIZABLE for that path while concurrent transactions on other rows never fail
+ * (SERIALIZABLE's predicate locks work per index page: 50 annotators submitting to one task failed each other's
+ * transactions by the hundreds without touching a common row). A unique-key violation there is run again too
+ * (up to PG_UNIQUE_ATTEMPTS times): the retry reads the row that won. SQLite ignores it (one writer).
+ */
+export type TxOptions = { lockedReadCommitted?: boolean };
 
 /** Either a data-access layer or a SQLite database (tests and older callers pass the database they opened). */
 export type DalLike = Dal | Db;
@@ -172,7 +182,7 @@ class SqliteDal implements Dal {
     return openTx(this)?.q ?? this.reader;
   }
 
-  tx<T>(fn: (q: Q) => Promise<T>): Promise<T> {
+  tx<T>(fn: (q: Q) => Promise<T>, _opts?: TxOptions): Promise<T> {
     const outer = openTx(this);
     if (outer) return fn(outer.q);
     return this.queue.run(async () => {
@@ -224,12 +234,16 @@ const RETRYABLE = new Set(["40001", "40P01"]);
  * turn; under load a transaction lasts long enough to lose dozens of times.
  */
 export const PG_TX_ATTEMPTS = 120;
+/** Attempts of a lockedReadCommitted transaction that lost a unique key to a concurrent one (the retry sees the winner). */
+const PG_UNIQUE_ATTEMPTS = 5;
 /** The longest pause between two attempts (ms): full jitter below it, so losers spread out instead of colliding again. */
 const PG_TX_BACKOFF_CAP_MS = 250;
 
 class PgDal implements Dal {
   readonly dialect = "postgres" as const;
   readonly t = { ...schema, ...pgSchema } as unknown as Tables;
+  /** Transactions run again after a serialization failure or deadlock, since this layer was made (tests, diagnostics). */
+  retries = 0;
 
   constructor(readonly pg: PgDb) {}
 
@@ -241,9 +255,10 @@ class PgDal implements Dal {
     return openTx(this)?.q ?? (this.pg as unknown as Q);
   }
 
-  async tx<T>(fn: (q: Q) => Promise<T>): Promise<T> {
+  async tx<T>(fn: (q: Q) => Promise<T>, opts: TxOptions = {}): Promise<T> {
     const outer = openTx(this);
     if (outer) return fn(outer.q);
+    const isolationLevel = opts.lockedReadCommitted ? "read committed" : "serializable";
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.pg.transaction(
@@ -255,11 +270,13 @@ class PgDal implements Dal {
               open.open = false;
             }
           },
-          { isolationLevel: "serializable" },
+          { isolationLevel },
         );
       } catch (err) {
         const code = (err as { code?: string; cause?: { code?: string } }).code ?? (err as { cause?: { code?: string } }).cause?.code;
-        if (!code || !RETRYABLE.has(code) || attempt >= PG_TX_ATTEMPTS) throw err;
+        const unique = code === "23505" && opts.lockedReadCommitted === true && attempt < PG_UNIQUE_ATTEMPTS;
+        if (!code || (!RETRYABLE.has(code) && !unique) || attempt >= PG_TX_ATTEMPTS) throw err;
+        this.retries++;
         // Exponential backoff with full jitter (capped), so transactions that collided do not collide again in step.
         await new Promise((r) => setTimeout(r, Math.random() * Math.min(PG_TX_BACKOFF_CAP_MS, 2 ** attempt)));
       }
@@ -339,6 +356,11 @@ export function getDal(): Dal {
 /** A layer over an open PostgreSQL database (tests, db:copy). */
 export function pgDal(pg: PgDb): Dal {
   return new PgDal(pg);
+}
+
+/** How many transactions a PostgreSQL layer has run again after a serialization failure (0 on SQLite, which has none). */
+export function txRetries(d: Dal): number {
+  return d instanceof PgDal ? d.retries : 0;
 }
 
 /** Closes the process's PostgreSQL pool (graceful shutdown). SQLite closes with closeDb. */

@@ -27,7 +27,9 @@ type TableInfo = { name: string; columns: { name: string; kind: Kind }[]; key: s
 export type TableCheck = { table: string; source: number; target: number; same: boolean };
 
 /** Tables bumped by triggers (copied last, overwriting). */
-const COUNTERS = new Set(["task_data_versions", "project_verdict_versions"]);
+const COUNTERS = new Set(["task_data_versions", "project_verdict_versions", "task_data_bumps"]);
+/** Counter tables whose rows the copy's own inserts add to (PostgreSQL's label trigger adds bumps): emptied before theirs are copied. */
+const REPLACED = new Set(["task_data_bumps"]);
 
 /** The tables in an order where every foreign key points at a table before it, counters last. */
 export function copyPlan(): TableInfo[] {
@@ -76,6 +78,8 @@ interface Store {
   rows(t: TableInfo): AsyncGenerator<Row[]>;
   begin(): Promise<void>;
   insert(t: TableInfo, rows: Row[]): Promise<void>;
+  /** Deletes every row of the table (in the copy's transaction). */
+  clear(t: TableInfo): Promise<void>;
   commit(): Promise<void>;
   rollback(): Promise<void>;
   close(): Promise<void>;
@@ -151,6 +155,9 @@ function sqliteStore(file: string): Store {
           }),
         );
     },
+    async clear(t) {
+      conn.prepare(`delete from ${q(t.name)}`).run();
+    },
     async commit() {
       conn.exec("commit");
     },
@@ -215,6 +222,9 @@ async function pgStore(url: string): Promise<Store> {
         await client.query(`insert into ${q(t.name)} (${cols}) overriding system value values ${tuples.join(", ")}${upsert}`, values);
       }
     },
+    async clear(t) {
+      await client.query(`delete from ${q(t.name)}`);
+    },
     async commit() {
       // Identity columns continue after the highest copied id.
       for (const t of copyPlan().filter((x) => x.identity))
@@ -275,6 +285,7 @@ export async function copyDatabase(from: Side, to: Side, log: (line: string) => 
     try {
       for (const t of plan) {
         let n = 0;
+        if (REPLACED.has(t.name)) await target.clear(t);
         for await (const page of source.rows(t)) {
           await target.insert(t, page);
           n += page.length;

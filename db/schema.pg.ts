@@ -318,6 +318,18 @@ export const taskDataVersions = pgTable("task_data_versions", {
   version: bigint("version", { mode: "number" }).notNull().default(0),
 });
 
+/** Unfolded increments of a task's data version (see db/schema.ts): submitted labels add rows here, no row is updated. */
+export const taskDataBumps = pgTable(
+  "task_data_bumps",
+  {
+    id: bigint("id", { mode: "number" }).primaryKey().generatedByDefaultAsIdentity(),
+    taskId: bigint("task_id", { mode: "number" })
+      .notNull()
+      .references(() => tasks.id, { onDelete: "cascade" }),
+  },
+  (t) => [index("task_data_bumps_task_idx").on(t.taskId)],
+);
+
 export const projectVerdictVersions = pgTable("project_verdict_versions", {
   projectId: bigint("project_id", { mode: "number" })
     .primaryKey()

@@ -377,6 +377,24 @@ export const taskDataVersions = sqliteTable("task_data_versions", {
   version: integer("version").notNull().default(0),
 });
 
+/**
+ * task_data_bumps: increments of a task's data version not yet folded into task_data_versions; a task's version is
+ * its row's version plus its bumps here (app/reports/load.server.ts). On PostgreSQL a submitted label adds a row here
+ * instead of updating the task's counter row, so concurrent submits to one task never write the same row (in
+ * SERIALIZABLE transactions every one of them but the first would fail and be retried); readers fold the rows into
+ * the counter now and then. SQLite has one writer: its triggers update the counter row and this table stays empty.
+ */
+export const taskDataBumps = sqliteTable(
+  "task_data_bumps",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    taskId: integer("task_id")
+      .notNull()
+      .references(() => tasks.id, { onDelete: "cascade" }),
+  },
+  (t) => [index("task_data_bumps_task_idx").on(t.taskId)],
+);
+
 /** project_verdict_versions: a verdict or judge of the project was written (judge reports). */
 export const projectVerdictVersions = sqliteTable("project_verdict_versions", {
   projectId: integer("project_id")

@@ -28,6 +28,11 @@
  * and the server's CPU time per POST (from /proc), with the load average at
  * the start and the end of the import. --server-cpu-prof DIR writes the
  * server's CPU profile into DIR.
+ *
+ * --database postgres: the seeded database is copied (db:copy's copyDatabase) into a throw-away PostgreSQL
+ * cluster (tests/support/pg.ts: Debian's postgresql, fsync off) and the server runs on it
+ * (DATABASE_URL=postgres://…); the cluster's CPU and the transactions PostgreSQL rolled back (each a
+ * serialization conflict the server retried) are reported too, and the rows are counted in a copy back to SQLite.
  */
 import { spawn, execFileSync } from "node:child_process";
 import fs from "node:fs";
@@ -35,6 +40,8 @@ import os from "node:os";
 import path from "node:path";
 import { seedAnnotationScenario } from "../app/annotation/synthetic.server";
 import { openDatabase } from "../db/client";
+import { copyDatabase } from "../db/copy";
+import { postgresCopy } from "../tests/support/pg";
 import { SERVER_NODE_FLAGS } from "./server-flags";
 import { csrfToken, importOverHttp, signInOverHttp, writeResponsesFile, type ImportOutcome } from "./import-http";
 import { procCpuS } from "../tests/support/proc-cpu";
@@ -55,6 +62,8 @@ const THINK_MS = Number(process.env.BENCH_THINK_MS ?? 1000);
 const PASSWORD = "bench-annotate-2026";
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const ROUTE = "routes/p.$slug.tasks.$taskId.annotate";
+const DATABASE = process.argv.includes("--database") ? process.argv[process.argv.indexOf("--database") + 1] : "sqlite";
+if (DATABASE !== "sqlite" && DATABASE !== "postgres") throw new Error(`--database: sqlite or postgres, not ${DATABASE}`);
 
 /** A labels-long CSV of `rows` labels: rows / 4 units, each labelled by the same 4 annotators. */
 function writeLabelsFile(file: string, rows: number): number {
@@ -94,12 +103,21 @@ async function main() {
     kinds: ["checklist-appropriateness", "writing-quality", "best-of-n"],
   });
   db.$client.close();
+  const onPg = DATABASE === "postgres" ? await postgresCopy(file, "bench_annotate") : null;
+  if (onPg) console.log("Copied into a throw-away PostgreSQL cluster; the server runs on it.");
 
   const lockLog = path.join(dir, "lock-holds.jsonl");
   const profFlags = SERVER_PROF_DIR ? ["--cpu-prof", `--cpu-prof-dir=${path.resolve(SERVER_PROF_DIR)}`] : [];
   const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, ...profFlags, "--import", "tsx", "scripts/server.ts"], {
     cwd: root,
-    env: { ...process.env, DATABASE_URL: file, PORT: "0", NODE_ENV: "production", CONCORD_IMPORT_LOCK_LOG: lockLog },
+    env: {
+      ...process.env,
+      DATABASE_URL: onPg ? onPg.url : file,
+      ...(onPg ? { CONCORD_STATE_DIR: path.join(dir, "state") } : {}),
+      PORT: "0",
+      NODE_ENV: "production",
+      CONCORD_IMPORT_LOCK_LOG: lockLog,
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let out = "";
@@ -199,6 +217,8 @@ async function main() {
   const researcherCookie = WITH_IMPORT ? await signIn("researcher@lab.test") : "";
   const t0 = performance.now();
   const cpu0 = serverCpuMs(child.pid);
+  const pgCpu0 = onPg?.cpuS() ?? null;
+  const rollbacks0 = onPg ? await onPg.rollbacks() : 0;
   let loadAtImport: number[] = [];
   let importWindow: [number, number] | undefined;
   let imported: ImportOutcome | undefined;
@@ -229,11 +249,18 @@ async function main() {
   const results = await Promise.allSettled([...cookies.map((c, i) => annotator(c, i)), importRun]);
   const seconds = (performance.now() - t0) / 1000;
   const serverCpu = serverCpuMs(child.pid) - cpu0;
+  const pgCpu = onPg && pgCpu0 !== null ? (onPg.cpuS() ?? pgCpu0) - pgCpu0 : null;
   child.kill("SIGTERM");
   await new Promise((r) => child.once("exit", r));
+  // The server's connections have closed, so their statistics have reached pg_stat_database.
+  const rollbacks = onPg ? (await onPg.rollbacks()) - rollbacks0 : 0;
+  if (onPg) {
+    await copyDatabase({ kind: "postgres", url: onPg.url }, { kind: "sqlite", file: path.join(dir, "back.db") });
+    await onPg.stop();
+  }
   const errors = results.filter((r) => r.status === "rejected") as PromiseRejectedResult[];
 
-  const check = openDatabase(file);
+  const check = openDatabase(onPg ? path.join(dir, "back.db") : file);
   const q = (sql: string) => (check.$client.prepare(sql).get() as { n: number }).n;
   // The annotators' tasks only (an imported labels file brings submitted labels of its own).
   const ours = `(select a.id from assignments a join units u on u.id = a.unit_id where u.task_id in (${Object.values(scenario.tasks).join(", ")}))`;
@@ -264,7 +291,7 @@ async function main() {
   const sorted = latencies.sort((a, b) => a - b);
   const p50 = quantile(sorted, 0.5);
   const p95 = quantile(sorted, 0.95);
-  console.log(`\n${ANNOTATORS} concurrent annotators, think time ${THINK_MS} ms mean, ${seconds.toFixed(1)} s`);
+  console.log(`\n${ANNOTATORS} concurrent annotators on ${DATABASE === "postgres" ? "PostgreSQL" : "SQLite"}, think time ${THINK_MS} ms mean, ${seconds.toFixed(1)} s`);
   console.log(
     `submits: ${submits} labels (${retries} sent twice as double clicks), ${latencies.length} POSTs, ${failures} non-redirect answers`,
   );
@@ -273,6 +300,10 @@ async function main() {
   if (serverCpu > 0)
     console.log(
       `server CPU: ${(serverCpu / 1000).toFixed(1)} s for ${latencies.length} POSTs and their page loads, ${(serverCpu / latencies.length).toFixed(1)} ms per POST`,
+    );
+  if (onPg)
+    console.log(
+      `PostgreSQL: ${pgCpu === null ? "CPU not reported" : `${pgCpu.toFixed(1)} s of CPU, ${((1000 * pgCpu) / latencies.length).toFixed(1)} ms per POST`}; ${rollbacks} transactions rolled back (serialization conflicts the server retried)`,
     );
   console.log(
     `rows: ${annotations} submitted annotations, ${submittedAssignments} submitted assignments, ${duplicates} duplicated, ${orphans} lost`,

@@ -35,10 +35,9 @@ import { encryptionKey } from "../app/runs/providers/secrets.server";
 import type { JobPayload } from "../app/runs/protocols/types";
 import { spawn } from "node:child_process";
 import { monitorEventLoopDelay } from "node:perf_hooks";
-import pg from "pg";
 import { copyDatabase } from "../db/copy";
 import { startFakeLlm } from "../tests/support/fake-llm";
-import { startTestPg } from "../tests/support/pg";
+import { postgresCopy } from "../tests/support/pg";
 import { procCpuS } from "../tests/support/proc-cpu";
 import { makeRunsFixture, refineScript } from "../tests/unit/runs/fixtures";
 
@@ -361,7 +360,7 @@ async function multiProcess(
   await controlRun(db, run.id, "pause");
   const ideal = runIdeal(db, run.id, n * CONCURRENCY);
   // On PostgreSQL: the prepared deployment copied into a throw-away cluster, the run resumed and watched there.
-  const onPg = DATABASE === "postgres" ? await postgresCopy(file) : null;
+  const onPg = DATABASE === "postgres" ? await postgresCopy(file, "bench_runs") : null;
   const root = path.resolve(import.meta.dirname, "..");
   const children = Array.from({ length: n }, () =>
     spawn(process.execPath, [...WORKER_PROF, "--import", "tsx", "scripts/worker.ts", "--run", String(run.id), "--call-log", CALL_LOG], {
@@ -387,7 +386,7 @@ async function multiProcess(
   const cpuAtStart = children.map((c) => procCpuS(c.pid));
   const pgCpuAtStart = onPg?.cpuS() ?? null;
   const t0 = performance.now();
-  // The app's controlRun runs on SQLite only so far: on PostgreSQL its resume (paused → queued) is written directly.
+  // On PostgreSQL the bench holds a plain client, not the data-access layer: controlRun's resume (paused → queued) is written directly.
   if (onPg) await onPg.client.query(`UPDATE runs SET status = 'queued', finished_at = NULL WHERE id = $1 AND status = 'paused'`, [run.id]);
   else await controlRun(db, run.id, "resume");
   let final = "";
@@ -436,35 +435,6 @@ async function multiProcess(
     runCpuS: runCpu,
     pgCpuS: pgCpuAtStart !== null && pgCpuAtEnd !== null ? pgCpuAtEnd - pgCpuAtStart : null,
   };
-}
-
-/** A throw-away PostgreSQL cluster holding a copy of the SQLite deployment `file`; `stop` ends the connection and the cluster. */
-async function postgresCopy(
-  file: string,
-): Promise<{ url: string; client: pg.Client; cpuS: () => number | null; stop: () => Promise<void> }> {
-  // Room for every worker's pool (WORKER_PG_POOL connections each, 4 unless set) when trying larger pools.
-  const cluster = await startTestPg({ maxConnections: 400 });
-  // The cluster is stopped however the benchmark ends (an error, Ctrl-C).
-  process.once("exit", () => cluster.stop());
-  for (const sig of ["SIGINT", "SIGTERM"] as const) process.once(sig, () => process.exit(130));
-  try {
-    const url = await cluster.createDatabase("bench_runs");
-    await copyDatabase({ kind: "sqlite", file }, { kind: "postgres", url });
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    return {
-      url,
-      client,
-      cpuS: () => cluster.cpuS(),
-      stop: async () => {
-        await client.end();
-        cluster.stop();
-      },
-    };
-  } catch (err) {
-    cluster.stop();
-    throw err;
-  }
 }
 
 /** The fake server in this process (--same-process): no CPU figure of its own. */

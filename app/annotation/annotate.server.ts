@@ -216,99 +216,114 @@ export async function saveAnnotation(
   const d = dalOf(db);
   const { annotations, assignments, tasks } = d.t;
 
-  return d.tx(async (tx): Promise<SaveResult> => {
-    const a = await myAssignment(task.id, unitId, userId, d);
-    if (!a) return { ok: false, httpStatus: 404, fieldErrors: { unitId: "This unit is not assigned to you, or does not exist." } };
-    // A form already submitted once: the same answer again is a retry (nothing stored);
-    // a changed answer (the form resubmitted after going back) is stored as a new revision.
-    let tokenUsed = false;
-    if (token && intent === "submit") {
-      const seen = first(
-        await tx
-          .select({
-            assignmentId: annotations.assignmentId,
-            revision: annotations.revision,
-            label: annotations.label,
-            penaltyReasons: annotations.penaltyReasons,
-            notes: annotations.notes,
-          })
-          .from(annotations)
-          .where(eq(annotations.clientToken, token))
-          .limit(1),
-      );
-      if (seen) {
-        if (seen.assignmentId !== a.id)
-          return { ok: false, httpStatus: 409, fieldErrors: { form: "This form was already used for another unit; reload the page." } };
-        const again = parseLabel(rulesOf(kind, config, a.shownOrder ?? null), form, intent);
-        if (!again.ok) return { ok: false, httpStatus: 400, fieldErrors: again.fieldErrors };
-        const same = (x: unknown, y: unknown) => canonicalJson(x) === canonicalJson(y);
-        if (
-          same(again.value.label, seen.label) &&
-          same(again.value.penaltyReasons, seen.penaltyReasons) &&
-          same(again.value.notes, seen.notes)
-        ) {
-          return { ok: true, status: "submitted", duplicate: true, revision: seen.revision };
-        }
-        tokenUsed = true;
+  return d.tx(
+    async (tx): Promise<SaveResult> => {
+      if (d.dialect === "postgres" && Number.isInteger(unitId)) {
+        // Row locks on everything the answer depends on (TxOptions.lockedReadCommitted): the user's assignment of the
+        // unit (a second submit of it — a double click — waits for the first and then sees it: its token, its revision)
+        // and the task (closing it waits for the submits in flight; they share the lock). Labels of other assignments,
+        // other annotators' or the user's own, touch no common row and never make each other fail.
+        await d.rows(
+          sql`SELECT a.id FROM assignments a JOIN units u ON u.id = a.unit_id
+            WHERE a.unit_id = ${unitId} AND a.annotator_id = ${userId} AND u.task_id = ${task.id} FOR UPDATE OF a`,
+          tx,
+        );
+        await d.rows(sql`SELECT id FROM tasks WHERE id = ${task.id} FOR SHARE`, tx);
       }
-    }
-    const task2 = first(await tx.select({ status: tasks.status }).from(tasks).where(eq(tasks.id, task.id)).limit(1));
-    if (task2?.status !== "open")
-      return { ok: false, httpStatus: 409, fieldErrors: { form: "This task is closed; labels can no longer change." } };
+      const a = await myAssignment(task.id, unitId, userId, d);
+      if (!a) return { ok: false, httpStatus: 404, fieldErrors: { unitId: "This unit is not assigned to you, or does not exist." } };
+      // A form already submitted once: the same answer again is a retry (nothing stored);
+      // a changed answer (the form resubmitted after going back) is stored as a new revision.
+      let tokenUsed = false;
+      if (token && intent === "submit") {
+        const seen = first(
+          await tx
+            .select({
+              assignmentId: annotations.assignmentId,
+              revision: annotations.revision,
+              label: annotations.label,
+              penaltyReasons: annotations.penaltyReasons,
+              notes: annotations.notes,
+            })
+            .from(annotations)
+            .where(eq(annotations.clientToken, token))
+            .limit(1),
+        );
+        if (seen) {
+          if (seen.assignmentId !== a.id)
+            return { ok: false, httpStatus: 409, fieldErrors: { form: "This form was already used for another unit; reload the page." } };
+          const again = parseLabel(rulesOf(kind, config, a.shownOrder ?? null), form, intent);
+          if (!again.ok) return { ok: false, httpStatus: 400, fieldErrors: again.fieldErrors };
+          const same = (x: unknown, y: unknown) => canonicalJson(x) === canonicalJson(y);
+          if (
+            same(again.value.label, seen.label) &&
+            same(again.value.penaltyReasons, seen.penaltyReasons) &&
+            same(again.value.notes, seen.notes)
+          ) {
+            return { ok: true, status: "submitted", duplicate: true, revision: seen.revision };
+          }
+          tokenUsed = true;
+        }
+      }
+      const task2 = first(await tx.select({ status: tasks.status }).from(tasks).where(eq(tasks.id, task.id)).limit(1));
+      if (task2?.status !== "open")
+        return { ok: false, httpStatus: 409, fieldErrors: { form: "This task is closed; labels can no longer change." } };
 
-    if (intent === "skip") {
-      const reason = typeof form.get("skipReason") === "string" ? (form.get("skipReason") as string).trim() : "";
-      if (!reason) return { ok: false, httpStatus: 400, fieldErrors: { skipReason: "Say why you skip this unit." } };
-      if (a.status === "submitted")
-        return { ok: false, httpStatus: 409, fieldErrors: { skipReason: "This unit is already submitted; revise it instead." } };
+      if (intent === "skip") {
+        const reason = typeof form.get("skipReason") === "string" ? (form.get("skipReason") as string).trim() : "";
+        if (!reason) return { ok: false, httpStatus: 400, fieldErrors: { skipReason: "Say why you skip this unit." } };
+        if (a.status === "submitted")
+          return { ok: false, httpStatus: 409, fieldErrors: { skipReason: "This unit is already submitted; revise it instead." } };
+        await tx
+          .update(assignments)
+          .set({ status: "skipped", skipReason: reason.slice(0, 2000), startedAt: a.startedAt ?? now })
+          .where(eq(assignments.id, a.id));
+        return { ok: true, status: "skipped" };
+      }
+
+      if (intent === "draft" && a.status === "submitted") {
+        // Revisions of a submitted label are saved by submitting; no draft on top.
+        return { ok: true, status: "submitted" };
+      }
+      const parsed = parseLabel(rulesOf(kind, config, a.shownOrder ?? null), form, intent);
+      if (!parsed.ok) return { ok: false, httpStatus: 400, fieldErrors: parsed.fieldErrors };
+
+      const latest = await latestRevision(a.id, d);
+      const base = latest?.status === "draft" ? (latest.durationMs ?? 0) : 0;
+      let durationMs: number | null = null;
+      if (Number.isFinite(durationRaw) && durationRaw >= 0) durationMs = Math.min(Math.round(durationRaw), MAX_DURATION_MS);
+      else if (Number.isFinite(openedAt) && openedAt > 0 && openedAt <= nowMs)
+        durationMs = Math.min(base + (nowMs - openedAt), MAX_DURATION_MS);
+
+      const values = {
+        label: parsed.value.label,
+        penaltyReasons: parsed.value.penaltyReasons,
+        notes: parsed.value.notes,
+        shownOrder: a.shownOrder ?? null,
+        status: intent === "submit" ? ("submitted" as const) : ("draft" as const),
+        clientToken: intent === "submit" && !tokenUsed ? token : null,
+        durationMs,
+      };
+      let revision: number;
+      if (latest?.status === "draft") {
+        await tx.update(annotations).set(values).where(eq(annotations.id, latest.id));
+        revision = latest.revision;
+      } else {
+        revision = (latest?.revision ?? 0) + 1;
+        await tx.insert(annotations).values({ assignmentId: a.id, revision, ...values });
+      }
       await tx
         .update(assignments)
-        .set({ status: "skipped", skipReason: reason.slice(0, 2000), startedAt: a.startedAt ?? now })
+        .set(
+          intent === "submit"
+            ? { status: "submitted", submittedAt: now, startedAt: a.startedAt ?? now, skipReason: null }
+            : { status: a.status === "pending" || a.status === "skipped" ? "draft" : a.status, startedAt: a.startedAt ?? now },
+        )
         .where(eq(assignments.id, a.id));
-      return { ok: true, status: "skipped" };
-    }
-
-    if (intent === "draft" && a.status === "submitted") {
-      // Revisions of a submitted label are saved by submitting; no draft on top.
-      return { ok: true, status: "submitted" };
-    }
-    const parsed = parseLabel(rulesOf(kind, config, a.shownOrder ?? null), form, intent);
-    if (!parsed.ok) return { ok: false, httpStatus: 400, fieldErrors: parsed.fieldErrors };
-
-    const latest = await latestRevision(a.id, d);
-    const base = latest?.status === "draft" ? (latest.durationMs ?? 0) : 0;
-    let durationMs: number | null = null;
-    if (Number.isFinite(durationRaw) && durationRaw >= 0) durationMs = Math.min(Math.round(durationRaw), MAX_DURATION_MS);
-    else if (Number.isFinite(openedAt) && openedAt > 0 && openedAt <= nowMs)
-      durationMs = Math.min(base + (nowMs - openedAt), MAX_DURATION_MS);
-
-    const values = {
-      label: parsed.value.label,
-      penaltyReasons: parsed.value.penaltyReasons,
-      notes: parsed.value.notes,
-      shownOrder: a.shownOrder ?? null,
-      status: intent === "submit" ? ("submitted" as const) : ("draft" as const),
-      clientToken: intent === "submit" && !tokenUsed ? token : null,
-      durationMs,
-    };
-    let revision: number;
-    if (latest?.status === "draft") {
-      await tx.update(annotations).set(values).where(eq(annotations.id, latest.id));
-      revision = latest.revision;
-    } else {
-      revision = (latest?.revision ?? 0) + 1;
-      await tx.insert(annotations).values({ assignmentId: a.id, revision, ...values });
-    }
-    await tx
-      .update(assignments)
-      .set(
-        intent === "submit"
-          ? { status: "submitted", submittedAt: now, startedAt: a.startedAt ?? now, skipReason: null }
-          : { status: a.status === "pending" || a.status === "skipped" ? "draft" : a.status, startedAt: a.startedAt ?? now },
-      )
-      .where(eq(assignments.id, a.id));
-    return { ok: true, status: intent === "submit" ? "submitted" : "draft", revision };
-  });
+      return { ok: true, status: intent === "submit" ? "submitted" : "draft", revision };
+    },
+    { lockedReadCommitted: true },
+  );
 }
 
 /** What the annotate page needs for one of the user's own units. */

@@ -3,7 +3,7 @@
  * the engine uses. Labels are turned into subjects and ratings here (pure
  * helpers in ./subjects).
  */
-import { sql, type SQL } from "drizzle-orm";
+import { count, eq, sql, type SQL } from "drizzle-orm";
 import { visibleSql } from "~/db.server";
 import { dalOf, first, getDal, type DalLike } from "~/dal.server";
 import { readConfig } from "~/annotation/config";
@@ -60,14 +60,20 @@ export async function findTask(projectId: number, taskId: number, db: DalLike = 
       overlap: number;
       config: unknown;
       status: string;
-      data_version: number | null;
+      data_version: number | string | null;
+      bumps: number | string;
     }>(
       sql`SELECT t.id, t.name, t.kind, t.dataset_id, t.seed, t.overlap, t.config, t.status,
-          (SELECT v.version FROM task_data_versions v WHERE v.task_id = t.id) AS data_version
+          (SELECT v.version FROM task_data_versions v WHERE v.task_id = t.id) AS data_version,
+          (SELECT COUNT(*) FROM task_data_bumps b WHERE b.task_id = t.id) AS bumps
         FROM tasks t WHERE t.id = ${taskId} AND t.project_id = ${projectId}`,
     ),
   );
   if (!row) return undefined;
+  // The version is the counter plus its unfolded bumps (one statement, so one snapshot: a fold moves bumps into the
+  // counter in one transaction, and the sum reads the same before and after it).
+  const bumps = Number(row.bumps);
+  if (bumps >= FOLD_BUMPS_AT) await foldTaskBumps(d, taskId);
   // The config as text on both dialects (jsonb arrives parsed from PostgreSQL): part of the version.
   const configText = typeof row.config === "string" ? row.config : JSON.stringify(row.config);
   return {
@@ -79,9 +85,33 @@ export async function findTask(projectId: number, taskId: number, db: DalLike = 
     overlap: row.overlap,
     config: (parseJson(row.config) as Record<string, unknown>) ?? {},
     status: row.status,
-    version: `${row.data_version ?? 0}:${configText}`,
+    version: `${Number(row.data_version ?? 0) + bumps}:${configText}`,
     projectId,
   };
+}
+
+/** Unfolded bumps of a task at which reading it folds them into its counter (task_data_bumps in db/schema.ts). */
+export const FOLD_BUMPS_AT = 500;
+
+/**
+ * Moves a task's bump rows into its counter, in one transaction: the version (counter plus bumps) is the same
+ * before and after. Concurrent submits only add bump rows, so they do not conflict with it; two folds at once do,
+ * and the loser, run again, finds the rows gone and adds nothing.
+ */
+export async function foldTaskBumps(db: DalLike, taskId: number): Promise<void> {
+  const d = dalOf(db);
+  const { taskDataBumps, taskDataVersions } = d.t;
+  await d.tx(async (q) => {
+    // One snapshot for both statements (serializable on both dialects): the rows counted are the rows deleted.
+    const [counted] = await q.select({ n: count() }).from(taskDataBumps).where(eq(taskDataBumps.taskId, taskId));
+    const n = Number(counted?.n ?? 0);
+    if (n === 0) return;
+    await q.delete(taskDataBumps).where(eq(taskDataBumps.taskId, taskId));
+    await q
+      .update(taskDataVersions)
+      .set({ version: sql`${taskDataVersions.version} + ${n}` })
+      .where(eq(taskDataVersions.taskId, taskId));
+  });
 }
 
 /**

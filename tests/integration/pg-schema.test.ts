@@ -227,8 +227,9 @@ describe("the PostgreSQL schema", () => {
       ["label deleted", "delete from annotations where revision = 2"],
       ["assignment deleted", "delete from assignments where id = 1"],
     ];
+    // A task's version is its counter plus its unfolded bumps (on PostgreSQL a submitted label adds a bump row).
     const counters =
-      "select (select version from task_data_versions where task_id = 1) as task, (select version from project_verdict_versions where project_id = 1) as project";
+      "select (select version from task_data_versions where task_id = 1) + (select count(*) from task_data_bumps where task_id = 1) as task, (select version from project_verdict_versions where project_id = 1) as project";
     const onSqlite: Record<string, unknown>[] = [];
     const onPg: Record<string, unknown>[] = [];
     const lite = openDatabase(path.join(tempDir("concord-pg-counters-"), "c.db")).$client;

@@ -114,3 +114,50 @@ export async function startTestPg(options: { maxConnections?: number } = {}): Pr
     },
   };
 }
+
+/** A throw-away cluster holding a copy of a SQLite deployment (the benchmarks' PostgreSQL runs). */
+export type PgCopy = {
+  url: string;
+  client: pg.Client;
+  /** The cluster's CPU seconds so far (TestPg.cpuS). */
+  cpuS: () => number | null;
+  /** Transactions rolled back in the database so far (pg_stat_database.xact_rollback: a serialization failure retried is one). */
+  rollbacks: () => Promise<number>;
+  stop: () => Promise<void>;
+};
+
+/**
+ * Starts a throw-away cluster and copies the SQLite deployment `file` into its database `name` with db:copy's
+ * copyDatabase; the cluster is stopped however the process ends (an error, Ctrl-C).
+ */
+export async function postgresCopy(file: string, name: string, options: { maxConnections?: number } = {}): Promise<PgCopy> {
+  // Room for every worker's pool and server's pool when trying larger pools.
+  const cluster = await startTestPg({ maxConnections: options.maxConnections ?? 400 });
+  process.once("exit", () => cluster.stop());
+  for (const sig of ["SIGINT", "SIGTERM"] as const) process.once(sig, () => process.exit(130));
+  try {
+    const url = await cluster.createDatabase(name);
+    const { copyDatabase } = await import("../../db/copy");
+    await copyDatabase({ kind: "sqlite", file }, { kind: "postgres", url });
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    return {
+      url,
+      client,
+      cpuS: () => cluster.cpuS(),
+      rollbacks: async () => {
+        // Statistics a backend has not yet reported are flushed at its exit or within a second.
+        await client.query("SELECT pg_stat_clear_snapshot()");
+        const { rows } = await client.query(`SELECT xact_rollback FROM pg_stat_database WHERE datname = current_database()`);
+        return Number(rows[0].xact_rollback);
+      },
+      stop: async () => {
+        await client.end();
+        cluster.stop();
+      },
+    };
+  } catch (err) {
+    cluster.stop();
+    throw err;
+  }
+}
