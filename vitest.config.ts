@@ -1,6 +1,32 @@
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 
+/**
+ * Test files whose assertions depend on timing or on how busy the machine is (provider limits and leases under
+ * several workers, killed processes, lock waits, sign-in throttles, keep-alive sockets, shutdown deadlines), and the
+ * browser tests (Chromium and a production server each): they run one file at a time, after the others.
+ */
+const ONE_AT_A_TIME = [
+  "tests/e2e/**/*.test.ts",
+  "tests/integration/runs-multiworker.test.ts",
+  "tests/integration/scale-out-pg.test.ts",
+  "tests/integration/pg-worker.test.ts",
+  "tests/integration/pg-queue.test.ts",
+  "tests/integration/runs-kill.test.ts",
+  "tests/integration/runs-limits.test.ts",
+  "tests/integration/busy-wait.test.ts",
+  "tests/integration/checkpointer.test.ts",
+  "tests/integration/import-waiting-writer.test.ts",
+  "tests/integration/import-lock-holds.test.ts",
+  "tests/integration/import-load.test.ts",
+  "tests/integration/auth-dialects.test.ts",
+  "tests/unit/runs/keep-alive.test.ts",
+  "tests/unit/runs/pg-admission-line.test.ts",
+  "tests/security/headers-and-shutdown.test.ts",
+  "tests/security/throttle.test.ts",
+];
+const ALL = ["tests/**/*.test.ts", "tests/**/*.test.tsx"];
+
 export default defineConfig({
   resolve: {
     alias: {
@@ -8,7 +34,6 @@ export default defineConfig({
     },
   },
   test: {
-    include: ["tests/**/*.test.ts", "tests/**/*.test.tsx"],
     setupFiles: ["tests/support/setup.ts"],
     globalSetup: ["tests/support/global-setup.ts"],
     pool: "forks",
@@ -16,5 +41,11 @@ export default defineConfig({
     // anything being wrong. Timeouts are not what these tests assert (speed is measured by the benchmarks).
     testTimeout: 90_000,
     hookTimeout: 120_000,
+    // Every test file has its own temp databases, folders and ports, so most run two at a time (on 2 cores vitest
+    // would otherwise run one: os.availableParallelism() - 1); the timing-sensitive ones then run alone.
+    projects: [
+      { extends: true, test: { name: "parallel", include: ALL, exclude: ONE_AT_A_TIME, maxWorkers: 2, sequence: { groupOrder: 0 } } },
+      { extends: true, test: { name: "one-at-a-time", include: ONE_AT_A_TIME, maxWorkers: 1, sequence: { groupOrder: 1 } } },
+    ],
   },
 });

@@ -77,7 +77,7 @@ export interface Dal {
 /**
  * `lockedReadCommitted`: on PostgreSQL the transaction runs at READ COMMITTED instead of SERIALIZABLE, for a hot
  * path that takes row locks (`SELECT … FOR UPDATE / FOR SHARE`) on every row its answer depends on before reading
- * them, so it is as safe as SERIALIZABLE for that path while concurrent transactions on other rows never fail
+ * them (or whose writes depend on nothing it reads), so it is as safe as SERIALIZABLE for that path while concurrent transactions on other rows never fail
  * (SERIALIZABLE's predicate locks work per index page: 50 annotators submitting to one task failed each other's
  * transactions by the hundreds without touching a common row). A unique-key violation there is run again too
  * (up to PG_UNIQUE_ATTEMPTS times): the retry reads the row that won. SQLite ignores it (one writer).

@@ -30,10 +30,15 @@ export async function createSession(userId: number): Promise<string> {
   const token = randomBytes(32).toString("hex");
   const d = getDal();
   const { sessions } = d.t;
-  await d.tx(async (q) => {
-    await q.delete(sessions).where(lt(sessions.expiresAt, now()));
-    await q.insert(sessions).values({ idHash: sha256(token), userId, expiresAt: now() + SESSION_TTL_SECONDS });
-  });
+  // Nothing written here depends on what another sign-in writes, so on PostgreSQL it runs at READ COMMITTED: under
+  // SERIALIZABLE the clean-up's range read made simultaneous sign-ins fail each other and run again.
+  await d.tx(
+    async (q) => {
+      await q.delete(sessions).where(lt(sessions.expiresAt, now()));
+      await q.insert(sessions).values({ idHash: sha256(token), userId, expiresAt: now() + SESSION_TTL_SECONDS });
+    },
+    { lockedReadCommitted: true },
+  );
   return sessionCookie().serialize(token);
 }
 
