@@ -24,10 +24,10 @@ import { DEMO_ACCOUNTS, DEMO_PROJECT, DEMO_RUN_NAME, seedDemo } from "../../seed
 import { startApp, type RunningApp } from "../support/app-server";
 import { hydrated, launchBrowser, signInAs, type Browser } from "../support/browser";
 import { tempDir } from "../support/db";
-import { pgBinDir, startTestPg, type TestPg } from "../support/pg";
+import { pgSkipReason, startTestPg, type TestPg } from "../support/pg";
 import { exited, spawnWorker } from "../support/worker-process";
 
-const NO_PG = !pgBinDir();
+const NO_PG = pgSkipReason();
 let testPg: TestPg | undefined;
 let url = "";
 let stateDir = "";

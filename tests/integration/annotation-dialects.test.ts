@@ -43,9 +43,9 @@ import * as annotate from "../../app/routes/p.$slug.tasks.$taskId.annotate";
 import * as queue from "../../app/routes/p.$slug.tasks.$taskId.queue";
 import { args, get, post, run, signInCookie } from "../support/http";
 import { tempDir } from "../support/db";
-import { pgBinDir, startTestPg, type TestPg } from "../support/pg";
+import { pgSkipReason, startTestPg, testDialects, type TestPg } from "../support/pg";
 
-const NO_PG = pgBinDir() ? null : "PostgreSQL is not installed (apt-get install -y postgresql): initdb and pg_ctl are needed";
+const NO_PG = pgSkipReason();
 const PASSWORD = "correct horse battery";
 const MODELS = ["Zephyrion-70B", "Quasarix-9B"];
 const ITEMS = 4;
@@ -61,7 +61,7 @@ afterAll(async () => {
   testPg?.stop();
 });
 
-for (const dialect of ["sqlite", "postgres"] as const) {
+for (const dialect of testDialects()) {
   describe.skipIf(dialect === "postgres" && NO_PG)(`annotation on ${dialect}`, () => {
     let projectId: number;
     let datasetId: number;

@@ -22,9 +22,9 @@ import { DomainError } from "../../app/errors.server";
 import { action as loginAction } from "../../app/routes/login";
 import { args, get, post } from "../support/http";
 import { tempDir } from "../support/db";
-import { pgBinDir, startTestPg, type TestPg } from "../support/pg";
+import { pgSkipReason, startTestPg, testDialects, type TestPg } from "../support/pg";
 
-const NO_PG = pgBinDir() ? null : "PostgreSQL is not installed (apt-get install -y postgresql): initdb and pg_ctl are needed";
+const NO_PG = pgSkipReason();
 const PASSWORD = "correct horse battery";
 
 let testPg: TestPg | undefined;
@@ -34,7 +34,7 @@ afterAll(async () => {
   testPg?.stop();
 });
 
-for (const dialect of ["sqlite", "postgres"] as const) {
+for (const dialect of testDialects()) {
   describe.skipIf(dialect === "postgres" && NO_PG)(`accounts and access on ${dialect}`, () => {
     beforeAll(async () => {
       await closeDal();

@@ -36,9 +36,9 @@ import { releaseChangelog, releaseLines } from "../../app/curation/release.serve
 import { draftChecklist, runBackCheck } from "../../app/curation/assist.server";
 import { lastUserText, startFakeLlm, type FakeLlm } from "../support/fake-llm";
 import { tempDir } from "../support/db";
-import { pgBinDir, startTestPg, type TestPg } from "../support/pg";
+import { pgSkipReason, startTestPg, testDialects, type TestPg } from "../support/pg";
 
-const NO_PG = pgBinDir() ? null : "PostgreSQL is not installed (apt-get install -y postgresql): initdb and pg_ctl are needed";
+const NO_PG = pgSkipReason();
 
 let testPg: TestPg | undefined;
 let fake: FakeLlm;
@@ -166,7 +166,7 @@ async function seed(d: Dal): Promise<Ids> {
   });
 }
 
-for (const dialect of ["sqlite", "postgres"] as const) {
+for (const dialect of testDialects()) {
   describe.skipIf(dialect === "postgres" && NO_PG)(`curation on ${dialect}`, () => {
     let ids: Ids;
     let d: Dal;

@@ -16,9 +16,9 @@ import { openDatabase } from "../../db/client";
 import { openPgDatabase, type PgDb } from "../../db/client-pg";
 import { dalOf, first, pgDal, TransactionAwaitedError, type Dal } from "../../app/dal.server";
 import { tempDir } from "../support/db";
-import { pgBinDir, startTestPg, type TestPg } from "../support/pg";
+import { pgSkipReason, startTestPg, testDialects, type TestPg } from "../support/pg";
 
-const NO_PG = pgBinDir() ? null : "PostgreSQL is not installed (apt-get install -y postgresql): initdb and pg_ctl are needed";
+const NO_PG = pgSkipReason();
 const turn = () => new Promise((r) => setImmediate(r));
 
 let testPg: TestPg | undefined;
@@ -44,7 +44,7 @@ async function throttleFailures(d: Dal, email: string): Promise<number | undefin
   return first(await d.q.select({ f: t.failures }).from(t).where(eq(t.email, email)))?.f;
 }
 
-for (const dialect of ["sqlite", "postgres"] as const) {
+for (const dialect of testDialects()) {
   describe.skipIf(dialect === "postgres" && NO_PG)(`data-access layer on ${dialect}`, () => {
     it("writes and reads typed values (booleans, JSON) through the dialect's tables", async () => {
       const d = await freshDal(dialect);

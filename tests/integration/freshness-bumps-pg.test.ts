@@ -24,9 +24,9 @@ import { saveAnnotation } from "../../app/annotation/annotate.server";
 import { seedAnnotationScenario } from "../../app/annotation/synthetic.server";
 import { findTask as findAnnotationTask } from "../../app/annotation/tasks.server";
 import { findTask, foldTaskBumps, FOLD_BUMPS_AT } from "../../app/reports/load.server";
-import { pgBinDir, startTestPg, type TestPg } from "../support/pg";
+import { pgSkipReason, startTestPg, type TestPg } from "../support/pg";
 
-const NO_PG = !pgBinDir();
+const NO_PG = pgSkipReason();
 const ANNOTATORS = 50;
 let testPg: TestPg | undefined;
 let pg: PgDb | undefined;

@@ -18,9 +18,9 @@ import { closeDal, getDal, initDal } from "../../app/dal.server";
 import { runImport } from "../../app/formats/import.server";
 import { exportRows } from "../../app/formats/export.server";
 import { tempDir } from "../support/db";
-import { pgBinDir, startTestPg, type TestPg } from "../support/pg";
+import { pgSkipReason, startTestPg, testDialects, type TestPg } from "../support/pg";
 
-const NO_PG = pgBinDir() ? null : "PostgreSQL is not installed (apt-get install -y postgresql): initdb and pg_ctl are needed";
+const NO_PG = pgSkipReason();
 const FX = path.resolve(__dirname, "../fixtures/import");
 const dir = tempDir("concord-import-dialects-");
 
@@ -56,7 +56,7 @@ afterAll(async () => {
   testPg?.stop();
 });
 
-for (const dialect of ["sqlite", "postgres"] as const) {
+for (const dialect of testDialects()) {
   describe.skipIf(dialect === "postgres" && NO_PG)(`import and export on ${dialect}`, () => {
     let url = "";
     beforeAll(async () => {

@@ -19,9 +19,9 @@ import { RunStopped } from "../../app/runs/providers/shared-limits.server";
 import { admitCallPg, claimJobsPg, endCallPg, renewLeasesPg, storeOutcomePg } from "../../app/runs/pg/queue.server";
 import { heartbeatPg, sweepDeadWorkersPg } from "../../app/runs/pg/workers.server";
 import { PgWorker } from "../../app/runs/pg/worker.server";
-import { pgBinDir, startTestPg, type TestPg } from "../support/pg";
+import { pgSkipReason, startTestPg, type TestPg } from "../support/pg";
 
-const NO_PG = pgBinDir() ? null : "PostgreSQL is not installed (apt-get install -y postgresql): initdb and pg_ctl are needed";
+const NO_PG = pgSkipReason();
 
 let testPg: TestPg;
 const opened: PgDb[] = [];

@@ -13,14 +13,17 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../../db/client";
 import { openPgDatabase } from "../../db/client-pg";
-import { startTestPg, type TestPg } from "../support/pg";
+import { pgSkipReason, startTestPg, type TestPg } from "../support/pg";
 import { tempDir } from "../support/db";
+
+const NO_PG = pgSkipReason();
 
 let testPg: TestPg;
 let pool: pg.Pool;
 let sqlite: Database.Database;
 
 beforeAll(async () => {
+  if (NO_PG) return;
   testPg = await startTestPg();
   const db = await openPgDatabase(testPg.url);
   pool = db.$client;
@@ -176,7 +179,7 @@ async function pgCatalog(client: pg.Pool): Promise<Record<string, Table>> {
   return out;
 }
 
-describe("the PostgreSQL schema", () => {
+describe.skipIf(Boolean(NO_PG))("the PostgreSQL schema", () => {
   it("has every table, column, key, index (unique and partial) and foreign key that SQLite has, and nothing else", async () => {
     const lite = sqliteCatalog(sqlite);
     const post = await pgCatalog(pool);

@@ -25,7 +25,7 @@ import { createRun } from "../../app/runs/runner.server";
 import { tempDir } from "../support/db";
 import { exited, spawnWorker } from "../support/worker-process";
 import { startFakeLlm, type FakeLlm } from "../support/fake-llm";
-import { startTestPg, type TestPg } from "../support/pg";
+import { pgSkipReason, startTestPg, type TestPg } from "../support/pg";
 import {
   addProviders,
   codeSum,
@@ -36,6 +36,8 @@ import {
   runFigures,
   writeRefineBench,
 } from "./runs-protocol-support";
+
+const NO_PG = pgSkipReason();
 
 const ROOT = path.resolve(__dirname, "../..");
 const ITEMS = 30;
@@ -113,6 +115,7 @@ let referenceCalls = 0;
 let prepared: Prepared;
 
 beforeAll(async () => {
+  if (NO_PG) return;
   testPg = await startTestPg();
   fake = await startFakeLlm(script);
   writeRefineBench(path.join(dir, "refinebench.json"), ITEMS);
@@ -153,84 +156,95 @@ async function expectReferenceFigures(url: string, name: string) {
   expect(got.results).toEqual(reference.results);
 }
 
-it("3 worker processes on PostgreSQL drain a RefineBench run: the providers' concurrency held at the endpoint, no request twice, the SQLite run's figures", async () => {
-  expect(reference.status).toBe("completed");
-  const url = await toPostgres("three_workers");
-  fake.requests.length = 0;
-  maxInFlight.clear();
-  const workers = [spawnWorker(url, 30_000), spawnWorker(url, 30_000), spawnWorker(url, 30_000)];
-  const codes = await Promise.all(workers.map((w) => exited(w.child)));
-  const logs = workers.map((w) => w.out()).join("\n");
-  expect(codes, logs).toEqual([0, 0, 0]);
+it.skipIf(Boolean(NO_PG))(
+  "3 worker processes on PostgreSQL drain a RefineBench run: the providers' concurrency held at the endpoint, no request twice, the SQLite run's figures",
+  async () => {
+    expect(reference.status).toBe("completed");
+    const url = await toPostgres("three_workers");
+    fake.requests.length = 0;
+    maxInFlight.clear();
+    const workers = [spawnWorker(url, 30_000), spawnWorker(url, 30_000), spawnWorker(url, 30_000)];
+    const codes = await Promise.all(workers.map((w) => exited(w.child)));
+    const logs = workers.map((w) => w.out()).join("\n");
+    expect(codes, logs).toEqual([0, 0, 0]);
 
-  // At the endpoint: every call once, never more than each provider's 3 at once, and the workers worked in parallel.
-  expect(fake.requests).toHaveLength(referenceCalls);
-  expect(new Set(fake.requests.map((r) => JSON.stringify(r.body))).size).toBe(referenceCalls);
-  expect(maxInFlight.get("target-model")).toBeLessThanOrEqual(LIMIT);
-  expect(maxInFlight.get("judge-model")).toBeLessThanOrEqual(LIMIT);
-  expect(Math.max(...maxInFlight.values())).toBeGreaterThan(1);
+    // At the endpoint: every call once, never more than each provider's 3 at once, and the workers worked in parallel.
+    expect(fake.requests).toHaveLength(referenceCalls);
+    expect(new Set(fake.requests.map((r) => JSON.stringify(r.body))).size).toBe(referenceCalls);
+    expect(maxInFlight.get("target-model")).toBeLessThanOrEqual(LIMIT);
+    expect(maxInFlight.get("judge-model")).toBeLessThanOrEqual(LIMIT);
+    expect(Math.max(...maxInFlight.values())).toBeGreaterThan(1);
 
-  // On PostgreSQL: every call logged once and completed, by more than one worker; no worker left registered.
-  const pgc = new pg.Client({ connectionString: url });
-  await pgc.connect();
-  try {
-    const calls = await pgc.query(`SELECT state, COUNT(*)::int AS n FROM provider_calls GROUP BY state`);
-    expect(calls.rows).toEqual([{ state: "done", n: referenceCalls }]);
-    const owners = await pgc.query(`SELECT COUNT(DISTINCT owner)::int AS n FROM provider_calls`);
-    expect(owners.rows[0].n).toBeGreaterThan(1);
-    expect((await pgc.query(`SELECT COUNT(*)::int AS n FROM workers`)).rows[0].n).toBe(0);
-  } finally {
-    await pgc.end();
-  }
-
-  await expectReferenceFigures(url, "three_workers_back");
-}, 180_000);
-
-it("a worker killed with SIGKILL midway: another takes its jobs, the run completes, every job stored once, the same figures", async () => {
-  const url = await toPostgres("killed_worker");
-  fake.requests.length = 0;
-  const workers = [spawnWorker(url, 30_000), spawnWorker(url, 30_000), spawnWorker(url, 30_000)];
-  // Kill the first worker once a third of the calls have reached the endpoint, then start another.
-  for (let i = 0; fake.requests.length < referenceCalls / 3; i++) {
-    if (i > 3000) throw new Error(`no progress: ${workers.map((w) => w.out()).join("\n")}`);
-    await new Promise((ok) => setTimeout(ok, 10));
-  }
-  workers[0].child.kill("SIGKILL");
-  await exited(workers[0].child);
-  workers.push(spawnWorker(url, 30_000));
-  const codes = await Promise.all(workers.slice(1).map((w) => exited(w.child)));
-  expect(codes, workers.map((w) => w.out()).join("\n")).toEqual([0, 0, 0]);
-  expect(workers[0].child.signalCode).toBe("SIGKILL");
-
-  const pgc = new pg.Client({ connectionString: url });
-  await pgc.connect();
-  try {
-    // The killed worker's calls in flight were interrupted by the sweep, not left holding a slot; all others done.
-    const calls = await pgc.query(`SELECT state, COUNT(*)::int AS n FROM provider_calls GROUP BY state ORDER BY state`);
-    const byState = Object.fromEntries(calls.rows.map((r) => [r.state, r.n]));
-    expect(byState.sent ?? 0).toBe(0);
-    // Calls repeated after the kill are at most the killed worker's 8 slots.
-    expect(fake.requests.length).toBeGreaterThanOrEqual(referenceCalls);
-    expect(fake.requests.length).toBeLessThanOrEqual(referenceCalls + 8);
-    // Every request that reached the endpoint was logged before it was sent: the received requests are contained in
-    // the logged ones, each as often as it arrived. A logged call may never have arrived (the worker was killed between
-    // logging it and sending it): such a call is one of the killed worker's, marked interrupted, never done.
-    const said = (body: unknown) =>
-      JSON.stringify((body as { messages?: unknown; prompt?: unknown }).messages ?? (body as { prompt?: unknown }).prompt);
-    const logged = (await pgc.query(`SELECT state, request FROM provider_calls ORDER BY id`)).rows as { state: string; request: unknown }[];
-    const unmatched = new Map<string, { state: string }[]>();
-    for (const c of logged) unmatched.set(said(c.request), [...(unmatched.get(said(c.request)) ?? []), c]);
-    for (const r of fake.requests) {
-      const same = unmatched.get(said(r.body));
-      expect(same?.length, `a request that reached the endpoint without being logged: ${said(r.body).slice(0, 120)}`).toBeGreaterThan(0);
-      same!.splice(same!.findIndex((c) => c.state === "done") >= 0 ? same!.findIndex((c) => c.state === "done") : 0, 1);
+    // On PostgreSQL: every call logged once and completed, by more than one worker; no worker left registered.
+    const pgc = new pg.Client({ connectionString: url });
+    await pgc.connect();
+    try {
+      const calls = await pgc.query(`SELECT state, COUNT(*)::int AS n FROM provider_calls GROUP BY state`);
+      expect(calls.rows).toEqual([{ state: "done", n: referenceCalls }]);
+      const owners = await pgc.query(`SELECT COUNT(DISTINCT owner)::int AS n FROM provider_calls`);
+      expect(owners.rows[0].n).toBeGreaterThan(1);
+      expect((await pgc.query(`SELECT COUNT(*)::int AS n FROM workers`)).rows[0].n).toBe(0);
+    } finally {
+      await pgc.end();
     }
-    const neverArrived = [...unmatched.values()].flat();
-    expect(neverArrived.every((c) => c.state === "interrupted")).toBe(true);
-    expect(neverArrived.length).toBeLessThanOrEqual(byState.interrupted ?? 0);
-    expect((byState.done ?? 0) + (byState.interrupted ?? 0)).toBe(fake.requests.length + neverArrived.length);
-  } finally {
-    await pgc.end();
-  }
-  await expectReferenceFigures(url, "killed_worker_back");
-}, 180_000);
+
+    await expectReferenceFigures(url, "three_workers_back");
+  },
+  180_000,
+);
+
+it.skipIf(Boolean(NO_PG))(
+  "a worker killed with SIGKILL midway: another takes its jobs, the run completes, every job stored once, the same figures",
+  async () => {
+    const url = await toPostgres("killed_worker");
+    fake.requests.length = 0;
+    const workers = [spawnWorker(url, 30_000), spawnWorker(url, 30_000), spawnWorker(url, 30_000)];
+    // Kill the first worker once a third of the calls have reached the endpoint, then start another.
+    for (let i = 0; fake.requests.length < referenceCalls / 3; i++) {
+      if (i > 3000) throw new Error(`no progress: ${workers.map((w) => w.out()).join("\n")}`);
+      await new Promise((ok) => setTimeout(ok, 10));
+    }
+    workers[0].child.kill("SIGKILL");
+    await exited(workers[0].child);
+    workers.push(spawnWorker(url, 30_000));
+    const codes = await Promise.all(workers.slice(1).map((w) => exited(w.child)));
+    expect(codes, workers.map((w) => w.out()).join("\n")).toEqual([0, 0, 0]);
+    expect(workers[0].child.signalCode).toBe("SIGKILL");
+
+    const pgc = new pg.Client({ connectionString: url });
+    await pgc.connect();
+    try {
+      // The killed worker's calls in flight were interrupted by the sweep, not left holding a slot; all others done.
+      const calls = await pgc.query(`SELECT state, COUNT(*)::int AS n FROM provider_calls GROUP BY state ORDER BY state`);
+      const byState = Object.fromEntries(calls.rows.map((r) => [r.state, r.n]));
+      expect(byState.sent ?? 0).toBe(0);
+      // Calls repeated after the kill are at most the killed worker's 8 slots.
+      expect(fake.requests.length).toBeGreaterThanOrEqual(referenceCalls);
+      expect(fake.requests.length).toBeLessThanOrEqual(referenceCalls + 8);
+      // Every request that reached the endpoint was logged before it was sent: the received requests are contained in
+      // the logged ones, each as often as it arrived. A logged call may never have arrived (the worker was killed between
+      // logging it and sending it): such a call is one of the killed worker's, marked interrupted, never done.
+      const said = (body: unknown) =>
+        JSON.stringify((body as { messages?: unknown; prompt?: unknown }).messages ?? (body as { prompt?: unknown }).prompt);
+      const logged = (await pgc.query(`SELECT state, request FROM provider_calls ORDER BY id`)).rows as {
+        state: string;
+        request: unknown;
+      }[];
+      const unmatched = new Map<string, { state: string }[]>();
+      for (const c of logged) unmatched.set(said(c.request), [...(unmatched.get(said(c.request)) ?? []), c]);
+      for (const r of fake.requests) {
+        const same = unmatched.get(said(r.body));
+        expect(same?.length, `a request that reached the endpoint without being logged: ${said(r.body).slice(0, 120)}`).toBeGreaterThan(0);
+        same!.splice(same!.findIndex((c) => c.state === "done") >= 0 ? same!.findIndex((c) => c.state === "done") : 0, 1);
+      }
+      const neverArrived = [...unmatched.values()].flat();
+      expect(neverArrived.every((c) => c.state === "interrupted")).toBe(true);
+      expect(neverArrived.length).toBeLessThanOrEqual(byState.interrupted ?? 0);
+      expect((byState.done ?? 0) + (byState.interrupted ?? 0)).toBe(fake.requests.length + neverArrived.length);
+    } finally {
+      await pgc.end();
+    }
+    await expectReferenceFigures(url, "killed_worker_back");
+  },
+  180_000,
+);

@@ -18,9 +18,9 @@ import { listTasks, staleCounts } from "../../app/reports/load.server";
 import { clearReportCache, taskReport } from "../../app/reports/report.server";
 import { datasetSummaries, projectCounts } from "../../app/projects/projects.server";
 import { tempDir } from "../support/db";
-import { pgBinDir, startTestPg, type TestPg } from "../support/pg";
+import { pgSkipReason, startTestPg, testDialects, type TestPg } from "../support/pg";
 
-const NO_PG = pgBinDir() ? null : "PostgreSQL is not installed (apt-get install -y postgresql): initdb and pg_ctl are needed";
+const NO_PG = pgSkipReason();
 const ANNOTATORS = ["Ada Lovelace", "Grace Hopper", "Alan Turing"];
 const UNITS = 40;
 /** A fixed, uneven pattern of Yes/No (no randomness: the same file every run). */
@@ -62,7 +62,7 @@ afterAll(async () => {
 
 const seen: Record<string, unknown> = {};
 
-for (const dialect of ["sqlite", "postgres"] as const) {
+for (const dialect of testDialects()) {
   describe.skipIf(dialect === "postgres" && NO_PG)(`reports on ${dialect}`, () => {
     let url = "";
     beforeAll(async () => {

@@ -32,7 +32,7 @@ import { conversation, conversationList, runResults, runResultsAll } from "../..
 import { tempDir } from "../support/db";
 import { args, get, run, signInCookie } from "../support/http";
 import { startFakeLlm, type FakeLlm } from "../support/fake-llm";
-import { pgBinDir, startTestPg, type TestPg } from "../support/pg";
+import { pgSkipReason, startTestPg, type TestPg } from "../support/pg";
 import { addProviders, codeSum, importThrough, mean, messagesOf, projectIdOf, runToEnd, writeRefineBench } from "./runs-protocol-support";
 
 const SLUG = "rrd";
@@ -384,7 +384,7 @@ describe("on SQLite: the figures computed here", () => {
   });
 });
 
-describe.skipIf(!pgBinDir())("on PostgreSQL: the same database copied by copyDatabase", () => {
+describe.skipIf(Boolean(pgSkipReason()))("on PostgreSQL: the same database copied by copyDatabase", () => {
   let testPg: TestPg;
   let pgDb: PgDb;
   let d: Dal;

@@ -24,10 +24,10 @@ import { copyDatabase } from "../../db/copy";
 import { ROOT } from "../support/app-server";
 import { tempDir } from "../support/db";
 import { startFakeLlm, type FakeLlm } from "../support/fake-llm";
-import { pgBinDir, startTestPg, type TestPg } from "../support/pg";
+import { pgSkipReason, startTestPg, type TestPg } from "../support/pg";
 import { codeSum, messagesOf, runFigures, writeRefineBench } from "./runs-protocol-support";
 
-const NO_PG = !pgBinDir();
+const NO_PG = pgSkipReason();
 const KEY = "sk-cli-on-pg-SECRET-7070";
 /** 32 bytes as 64 hex digits: what encrypts the providers' keys at rest on both databases here. */
 const ENCRYPTION_KEY = "7".repeat(64);

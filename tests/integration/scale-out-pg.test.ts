@@ -56,7 +56,7 @@ import { SERVER_NODE_FLAGS } from "../../scripts/server-flags";
 import { AppClient, ROOT, type AppResponse } from "../support/app-server";
 import { tempDir } from "../support/db";
 import { startFakeLlm, type FakeLlm } from "../support/fake-llm";
-import { pgBinDir, startTestPg, type TestPg } from "../support/pg";
+import { pgSkipReason, startTestPg, type TestPg } from "../support/pg";
 import { exited, spawnWorker, type WorkerProcess } from "../support/worker-process";
 import {
   addProviders,
@@ -234,7 +234,7 @@ type Prepared = {
   assignments: number;
 };
 
-describe.skipIf(!pgBinDir())("scale-out on PostgreSQL: 2 app servers, 3 workers, 50 annotators, a run, kill -9 midway", () => {
+describe.skipIf(Boolean(pgSkipReason()))("scale-out on PostgreSQL: 2 app servers, 3 workers, 50 annotators, a run, kill -9 midway", () => {
   let testPg: TestPg | undefined;
   let fake: FakeLlm | undefined;
   let prepared: Prepared;

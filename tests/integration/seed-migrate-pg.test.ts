@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../../db/client";
 import { seedDemo } from "../../seeds/demo";
 import { tempDir } from "../support/db";
-import { pgBinDir, startTestPg, type TestPg } from "../support/pg";
+import { pgSkipReason, startTestPg, type TestPg } from "../support/pg";
 
 const run = promisify(execFile);
 let testPg: TestPg | undefined;
@@ -56,7 +56,7 @@ async function counts(url: string): Promise<Record<string, number>> {
 
 afterAll(() => testPg?.stop());
 
-describe.skipIf(!pgBinDir())("seed and migrate on PostgreSQL", () => {
+describe.skipIf(Boolean(pgSkipReason()))("seed and migrate on PostgreSQL", () => {
   beforeAll(async () => {
     testPg = await startTestPg();
   }, 120_000);

@@ -39,6 +39,34 @@ export function pgBinDir(): string | null {
   return versions.length ? path.join(root, versions[0], "bin") : null;
 }
 
+export type TestDialect = "sqlite" | "postgres";
+
+/** CONCORD_TEST_DATABASE: `sqlite` or `postgres` runs the scenario tests on that database only; unset, on both. */
+function chosenDatabase(): TestDialect | null {
+  const v = process.env.CONCORD_TEST_DATABASE?.trim();
+  if (!v) return null;
+  if (v !== "sqlite" && v !== "postgres") throw new Error(`CONCORD_TEST_DATABASE: sqlite or postgres, not ${JSON.stringify(v)}`);
+  return v;
+}
+
+/** The databases the scenario tests (`*-dialects.test.ts`) run on: both, or the one CONCORD_TEST_DATABASE names. */
+export function testDialects(): TestDialect[] {
+  const v = chosenDatabase();
+  return v ? [v] : ["sqlite", "postgres"];
+}
+
+/**
+ * Why the PostgreSQL tests are skipped, or null when they run: CONCORD_TEST_DATABASE=sqlite, or PostgreSQL not
+ * installed. Under CI=1 a missing PostgreSQL is an error instead, so CI never passes on SQLite alone.
+ */
+export function pgSkipReason(): string | null {
+  if (chosenDatabase() === "sqlite") return "CONCORD_TEST_DATABASE=sqlite";
+  if (pgBinDir()) return null;
+  const why = "PostgreSQL is not installed (apt-get install -y postgresql): initdb and pg_ctl are needed";
+  if (process.env.CI) throw new Error(`${why}; CI runs every PostgreSQL test`);
+  return why;
+}
+
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
