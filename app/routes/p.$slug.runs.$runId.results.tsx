@@ -37,10 +37,8 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
     const tables = results.metrics && protocol?.tables ? protocol.tables(results, results.judge) : null;
     return { results, figure, tables };
   });
-  // In label order: PostgreSQL's jsonb keeps an object's keys in an order of its own, not as written.
-  const settings = settingRows(((run.config ?? {}) as { settings?: Record<string, unknown> }).settings ?? {}).sort(([a], [b]) =>
-    a < b ? -1 : a > b ? 1 : 0,
-  );
+  // In label order (settingRows), the same on both dialects.
+  const settings = settingRows(((run.config ?? {}) as { settings?: Record<string, unknown> }).settings ?? {});
   // Calibration tasks made from this run (they store the run's id in their config; their kind
   // follows the protocol's calibration unit): every headline metric raw and corrected by the human labels.
   const { tasks } = d.t;
