@@ -209,7 +209,10 @@ class SqliteDal implements Dal {
   }
 
   async rows<T>(query: SQL, q: Q = this.q): Promise<T[]> {
-    return q.all(query) as T[];
+    // Prepared once per SQL text and connection, as `arrays` (drizzle's `all` prepares the text on every call).
+    const { sql: text, params } = sqliteDialect.sqlToQuery(query);
+    const st = statementOf(q.$client, text);
+    return (st.reader ? st.raw(false).all(...params) : (st.run(...params), [])) as T[];
   }
 
   async arrays(query: SQL, q: Q = this.q): Promise<unknown[][]> {
