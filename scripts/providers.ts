@@ -20,7 +20,7 @@ import { isPostgresUrl, openPgDatabase } from "../db/client-pg";
 import { closeDal, first, initDal } from "../app/dal.server";
 import { readJsonFile } from "../app/files.server";
 import { providerFromRow } from "../app/runs/providers/index.server";
-import { heartbeat, sharedLimits, unregisterWorker } from "../app/runs/providers/shared-limits.server";
+import { heartbeat, oneOffLimits, sharedLimits, unregisterWorker } from "../app/runs/providers/shared-limits.server";
 import { PgAdmissionLine } from "../app/runs/pg/admission-line.server";
 import { endCallPg } from "../app/runs/pg/queue.server";
 import { PgCallGate } from "../app/runs/pg/worker.server";
@@ -136,6 +136,7 @@ async function main() {
     (await dal.q.select().from(dal.t.providers).where(eq(dal.t.providers.projectId, project.id))).find((r) => r.name === name) ??
     fail(`no provider named "${name}" in ${slug}`);
   const owner = `cli-${process.pid}`;
+  const limits = oneOffLimits(row, owner);
   const request = {
     kind: "chat" as const,
     messages: [{ role: "user" as const, content: "Reply with the single word: ready" }],
@@ -143,10 +144,21 @@ async function main() {
   };
   let failure: string | null = null;
   let report: string[] = [];
-  const describe = (reply: Awaited<ReturnType<ReturnType<typeof providerFromRow>["call"]>>, ms: number) => [
+  type Provider = ReturnType<typeof providerFromRow>;
+  const describe = (reply: Awaited<ReturnType<Provider["call"]>>, ms: number) => [
     `provider ${name} (${row.model}): ${Math.round(ms)} ms, ${reply.attempts} attempt${reply.attempts === 1 ? "" : "s"}${reply.promptTokens != null ? `, tokens ${reply.promptTokens}+${reply.completionTokens ?? 0}` : ""}`,
     `reply: ${JSON.stringify(reply.text.length > 500 ? `${reply.text.slice(0, 500)}…` : reply.text)}`,
   ];
+  /** The one call, through the provider's limits (`gate`), and its report lines; a failure is kept to print. */
+  const timedCall = async (provider: Provider, gate: NonNullable<Parameters<Provider["call"]>[1]>["gate"]) => {
+    const t0 = performance.now();
+    try {
+      const reply = await provider.call(request, { gate });
+      report = describe(reply, performance.now() - t0);
+    } catch (err) {
+      failure = `test of ${name} failed: ${(err as Error).message}`;
+    }
+  };
   if (isPostgresUrl(dbFile)) {
     // The PostgreSQL worker's gate: admitted against the provider's row like every worker's calls; the key from
     // CONCORD_ENCRYPTION_KEY (a PostgreSQL database has no folder beside it to keep one).
@@ -163,19 +175,12 @@ async function main() {
         row.kind === "replay"
           ? undefined
           : new PgCallGate(pg, {
-              providerId: row.id,
-              concurrency: row.concurrency,
-              requestsPerMinute: row.requestsPerMinute,
-              owner,
-              runId: null,
-              jobId: null,
+              ...limits,
               callLog: "full",
               pending,
               line: new PgAdmissionLine(),
             });
-      const t0 = performance.now();
-      const reply = await provider.call(request, { gate });
-      report = describe(reply, performance.now() - t0);
+      await timedCall(provider, gate);
     } catch (err) {
       failure = `test of ${name} failed: ${(err as Error).message}`;
     } finally {
@@ -192,20 +197,8 @@ async function main() {
     heartbeat(db, owner, 60_000);
     try {
       const provider = providerFromRow(row, dbFile);
-      const gate =
-        row.kind === "replay"
-          ? undefined
-          : sharedLimits(db).gate({
-              providerId: row.id,
-              concurrency: row.concurrency,
-              requestsPerMinute: row.requestsPerMinute,
-              owner,
-              runId: null,
-              jobId: null,
-            });
-      const t0 = performance.now();
-      const reply = await provider.call(request, { gate });
-      report = describe(reply, performance.now() - t0);
+      const gate = row.kind === "replay" ? undefined : sharedLimits(db).gate(limits);
+      await timedCall(provider, gate);
     } catch (err) {
       failure = `test of ${name} failed: ${(err as Error).message}`;
     } finally {

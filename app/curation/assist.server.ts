@@ -17,7 +17,7 @@ import { requestJson } from "~/runs/jobs.server";
 import { PgAdmissionLine } from "~/runs/pg/admission-line.server";
 import { admitCallPg, endCallPg } from "~/runs/pg/queue.server";
 import { heartbeatPg } from "~/runs/pg/workers.server";
-import { heartbeat, HOST, sharedLimits } from "~/runs/providers/shared-limits.server";
+import { heartbeat, HOST, oneOffLimits, sharedLimits } from "~/runs/providers/shared-limits.server";
 import type { CallGate } from "~/runs/providers/shared-limits.server";
 import type { ProviderRow } from "~/runs/providers/index.server";
 import type { CallRecord, LlmProvider } from "~/runs/providers/types";
@@ -64,14 +64,7 @@ const pgLines = new Map<number, PgAdmissionLine>();
 function curationCalls(d: Dal, row: ProviderRow) {
   const pending: Promise<unknown>[] = [];
   const owner = `curation-${HOST}-${process.pid}`;
-  const limits = {
-    providerId: row.id,
-    concurrency: row.concurrency,
-    requestsPerMinute: row.requestsPerMinute,
-    owner,
-    runId: null,
-    jobId: null,
-  };
+  const limits = oneOffLimits(row, owner);
   const logCall = (c: CallRecord) => {
     pending.push(
       d.tx((q) =>

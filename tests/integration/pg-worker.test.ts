@@ -28,7 +28,7 @@ import { startFakeLlm, type FakeLlm } from "../support/fake-llm";
 import { pgSkipReason, startTestPg, type TestPg } from "../support/pg";
 import {
   addProviders,
-  codeSum,
+  guidedJudgeReply,
   importThrough,
   messagesOf,
   projectIdOf,
@@ -65,14 +65,7 @@ async function script(req: { body: Record<string, unknown> }) {
   inFlight.set(model, inFlight.get(model)! - 1); // the reply is written right after this returns
   const msgs = messagesOf(req.body);
   if (model === "target-model") return `Answer v${msgs.filter((m) => m.role === "user").length}`;
-  const last = msgs[msgs.length - 1]?.content ?? "";
-  const section = last.split("### Checklist (Evaluation Items)\n")[1].split("\n\n### Output Format")[0];
-  const turn = Number(/### Model’s Answer:\nAnswer v(\d+)/.exec(last)![1]);
-  return section
-    .split("\n")
-    .map((l) => /^(Q\d+): (.*)$/.exec(l)!)
-    .map((m) => `${m[1]}: ${codeSum(m[2]) % 3 < turn ? "Yes" : "No"}`)
-    .join("\n");
+  return guidedJudgeReply(msgs[msgs.length - 1]?.content ?? "");
 }
 
 type Prepared = { file: string; runId: number };

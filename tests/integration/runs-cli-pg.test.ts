@@ -14,18 +14,17 @@
  * request reached the endpoint with the key the operator gave, and a definition naming a provider that does not
  * exist is refused with the field named and no run written.
  */
-import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import pg from "pg";
 import { openDatabase } from "../../db/client";
 import { copyDatabase } from "../../db/copy";
-import { ROOT } from "../support/app-server";
+import { runScript } from "../support/cli";
 import { tempDir } from "../support/db";
 import { startFakeLlm, type FakeLlm } from "../support/fake-llm";
 import { pgSkipReason, startTestPg, type TestPg } from "../support/pg";
-import { codeSum, messagesOf, runFigures, writeRefineBench } from "./runs-protocol-support";
+import { guidedJudgeReply, messagesOf, runFigures, writeRefineBench } from "./runs-protocol-support";
 
 const NO_PG = pgSkipReason();
 const KEY = "sk-cli-on-pg-SECRET-7070";
@@ -47,29 +46,11 @@ function script(req: { body: Record<string, unknown> }) {
     if (last.includes("single word: ready")) return { text: "ready", usage: { prompt_tokens: 9, completion_tokens: 1 } };
     return `Answer v${msgs.filter((m) => m.role === "user").length}`;
   }
-  const section = last.split("### Checklist (Evaluation Items)\n")[1].split("\n\n### Output Format")[0];
-  const turn = Number(/### Model’s Answer:\nAnswer v(\d+)/.exec(last)![1]);
-  return section
-    .split("\n")
-    .map((l) => /^(Q\d+): (.*)$/.exec(l)!)
-    .map((m) => `${m[1]}: ${codeSum(m[2]) % 3 < turn ? "Yes" : "No"}`)
-    .join("\n");
+  return guidedJudgeReply(last);
 }
 
-function cli(script: string, args: string[], databaseUrl: string, env: Record<string, string> = {}) {
-  return new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
-    const child = spawn(process.execPath, ["--import", "tsx", `scripts/${script}.ts`, ...args], {
-      cwd: ROOT,
-      env: { ...process.env, DATABASE_URL: databaseUrl, CONCORD_ENCRYPTION_KEY: ENCRYPTION_KEY, OPERATOR_KEY: KEY, ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let out = "";
-    let err = "";
-    child.stdout.on("data", (d) => (out += d));
-    child.stderr.on("data", (d) => (err += d));
-    child.on("exit", (code) => resolve({ code, out, err }));
-  });
-}
+const cli = (script: string, args: string[], databaseUrl: string, env: Record<string, string> = {}) =>
+  runScript(script, args, { DATABASE_URL: databaseUrl, CONCORD_ENCRYPTION_KEY: ENCRYPTION_KEY, OPERATOR_KEY: KEY, ...env });
 
 const definition = (name: string) => ({
   name,

@@ -59,6 +59,20 @@ export type ChatMsg = { role: string; content: string };
 export const messagesOf = (body: Record<string, unknown>) => (body.messages ?? []) as ChatMsg[];
 
 /**
+ * The fake judge of the guided RefineBench runs: given the judge prompt's last message, checklist item q is
+ * satisfied by the turn-t answer ("Answer vt") when (code-point sum of q) mod 3 < t; one "Qn: Yes|No" line per item.
+ */
+export function guidedJudgeReply(last: string): string {
+  const section = last.split("### Checklist (Evaluation Items)\n")[1].split("\n\n### Output Format")[0];
+  const turn = Number(/### Model’s Answer:\nAnswer v(\d+)/.exec(last)![1]);
+  return section
+    .split("\n")
+    .map((l) => /^(Q\d+): (.*)$/.exec(l)!)
+    .map((m) => `${m[1]}: ${codeSum(m[2]) % 3 < turn ? "Yes" : "No"}`)
+    .join("\n");
+}
+
+/**
  * A RefineBench file in the released layout (refinebench_samples.json's keys: records grouped by
  * field), with `items` arithmetic problems of three checklist items each.
  */

@@ -4,14 +4,14 @@
  * checked strictly, API keys encrypted at rest (plaintext keys of an older
  * database migrated), a provider error that echoes the key stored masked.
  */
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase, schema, type Db } from "../../db/client";
 import { tempDir } from "../support/db";
 import { startFakeLlm, type FakeLlm } from "../support/fake-llm";
-import { ROOT } from "../support/app-server";
+import { runScript } from "../support/cli";
 
 let fake: FakeLlm;
 let dir: string;
@@ -31,20 +31,8 @@ afterAll(async () => {
   await fake?.close();
 });
 
-function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; out: string; err: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "scripts/providers.ts", ...args], {
-      cwd: ROOT,
-      env: { ...process.env, DATABASE_URL: file, CONCORD_ENCRYPTION_KEY: "", ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let out = "";
-    let err = "";
-    child.stdout.on("data", (d) => (out += d));
-    child.stderr.on("data", (d) => (err += d));
-    child.on("exit", (code) => resolve({ code, out, err }));
-  });
-}
+const cli = (args: string[], env: Record<string, string> = {}) =>
+  runScript("providers", args, { DATABASE_URL: file, CONCORD_ENCRYPTION_KEY: "", ...env });
 
 const row = (name: string) =>
   db

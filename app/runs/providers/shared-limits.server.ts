@@ -78,6 +78,11 @@ export type GateContext = {
   signal?: AbortSignal;
 };
 
+/** The gate context of a call that serves no run (a provider test, curation assistance): its provider's limits, no run, no job. */
+export function oneOffLimits(row: { id: number; concurrency: number; requestsPerMinute: number | null }, owner: string) {
+  return { providerId: row.id, concurrency: row.concurrency, requestsPerMinute: row.requestsPerMinute, owner, runId: null, jobId: null };
+}
+
 type Waiter = {
   /** Arrival order in its queue. */
   seq?: number;
