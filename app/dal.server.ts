@@ -77,8 +77,8 @@ export interface Dal {
 /**
  * `lockedReadCommitted`: on PostgreSQL the transaction runs at READ COMMITTED instead of SERIALIZABLE, for a hot
  * path that takes row locks (`SELECT … FOR UPDATE / FOR SHARE`) on every row its answer depends on before reading
- * them (or whose writes depend on nothing it reads), so it is as safe as SERIALIZABLE for that path while concurrent transactions on other rows never fail
- * (SERIALIZABLE's predicate locks work per index page: 50 annotators submitting to one task failed each other's
+ * them (or whose writes depend on nothing it reads), so it is as safe as SERIALIZABLE for that path, while
+ * concurrent transactions on other rows never fail (SERIALIZABLE's predicate locks work per index page: 50 annotators submitting to one task failed each other's
  * transactions by the hundreds without touching a common row). A unique-key violation there is run again too
  * (up to PG_UNIQUE_ATTEMPTS times): the retry reads the row that won. SQLite ignores it (one writer).
  */
@@ -245,7 +245,7 @@ const PG_TX_BACKOFF_CAP_MS = 250;
 class PgDal implements Dal {
   readonly dialect = "postgres" as const;
   readonly t = { ...schema, ...pgSchema } as unknown as Tables;
-  /** Transactions run again after a serialization failure or deadlock, since this layer was made (tests, diagnostics). */
+  /** Transactions run again (a serialization failure, a deadlock, a lost unique key) since this layer was made (tests, diagnostics). */
   retries = 0;
 
   constructor(readonly pg: PgDb) {}
@@ -361,7 +361,7 @@ export function pgDal(pg: PgDb): Dal {
   return new PgDal(pg);
 }
 
-/** How many transactions a PostgreSQL layer has run again after a serialization failure (0 on SQLite, which has none). */
+/** How many transactions a PostgreSQL layer has run again (PgDal.retries; 0 on SQLite, whose one writer never retries). */
 export function txRetries(d: Dal): number {
   return d instanceof PgDal ? d.retries : 0;
 }

@@ -380,9 +380,9 @@ export const taskDataVersions = sqliteTable("task_data_versions", {
 /**
  * task_data_bumps: increments of a task's data version not yet folded into task_data_versions; a task's version is
  * its row's version plus its bumps here (app/reports/load.server.ts). On PostgreSQL a submitted label adds a row here
- * instead of updating the task's counter row, so concurrent submits to one task never write the same row (in
- * SERIALIZABLE transactions every one of them but the first would fail and be retried); readers fold the rows into
- * the counter now and then. SQLite has one writer: its triggers update the counter row and this table stays empty.
+ * instead of updating the task's counter row, so concurrent submits to one task never write the same row (updating
+ * it made each submit wait for the one before it to commit, holding the row's lock); readers fold the rows into the
+ * counter now and then. SQLite has one writer: its triggers update the counter row and this table stays empty.
  */
 export const taskDataBumps = sqliteTable(
   "task_data_bumps",

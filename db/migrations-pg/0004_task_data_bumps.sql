@@ -6,8 +6,8 @@ CREATE TABLE "task_data_bumps" (
 ALTER TABLE "task_data_bumps" ADD CONSTRAINT "task_data_bumps_task_id_tasks_id_fk" FOREIGN KEY ("task_id") REFERENCES "public"."tasks"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 CREATE INDEX "task_data_bumps_task_idx" ON "task_data_bumps" USING btree ("task_id");--> statement-breakpoint
 -- A submitted label adds a bump row instead of updating its task's counter row (see task_data_bumps in
--- db/schema.ts): concurrent SERIALIZABLE submits to one task then write no common row, where updating one row made
--- every one of them but the first fail and retry. The task's version is its counter plus its bumps.
+-- db/schema.ts): concurrent submits to one task then write no common row, so none waits for another's commit on
+-- the counter row's lock. The task's version is its counter plus its bumps.
 CREATE OR REPLACE FUNCTION concord_bump_tasks_of_assignments(ids bigint[]) RETURNS void LANGUAGE sql AS $$
   INSERT INTO "task_data_bumps" ("task_id")
   SELECT DISTINCT u."task_id" FROM "assignments" a JOIN "units" u ON u."id" = a."unit_id" WHERE a."id" = ANY(ids);

@@ -1,14 +1,14 @@
 /**
  * Report freshness under concurrent submits on PostgreSQL (issue 17). Every submitted label moves its task's data
- * version (the key of the memoised reports). Updating one counter row per task made concurrent SERIALIZABLE submits
- * to one task collide on it: all but one failed and were run again, dozens of times under load (bench:annotate on
- * PostgreSQL before the change: 2,252 transactions rolled back for 1,440 submits). A submitted label now adds a row
- * to task_data_bumps (migration 0004) and readers add those rows to the counter, folding them in now and then.
+ * version (the key of the memoised reports). bench:annotate on PostgreSQL rolled back 2,252 transactions for 1,440
+ * submits. A submitted label now adds a row to task_data_bumps (migration 0004) instead of updating its task's
+ * counter row, so submits to one task share no row; readers add those rows to the counter, folding them in now
+ * and then.
  *
  * The submit itself runs at READ COMMITTED on PostgreSQL, with row locks on the user's assignment and the task
  * (TxOptions.lockedReadCommitted in app/dal.server.ts): under SERIALIZABLE, predicate locks taken per index page
- * made 50 submits to one task fail each other by the hundreds (measured here: 225 retries for 50 submits with the
- * bump rows, 245 with the counter row) without any common row.
+ * made 50 submits to one task fail each other by the hundreds without any common row (measured here: 225 retries
+ * for 50 submits with the bump rows, 245 with the counter row): that, more than the counter, was the 2,252.
  *
  * Here 50 annotators submit to one task at the same moment through the app's saveAnnotation, on a pool of 10
  * connections: every label is stored once, none was retried, and the version read by findTask moved by exactly
