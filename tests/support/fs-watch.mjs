@@ -16,11 +16,16 @@
  * better-sqlite3 opens the database in native code, not through node:fs, so
  * the database connection itself never appears in the log: any line naming
  * the database is a second descriptor opened on it by JavaScript.
+ *
+ * Node 20 also runs a NODE_OPTIONS preload in the module-hooks thread that
+ * `--import tsx` starts, so each line names its thread (`thread`, 0 for the
+ * main one): that thread sometimes logs a `loaded` line of its own.
  */
 import fs from "node:fs";
 import { syncBuiltinESMExports } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { threadId } from "node:worker_threads";
 
 const LOG = process.env.CONCORD_FS_WATCH_LOG;
 
@@ -77,7 +82,7 @@ if (LOG) {
           .split("\n")
           .slice(3, 9)
           .map((l) => l.trim());
-        const line = JSON.stringify({ pid: process.pid, fn, path: given, watched: label, stack });
+        const line = JSON.stringify({ pid: process.pid, thread: threadId, fn, path: given, watched: label, stack });
         original.appendFileSync(LOG, line + "\n");
         return;
       }
@@ -113,5 +118,5 @@ if (LOG) {
   for (const name of ["open", "readFile", "writeFile", "appendFile"]) wrap(fs.promises, name, `promises.${name}`);
   // `import { readFileSync } from "node:fs"` sees the wrapped functions too.
   syncBuiltinESMExports();
-  original.appendFileSync(LOG, JSON.stringify({ pid: process.pid, loaded: true, watched: watched.map(([label]) => label) }) + "\n");
+  original.appendFileSync(LOG, JSON.stringify({ pid: process.pid, thread: threadId, loaded: true, watched: watched.map(([label]) => label) }) + "\n");
 }
