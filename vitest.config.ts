@@ -2,13 +2,10 @@ import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 
 /**
- * Test files whose assertions depend on timing or on how busy the machine is (provider limits and leases under
- * several workers, killed processes, lock waits, sign-in throttles, keep-alive sockets, shutdown deadlines), and the
- * browser tests (Chromium and a production server each): they run one file at a time, after the others.
+ * Test files whose assertions depend on timing or on how busy the machine is (leases and lock waits, killed
+ * processes, sign-in throttles, keep-alive sockets, shutdown deadlines): they run one file at a time, after the others.
  */
 const ONE_AT_A_TIME = [
-  "tests/e2e/**/*.test.ts",
-  "tests/integration/runs-multiworker.test.ts",
   "tests/integration/scale-out-pg.test.ts",
   "tests/integration/pg-worker.test.ts",
   "tests/integration/pg-queue.test.ts",
@@ -25,6 +22,13 @@ const ONE_AT_A_TIME = [
   "tests/security/headers-and-shutdown.test.ts",
   "tests/security/throttle.test.ts",
 ];
+/**
+ * The browser tests (a production server and a Chromium each; what they assert is what the page shows, never how
+ * fast) and the shared-limits test (a minute of waiting on the requests-per-minute window, whatever the load): two
+ * at a time, apart from the many small files, so that two browsers and two servers never share the cores with two
+ * more test files.
+ */
+const BROWSER = ["tests/e2e/**/*.test.ts", "tests/integration/runs-multiworker.test.ts"];
 const ALL = ["tests/**/*.test.ts", "tests/**/*.test.tsx"];
 
 export default defineConfig({
@@ -44,8 +48,12 @@ export default defineConfig({
     // Every test file has its own temp databases, folders and ports, so most run two at a time (on 2 cores vitest
     // would otherwise run one: os.availableParallelism() - 1); the timing-sensitive ones then run alone.
     projects: [
-      { extends: true, test: { name: "parallel", include: ALL, exclude: ONE_AT_A_TIME, maxWorkers: 2, sequence: { groupOrder: 0 } } },
-      { extends: true, test: { name: "one-at-a-time", include: ONE_AT_A_TIME, maxWorkers: 1, sequence: { groupOrder: 1 } } },
+      {
+        extends: true,
+        test: { name: "parallel", include: ALL, exclude: [...ONE_AT_A_TIME, ...BROWSER], maxWorkers: 2, sequence: { groupOrder: 0 } },
+      },
+      { extends: true, test: { name: "browser", include: BROWSER, maxWorkers: 2, sequence: { groupOrder: 1 } } },
+      { extends: true, test: { name: "one-at-a-time", include: ONE_AT_A_TIME, maxWorkers: 1, sequence: { groupOrder: 2 } } },
     ],
   },
 });
