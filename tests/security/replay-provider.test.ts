@@ -159,7 +159,15 @@ function queryInAnotherProcess(sql: string): unknown[] {
 }
 const countInAnotherProcess = (sql: string) => Number((queryInAnotherProcess(sql)[0] as number[])[0]);
 
-type WatchLine = { pid: number; thread: number; loaded?: boolean; fn?: string; path?: string; watched?: string | string[]; stack?: string[] };
+type WatchLine = {
+  pid: number;
+  thread: number;
+  loaded?: boolean;
+  fn?: string;
+  path?: string;
+  watched?: string | string[];
+  stack?: string[];
+};
 const watchLines = (): WatchLine[] =>
   fs.existsSync(watchLog)
     ? fs

@@ -118,5 +118,8 @@ if (LOG) {
   for (const name of ["open", "readFile", "writeFile", "appendFile"]) wrap(fs.promises, name, `promises.${name}`);
   // `import { readFileSync } from "node:fs"` sees the wrapped functions too.
   syncBuiltinESMExports();
-  original.appendFileSync(LOG, JSON.stringify({ pid: process.pid, thread: threadId, loaded: true, watched: watched.map(([label]) => label) }) + "\n");
+  original.appendFileSync(
+    LOG,
+    JSON.stringify({ pid: process.pid, thread: threadId, loaded: true, watched: watched.map(([label]) => label) }) + "\n",
+  );
 }
