@@ -221,11 +221,6 @@ class SqliteDal implements Dal {
       .raw(true)
       .all(...params) as unknown[][];
   }
-
-  /** Closes the read-only connection (the database itself is closed by its owner). */
-  closeReader(): void {
-    if (this.reader !== this.db) this.reader.$client.close();
-  }
 }
 
 const RETRYABLE = new Set(["40001", "40P01"]);
@@ -312,6 +307,16 @@ function sqliteDal(db: Db): SqliteDal {
     if (reader) {
       reader.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
       reader.pragma("foreign_keys = ON");
+      // The reader ends with the connection it serves: whoever closes the database (a command, a test, the
+      // server at shutdown) knows nothing of it, and an open reader would keep the last close from checkpointing
+      // the WAL into the file and removing it.
+      const conn = db.$client;
+      const closeOwner = conn.close.bind(conn);
+      conn.close = (() => {
+        if (reader.open) reader.close();
+        dals.delete(db);
+        return closeOwner();
+      }) as typeof conn.close;
     }
     d = new SqliteDal(db, reader);
     dals.set(db, d);

@@ -9,6 +9,7 @@
  * process holding the write lock is waited for without stopping the event loop.
  */
 import { spawn } from "node:child_process";
+import fs from "node:fs";
 import path from "node:path";
 import { eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -170,6 +171,25 @@ for (const dialect of testDialects()) {
 }
 
 describe("data-access layer on SQLite only", () => {
+  it("closing the database closes the layer's read-only connection too: the WAL is folded into the file and removed", async () => {
+    const file = path.join(tempDir(), "close.db");
+    const db = openDatabase(file);
+    const d = dalOf(db);
+    await d.tx(async (q) => {
+      await q.insert(d.t.projects).values({ slug: "closing", name: "Closing" });
+    });
+    // A read outside a transaction goes through the read-only connection, which opens it.
+    expect(first(await d.rows<{ n: number }>(sql`SELECT COUNT(*) AS n FROM projects`))?.n).toBe(1);
+    expect(fs.existsSync(`${file}-wal`)).toBe(true);
+    db.$client.close();
+    // SQLite removes the WAL when its last connection to the file closes; the reader left open would keep it.
+    expect(fs.existsSync(`${file}-wal`)).toBe(false);
+    // The layer of a database opened again on the same file reads what was written.
+    const again = openDatabase(file);
+    expect(first(await dalOf(again).rows<{ slug: string }>(sql`SELECT slug FROM projects`))?.slug).toBe("closing");
+    again.$client.close();
+  });
+
   it("refuses a write outside a transaction", async () => {
     const d = dalOf(openDatabase(path.join(tempDir(), "ro.db")));
     await expect(d.q.insert(d.t.loginThrottle).values({ email: "w", failures: 1 })).rejects.toThrow(/readonly/i);
