@@ -22,13 +22,6 @@ const ONE_AT_A_TIME = [
   "tests/security/headers-and-shutdown.test.ts",
   "tests/security/throttle.test.ts",
 ];
-/**
- * The browser tests (a production server and a Chromium each; what they assert is what the page shows, never how
- * fast) and the shared-limits test (a minute of waiting on the requests-per-minute window, whatever the load): two
- * at a time, apart from the many small files, so that two browsers and two servers never share the cores with two
- * more test files.
- */
-const BROWSER = ["tests/e2e/**/*.test.ts", "tests/integration/runs-multiworker.test.ts"];
 const ALL = ["tests/**/*.test.ts", "tests/**/*.test.tsx"];
 
 export default defineConfig({
@@ -46,14 +39,12 @@ export default defineConfig({
     testTimeout: 90_000,
     hookTimeout: 120_000,
     // Every test file has its own temp databases, folders and ports, so most run two at a time (on 2 cores vitest
-    // would otherwise run one: os.availableParallelism() - 1); the timing-sensitive ones then run alone.
+    // would otherwise run one: os.availableParallelism() - 1), the browser tests among them (what they assert is what
+    // the page shows, never how fast; the minute-long shared-limits test waits more than it computes, so another
+    // file uses the cores meanwhile); the timing-sensitive ones then run alone.
     projects: [
-      {
-        extends: true,
-        test: { name: "parallel", include: ALL, exclude: [...ONE_AT_A_TIME, ...BROWSER], maxWorkers: 2, sequence: { groupOrder: 0 } },
-      },
-      { extends: true, test: { name: "browser", include: BROWSER, maxWorkers: 2, sequence: { groupOrder: 1 } } },
-      { extends: true, test: { name: "one-at-a-time", include: ONE_AT_A_TIME, maxWorkers: 1, sequence: { groupOrder: 2 } } },
+      { extends: true, test: { name: "parallel", include: ALL, exclude: ONE_AT_A_TIME, maxWorkers: 2, sequence: { groupOrder: 0 } } },
+      { extends: true, test: { name: "one-at-a-time", include: ONE_AT_A_TIME, maxWorkers: 1, sequence: { groupOrder: 1 } } },
     ],
   },
 });

@@ -36,6 +36,8 @@ import type { JobPayload } from "../app/runs/protocols/types";
 import { spawn } from "node:child_process";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { copyDatabase } from "../db/copy";
+import { openPgDatabase } from "../db/client-pg";
+import { pgDal } from "../app/dal.server";
 import { startFakeLlm } from "../tests/support/fake-llm";
 import { postgresCopy } from "../tests/support/pg";
 import { procCpuS } from "../tests/support/proc-cpu";
@@ -382,13 +384,15 @@ async function multiProcess(
     onPg
       ? String((await onPg.client.query(`SELECT status FROM runs WHERE id = $1`, [run.id])).rows[0]?.status)
       : String(sqliteStatus.get(run.id));
+  // On PostgreSQL a pool of one connection for the resume (opened before the clock starts).
+  const pgPool = onPg ? await openPgDatabase(onPg.url, { max: 1 }) : null;
+  const pgControl = pgPool ? pgDal(pgPool) : null;
   const load0 = load();
   const cpuAtStart = children.map((c) => procCpuS(c.pid));
   const pgCpuAtStart = onPg?.cpuS() ?? null;
   const t0 = performance.now();
-  // On PostgreSQL the bench holds a plain client, not the data-access layer: controlRun's resume (paused → queued) is written directly.
-  if (onPg) await onPg.client.query(`UPDATE runs SET status = 'queued', finished_at = NULL WHERE id = $1 AND status = 'paused'`, [run.id]);
-  else await controlRun(db, run.id, "resume");
+  // Resumed as the runs page and `npm run runs resume` do: controlRun, through the data-access layer of either dialect.
+  await controlRun(pgControl ?? db, run.id, "resume");
   let final = "";
   while (!["completed", "completed-with-errors", "failed"].includes((final = await status())))
     await new Promise((ok) => setTimeout(ok, 10));
@@ -412,6 +416,7 @@ async function multiProcess(
       if (m) cpus.push(Number(m[1]));
     });
   await Promise.all(children.map((c) => new Promise<void>((ok) => (c.once("exit", () => ok()), c.kill("SIGTERM")))));
+  await pgPool?.$client.end();
   // The figures are read from SQLite: on PostgreSQL, from the run copied back by the same copy.
   let figures = db;
   if (onPg) {
