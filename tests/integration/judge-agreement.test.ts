@@ -27,7 +27,13 @@ const ROOT = path.resolve(__dirname, "../..");
 const FX = path.join(ROOT, "tests/fixtures/judge");
 const dir = tempDir();
 
+/** The command as `npm run judge-agreement` runs it: scripts/judge-agreement-cli.mjs, the cached esbuild bundle. */
 function cli(argv: string[]) {
+  const r = spawnSync(process.execPath, ["scripts/judge-agreement-cli.mjs", ...argv], { cwd: ROOT, encoding: "utf8", timeout: 60_000 });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+/** The same command from its TypeScript sources through tsx (`npx tsx scripts/judge-agreement.ts`). */
+function cliFromSources(argv: string[]) {
   const r = spawnSync("npx", ["tsx", "scripts/judge-agreement.ts", ...argv], { cwd: ROOT, encoding: "utf8", timeout: 60_000 });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
@@ -142,20 +148,16 @@ describe("the command and the app give identical figures", () => {
   }
 
   it("npm run judge-agreement (the cached esbuild bundle) prints exactly what tsx prints from the sources", () => {
-    const viaNode = (argv: string[]) => {
-      const r = spawnSync("node", ["scripts/judge-agreement-cli.mjs", ...argv], { cwd: ROOT, encoding: "utf8", timeout: 60_000 });
-      return { code: r.status, stdout: r.stdout, stderr: r.stderr };
-    };
     for (const argv of [
       [...WIDE, "--format", "json"],
       [...WIDE, "--reference", "each"],
       [...NUMERIC, "--level", "ordinal", "--format", "json"],
       ["--labels", path.join(FX, "labels-wide.csv")],
     ]) {
-      const bundled = viaNode(argv);
-      expect(bundled).toEqual(cli(argv));
+      const bundled = cli(argv);
+      expect(bundled).toEqual(cliFromSources(argv));
     }
-    expect(viaNode(["--labels", path.join(FX, "labels-wide.csv")]).code).toBe(2);
+    expect(cli(["--labels", path.join(FX, "labels-wide.csv")]).code).toBe(2);
   }, 180_000);
 
   it("the figures are scikit-learn's (majority, count-as-wrong; see tests/unit/judge)", () => {
