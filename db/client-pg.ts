@@ -6,16 +6,16 @@
  * bigint columns come back as JavaScript numbers (SQLite's INTEGER does the
  * same); Concord's ids and epoch milliseconds are far below 2^53.
  */
-import { fileURLToPath } from "node:url";
 import { drizzle, type NodePgDatabase } from "drizzle-orm/node-postgres";
 import { migrate } from "drizzle-orm/node-postgres/migrator";
 import pg from "pg";
+import { repoPath } from "./repo-path";
 import * as schema from "./schema.pg";
 
 export type PgDb = NodePgDatabase<typeof schema> & { $client: pg.Pool };
 
-/** db/migrations-pg, found from this file (db/) or from the server bundle (build/). */
-export const PG_MIGRATIONS_DIR = fileURLToPath(new URL("../db/migrations-pg", import.meta.url));
+/** db/migrations-pg, found from this file (db/), the server build (build/) or a command's bundle (repoPath). */
+export const PG_MIGRATIONS_DIR = repoPath("db/migrations-pg", import.meta.url);
 
 // int8 (bigint, count(*)) as a number, not a string.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));

@@ -5,16 +5,16 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { drizzle, type BetterSQLite3Database } from "drizzle-orm/better-sqlite3";
 import { migrate } from "drizzle-orm/better-sqlite3/migrator";
+import { repoPath } from "./repo-path";
 import * as schema from "./schema";
 
 export type Db = BetterSQLite3Database<typeof schema> & { $client: Database.Database };
 
-/** db/migrations, found from this file (db/) or from the server bundle (build/). */
-export const MIGRATIONS_DIR = fileURLToPath(new URL("../db/migrations", import.meta.url));
+/** db/migrations, found from this file (db/), the server build (build/) or a command's bundle (repoPath). */
+export const MIGRATIONS_DIR = repoPath("db/migrations", import.meta.url);
 
 /** How long a write waits for the lock before it fails with SQLITE_BUSY (ms): the busy timeout, and writeWithoutBusyWait's bound. */
 export const BUSY_TIMEOUT_MS = 5000;

@@ -4,7 +4,8 @@
 // instead of going through the tsx loader saves most of the start-up time of the command
 // (see `npm run bench:agreement-cli`, `npm run bench:judge-agreement`).
 // `npx tsx scripts/NAME.ts` runs the same code uncompiled. Used by scripts/agreement-cli.mjs
-// (`npm run agreement`) and scripts/judge-agreement-cli.mjs (`npm run judge-agreement`).
+// (`npm run agreement`), scripts/judge-agreement-cli.mjs (`npm run judge-agreement`) and
+// scripts/import-job-cli.mjs (the web server's import jobs).
 import { createHash } from "node:crypto";
 import { accessSync, constants, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -51,10 +52,21 @@ function fresh(bundle, inputsFile) {
   return true;
 }
 
-/** Compiles scripts/NAME.ts into the cache when its bundle is missing or stale, then runs it. */
-export async function runBundled(name) {
+/**
+ * Compiles scripts/NAME.ts into the cache when its bundle is missing or stale, then runs it.
+ * `externalPackages`: leave every package import (better-sqlite3's native addon, pg, drizzle…) to
+ * node_modules and compile only our own code; such a bundle must sit inside the repository, so it is
+ * only made in node_modules/.cache/concord: elsewhere the sources run through tsx instead.
+ */
+export async function runBundled(name, { externalPackages = false } = {}) {
   const entry = join(root, "scripts", `${name}.ts`);
   const cacheDir = pickCacheDir();
+  if (externalPackages && relative(root, cacheDir).startsWith("..")) {
+    const { register } = await import("tsx/esm/api");
+    register();
+    await import(pathToFileURL(entry).href);
+    return;
+  }
   const bundle = join(cacheDir, `${name}.mjs`);
   const inputsFile = join(cacheDir, `${name}.inputs.json`);
   if (!fresh(bundle, inputsFile)) {
@@ -69,6 +81,7 @@ export async function runBundled(name) {
       target: "node20",
       outfile: tmp,
       metafile: true,
+      ...(externalPackages ? { packages: "external" } : {}),
       logLevel: "error",
       absWorkingDir: root,
     });

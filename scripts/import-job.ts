@@ -29,10 +29,15 @@ if (isMainThread) {
   const write = (o: unknown) => process.stdout.write(JSON.stringify(o) + "\n");
   const opts = JSON.parse(process.argv[2] ?? "{}") as Options;
   let conn: Database.Database | undefined;
-  // A worker does not inherit tsx's loader (Node 20): it registers it, then loads this file.
-  const tsx = import.meta.resolve("tsx/esm/api");
-  const boot = `import(${JSON.stringify(tsx)}).then((api) => { api.register(); return import(${JSON.stringify(import.meta.url)}); });`;
-  const worker = new Worker(boot, { eval: true, workerData: { opts } });
+  // The check's thread runs this same module. From the sources (tsx), a worker does not inherit tsx's loader
+  // (Node 20): it registers it, then loads this file; from the bundle (scripts/import-job-cli.mjs) it loads the bundle.
+  const fromSources = import.meta.url.endsWith(".ts");
+  const worker = fromSources
+    ? new Worker(
+        `import(${JSON.stringify(import.meta.resolve("tsx/esm/api"))}).then((api) => { api.register(); return import(${JSON.stringify(import.meta.url)}); });`,
+        { eval: true, workerData: { opts } },
+      )
+    : new Worker(new URL(import.meta.url), { workerData: { opts } });
   worker.on("message", async (m: ToMain) => {
     if ("out" in m) write(m.out);
     else if ("exit" in m) process.exitCode = m.exit;

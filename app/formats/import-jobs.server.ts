@@ -84,7 +84,8 @@ export function startJob(
     entry.job = { state: "running", kind, startedAt: entry.job.startedAt, progress: null };
     const child = spawn(
       process.execPath,
-      ["--max-old-space-size=1024", "--import", "tsx", path.join("scripts", "import-job.ts"), JSON.stringify(opts)],
+      // The job's cached bundle (scripts/import-job-cli.mjs): no tsx loader to start before every import.
+      ["--max-old-space-size=1024", path.join("scripts", "import-job-cli.mjs"), JSON.stringify(opts)],
       {
         cwd: repoRoot(),
         env: { ...process.env, DATABASE_URL: databaseFile },
