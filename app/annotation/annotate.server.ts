@@ -7,7 +7,7 @@
  * name, response id, judge verdict, gold answer or other annotator's label.
  */
 import { and, asc, desc, eq, inArray, sql } from "drizzle-orm";
-import { dalOf, first, getDal, type DalLike } from "~/dal.server";
+import { dalOf, first, getDal, type Dal, type DalLike, type Q } from "~/dal.server";
 import type { schema } from "~/db.server";
 import { isAnnotatable, penaltyReasonsOf, readConfig, scoreScaleOf, type AnnotatableKind } from "./config";
 import { labelToForm, parseLabel, rulesOf, type FormLike, type ParsedLabel, type ResponseKey } from "./labels";
@@ -218,19 +218,13 @@ export async function saveAnnotation(
 
   return d.tx(
     async (tx): Promise<SaveResult> => {
-      if (d.dialect === "postgres" && Number.isInteger(unitId)) {
-        // Row locks on everything the answer depends on (TxOptions.lockedReadCommitted): the user's assignment of the
-        // unit (a second submit of it — a double click — waits for the first and then sees it: its token, its revision)
-        // and the task (closing it waits for the submits in flight; they share the lock). Labels of other assignments,
-        // other annotators' or the user's own, touch no common row and never make each other fail.
-        await d.rows(
-          sql`SELECT a.id FROM assignments a JOIN units u ON u.id = a.unit_id
-            WHERE a.unit_id = ${unitId} AND a.annotator_id = ${userId} AND u.task_id = ${task.id} FOR UPDATE OF a`,
-          tx,
-        );
-        await d.rows(sql`SELECT id FROM tasks WHERE id = ${task.id} FOR SHARE`, tx);
-      }
-      const a = await myAssignment(task.id, unitId, userId, d);
+      // On PostgreSQL, row locks on everything the answer depends on (TxOptions.lockedReadCommitted), taken by the
+      // reads that fetch them: the user's assignment of the unit (a second submit of it — a double click — waits for
+      // the first and then sees it: its token, its revision) and the task (closing it waits for the submits in flight;
+      // they share the lock). Labels of other assignments, other annotators' or the user's own, touch no common row
+      // and never make each other fail.
+      const pg = d.dialect === "postgres";
+      const a = pg ? await lockedAssignment(d, tx, task.id, unitId, userId) : await myAssignment(task.id, unitId, userId, d);
       if (!a) return { ok: false, httpStatus: 404, fieldErrors: { unitId: "This unit is not assigned to you, or does not exist." } };
       // A form already submitted once: the same answer again is a retry (nothing stored);
       // a changed answer (the form resubmitted after going back) is stored as a new revision.
@@ -265,7 +259,9 @@ export async function saveAnnotation(
           tokenUsed = true;
         }
       }
-      const task2 = first(await tx.select({ status: tasks.status }).from(tasks).where(eq(tasks.id, task.id)).limit(1));
+      const task2 = pg
+        ? first(await d.rows<{ status: string }>(sql`SELECT status FROM tasks WHERE id = ${task.id} FOR SHARE`, tx))
+        : first(await tx.select({ status: tasks.status }).from(tasks).where(eq(tasks.id, task.id)).limit(1));
       if (task2?.status !== "open")
         return { ok: false, httpStatus: 409, fieldErrors: { form: "This task is closed; labels can no longer change." } };
 
@@ -324,6 +320,36 @@ export async function saveAnnotation(
     },
     { lockedReadCommitted: true },
   );
+}
+
+/** myAssignment on PostgreSQL, its row locked for the submit's transaction (FOR UPDATE OF a): one statement for both. */
+async function lockedAssignment(d: Dal, tx: Q, taskId: number, unitId: number, userId: number) {
+  if (!Number.isInteger(unitId)) return undefined;
+  const row = first(
+    await d.rows<{
+      id: number;
+      unit_id: number;
+      status: (typeof schema.assignments.$inferSelect)["status"];
+      shown_order: ResponseKey[] | null;
+      skip_reason: string | null;
+      started_at: number | null;
+    }>(
+      sql`SELECT a.id, a.unit_id, a.status, a.shown_order, a.skip_reason, a.started_at FROM assignments a
+        JOIN units u ON u.id = a.unit_id
+        WHERE a.unit_id = ${unitId} AND a.annotator_id = ${userId} AND u.task_id = ${taskId} LIMIT 1 FOR UPDATE OF a`,
+      tx,
+    ),
+  );
+  return row
+    ? {
+        id: row.id,
+        unitId: row.unit_id,
+        status: row.status,
+        shownOrder: row.shown_order,
+        skipReason: row.skip_reason,
+        startedAt: row.started_at,
+      }
+    : undefined;
 }
 
 /** What the annotate page needs for one of the user's own units. */
