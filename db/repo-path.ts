@@ -1,8 +1,9 @@
 /**
- * A folder of the repository (db/migrations, db/migrations-pg), found from the
- * running module whichever copy of it runs: the sources (db/), the server
- * build (build/) or a command's cached bundle (node_modules/.cache/concord/;
- * scripts/bundled-cli.mjs) — the first ancestor folder that holds it.
+ * A file or folder of the repository (db/migrations, scripts/import-job.ts,
+ * seeds/recorded), found from the running module whichever copy of it runs:
+ * the sources, the server build (build/) or a command's cached bundle
+ * (node_modules/.cache/concord/; scripts/bundled-cli.mjs) — in the first
+ * ancestor folder that holds it; else relative to the working directory.
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -14,8 +15,7 @@ export function repoPath(rel: string, moduleUrl: string): string {
     const candidate = path.join(dir, rel);
     if (fs.existsSync(candidate)) return candidate;
     const up = path.dirname(dir);
-    // Not found above: the path beside the module's parent, as before (the error then names it).
-    if (up === dir) return fileURLToPath(new URL(`../${rel}`, moduleUrl));
+    if (up === dir) return path.resolve(rel);
     dir = up;
   }
 }

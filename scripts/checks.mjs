@@ -10,8 +10,8 @@
  * the script exits 1 if any check failed (every check still runs to the end,
  * so one run shows every problem).
  */
-import { spawn } from "node:child_process";
 import path from "node:path";
+import { inLanes, runNode } from "./at-once.mjs";
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
 const bin = (pkg, file) => path.join(root, "node_modules", pkg, file);
@@ -26,26 +26,10 @@ const CHECKS = [
 ];
 const AT_ONCE = 2;
 
-function run([name, args, env = {}]) {
-  const started = Date.now();
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, args, { cwd: root, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    child.stdout.on("data", (d) => (out += d));
-    child.stderr.on("data", (d) => (out += d));
-    child.on("close", (code) => {
-      const secs = ((Date.now() - started) / 1000).toFixed(1);
-      const ok = code === 0;
-      process.stdout.write(`\n${ok ? "ok  " : "FAIL"} ${name} (${secs} s)\n${ok && name === "build" ? "" : out}`);
-      resolve(ok);
-    });
-  });
-}
-
-let next = 0;
-let failed = 0;
-async function lane() {
-  while (next < CHECKS.length) if (!(await run(CHECKS[next++]))) failed++;
-}
-await Promise.all(Array.from({ length: AT_ONCE }, lane));
-process.exit(failed ? 1 : 0);
+const results = await inLanes(CHECKS, AT_ONCE, async ([name, args, env]) => {
+  const r = await runNode(args, { cwd: root, env });
+  const ok = r.code === 0;
+  process.stdout.write(`\n${ok ? "ok  " : "FAIL"} ${name} (${r.secs} s)\n${ok && name === "build" ? "" : r.stdout + r.stderr}`);
+  return ok;
+});
+process.exit(results.every(Boolean) ? 0 : 1);

@@ -14,10 +14,10 @@
  * databases, folders and ports), which halves the wall time on 2 cores; the
  * results print in the sample's order.
  */
-import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { inLanes, runNode } from "./at-once.mjs";
 
 /** A fixed sample across tests/integration, tests/security and tests/e2e, leaning to tests late in their files. */
 export const SAMPLE = [
@@ -69,51 +69,28 @@ const list = pairs();
 /** At most this many vitest processes at once. */
 const AT_ONCE = 2;
 
-/** Runs one test alone; resolves with its line (and, on failure, vitest's output). */
-function runAlone(i, file, name) {
+/** Runs one test alone: its line, and vitest's output for a failure. */
+async function runAlone([file, name], i) {
   const json = path.join(out, `${i}.json`);
-  const started = Date.now();
-  return new Promise((resolve) => {
-    const child = spawn(
-      process.execPath,
-      [vitest, "run", file, "-t", `${escape(name)}$`, "--reporter=default", "--reporter=json", `--outputFile.json=${json}`],
-      { cwd: root, env: process.env, stdio: ["ignore", "pipe", "pipe"] },
-    );
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => (stdout += d));
-    child.stderr.on("data", (d) => (stderr += d));
-    child.on("close", (status) => {
-      let passed = 0;
-      let total = 0;
-      try {
-        const report = JSON.parse(fs.readFileSync(json, "utf8"));
-        passed = report.numPassedTests;
-        total = report.numPassedTests + report.numFailedTests;
-      } catch {
-        // no report: counted as a failure below, with vitest's output
-      }
-      const ok = status === 0 && passed === 1 && total === 1;
-      const secs = ((Date.now() - started) / 1000).toFixed(1);
-      resolve({
-        ok,
-        line: `${ok ? "ok  " : "FAIL"} ${secs.padStart(5)} s  ${file} › ${name}${ok ? "" : ` (passed ${passed} of ${total} run)`}`,
-        stdout,
-        stderr,
-      });
-    });
-  });
+  const r = await runNode(
+    [vitest, "run", file, "-t", `${escape(name)}$`, "--reporter=default", "--reporter=json", `--outputFile.json=${json}`],
+    { cwd: root },
+  );
+  let passed = 0;
+  let total = 0;
+  try {
+    const report = JSON.parse(fs.readFileSync(json, "utf8"));
+    passed = report.numPassedTests;
+    total = report.numPassedTests + report.numFailedTests;
+  } catch {
+    // no report: counted as a failure below, with vitest's output
+  }
+  const ok = r.code === 0 && passed === 1 && total === 1;
+  const line = `${ok ? "ok  " : "FAIL"} ${r.secs.padStart(5)} s  ${file} › ${name}${ok ? "" : ` (passed ${passed} of ${total} run)`}`;
+  return { ok, line, stdout: r.stdout, stderr: r.stderr };
 }
 
-const results = new Array(list.length);
-let next = 0;
-async function lane() {
-  while (next < list.length) {
-    const i = next++;
-    results[i] = await runAlone(i, ...list[i]);
-  }
-}
-await Promise.all(Array.from({ length: Math.min(AT_ONCE, list.length) }, lane));
+const results = await inLanes(list, AT_ONCE, runAlone);
 let failed = 0;
 for (const r of results) {
   console.log(r.line);

@@ -11,9 +11,8 @@
  * (UPLOAD_TTL_MS after the last activity).
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import fs from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { repoPath } from "../../db/repo-path";
 import type { ImportOptions, ImportProgress, ImportSummary } from "./import.server";
 
 export type JobKind = "preview" | "confirm";
@@ -30,15 +29,8 @@ const queue: { token: string; run: () => void }[] = [];
 let running = 0;
 const MAX_RUNNING = 1;
 
-/** The repository root (holds scripts/), from this module in app/formats/ or from the server build in build/. */
-function repoRoot(): string {
-  let dir = path.dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 5; i++) {
-    if (fs.existsSync(path.join(dir, "scripts", "import-job.ts"))) return dir;
-    dir = path.dirname(dir);
-  }
-  return process.cwd();
-}
+/** The repository root (holds scripts/), from this module in app/formats/, the server build in build/ or a bundle. */
+const repoRoot = () => path.dirname(path.dirname(repoPath("scripts/import-job.ts", import.meta.url)));
 
 export function getJob(token: string): JobState | undefined {
   const e = jobs.get(token);

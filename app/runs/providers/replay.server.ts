@@ -23,8 +23,8 @@
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { z } from "zod";
+import { repoPath } from "../../../db/repo-path";
 import { isDatabaseFile } from "../../files.server";
 import { ProviderError, type CallRecord, type LlmProvider, type LlmReply, type LlmRequest } from "./types";
 
@@ -57,12 +57,7 @@ export function recordingsDir(env: NodeJS.ProcessEnv = process.env): string {
   const fromEnv = env.CONCORD_RECORDINGS_DIR?.trim();
   if (fromEnv) return path.resolve(fromEnv);
   if (defaultDir) return defaultDir;
-  let dir = path.dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 6; i++, dir = path.dirname(dir)) {
-    const candidate = path.join(dir, "seeds", "recorded");
-    if (fs.existsSync(candidate)) return (defaultDir = candidate);
-  }
-  return (defaultDir = path.resolve("seeds", "recorded"));
+  return (defaultDir = repoPath("seeds/recorded", import.meta.url));
 }
 
 /** The recordings a provider may name: regular *.json files directly in the folder (no links, no subfolders). */
