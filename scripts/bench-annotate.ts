@@ -108,7 +108,7 @@ async function main() {
 
   const lockLog = path.join(dir, "lock-holds.jsonl");
   const profFlags = SERVER_PROF_DIR ? ["--cpu-prof", `--cpu-prof-dir=${path.resolve(SERVER_PROF_DIR)}`] : [];
-  const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, ...profFlags, "--import", "tsx", "scripts/server.ts"], {
+  const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, ...profFlags, "scripts/server-cli.mjs"], {
     cwd: root,
     env: {
       ...process.env,

@@ -217,7 +217,7 @@ async function buildDatabase(file: string) {
 
 async function startServer(file: string): Promise<{ url: string; stop: () => Promise<void> }> {
   const profFlags = SERVER_PROF_DIR ? ["--cpu-prof", `--cpu-prof-dir=${path.resolve(SERVER_PROF_DIR)}`] : [];
-  const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, ...profFlags, "--import", "tsx", "scripts/server.ts"], {
+  const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, ...profFlags, "scripts/server-cli.mjs"], {
     cwd: root,
     env: { ...process.env, DATABASE_URL: file, PORT: "0", NODE_ENV: "production" },
     stdio: ["ignore", "pipe", "pipe"],

@@ -4,7 +4,8 @@
 // instead of going through the tsx loader saves most of the start-up time of the command
 // (see `npm run bench:agreement-cli`, `npm run bench:judge-agreement`).
 // `npx tsx scripts/NAME.ts` runs the same code uncompiled. Used by scripts/agreement-cli.mjs
-// (`npm run agreement`), scripts/judge-agreement-cli.mjs (`npm run judge-agreement`) and
+// (`npm run agreement`), scripts/judge-agreement-cli.mjs (`npm run judge-agreement`),
+// scripts/server-cli.mjs (`npm start`, `npm run demo`) and
 // scripts/import-job-cli.mjs (the web server's import jobs).
 import { createHash } from "node:crypto";
 import { accessSync, constants, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
@@ -53,20 +54,15 @@ function fresh(bundle, inputsFile) {
 }
 
 /**
- * Compiles scripts/NAME.ts into the cache when its bundle is missing or stale, then runs it.
+ * Compiles scripts/NAME.ts into the cache when its bundle is missing or stale; returns the bundle's path.
  * `externalPackages`: leave every package import (better-sqlite3's native addon, pg, drizzle…) to
  * node_modules and compile only our own code; such a bundle must sit inside the repository, so it is
- * only made in node_modules/.cache/concord: elsewhere the sources run through tsx instead.
+ * only made in node_modules/.cache/concord: elsewhere this returns null (run the sources through tsx).
  */
-export async function runBundled(name, { externalPackages = false } = {}) {
-  const entry = join(root, "scripts", `${name}.ts`);
+export async function ensureBundle(name, { externalPackages = false } = {}) {
   const cacheDir = pickCacheDir();
-  if (externalPackages && relative(root, cacheDir).startsWith("..")) {
-    const { register } = await import("tsx/esm/api");
-    register();
-    await import(pathToFileURL(entry).href);
-    return;
-  }
+  if (externalPackages && relative(root, cacheDir).startsWith("..")) return null;
+  const entry = join(root, "scripts", `${name}.ts`);
   const bundle = join(cacheDir, `${name}.mjs`);
   const inputsFile = join(cacheDir, `${name}.inputs.json`);
   if (!fresh(bundle, inputsFile)) {
@@ -90,6 +86,18 @@ export async function runBundled(name, { externalPackages = false } = {}) {
     const tmpInputs = `${inputsFile}.${process.pid}.tmp`;
     writeFileSync(tmpInputs, JSON.stringify(inputs));
     renameSync(tmpInputs, inputsFile);
+  }
+  return bundle;
+}
+
+/** Runs scripts/NAME.ts from its bundle (see ensureBundle), or from the sources through tsx when there can be none. */
+export async function runBundled(name, opts = {}) {
+  const bundle = await ensureBundle(name, opts);
+  if (bundle === null) {
+    const { register } = await import("tsx/esm/api");
+    register();
+    await import(pathToFileURL(join(root, "scripts", `${name}.ts`)).href);
+    return;
   }
   await import(pathToFileURL(bundle).href);
 }

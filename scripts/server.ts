@@ -29,6 +29,7 @@ import helmet from "helmet";
 import { databasePathFromEnv, openDatabase } from "../db/client";
 import { isPostgresUrl } from "../db/client-pg";
 import { maskUrl } from "../db/copy";
+import { repoPath } from "../db/repo-path";
 import { closeDal, initDal } from "../app/dal.server";
 import { cleanupLeftovers } from "../app/formats/stage.server";
 import { env } from "../app/env.server";
@@ -47,7 +48,8 @@ import { bodyLimitFor, JSON_MAX_DEPTH, jsonTooDeep } from "../app/request-limits
 // (npm start and npm run demo also set it; `remix dev` sets "development").
 process.env.NODE_ENV ??= "production";
 
-const root = path.resolve(import.meta.dirname, "..");
+// The repository, from the sources or from the cached bundle (scripts/server-cli.mjs).
+const root = path.dirname(repoPath("remix.config.js", import.meta.url));
 const port = (() => {
   const raw = process.env.PORT ?? "3000";
   const n = Number(raw);

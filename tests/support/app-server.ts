@@ -41,15 +41,11 @@ export async function startApp(prepare?: (databaseFile: string) => Promise<void>
   const extraEnv = typeof options.env === "function" ? options.env(databaseFile) : (options.env ?? {});
   const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: databaseFile, PORT: "0", NODE_ENV: "production", ...extraEnv };
   for (const [k, v] of Object.entries(extraEnv)) if (v === undefined) delete env[k];
-  const child: ChildProcess = spawn(
-    process.execPath,
-    [...SERVER_NODE_FLAGS, ...(options.nodeArgs ?? []), "--import", "tsx", "scripts/server.ts"],
-    {
-      cwd: ROOT,
-      env,
-      stdio: ["ignore", "pipe", "pipe"],
-    },
-  );
+  const child: ChildProcess = spawn(process.execPath, [...SERVER_NODE_FLAGS, ...(options.nodeArgs ?? []), "scripts/server-cli.mjs"], {
+    cwd: ROOT,
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let out = "";
   child.stdout!.on("data", (d) => (out += d));
   child.stderr!.on("data", (d) => (out += d));

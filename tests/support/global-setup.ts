@@ -1,6 +1,8 @@
 /**
  * Builds the Remix app once per test run, when the build is missing or older
- * than the sources, so browser tests drive the same production build users get.
+ * than the sources, so browser tests drive the same production build users get;
+ * and the cached bundles of the server and the import job (scripts/bundled-cli.mjs),
+ * once here rather than by the first test files that start them, side by side.
  */
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
@@ -17,7 +19,9 @@ function newestMtime(dir: string): number {
   return newest;
 }
 
-export default function setup() {
+export default async function setup() {
+  const { ensureBundle } = await import("../../scripts/bundled-cli.mjs");
+  for (const name of ["server", "import-job"]) await ensureBundle(name, { externalPackages: true });
   // For quick unit/integration iterations while app code is mid-edit.
   if (process.env.CONCORD_SKIP_BUILD === "1") return;
   const stamp = path.join(root, "build", "index.js");
