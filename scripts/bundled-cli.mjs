@@ -78,6 +78,16 @@ export async function ensureBundle(name, { externalPackages = false } = {}) {
       outfile: tmp,
       metafile: true,
       ...(externalPackages ? { packages: "external" } : {}),
+      // Stylesheets a page component imports (KaTeX's) mean nothing to a command: empty modules, as tsx loads them.
+      plugins: [
+        {
+          name: "no-css",
+          setup(b) {
+            b.onResolve({ filter: /\.css$/ }, (a) => ({ path: a.path, namespace: "no-css" }));
+            b.onLoad({ filter: /.*/, namespace: "no-css" }, () => ({ contents: "", loader: "js" }));
+          },
+        },
+      ],
       logLevel: "error",
       absWorkingDir: root,
     });

@@ -15,16 +15,17 @@
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { asc, eq } from "drizzle-orm";
 import { z } from "zod";
 import { createTask } from "../app/annotation/tasks.server";
 import { dalOf } from "../app/dal.server";
 import { hashPassword } from "../app/auth/password.server";
 import type { Db } from "../db/client";
+import { repoPath } from "../db/repo-path";
 import * as schema from "../db/schema";
 
-const SEEDS_DIR = path.dirname(fileURLToPath(import.meta.url));
+// The demo files, from the sources or from a command's cached bundle (scripts/cli.mjs).
+const SEEDS_DIR = path.dirname(repoPath("seeds/demo-benchmark.json", import.meta.url));
 
 export const DEMO_PROJECT = { slug: "demo", name: "Concord Demo", description: "Original demo benchmark and labels written for Concord." };
 

@@ -128,6 +128,25 @@ export function claimJobs(db: Db, owner: string, max: number, leaseMs: number, n
   return db.$client.transaction(() => claimWithin(db, owner, max, leaseMs, now, runId)).immediate();
 }
 
+/** The status of each of these runs that still exists (pause and cancel reach a worker's executing jobs). */
+export function runStatuses(db: Db, ids: number[]): { id: number; status: string }[] {
+  if (ids.length === 0) return [];
+  return db.$client.prepare(`SELECT id, status FROM runs WHERE id IN (${ids.map(() => "?").join(",")})`).all(...ids) as {
+    id: number;
+    status: string;
+  }[];
+}
+
+/** Whether a job of an active run (of run `runId`, if given) is queued or leased. */
+export function hasPendingJobs(db: Db, runId?: number): boolean {
+  const row = db.$client
+    .prepare(
+      `SELECT COUNT(*) AS n FROM jobs j JOIN runs r ON r.id=j.run_id WHERE r.status IN ('queued','running') AND j.status IN ('queued','leased') ${runId !== undefined ? "AND j.run_id = ?" : ""}`,
+    )
+    .get(...(runId !== undefined ? [runId] : [])) as { n: number };
+  return row.n > 0;
+}
+
 export function renewLeases(db: Db, owner: string, jobIds: number[], leaseMs: number): void {
   if (jobIds.length === 0) return;
   db.$client

@@ -14,7 +14,7 @@
 import { startCheckpointer } from "../../db/checkpointer";
 import { isBusyError, type Db } from "../../db/client";
 import { getProtocol } from "./protocols";
-import { renewLeases, stmts, storeAndClaim, type CallLogDetail, type ClaimedJob, type Finished, type StoreResult } from "./jobs.server";
+import { hasPendingJobs, renewLeases, runStatuses, stmts, storeAndClaim, type CallLogDetail, type ClaimedJob, type Finished, type StoreResult } from "./jobs.server";
 import { callProvider, ProviderCache } from "./provider-calls.server";
 import { encryptPlaintextKeys } from "./providers/secrets.server";
 import {
@@ -176,10 +176,7 @@ export class Worker {
     const ids = [...new Set([...this.controls.values()].map((c) => c.runId))];
     let rows: { id: number; status: string }[];
     try {
-      rows = this.db.$client.prepare(`SELECT id, status FROM runs WHERE id IN (${ids.map(() => "?").join(",")})`).all(...ids) as {
-        id: number;
-        status: string;
-      }[];
+      rows = runStatuses(this.db, ids);
     } catch {
       return;
     }
@@ -327,12 +324,7 @@ export class Worker {
   }
 
   private hasPendingWork(): boolean {
-    const row = this.db.$client
-      .prepare(
-        `SELECT COUNT(*) AS n FROM jobs j JOIN runs r ON r.id=j.run_id WHERE r.status IN ('queued','running') AND j.status IN ('queued','leased') ${this.o.runId !== undefined ? "AND j.run_id = ?" : ""}`,
-      )
-      .get(...(this.o.runId !== undefined ? [this.o.runId] : [])) as { n: number };
-    return row.n > 0;
+    return hasPendingJobs(this.db, this.o.runId);
   }
 
   /** The run's protocol and parsed settings, read once per run (settings do not change after creation). */

@@ -33,7 +33,7 @@ const url = (db: string) => testPg.urlOf(db);
 
 async function dbCopy(from: string, to: string): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, ["--import", "tsx", "scripts/db-copy.ts", "--from", from, "--to", to], {
+    const { stdout, stderr } = await run(process.execPath, ["scripts/cli.mjs", "db-copy", "--from", from, "--to", to], {
       env: { ...process.env, DATABASE_URL: "" },
     });
     return { code: 0, stdout, stderr };

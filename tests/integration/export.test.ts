@@ -158,7 +158,7 @@ describe("exports", () => {
     await judgedProject("cli");
     const env = { ...process.env, DATABASE_URL: dbFile };
     const out = path.join(path.dirname(dbFile), "cli.csv");
-    execFileSync("npx", ["tsx", "scripts/export.ts", "--project", "cli", "--what", "annotations", "--out", out], {
+    execFileSync(process.execPath, ["scripts/cli.mjs", "export", "--project", "cli", "--what", "annotations", "--out", out], {
       cwd: ROOT,
       env,
       stdio: "pipe",
@@ -166,7 +166,11 @@ describe("exports", () => {
     expect(parseCsv(fs.readFileSync(out, "utf8")).data).toHaveLength(13 + 8);
     let err: { status: number; stderr: Buffer } | undefined;
     try {
-      execFileSync("npx", ["tsx", "scripts/export.ts", "--project", "cli", "--what", "everything"], { cwd: ROOT, env, stdio: "pipe" });
+      execFileSync(process.execPath, ["scripts/cli.mjs", "export", "--project", "cli", "--what", "everything"], {
+        cwd: ROOT,
+        env,
+        stdio: "pipe",
+      });
     } catch (e) {
       err = e as typeof err;
     }

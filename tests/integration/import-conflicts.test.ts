@@ -23,7 +23,7 @@ function ownDatabase() {
   const dir = tempDir("concord-conflicts-");
   const dbFile = path.join(dir, "test.db");
   const cli = (...args: string[]) => {
-    const r = spawnSync(process.execPath, ["--import", "tsx", "scripts/import.ts", ...args], {
+    const r = spawnSync(process.execPath, ["scripts/cli.mjs", "import", ...args], {
       cwd: ROOT,
       env: { ...process.env, DATABASE_URL: dbFile },
       encoding: "utf8",

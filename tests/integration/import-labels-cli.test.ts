@@ -13,7 +13,7 @@ const ROOT = path.resolve(__dirname, "../..");
 const JUDGE = path.resolve(__dirname, "../fixtures/judge");
 
 function cli(...args: string[]) {
-  const r = spawnSync(process.execPath, ["--import", "tsx", "scripts/import.ts", ...args], {
+  const r = spawnSync(process.execPath, ["scripts/cli.mjs", "import", ...args], {
     cwd: ROOT,
     env: { ...process.env, DATABASE_URL: dbFile },
     encoding: "utf8",

@@ -624,7 +624,7 @@ describe("npm run export (a real process: scripts/export.ts) with --reference, -
     cookie = await signInCookie(u.email, u.password);
   });
   const exportCli = (argv: string[]) => {
-    const r = spawnSync("npx", ["tsx", "scripts/export.ts", "--project", "pairwise", ...argv], {
+    const r = spawnSync(process.execPath, ["scripts/cli.mjs", "export", "--project", "pairwise", ...argv], {
       cwd: ROOT,
       env: { ...process.env, DATABASE_URL: dbFile },
       encoding: "utf8",

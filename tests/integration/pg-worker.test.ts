@@ -96,7 +96,7 @@ async function prepare(name: string): Promise<Prepared> {
 }
 
 async function dbCopy(from: string, to: string) {
-  const { stdout } = await exec(process.execPath, ["--import", "tsx", "scripts/db-copy.ts", "--from", from, "--to", to], {
+  const { stdout } = await exec(process.execPath, ["scripts/cli.mjs", "db-copy", "--from", from, "--to", to], {
     cwd: ROOT,
     env: { ...process.env, DATABASE_URL: "" },
   });

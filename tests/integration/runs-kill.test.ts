@@ -29,7 +29,7 @@ beforeAll(async () => {
 afterAll(() => fake.close());
 
 function spawnWorker(file: string): ChildProcess {
-  return spawn(process.execPath, ["--import", "tsx", "scripts/worker.ts", "--until-idle"], {
+  return spawn(process.execPath, ["scripts/cli.mjs", "worker", "--until-idle"], {
     cwd: ROOT,
     env: {
       ...process.env,

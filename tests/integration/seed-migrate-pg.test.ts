@@ -23,9 +23,10 @@ const run = promisify(execFile);
 let testPg: TestPg | undefined;
 const cwd = tempDir("concord-seed-pg-cwd-");
 
-async function command(script: string, url: string, args: string[] = []) {
+/** `npm run db:migrate` or `npm run seed` as an operator runs them (scripts/cli.mjs). */
+async function command(name: "migrate" | "seed", url: string, args: string[] = []) {
   try {
-    const { stdout, stderr } = await run(process.execPath, ["--import", "tsx", path.resolve(script), ...args], {
+    const { stdout, stderr } = await run(process.execPath, ["scripts/cli.mjs", name, ...args], {
       cwd: path.resolve("."),
       env: { ...process.env, DATABASE_URL: url, CONCORD_STATE_DIR: cwd },
     });
@@ -63,7 +64,7 @@ describe.skipIf(Boolean(pgSkipReason()))("seed and migrate on PostgreSQL", () =>
 
   it("db:migrate creates the schema on a new database and prints the URL without its password", async () => {
     const url = withPassword(await testPg!.createDatabase("migrate_only"));
-    const r = await command("scripts/migrate.ts", url);
+    const r = await command("migrate", url);
     expect(r.code, r.out).toBe(0);
     expect(r.out).toMatch(/is up to date/);
     expect(r.out).not.toContain("Hunter2-secret");
@@ -74,7 +75,7 @@ describe.skipIf(Boolean(pgSkipReason()))("seed and migrate on PostgreSQL", () =>
 
   it("three db:migrate processes started together on a new database all succeed (they take turns)", async () => {
     const url = await testPg!.createDatabase("migrate_together");
-    const results = await Promise.all([1, 2, 3].map(() => command("scripts/migrate.ts", url)));
+    const results = await Promise.all([1, 2, 3].map(() => command("migrate", url)));
     for (const r of results) expect(r.code, r.out).toBe(0);
     const c = new pg.Client({ connectionString: url });
     await c.connect();
@@ -85,7 +86,7 @@ describe.skipIf(Boolean(pgSkipReason()))("seed and migrate on PostgreSQL", () =>
 
   it("seed loads the same rows as on SQLite; again is refused, --if-empty leaves it, --reset is refused", async () => {
     const url = withPassword(await testPg!.createDatabase("seeded"));
-    const first = await command("scripts/seed.ts", url);
+    const first = await command("seed", url);
     expect(first.code, first.out).toBe(0);
     expect(first.out).toMatch(/loaded the demo into postgres:\/\/postgres:\*\*\*@/);
     expect(first.out).not.toContain("Hunter2-secret");
@@ -105,13 +106,13 @@ describe.skipIf(Boolean(pgSkipReason()))("seed and migrate on PostgreSQL", () =>
     for (const [t, n] of Object.entries(expected)) expect(seeded[t], t).toBe(n);
     expect(seeded.users).toBeGreaterThan(0);
 
-    const again = await command("scripts/seed.ts", url);
+    const again = await command("seed", url);
     expect(again.code).toBe(1);
     expect(again.out).toMatch(/already has data/);
-    const ifEmpty = await command("scripts/seed.ts", url, ["--if-empty"]);
+    const ifEmpty = await command("seed", url, ["--if-empty"]);
     expect(ifEmpty.code, ifEmpty.out).toBe(0);
     expect(ifEmpty.out).toMatch(/not loaded again/);
-    const reset = await command("scripts/seed.ts", url, ["--reset"]);
+    const reset = await command("seed", url, ["--reset"]);
     expect(reset.code).toBe(1);
     expect(reset.out).toMatch(/drop and create the database yourself/);
     expect(await counts(url)).toEqual(seeded);

@@ -10,7 +10,7 @@ import { tempDir } from "../support/db";
 
 function worker(env: Record<string, string>, args: string[] = []) {
   const file = path.join(tempDir(), "worker-env.db");
-  const r = spawnSync(process.execPath, ["--import", "tsx", "scripts/worker.ts", "--until-idle", ...args], {
+  const r = spawnSync(process.execPath, ["scripts/cli.mjs", "worker", "--until-idle", ...args], {
     cwd: path.resolve(__dirname, "../.."),
     env: { ...process.env, DATABASE_URL: file, ...env },
     encoding: "utf8",

@@ -61,15 +61,11 @@ describe("the database file is never opened as input or output", () => {
   });
 
   it("npm run export refuses to write over the database, which stays intact", () => {
-    const r = spawnSync(
-      process.execPath,
-      ["--import", "tsx", "scripts/export.ts", "--project", "p", "--what", "annotations", "--out", file],
-      {
-        cwd: ROOT,
-        env: { ...process.env, DATABASE_URL: file },
-        encoding: "utf8",
-      },
-    );
+    const r = spawnSync(process.execPath, ["scripts/cli.mjs", "export", "--project", "p", "--what", "annotations", "--out", file], {
+      cwd: ROOT,
+      env: { ...process.env, DATABASE_URL: file },
+      encoding: "utf8",
+    });
     expect(r.status).not.toBe(0);
     expect(r.stderr).toMatch(/is a database file; choose another output file/);
     expect(

@@ -8,7 +8,7 @@ export type ScriptResult = { code: number | null; out: string; err: string };
 
 export function runScript(script: string, args: string[], env: Record<string, string>): Promise<ScriptResult> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ["--import", "tsx", `scripts/${script}.ts`, ...args], {
+    const child = spawn(process.execPath, ["scripts/cli.mjs", script, ...args], {
       cwd: ROOT,
       env: { ...process.env, ...env },
       stdio: ["ignore", "pipe", "pipe"],

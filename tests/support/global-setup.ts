@@ -1,7 +1,7 @@
 /**
  * Builds the Remix app once per test run, when the build is missing or older
  * than the sources, so browser tests drive the same production build users get;
- * and the cached bundles of the server and the import job (scripts/bundled-cli.mjs),
+ * and the cached bundles of the server, the import job and the commands (scripts/bundled-cli.mjs),
  * once here rather than by the first test files that start them, side by side.
  */
 import { execFileSync } from "node:child_process";
@@ -21,7 +21,9 @@ function newestMtime(dir: string): number {
 
 export default async function setup() {
   const { ensureBundle } = await import("../../scripts/bundled-cli.mjs");
-  for (const name of ["server", "import-job"]) await ensureBundle(name, { externalPackages: true });
+  // The commands the tests start as operators do (scripts/server-cli.mjs, scripts/cli.mjs), all at once.
+  const commands = ["server", "import-job", "import", "export", "runs", "worker", "providers", "seed", "migrate", "db-copy"];
+  await Promise.all(commands.map((name) => ensureBundle(name, { externalPackages: true })));
   // For quick unit/integration iterations while app code is mid-edit.
   if (process.env.CONCORD_SKIP_BUILD === "1") return;
   const stamp = path.join(root, "build", "index.js");

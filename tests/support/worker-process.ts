@@ -12,7 +12,7 @@ export type WorkerProcess = { child: ChildProcess; out: () => string };
 
 /** Starts a worker on `databaseUrl` (a SQLite file or a postgres:// URL); `out` is what it printed so far. */
 export function spawnWorker(databaseUrl: string, leaseMs: number): WorkerProcess {
-  const child = spawn(process.execPath, ["--import", "tsx", "scripts/worker.ts", "--until-idle"], {
+  const child = spawn(process.execPath, ["scripts/cli.mjs", "worker", "--until-idle"], {
     cwd: ROOT,
     env: { ...process.env, DATABASE_URL: databaseUrl, WORKER_CONCURRENCY: "8", WORKER_POLL_MS: "20", WORKER_LEASE_MS: String(leaseMs) },
     stdio: ["ignore", "pipe", "pipe"],
