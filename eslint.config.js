@@ -29,6 +29,37 @@ export default tseslint.config(
     },
   },
   {
+    // All database access goes through the data-access layer (app/dal.server.ts): queries built with drizzle or
+    // `sql`, run by the layer on either dialect. SQL prepared on a raw connection runs on SQLite only. The only
+    // places that prepare statements themselves are the layer's SQLite engines, synchronous on purpose (see the
+    // README's "Data access"): the run queue's batched store (one write transaction per event-loop turn) and the
+    // import's stage file (attached to the connection, copied in one transaction). db/ is the layer's own floor.
+    files: ["app/**/*.ts", "app/**/*.tsx", "scripts/**/*.ts", "scripts/**/*.mjs", "seeds/**/*.ts"],
+    ignores: [
+      "app/dal.server.ts",
+      "app/runs/jobs.server.ts",
+      "app/runs/providers/shared-limits.server.ts",
+      "app/formats/import.server.ts",
+      "app/formats/stage*.server.ts",
+      "app/formats/writer.server.ts",
+      "app/formats/writer/*.server.ts",
+    ],
+    rules: {
+      "no-restricted-syntax": [
+        "error",
+        {
+          selector: "CallExpression[callee.property.name='prepare']",
+          message:
+            "Query through the data-access layer (dalOf(db).q, .rows, .arrays, .tx in app/dal.server.ts), not a statement prepared on a raw connection.",
+        },
+        {
+          selector: "MemberExpression[object.property.name='$client'][property.name=/^(transaction|exec|pragma)$/]",
+          message: "Transactions and statements go through the data-access layer (d.tx in app/dal.server.ts), not the raw connection.",
+        },
+      ],
+    },
+  },
+  {
     // Tests read JSON bodies and loader data loosely typed.
     files: ["tests/**/*.ts", "tests/**/*.tsx"],
     rules: { "@typescript-eslint/no-explicit-any": "off" },

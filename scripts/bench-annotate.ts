@@ -38,7 +38,9 @@ import { spawn, execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { sql, type SQL } from "drizzle-orm";
 import { seedAnnotationScenario } from "../app/annotation/synthetic.server";
+import { dalOf, first } from "../app/dal.server";
 import { openDatabase } from "../db/client";
 import { copyDatabase } from "../db/copy";
 import { postgresCopy } from "../tests/support/pg";
@@ -264,22 +266,26 @@ async function main() {
   const errors = results.filter((r) => r.status === "rejected") as PromiseRejectedResult[];
 
   const check = openDatabase(onPg ? path.join(dir, "back.db") : file);
-  const q = (sql: string) => (check.$client.prepare(sql).get() as { n: number }).n;
+  const checkDal = dalOf(check);
+  const q = async (query: SQL) => Number(first(await checkDal.rows<{ n: number }>(query))!.n);
   // The annotators' tasks only (an imported labels file brings submitted labels of its own).
-  const ours = `(select a.id from assignments a join units u on u.id = a.unit_id where u.task_id in (${Object.values(scenario.tasks).join(", ")}))`;
-  const annotations = q(`select count(*) as n from annotations where status = 'submitted' and assignment_id in ${ours}`);
-  const submittedAssignments = q(`select count(*) as n from assignments where status = 'submitted' and id in ${ours}`);
-  const duplicates = q(
-    `select count(*) as n from (select assignment_id from annotations where assignment_id in ${ours} group by assignment_id having count(*) > 1)`,
+  const ours = sql`(select a.id from assignments a join units u on u.id = a.unit_id where u.task_id in (${sql.join(
+    Object.values(scenario.tasks).map((id) => sql`${id}`),
+    sql`, `,
+  )}))`;
+  const annotations = await q(sql`select count(*) as n from annotations where status = 'submitted' and assignment_id in ${ours}`);
+  const submittedAssignments = await q(sql`select count(*) as n from assignments where status = 'submitted' and id in ${ours}`);
+  const duplicates = await q(
+    sql`select count(*) as n from (select assignment_id from annotations where assignment_id in ${ours} group by assignment_id having count(*) > 1)`,
   );
-  const orphans = q(
-    `select count(*) as n from assignments a where a.status = 'submitted' and a.id in ${ours} and not exists (select 1 from annotations an where an.assignment_id = a.id and an.status = 'submitted')`,
+  const orphans = await q(
+    sql`select count(*) as n from assignments a where a.status = 'submitted' and a.id in ${ours} and not exists (select 1 from annotations an where an.assignment_id = a.id and an.status = 'submitted')`,
   );
   const importedRows =
     IMPORT_PRESET === "responses"
-      ? q("select count(*) as n from responses where model like 'bench-model-%'")
-      : q(
-          "select count(*) as n from annotations an join assignments a on a.id = an.assignment_id join units u on u.id = a.unit_id join tasks t on t.id = u.task_id where t.kind = 'imported-labels'",
+      ? await q(sql`select count(*) as n from responses where model like 'bench-model-%'`)
+      : await q(
+          sql`select count(*) as n from annotations an join assignments a on a.id = an.assignment_id join units u on u.id = a.unit_id join tasks t on t.id = u.task_id where t.kind = 'imported-labels'`,
         );
   check.$client.close();
   const holds = fs.existsSync(lockLog)

@@ -28,6 +28,7 @@
 import path from "node:path";
 import fs from "node:fs";
 import os from "node:os";
+import { sql } from "drizzle-orm";
 import { openDatabase, type Db } from "../db/client";
 import { controlRun, createRun, Worker } from "../app/runs/runner.server";
 import { getProtocol } from "../app/runs/protocols";
@@ -37,7 +38,7 @@ import { spawn } from "node:child_process";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { copyDatabase } from "../db/copy";
 import { openPgDatabase } from "../db/client-pg";
-import { pgDal } from "../app/dal.server";
+import { dalOf, first, pgDal } from "../app/dal.server";
 import { startFakeLlm } from "../tests/support/fake-llm";
 import { postgresCopy } from "../tests/support/pg";
 import { procCpuS } from "../tests/support/proc-cpu";
@@ -71,14 +72,12 @@ type Limits = { name: string; concurrency: number; requestsPerMinute: number | n
  * jobs table's unique key drops them). depth = calls on the longest chain
  * ending at the call (itself included), height = on the longest chain starting at it.
  */
-function jobGraph(db: Db, runId: number, reply: (body: Record<string, unknown>, n: number) => string): GraphCall[] {
-  const row = db.$client.prepare(`SELECT protocol, config FROM runs WHERE id = ?`).get(runId) as { protocol: string; config: string };
+async function jobGraph(db: Db, runId: number, reply: (body: Record<string, unknown>, n: number) => string): Promise<GraphCall[]> {
+  const d = dalOf(db);
+  const row = first(await d.rows<{ protocol: string; config: string }>(sql`SELECT protocol, config FROM runs WHERE id = ${runId}`))!;
   const protocol = getProtocol(row.protocol);
   const settings = protocol.configSchema.parse((JSON.parse(row.config) as { settings?: unknown }).settings ?? {});
-  const initial = db.$client.prepare(`SELECT key, payload FROM jobs WHERE run_id = ? ORDER BY id`).all(runId) as {
-    key: string;
-    payload: string;
-  }[];
+  const initial = await d.rows<{ key: string; payload: string }>(sql`SELECT key, payload FROM jobs WHERE run_id = ${runId} ORDER BY id`);
   const calls: GraphCall[] = [];
   const seen = new Set<string>();
   const queue: { payload: JobPayload; parent: number | null }[] = [];
@@ -254,14 +253,11 @@ async function serverProcess(): Promise<FakeServer> {
 const replyOf = refineScript();
 
 /** The run's job graph and limits; `at(latency)` gives the ideal for calls of that latency. */
-function runIdeal(db: Db, runId: number, slots: number) {
-  const calls = jobGraph(db, runId, (body, n) => replyOf({ body, n }));
-  const rows = db.$client.prepare(`SELECT id, name, concurrency, requests_per_minute AS rpm FROM providers`).all() as {
-    id: number;
-    name: string;
-    concurrency: number;
-    rpm: number | null;
-  }[];
+async function runIdeal(db: Db, runId: number, slots: number) {
+  const calls = await jobGraph(db, runId, (body, n) => replyOf({ body, n }));
+  const rows = await dalOf(db).rows<{ id: number; name: string; concurrency: number; rpm: number | null }>(
+    sql`SELECT id, name, concurrency, requests_per_minute AS rpm FROM providers`,
+  );
   const providers = new Map(rows.map((r) => [r.id, { name: r.name, concurrency: r.concurrency, requestsPerMinute: r.rpm }]));
   return { calls: calls.length, at: (latency: number) => idealTime(calls, providers, latency, slots) };
 }
@@ -269,15 +265,14 @@ function runIdeal(db: Db, runId: number, slots: number) {
 type Measured = { wall: number; done: number; calls: number; meanLatency: number; busy: { name: string; pct: number }[] };
 
 /** Round trip and how busy each provider's slots were, from the call log. */
-function measured(db: Db, wall: number, runId: number): Omit<Measured, "wall" | "calls"> {
-  const done = (db.$client.prepare(`SELECT COUNT(*) AS n FROM jobs WHERE run_id=? AND status='done'`).get(runId) as { n: number }).n;
-  const lat = db.$client.prepare(`SELECT AVG(latency_ms) FROM provider_calls`).pluck().get() as number;
+async function measured(db: Db, wall: number, runId: number): Promise<Omit<Measured, "wall" | "calls">> {
+  const d = dalOf(db);
+  const done = Number(first(await d.rows<{ n: number }>(sql`SELECT COUNT(*) AS n FROM jobs WHERE run_id=${runId} AND status='done'`))!.n);
+  const lat = first(await d.rows<{ lat: number }>(sql`SELECT AVG(latency_ms) AS lat FROM provider_calls`))!.lat;
   const busy = (
-    db.$client
-      .prepare(
-        `SELECT p.name AS name, 100.0 * SUM(c.latency_ms) / (? * p.concurrency) AS pct FROM provider_calls c JOIN providers p ON p.id = c.provider_id GROUP BY p.id ORDER BY p.id`,
-      )
-      .all(wall) as { name: string; pct: number }[]
+    await d.rows<{ name: string; pct: number }>(
+      sql`SELECT p.name AS name, 100.0 * SUM(c.latency_ms) / (${wall} * p.concurrency) AS pct FROM provider_calls c JOIN providers p ON p.id = c.provider_id GROUP BY p.id ORDER BY p.id`,
+    )
   ).map((b) => ({ name: b.name, pct: b.pct }));
   return { done, meanLatency: lat, busy };
 }
@@ -292,7 +287,7 @@ const load = () =>
 function report(
   label: string,
   r: Measured,
-  ideal: ReturnType<typeof runIdeal>,
+  ideal: Awaited<ReturnType<typeof runIdeal>>,
   load0: string,
   load1: string,
   serverHeldMs: number | null,
@@ -331,7 +326,7 @@ async function multiProcess(
   baseUrl: string,
 ): Promise<{
   r: Measured;
-  ideal: ReturnType<typeof runIdeal>;
+  ideal: Awaited<ReturnType<typeof runIdeal>>;
   owners: number;
   load0: string;
   load1: string;
@@ -360,12 +355,12 @@ async function multiProcess(
     settings: { setting: "self-refinement", maxTurns: TURNS },
   });
   await controlRun(db, run.id, "pause");
-  const ideal = runIdeal(db, run.id, n * CONCURRENCY);
+  const ideal = await runIdeal(db, run.id, n * CONCURRENCY);
   // On PostgreSQL: the prepared deployment copied into a throw-away cluster, the run resumed and watched there.
   const onPg = DATABASE === "postgres" ? await postgresCopy(file, "bench_runs") : null;
   const root = path.resolve(import.meta.dirname, "..");
   const children = Array.from({ length: n }, () =>
-    spawn(process.execPath, [...WORKER_PROF, "--import", "tsx", "scripts/worker.ts", "--run", String(run.id), "--call-log", CALL_LOG], {
+    spawn(process.execPath, [...WORKER_PROF, "scripts/cli.mjs", "worker", "--run", String(run.id), "--call-log", CALL_LOG], {
       cwd: root,
       env: {
         ...process.env,
@@ -379,11 +374,13 @@ async function multiProcess(
     }),
   );
   await Promise.all(children.map((c) => new Promise<void>((ok) => c.stdout!.on("data", (d) => String(d).includes("started") && ok()))));
-  const sqliteStatus = db.$client.prepare(`SELECT status FROM runs WHERE id = ?`).pluck();
+  // On SQLite one cheap read per poll: the layer prepares the statement once and runs it on its read-only connection.
+  const sqliteDal = dalOf(db);
+  const sqliteStatus = sql`SELECT status FROM runs WHERE id = ${run.id}`;
   const status = async () =>
     onPg
       ? String((await onPg.client.query(`SELECT status FROM runs WHERE id = $1`, [run.id])).rows[0]?.status)
-      : String(sqliteStatus.get(run.id));
+      : String(first(await sqliteDal.rows<{ status: string }>(sqliteStatus))?.status);
   // On PostgreSQL a pool of one connection for the resume (opened before the clock starts).
   const pgPool = onPg ? await openPgDatabase(onPg.url, { max: 1 }) : null;
   const pgControl = pgPool ? pgDal(pgPool) : null;
@@ -425,8 +422,8 @@ async function multiProcess(
     await onPg.stop();
     figures = openDatabase(back);
   }
-  const owners = (figures.$client.prepare(`SELECT COUNT(DISTINCT owner) AS n FROM provider_calls`).get() as { n: number }).n;
-  const r: Measured = { wall, calls: ideal.calls, ...measured(figures, wall, run.id) };
+  const owners = Number(first(await dalOf(figures).rows<{ n: number }>(sql`SELECT COUNT(DISTINCT owner) AS n FROM provider_calls`))!.n);
+  const r: Measured = { wall, calls: ideal.calls, ...(await measured(figures, wall, run.id)) };
   if (figures !== db) figures.$client.close();
   db.$client.close();
   fs.rmSync(dir, { recursive: true, force: true });
@@ -517,7 +514,7 @@ async function main() {
     judges: [{ provider: "judge" }],
     settings: { setting: "self-refinement", maxTurns: TURNS },
   });
-  const ideal = runIdeal(db, run.id, CONCURRENCY);
+  const ideal = await runIdeal(db, run.id, CONCURRENCY);
   const mem: { t: number; heap: number; rss: number }[] = [];
   const load0 = load();
   fake.mark?.();
@@ -552,8 +549,8 @@ async function main() {
   clearInterval(sampler);
   const server = await fake.close();
   const serverCpu = server.cpuMs;
-  const logged = (db.$client.prepare(`SELECT COUNT(*) AS n FROM provider_calls`).get() as { n: number }).n;
-  const r: Measured = { wall, calls: ideal.calls, ...measured(db, wall, run.id) };
+  const logged = Number(first(await dalOf(db).rows<{ n: number }>(sql`SELECT COUNT(*) AS n FROM provider_calls`))!.n);
+  const r: Measured = { wall, calls: ideal.calls, ...(await measured(db, wall, run.id)) };
   const mb = (b: number) => `${(b / 1048576).toFixed(0)} MB`;
   const q = (xs: typeof mem) =>
     xs.length ? { heap: Math.max(...xs.map((x) => x.heap)), rss: Math.max(...xs.map((x) => x.rss)) } : { heap: 0, rss: 0 };

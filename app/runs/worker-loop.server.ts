@@ -14,7 +14,17 @@
 import { startCheckpointer } from "../../db/checkpointer";
 import { isBusyError, type Db } from "../../db/client";
 import { getProtocol } from "./protocols";
-import { hasPendingJobs, renewLeases, runStatuses, stmts, storeAndClaim, type CallLogDetail, type ClaimedJob, type Finished, type StoreResult } from "./jobs.server";
+import {
+  hasPendingJobs,
+  renewLeases,
+  runStatuses,
+  stmts,
+  storeAndClaim,
+  type CallLogDetail,
+  type ClaimedJob,
+  type Finished,
+  type StoreResult,
+} from "./jobs.server";
 import { callProvider, ProviderCache } from "./provider-calls.server";
 import { encryptPlaintextKeys } from "./providers/secrets.server";
 import {
