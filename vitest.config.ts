@@ -15,6 +15,7 @@ const ONE_AT_A_TIME = [
   "tests/integration/checkpointer.test.ts",
   "tests/integration/import-waiting-writer.test.ts",
   "tests/integration/import-lock-holds.test.ts",
+  "tests/integration/import-chunked-commit.test.ts",
   "tests/integration/import-load.test.ts",
   "tests/integration/auth-dialects.test.ts",
   "tests/unit/runs/keep-alive.test.ts",
