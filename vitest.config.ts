@@ -1,5 +1,6 @@
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
+import SlowestFirst from "./tests/support/sequencer.mjs";
 
 /**
  * Test files whose assertions depend on timing or on how busy the machine is (leases and lock waits, killed
@@ -35,6 +36,7 @@ export default defineConfig({
     setupFiles: ["tests/support/setup.ts"],
     globalSetup: ["tests/support/global-setup.ts"],
     pool: "forks",
+    sequence: { sequencer: SlowestFirst },
     // Browser tests sign in (scrypt), start servers and import jobs; on 2 busy cores one can take over 30 s without
     // anything being wrong. Timeouts are not what these tests assert (speed is measured by the benchmarks).
     testTimeout: 90_000,

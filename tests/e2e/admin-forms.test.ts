@@ -9,7 +9,8 @@ import { eq } from "drizzle-orm";
 import type { Page } from "playwright-core";
 import { openDatabase, type Db } from "../../db/client";
 import * as schema from "../../db/schema";
-import { DEMO_ACCOUNTS, seedDemo } from "../../seeds/demo";
+import { DEMO_ACCOUNTS } from "../../seeds/demo";
+import { copyDemoDatabase } from "../support/demo";
 import { startApp, type RunningApp } from "../support/app-server";
 import { hydrated, launchBrowser, signInAs, type Browser } from "../support/browser";
 
@@ -24,8 +25,8 @@ const RAW_ZOD = /Too small|Too big|Invalid input|expected (string|number)|Requir
 
 beforeAll(async () => {
   app = await startApp(async (file) => {
+    copyDemoDatabase(file);
     const seeded = openDatabase(file);
-    await seedDemo(seeded);
     seeded.$client.close();
   });
   db = openDatabase(app.databaseFile);

@@ -10,7 +10,8 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runImport } from "../../app/formats/import.server";
 import { openDatabase } from "../../db/client";
-import { DEMO_ACCOUNTS, seedDemo } from "../../seeds/demo";
+import { DEMO_ACCOUNTS } from "../../seeds/demo";
+import { copyDemoDatabase } from "../support/demo";
 import { startApp, type RunningApp } from "../support/app-server";
 import { launchBrowser, signInAs, type Browser } from "../support/browser";
 import { tempDir } from "../support/db";
@@ -22,8 +23,8 @@ const dir = tempDir("concord-e2e-import-");
 
 beforeAll(async () => {
   app = await startApp(async (file) => {
+    copyDemoDatabase(file);
     const db = openDatabase(file);
-    await seedDemo(db);
     db.$client.close();
   });
   browser = await launchBrowser();

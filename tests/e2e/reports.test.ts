@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import { editChecklistItem } from "../../app/curation/versions.server";
 import { openDatabase, schema } from "../../db/client";
-import { DEMO_ACCOUNTS, seedDemo } from "../../seeds/demo";
+import { DEMO_ACCOUNTS } from "../../seeds/demo";
+import { copyDemoDatabase } from "../support/demo";
 import { startApp, type RunningApp } from "../support/app-server";
 import { launchBrowser, signInAs, type Browser } from "../support/browser";
 
@@ -19,8 +20,8 @@ const annotator = DEMO_ACCOUNTS.find((a) => a.role === "annotator")!;
 
 beforeAll(async () => {
   app = await startApp(async (file) => {
+    copyDemoDatabase(file);
     const db = openDatabase(file);
-    await seedDemo(db);
     db.$client.close();
   });
   browser = await launchBrowser();

@@ -17,7 +17,8 @@ import { eq } from "drizzle-orm";
 import { openDatabase } from "../../db/client";
 import * as schema from "../../db/schema";
 import { COLUMNS, EXPORT_KINDS } from "../../app/formats/export.server";
-import { DEMO_ACCOUNTS, seedDemo } from "../../seeds/demo";
+import { DEMO_ACCOUNTS } from "../../seeds/demo";
+import { copyDemoDatabase } from "../support/demo";
 import { startApp, type RunningApp } from "../support/app-server";
 import { launchBrowser, signInAs, type Browser } from "../support/browser";
 import { tempDir } from "../support/db";
@@ -35,8 +36,8 @@ if (!pandasPython && !inCI) console.warn(`\n*** ${NO_PANDAS} ***\n`);
 
 beforeAll(async () => {
   app = await startApp(async (file) => {
+    copyDemoDatabase(file);
     const db = openDatabase(file);
-    await seedDemo(db);
     db.$client.close();
   });
   const db = openDatabase(app.databaseFile);

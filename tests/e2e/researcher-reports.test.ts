@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { asc, eq, sql } from "drizzle-orm";
 import { openDatabase, type Db } from "../../db/client";
 import * as schema from "../../db/schema";
-import { DEMO_ACCOUNTS, seedDemo } from "../../seeds/demo";
+import { DEMO_ACCOUNTS } from "../../seeds/demo";
+import { copyDemoDatabase } from "../support/demo";
 import { startApp, type RunningApp } from "../support/app-server";
 import { launchBrowser, signInAs, type Browser } from "../support/browser";
 
@@ -22,8 +23,8 @@ const LONG_NAME =
 
 beforeAll(async () => {
   app = await startApp(async (file) => {
+    copyDemoDatabase(file);
     const seeded = openDatabase(file);
-    await seedDemo(seeded);
     // A long task name (the heading must wrap, not be cut), and one revised label: the
     // index must count it once, as the report does (latest revision per assignment).
     seeded.update(schema.tasks).set({ name: LONG_NAME }).where(eq(schema.tasks.kind, "writing-quality")).run();

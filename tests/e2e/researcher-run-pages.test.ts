@@ -12,7 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { and, eq, isNull } from "drizzle-orm";
 import { openDatabase, type Db } from "../../db/client";
 import * as schema from "../../db/schema";
-import { DEMO_ACCOUNTS, DEMO_RUN_NAME, seedDemo } from "../../seeds/demo";
+import { DEMO_ACCOUNTS, DEMO_RUN_NAME } from "../../seeds/demo";
+import { copyDemoDatabase } from "../support/demo";
 import { startApp, type RunningApp } from "../support/app-server";
 import { modelOfProject } from "../support/factory";
 import { launchBrowser, signInAs, type Browser } from "../support/browser";
@@ -29,8 +30,8 @@ const pageErrors: string[] = [];
 
 beforeAll(async () => {
   app = await startApp(async (file) => {
+    copyDemoDatabase(file);
     const seeded = openDatabase(file);
-    await seedDemo(seeded);
     seeded.$client.close();
   });
   db = openDatabase(app.databaseFile);

@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { and, asc, eq, isNull, sql } from "drizzle-orm";
 import { openDatabase, type Db } from "../../db/client";
 import * as schema from "../../db/schema";
-import { DEMO_ACCOUNTS, seedDemo } from "../../seeds/demo";
+import { DEMO_ACCOUNTS } from "../../seeds/demo";
+import { copyDemoDatabase } from "../support/demo";
 import { startApp, type RunningApp } from "../support/app-server";
 import { launchBrowser, signInAs, type Browser } from "../support/browser";
 
@@ -21,8 +22,8 @@ const pageErrors: string[] = [];
 
 beforeAll(async () => {
   app = await startApp(async (file) => {
+    copyDemoDatabase(file);
     const seeded = openDatabase(file);
-    await seedDemo(seeded);
     seeded.$client.close();
   });
   db = openDatabase(app.databaseFile);

@@ -11,7 +11,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import { openDatabase, schema } from "../../db/client";
-import { DEMO_ACCOUNTS, DEMO_RUN_DATASET, DEMO_RUN_NAME, seedDemo } from "../../seeds/demo";
+import { DEMO_ACCOUNTS, DEMO_RUN_DATASET, DEMO_RUN_NAME } from "../../seeds/demo";
+import { copyDemoDatabase } from "../support/demo";
 import { startApp, type RunningApp } from "../support/app-server";
 import { hydrated, launchBrowser, signInAs, type Browser } from "../support/browser";
 import { startFakeLlm, type FakeLlm } from "../support/fake-llm";
@@ -35,8 +36,8 @@ beforeAll(async () => {
     return script(req);
   });
   app = await startApp(async (file) => {
+    copyDemoDatabase(file);
     const db = openDatabase(file);
-    await seedDemo(db);
     const project = db.select().from(schema.projects).where(eq(schema.projects.slug, "demo")).get()!;
     db.insert(schema.providers)
       .values({

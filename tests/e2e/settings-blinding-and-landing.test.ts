@@ -9,9 +9,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { and, eq } from "drizzle-orm";
 import { openDatabase, type Db } from "../../db/client";
 import * as schema from "../../db/schema";
-import { DEMO_ACCOUNTS, seedDemo } from "../../seeds/demo";
+import { DEMO_ACCOUNTS } from "../../seeds/demo";
 import { makeSyntheticDataset } from "../../app/annotation/synthetic.server";
 import { createTask } from "../../app/annotation/tasks.server";
+import { copyDemoDatabase } from "../support/demo";
 import { startApp, type RunningApp } from "../support/app-server";
 import { modelOfProject } from "../support/factory";
 import { hydrated, launchBrowser, signInAs, type Browser } from "../support/browser";
@@ -30,8 +31,8 @@ const pageErrors: string[] = [];
 
 beforeAll(async () => {
   app = await startApp(async (file) => {
+    copyDemoDatabase(file);
     const seeded = openDatabase(file);
-    await seedDemo(seeded);
     // A second project where Ana is an annotator too, with one task of hers.
     const other = seeded.insert(schema.projects).values({ slug: "second", name: "Second Lab" }).returning({ id: schema.projects.id }).get();
     const anaId = seeded.select({ id: schema.users.id }).from(schema.users).where(eq(schema.users.email, ana.email)).get()!.id;

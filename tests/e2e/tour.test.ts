@@ -4,7 +4,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../../db/client";
-import { DEMO_ACCOUNTS, seedDemo } from "../../seeds/demo";
+import { DEMO_ACCOUNTS } from "../../seeds/demo";
+import { copyDemoDatabase } from "../support/demo";
 import { startApp, type RunningApp } from "../support/app-server";
 import { launchBrowser, signInAs, type Browser } from "../support/browser";
 
@@ -14,8 +15,8 @@ const errors: string[] = [];
 
 beforeAll(async () => {
   app = await startApp(async (file) => {
+    copyDemoDatabase(file);
     const db = openDatabase(file);
-    await seedDemo(db);
     db.$client.close();
   });
   browser = await launchBrowser();

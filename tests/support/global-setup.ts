@@ -2,11 +2,16 @@
  * Builds the Remix app once per test run, when the build is missing or older
  * than the sources, so browser tests drive the same production build users get;
  * and the cached bundles of the server, the import job and the commands (scripts/bundled-cli.mjs),
- * once here rather than by the first test files that start them, side by side.
+ * once here rather than by the first test files that start them, side by side;
+ * and the seeded demo database the browser tests copy (tests/support/demo.ts).
  */
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
+import type { TestProject } from "vitest/node";
+import { openDatabase } from "../../db/client";
+import { seedDemo } from "../../seeds/demo";
 
 const root = path.resolve(__dirname, "../..");
 
@@ -19,13 +24,22 @@ function newestMtime(dir: string): number {
   return newest;
 }
 
-export default async function setup() {
+export default async function setup(project: TestProject) {
+  // The demo database, seeded once for the whole run (tests/support/demo.ts copies it into a test's own file).
+  const demoDir = fs.mkdtempSync(path.join(os.tmpdir(), "concord-demo-template-"));
+  const demoFile = path.join(demoDir, "demo.db");
+  const demo = openDatabase(demoFile);
+  await seedDemo(demo);
+  demo.$client.close();
+  project.provide("demoDatabase", demoFile);
+  const teardown = () => fs.rmSync(demoDir, { recursive: true, force: true });
+
   const { ensureBundle } = await import("../../scripts/bundled-cli.mjs");
   // The commands the tests start as operators do (scripts/server-cli.mjs, scripts/cli.mjs), all at once.
   const commands = ["server", "import-job", "import", "export", "runs", "worker", "providers", "seed", "migrate", "db-copy"];
   await Promise.all(commands.map((name) => ensureBundle(name, { externalPackages: true })));
   // For quick unit/integration iterations while app code is mid-edit.
-  if (process.env.CONCORD_SKIP_BUILD === "1") return;
+  if (process.env.CONCORD_SKIP_BUILD === "1") return teardown;
   const stamp = path.join(root, "build", "index.js");
   const built = fs.existsSync(stamp) ? fs.statSync(stamp).mtimeMs : 0;
   const sources = Math.max(
@@ -33,11 +47,12 @@ export default async function setup() {
     newestMtime(path.join(root, "db")),
     fs.statSync(path.join(root, "remix.config.js")).mtimeMs,
   );
-  if (built > sources) return;
+  if (built > sources) return teardown;
   execFileSync(process.execPath, [path.join(root, "node_modules/@remix-run/dev/dist/cli.js"), "build"], {
     cwd: root,
     // vitest sets NODE_ENV=test; the server runs the production build.
     env: { ...process.env, NODE_ENV: "production" },
     stdio: ["ignore", "ignore", "inherit"],
   });
+  return teardown;
 }
