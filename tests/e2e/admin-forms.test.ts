@@ -25,7 +25,7 @@ const RAW_ZOD = /Too small|Too big|Invalid input|expected (string|number)|Requir
 
 beforeAll(async () => {
   app = await startApp(async (file) => {
-    copyDemoDatabase(file);
+    await copyDemoDatabase(file);
     const seeded = openDatabase(file);
     seeded.$client.close();
   });

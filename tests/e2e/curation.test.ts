@@ -22,7 +22,7 @@ const annotators = DEMO_ACCOUNTS.filter((a) => a.role === "annotator").slice(0, 
 
 beforeAll(async () => {
   app = await startApp(async (file) => {
-    copyDemoDatabase(file);
+    await copyDemoDatabase(file);
     const seeded = openDatabase(file);
     seeded.$client.close();
   });

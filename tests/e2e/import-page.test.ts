@@ -23,7 +23,7 @@ const dir = tempDir("concord-e2e-import-");
 
 beforeAll(async () => {
   app = await startApp(async (file) => {
-    copyDemoDatabase(file);
+    await copyDemoDatabase(file);
     const db = openDatabase(file);
     db.$client.close();
   });

@@ -20,7 +20,7 @@ const annotator = DEMO_ACCOUNTS.find((a) => a.role === "annotator")!;
 
 beforeAll(async () => {
   app = await startApp(async (file) => {
-    copyDemoDatabase(file);
+    await copyDemoDatabase(file);
     const db = openDatabase(file);
     db.$client.close();
   });

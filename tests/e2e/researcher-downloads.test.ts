@@ -36,7 +36,7 @@ if (!pandasPython && !inCI) console.warn(`\n*** ${NO_PANDAS} ***\n`);
 
 beforeAll(async () => {
   app = await startApp(async (file) => {
-    copyDemoDatabase(file);
+    await copyDemoDatabase(file);
     const db = openDatabase(file);
     db.$client.close();
   });

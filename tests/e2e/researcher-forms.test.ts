@@ -21,7 +21,7 @@ const pageErrors: string[] = [];
 
 beforeAll(async () => {
   app = await startApp(async (file) => {
-    copyDemoDatabase(file);
+    await copyDemoDatabase(file);
     const seeded = openDatabase(file);
     seeded.$client.close();
   });

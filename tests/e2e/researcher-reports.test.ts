@@ -23,7 +23,7 @@ const LONG_NAME =
 
 beforeAll(async () => {
   app = await startApp(async (file) => {
-    copyDemoDatabase(file);
+    await copyDemoDatabase(file);
     const seeded = openDatabase(file);
     // A long task name (the heading must wrap, not be cut), and one revised label: the
     // index must count it once, as the report does (latest revision per assignment).

@@ -36,7 +36,7 @@ beforeAll(async () => {
     return script(req);
   });
   app = await startApp(async (file) => {
-    copyDemoDatabase(file);
+    await copyDemoDatabase(file);
     const db = openDatabase(file);
     const project = db.select().from(schema.projects).where(eq(schema.projects.slug, "demo")).get()!;
     db.insert(schema.providers)

@@ -31,7 +31,7 @@ const pageErrors: string[] = [];
 
 beforeAll(async () => {
   app = await startApp(async (file) => {
-    copyDemoDatabase(file);
+    await copyDemoDatabase(file);
     const seeded = openDatabase(file);
     // A second project where Ana is an annotator too, with one task of hers.
     const other = seeded.insert(schema.projects).values({ slug: "second", name: "Second Lab" }).returning({ id: schema.projects.id }).get();

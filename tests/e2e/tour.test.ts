@@ -15,7 +15,7 @@ const errors: string[] = [];
 
 beforeAll(async () => {
   app = await startApp(async (file) => {
-    copyDemoDatabase(file);
+    await copyDemoDatabase(file);
     const db = openDatabase(file);
     db.$client.close();
   });

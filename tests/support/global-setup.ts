@@ -3,15 +3,13 @@
  * than the sources, so browser tests drive the same production build users get;
  * and the cached bundles of the server, the import job and the commands (scripts/bundled-cli.mjs),
  * once here rather than by the first test files that start them, side by side;
- * and the seeded demo database the browser tests copy (tests/support/demo.ts).
+ * and the folder of the demo database the browser tests copy (tests/support/demo.ts).
  */
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { TestProject } from "vitest/node";
-import { openDatabase } from "../../db/client";
-import { seedDemo } from "../../seeds/demo";
 
 const root = path.resolve(__dirname, "../..");
 
@@ -25,13 +23,9 @@ function newestMtime(dir: string): number {
 }
 
 export default async function setup(project: TestProject) {
-  // The demo database, seeded once for the whole run (tests/support/demo.ts copies it into a test's own file).
+  // Where the demo database is seeded once for the whole run (tests/support/demo.ts), and removed afterwards.
   const demoDir = fs.mkdtempSync(path.join(os.tmpdir(), "concord-demo-template-"));
-  const demoFile = path.join(demoDir, "demo.db");
-  const demo = openDatabase(demoFile);
-  await seedDemo(demo);
-  demo.$client.close();
-  project.provide("demoDatabase", demoFile);
+  project.provide("demoDir", demoDir);
   const teardown = () => fs.rmSync(demoDir, { recursive: true, force: true });
 
   const { ensureBundle } = await import("../../scripts/bundled-cli.mjs");
