@@ -90,6 +90,11 @@ export type DalLike = Dal | Db;
 /** The first row, or undefined. */
 export const first = <T>(rows: readonly T[]): T | undefined => rows[0];
 
+/** The number a `SELECT COUNT(…) AS n …` query answers, on `q` or outside a transaction (COUNT is a bigint on PostgreSQL); 0 without a row. */
+export async function countOf(d: Dal, query: SQL, q?: Q): Promise<number> {
+  return Number(first(await d.rows<{ n: number | string }>(query, q))?.n ?? 0);
+}
+
 /** Tests set VITEST; there a SQLite transaction left open across an event-loop turn is an error. */
 const STRICT = Boolean(process.env.VITEST);
 

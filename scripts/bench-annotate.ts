@@ -40,7 +40,7 @@ import os from "node:os";
 import path from "node:path";
 import { sql, type SQL } from "drizzle-orm";
 import { seedAnnotationScenario } from "../app/annotation/synthetic.server";
-import { dalOf, first } from "../app/dal.server";
+import { countOf, dalOf } from "../app/dal.server";
 import { openDatabase } from "../db/client";
 import { copyDatabase } from "../db/copy";
 import { postgresCopy } from "../tests/support/pg";
@@ -110,7 +110,7 @@ async function main() {
 
   const lockLog = path.join(dir, "lock-holds.jsonl");
   const profFlags = SERVER_PROF_DIR ? ["--cpu-prof", `--cpu-prof-dir=${path.resolve(SERVER_PROF_DIR)}`] : [];
-  const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, ...profFlags, "scripts/server-cli.mjs"], {
+  const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, ...profFlags, "scripts/cli.mjs", "server"], {
     cwd: root,
     env: {
       ...process.env,
@@ -267,7 +267,7 @@ async function main() {
 
   const check = openDatabase(onPg ? path.join(dir, "back.db") : file);
   const checkDal = dalOf(check);
-  const q = async (query: SQL) => Number(first(await checkDal.rows<{ n: number }>(query))!.n);
+  const q = (query: SQL) => countOf(checkDal, query);
   // The annotators' tasks only (an imported labels file brings submitted labels of its own).
   const ours = sql`(select a.id from assignments a join units u on u.id = a.unit_id where u.task_id in (${sql.join(
     Object.values(scenario.tasks).map((id) => sql`${id}`),

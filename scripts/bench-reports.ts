@@ -22,7 +22,7 @@ import os from "node:os";
 import path from "node:path";
 import { sql } from "drizzle-orm";
 import { createUser, setMembership } from "../app/auth/accounts.server";
-import { dalOf } from "../app/dal.server";
+import { countOf, dalOf } from "../app/dal.server";
 import { openDatabase } from "../db/client";
 import { SERVER_NODE_FLAGS } from "./server-flags";
 
@@ -100,9 +100,9 @@ async function buildDatabase(file: string) {
   /** What the generated task holds, read back once the transaction has committed. */
   const built = async (taskName: string) => {
     const [task] = await d.rows<{ id: number }>(sql`SELECT id FROM tasks WHERE name = ${taskName}`);
-    const [count] = await d.rows<{ n: number }>(sql`SELECT COUNT(*) AS n FROM annotations`);
+    const annotations = await countOf(d, sql`SELECT COUNT(*) AS n FROM annotations`);
     db.$client.close();
-    return { taskId: Number(task.id), password, annotations: Number(count.n), units };
+    return { taskId: Number(task.id), password, annotations, units };
   };
   if (KIND === "writing-quality") {
     await d.tx(async (q) => {
@@ -324,7 +324,7 @@ async function buildDatabase(file: string) {
 
 async function startServer(file: string): Promise<{ url: string; stop: () => Promise<void> }> {
   const profFlags = SERVER_PROF_DIR ? ["--cpu-prof", `--cpu-prof-dir=${path.resolve(SERVER_PROF_DIR)}`] : [];
-  const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, ...profFlags, "scripts/server-cli.mjs"], {
+  const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, ...profFlags, "scripts/cli.mjs", "server"], {
     cwd: root,
     env: { ...process.env, DATABASE_URL: file, PORT: "0", NODE_ENV: "production" },
     stdio: ["ignore", "pipe", "pipe"],

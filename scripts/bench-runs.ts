@@ -38,7 +38,7 @@ import { spawn } from "node:child_process";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { copyDatabase } from "../db/copy";
 import { openPgDatabase } from "../db/client-pg";
-import { dalOf, first, pgDal } from "../app/dal.server";
+import { countOf, dalOf, first, pgDal } from "../app/dal.server";
 import { startFakeLlm } from "../tests/support/fake-llm";
 import { postgresCopy } from "../tests/support/pg";
 import { procCpuS } from "../tests/support/proc-cpu";
@@ -267,7 +267,7 @@ type Measured = { wall: number; done: number; calls: number; meanLatency: number
 /** Round trip and how busy each provider's slots were, from the call log. */
 async function measured(db: Db, wall: number, runId: number): Promise<Omit<Measured, "wall" | "calls">> {
   const d = dalOf(db);
-  const done = Number(first(await d.rows<{ n: number }>(sql`SELECT COUNT(*) AS n FROM jobs WHERE run_id=${runId} AND status='done'`))!.n);
+  const done = await countOf(d, sql`SELECT COUNT(*) AS n FROM jobs WHERE run_id=${runId} AND status='done'`);
   const lat = first(await d.rows<{ lat: number }>(sql`SELECT AVG(latency_ms) AS lat FROM provider_calls`))!.lat;
   const busy = (
     await d.rows<{ name: string; pct: number }>(
@@ -422,7 +422,7 @@ async function multiProcess(
     await onPg.stop();
     figures = openDatabase(back);
   }
-  const owners = Number(first(await dalOf(figures).rows<{ n: number }>(sql`SELECT COUNT(DISTINCT owner) AS n FROM provider_calls`))!.n);
+  const owners = await countOf(dalOf(figures), sql`SELECT COUNT(DISTINCT owner) AS n FROM provider_calls`);
   const r: Measured = { wall, calls: ideal.calls, ...(await measured(figures, wall, run.id)) };
   if (figures !== db) figures.$client.close();
   db.$client.close();
@@ -549,7 +549,7 @@ async function main() {
   clearInterval(sampler);
   const server = await fake.close();
   const serverCpu = server.cpuMs;
-  const logged = Number(first(await dalOf(db).rows<{ n: number }>(sql`SELECT COUNT(*) AS n FROM provider_calls`))!.n);
+  const logged = await countOf(dalOf(db), sql`SELECT COUNT(*) AS n FROM provider_calls`);
   const r: Measured = { wall, calls: ideal.calls, ...(await measured(db, wall, run.id)) };
   const mb = (b: number) => `${(b / 1048576).toFixed(0)} MB`;
   const q = (xs: typeof mem) =>

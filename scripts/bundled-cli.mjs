@@ -4,9 +4,8 @@
 // instead of going through the tsx loader saves most of the start-up time of the command
 // (see `npm run bench:agreement-cli`, `npm run bench:judge-agreement`).
 // `npx tsx scripts/NAME.ts` runs the same code uncompiled. Used by scripts/agreement-cli.mjs
-// (`npm run agreement`), scripts/judge-agreement-cli.mjs (`npm run judge-agreement`),
-// scripts/server-cli.mjs (`npm start`, `npm run demo`) and
-// scripts/import-job-cli.mjs (the web server's import jobs).
+// (`npm run agreement`), scripts/judge-agreement-cli.mjs (`npm run judge-agreement`) and
+// scripts/cli.mjs (the server, the import job and the operator's commands: COMMANDS).
 import { createHash } from "node:crypto";
 import { accessSync, constants, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -14,6 +13,9 @@ import { dirname, join, relative } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+
+/** What scripts/cli.mjs runs from a bundle whose packages stay in node_modules: scripts/NAME.ts for each NAME. */
+export const COMMANDS = ["server", "import-job", "import", "export", "runs", "worker", "providers", "seed", "migrate", "db-copy"];
 
 // node_modules/.cache/concord, or a directory in the system's temporary folder when node_modules is read-only.
 function pickCacheDir() {

@@ -1,11 +1,10 @@
-// The operator's commands (`npm run import`, `export`, `runs`, `worker`, `providers`, `seed`,
-// `db:migrate`, `db:copy`): `node scripts/cli.mjs NAME [options]` runs scripts/NAME.ts from its
-// cached esbuild bundle (scripts/bundled-cli.mjs), our code compiled and the packages left to
-// node_modules, which starts about a second sooner than the tsx loader. `npx tsx scripts/NAME.ts`
-// runs the same code uncompiled. NAME is one of the commands below, never a path.
-import { runBundled } from "./bundled-cli.mjs";
-
-const COMMANDS = ["import", "export", "runs", "worker", "providers", "seed", "migrate", "db-copy"];
+// Every process Concord starts from TypeScript: `node scripts/cli.mjs NAME [options]` runs scripts/NAME.ts
+// from its cached esbuild bundle (scripts/bundled-cli.mjs), our code compiled and the packages left to
+// node_modules, which starts about a second sooner than the tsx loader. NAME is one of COMMANDS, never a
+// path: the server (`npm start`, `npm run demo`), the web server's import job, and the operator's commands
+// (`npm run import`, `export`, `runs`, `worker`, `providers`, `seed`, `db:migrate`, `db:copy`).
+// `npx tsx scripts/NAME.ts` runs the same code uncompiled (`npm run dev` runs the server that way).
+import { COMMANDS, runBundled } from "./bundled-cli.mjs";
 
 const name = process.argv[2];
 if (!COMMANDS.includes(name)) {

@@ -30,7 +30,7 @@ if (isMainThread) {
   const opts = JSON.parse(process.argv[2] ?? "{}") as Options;
   let conn: Database.Database | undefined;
   // The check's thread runs this same module. From the sources (tsx), a worker does not inherit tsx's loader
-  // (Node 20): it registers it, then loads this file; from the bundle (scripts/import-job-cli.mjs) it loads the bundle.
+  // (Node 20): it registers it, then loads this file; from the bundle (scripts/cli.mjs import-job) it loads the bundle.
   const fromSources = import.meta.url.endsWith(".ts");
   const worker = fromSources
     ? new Worker(

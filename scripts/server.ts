@@ -48,7 +48,7 @@ import { bodyLimitFor, JSON_MAX_DEPTH, jsonTooDeep } from "../app/request-limits
 // (npm start and npm run demo also set it; `remix dev` sets "development").
 process.env.NODE_ENV ??= "production";
 
-// The repository, from the sources or from the cached bundle (scripts/server-cli.mjs).
+// The repository, from the sources or from the cached bundle (scripts/cli.mjs server).
 const root = path.dirname(repoPath("remix.config.js", import.meta.url));
 const port = (() => {
   const raw = process.env.PORT ?? "3000";

@@ -76,8 +76,8 @@ export function startJob(
     entry.job = { state: "running", kind, startedAt: entry.job.startedAt, progress: null };
     const child = spawn(
       process.execPath,
-      // The job's cached bundle (scripts/import-job-cli.mjs): no tsx loader to start before every import.
-      ["--max-old-space-size=1024", path.join("scripts", "import-job-cli.mjs"), JSON.stringify(opts)],
+      // The job's cached bundle (scripts/cli.mjs): no tsx loader to start before every import.
+      ["--max-old-space-size=1024", path.join("scripts", "cli.mjs"), "import-job", JSON.stringify(opts)],
       {
         cwd: repoRoot(),
         env: { ...process.env, DATABASE_URL: databaseFile },

@@ -5,7 +5,7 @@
  */
 import { count, eq, sql, type SQL } from "drizzle-orm";
 import { visibleSql } from "~/db.server";
-import { dalOf, first, getDal, type DalLike } from "~/dal.server";
+import { countOf, dalOf, first, getDal, type DalLike } from "~/dal.server";
 import { readConfig } from "~/annotation/config";
 import { findKind } from "~/task-kinds/registry";
 import type { JudgeInfo, Verdicts } from "./judges";
@@ -340,7 +340,7 @@ export async function staleCounts(taskId: number, db: DalLike = getDal()): Promi
   const d = dalOf(db);
   const anyStale = async (table: "annotations" | "verdicts") =>
     (await d.rows<{ x: number }>(sql.raw(`SELECT 1 AS x FROM ${table} WHERE stale_at IS NOT NULL LIMIT 1`))).length > 0;
-  const count = async (query: SQL) => Number(first(await d.rows<{ n: number }>(query))?.n ?? 0);
+  const count = (query: SQL) => countOf(d, query);
   const labels = (await anyStale("annotations"))
     ? await count(sql`
     SELECT COUNT(*) AS n FROM annotations an

@@ -76,7 +76,7 @@ describe("database client", () => {
   it("the server exits with code 1 and one line when DATABASE_URL is not SQLite", () => {
     const file = path.join(dir, "not-a-db.bin");
     fs.writeFileSync(file, Buffer.alloc(4096, 7));
-    const res = spawnSync(process.execPath, ["scripts/server-cli.mjs"], {
+    const res = spawnSync(process.execPath, ["scripts/cli.mjs", "server"], {
       cwd: root,
       env: { ...process.env, DATABASE_URL: file, PORT: "0" },
       encoding: "utf8",
@@ -88,7 +88,7 @@ describe("database client", () => {
 
   it("the server exits with code 1 and one line naming a mistyped setting, before it opens the database", () => {
     const file = path.join(dir, "never-created.db");
-    const res = spawnSync(process.execPath, ["scripts/server-cli.mjs"], {
+    const res = spawnSync(process.execPath, ["scripts/cli.mjs", "server"], {
       cwd: root,
       env: { ...process.env, DATABASE_URL: file, PORT: "0", WORKER_CONCURRENCY: "many" },
       encoding: "utf8",

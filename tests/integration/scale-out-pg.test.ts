@@ -124,7 +124,7 @@ type Server = { port: number; url: string; child: ChildProcess; output: () => st
 
 /** The production server (scripts/server.ts on the build) on PostgreSQL, on a given port, as an operator starts it. */
 async function startServer(databaseUrl: string, port: number): Promise<Server> {
-  const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, "scripts/server-cli.mjs"], {
+  const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, "scripts/cli.mjs", "server"], {
     cwd: ROOT,
     env: {
       ...process.env,

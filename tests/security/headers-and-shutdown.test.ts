@@ -77,7 +77,7 @@ describe("production mode", () => {
   it("npm start and npm run demo run the server with NODE_ENV=production", async () => {
     const { default: pkg } = await import("../../package.json", { with: { type: "json" } });
     for (const name of ["start", "demo"] as const) {
-      expect(pkg.scripts[name], name).toMatch(/NODE_ENV=production node .*scripts\/server-cli\.mjs/);
+      expect(pkg.scripts[name], name).toMatch(/NODE_ENV=production node .*scripts\/cli\.mjs server/);
     }
   });
 

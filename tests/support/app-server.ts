@@ -41,7 +41,7 @@ export async function startApp(prepare?: (databaseFile: string) => Promise<void>
   const extraEnv = typeof options.env === "function" ? options.env(databaseFile) : (options.env ?? {});
   const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: databaseFile, PORT: "0", NODE_ENV: "production", ...extraEnv };
   for (const [k, v] of Object.entries(extraEnv)) if (v === undefined) delete env[k];
-  const child: ChildProcess = spawn(process.execPath, [...SERVER_NODE_FLAGS, ...(options.nodeArgs ?? []), "scripts/server-cli.mjs"], {
+  const child: ChildProcess = spawn(process.execPath, [...SERVER_NODE_FLAGS, ...(options.nodeArgs ?? []), "scripts/cli.mjs", "server"], {
     cwd: ROOT,
     env,
     stdio: ["ignore", "pipe", "pipe"],

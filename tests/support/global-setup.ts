@@ -28,10 +28,9 @@ export default async function setup(project: TestProject) {
   project.provide("demoDir", demoDir);
   const teardown = () => fs.rmSync(demoDir, { recursive: true, force: true });
 
-  const { ensureBundle } = await import("../../scripts/bundled-cli.mjs");
-  // The commands the tests start as operators do (scripts/server-cli.mjs, scripts/cli.mjs), all at once.
-  const commands = ["server", "import-job", "import", "export", "runs", "worker", "providers", "seed", "migrate", "db-copy"];
-  await Promise.all(commands.map((name) => ensureBundle(name, { externalPackages: true })));
+  const { COMMANDS, ensureBundle } = await import("../../scripts/bundled-cli.mjs");
+  // The server and the commands the tests start as operators do (scripts/cli.mjs), all at once.
+  await Promise.all(COMMANDS.map((name) => ensureBundle(name, { externalPackages: true })));
   // For quick unit/integration iterations while app code is mid-edit.
   if (process.env.CONCORD_SKIP_BUILD === "1") return teardown;
   const stamp = path.join(root, "build", "index.js");

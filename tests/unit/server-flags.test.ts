@@ -10,7 +10,7 @@ describe("server Node flags", () => {
       scripts: Record<string, string>;
     };
     for (const name of ["start", "demo"]) {
-      expect(pkg.scripts[name], name).toContain(`node ${SERVER_NODE_FLAGS.join(" ")} scripts/server-cli.mjs`);
+      expect(pkg.scripts[name], name).toContain(`node ${SERVER_NODE_FLAGS.join(" ")} scripts/cli.mjs server`);
     }
   });
 });
