@@ -15,6 +15,12 @@
  * (the same count of annotations on a writing-quality task: each annotation scores the
  * three responses of a unit 1–5, so 50,000 annotations are 150,000 scores; two judges
  * score every response 1–10).
+ *
+ * --against DIR compares this build with another checkout (e.g. `git worktree add /tmp/old COMMIT`, its
+ * node_modules installed or linked, `npm run build` run there): both servers run at once, each on its own copy of
+ * the generated database, and each of --revisions pairs revises a label in both and requests the page from both,
+ * so the machine's changing load falls on both builds alike (pairedAgainst). The other checkout's server is started
+ * with its own `npm start` command; its migrations must be a prefix of ours (it opens a database ours made).
  */
 import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
@@ -41,6 +47,9 @@ const REVISIONS = Math.max(1, arg("revisions", 3));
 const PROF_AT = process.argv.indexOf("--server-cpu-prof");
 const SERVER_PROF_DIR = PROF_AT >= 0 ? process.argv[PROF_AT + 1] : undefined;
 const TARGET_MS = 500;
+/** --against DIR: another checkout (its build and node_modules in place) measured in pairs with this one (pairedAgainst). */
+const AGAINST_AT = process.argv.indexOf("--against");
+const AGAINST = AGAINST_AT >= 0 ? path.resolve(process.argv[AGAINST_AT + 1] ?? ".") : undefined;
 
 function rng(seed: number) {
   let a = seed >>> 0;
@@ -322,17 +331,28 @@ async function buildDatabase(file: string) {
   return built("Bench satisfaction");
 }
 
-async function startServer(file: string): Promise<{ url: string; stop: () => Promise<void> }> {
-  const profFlags = SERVER_PROF_DIR ? ["--cpu-prof", `--cpu-prof-dir=${path.resolve(SERVER_PROF_DIR)}`] : [];
-  const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, ...profFlags, "scripts/cli.mjs", "server"], {
-    cwd: root,
-    env: { ...process.env, DATABASE_URL: file, PORT: "0", NODE_ENV: "production" },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+/**
+ * Starts a production server on `file`: this checkout's as `npm start` runs it, or (`against`) another checkout's
+ * through that checkout's own `npm start` command, in its own process group so stopping it stops the whole tree.
+ */
+async function startServer(file: string, against?: string): Promise<{ url: string; stop: () => Promise<void> }> {
+  const env = { ...process.env, DATABASE_URL: file, PORT: "0", NODE_ENV: "production" as const };
+  const child = against
+    ? spawn("sh", ["-c", startCommandOf(against)], { cwd: against, env, stdio: ["ignore", "pipe", "pipe"], detached: true })
+    : spawn(
+        process.execPath,
+        [
+          ...SERVER_NODE_FLAGS,
+          ...(SERVER_PROF_DIR ? ["--cpu-prof", `--cpu-prof-dir=${path.resolve(SERVER_PROF_DIR)}`] : []),
+          "scripts/cli.mjs",
+          "server",
+        ],
+        { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] },
+      );
   let out = "";
   child.stderr!.on("data", (d) => (out += d));
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 30_000);
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 60_000);
     child.stdout!.on("data", (d) => {
       out += d;
       const m = out.match(/running at (http:\/\/localhost:\d+)/);
@@ -348,10 +368,135 @@ async function startServer(file: string): Promise<{ url: string; stop: () => Pro
     stop: async () => {
       if (child.exitCode !== null || child.signalCode !== null) return;
       const exited = new Promise((r) => child.once("exit", r));
-      child.kill("SIGTERM");
+      if (against) process.kill(-child.pid!, "SIGTERM");
+      else child.kill("SIGTERM");
       await exited;
     },
   };
+}
+
+/** The `start` script of another checkout's package.json (`--against`), which must have its build and node_modules. */
+function startCommandOf(dir: string): string {
+  const pkg = JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8")) as { scripts?: Record<string, string> };
+  const start = pkg.scripts?.start;
+  if (!start) throw new Error(`--against ${dir}: its package.json has no start script`);
+  if (!fs.existsSync(path.join(dir, "build", "index.js"))) throw new Error(`--against ${dir}: no build/index.js (run npm run build there)`);
+  return start;
+}
+
+/** Signs in as a browser does (the login page sets a pre-session cookie and renders its CSRF token); the session cookie. */
+async function signIn(url: string, password: string): Promise<string> {
+  const loginPage = await fetch(`${url}/login`);
+  const preCookie = loginPage.headers.get("set-cookie")?.split(";")[0] ?? "";
+  const html = await loginPage.text();
+  const csrf = /name="_csrf" value="([^"]+)"/.exec(html)?.[1];
+  if (!csrf) throw new Error(`${url}/login answered ${loginPage.status} with no CSRF token: ${html.slice(0, 300)}`);
+  const login = await fetch(`${url}/login`, {
+    method: "POST",
+    redirect: "manual",
+    headers: { "Content-Type": "application/x-www-form-urlencoded", Origin: url, Cookie: preCookie },
+    body: new URLSearchParams({ _csrf: csrf, email: "bench@example.test", password, redirectTo: "/projects" }),
+  });
+  const cookie = login.headers
+    .getSetCookie()
+    .map((c) => c.split(";")[0])
+    .find((c) => c.startsWith("concord_session="));
+  if (!cookie) throw new Error(`sign-in failed: ${login.status}`);
+  return cookie;
+}
+
+/** One timed GET of a page: wall-clock ms, bytes, charts. */
+async function timePage(url: string, cookie: string, p: string) {
+  const t0 = performance.now();
+  const res = await fetch(url + p, { headers: { Cookie: cookie }, redirect: "manual" });
+  const body = await res.text();
+  if (res.status !== 200) throw new Error(`${p}: ${res.status} ${body.slice(0, 200)}`);
+  return { ms: performance.now() - t0, bytes: body.length, svg: (body.match(/<svg/g) ?? []).length };
+}
+
+/**
+ * A label revision in the database `file` (a new data version: every memoised figure is recomputed): the first
+ * assignment's latest label flips (Yes/No), or is given again (scores), as a new revision.
+ */
+function reviser(file: string) {
+  const w = openDatabase(file);
+  const dw = dalOf(w);
+  return {
+    revise: () =>
+      dw.tx(async (q) => {
+        const [asg] = await dw.rows<{ assignment_id: number; rev: number; label: string }>(
+          sql`SELECT assignment_id, MAX(revision) AS rev, label FROM annotations GROUP BY assignment_id ORDER BY assignment_id LIMIT 1`,
+          q,
+        );
+        const next = asg.label === '"Yes"' ? '"No"' : asg.label === '"No"' ? '"Yes"' : asg.label;
+        await q.insert(dw.t.annotations).values({
+          assignmentId: asg.assignment_id,
+          revision: Number(asg.rev) + 1,
+          label: JSON.parse(next) as unknown,
+          status: "submitted",
+          durationMs: 5000,
+        });
+      }),
+    close: () => w.$client.close(),
+  };
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+
+/**
+ * --against DIR: this build and another checkout's, each on its own copy of the same database, measured in pairs.
+ * Each pair revises a label in both databases and requests the page from both, the order alternating (A B, B A, …),
+ * so a change in the machine's load (other tenants of a shared VM) falls on both sides of a pair alike, instead of on
+ * whichever build ran in that minute. The ratio per pair (ours / theirs) is summarised by its geometric mean with a
+ * 95% interval (normal approximation on the log ratios: t-quantiles differ by under 2% from 30 pairs on).
+ */
+async function pairedAgainst(dir: string, file: string, password: string, pages: readonly (readonly [string, string])[]) {
+  const theirFile = file.replace(/\.db$/, "-against.db");
+  fs.copyFileSync(file, theirFile);
+  const sides = [
+    { name: "this build", file, server: await startServer(file) },
+    { name: path.basename(dir), file: theirFile, server: await startServer(theirFile, dir) },
+  ];
+  try {
+    const s = await Promise.all(sides.map(async (x) => ({ ...x, cookie: await signIn(x.server.url, password), db: reviser(x.file) })));
+    // Warm both processes (route modules, rendering, the connection), then three unmeasured revisions per page each.
+    for (const x of s) {
+      await timePage(x.server.url, x.cookie, "/p/bench/reports");
+      for (const [, p] of pages)
+        for (let i = 0; i < 3; i++) {
+          await x.db.revise();
+          await timePage(x.server.url, x.cookie, p);
+        }
+    }
+    console.log(`\nAfter a label revision, ${REVISIONS} pairs per page against ${dir} (order alternating within pairs):`);
+    for (const [name, p] of pages) {
+      const ms: [number[], number[]] = [[], []];
+      const logRatios: number[] = [];
+      for (let i = 0; i < REVISIONS; i++) {
+        const got: number[] = [];
+        for (const k of i % 2 ? [1, 0] : [0, 1]) {
+          await s[k].db.revise();
+          got[k] = (await timePage(s[k].server.url, s[k].cookie, p)).ms;
+          ms[k].push(got[k]);
+        }
+        logRatios.push(Math.log(got[0] / got[1]));
+      }
+      const m = logRatios.reduce((a, b) => a + b, 0) / logRatios.length;
+      const sd = Math.sqrt(logRatios.reduce((a, b) => a + (b - m) ** 2, 0) / Math.max(1, logRatios.length - 1));
+      const se = sd / Math.sqrt(logRatios.length);
+      console.log(
+        `${name.padEnd(22)} ${s[1].name} median ${median(ms[1]).toFixed(0)} ms, this build median ${median(ms[0]).toFixed(0)} ms; ` +
+          `ratio (this / ${s[1].name}) ${Math.exp(m).toFixed(3)}, 95% CI ${Math.exp(m - 1.96 * se).toFixed(3)}–${Math.exp(m + 1.96 * se).toFixed(3)}`,
+      );
+    }
+    for (const x of s) x.db.close();
+  } finally {
+    for (const x of sides) await x.server.stop();
+    fs.rmSync(theirFile, { force: true });
+  }
 }
 
 /** build/index.js is missing, or older than a file under app/ (then the server would run old code). */
@@ -409,38 +554,25 @@ async function main() {
       phase("biasChecks", () => biasChecks(data));
     }
   }
+  const pages = [
+    ["Agreement page", `/p/bench/reports/${taskId}`],
+    ["Judge–human page", `/p/bench/reports/${taskId}/judges`],
+    ["Disagreements page", `/p/bench/reports/${taskId}/disagreements`],
+    ["CSV (IAA table)", `/p/bench/reports/${taskId}/csv?table=iaa`],
+    ["Agreement page, rule=adjudication", `/p/bench/reports/${taskId}?rule=adjudication`],
+  ] as const;
+  if (AGAINST) {
+    try {
+      await pairedAgainst(AGAINST, file, password, pages.slice(0, 2));
+    } finally {
+      if (!process.argv.includes("--keep")) fs.rmSync(dir, { recursive: true, force: true });
+    }
+    return;
+  }
   const server = await startServer(file);
   try {
-    // Sign in as a browser does: the login page sets a pre-session cookie and renders its CSRF token.
-    const loginPage = await fetch(`${server.url}/login`);
-    const preCookie = loginPage.headers.get("set-cookie")?.split(";")[0] ?? "";
-    const csrf = /name="_csrf" value="([^"]+)"/.exec(await loginPage.text())?.[1];
-    if (!csrf) throw new Error("the login page rendered no CSRF token");
-    const login = await fetch(`${server.url}/login`, {
-      method: "POST",
-      redirect: "manual",
-      headers: { "Content-Type": "application/x-www-form-urlencoded", Origin: server.url, Cookie: preCookie },
-      body: new URLSearchParams({ _csrf: csrf, email: "bench@example.test", password, redirectTo: "/projects" }),
-    });
-    const cookie = login.headers
-      .getSetCookie()
-      .map((c) => c.split(";")[0])
-      .find((c) => c.startsWith("concord_session="));
-    if (!cookie) throw new Error(`sign-in failed: ${login.status}`);
-    const pages = [
-      ["Agreement page", `/p/bench/reports/${taskId}`],
-      ["Judge–human page", `/p/bench/reports/${taskId}/judges`],
-      ["Disagreements page", `/p/bench/reports/${taskId}/disagreements`],
-      ["CSV (IAA table)", `/p/bench/reports/${taskId}/csv?table=iaa`],
-      ["Agreement page, rule=adjudication", `/p/bench/reports/${taskId}?rule=adjudication`],
-    ] as const;
-    const time = async (p: string) => {
-      const t0 = performance.now();
-      const res = await fetch(server.url + p, { headers: { Cookie: cookie }, redirect: "manual" });
-      const body = await res.text();
-      if (res.status !== 200) throw new Error(`${p}: ${res.status} ${body.slice(0, 200)}`);
-      return { ms: performance.now() - t0, bytes: body.length, svg: (body.match(/<svg/g) ?? []).length };
-    };
+    const cookie = await signIn(server.url, password);
+    const time = (p: string) => timePage(server.url, cookie, p);
     // Warm the process (route modules, React rendering, the DB connection) with the reports list page,
     // which computes no report: "cold" below means no report figure is memoised yet, not a fresh process.
     const first = await time(`/p/bench/reports`);
@@ -461,24 +593,8 @@ async function main() {
       );
     }
     // A label is revised: the data version changes, every memoised figure is recomputed (the realistic cold case).
-    const w = openDatabase(file);
-    const dw = dalOf(w);
-    const revise = () =>
-      dw.tx(async (q) => {
-        const [asg] = await dw.rows<{ assignment_id: number; rev: number; label: string }>(
-          sql`SELECT assignment_id, MAX(revision) AS rev, label FROM annotations GROUP BY assignment_id ORDER BY assignment_id LIMIT 1`,
-          q,
-        );
-        // Yes/No: the label flips; scores: the same label again (a new revision all the same).
-        const next = asg.label === '"Yes"' ? '"No"' : asg.label === '"No"' ? '"Yes"' : asg.label;
-        await q.insert(dw.t.annotations).values({
-          assignmentId: asg.assignment_id,
-          revision: Number(asg.rev) + 1,
-          label: JSON.parse(next) as unknown,
-          status: "submitted",
-          durationMs: 5000,
-        });
-      });
+    const w = reviser(file);
+    const revise = w.revise;
     let worstCold = 0;
     console.log(`\nAfter a label revision (new data version, nothing memoised):`);
     for (const [name, p] of pages.slice(0, 2)) {
@@ -489,14 +605,14 @@ async function main() {
       }
       runs.sort((a, b) => a - b);
       const q = (f: number) => runs[Math.min(runs.length - 1, Math.floor(f * runs.length))];
-      const med = runs.length % 2 ? runs[(runs.length - 1) / 2] : (runs[runs.length / 2 - 1] + runs[runs.length / 2]) / 2;
+      const med = median(runs);
       worstCold = Math.max(worstCold, med);
       const shown = runs.length <= 5 ? runs.map((x) => x.toFixed(0)).join(", ") : `quartiles ${q(0.25).toFixed(0)}–${q(0.75).toFixed(0)}`;
       console.log(
         `${name.padEnd(36)} cold after revision (${runs.length}): ${shown} ms (median ${med.toFixed(0)})  ${med < TARGET_MS ? "ok" : "SLOW"}`,
       );
     }
-    w.$client.close();
+    w.close();
     console.log(
       `\nWarm: every page under ${TARGET_MS} ms: ${worstWarm < TARGET_MS ? "yes" : "NO"} (worst median ${worstWarm.toFixed(1)} ms).`,
     );
