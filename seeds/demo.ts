@@ -23,19 +23,12 @@ import { hashPassword } from "../app/auth/password.server";
 import type { Db } from "../db/client";
 import { repoPath } from "../db/repo-path";
 import * as schema from "../db/schema";
+import { DEMO_ACCOUNTS, DEMO_PROJECT, DEMO_RUN_DATASET, DEMO_RUN_NAME } from "./demo-names";
 
 // The demo files, from the sources or from a command's cached bundle (scripts/cli.mjs).
 const SEEDS_DIR = path.dirname(repoPath("seeds/demo-benchmark.json", import.meta.url));
 
-export const DEMO_PROJECT = { slug: "demo", name: "Concord Demo", description: "Original demo benchmark and labels written for Concord." };
-
-export const DEMO_ACCOUNTS = [
-  { email: "admin@concord.test", name: "Avery Admin", password: "demo-admin-2026", isSiteAdmin: true, role: "admin" },
-  { email: "rhea@concord.test", name: "Rhea Researcher", password: "demo-research-2026", isSiteAdmin: false, role: "researcher" },
-  { email: "ana@concord.test", name: "Ana Annotator", password: "demo-annotate-ana", isSiteAdmin: false, role: "annotator" },
-  { email: "ben@concord.test", name: "Ben Annotator", password: "demo-annotate-ben", isSiteAdmin: false, role: "annotator" },
-  { email: "chen@concord.test", name: "Chen Annotator", password: "demo-annotate-chen", isSiteAdmin: false, role: "annotator" },
-] as const;
+export { DEMO_ACCOUNTS, DEMO_PROJECT, DEMO_RUN_DATASET, DEMO_RUN_NAME } from "./demo-names";
 
 const Dataset = z.object({
   name: z.string(),
@@ -513,8 +506,6 @@ async function seedDemoTasks(
 // also serves every other protocol on the demo sets and curation's back-check
 // and checklist drafting (seeds/recorded/demo-refinebench.ts).
 
-export const DEMO_RUN_DATASET = "Concord Demo Bench — recorded run sample";
-export const DEMO_RUN_NAME = "Demo: RefineBench self-refinement (recorded outputs)";
 export const DEMO_RECORDING = "demo-refinebench.json";
 export const DEMO_RECORDED_MODELS = ["Quillon-8B", "Orrery-70B"] as const;
 export const DEMO_RECORDED_JUDGE = "Sentinel-34B";

@@ -9,7 +9,7 @@ import { eq } from "drizzle-orm";
 import type { Page } from "playwright-core";
 import { openDatabase, type Db } from "../../db/client";
 import * as schema from "../../db/schema";
-import { DEMO_ACCOUNTS } from "../../seeds/demo";
+import { DEMO_ACCOUNTS } from "../../seeds/demo-names";
 import { copyDemoDatabase } from "../support/demo";
 import { startApp, type RunningApp } from "../support/app-server";
 import { hydrated, launchBrowser, signInAs, type Browser } from "../support/browser";

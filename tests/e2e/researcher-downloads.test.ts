@@ -17,7 +17,7 @@ import { eq } from "drizzle-orm";
 import { openDatabase } from "../../db/client";
 import * as schema from "../../db/schema";
 import { COLUMNS, EXPORT_KINDS } from "../../app/formats/export.server";
-import { DEMO_ACCOUNTS } from "../../seeds/demo";
+import { DEMO_ACCOUNTS } from "../../seeds/demo-names";
 import { copyDemoDatabase } from "../support/demo";
 import { startApp, type RunningApp } from "../support/app-server";
 import { launchBrowser, signInAs, type Browser } from "../support/browser";

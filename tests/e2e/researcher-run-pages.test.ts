@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { and, eq, isNull } from "drizzle-orm";
 import { openDatabase, type Db } from "../../db/client";
 import * as schema from "../../db/schema";
-import { DEMO_ACCOUNTS, DEMO_RUN_NAME } from "../../seeds/demo";
+import { DEMO_ACCOUNTS, DEMO_RUN_NAME } from "../../seeds/demo-names";
 import { copyDemoDatabase } from "../support/demo";
 import { startApp, type RunningApp } from "../support/app-server";
 import { modelOfProject } from "../support/factory";

@@ -11,7 +11,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import { openDatabase, schema } from "../../db/client";
-import { DEMO_ACCOUNTS, DEMO_RUN_DATASET, DEMO_RUN_NAME } from "../../seeds/demo";
+import { DEMO_ACCOUNTS, DEMO_RUN_DATASET, DEMO_RUN_NAME } from "../../seeds/demo-names";
 import { copyDemoDatabase } from "../support/demo";
 import { startApp, type RunningApp } from "../support/app-server";
 import { hydrated, launchBrowser, signInAs, type Browser } from "../support/browser";

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { and, eq } from "drizzle-orm";
 import { openDatabase, type Db } from "../../db/client";
 import * as schema from "../../db/schema";
-import { DEMO_ACCOUNTS } from "../../seeds/demo";
+import { DEMO_ACCOUNTS } from "../../seeds/demo-names";
 import { makeSyntheticDataset } from "../../app/annotation/synthetic.server";
 import { createTask } from "../../app/annotation/tasks.server";
 import { copyDemoDatabase } from "../support/demo";

@@ -8,8 +8,6 @@
 import fs from "node:fs";
 import path from "node:path";
 import { inject } from "vitest";
-import { openDatabase } from "../../db/client";
-import { seedDemo } from "../../seeds/demo";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -24,6 +22,8 @@ export async function copyDemoDatabase(file: string): Promise<void> {
   if (!fs.existsSync(template)) {
     // Seeded under a name of this process's own and renamed whole, so no test copies half a file; two test
     // files that race here each seed one, and the second rename replaces an equal database.
+    // Loaded here, by the one test that seeds, not by every file that copies.
+    const [{ openDatabase }, { seedDemo }] = await Promise.all([import("../../db/client"), import("../../seeds/demo")]);
     const tmp = `${template}.${process.pid}.tmp`;
     const db = openDatabase(tmp);
     await seedDemo(db);
