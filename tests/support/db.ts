@@ -7,6 +7,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, onTestFinished } from "vitest";
 import { closeDb, getDb, type Db } from "../../db/client";
+import { madeTempDirs } from "./temp-dirs";
 
 /**
  * A fresh temporary directory, removed after the test file (made at file or
@@ -14,7 +15,13 @@ import { closeDb, getDb, type Db } from "../../db/client";
  */
 export function tempDir(prefix = "concord-test-"): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
-  const remove = () => fs.rmSync(dir, { recursive: true, force: true });
+  // Also removed at the end of the file by tests/support/setup.ts if still there: made in a hook, where the
+  // afterAll below registers nothing.
+  madeTempDirs.add(dir);
+  const remove = () => {
+    fs.rmSync(dir, { recursive: true, force: true });
+    madeTempDirs.delete(dir);
+  };
   try {
     onTestFinished(remove); // inside a test
   } catch {

@@ -3,7 +3,8 @@
  * than the sources, so browser tests drive the same production build users get;
  * and the cached bundles of the server, the import job and the commands (scripts/bundled-cli.mjs),
  * once here rather than by the first test files that start them, side by side;
- * and the folder of the demo database the browser tests copy (tests/support/demo.ts).
+ * and the folder of the demo database the browser tests copy (tests/support/demo.ts), and the folder of the
+ * initdb'd PostgreSQL data directory the throw-away clusters copy (tests/support/pg.ts).
  */
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
@@ -26,7 +27,14 @@ export default async function setup(project: TestProject) {
   // Where the demo database is seeded once for the whole run (tests/support/demo.ts), and removed afterwards.
   const demoDir = fs.mkdtempSync(path.join(os.tmpdir(), "concord-demo-template-"));
   project.provide("demoDir", demoDir);
-  const teardown = () => fs.rmSync(demoDir, { recursive: true, force: true });
+  // The test files' processes inherit the environment, so tests/support/pg.ts finds it there (it also runs
+  // outside vitest, in the benchmarks, where nothing is provided).
+  const pgTemplateDir = fs.mkdtempSync(path.join(os.tmpdir(), "concord-pg-template-"));
+  process.env.CONCORD_TEST_PG_TEMPLATE_DIR = pgTemplateDir;
+  const teardown = () => {
+    fs.rmSync(demoDir, { recursive: true, force: true });
+    fs.rmSync(pgTemplateDir, { recursive: true, force: true });
+  };
 
   const { COMMANDS, ensureBundle } = await import("../../scripts/bundled-cli.mjs");
   // The server and the commands the tests start as operators do (scripts/cli.mjs), all at once.

@@ -1,4 +1,10 @@
-import { afterEach, beforeEach, vi } from "vitest";
+import { afterAll, afterEach, beforeEach, vi } from "vitest";
+import { removeMadeTempDirs } from "./temp-dirs";
+
+// Temporary folders a test file made in a hook (a beforeAll's server or database folder), where vitest registers no
+// afterAll of their own. Registered before the file's own hooks, so it runs after them (afterAll hooks run in
+// reverse order): once the servers, browsers and databases using the folders have stopped.
+afterAll(removeMadeTempDirs);
 
 // A stray console.error fails the test that printed it: an error the code logs is a bug the test should see.
 let errors: unknown[][] = [];
