@@ -31,6 +31,7 @@ import { isPostgresUrl } from "../db/client-pg";
 import { maskUrl } from "../db/copy";
 import { repoPath } from "../db/repo-path";
 import { closeDal, initDal } from "../app/dal.server";
+import { removeOrphanStageFiles } from "../app/formats/stage-file.server";
 import { cleanupLeftovers } from "../app/formats/stage.server";
 import { env } from "../app/env.server";
 import {
@@ -75,6 +76,8 @@ try {
     // Connects and applies the PostgreSQL migrations once; the Remix build opens its own pool on first use.
     await initDal();
     await closeDal();
+    // The stage files of imports killed midway (on SQLite cleanupLeftovers removes them with their rows).
+    removeOrphanStageFiles();
   } else {
     const conn = openDatabase(dbFile).$client;
     // Rows an import wrote before it died (kill -9, power loss) are invisible; delete them now rather than at the next import.

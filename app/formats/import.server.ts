@@ -16,8 +16,6 @@
  *    transaction, so annotators' submits wait at most for one of those.
  *    What a killed import leaves is deleted by the next import.
  */
-import crypto from "node:crypto";
-import os from "node:os";
 import path from "node:path";
 import type Database from "better-sqlite3";
 import { and, eq } from "drizzle-orm";
@@ -38,6 +36,7 @@ import {
   type ChunkEvent,
   type CommitStats,
 } from "./stage.server";
+import { newStageFilePath, removeOrphanStageFiles } from "./stage-file.server";
 import { commitStagePg, mirrorProject, removeMirror } from "./stage-pg.server";
 import { ImportWriter, type Counts, type LevelInfo, type SampleRow } from "./writer.server";
 
@@ -152,6 +151,7 @@ export async function runImport(o: ImportOptions): Promise<ImportSummary> {
   const conn = db.$client;
   try {
     if (!o.dryRun && !pg) await cleanupLeftovers(conn);
+    else removeOrphanStageFiles();
     let first: Attempt;
     let totalBytes: number;
     try {
@@ -188,7 +188,7 @@ async function attempt(
   reuseId: number | undefined,
   totalBytes: number,
 ): Promise<Attempt> {
-  const stageFile = o.stageFile ?? path.join(os.tmpdir(), `concord-stage-${crypto.randomBytes(8).toString("hex")}.db`);
+  const stageFile = o.stageFile ?? newStageFilePath();
   conn.pragma("foreign_keys = OFF");
   attachStage(conn, stageFile);
   // A deferred transaction: the database is only read (one snapshot, no lock that blocks writers); the stage is written.

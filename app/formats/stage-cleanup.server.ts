@@ -5,7 +5,7 @@
  */
 import os from "node:os";
 import type Database from "better-sqlite3";
-import { STAGED_TABLES } from "./stage-file.server";
+import { processGone, removeOrphanStageFiles, STAGED_TABLES } from "./stage-file.server";
 import {
   CHUNK_TARGET_MS,
   ChunkGaps,
@@ -77,21 +77,17 @@ function ownerGone(owner: string, createdAt: number): boolean {
   const host = owner.slice(0, i);
   const pid = Number(owner.slice(i + 1));
   if (host !== os.hostname()) return Date.now() / 1000 - createdAt > 86_400;
-  if (pid === process.pid) return false;
-  try {
-    process.kill(pid, 0);
-    return false;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "ESRCH";
-  }
+  return processGone(pid);
 }
 
 /**
  * Deletes what imports that died midway (kill -9, power loss) left in their
- * reserved ranges: rows no reader could reach. Imports still running (their
- * process is alive) are left alone. Returns the number of imports cleaned.
+ * reserved ranges: rows no reader could reach, and their stage files in the OS
+ * temp folder (removeOrphanStageFiles). Imports still running (their process
+ * is alive) are left alone. Returns the number of imports cleaned.
  */
 export async function cleanupLeftovers(conn: Database.Database): Promise<number> {
+  removeOrphanStageFiles();
   const rows = conn.prepare("select id, owner, ranges, created_at from main.pending_imports").all() as {
     id: number;
     owner: string;

@@ -3,7 +3,10 @@
  * copies of the tables an import writes, where the writer puts the checked
  * rows before commitStage copies them into the database.
  */
+import crypto from "node:crypto";
 import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import type Database from "better-sqlite3";
 
 /** First ID of staged rows (well inside 2^53, far above any real table). */
@@ -75,4 +78,65 @@ export function detachStage(conn: Database.Database, file: string): void {
     // already detached
   }
   fs.rmSync(file, { force: true });
+}
+
+/** A stage file this process names in the OS temp folder: `concord-stage-<pid>-<16 hex>.db`. */
+const STAGE_NAME = /^concord-stage-(\d+)-[0-9a-f]{16}\.db$/;
+/** The name stage files had before it held the process id: whose they are is unknown, so only a day's age tells. */
+const LEGACY_STAGE_NAME = /^concord-stage-[0-9a-f]{16}\.db$/;
+const LEGACY_AGE_MS = 86_400_000;
+
+/** Where an import stages its rows when its caller names no file (the CLI): the OS temp folder, named after this process. */
+export function newStageFilePath(): string {
+  return path.join(os.tmpdir(), `concord-stage-${process.pid}-${crypto.randomBytes(8).toString("hex")}.db`);
+}
+
+/** Whether no process with this id runs on this machine. */
+export function processGone(pid: number): boolean {
+  if (pid === process.pid) return false;
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "ESRCH";
+  }
+}
+
+/**
+ * Removes the stage files that imports killed midway (kill -9, a crash) left in the OS temp folder: files named as
+ * newStageFilePath names them whose process is gone. A stage holds a copy of every row the import checked, so an
+ * import of a large file killed in its commit would otherwise leave hundreds of megabytes behind for good. Run when
+ * the server starts and before each import. Only names this pattern matches are touched (read from the folder,
+ * never given by a user); a symbolic link with such a name is removed, not what it points to. Files named as before
+ * the process id was part of the name go once untouched for a day. Returns how many.
+ */
+export function removeOrphanStageFiles(dir: string = os.tmpdir()): number {
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch {
+    return 0;
+  }
+  let n = 0;
+  for (const name of names) {
+    const m = STAGE_NAME.exec(name);
+    const orphan = m ? processGone(Number(m[1])) : LEGACY_STAGE_NAME.test(name) && untouchedFor(path.join(dir, name), LEGACY_AGE_MS);
+    if (!orphan) continue;
+    try {
+      fs.rmSync(path.join(dir, name), { force: true });
+      n++;
+    } catch {
+      // another process removed it first, or it is not ours to remove: left alone
+    }
+  }
+  return n;
+}
+
+/** Whether the file (a link itself, not its target) was last modified more than `ms` ago. */
+function untouchedFor(file: string, ms: number): boolean {
+  try {
+    return Date.now() - fs.lstatSync(file).mtimeMs > ms;
+  } catch {
+    return false;
+  }
 }

@@ -1,9 +1,11 @@
 /**
  * Issue 18 (imports never leave a mess): an import killed midway (kill -9)
  * leaves its chunks invisible, and the server deletes them when it starts —
- * not only at the next import — without touching anyone else's rows.
+ * not only at the next import — without touching anyone else's rows; and the
+ * stage file the killed import left in the OS temp folder is removed too.
  */
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
@@ -43,6 +45,8 @@ describe("an import killed midway", () => {
   it("is cleaned up when the server starts; rows of earlier imports stay", async () => {
     let before: ReturnType<typeof counts> | undefined;
     let left: ReturnType<typeof counts> | undefined;
+    let stageFiles: () => string[] = () => [];
+    let stageLeft: string[] = [];
     app = await startApp(async (file) => {
       openDatabase(file).$client.close();
       // Someone's earlier, finished import: it must survive the cleanup.
@@ -55,9 +59,14 @@ describe("an import killed midway", () => {
       expect(earlier.committed).toBe(true);
       before = counts(file);
       // An import paused after its fifth chunk, then killed.
-      await killImportMidway({ databaseFile: file, projectSlug: "lab", file: labelsFile("killed.csv", 3000), scratchDir: dir });
+      const pid = await killImportMidway({ databaseFile: file, projectSlug: "lab", file: labelsFile("killed.csv", 3000), scratchDir: dir });
       left = counts(file);
+      stageFiles = () => fs.readdirSync(os.tmpdir()).filter((n) => n.startsWith(`concord-stage-${pid}-`));
+      stageLeft = stageFiles();
     });
+    // Its stage (every row it had checked) was left in the temp folder, and the server's start removed it.
+    expect(stageLeft).toHaveLength(1);
+    expect(stageFiles()).toEqual([]);
     // The killed import had written rows (invisible) and its reservation.
     expect(left!.pending).toBe(1);
     const total = (c: ReturnType<typeof counts>) => Object.values(c.rows).reduce((a, b) => a + b, 0);

@@ -1,7 +1,8 @@
 /**
  * An import killed midway: runImport in a process of its own, paused after its
  * fifth chunk of the chunked write, then killed with SIGKILL (no cleanup runs).
- * What it wrote is left in the database, invisible, with its pending_imports row.
+ * What it wrote is left in the database, invisible, with its pending_imports row, and its stage file in the OS temp
+ * folder. Resolves with the killed process's id.
  */
 import { spawn } from "node:child_process";
 import fs from "node:fs";
@@ -12,7 +13,7 @@ export async function killImportMidway(opts: {
   projectSlug: string;
   file: string;
   scratchDir: string;
-}): Promise<void> {
+}): Promise<number> {
   const script = path.join(opts.scratchDir, `killed-import-${process.pid}-${Date.now()}.mts`);
   fs.writeFileSync(
     script,
@@ -33,4 +34,5 @@ await runImport({
   });
   child.kill("SIGKILL");
   await new Promise((resolve) => child.once("exit", resolve));
+  return child.pid!;
 }
