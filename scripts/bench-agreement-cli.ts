@@ -29,6 +29,7 @@ import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { seededRandom } from "../app/stats/seededRandom.js";
+import { median } from "./bench-median";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const args = process.argv.slice(2);
@@ -98,13 +99,6 @@ function findPython(): string | null {
   }
   return null;
 }
-
-const median = (xs: number[]) => {
-  const s = xs.filter(Number.isFinite).sort((a, b) => a - b);
-  if (s.length === 0) return NaN;
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
 
 /** Median CPU seconds of runs, or "n/a" without GNU time. */
 const cpuOf = (ms: Measure[]) => {

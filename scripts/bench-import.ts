@@ -23,6 +23,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { median } from "./bench-median";
 
 const { values } = parseArgs({
   options: {
@@ -106,11 +107,6 @@ function runCli(): { peakRssMb: number; wallMs: number } {
   if (r.status !== 0 || !kb) throw new Error(`bench:import: the CLI run failed (exit ${r.status}):\n${r.stdout}${r.stderr}`);
   return { peakRssMb: kb / 1024, wallMs };
 }
-
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
 
 buildCsv();
 const mb = fs.statSync(csv).size / 1e6;

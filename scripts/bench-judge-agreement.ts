@@ -15,6 +15,7 @@ import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { seededRandom } from "../app/stats/seededRandom.js";
+import { median } from "./bench-median";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const args = process.argv.slice(2);
@@ -56,12 +57,6 @@ function time(cmd: string, a: string[]): number {
   if (r.status !== 0) throw new Error(`${cmd} ${a.slice(0, 4).join(" ")} … exited ${r.status}: ${(r.stderr ?? "").split("\n")[0]}`);
   return s;
 }
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
-
 try {
   console.log(
     `load average at start: ${loadavg()

@@ -31,6 +31,8 @@ import { createUser, setMembership } from "../app/auth/accounts.server";
 import { countOf, dalOf } from "../app/dal.server";
 import { openDatabase } from "../db/client";
 import { SERVER_NODE_FLAGS } from "./server-flags";
+import { median } from "./bench-median";
+import { signInOverHttp } from "./import-http";
 
 const root = path.resolve(import.meta.dirname, "..");
 const arg = (name: string, dflt: number) => {
@@ -384,27 +386,6 @@ function startCommandOf(dir: string): string {
   return start;
 }
 
-/** Signs in as a browser does (the login page sets a pre-session cookie and renders its CSRF token); the session cookie. */
-async function signIn(url: string, password: string): Promise<string> {
-  const loginPage = await fetch(`${url}/login`);
-  const preCookie = loginPage.headers.get("set-cookie")?.split(";")[0] ?? "";
-  const html = await loginPage.text();
-  const csrf = /name="_csrf" value="([^"]+)"/.exec(html)?.[1];
-  if (!csrf) throw new Error(`${url}/login answered ${loginPage.status} with no CSRF token: ${html.slice(0, 300)}`);
-  const login = await fetch(`${url}/login`, {
-    method: "POST",
-    redirect: "manual",
-    headers: { "Content-Type": "application/x-www-form-urlencoded", Origin: url, Cookie: preCookie },
-    body: new URLSearchParams({ _csrf: csrf, email: "bench@example.test", password, redirectTo: "/projects" }),
-  });
-  const cookie = login.headers
-    .getSetCookie()
-    .map((c) => c.split(";")[0])
-    .find((c) => c.startsWith("concord_session="));
-  if (!cookie) throw new Error(`sign-in failed: ${login.status}`);
-  return cookie;
-}
-
 /** One timed GET of a page: wall-clock ms, bytes, charts. */
 async function timePage(url: string, cookie: string, p: string) {
   const t0 = performance.now();
@@ -441,11 +422,6 @@ function reviser(file: string) {
   };
 }
 
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
-
 /**
  * --against DIR: this build and another checkout's, each on its own copy of the same database, measured in pairs.
  * Each pair revises a label in both databases and requests the page from both, the order alternating (A B, B A, …),
@@ -461,7 +437,9 @@ async function pairedAgainst(dir: string, file: string, password: string, pages:
     { name: path.basename(dir), file: theirFile, server: await startServer(theirFile, dir) },
   ];
   try {
-    const s = await Promise.all(sides.map(async (x) => ({ ...x, cookie: await signIn(x.server.url, password), db: reviser(x.file) })));
+    const s = await Promise.all(
+      sides.map(async (x) => ({ ...x, cookie: await signInOverHttp(x.server.url, "bench@example.test", password), db: reviser(x.file) })),
+    );
     // Warm both processes (route modules, rendering, the connection), then three unmeasured revisions per page each.
     for (const x of s) {
       await timePage(x.server.url, x.cookie, "/p/bench/reports");
@@ -571,7 +549,7 @@ async function main() {
   }
   const server = await startServer(file);
   try {
-    const cookie = await signIn(server.url, password);
+    const cookie = await signInOverHttp(server.url, "bench@example.test", password);
     const time = (p: string) => timePage(server.url, cookie, p);
     // Warm the process (route modules, React rendering, the DB connection) with the reports list page,
     // which computes no report: "cold" below means no report figure is memoised yet, not a fresh process.

@@ -71,13 +71,13 @@ try {
 
 const onPostgres = isPostgresUrl(process.env.DATABASE_URL);
 const dbFile = onPostgres ? maskUrl(process.env.DATABASE_URL!.trim()) : databasePathFromEnv();
+// The stage files imports killed midway left in the OS temp folder (their rows: cleanupLeftovers below).
+removeOrphanStageFiles();
 try {
   if (onPostgres) {
     // Connects and applies the PostgreSQL migrations once; the Remix build opens its own pool on first use.
     await initDal();
     await closeDal();
-    // The stage files of imports killed midway (on SQLite cleanupLeftovers removes them with their rows).
-    removeOrphanStageFiles();
   } else {
     const conn = openDatabase(dbFile).$client;
     // Rows an import wrote before it died (kill -9, power loss) are invisible; delete them now rather than at the next import.

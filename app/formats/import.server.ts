@@ -150,8 +150,8 @@ export async function runImport(o: ImportOptions): Promise<ImportSummary> {
   const db = mirror ? mirror.db : openDatabase(o.databaseFile);
   const conn = db.$client;
   try {
+    removeOrphanStageFiles();
     if (!o.dryRun && !pg) await cleanupLeftovers(conn);
-    else removeOrphanStageFiles();
     let first: Attempt;
     let totalBytes: number;
     try {

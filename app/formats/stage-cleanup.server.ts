@@ -5,7 +5,7 @@
  */
 import os from "node:os";
 import type Database from "better-sqlite3";
-import { processGone, removeOrphanStageFiles, STAGED_TABLES } from "./stage-file.server";
+import { processGone, STAGED_TABLES } from "./stage-file.server";
 import {
   CHUNK_TARGET_MS,
   ChunkGaps,
@@ -82,12 +82,11 @@ function ownerGone(owner: string, createdAt: number): boolean {
 
 /**
  * Deletes what imports that died midway (kill -9, power loss) left in their
- * reserved ranges: rows no reader could reach, and their stage files in the OS
- * temp folder (removeOrphanStageFiles). Imports still running (their process
- * is alive) are left alone. Returns the number of imports cleaned.
+ * reserved ranges: rows no reader could reach (their stage files: see
+ * removeOrphanStageFiles). Imports still running (their process is alive) are
+ * left alone. Returns the number of imports cleaned.
  */
 export async function cleanupLeftovers(conn: Database.Database): Promise<number> {
-  removeOrphanStageFiles();
   const rows = conn.prepare("select id, owner, ranges, created_at from main.pending_imports").all() as {
     id: number;
     owner: string;

@@ -3,14 +3,12 @@
  * than the sources, so browser tests drive the same production build users get;
  * and the cached bundles of the server, the import job and the commands (scripts/bundled-cli.mjs),
  * once here rather than by the first test files that start them, side by side;
- * and the folder of the demo database the browser tests copy (tests/support/demo.ts), and the folder of the
- * initdb'd PostgreSQL data directory the throw-away clusters copy (tests/support/pg.ts).
+ * and the folder of what the run makes once and the test files copy (tests/support/run-templates.ts).
  */
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import type { TestProject } from "vitest/node";
 
 const root = path.resolve(__dirname, "../..");
 
@@ -23,18 +21,12 @@ function newestMtime(dir: string): number {
   return newest;
 }
 
-export default async function setup(project: TestProject) {
-  // Where the demo database is seeded once for the whole run (tests/support/demo.ts), and removed afterwards.
-  const demoDir = fs.mkdtempSync(path.join(os.tmpdir(), "concord-demo-template-"));
-  project.provide("demoDir", demoDir);
-  // The test files' processes inherit the environment, so tests/support/pg.ts finds it there (it also runs
-  // outside vitest, in the benchmarks, where nothing is provided).
-  const pgTemplateDir = fs.mkdtempSync(path.join(os.tmpdir(), "concord-pg-template-"));
-  process.env.CONCORD_TEST_PG_TEMPLATE_DIR = pgTemplateDir;
-  const teardown = () => {
-    fs.rmSync(demoDir, { recursive: true, force: true });
-    fs.rmSync(pgTemplateDir, { recursive: true, force: true });
-  };
+export default async function setup() {
+  // What the run makes once and every file copies (tests/support/run-templates.ts), removed afterwards. The test
+  // files' processes inherit the environment.
+  const templates = fs.mkdtempSync(path.join(os.tmpdir(), "concord-run-templates-"));
+  process.env.CONCORD_TEST_TEMPLATES = templates;
+  const teardown = () => fs.rmSync(templates, { recursive: true, force: true });
 
   const { COMMANDS, ensureBundle } = await import("../../scripts/bundled-cli.mjs");
   // The server and the commands the tests start as operators do (scripts/cli.mjs), all at once.

@@ -12,6 +12,7 @@ import os from "node:os";
 import path from "node:path";
 import pg from "pg";
 import { procCpuS } from "./proc-cpu";
+import { runTemplate } from "./run-templates";
 
 export type TestPg = {
   /** The cluster's `postgres` database. */
@@ -85,26 +86,15 @@ function initdb(run: Run, data: string): void {
 }
 
 /**
- * An initdb'd data directory the clusters of this test run copy (`cp -a`, owner and modes kept) instead of each
- * running initdb (about 0.6 s of CPU against 0.1 s), made by the first cluster to need it in the folder the global
- * setup names (CONCORD_TEST_PG_TEMPLATE_DIR) and removed with it. Made under a name of this process's own and
- * renamed whole, so no cluster copies half of one; of two made at once the second rename fails and its copy is
- * dropped. Null outside a test run (the benchmarks): each cluster runs initdb.
+ * The run's initdb'd data directory (tests/support/run-templates.ts), which the clusters of a test run copy
+ * (`cp -a`, owner and modes kept) instead of each running initdb (about 0.6 s of CPU against 0.1 s). Null outside a
+ * test run (the benchmarks): each cluster runs initdb.
  */
-function templateDataDir(run: Run): string | null {
-  const folder = process.env.CONCORD_TEST_PG_TEMPLATE_DIR;
-  if (!folder || !fs.existsSync(folder)) return null;
-  const template = path.join(folder, "data");
-  if (fs.existsSync(template)) return template;
-  const mine = path.join(folder, `data.${process.pid}.tmp`);
-  if (process.getuid?.() === 0) execFileSync("chown", ["postgres", folder]);
-  initdb(run, mine);
-  try {
-    fs.renameSync(mine, template);
-  } catch {
-    fs.rmSync(mine, { recursive: true, force: true });
-  }
-  return fs.existsSync(template) ? template : null;
+async function templateDataDir(run: Run): Promise<string | null> {
+  return runTemplate("pg-data", (at) => {
+    if (process.getuid?.() === 0) execFileSync("chown", ["postgres", path.dirname(at)]);
+    initdb(run, at);
+  });
 }
 
 /** `maxConnections`: the server's max_connections (PostgreSQL's default, 100, when not given). */
@@ -125,7 +115,7 @@ export async function startTestPg(options: { maxConnections?: number } = {}): Pr
         )
       : execFileSync(path.join(bin, cmd), args, { stdio: "pipe" });
   const data = path.join(dir, "data");
-  const template = templateDataDir(run);
+  const template = await templateDataDir(run);
   if (template) execFileSync("cp", ["-a", template, data]);
   else initdb(run, data);
   const port = await freePort();
