@@ -222,8 +222,13 @@ function csvError(e: Papa.ParseError): string {
     case "InvalidQuotes":
       return 'a quote inside a quoted field is not doubled (write "" for a literal quote)';
     case "TooFewFields":
-    case "TooManyFields":
-      return `${e.message.replace(/\.$/, "")} than the header has`;
+    case "TooManyFields": {
+      // papaparse: "Too few fields: expected 3 fields but parsed 2".
+      const m = /expected (\d+) fields? but parsed (\d+)/.exec(e.message);
+      if (!m) return e.code === "TooFewFields" ? "this row has fewer fields than the header" : "this row has more fields than the header";
+      const [has, want] = [Number(m[2]), Number(m[1])];
+      return `this row has ${has} field${has === 1 ? "" : "s"}, the header has ${want}`;
+    }
     default:
       return e.message;
   }

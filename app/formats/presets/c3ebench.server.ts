@@ -1,10 +1,10 @@
 import { z } from "zod";
-import { check, optText, reqText } from "./fields";
+import { check, optText, reqId, reqText } from "./fields";
 import { baseName, eachRecord } from "./rows.server";
 import type { Preset } from "./types";
 
 const ravelRecord = z.object({
-  infer_id: reqText,
+  infer_id: reqId,
   task_type: reqText,
   sub_task: optText,
   instruction: reqText,

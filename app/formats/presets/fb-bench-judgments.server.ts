@@ -1,20 +1,22 @@
 import { z } from "zod";
 import { fbBenchId } from "./fb-bench.server";
-import { check, reqText } from "./fields";
+import { check, describe, notFiniteReason, reqId, reqText } from "./fields";
 import { eachRecord } from "./rows.server";
 import type { Preset } from "./types";
+
+const number = z.number({ error: (iss) => notFiniteReason(iss.input) ?? `expected a number, got ${describe(iss.input)}` });
 
 const fbJudgment = z.object({
   user_query: reqText,
   origin_first_response: z.string(),
   feedback: z.string(),
   second_response: z.string({ error: "is missing" }),
-  infer_model: reqText,
-  judge_model: reqText,
-  judgement: z.record(z.string(), z.object({ 评判结果: z.string().optional(), weight: z.number().nullish() }).passthrough(), {
+  infer_model: reqId,
+  judge_model: reqId,
+  judgement: z.record(z.string(), z.object({ 评判结果: z.string().optional(), weight: number.nullish() }).passthrough(), {
     error: "expected an object: checklist item → {评判理由, 评判结果}",
   }),
-  score: z.number().nullish(),
+  score: number.nullish(),
 });
 
 export const fbBenchJudgments: Preset = {

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
 import { readJsonArray } from "../source.server";
-import { check, optText, reqText } from "./fields";
+import { check, checklistEntry, optText, reqText, toEntry } from "./fields";
 import type { Preset } from "./types";
 
 /** FB-Bench has no IDs; an item's ID is a hash of its query, preset first response and feedback. */
@@ -18,12 +18,7 @@ const fbRecord = z.object({
   user_query: reqText,
   origin_first_response: z.string({ error: "is missing" }),
   feedback: z.string({ error: "is missing" }),
-  checklist: z.array(
-    z.union([z.string().min(1), z.tuple([z.string().min(1), z.number()])], { error: "expected a text or a [text, weight] pair" }),
-    {
-      error: "expected a list",
-    },
-  ),
+  checklist: z.array(checklistEntry, { error: "expected a list" }),
   reference_second_response: z.string().nullish(),
 });
 
@@ -52,7 +47,7 @@ export const fbBench: Preset = {
           language: "zh",
           metadata: Object.fromEntries(Object.entries(rec).filter(([k]) => !known.has(k))),
           references: d.reference_second_response ? [d.reference_second_response] : [],
-          checklist: d.checklist.map((c) => (typeof c === "string" ? { text: c, weight: null } : { text: c[0], weight: c[1] })),
+          checklist: d.checklist.map(toEntry),
         },
         row,
       );

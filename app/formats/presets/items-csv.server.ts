@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { SourceRecord } from "../source.server";
 import type { ImportWriter } from "../writer.server";
-import { ITEM_FIELDS, check, itemBase, itemFrom, optNumber, optText, reqText } from "./fields";
+import { ITEM_FIELDS, check, itemBase, itemFrom, optText, optWeight, reqId } from "./fields";
 import { baseName, eachRow } from "./rows.server";
 import type { Preset } from "./types";
 
@@ -17,7 +17,7 @@ export const itemsCsv: Preset = {
   ],
   datasetName: baseName,
   async run(ctx) {
-    const schema = z.object({ ...itemBase, item_id: reqText, id: z.any().optional(), checklist_item: optText, weight: optNumber });
+    const schema = z.object({ ...itemBase, item_id: reqId, id: z.any().optional(), checklist_item: optText, weight: optWeight });
     const sink = ctx.sink;
     const fields = this.fields!;
     let fast: ((rec: SourceRecord, row: number) => boolean) | undefined;
@@ -45,7 +45,7 @@ export const itemsCsv: Preset = {
 /**
  * items-csv's fast path for one row: true when the row was handled, false
  * when it must go through the zod schema (a blank or missing required field,
- * a weight that is not a plain number, a weight without a checklist item).
+ * a weight that is not a plain positive number, a weight without a checklist item).
  */
 function csvFastRow(cols: Record<string, string | undefined>, sink: ImportWriter): (rec: SourceRecord, row: number) => boolean {
   const c = (name: string) => cols[name];
@@ -83,7 +83,7 @@ function csvFastRow(cols: Record<string, string | undefined>, sink: ImportWriter
         if (!isBlank(w)) {
           if (text === undefined || !NUMBER.test(w)) return false;
           weight = Number(w);
-          if (!Number.isFinite(weight)) return false;
+          if (!Number.isFinite(weight) || weight <= 0) return false;
         }
       }
     }

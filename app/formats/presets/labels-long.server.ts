@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { parseLabel } from "../labels";
-import { RESPONSE_LINK, check, optText, reqText } from "./fields";
+import { RESPONSE_LINK, check, notFiniteReason, optId, optText, reqId } from "./fields";
 import { baseName, eachRow } from "./rows.server";
 import type { Preset } from "./types";
 
@@ -18,10 +18,15 @@ export const labelsLong: Preset = {
   ],
   datasetName: baseName,
   async run(ctx) {
-    const schema = z.object({ unit: reqText, annotator: reqText, label: z.any(), text: optText, response: optText });
+    const schema = z.object({ unit: reqId, annotator: reqId, label: z.any(), text: optText, response: optId });
     await eachRow(ctx, this.fields!, (m, row, _r, cols) => {
       const d = check(schema, m, row, ctx.sink, cols);
       if (!d) return;
+      const infinite = notFiniteReason(d.label);
+      if (infinite) {
+        ctx.sink.error({ row, field: cols.label, message: infinite });
+        return;
+      }
       const label = parseLabel(d.label);
       if (label === null) {
         ctx.sink.error({ row, field: cols.label, message: "the label is empty" });

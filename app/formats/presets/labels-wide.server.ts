@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { parseLabel } from "../labels";
 import { ImportRefusal, ImportUsageError } from "../problems";
-import { RESPONSE_LINK, check, optText, reqText } from "./fields";
+import { RESPONSE_LINK, check, notFiniteReason, optId, reqId } from "./fields";
 import { baseName, eachRow } from "./rows.server";
 import type { Preset } from "./types";
 
@@ -14,7 +14,7 @@ export const labelsWide: Preset = {
   fields: [{ name: "unit", aliases: ["unit_id", "item", "item_id", "id"], required: true, help: "what was labelled" }, RESPONSE_LINK],
   datasetName: baseName,
   async run(ctx) {
-    const unitSchema = z.object({ unit: reqText, response: optText });
+    const unitSchema = z.object({ unit: reqId, response: optId });
     let named = ctx.annotators?.map((a) => a.trim()).filter(Boolean) ?? [];
     /** `--annotators all`: every column but the unit (and response) is an annotator, asked for explicitly. */
     let all = false;
@@ -53,6 +53,11 @@ export const labelsWide: Preset = {
       for (const col of all ? Object.keys(rec) : named) {
         if (col === cols.unit || col === cols.response) continue;
         used.add(col);
+        const infinite = notFiniteReason(rec[col]);
+        if (infinite) {
+          ctx.sink.error({ row, field: col, message: infinite });
+          continue;
+        }
         const label = parseLabel(rec[col]);
         if (label === null) continue;
         ctx.sink.label({ unit: d.unit.trim(), annotator: col, label, ...(d.response ? { response: d.response.trim() } : {}) }, row, col);

@@ -1,11 +1,11 @@
 import { z } from "zod";
 import { ImportRefusal } from "../problems";
 import { readJson } from "../source.server";
-import { optText, reqText } from "./fields";
+import { optText, reqId, reqText } from "./fields";
 import type { Preset } from "./types";
 
 const refinebenchRecord = z.object({
-  index: reqText,
+  index: reqId,
   field: optText,
   subject: optText,
   question: reqText,

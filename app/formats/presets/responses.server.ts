@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { check, optText, optTurn, reqText } from "./fields";
+import { check, optId, optTurn, reqId } from "./fields";
 import { baseName, eachRow } from "./rows.server";
 import type { Preset } from "./types";
 
@@ -18,11 +18,11 @@ export const responsesPreset: Preset = {
   datasetName: baseName,
   async run(ctx) {
     const schema = z.object({
-      item: reqText,
-      model: reqText,
+      item: reqId,
+      model: reqId,
       turn: optTurn,
       text: z.preprocess((v) => (typeof v === "number" ? String(v) : v), z.string({ error: "is missing" })),
-      response_id: optText,
+      response_id: optId,
     });
     await eachRow(ctx, this.fields!, (m, row, _r, cols) => {
       const d = check(schema, m, row, ctx.sink, cols);

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { parseLabel } from "../labels";
-import { check, reqText } from "./fields";
+import { check, notFiniteReason, reqId } from "./fields";
 import { baseName, eachRow } from "./rows.server";
 import type { Preset } from "./types";
 
@@ -24,9 +24,12 @@ export const unitVerdicts: Preset = {
   datasetName: baseName,
   async run(ctx) {
     const schema = z.object({
-      unit: reqText,
-      judge: reqText,
-      verdict: z.unknown(),
+      unit: reqId,
+      judge: reqId,
+      verdict: z.unknown().superRefine((v, c) => {
+        const infinite = notFiniteReason(v);
+        if (infinite) c.addIssue({ code: "custom", message: infinite, input: v });
+      }),
       raw: z.preprocess(
         (v) => (v === undefined || v === null ? undefined : typeof v === "string" ? v : JSON.stringify(v)),
         z.string().optional(),

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { parseLabel } from "../labels";
 import type { ChecklistRef } from "../writer.server";
-import { blankToUndef, check, describe, reqText } from "./fields";
+import { blankToUndef, check, describe, notFiniteReason, reqId } from "./fields";
 import { baseName, eachRow } from "./rows.server";
 import type { Preset } from "./types";
 
@@ -38,15 +38,21 @@ export const verdictsPreset: Preset = {
   datasetName: baseName,
   async run(ctx) {
     const schema = z.object({
-      judge: reqText,
-      item: reqText,
-      response: reqText,
+      judge: reqId,
+      item: reqId,
+      response: reqId,
       checklist_item: z.preprocess(blankToUndef, z.union([z.string(), z.number()]).optional()),
       // Empty is allowed here: the writer keeps it as unparsed on a response with imported labels, and refuses it elsewhere.
       value: z.preprocess(
         blankToUndef,
         z
-          .union([z.string(), z.number(), z.boolean()], { error: (iss) => `expected text, a number or yes/no, got ${describe(iss.input)}` })
+          .union([z.string(), z.number(), z.boolean()], {
+            error: (iss) => notFiniteReason(iss.input) ?? `expected text, a number or yes/no, got ${describe(iss.input)}`,
+          })
+          .superRefine((v, c) => {
+            const infinite = notFiniteReason(v);
+            if (infinite) c.addIssue({ code: "custom", message: infinite, input: v });
+          })
           .optional(),
       ),
       raw: z.preprocess(

@@ -104,11 +104,11 @@ describe("items-csv fast path = schema path", () => {
     expect(r.summary.committed).toBe(false);
     expect(r.problems).toEqual([
       'row 2, field "weight": expected a number, got "heavy"',
-      'row 3, field "weight": expected a number, got number',
+      'row 3, field "weight": 1e999 is not a finite number',
       'row 4, field "item_id": is empty',
       'row 5, field "prompt": is empty',
       'row 6, field "weight": a weight without a checklist item',
-      "row 7: Too few fields: expected 8 fields but parsed 2 than the header has",
+      "row 7: this row has 2 fields, the header has 8",
       'row 9, field "checklist": duplicate checklist item for "x1": "Q5?"',
       'row 10: item "x1" appears again with a different prompt, reference or domain than at row 8',
       'row 12, field "checklist": duplicate checklist item for "x1": "Q5?"',
