@@ -8,6 +8,7 @@ import { and, eq } from "drizzle-orm";
 import { first, getDal } from "~/dal.server";
 import type { Role } from "../../db/schema";
 import { originRefusal } from "./csrf.server";
+import { sameOriginPath } from "./redirects";
 import { lookupSession, type SessionUser } from "./session.server";
 
 const RANK: Record<Role, number> = { annotator: 1, researcher: 2, admin: 3 };
@@ -44,9 +45,12 @@ export async function requireUser(request: Request): Promise<SessionUser> {
   const s = await lookupSession(request);
   if (s.state === "ok") return s.user;
   const url = new URL(request.url);
-  const params = new URLSearchParams({ redirectTo: url.pathname + url.search });
+  // Back to this page after sign-in, if it is a plain path on our site by the sign-in page's own rule.
+  const back = sameOriginPath(url.pathname + url.search, url);
+  const params = new URLSearchParams(back ? { redirectTo: back } : {});
   if (s.state === "expired") params.set("reason", "expired");
-  throw redirect(`/login?${params}`);
+  const query = params.toString();
+  throw redirect(query ? `/login?${query}` : "/login");
 }
 
 export async function requireSiteAdmin(request: Request): Promise<SessionUser> {

@@ -5,6 +5,7 @@ import { Form, useActionData, useNavigation, useSearchParams } from "@remix-run/
 import { LoginSchema } from "~/forms/accounts.server";
 import { signIn } from "~/auth/accounts.server";
 import { assertSameOrigin, getOptionalUser } from "~/auth/guards.server";
+import { safeRedirect } from "~/auth/redirects";
 import { createSession } from "~/auth/session.server";
 
 export const meta: MetaFunction = () => [{ title: "Sign in · Concord" }];
@@ -15,15 +16,10 @@ export const headers: HeadersFunction = ({ actionHeaders }) => {
   return retry ? { "Retry-After": retry } : new Headers();
 };
 
-/** Only same-site paths; anything else goes to the project list. */
-export function safeRedirect(to: unknown): string {
-  if (typeof to !== "string" || !to.startsWith("/") || to.startsWith("//") || to.startsWith("/\\")) return "/projects";
-  return to;
-}
-
 export async function loader({ request }: LoaderFunctionArgs) {
   const user = await getOptionalUser(request);
-  if (user) throw redirect(safeRedirect(new URL(request.url).searchParams.get("redirectTo")));
+  // Only a plain path on our own site; anything else goes to the project list (app/auth/redirects.ts).
+  if (user) throw redirect(safeRedirect(new URL(request.url).searchParams.get("redirectTo"), request.url));
   return json({});
 }
 
@@ -46,7 +42,7 @@ export async function action({ request, context }: ActionFunctionArgs) {
     return json({ error: "That email and password do not match an account." }, { status: 401 });
   }
   const cookie = await createSession(result.userId);
-  return redirect(safeRedirect(parsed.data.redirectTo), { headers: { "Set-Cookie": cookie } });
+  return redirect(safeRedirect(parsed.data.redirectTo, request.url), { headers: { "Set-Cookie": cookie } });
 }
 
 export default function Login() {

@@ -7,7 +7,8 @@ import { makeUser, TEST_PASSWORD } from "../support/factory";
 import { args, get, ORIGIN, post, run, signInCookie } from "../support/http";
 import { hashPassword, verifyPassword } from "../../app/auth/password.server";
 import { signIn, MAX_FREE_FAILURES } from "../../app/auth/accounts.server";
-import { action as loginAction, safeRedirect } from "../../app/routes/login";
+import { action as loginAction } from "../../app/routes/login";
+import { safeRedirect } from "../../app/auth/redirects";
 import { action as logoutAction } from "../../app/routes/logout";
 import { loader as projectsLoader } from "../../app/routes/projects._index";
 import { schema } from "../../db/client";
@@ -77,10 +78,10 @@ describe("sign-in", () => {
   });
 
   it("only redirects to same-site paths", () => {
-    expect(safeRedirect("/p/demo")).toBe("/p/demo");
-    expect(safeRedirect("//evil.example")).toBe("/projects");
-    expect(safeRedirect("https://evil.example")).toBe("/projects");
-    expect(safeRedirect(undefined)).toBe("/projects");
+    expect(safeRedirect("/p/demo", ORIGIN)).toBe("/p/demo");
+    expect(safeRedirect("//evil.example", ORIGIN)).toBe("/projects");
+    expect(safeRedirect("https://evil.example", ORIGIN)).toBe("/projects");
+    expect(safeRedirect(undefined, ORIGIN)).toBe("/projects");
   });
 });
 
