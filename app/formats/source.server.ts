@@ -199,7 +199,9 @@ export function readCsv(file: string, h: RowHandlers): Promise<number> {
           if (e.code === "UndetectableDelimiter") continue;
           h.problem({ row, message: csvError(e) });
         }
-        if (results.errors.some((e) => e.code === "MissingQuotes" || e.code === "InvalidQuotes")) return;
+        // A row cut by a quote, or with fields missing or left over, is not read as a record: its fields would be
+        // shifted, and their checks would only repeat the one problem in other words.
+        if (results.errors.some((e) => e.code !== "UndetectableDelimiter")) return;
         const record = results.data as Record<string, unknown>;
         if ("__parsed_extra" in record) delete record.__parsed_extra;
         h.row(record, row);

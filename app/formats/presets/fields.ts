@@ -61,15 +61,15 @@ export const optId = z.preprocess(
 );
 
 /** A number: a JSON number or a number written as text; anything else, and infinite values, refused in words. */
-function toNumber(v: unknown, ctx: z.RefinementCtx, expected: string): number {
+function toNumber(v: unknown, ctx: z.RefinementCtx, expected: string, path: (string | number)[] = []): number {
   const why = notFiniteReason(v);
   if (why) {
-    ctx.addIssue({ code: "custom", message: why, input: v });
+    ctx.addIssue({ code: "custom", message: why, input: v, path });
     return z.NEVER;
   }
   if (typeof v === "number") return v;
   if (typeof v === "string" && NUMBER_TEXT.test(v)) return Number(v);
-  ctx.addIssue({ code: "custom", message: `expected ${expected}, got ${describe(v)}`, input: v });
+  ctx.addIssue({ code: "custom", message: `expected ${expected}, got ${describe(v)}`, input: v, path });
   return z.NEVER;
 }
 
@@ -91,11 +91,16 @@ export const optTurn = z.preprocess(
 );
 
 /** A checklist weight: a finite number above zero (a weight of 0 or less would count an item for nothing or against the score). */
-function toWeight(v: unknown, ctx: z.RefinementCtx): number {
-  const n = toNumber(v, ctx, "a number");
+function toWeight(v: unknown, ctx: z.RefinementCtx, path: (string | number)[] = []): number {
+  const n = toNumber(v, ctx, "a number", path);
   if (n === z.NEVER) return z.NEVER;
   if (!(n > 0)) {
-    ctx.addIssue({ code: "custom", message: `weight must be a positive number, got ${typeof v === "string" ? v.trim() : n}`, input: v });
+    ctx.addIssue({
+      code: "custom",
+      message: `weight must be a positive number, got ${typeof v === "string" ? v.trim() : n}`,
+      input: v,
+      path,
+    });
     return z.NEVER;
   }
   return n;
@@ -115,7 +120,7 @@ export const checklistEntry = z.unknown().transform((e, ctx): string | [string, 
       ctx.addIssue({ code: "custom", message: `weight: expected a number, got ${describe(e[1])}`, path: [1], input: e[1] });
       return z.NEVER;
     }
-    const w = toWeight(e[1], ctx);
+    const w = toWeight(e[1], ctx, [1]);
     return w === z.NEVER ? z.NEVER : [e[0], w];
   }
   if (e && typeof e === "object" && !Array.isArray(e) && isText((e as { text?: unknown }).text)) {
@@ -125,7 +130,7 @@ export const checklistEntry = z.unknown().transform((e, ctx): string | [string, 
       ctx.addIssue({ code: "custom", message: `weight: expected a number, got ${describe(raw)}`, path: ["weight"], input: raw });
       return z.NEVER;
     }
-    const w = toWeight(raw, ctx);
+    const w = toWeight(raw, ctx, ["weight"]);
     return w === z.NEVER ? z.NEVER : { text: (e as { text: string }).text, weight: w };
   }
   ctx.addIssue({ code: "custom", message: ENTRY_SHAPE, input: e });
