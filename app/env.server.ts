@@ -3,6 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 import { databasePathFromEnv, stateDirFor } from "../db/client";
+import { parseEgressAllow } from "./runs/providers/egress.server";
 
 const EnvSchema = z.object({
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
@@ -21,6 +22,21 @@ const EnvSchema = z.object({
   WORKER_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(500),
   WORKER_CALL_LOG: z.enum(["full", "compact"]).default("full"),
   WORKER_PG_POOL: z.coerce.number().int().min(1).max(100).default(4),
+  /**
+   * Hosts, IP addresses and CIDR blocks (comma-separated) that provider requests may reach besides global
+   * addresses: loopback, private, link-local and other non-global addresses are refused unless listed here
+   * (app/runs/providers/egress.server.ts). E.g. "127.0.0.1,::1" for a vLLM on this machine.
+   */
+  CONCORD_EGRESS_ALLOW: z
+    .string()
+    .optional()
+    .superRefine((v, ctx) => {
+      try {
+        parseEgressAllow(v);
+      } catch (err) {
+        ctx.addIssue({ code: "custom", message: (err as Error).message });
+      }
+    }),
 });
 
 export type Env = z.infer<typeof EnvSchema>;

@@ -44,6 +44,9 @@ import { postgresCopy } from "../tests/support/pg";
 import { procCpuS } from "../tests/support/proc-cpu";
 import { makeRunsFixture, refineScript } from "../tests/unit/runs/fixtures";
 
+// The fake endpoint listens on 127.0.0.1: allowed for this process and the workers it starts (they inherit it).
+process.env.CONCORD_EGRESS_ALLOW ??= "127.0.0.1,::1";
+
 const argv = process.argv.slice(2);
 const num = (name: string, d: number) => {
   const i = argv.indexOf(`--${name}`);

@@ -8,6 +8,9 @@
  *   npm run providers -- test --project SLUG --name NAME     (one tiny request: latency and reply)
  *   npm run providers -- remove --project SLUG --name NAME
  *
+ * `test` reaches only addresses CONCORD_EGRESS_ALLOW allows (app/runs/providers/egress.server.ts), and
+ * prints at most 200 characters of an upstream error, the key masked.
+ *
  * The API key is read from the environment variable named by --api-key-env
  * (never from the command line, which shells keep in their history) and
  * stored encrypted. --settings is a JSON file checked strictly: an unknown
@@ -18,6 +21,7 @@ import { eq } from "drizzle-orm";
 import { databasePathFromEnv, openDatabase } from "../db/client";
 import { isPostgresUrl, openPgDatabase } from "../db/client-pg";
 import { closeDal, first, initDal } from "../app/dal.server";
+import { env } from "../app/env.server";
 import { readJsonFile } from "../app/files.server";
 import { providerFromRow } from "../app/runs/providers/index.server";
 import { heartbeat, oneOffLimits, sharedLimits, unregisterWorker } from "../app/runs/providers/shared-limits.server";
@@ -65,6 +69,12 @@ const intArg = (name: string): number | undefined => {
 
 async function main() {
   if (!["add", "list", "test", "remove"].includes(cmd ?? "")) fail(USAGE);
+  // Every setting is checked once at start (app/env.server.ts), CONCORD_EGRESS_ALLOW among them.
+  try {
+    env();
+  } catch (err) {
+    fail((err as Error).message);
+  }
   const dbFile = databasePathFromEnv();
   const dal = await initDal(dbFile);
   const slug = values.project ?? fail("--project SLUG is required");

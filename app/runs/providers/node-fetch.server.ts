@@ -17,9 +17,16 @@
  * reads of a non-streaming reply (status, ok, headers, url, json(), text());
  * any other status is a real Response, since the client's retry and error
  * paths also use its body stream.
+ *
+ * Every connection is checked against the egress policy (egress.server.ts):
+ * a host name through the socket's DNS lookup, a literal IP address before the
+ * request. Redirects are never followed (a 3xx is an error reply to the client).
  */
 import http from "node:http";
 import https from "node:https";
+import type net from "node:net";
+import { env } from "../../env.server";
+import { guardedLookup, literalHostAllowed, parseEgressAllow, refusedError, type EgressPolicy, type LookupAll } from "./egress.server";
 
 /**
  * A kept-alive socket left unused this long is closed by us (ms). Servers close idle connections after their
@@ -92,56 +99,100 @@ export class BufferedResponse {
   }
 }
 
-export const nodeFetch: typeof fetch = (input, init = {}) => {
-  const body = init.body;
-  const simpleBody = body == null || typeof body === "string" || body instanceof Uint8Array;
-  if (!simpleBody || !(typeof input === "string" || input instanceof URL)) return globalThis.fetch(input, init);
-  const url = typeof input === "string" ? input : input.href;
-  const signal = init.signal;
-  if (signal?.aborted) return Promise.reject(abortError(signal));
-  return new Promise<Response>((resolve, reject) => {
-    const u = new URL(url);
-    const secure = u.protocol === "https:";
-    const headers = headersToObject(init.headers);
-    if (body != null) headers["content-length"] = String(typeof body === "string" ? Buffer.byteLength(body) : body.byteLength);
-    const req = (secure ? https : http).request(
-      u,
-      { method: init.method ?? "GET", headers, agent: secure ? sharedHttpsAgent : sharedHttpAgent },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on("data", (c: Buffer) => chunks.push(c));
-        res.on("error", fail);
-        res.on("aborted", () => fail(new TypeError("fetch failed: the connection closed before the reply ended")));
-        res.on("end", () => {
-          if (settled) return;
-          settled = true;
-          signal?.removeEventListener("abort", onAbort);
-          const h = new Headers();
-          for (let i = 0; i < res.rawHeaders.length; i += 2)
-            if (!SKIP_HEADERS.has(res.rawHeaders[i].toLowerCase())) h.append(res.rawHeaders[i], res.rawHeaders[i + 1]);
-          const status = res.statusCode ?? 500;
-          const nullBody = status === 204 || status === 205 || status === 304;
-          const bytes = Buffer.concat(chunks);
-          if (status >= 200 && status < 300 && !nullBody)
-            // A Response in all the client reads of it (see the file's header).
-            resolve(new BufferedResponse(bytes, status, res.statusMessage ?? "", h, url) as unknown as Response);
-          else resolve(new Response(nullBody ? null : bytes, { status, statusText: res.statusMessage, headers: h }));
-        });
-      },
-    );
-    let settled = false;
-    function fail(err: Error) {
-      if (settled) return;
-      settled = true;
-      signal?.removeEventListener("abort", onAbort);
-      req.destroy();
-      reject(err.name === "AbortError" ? err : Object.assign(new TypeError(`fetch failed: ${err.message}`), { cause: err }));
-    }
-    function onAbort() {
-      fail(abortError(signal));
-    }
-    signal?.addEventListener("abort", onAbort, { once: true });
-    req.on("error", fail);
-    req.end(body ?? undefined);
-  });
+let processPolicy: EgressPolicy | undefined;
+
+/** This process's egress policy, from CONCORD_EGRESS_ALLOW (validated with the rest of the environment at start). */
+export function egressPolicy(): EgressPolicy {
+  return (processPolicy ??= parseEgressAllow(env().CONCORD_EGRESS_ALLOW));
+}
+
+type FetchOptions = {
+  /** The allow-list to enforce; default: this process's (CONCORD_EGRESS_ALLOW), over the shared agents. */
+  egress?: EgressPolicy;
+  /** The resolver the check wraps (default dns.lookup); a test passes one that answers what it is told. */
+  resolve?: LookupAll;
 };
+
+/**
+ * A fetch over node:http(s) whose every connection is checked against an egress policy. With no options it
+ * is `nodeFetch`; with a policy of its own it gets agents of its own (a kept-alive socket is never reused
+ * under another policy).
+ */
+export function createNodeFetch(opts: FetchOptions = {}): typeof fetch {
+  const own = opts.egress !== undefined || opts.resolve !== undefined;
+  const httpAgent = own ? new http.Agent(agentOptions) : sharedHttpAgent;
+  const httpsAgent = own ? new https.Agent(agentOptions) : sharedHttpsAgent;
+  let checked: { policy: EgressPolicy; lookup: net.LookupFunction } | undefined;
+  const guard = () => {
+    if (!checked) {
+      const policy = opts.egress ?? egressPolicy();
+      checked = { policy, lookup: guardedLookup(policy, opts.resolve) };
+    }
+    return checked;
+  };
+  return (input, init = {}) => {
+    const body = init.body;
+    const simpleBody = body == null || typeof body === "string" || body instanceof Uint8Array;
+    // What the openai client sends for JSON endpoints; anything else is refused rather than sent unchecked.
+    if (!simpleBody || !(typeof input === "string" || input instanceof URL))
+      return Promise.reject(new TypeError("fetch failed: only a string or byte body to a URL is sent"));
+    const url = typeof input === "string" ? input : input.href;
+    const signal = init.signal;
+    if (signal?.aborted) return Promise.reject(abortError(signal));
+    return new Promise<Response>((resolve, reject) => {
+      const u = new URL(url);
+      const secure = u.protocol === "https:";
+      if (!secure && u.protocol !== "http:") return reject(new TypeError(`fetch failed: ${u.protocol} is not http(s)`));
+      const { policy, lookup } = guard();
+      // net.connect does no lookup for a literal IP address: checked here, failing as a refused connection does.
+      if (!literalHostAllowed(policy, u)) {
+        const cause = refusedError();
+        return reject(Object.assign(new TypeError(`fetch failed: ${cause.message}`), { cause }));
+      }
+      const headers = headersToObject(init.headers);
+      if (body != null) headers["content-length"] = String(typeof body === "string" ? Buffer.byteLength(body) : body.byteLength);
+      const req = (secure ? https : http).request(
+        u,
+        { method: init.method ?? "GET", headers, agent: secure ? httpsAgent : httpAgent, lookup },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on("data", (c: Buffer) => chunks.push(c));
+          res.on("error", fail);
+          res.on("aborted", () => fail(new TypeError("fetch failed: the connection closed before the reply ended")));
+          res.on("end", () => {
+            if (settled) return;
+            settled = true;
+            signal?.removeEventListener("abort", onAbort);
+            const h = new Headers();
+            for (let i = 0; i < res.rawHeaders.length; i += 2)
+              if (!SKIP_HEADERS.has(res.rawHeaders[i].toLowerCase())) h.append(res.rawHeaders[i], res.rawHeaders[i + 1]);
+            const status = res.statusCode ?? 500;
+            const nullBody = status === 204 || status === 205 || status === 304;
+            const bytes = Buffer.concat(chunks);
+            if (status >= 200 && status < 300 && !nullBody)
+              // A Response in all the client reads of it (see the file's header).
+              resolve(new BufferedResponse(bytes, status, res.statusMessage ?? "", h, url) as unknown as Response);
+            else resolve(new Response(nullBody ? null : bytes, { status, statusText: res.statusMessage, headers: h }));
+          });
+        },
+      );
+      let settled = false;
+      function fail(err: Error) {
+        if (settled) return;
+        settled = true;
+        signal?.removeEventListener("abort", onAbort);
+        req.destroy();
+        reject(err.name === "AbortError" ? err : Object.assign(new TypeError(`fetch failed: ${err.message}`), { cause: err }));
+      }
+      function onAbort() {
+        fail(abortError(signal));
+      }
+      signal?.addEventListener("abort", onAbort, { once: true });
+      req.on("error", fail);
+      req.end(body ?? undefined);
+    });
+  };
+}
+
+/** The fetch every provider uses by default: this process's egress policy, the shared keep-alive agents. */
+export const nodeFetch: typeof fetch = createNodeFetch();

@@ -5,12 +5,14 @@
  * malformed replies with exponential backoff and jitter, applies the
  * provider's concurrency and requests-per-minute limits, and reports every
  * HTTP attempt to `onCall` (request body and reply; the key is never included).
+ * An error's text is the upstream's, masked and cut to 200 characters
+ * (egress.server.ts publicErrorText); where a request may go is egress.server.ts.
  */
 import OpenAI from "openai";
 import { CHATML_TEMPLATE, renderContinuation } from "./chat-template";
 import { nodeFetch } from "./node-fetch.server";
 import { backoffDelay, parseRetryAfter, RateLimiter, Semaphore, sleep } from "./limits";
-import { maskSecret } from "./secrets.server";
+import { publicErrorText, UNREACHABLE } from "./egress.server";
 import type { CallGate } from "./shared-limits.server";
 import { ProviderError, type CallRecord, type LlmProvider, type LlmReply, type LlmRequest } from "./types";
 
@@ -49,8 +51,10 @@ type Classified = { retryable: boolean; status: number | null; message: string; 
 export function classifyError(err: unknown): Classified {
   if (err instanceof OpenAI.APIConnectionTimeoutError) return { retryable: true, status: null, message: "timeout", retryAfterMs: null };
   if (err instanceof OpenAI.APIUserAbortError) return { retryable: false, status: null, message: "aborted", retryAfterMs: null };
+  // One text for every failure to get an HTTP reply (refused by the egress policy, closed port, unreachable host,
+  // a service that does not speak HTTP): what failed, and how, is not told to the user (it maps an inside network).
   if (err instanceof OpenAI.APIConnectionError)
-    return { retryable: true, status: null, message: `connection error: ${err.message}`, retryAfterMs: null };
+    return { retryable: true, status: null, message: `connection error: ${UNREACHABLE}`, retryAfterMs: null };
   if (err instanceof OpenAI.APIError) {
     const status = err.status ?? null;
     const retryable = status === 429 || status === 408 || (status !== null && status >= 500);
@@ -152,7 +156,8 @@ export class OpenAIProvider implements LlmProvider {
           };
         } catch (err) {
           classified = classifyError(err);
-          classified.message = maskSecret(classified.message, this.o.apiKey);
+          // What the upstream said, as stored and shown: the key masked, at most MAX_ERROR_CHARS characters.
+          classified.message = publicErrorText(classified.message, [this.o.apiKey]);
           const record = {
             reply: null,
             status: classified.status,
