@@ -13,6 +13,11 @@ const EnvSchema = z.object({
   SESSION_SECRET: z.string().min(16).optional(),
   /** Set to "1" to mark the session cookie Secure (serve over HTTPS). */
   COOKIE_SECURE: z.enum(["0", "1"]).default("0"),
+  /**
+   * Heavy reads (exports, report pages and their CSV/LaTeX downloads, the judges, disagreements and run results
+   * pages) one account may have in progress at once; one more is answered 429 (app/request-limits.server.ts).
+   */
+  CONCORD_HEAVY_READS_PER_USER: z.coerce.number().int().min(1).max(1000).default(4),
   /** "external" turns off the web server's in-process run worker (run `npm run worker`). */
   CONCORD_WORKER: z.enum(["in-process", "external"]).default("in-process"),
   /** Run worker settings: jobs in flight, jobs claimed ahead, lease and poll intervals, call-log detail. */

@@ -1,5 +1,5 @@
 import { CsrfField } from "~/components/CsrfField";
-import type { LinksFunction, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
+import type { HeadersFunction, LinksFunction, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { json } from "@remix-run/node";
 import {
   Form,
@@ -24,6 +24,17 @@ export const links: LinksFunction = () => [
 ];
 
 export const meta: MetaFunction = () => [{ title: "Concord" }];
+
+/**
+ * A page whose loader was refused with 429 (a heavy read over the user's limit: app/request-limits.server.ts)
+ * keeps its Retry-After; pages have no other headers of their own.
+ */
+export const headers: HeadersFunction = ({ errorHeaders }) => {
+  const headers = new Headers();
+  const retryAfter = errorHeaders?.get("Retry-After");
+  if (retryAfter) headers.set("Retry-After", retryAfter);
+  return headers;
+};
 
 export async function loader({ request, context }: LoaderFunctionArgs) {
   const user = await getOptionalUser(request);

@@ -7,13 +7,14 @@
  * app/formats/export.server.ts. Exit codes: 0 written, 2 bad command line or
  * unknown project.
  */
+import { once } from "node:events";
 import fs from "node:fs";
 import { parseArgs } from "node:util";
 import { eq } from "drizzle-orm";
 import { closeDal, first, initDal, type Dal } from "../app/dal.server";
 import { closeDb, databasePathFromEnv, DatabaseOpenError } from "../db/client";
 import { parseReference, parseUnparsedPolicy } from "../app/reports/judgeAgreement";
-import { EXPORT_FORMATS, EXPORT_KINDS, exportRows, writeExport, type ExportFormat, type ExportKind } from "../app/formats/export.server";
+import { EXPORT_FORMATS, EXPORT_KINDS, exportChunks, type ExportFormat, type ExportKind } from "../app/formats/export.server";
 import { isDatabaseFile } from "../app/files.server";
 
 const USAGE = `usage: npm run export -- --project SLUG --what ${EXPORT_KINDS.join("|")} [--format csv|jsonl] [--out FILE] [--reference majority|each|adjudicated] [--unparsed count-as-wrong|exclude|as:LABEL]`;
@@ -61,17 +62,27 @@ try {
 const p = d.t.projects;
 const project = first(await d.q.select({ id: p.id }).from(p).where(eq(p.slug, values.project)).limit(1));
 if (!project) fail(`no project "${values.project}" in ${d.dialect === "postgres" ? "the PostgreSQL database" : databasePathFromEnv()}.`);
-const rows = await exportRows(d, project.id, values.what as ExportKind, { reference, unparsed });
+// The export streams a window of rows at a time (memory holds one window, not the file).
+let rows = 0;
+const chunks = exportChunks(
+  d,
+  project.id,
+  values.what as ExportKind,
+  values.format as ExportFormat,
+  { reference, unparsed },
+  (n) => (rows += n),
+);
 if (values.out) {
   // Opening the database file for writing would truncate it (and drop this process's locks).
   if (isDatabaseFile(values.out)) fail(`--out ${values.out} is a database file; choose another output file.`);
   const fd = fs.openSync(values.out, "w");
-  writeExport(rows, values.what as ExportKind, values.format as ExportFormat, (c) => fs.writeSync(fd, c));
+  for await (const c of chunks) fs.writeSync(fd, c);
   fs.closeSync(fd);
-  console.error(`export: wrote ${rows.length} rows to ${values.out}`);
+  console.error(`export: wrote ${rows} rows to ${values.out}`);
 } else {
   process.stdout.on("error", (err: NodeJS.ErrnoException) => process.exit(err.code === "EPIPE" ? 0 : 1));
-  writeExport(rows, values.what as ExportKind, values.format as ExportFormat, (c) => process.stdout.write(c));
+  // A pipe that is full (a slow reader) is waited for, so the next window is read only when it drains.
+  for await (const c of chunks) if (!process.stdout.write(c)) await once(process.stdout, "drain");
 }
 closeDb();
 await closeDal();

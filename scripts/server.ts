@@ -16,13 +16,7 @@ import type { IncomingMessage } from "node:http";
 import path from "node:path";
 import { Readable } from "node:stream";
 import { pathToFileURL } from "node:url";
-import {
-  broadcastDevReady,
-  createReadableStreamFromReadable,
-  createRequestHandler,
-  writeReadableStreamToWritable,
-  type ServerBuild,
-} from "@remix-run/node";
+import { broadcastDevReady, createReadableStreamFromReadable, createRequestHandler, type ServerBuild } from "@remix-run/node";
 import compression from "compression";
 import express, { type NextFunction, type Request as ExpressRequest, type Response as ExpressResponse } from "express";
 import helmet from "helmet";
@@ -291,8 +285,52 @@ async function sendResponse(res: ExpressResponse, response: Response) {
   res.status(response.status);
   for (const [key, value] of response.headers.entries()) res.append(key, value);
   if (/text\/event-stream/i.test(response.headers.get("Content-Type") ?? "")) res.flushHeaders();
-  if (response.body) await writeReadableStreamToWritable(response.body, res);
+  if (response.body) await writeBody(response.body, res);
   else res.end();
+}
+
+/**
+ * Writes a response body chunk by chunk (flushed through compression, as Remix's own writer does), but
+ * waits for the connection to drain whenever its buffer is full: a streamed export then reads its next
+ * window of rows only when the client has taken the last, so a slow client holds memory to a window.
+ * A client that goes away cancels the body (which frees its heavy-read slot: app/request-limits.server.ts).
+ */
+async function writeBody(body: ReadableStream<Uint8Array>, res: ExpressResponse) {
+  const reader = body.getReader();
+  let wake: (() => void) | null = null;
+  let listening = false;
+  const resume = () => {
+    const w = wake;
+    wake = null;
+    w?.();
+  };
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) {
+        res.end();
+        return;
+      }
+      const more = res.write(value);
+      (res as unknown as { flush?: () => void }).flush?.();
+      if (!more && !res.destroyed) {
+        // One listener each for the whole response (compression hands "drain" to its own stream, where a once() would pile up).
+        if (!listening) {
+          listening = true;
+          res.on("drain", resume);
+          res.on("close", resume);
+        }
+        await new Promise<void>((r) => (wake = r));
+      }
+      if (res.destroyed) {
+        await reader.cancel();
+        return;
+      }
+    }
+  } catch (err) {
+    res.destroy(err as Error);
+    throw err;
+  }
 }
 
 /** TRUST_PROXY=1: a reverse proxy in front of us sets the X-Forwarded-* headers (and strips the client's). */

@@ -49,8 +49,7 @@
  *   response, judge, checklist_item_id, checklist_item, checklist_weight, value, score,
  *   parse_status, raw_output, stale_at
  */
-import Papa from "papaparse";
-import { and, asc, eq, sql, type AnyColumn, type SQL } from "drizzle-orm";
+import { and, asc, eq, gt, inArray, sql, type AnyColumn, type SQL } from "drizzle-orm";
 import { dalOf, type Dal, type DalLike } from "~/dal.server";
 import { visible } from "../../db/visibility";
 import { cohenKappa, fleissKappa, gwetAC1, krippendorffAlpha, percentAgreement, type MeasurementLevel } from "../stats";
@@ -59,6 +58,7 @@ import { UNPARSED as UNPARSED_CLASS } from "../reports/judgeAgreement";
 import { judgeAgreementFor } from "../reports/report.server";
 import { labelKindOf, taskScale } from "../reports/subjects";
 import { findKind } from "../task-kinds/registry";
+import { toCsv } from "./csv";
 
 export const EXPORT_KINDS = ["annotations", "agreement", "judge-agreement", "runs", "judge-confusion"] as const;
 export type ExportKind = (typeof EXPORT_KINDS)[number];
@@ -223,7 +223,21 @@ const byText = (d: Dal, col: AnyColumn): SQL | AnyColumn => (d.dialect === "post
 /** A JSON column's value as the JSON text stored (SQLite keeps the text JSON.stringify wrote; PostgreSQL's jsonb gives it back the same). */
 const jsonText = (v: unknown): string | null => (v === null || v === undefined ? null : JSON.stringify(v));
 
-async function annotationRows(d: Dal, projectId: number, submittedOnly = false): Promise<AnnotationRow[]> {
+/**
+ * Units per window of the annotations export (each with its annotators' rows), items per window of the
+ * runs export, and responses per window of its rows (each with its verdicts): an export holds one
+ * window in memory, never the whole file.
+ */
+export const EXPORT_WINDOWS = { units: 500, items: 500, responses: 100 };
+
+/** The project's tasks, in id order. */
+async function taskIds(d: Dal, projectId: number): Promise<number[]> {
+  const t = d.t.tasks;
+  return (await d.q.select({ id: t.id }).from(t).where(eq(t.projectId, projectId)).orderBy(asc(t.id))).map((r) => r.id);
+}
+
+/** The current revision of each annotation of the units `unitFilter` selects, in export order. */
+async function annotationRows(d: Dal, projectId: number, unitFilter: SQL, submittedOnly: boolean): Promise<AnnotationRow[]> {
   const { annotations: an, assignments: a, units: u, tasks: t, items: i, users: usr, checklistItems: c } = d.t;
   return (await d.q
     .select({
@@ -262,6 +276,7 @@ async function annotationRows(d: Dal, projectId: number, submittedOnly = false):
     .where(
       and(
         eq(t.projectId, projectId),
+        unitFilter,
         sql`${an.revision} = (select max(an2.revision) from annotations an2 where an2.assignment_id = ${an.assignmentId})`,
         submittedOnly ? eq(an.status, "submitted") : undefined,
       ),
@@ -269,84 +284,124 @@ async function annotationRows(d: Dal, projectId: number, submittedOnly = false):
     .orderBy(asc(t.id), asc(u.position), asc(u.id), asc(byText(d, usr.name)), asc(usr.id))) as AnnotationRow[];
 }
 
-async function annotations(d: Dal, projectId: number): Promise<Row[]> {
-  return (await annotationRows(d, projectId)).map((r) => ({
-    task_id: r.task_id,
-    task: r.task,
-    task_kind: r.task_kind,
-    unit_id: r.unit_id,
-    item: r.item,
-    item_id: r.item_id,
-    checklist_item_id: r.checklist_item_id,
-    checklist_item: r.checklist_item,
-    response_id: r.response_id,
-    annotator: r.annotator,
-    annotator_id: r.annotator_id,
-    label: labelCell(r.label),
-    penalty_reasons: jsonText(r.penalty_reasons),
-    notes: r.notes === null || r.notes === undefined ? null : typeof r.notes === "string" ? r.notes : jsonText(r.notes),
-    shown_order: jsonText(r.shown_order ?? r.assignment_shown_order),
-    status: r.status,
-    revision: r.revision,
-    duration_ms: r.duration_ms,
-    started_at: iso(r.started_at),
-    submitted_at: iso(r.submitted_at),
-    annotated_at: iso(r.annotated_at),
-    stale_at: iso(r.stale_at),
-  }));
+/**
+ * The annotations of one task, a window of units at a time: the next window starts after the last
+ * unit's (position, id), the order the units_task_idx index keeps, so each window is one range read.
+ */
+async function* annotationWindows(d: Dal, projectId: number, taskId: number, submittedOnly = false): AsyncGenerator<AnnotationRow[]> {
+  const u = d.t.units;
+  let after: { position: number; id: number } | null = null;
+  for (;;) {
+    const window: { position: number; id: number }[] = await d.q
+      .select({ position: u.position, id: u.id })
+      .from(u)
+      .where(and(eq(u.taskId, taskId), after ? sql`(${u.position}, ${u.id}) > (${after.position}, ${after.id})` : undefined))
+      .orderBy(asc(u.position), asc(u.id))
+      .limit(EXPORT_WINDOWS.units);
+    if (window.length === 0) return;
+    const rows = await annotationRows(
+      d,
+      projectId,
+      inArray(
+        u.id,
+        window.map((w) => w.id),
+      ),
+      submittedOnly,
+    );
+    if (rows.length > 0) yield rows;
+    if (window.length < EXPORT_WINDOWS.units) return;
+    after = window[window.length - 1];
+  }
+}
+
+const annotationExportRow = (r: AnnotationRow): Row => ({
+  task_id: r.task_id,
+  task: r.task,
+  task_kind: r.task_kind,
+  unit_id: r.unit_id,
+  item: r.item,
+  item_id: r.item_id,
+  checklist_item_id: r.checklist_item_id,
+  checklist_item: r.checklist_item,
+  response_id: r.response_id,
+  annotator: r.annotator,
+  annotator_id: r.annotator_id,
+  label: labelCell(r.label),
+  penalty_reasons: jsonText(r.penalty_reasons),
+  notes: r.notes === null || r.notes === undefined ? null : typeof r.notes === "string" ? r.notes : jsonText(r.notes),
+  shown_order: jsonText(r.shown_order ?? r.assignment_shown_order),
+  status: r.status,
+  revision: r.revision,
+  duration_ms: r.duration_ms,
+  started_at: iso(r.started_at),
+  submitted_at: iso(r.submitted_at),
+  annotated_at: iso(r.annotated_at),
+  stale_at: iso(r.stale_at),
+});
+
+async function* annotations(d: Dal, projectId: number): AsyncGenerator<Row[]> {
+  for (const taskId of await taskIds(d, projectId))
+    for await (const rows of annotationWindows(d, projectId, taskId)) yield rows.map(annotationExportRow);
 }
 
 type Scalar = string | number;
 const isScalar = (v: unknown): v is Scalar => typeof v === "string" || typeof v === "number";
 
-/** Submitted scalar labels grouped by task: unit → annotator → label. */
-async function labelsByTask(d: Dal, projectId: number) {
-  const tasks = new Map<
-    number,
-    {
-      name: string;
-      kind: string;
-      config: Record<string, unknown>;
-      level: MeasurementLevel;
-      units: Map<number, Map<number, Scalar>>;
-      meta: Map<number, { responseId: number | null; checklistItemId: number | null }>;
-      skipped: number;
+type TaskLabels = {
+  name: string;
+  kind: string;
+  config: Record<string, unknown>;
+  level: MeasurementLevel;
+  units: Map<number, Map<number, Scalar>>;
+  meta: Map<number, { responseId: number | null; checklistItemId: number | null }>;
+  skipped: number;
+};
+
+/** One task's submitted scalar labels: unit → annotator → label (undefined when the task has no submitted label). */
+async function taskLabels(d: Dal, projectId: number, taskId: number): Promise<TaskLabels | undefined> {
+  let t: TaskLabels | undefined;
+  for await (const rows of annotationWindows(d, projectId, taskId, true))
+    for (const r of rows) {
+      if (!t) {
+        const cfg = (r.config ?? {}) as { level?: string };
+        // A labelled kind's level is its coding's (binary counts as nominal); imported labels declare theirs.
+        const coded = findKind(r.task_kind)?.coding.level;
+        const level = (
+          coded
+            ? coded === "ordinal"
+              ? "ordinal"
+              : "nominal"
+            : ["nominal", "ordinal", "interval", "ratio"].includes(cfg.level ?? "")
+              ? cfg.level
+              : "nominal"
+        ) as MeasurementLevel;
+        t = {
+          name: r.task,
+          kind: r.task_kind,
+          config: cfg as Record<string, unknown>,
+          level,
+          units: new Map(),
+          meta: new Map(),
+          skipped: 0,
+        };
+      }
+      const label = r.label;
+      if (!isScalar(label)) {
+        t.skipped++;
+        continue;
+      }
+      if (!t.units.has(r.unit_id)) t.units.set(r.unit_id, new Map());
+      t.units.get(r.unit_id)!.set(r.annotator_id, label);
+      t.meta.set(r.unit_id, { responseId: r.response_id, checklistItemId: r.checklist_item_id });
     }
-  >();
-  for (const r of await annotationRows(d, projectId, true)) {
-    let t = tasks.get(r.task_id);
-    if (!t) {
-      const cfg = (r.config ?? {}) as { level?: string };
-      // A labelled kind's level is its coding's (binary counts as nominal); imported labels declare theirs.
-      const coded = findKind(r.task_kind)?.coding.level;
-      const level = (
-        coded
-          ? coded === "ordinal"
-            ? "ordinal"
-            : "nominal"
-          : ["nominal", "ordinal", "interval", "ratio"].includes(cfg.level ?? "")
-            ? cfg.level
-            : "nominal"
-      ) as MeasurementLevel;
-      t = { name: r.task, kind: r.task_kind, config: cfg as Record<string, unknown>, level, units: new Map(), meta: new Map(), skipped: 0 };
-      tasks.set(r.task_id, t);
-    }
-    const label = r.label;
-    if (!isScalar(label)) {
-      t.skipped++;
-      continue;
-    }
-    if (!t.units.has(r.unit_id)) t.units.set(r.unit_id, new Map());
-    t.units.get(r.unit_id)!.set(r.annotator_id, label);
-    t.meta.set(r.unit_id, { responseId: r.response_id, checklistItemId: r.checklist_item_id });
-  }
-  return tasks;
+  return t;
 }
 
-async function agreement(d: Dal, projectId: number): Promise<Row[]> {
-  const out: Row[] = [];
-  for (const [taskId, t] of await labelsByTask(d, projectId)) {
-    if (t.units.size === 0) continue;
+/** One row per task with scalar labels, a task at a time (memory holds one task's labels). */
+async function* agreement(d: Dal, projectId: number): AsyncGenerator<Row[]> {
+  for (const taskId of await taskIds(d, projectId)) {
+    const t = await taskLabels(d, projectId, taskId);
+    if (!t || t.units.size === 0) continue;
     const annotators = [...new Set([...t.units.values()].flatMap((m) => [...m.keys()]))].sort((a, b) => a - b);
     const matrix = [...t.units.values()].map((m) => annotators.map((a) => m.get(a) ?? null));
     const ratings = matrix.reduce((n, row) => n + row.filter((v) => v !== null).length, 0);
@@ -365,35 +420,36 @@ async function agreement(d: Dal, projectId: number): Promise<Row[]> {
       }
     };
     const alpha = safe(() => krippendorffAlpha(matrix, { level, categories: numeric ? undefined : categories }));
-    out.push({
-      task_id: taskId,
-      task: t.name,
-      task_kind: t.kind,
-      level,
-      units: matrix.length,
-      annotators: annotators.length,
-      ratings,
-      pairable_units: matrix.filter((row) => row.filter((v) => v !== null).length >= 2).length,
-      categories: JSON.stringify(categories),
-      percent_agreement: finiteOrNull(safe(() => percentAgreement(matrix, { categories }))),
-      fleiss_kappa: finiteOrNull(safe(() => fleissKappa(matrix, { categories }).kappa)),
-      krippendorff_alpha: finiteOrNull(alpha?.alpha ?? null),
-      gwet_ac1: finiteOrNull(safe(() => gwetAC1(matrix, { categories }).value)),
-      cohen_kappa:
-        annotators.length === 2
-          ? finiteOrNull(
-              safe(
-                () =>
-                  cohenKappa(
-                    matrix.map((r) => r[0]),
-                    matrix.map((r) => r[1]),
-                  ).kappa,
-              ),
-            )
-          : null,
-    });
+    yield [
+      {
+        task_id: taskId,
+        task: t.name,
+        task_kind: t.kind,
+        level,
+        units: matrix.length,
+        annotators: annotators.length,
+        ratings,
+        pairable_units: matrix.filter((row) => row.filter((v) => v !== null).length >= 2).length,
+        categories: JSON.stringify(categories),
+        percent_agreement: finiteOrNull(safe(() => percentAgreement(matrix, { categories }))),
+        fleiss_kappa: finiteOrNull(safe(() => fleissKappa(matrix, { categories }).kappa)),
+        krippendorff_alpha: finiteOrNull(alpha?.alpha ?? null),
+        gwet_ac1: finiteOrNull(safe(() => gwetAC1(matrix, { categories }).value)),
+        cohen_kappa:
+          annotators.length === 2
+            ? finiteOrNull(
+                safe(
+                  () =>
+                    cohenKappa(
+                      matrix.map((r) => r[0]),
+                      matrix.map((r) => r[1]),
+                    ).kappa,
+                ),
+              )
+            : null,
+      },
+    ];
   }
-  return out;
 }
 
 const finiteOrNull = (x: number | null) => (x === null ? null : finite(x));
@@ -501,8 +557,7 @@ export function judgeAgreementPageCsv(page: { task: { id: number; name: string }
       cohen_kappa: r.humans.cohenKappa,
     });
   }
-  const body = rows.map((row) => JUDGE_PAGE_COLUMNS.map((c) => csvCell(row[c])));
-  return Papa.unparse([JUDGE_PAGE_COLUMNS, ...body], { newline: "\n" }) + "\n";
+  return toCsv([JUDGE_PAGE_COLUMNS, ...rows.map((row) => JUDGE_PAGE_COLUMNS.map((c) => row[c]))]) + "\n";
 }
 
 async function judgeConfusion(d: Dal, projectId: number, opts: JudgeExportOptions): Promise<Row[]> {
@@ -536,7 +591,8 @@ async function judgeConfusion(d: Dal, projectId: number, opts: JudgeExportOption
   return out;
 }
 
-async function runs(d: Dal, projectId: number): Promise<Row[]> {
+/** The runs export's rows of the responses `responseFilter` selects, in export order. */
+async function runRows(d: Dal, projectId: number, responseFilter: SQL): Promise<Row[]> {
   const { responses: r, items: i, datasets: ds, runs: ru, verdicts: v, judges: j, checklistItems: c } = d.t;
   const rows = await d.q
     .select({
@@ -568,53 +624,107 @@ async function runs(d: Dal, projectId: number): Promise<Row[]> {
     .leftJoin(v, and(eq(v.responseId, r.id), visible(v.pendingImportId)))
     .leftJoin(j, eq(j.id, v.judgeId))
     .leftJoin(c, eq(c.id, v.checklistItemId))
-    .where(and(eq(ds.projectId, projectId), visible(r.pendingImportId)))
+    .where(and(eq(ds.projectId, projectId), responseFilter, visible(r.pendingImportId)))
     .orderBy(asc(byText(d, ds.name)), asc(ds.version), asc(i.id), asc(r.id), asc(byText(d, j.name)), asc(c.position), asc(v.id));
   return rows.map((row) => ({ ...(row as Row), stale_at: iso(row.stale_at) }));
 }
 
-export async function exportRows(db: DalLike, projectId: number, what: ExportKind, opts: JudgeExportOptions = {}): Promise<Row[]> {
+/**
+ * Responses and their verdicts, dataset by dataset (in name and version order), a window of items
+ * at a time (keyset on the item id), their responses in windows of EXPORT_WINDOWS.responses.
+ */
+async function* runs(d: Dal, projectId: number): AsyncGenerator<Row[]> {
+  const { responses: r, items: i, datasets: ds } = d.t;
+  const sets = await d.q
+    .select({ id: ds.id })
+    .from(ds)
+    .where(eq(ds.projectId, projectId))
+    .orderBy(asc(byText(d, ds.name)), asc(ds.version));
+  for (const set of sets) {
+    let afterItem = 0;
+    for (;;) {
+      const itemIds = (
+        await d.q
+          .select({ id: i.id })
+          .from(i)
+          .where(and(eq(i.datasetId, set.id), gt(i.id, afterItem)))
+          .orderBy(asc(i.id))
+          .limit(EXPORT_WINDOWS.items)
+      ).map((x) => x.id);
+      if (itemIds.length === 0) break;
+      const responseIds = (
+        await d.q
+          .select({ id: r.id })
+          .from(r)
+          .where(and(inArray(r.itemId, itemIds), visible(r.pendingImportId)))
+          .orderBy(asc(r.itemId), asc(r.id))
+      ).map((x) => x.id);
+      for (let k = 0; k < responseIds.length; k += EXPORT_WINDOWS.responses) {
+        const rows = await runRows(d, projectId, inArray(r.id, responseIds.slice(k, k + EXPORT_WINDOWS.responses)));
+        if (rows.length > 0) yield rows;
+      }
+      if (itemIds.length < EXPORT_WINDOWS.items) break;
+      afterItem = itemIds[itemIds.length - 1];
+    }
+  }
+}
+
+/**
+ * An export's rows, a window at a time: the annotations a window of units, the runs a window of
+ * responses, agreement a task, the judge exports the whole (one row per task and judge, or label pair).
+ * A page, `npm run export` and the tests all read through this one function.
+ */
+export async function* exportWindows(
+  db: DalLike,
+  projectId: number,
+  what: ExportKind,
+  opts: JudgeExportOptions = {},
+): AsyncGenerator<Row[]> {
   const d = dalOf(db);
   switch (what) {
     case "annotations":
-      return annotations(d, projectId);
+      return yield* annotations(d, projectId);
     case "agreement":
-      return agreement(d, projectId);
+      return yield* agreement(d, projectId);
     case "judge-agreement":
-      return judgeAgreement(d, projectId, opts);
+      yield await judgeAgreement(d, projectId, opts);
+      return;
     case "judge-confusion":
-      return judgeConfusion(d, projectId, opts);
+      yield await judgeConfusion(d, projectId, opts);
+      return;
     case "runs":
-      return runs(d, projectId);
+      return yield* runs(d, projectId);
   }
 }
 
-/** Serialises rows in chunks (so a large export streams) through `write`. */
-export function writeExport(rows: Row[], what: ExportKind, format: ExportFormat, write: (chunk: string) => void): void {
+/** Every row of an export (for tests and comparisons; downloads stream exportChunks instead). */
+export async function exportRows(db: DalLike, projectId: number, what: ExportKind, opts: JudgeExportOptions = {}): Promise<Row[]> {
+  const out: Row[] = [];
+  for await (const rows of exportWindows(db, projectId, what, opts)) for (const row of rows) out.push(row);
+  return out;
+}
+
+/**
+ * An export as text, a window at a time: the CSV header first (CSV), then each window's rows as CSV
+ * (formula cells escaped: app/formats/csv.ts) or JSONL. `onRows` hears how many rows each window had.
+ */
+export async function* exportChunks(
+  db: DalLike,
+  projectId: number,
+  what: ExportKind,
+  format: ExportFormat,
+  opts: JudgeExportOptions = {},
+  onRows?: (n: number) => void,
+): AsyncGenerator<string> {
   const columns = COLUMNS[what];
-  if (format === "jsonl") {
-    for (let i = 0; i < rows.length; i += 1000) {
-      write(
-        rows
-          .slice(i, i + 1000)
-          .map((r) => JSON.stringify(Object.fromEntries(columns.map((c) => [c, r[c] ?? null]))))
-          .join("\n") + "\n",
-      );
-    }
-    return;
+  if (format === "csv") yield toCsv([columns]) + "\n";
+  for await (const rows of exportWindows(db, projectId, what, opts)) {
+    if (rows.length === 0) continue;
+    onRows?.(rows.length);
+    yield format === "jsonl"
+      ? rows.map((r) => JSON.stringify(Object.fromEntries(columns.map((c) => [c, r[c] ?? null])))).join("\n") + "\n"
+      : toCsv(rows.map((r) => columns.map((c) => r[c]))) + "\n";
   }
-  write(Papa.unparse([columns], { newline: "\n" }) + "\n");
-  for (let i = 0; i < rows.length; i += 1000) {
-    const chunk = rows.slice(i, i + 1000).map((r) => columns.map((c) => csvCell(r[c])));
-    write(Papa.unparse(chunk, { newline: "\n", header: false }) + "\n");
-  }
-}
-
-function csvCell(v: unknown): string {
-  if (v === null || v === undefined) return "";
-  if (typeof v === "number") return Number.isFinite(v) ? String(v) : "";
-  if (typeof v === "boolean") return v ? "true" : "false";
-  return String(v);
 }
 
 export async function exportToString(
@@ -625,6 +735,6 @@ export async function exportToString(
   opts: JudgeExportOptions = {},
 ): Promise<string> {
   const parts: string[] = [];
-  writeExport(await exportRows(db, projectId, what, opts), what, format, (c) => parts.push(c));
+  for await (const chunk of exportChunks(db, projectId, what, format, opts)) parts.push(chunk);
   return parts.join("");
 }

@@ -1,9 +1,9 @@
 /**
  * Fixed display precision for report figures (pages), the CSV form of a
- * report table (full precision, CIs as two columns), and its LaTeX form for
- * a paper (display precision, booktabs).
+ * report table (full precision, CIs as two columns, formula cells escaped by
+ * app/formats/csv.ts), and its LaTeX form for a paper (display precision, booktabs).
  */
-import Papa from "papaparse";
+import { toCsv } from "~/formats/csv";
 import type { Column, ColumnKind, ReportTable, Row } from "./types";
 
 const num = (v: unknown): number | null => (typeof v === "number" ? v : null);
@@ -68,7 +68,7 @@ export function tableToCsv(table: ReportTable): string {
     }
     return out;
   });
-  return Papa.unparse({ fields: header, data: rows });
+  return toCsv([header, ...rows], { newline: "\r\n" });
 }
 
 const LATEX_SPECIAL: Record<string, string> = {

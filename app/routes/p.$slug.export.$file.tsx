@@ -1,12 +1,14 @@
 /**
  * Export downloads: /p/:slug/export/<what>.<csv|jsonl> answers with the file.
  * A resource route (no component), so the page route never has to render a
- * raw file as if it were page data.
+ * raw file as if it were page data. The file streams a window of rows at a
+ * time (exportChunks) in one of the user's heavy-read slots (429 beyond them).
  */
 import type { LoaderFunctionArgs } from "@remix-run/node";
 import { requireProjectRole } from "~/auth/guards.server";
 import { getDal } from "~/dal.server";
-import { EXPORT_FORMATS, EXPORT_KINDS, exportRows, writeExport, type ExportFormat, type ExportKind } from "~/formats/export.server";
+import { EXPORT_FORMATS, EXPORT_KINDS, exportChunks, type ExportFormat, type ExportKind } from "~/formats/export.server";
+import { heavyReadStream } from "~/request-limits.server";
 
 /** The file name of an export, as it appears in its URL and in the download. */
 function exportFileName(what: ExportKind, format: ExportFormat): string {
@@ -20,7 +22,7 @@ function parseExportFile(file: string | undefined): { what: ExportKind; format: 
 }
 
 export async function loader({ request, params }: LoaderFunctionArgs) {
-  const { project } = await requireProjectRole(request, params.slug, "researcher");
+  const { project, user } = await requireProjectRole(request, params.slug, "researcher");
   const parsed = parseExportFile(params.file);
   if (!parsed) {
     throw new Response(
@@ -32,10 +34,7 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
     );
   }
   const { what, format } = parsed;
-  const rows = await exportRows(getDal(), project.id, what);
-  const parts: string[] = [];
-  writeExport(rows, what, format, (c) => parts.push(c));
-  return new Response(parts.join(""), {
+  return new Response(heavyReadStream(user.id, exportChunks(getDal(), project.id, what, format)), {
     status: 200,
     headers: {
       "Content-Type": format === "csv" ? "text/csv; charset=utf-8" : "application/x-ndjson; charset=utf-8",

@@ -2,6 +2,7 @@ import type { LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { json } from "@remix-run/node";
 import { Form, useLoaderData } from "@remix-run/react";
 import { notFound, requireProjectRole } from "~/auth/guards.server";
+import { heavyRead } from "~/request-limits.server";
 import { BarsWithCI, Heatmap, Histogram } from "~/reports/charts";
 import { staleCounts } from "~/reports/load.server";
 import { parseDelta, parseRule, parseStale, taskReport } from "~/reports/report.server";
@@ -12,16 +13,19 @@ import { csvHref, Figure, FigureTable, ReportTabs, reportQuery, StaleNote, Stale
 export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: `Agreement: ${data?.report.task.name ?? "Task"} · Concord` }];
 
 export async function loader({ request, params }: LoaderFunctionArgs) {
-  const { project } = await requireProjectRole(request, params.slug, "researcher");
+  const { project, user } = await requireProjectRole(request, params.slug, "researcher");
   const taskId = Number(params.taskId);
   const url = new URL(request.url);
+  // A heavy read (app/request-limits.server.ts): the figures are computed again after every change.
   const report = Number.isInteger(taskId)
-    ? await taskReport(project.id, taskId, {
-        rule: parseRule(url.searchParams.get("rule")),
-        delta: parseDelta(url.searchParams.get("delta")),
-        slug: project.slug,
-        stale: parseStale(url.searchParams.get("stale")),
-      })
+    ? await heavyRead(user.id, () =>
+        taskReport(project.id, taskId, {
+          rule: parseRule(url.searchParams.get("rule")),
+          delta: parseDelta(url.searchParams.get("delta")),
+          slug: project.slug,
+          stale: parseStale(url.searchParams.get("stale")),
+        }),
+      )
     : null;
   if (!report) notFound("Task not found.");
   // What one subject of the tables is, from the kind's coding (kind lookups stay on the server).

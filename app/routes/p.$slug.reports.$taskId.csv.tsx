@@ -3,16 +3,18 @@
  * The rows are the ones the page shows, at full precision (CIs as low/high columns); the judges'
  * any-label-set table (agreement-judges) has the columns of the judge-agreement export.
  * With &format=latex: the same table as a LaTeX booktabs table at the page's precision.
+ * Every download is a heavy read (app/request-limits.server.ts): 429 beyond the user's limit.
  */
 import { parseQuery } from "~/forms.server";
 import type { LoaderFunctionArgs } from "@remix-run/node";
-import Papa from "papaparse";
 import { notFound, requireProjectRole } from "~/auth/guards.server";
 import { DisagreementQuerySchema, disagreementFilters } from "~/reports/disagreements";
 import { tableToCsv, tableToLatex } from "~/reports/format";
 import type { ReportTable } from "~/reports/types";
 import { parseReference, parseUnparsedPolicy } from "~/reports/judgeAgreement";
 import { judgeAgreementPageCsv } from "~/formats/export.server";
+import { objectsToCsv } from "~/formats/csv";
+import { heavyRead } from "~/request-limits.server";
 import {
   disagreementsFor,
   judgeAgreementFor,
@@ -24,15 +26,28 @@ import {
 } from "~/reports/report.server";
 
 export async function loader({ request, params }: LoaderFunctionArgs) {
-  const { project } = await requireProjectRole(request, params.slug, "researcher");
+  const { project, user } = await requireProjectRole(request, params.slug, "researcher");
   const taskId = Number(params.taskId);
   if (!Number.isInteger(taskId)) notFound("Task not found.");
   const url = new URL(request.url);
   const name = url.searchParams.get("table") ?? "iaa";
+  const latex = url.searchParams.get("format") === "latex";
+  const body = await heavyRead(user.id, () => tableText(project, taskId, url, name, latex));
+  if (body === null) notFound(`No table named "${name}".`);
+  return new Response(body, {
+    status: 200,
+    headers: {
+      "Content-Type": latex ? "application/x-tex; charset=utf-8" : "text/csv; charset=utf-8",
+      "Content-Disposition": `attachment; filename="task-${taskId}-${name.replace(/[^a-z0-9-]/gi, "_")}.${latex ? "tex" : "csv"}"`,
+    },
+  });
+}
+
+/** The table named `name` as CSV or LaTeX text, or null when the task has no such table. */
+async function tableText(project: { id: number; slug: string }, taskId: number, url: URL, name: string, latex: boolean) {
   const rule = parseRule(url.searchParams.get("rule"));
   const delta = parseDelta(url.searchParams.get("delta"));
   const stale = parseStale(url.searchParams.get("stale"));
-  const latex = url.searchParams.get("format") === "latex";
   const render = (t: ReportTable) =>
     latex
       ? tableToLatex(
@@ -45,7 +60,10 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
     const q = parseQuery(DisagreementQuerySchema, url);
     const result = await disagreementsFor(project.id, taskId, disagreementFilters(q), { fullText: true });
     if (!result) notFound("Task not found.");
-    body = Papa.unparse(result.rows.map((r) => ({ ...r })));
+    body = objectsToCsv(
+      result.rows.map((r) => ({ ...r })),
+      { newline: "\r\n" },
+    );
   } else if (name.startsWith("agreement-")) {
     // The any-label-set judge table, for the reference and unparsed policy in the query.
     const page = await judgeAgreementFor(project.id, taskId, {
@@ -79,12 +97,5 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
       if (t) body = render(t);
     }
   }
-  if (body === null) notFound(`No table named "${name}".`);
-  return new Response(body, {
-    status: 200,
-    headers: {
-      "Content-Type": latex ? "application/x-tex; charset=utf-8" : "text/csv; charset=utf-8",
-      "Content-Disposition": `attachment; filename="task-${taskId}-${name.replace(/[^a-z0-9-]/gi, "_")}.${latex ? "tex" : "csv"}"`,
-    },
-  });
+  return body;
 }

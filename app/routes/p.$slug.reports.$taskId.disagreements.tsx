@@ -3,6 +3,7 @@ import type { LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { json } from "@remix-run/node";
 import { Form, Link, useLoaderData, useSearchParams } from "@remix-run/react";
 import { notFound, requireProjectRole } from "~/auth/guards.server";
+import { heavyRead } from "~/request-limits.server";
 import { DisagreementQuerySchema, disagreementFilters } from "~/reports/disagreements";
 import { disagreementsFor } from "~/reports/report.server";
 import { ReportTabs } from "~/reports/ui";
@@ -11,11 +12,14 @@ import { Pager } from "~/components/Pager";
 export const meta: MetaFunction = () => [{ title: "Disagreements · Concord" }];
 
 export async function loader({ request, params }: LoaderFunctionArgs) {
-  const { project } = await requireProjectRole(request, params.slug, "researcher");
+  const { project, user } = await requireProjectRole(request, params.slug, "researcher");
   const taskId = Number(params.taskId);
   const url = new URL(request.url);
   const query = parseQuery(DisagreementQuerySchema, url);
-  const result = Number.isInteger(taskId) ? await disagreementsFor(project.id, taskId, disagreementFilters(query)) : null;
+  // A heavy read (app/request-limits.server.ts): the task's final labels are computed again after every change.
+  const result = Number.isInteger(taskId)
+    ? await heavyRead(user.id, () => disagreementsFor(project.id, taskId, disagreementFilters(query)))
+    : null;
   if (!result) notFound("Task not found.");
   return json({ slug: project.slug, query, ...result });
 }

@@ -2,6 +2,7 @@ import type { LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { json } from "@remix-run/node";
 import { Form, useLoaderData } from "@remix-run/react";
 import { notFound, requireProjectRole } from "~/auth/guards.server";
+import { heavyRead } from "~/request-limits.server";
 import { BarsWithCI, Heatmap, Histogram } from "~/reports/charts";
 import { staleCounts } from "~/reports/load.server";
 import { parseReference, parseUnparsedPolicy, policyLabel, referenceLabel, REFERENCES, UNPARSED } from "~/reports/judgeAgreement";
@@ -12,21 +13,24 @@ import { csvHref, Figure, FigureTable, ReportTabs, reportQuery, StaleNote, Stale
 export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: `Judges: ${data?.report.task.name ?? "Task"} · Concord` }];
 
 export async function loader({ request, params }: LoaderFunctionArgs) {
-  const { project } = await requireProjectRole(request, params.slug, "researcher");
+  const { project, user } = await requireProjectRole(request, params.slug, "researcher");
   const taskId = Number(params.taskId);
   const url = new URL(request.url);
-  const report = Number.isInteger(taskId)
-    ? await judgeReportFor(project.id, taskId, {
-        rule: parseRule(url.searchParams.get("rule")),
-        delta: parseDelta(url.searchParams.get("delta")),
-        stale: parseStale(url.searchParams.get("stale")),
-      })
-    : null;
-  if (!report) notFound("Task not found.");
   // The any-label-set table: reference and unparsed policy from the query (defaults: majority, count-as-wrong).
   const reference = parseReference(url.searchParams.get("reference")) ?? "majority";
   const unparsed = parseUnparsedPolicy(url.searchParams.get("unparsed")) ?? "count-as-wrong";
-  const agreement = await judgeAgreementFor(project.id, taskId, { reference, unparsed, stale: report.stale });
+  // A heavy read (app/request-limits.server.ts): the figures are computed again after every change.
+  const { report, agreement } = await heavyRead(user.id, async () => {
+    const report = Number.isInteger(taskId)
+      ? await judgeReportFor(project.id, taskId, {
+          rule: parseRule(url.searchParams.get("rule")),
+          delta: parseDelta(url.searchParams.get("delta")),
+          stale: parseStale(url.searchParams.get("stale")),
+        })
+      : null;
+    if (!report) notFound("Task not found.");
+    return { report, agreement: await judgeAgreementFor(project.id, taskId, { reference, unparsed, stale: report.stale }) };
+  });
   return json({ slug: project.slug, report, agreement, reference, unparsed, stale: await staleCounts(report.task.id) });
 }
 

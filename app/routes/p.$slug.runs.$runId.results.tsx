@@ -2,6 +2,7 @@ import type { LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { json } from "@remix-run/node";
 import { Link, useLoaderData } from "@remix-run/react";
 import { notFound, requireProjectRole } from "~/auth/guards.server";
+import { heavyRead } from "~/request-limits.server";
 import { getDal } from "~/dal.server";
 import { COLORS, turnCurvesSvg } from "~/runs/chart.server";
 import { PROTOCOLS } from "~/runs/protocols";
@@ -16,8 +17,13 @@ import { asc, eq } from "drizzle-orm";
 
 export const meta: MetaFunction = () => [{ title: "Run results · Concord" }];
 
-export async function loader({ request, params }: LoaderFunctionArgs) {
-  const { project } = await requireProjectRole(request, params.slug, "researcher");
+export async function loader(args: LoaderFunctionArgs) {
+  const { project, user } = await requireProjectRole(args.request, args.params.slug, "researcher");
+  // A heavy read (app/request-limits.server.ts): every judge's results and calibration over the whole run.
+  return heavyRead(user.id, () => results(args, project));
+}
+
+async function results({ request, params }: LoaderFunctionArgs, project: { id: number; slug: string }) {
   const d = getDal();
   const run = await runRow(d, project.id, Number(params.runId));
   if (!run) notFound("Run not found.");

@@ -47,6 +47,10 @@ export { ppiMean, type PpiMeanInput, type PpiMeanResult } from "./ppiMean";
 
 export { normalCDF } from "./normalCDF";
 export { wilsonCI, wilsonEffectiveCI } from "./wilsonCI";
+export { moverSum, type MoverPart } from "./moverSum";
+export { moverDifference } from "./moverDifference";
+export { moverRatio } from "./moverRatio";
+export { rectifierCI, type RectifierStratum, type RectifierCIResult } from "./rectifierCI";
 export { holmAdjust } from "./holmAdjust";
 export { linearizedSE, type AgreementSEResult } from "./linearizedSE";
 export { fleissKappaSE } from "./fleissKappaSE";
