@@ -200,6 +200,22 @@ describe("connections are checked where they are made", () => {
   });
 });
 
+describe("redirects", () => {
+  it("a provider's redirect is not followed (not to the metadata address, not to another server)", async () => {
+    const other = await startFakeLlm(() => "followed");
+    try {
+      for (const location of [`${other.baseUrl}/chat/completions`, "http://169.254.169.254/latest/meta-data/iam"]) {
+        fake.setScript(() => ({ status: 307, headers: { Location: location }, raw: "" }));
+        expect(await failure(provider(fake.baseUrl, "127.0.0.1"))).toMatch(/^HTTP 307: /);
+      }
+      expect(other.requests).toHaveLength(0);
+    } finally {
+      fake.setScript(() => "ready");
+      await other.close();
+    }
+  });
+});
+
 describe("what a user is told", () => {
   it("a refused address, a closed port and an open port that does not speak HTTP get the same message", async () => {
     const closed = net.createServer();
