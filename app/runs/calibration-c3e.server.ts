@@ -4,6 +4,7 @@ import { dalOf, type DalLike } from "../dal.server";
 import { seededRandom } from "../stats";
 import { TASK_TYPES, taskTypeOf } from "./protocols/c3ebench";
 import {
+  boundNote,
   clipNote,
   type CalibratedMetric,
   type Draw,
@@ -17,12 +18,14 @@ import type { CalibrationReport } from "./calibration.server";
 import { humanScores } from "./calibration-human.server";
 import {
   CalibrationError,
+  clustersPerStratum,
   describePlan,
   fillCalibrationTask,
   jsonObject,
   primaryJudge,
   type SamplingPlan,
   type SplitRule,
+  thinStrataWarnings,
 } from "./calibration-sampling.server";
 
 // ─── C3EBench (RAVEL): 1–10 writing scores ───────────────────────────────────
@@ -134,6 +137,13 @@ export async function createC3eTask(
         `${model}: this plan draws ${n} writing${n === 1 ? "" : "s"}, fewer than the minimum of ${min} labelled units per model`,
       );
   }
+  warnings.push(
+    ...thinStrataWarnings(
+      clustersPerStratum(all.map((c) => ({ stratum: c.taskType, cluster: c.itemId }))),
+      clustersPerStratum(drawn.map((x) => ({ stratum: x.taskType, cluster: x.itemId }))),
+      ["instruction", "instructions"],
+    ),
+  );
   return d.tx(async (tx) => {
     const [task] = await tx
       .insert(d.t.tasks)
@@ -229,6 +239,7 @@ export async function c3eReport(
         : joinNotes(
             r.corrected ? null : "needs ≥ 2 labelled writings",
             r.unlabelledStrata ? `${r.unlabelledStrata} task type(s) without a human score: corrected only where labelled` : null,
+            boundNote(r.corrected),
             clipNote(r.corrected),
           ),
     });
@@ -238,9 +249,9 @@ export async function c3eReport(
       cs.map((c) => ({ key: unitKey(c.responseId, null), a: 1 / cs.length, f: score.get(c.responseId) ?? NaN, stratum: c.taskType }));
     for (const t of TASK_TYPES) {
       const cs = mine.filter((c) => c.taskType === t);
-      if (cs.length) push(`Mean score (${t})`, model, t, differenceEstimate(terms(cs), draws, SCORE_1_10));
+      if (cs.length) push(`Mean score (${t})`, model, t, differenceEstimate(terms(cs), draws, SCORE_1_10, SCORE_1_10));
     }
-    push("Mean score (overall)", model, null, differenceEstimate(terms(mine), draws, SCORE_1_10));
+    push("Mean score (overall)", model, null, differenceEstimate(terms(mine), draws, SCORE_1_10, SCORE_1_10));
   }
   return {
     taskId: task.id,
@@ -260,5 +271,12 @@ export async function c3eReport(
     humanByRule: { exclude: exclude.counts, adjudicate: adjudicate.counts },
     scale: "1–10, the reference = 6 (the judge's scale); human score = mean of the annotators' scores",
     metrics,
+    warnings: weighable
+      ? thinStrataWarnings(
+          clustersPerStratum(all.map((c) => ({ stratum: c.taskType, cluster: c.itemId }))),
+          clustersPerStratum(draws.values()),
+          ["instruction", "instructions"],
+        )
+      : [],
   };
 }

@@ -132,6 +132,49 @@ export function sampleUnits(all: Candidate[], plan: SamplingPlan, seed: number):
   return out;
 }
 
+/**
+ * The fewest labelled clusters (units, or whole responses under the whole-responses plan) a stratum needs for
+ * its interval to come from the data: with fewer, no spread can be estimated and the stratum's whole range
+ * stands inside the interval of every metric it enters (rectifierCI).
+ */
+export const MIN_PER_STRATUM = 2;
+
+/** A stratum key (stratumOf: model, turn, condition; C3EBench: the task type) as words. */
+export function stratumLabel(stratum: string): string {
+  const [model, turn, condition] = stratum.split("\u0000");
+  if (turn === undefined) return stratum;
+  return `${model}, turn ${turn}${condition ? `, ${condition}` : ""}`;
+}
+
+/**
+ * Warnings for the strata where a plan draws fewer than MIN_PER_STRATUM clusters: `population` and `drawn`
+ * give each stratum's number of clusters in the run and in the sample; `noun` names a cluster (singular, plural).
+ */
+export function thinStrataWarnings(population: Map<string, number>, drawn: Map<string, number>, noun: [string, string]): string[] {
+  const thin = [...population.keys()]
+    .sort()
+    .map((s) => ({ s, k: drawn.get(s) ?? 0, of: population.get(s)! }))
+    .filter((x) => x.k < MIN_PER_STRATUM && x.k < x.of);
+  if (!thin.length) return [];
+  const list = thin.map((x) => `${stratumLabel(x.s)}: ${x.k} of ${x.of}`).join("; ");
+  return [
+    `${thin.length} ${thin.length === 1 ? "stratum" : "strata"} with fewer than ${MIN_PER_STRATUM} ${noun[1]} drawn (${list}): ` +
+      `an interval needs at least ${MIN_PER_STRATUM} labelled ${noun[1]} per stratum, so until then the whole range of ` +
+      `${thin.length === 1 ? "that stratum" : "those strata"} stands inside the intervals of the metrics that include ${thin.length === 1 ? "it" : "them"}`,
+  ];
+}
+
+/** Distinct clusters per stratum. */
+export function clustersPerStratum(xs: Iterable<{ stratum: string; cluster: string | number }>): Map<string, number> {
+  const seen = new Map<string, Set<string | number>>();
+  for (const x of xs) {
+    const set = seen.get(x.stratum) ?? new Set();
+    set.add(x.cluster);
+    seen.set(x.stratum, set);
+  }
+  return new Map([...seen].map(([s, set]) => [s, set.size]));
+}
+
 export function describePlan(plan: SamplingPlan): string {
   if (plan.kind === "e4") return "E.4 plan: one checklist item and one response per problem";
   if (plan.kind === "stratified") return `stratified: up to ${plan.perStratum} units per model × turn`;

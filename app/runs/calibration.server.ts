@@ -38,9 +38,10 @@ import { and, asc, eq, inArray, sql } from "drizzle-orm";
 import type { schema } from "../../db/client";
 import { dalOf, first, type Dal, type DalLike } from "../dal.server";
 import { projectMembers } from "../annotation/tasks.server";
-import { meanCI, wilsonCI, wilsonEffectiveCI } from "../stats";
+import { meanCI, wilsonCI } from "../stats";
 import { PROTOCOLS } from "./protocols";
 import {
+  boundNote,
   clipNote,
   type CalibratedMetric,
   type Draw,
@@ -60,15 +61,18 @@ import {
   CalibrationError,
   calibrationUnit,
   candidates,
+  type Candidate,
+  clustersPerStratum,
   describePlan,
   fillCalibrationTask,
   primaryJudge,
   sampleUnits,
   type SamplingPlan,
   type SplitRule,
+  thinStrataWarnings,
 } from "./calibration-sampling.server";
 
-export { CalibrationError, sampleUnits, type SamplingPlan, type SplitRule } from "./calibration-sampling.server";
+export { CalibrationError, MIN_PER_STRATUM, sampleUnits, type SamplingPlan, type SplitRule } from "./calibration-sampling.server";
 export { humanScores, humanValues, type HumanCounts } from "./calibration-human.server";
 export { C3E_GUIDELINES, sampleC3eItems } from "./calibration-c3e.server";
 
@@ -126,6 +130,7 @@ export async function createCalibrationTask(
     if (n < min)
       warnings.push(`${model}: this plan draws ${n} unit${n === 1 ? "" : "s"}, fewer than the minimum of ${min} labelled units per model`);
   }
+  warnings.push(...planStrataWarnings(all, null, units, args.plan));
   const sc = calibrationUnit(run) === "response";
   return d.tx(async (tx) => {
     const [task] = await tx
@@ -171,6 +176,23 @@ export async function createCalibrationTask(
   });
 }
 
+/**
+ * The strata (model × turn × condition) where the plan draws fewer than MIN_PER_STRATUM clusters (units, or
+ * whole responses under the whole-responses plan): their intervals can only be bounds.
+ */
+function planStrataWarnings(all: Candidate[], draws: Iterable<Draw> | null, drawn: Candidate[], plan: SamplingPlan | undefined) {
+  const whole = plan?.kind === "responses";
+  const clusters = (cs: Candidate[]) =>
+    clustersPerStratum(
+      cs.map((c) => ({ stratum: stratumOf(c), cluster: whole ? c.responseId : unitKey(c.responseId, c.checklistItemId) })),
+    );
+  return thinStrataWarnings(
+    clusters(all),
+    draws ? clustersPerStratum(draws) : clusters(drawn),
+    whole ? ["response", "responses"] : ["unit", "units"],
+  );
+}
+
 // ─── Estimation ──────────────────────────────────────────────────────────────
 // The estimator itself (differenceEstimate and its terms) is pure and lives in protocols/calibration.
 export { differenceEstimate, type CalibratedMetric, type Draw, type Interval, type Term };
@@ -187,6 +209,8 @@ export type CalibrationReport = {
   /** Score-scale tasks (C3EBench): the scale and the rule giving a writing's human score. */
   scale?: string;
   metrics: CalibratedMetric[];
+  /** Strata where the plan draws too few units for an interval from the data (thinStrataWarnings). */
+  warnings: string[];
 };
 
 type TaskRow = typeof schema.tasks.$inferSelect;
@@ -260,11 +284,12 @@ export async function calibrationReport(
   const splitRule: SplitRule =
     opts.splits ?? ((task.config as { splitRule?: SplitRule }).splitRule === "adjudicate" ? "adjudicate" : "exclude");
   if (calibrationUnit(run) === "score") return c3eReport(d, run, task, splitRule);
-  const [{ values, counts }, exclude, adjudicate, results] = await Promise.all([
+  const [{ values, counts }, exclude, adjudicate, results, all] = await Promise.all([
     humanValues(d, taskId, splitRule),
     humanValues(d, taskId, "exclude"),
     humanValues(d, taskId, "adjudicate"),
     resultsInputFor(d, run, primaryJudge(run)),
+    candidates(d, run),
   ]);
   const { pairs, byResponse, plan, weighable } = await drawsOf(d, task, values);
   const metrics: CalibratedMetric[] = [];
@@ -291,6 +316,7 @@ export async function calibrationReport(
                 : r.corrected
                   ? null
                   : "needs ≥ 2 labelled units"),
+            boundNote(r.corrected),
             clipNote(r.corrected),
           ),
     });
@@ -314,23 +340,28 @@ export async function calibrationReport(
     human: counts,
     humanByRule: { exclude: exclude.counts, adjudicate: adjudicate.counts },
     metrics,
+    warnings: weighable ? planStrataWarnings(all, pairs.values(), [], plan) : [],
   };
 }
 
 export type CalibratedScore = {
   model: string;
   raw: { mean: number; ci: [number, number]; n: number };
-  /** `se`: the design-based standard error of the corrected share (in points), from which the effective n comes. */
-  corrected: { estimate: number; se: number; ci: [number, number]; n: number; N: number } | null;
+  /**
+   * `se`: the design-based standard error of the corrected share (in points); `ci`: its interval (rectifierCI, as
+   * every corrected metric); `exact`: every unit labelled, the share is known; `bounded`: strata with fewer than 2
+   * labelled units, whose whole range is inside `ci`.
+   */
+  corrected: { estimate: number; se: number; ci: [number, number]; n: number; N: number; exact: boolean; bounded: number } | null;
 };
 
 /**
  * Per model: the share of the first judge's verdicts that are Yes (raw, with the
  * Wilson score interval) and the same share corrected by the human labels (the
- * estimator above, split rule of the task; the Wilson interval at the effective
- * sample size of its design-based SE). Both intervals stay inside 0–100 by
- * construction, where mean ± 1.96·SE had to be clipped. The protocol's own headline metrics are in
- * calibrationReport.
+ * estimator above, split rule of the task, with its interval: Wilson score
+ * intervals for the judge's errors in each direction, combined by MOVER —
+ * rectifierCI). Both intervals stay inside 0–100. The protocol's own headline
+ * metrics are in calibrationReport.
  */
 export async function calibratedScores(db: DalLike, runId: number, taskId: number): Promise<CalibratedScore[]> {
   const d = dalOf(db);
@@ -361,14 +392,24 @@ export async function calibratedScores(db: DalLike, runId: number, taskId: numbe
     const yes = f.reduce((s, v) => s + v, 0);
     const rawCi = f.length ? wilsonCI(yes, f.length) : [NaN, NaN];
     const c = r.corrected;
-    const correctedCi = c ? wilsonEffectiveCI(c.estimate / 100, c.se / 100, c.n) : null;
     return {
       model,
       raw: { mean: 100 * raw.mean, ci: [100 * rawCi[0], 100 * rawCi[1]], n: raw.n },
       corrected:
-        c && correctedCi && weighable
-          ? { estimate: c.estimate, se: c.se, ci: [100 * correctedCi[0], 100 * correctedCi[1]], n: c.n, N: mine.length }
-          : null,
+        c && weighable ? { estimate: c.estimate, se: c.se, ci: c.ci, n: c.n, N: mine.length, exact: c.exact, bounded: c.bounded } : null,
     };
   });
+}
+
+/**
+ * The warnings of a calibration task's plan, for the run page: the strata (model × turn × condition; C3EBench: task
+ * type) where it draws fewer than MIN_PER_STRATUM units, whose intervals can only be bounds.
+ */
+export async function calibrationWarnings(db: DalLike, runId: number, taskId: number): Promise<string[]> {
+  const d = dalOf(db);
+  const { run, task } = await runAndTask(d, runId, taskId);
+  if (!run || !task) return [];
+  if (calibrationUnit(run) === "score") return (await calibrationReport(d, runId, taskId))?.warnings ?? [];
+  const [all, { pairs, plan, weighable }] = await Promise.all([candidates(d, run), drawsOf(d, task, new Map())]);
+  return weighable ? planStrataWarnings(all, pairs.values(), [], plan) : [];
 }

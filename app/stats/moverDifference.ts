@@ -24,13 +24,17 @@ export function moverDifference(e1: number, ci1: Interval, e2: number, ci2: Inte
   const [l1, u1] = ci1;
   const [l2, u2] = ci2;
   if (![e1, l1, u1, e2, l2, u2, r].every(Number.isFinite)) throw new Error(`${fn}: estimates, limits and r must be finite numbers`);
-  if (l1 > e1 || u1 < e1 || l2 > e2 || u2 < e2) throw new Error(`${fn}: each interval must contain its estimate`);
+  if (outside(e1, l1, u1) || outside(e2, l2, u2)) throw new Error(`${fn}: each interval must contain its estimate`);
   if (r < -1 - 1e-9 || r > 1 + 1e-9) throw new Error(`${fn}: r must be in [-1, 1], got ${r}`);
   r = Math.max(-1, Math.min(1, r)); // a computed ±1 may be off by rounding
+  // Limits within rounding of their estimate (Wilson's upper limit of n/n is 1 − 1e-16) count as the estimate.
   const d = e1 - e2;
-  const a = e1 - l1;
-  const b = u2 - e2;
-  const c = u1 - e1;
-  const e = e2 - l2;
+  const a = Math.max(0, e1 - l1);
+  const b = Math.max(0, u2 - e2);
+  const c = Math.max(0, u1 - e1);
+  const e = Math.max(0, e2 - l2);
   return [d - Math.sqrt(Math.max(0, a * a + b * b - 2 * r * a * b)), d + Math.sqrt(Math.max(0, c * c + e * e - 2 * r * c * e))];
 }
+
+/** A limit on the wrong side of its estimate by more than rounding. */
+const outside = (e: number, l: number, u: number) => l - e > 1e-12 * Math.max(1, Math.abs(e)) || e - u > 1e-12 * Math.max(1, Math.abs(e));

@@ -28,7 +28,9 @@ export function moverRatio(e1: number, ci1: Interval, e2: number, ci2: Interval)
   const [l2, u2] = ci2;
   if (![e1, l1, u1, e2, l2, u2].every(Number.isFinite)) throw new Error(`${fn}: estimates and limits must be finite numbers`);
   if (l1 < 0 || l2 < 0) throw new Error(`${fn}: the estimates must be non-negative, with limits ≥ 0`);
-  if (l1 > e1 || u1 < e1 || l2 > e2 || u2 < e2) throw new Error(`${fn}: each interval must contain its estimate`);
+  const tol = (e: number) => 1e-12 * Math.max(1, Math.abs(e));
+  if (l1 - e1 > tol(e1) || e1 - u1 > tol(e1) || l2 - e2 > tol(e2) || e2 - u2 > tol(e2))
+    throw new Error(`${fn}: each interval must contain its estimate`);
   if (!(e2 > 0)) throw new Error(`${fn}: the denominator's estimate must be positive, got ${e2}`);
   if (!(l2 > 0)) return null;
   const b = e1 * e2;

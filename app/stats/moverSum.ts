@@ -39,11 +39,15 @@ export function moverSum(parts: readonly MoverPart[]): { estimate: number; ci: I
     const c = p.weight ?? 1;
     const [l, u] = p.ci;
     if (![p.estimate, l, u, c].every(Number.isFinite)) throw new Error(`${fn}: part ${k} has a non-finite estimate, limit or weight`);
-    if (l > p.estimate || u < p.estimate)
+    const tol = 1e-12 * Math.max(1, Math.abs(p.estimate));
+    if (l - p.estimate > tol || p.estimate - u > tol)
       throw new Error(`${fn}: part ${k}'s interval [${l}, ${u}] does not contain its estimate ${p.estimate}`);
     estimate += c * p.estimate;
-    const down = (c >= 0 ? p.estimate - l : u - p.estimate) * c;
-    const up = (c >= 0 ? u - p.estimate : p.estimate - l) * c;
+    // Limits within rounding of their estimate count as the estimate.
+    const lower = Math.max(0, p.estimate - l);
+    const upper = Math.max(0, u - p.estimate);
+    const down = (c >= 0 ? lower : upper) * c;
+    const up = (c >= 0 ? upper : lower) * c;
     below += down * down;
     above += up * up;
   });

@@ -11,7 +11,8 @@
  *   y = the mean of the writing's annotators' scores, f = the judge's score,
  *   π = k/N_t (k instructions drawn of the N_t of type t);
  *   SE² = Σ_{drawn instructions} (1 − π)·Z², Z = that instruction's a·(y − f)/π
- *   (one writing per model per instruction); overall: a = 1/I over all types.
+ *   (one writing per model per instruction); overall: a = 1/I over all types;
+ *   the interval: rectifierCI's definition by hand (tests/support/rectifier-by-hand), strata = task types.
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -30,6 +31,7 @@ import { useTempDatabase } from "../support/db";
 import { startFakeLlm, type FakeLlm } from "../support/fake-llm";
 import { addMember, makeUser } from "../support/factory";
 import { args, get, post, run, signInCookie } from "../support/http";
+import { rectifierByHand } from "../support/rectifier-by-hand";
 import { addProviders, codeSum, importThrough, mean, messagesOf, projectIdOf, runToEnd } from "./runs-protocol-support";
 
 const { db, file: dbFile } = useTempDatabase();
@@ -295,8 +297,27 @@ describe("C3EBench calibration on the judge's 1–10 scale", () => {
           estimate: expect.closeTo(clip(unclipped), 12),
           clipped: clip(unclipped) !== unclipped,
         });
-        expect(m.corrected!.ci[0]).toBeCloseTo(clip(unclipped - 1.96 * se), 12);
-        expect(m.corrected!.ci[1]).toBeCloseTo(clip(unclipped + 1.96 * se), 12);
+        // The interval by hand (tests/support/rectifier-by-hand, rectifierCI's definition): strata = task types, each
+        // with bounds [Σ a·(1 − f), Σ a·(10 − f)] over its writings of this model (a human score lies in 1–10) and
+        // its drawn writings as clusters, z = a·(y − f)/π.
+        const hand = rectifierByHand(
+          (t === null ? Object.values(TYPE) : [t]).map((tt) => {
+            const cell = pop.filter((r) => typeOfItem(r.itemId) === tt);
+            return {
+              bounds: [
+                cell.reduce((x, r) => x + a * (1 - judgeScore(r.text)), 0),
+                cell.reduce((x, r) => x + a * (10 - judgeScore(r.text)), 0),
+              ] as [number, number],
+              clusters: cell
+                .filter((r) => drawnItems.has(r.itemId))
+                .map((r) => ({ z: (a * (mean(scoresBy.get(r.text)!) - judgeScore(r.text))) / pi, pi })),
+            };
+          }),
+        );
+        expect(hand.estimate).toBeCloseTo(unclipped - raw, 12);
+        expect(m.corrected!.ci[0]).toBeCloseTo(clip(raw + hand.ci[0]), 12);
+        expect(m.corrected!.ci[1]).toBeCloseTo(clip(raw + hand.ci[1]), 12);
+        expect(m.corrected!.ci[1] - m.corrected!.ci[0]).toBeGreaterThan(0);
         expect(m.corrected!.ci[0]).toBeGreaterThanOrEqual(1);
         expect(m.corrected!.ci[1]).toBeLessThanOrEqual(10);
       }

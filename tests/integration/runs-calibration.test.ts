@@ -15,12 +15,13 @@ import { calibratedScores, createCalibrationTask } from "../../app/runs/calibrat
 import { action as runAction, loader as runLoader } from "../../app/routes/p.$slug.runs.$runId._index";
 import { useTempDatabase } from "../support/db";
 import { adjudicate } from "../../app/annotation/adjudication.server";
-import { calibrationReport } from "../../app/runs/calibration.server";
+import { calibrationReport, calibrationWarnings } from "../../app/runs/calibration.server";
 import { createRun, Worker } from "../../app/runs/runner.server";
 import { startFakeLlm } from "../support/fake-llm";
 import { addMember, makeUser } from "../support/factory";
 import { makeRunsFixture, refineScript } from "../unit/runs/fixtures";
 import { args, get, post, run, signInCookie } from "../support/http";
+import { type HandStratum, rectifierByHand } from "../support/rectifier-by-hand";
 
 const { db } = useTempDatabase();
 let cookie: string;
@@ -155,8 +156,61 @@ describe("calibration tasks from a run", () => {
     const scores = await calibratedScores(db(), runId, taskId);
     expect(scores.map((s) => s.model).sort()).toEqual(["Orrery-70B", "Quillon-8B"]);
     expect(scores.every((s) => s.corrected !== null && s.corrected.n >= 2)).toBe(true);
-    // The intervals: Wilson's score interval written out here (Wilson 1927), for the raw share at the number of
-    // judged units and for the corrected share at the effective n p(1 − p)/SE² of its design SE (Korn & Graubard 1998).
+    // The intervals: Wilson's score interval written out here (Wilson 1927) for the raw share at the number of
+    // judged units; the corrected share's by hand (tests/support/rectifier-by-hand) from the judge's verdicts, the
+    // drawn units and their inclusion probabilities read here: strata model × turn (× condition), a = 100/N_model,
+    // bounds [−Σ a·f, Σ a·(1 − f)], every drawn unit labelled Yes by its two annotators (y = 1), z = a·(1 − f)/π.
+    const runRow = db().select().from(schema.runs).where(eq(schema.runs.id, runId)).get()!;
+    const judgeId = (runRow.config as { judges: { judgeId: number }[] }).judges[0].judgeId;
+    const resp = new Map(
+      db()
+        .select()
+        .from(schema.responses)
+        .where(eq(schema.responses.runId, runId))
+        .all()
+        .map((r) => [r.id, r]),
+    );
+    const verdicts = db()
+      .select()
+      .from(schema.verdicts)
+      .where(eq(schema.verdicts.runId, runId))
+      .all()
+      .filter(
+        (v) =>
+          v.judgeId === judgeId &&
+          v.checklistItemId !== null &&
+          (v.value === "Yes" || v.value === "No") &&
+          v.parseStatus !== "failed" &&
+          v.parseStatus !== "unparsed",
+      );
+    const inclusion = (task.config as { inclusion: number[] }).inclusion;
+    const drawnPi = new Map(
+      db()
+        .select()
+        .from(schema.units)
+        .where(eq(schema.units.taskId, taskId))
+        .all()
+        .map((u) => [`${u.responseId}/${u.checklistItemId}`, inclusion[u.position]]),
+    );
+    const byHand = (model: string) => {
+      const mine = verdicts.filter((v) => resp.get(v.responseId)!.model === model);
+      const a = 100 / mine.length;
+      const strata = new Map<string, HandStratum>();
+      for (const v of mine) {
+        const r = resp.get(v.responseId)!;
+        const key = `${r.turn}/${String((r.metadata as Record<string, unknown>)?.condition ?? "")}`;
+        const s = strata.get(key) ?? { bounds: [0, 0], clusters: [] };
+        const f = v.value === "Yes" ? 1 : 0;
+        s.bounds[0] -= a * f;
+        s.bounds[1] += a * (1 - f);
+        const pi = drawnPi.get(`${v.responseId}/${v.checklistItemId}`);
+        if (pi !== undefined) s.clusters.push({ z: (a * (1 - f)) / pi, pi });
+        strata.set(key, s);
+      }
+      const raw = mine.reduce((t, v) => t + a * (v.value === "Yes" ? 1 : 0), 0);
+      const h = rectifierByHand([...strata.values()]);
+      return { estimate: raw + h.estimate, ci: h.ci.map((x) => Math.min(100, Math.max(0, raw + x))) };
+    };
     const z = 1.96; // the app's 95% quantile, as in wilsonCI
     const wilson = (p: number, n: number) => {
       const centre = (p + (z * z) / (2 * n)) / (1 + (z * z) / n);
@@ -170,13 +224,13 @@ describe("calibration tasks from a run", () => {
       expect(s.raw.ci[0]).toBeCloseTo(lo, 9);
       expect(s.raw.ci[1]).toBeCloseTo(hi, 9);
       const c = s.corrected!;
-      const p = c.estimate / 100;
-      const se = c.se / 100;
-      if (se > 0 && p > 0 && p < 1) {
-        const [clo, chi] = wilson(p, (p * (1 - p)) / (se * se));
-        expect(c.ci[0]).toBeCloseTo(clo, 9);
-        expect(c.ci[1]).toBeCloseTo(chi, 9);
-      }
+      const hand = byHand(s.model);
+      expect(c.estimate).toBeCloseTo(Math.min(100, hand.estimate), 9);
+      expect(c.ci[0]).toBeCloseTo(hand.ci[0], 9);
+      expect(c.ci[1]).toBeCloseTo(hand.ci[1], 9);
+      // A sample, not a census: the interval has width, whatever the labels.
+      expect(c.exact).toBe(false);
+      expect(c.ci[1] - c.ci[0]).toBeGreaterThan(1);
       for (const x of [...s.raw.ci, ...c.ci]) {
         expect(x).toBeGreaterThanOrEqual(0);
         expect(x).toBeLessThanOrEqual(100);
@@ -257,7 +311,10 @@ describe("calibrated headline metrics", () => {
       expect(excl.human).toEqual({ units: 24, valued: 16, unlabelled: 0, splitDropped: 8, adjudicated: 0 });
       // Item 3 units dropped: the labelled ones agree with the judge, so no correction is made.
       expect(metric(excl, "Acc_1").raw).toBeCloseTo(200 / 3, 9);
-      expect(metric(excl, "Acc_1").corrected).toMatchObject({ estimate: expect.closeTo(200 / 3, 9), se: 0, n: 8 });
+      expect(metric(excl, "Acc_1").corrected).toMatchObject({ estimate: expect.closeTo(200 / 3, 9), se: 0, n: 8, exact: false });
+      // SE 0 (no labelled unit differs from the judge) but 4 of the stratum's 12 units unlabelled: not a zero-width interval.
+      const exclCi = metric(excl, "Acc_1").corrected!.ci;
+      expect(exclCi[1] - exclCi[0]).toBeGreaterThan(5);
       expect(metric(excl, "Pass_1").corrected).toBeNull();
       expect(metric(excl, "Pass_1").note).toMatch(/needs whole-response labels/);
       // Adjudicated "Yes": every unit now has a human value, and a census gives the human metric exactly.
@@ -305,17 +362,27 @@ describe("calibrated headline metrics", () => {
       // Acc_t: a = 100/(4·3); y − f = 1 on the two item-3 units of the turn. Pass_t: a = 100/4; y − f = 1 on both responses.
       const accSe = Math.sqrt(2 * 0.5 * (100 / 12 / 0.5) ** 2);
       const passSe = Math.sqrt(2 * 0.5 * (100 / 4 / 0.5) ** 2);
+      // The intervals by hand (rectifierCI's definition). The largest possible error S = Σ a = 100; each sampled
+      // response's error share x = a/(π·S) = 1/6 (Acc_t) or 1/2 (Pass_t), the same for both, so V = 0 and n* =
+      // n/(1 − π) = 4. Acc_t: the harsh share p⁺ = 1/3 gets Wilson(1/3, n = 4); the lenient one, 0 of 4, Wilson's
+      // upper limit z²/(4 + z²); L = p⁺ − √((p⁺ − l⁺)² + u⁻²), the correction kept above −Σ a·f = −200/3.
+      // Pass_t: p⁺ = 1 (Wilson's lower limit of 4/4 is 4/(4 + z²)); the judge said No to every response, so
+      // nothing was too lenient (p⁻ = 0 exactly): [100·4/(4 + z²), 100].
+      const z = 1.96;
+      const wilsonLower = (p: number, n: number) =>
+        (p + (z * z) / (2 * n) - z * Math.sqrt((p * (1 - p)) / n + (z * z) / (4 * n * n))) / (1 + (z * z) / n);
+      const accLower = 1 / 3 - Math.sqrt((1 / 3 - wilsonLower(1 / 3, 4)) ** 2 + ((z * z) / (4 + z * z)) ** 2);
       for (const t of [1, 2]) {
         const acc = metric(w, `Acc_${t}`).corrected!;
         expect(acc.estimate).toBeCloseTo(200 / 3 + (2 * (100 / 12)) / 0.5, 9);
         expect(acc.se).toBeCloseTo(accSe, 9);
-        expect(acc.ci[0]).toBeCloseTo(100 - 1.96 * accSe, 9);
-        expect(acc.ci[1]).toBe(100); // clipped to the metric's range (unclipped: 132.7)
+        expect(acc.ci[0]).toBeCloseTo(200 / 3 + Math.max(-200 / 3, 100 * accLower), 9);
+        expect(acc.ci[1]).toBe(100); // the correction's bound Σ a·(1 − f) = 100/3: the metric's top
         const pass = metric(w, `Pass_${t}`);
         expect(pass.raw).toBe(0);
         expect(pass.corrected!.estimate).toBeCloseTo((2 * (100 / 4)) / 0.5, 9);
         expect(pass.corrected!.se).toBeCloseTo(passSe, 9);
-        expect(pass.corrected!.ci).toEqual([expect.closeTo(100 - 1.96 * passSe, 9), 100]);
+        expect(pass.corrected!.ci).toEqual([expect.closeTo((100 * 4) / (4 + z * z), 9), 100]);
       }
 
       // A plan that cannot reach the minimum says so when it is created.
@@ -329,6 +396,35 @@ describe("calibrated headline metrics", () => {
         minLabelsPerModel: 10,
       });
       expect(small.warnings).toEqual(["tiny-model: this plan draws 4 units, fewer than the minimum of 10 labelled units per model"]);
+      // One unit per stratum: no spread can be estimated in any stratum; the plan says so when it is created, and the
+      // report (the results page) and the run page's warnings say it again, with the numbers.
+      const thin = await createCalibrationTask(db(), {
+        runId: run.id,
+        projectId,
+        plan: { kind: "stratified", perStratum: 1 },
+        seed: 1,
+        overlap: 1,
+        pool: [a.id],
+      });
+      const thinWarning =
+        "2 strata with fewer than 2 units drawn (tiny-model, turn 1: 1 of 12; tiny-model, turn 2: 1 of 12): an interval needs at " +
+        "least 2 labelled units per stratum, so until then the whole range of those strata stands inside the intervals of the " +
+        "metrics that include them";
+      expect(thin.warnings).toEqual([
+        "tiny-model: this plan draws 2 units, fewer than the minimum of 10 labelled units per model",
+        thinWarning,
+      ]);
+      expect((await calibrationReport(db(), run.id, thin.taskId))!.warnings).toEqual([thinWarning]);
+      expect(await calibrationWarnings(db(), run.id, thin.taskId)).toEqual([thinWarning]);
+      expect((await calibrationReport(db(), run.id, whole.taskId))!.warnings).toEqual([]);
+      // Labelled (Yes): each turn's Acc_t has one labelled unit, too few for a corrected value; the share of Yes over
+      // both turns has two, one per stratum, so each stratum's correction enters with its whole range
+      // [−Σ a·f, Σ a·(1 − f)] = [−16a, 8a], a = 100/24: from 0 to 100, the metric's whole range.
+      for (const u of units(thin.taskId)) await label(thin.taskId, u.id, a.id, "Yes");
+      const tr = (await calibrationReport(db(), run.id, thin.taskId))!;
+      for (const t of [1, 2]) expect(metric(tr, `Acc_${t}`)).toMatchObject({ corrected: null, note: "needs ≥ 2 labelled units" });
+      const [share] = await calibratedScores(db(), run.id, thin.taskId);
+      expect(share.corrected).toMatchObject({ n: 2, bounded: 2, exact: false, ci: [0, 100] });
     } finally {
       await fake.close();
     }
@@ -412,8 +508,13 @@ describe("calibrated headline metrics", () => {
         expect(acc.corrected!.se).toBeCloseTo(se, 9);
         expect(acc.corrected!.unclipped).toBeCloseTo(unclipped, 9);
         expect(acc.corrected!.estimate).toBeCloseTo(Math.min(100, unclipped), 9);
-        expect(acc.corrected!.ci[0]).toBeCloseTo(Math.min(100, Math.max(0, unclipped - 1.96 * se)), 9);
-        expect(acc.corrected!.ci[1]).toBeCloseTo(Math.min(100, unclipped + 1.96 * se), 9);
+        // The interval by hand (tests/support/rectifier-by-hand): one stratum, bounds [−Σ a·f, Σ a·(1 − f)] =
+        // [−8a, 4a]; the sampled responses are its clusters, z = Z_r.
+        const hand = rectifierByHand([{ bounds: [-8 * aw, 4 * aw], clusters: Z.map((z) => ({ z, pi })) }]);
+        const clip = (x: number) => Math.min(100, Math.max(0, x));
+        expect(acc.corrected!.ci[0]).toBeCloseTo(clip(raw + hand.ci[0]), 9);
+        expect(acc.corrected!.ci[1]).toBeCloseTo(clip(raw + hand.ci[1]), 9);
+        expect(acc.corrected!.ci[1] - acc.corrected!.ci[0]).toBeGreaterThan(1);
         expect(acc.corrected!.estimate).toBeGreaterThanOrEqual(acc.corrected!.ci[0]);
         expect(acc.corrected!.estimate).toBeLessThanOrEqual(acc.corrected!.ci[1]);
         if (sampled.some((r) => errorsOf(r) === 2)) {

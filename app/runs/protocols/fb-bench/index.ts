@@ -10,7 +10,17 @@
  * transcription can replace it under a new version.
  */
 import { z } from "zod";
-import { clipNote, differenceEstimate, interval, NO_WHOLE, PERCENT, responseDraws, stratumOf, type Term, unitKey } from "../calibration";
+import {
+  clipNote,
+  differenceEstimate,
+  meanOfCorrected,
+  NO_WHOLE,
+  PERCENT,
+  responseDraws,
+  stratumOf,
+  type Term,
+  unitKey,
+} from "../calibration";
 import { parseChecklistLines } from "../checklist-parse";
 import { sampling } from "../sampling";
 import { fillTemplate } from "../template";
@@ -455,15 +465,8 @@ export function fbBenchCalibration(x: CalibrationInput): void {
     );
     x.push("Error correction", model, null, e);
     x.push(`Response maintenance (rule: ${rule})`, model, null, m, x.wholeResponses ? null : NO_WHOLE);
-    const both =
-      e.corrected && m.corrected && x.weighable
-        ? interval(
-            (e.corrected.estimate + m.corrected.estimate) / 2,
-            Math.sqrt(e.corrected.se ** 2 + m.corrected.se ** 2) / 2,
-            e.corrected.n + m.corrected.n,
-            PERCENT,
-          )
-        : null;
+    // The mean of the two scenarios (different responses, so independent): MOVER for the sum of their intervals.
+    const both = e.corrected && m.corrected && x.weighable ? meanOfCorrected([e.corrected, m.corrected], PERCENT) : null;
     x.add({
       metric: `Overall (rule: ${rule})`,
       model,

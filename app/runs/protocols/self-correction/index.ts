@@ -10,9 +10,11 @@ import type { ChatMessage, LlmRequest } from "../../providers/types";
 import {
   BLIND_SPOT,
   clipNote,
+  corrected as correctedInterval,
   differenceEstimate,
   type Interval,
-  interval,
+  meanOfCorrected,
+  oneMinusRatio,
   PROPORTION,
   stratumOf,
   type Term,
@@ -451,7 +453,7 @@ export function selfCorrectionCalibration(x: CalibrationInput): void {
           dataset: String(r.metadata.dataset ?? ""),
         });
   for (const model of [...new Set(obs.map((o) => o.model))].sort()) {
-    const blind: { dataset: string; b: number; se: number; raw: number; ok: boolean }[] = [];
+    const blind: { dataset: string; raw: number; corrected: Interval | null }[] = [];
     for (const dataset of [...new Set(obs.filter((o) => o.model === model).map((o) => o.dataset))].sort()) {
       const p: Record<string, ReturnType<typeof differenceEstimate>> = {};
       for (const condition of CONDITIONS) {
@@ -469,36 +471,46 @@ export function selfCorrectionCalibration(x: CalibrationInput): void {
       const i = p.internal;
       const e = p.external;
       if (!i || !e) continue;
-      // Eq. 2: 1 − P(internal)/P(external), 0 when P(external) = 0; delta-method SE.
+      // Eq. 2: 1 − P(internal)/P(external), 0 when P(external) = 0; the interval by MOVER-R for the ratio
+      // (the two conditions are different strata, so independent), the SE by the delta method.
       const bs = (pi: number, pe: number) => (pe > 0 ? 1 - pi / pe : 0);
       const raw = bs(i.raw, e.raw);
-      let corrected: Interval | null = null;
-      if (i.corrected && e.corrected && x.weighable) {
-        const pi = i.corrected.estimate;
-        const pe = e.corrected.estimate;
-        const se = pe > 0 ? Math.sqrt(i.corrected.se ** 2 / pe ** 2 + (pi ** 2 * e.corrected.se ** 2) / pe ** 4) : 0;
-        corrected = interval(bs(pi, pe), se, i.corrected.n + e.corrected.n, BLIND_SPOT);
-      }
+      const both = i.corrected && e.corrected && x.weighable;
+      // A census of both conditions: the blind spot is known (Eq. 2's convention included).
+      const known = both && i.corrected!.exact && e.corrected!.exact;
+      const b = known ? bs(i.corrected!.estimate, e.corrected!.estimate) : 0;
+      const corrected = !both
+        ? null
+        : known
+          ? correctedInterval(b, 0, i.corrected!.n + e.corrected!.n, [b, b], BLIND_SPOT, { exact: true, bounded: 0 })
+          : oneMinusRatio(i.corrected!, e.corrected!, BLIND_SPOT);
       x.add({
         metric: "Blind spot",
         model,
         group: dataset,
         raw,
         corrected,
-        note: corrected ? clipNote(corrected) : "needs both the internal and external accuracies corrected",
+        note: corrected
+          ? clipNote(corrected)
+          : both
+            ? "not estimable: the corrected external accuracy's interval reaches 0, so the ratio is unbounded"
+            : "needs both the internal and external accuracies corrected",
       });
-      blind.push({ dataset, b: corrected?.estimate ?? NaN, se: corrected?.se ?? NaN, raw, ok: corrected !== null });
+      blind.push({ dataset, raw, corrected });
     }
     if (blind.length) {
       const D = blind.length;
-      const ok = blind.every((b) => b.ok);
+      const ok = blind.every((b) => b.corrected !== null);
       x.add({
         metric: "Blind spot (macro average)",
         model,
         group: null,
         raw: blind.reduce((s, b) => s + b.raw, 0) / D,
         corrected: ok
-          ? interval(blind.reduce((s, b) => s + b.b, 0) / D, Math.sqrt(blind.reduce((s, b) => s + b.se ** 2, 0)) / D, 0, BLIND_SPOT)
+          ? meanOfCorrected(
+              blind.map((b) => b.corrected!),
+              BLIND_SPOT,
+            )
           : null,
         note: ok ? null : "needs every dataset's blind spot corrected",
       });
