@@ -95,8 +95,8 @@ const NOT_GLOBAL_V4: [string, number, string][] = [
   ["224.0.0.0", 4, "multicast"],
   ["240.0.0.0", 4, "reserved (and broadcast)"],
 ];
+/** Inside 2000::/3 (everything outside it is refused in nonGlobalReason). */
 const NOT_GLOBAL_V6: [string, number, string][] = [
-  ["64:ff9b:1::", 48, "local-use NAT64"],
   ["2001::", 23, "IETF protocol assignments (Teredo among them)"],
   ["2001:db8::", 32, "documentation"],
   ["3fff::", 20, "documentation"],
