@@ -11,7 +11,7 @@
  * - `unixepoch()` is floor(extract(epoch from now())), whole seconds.
  */
 import { sql } from "drizzle-orm";
-import { ASSIGNMENT_STATUSES, CURATION_ENTITIES, PARSE_STATUSES, ROLES, RUN_STATUSES, type TaskKind } from "./schema";
+import { API_TOKEN_SCOPES, ASSIGNMENT_STATUSES, CURATION_ENTITIES, PARSE_STATUSES, ROLES, RUN_STATUSES, type TaskKind } from "./schema";
 import {
   bigint,
   boolean,
@@ -95,6 +95,40 @@ export const memberships = pgTable(
     createdAt: createdAt(),
   },
   (t) => [uniqueIndex("memberships_project_user_unique").on(t.projectId, t.userId), index("memberships_user_idx").on(t.userId)],
+);
+
+export const apiTokens = pgTable(
+  "api_tokens",
+  {
+    id: bigint("id", { mode: "number" }).primaryKey().generatedByDefaultAsIdentity(),
+    userId: bigint("user_id", { mode: "number" })
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    scope: text("scope", { enum: API_TOKEN_SCOPES }).notNull(),
+    allProjects: boolean("all_projects").notNull().default(true),
+    prefix: text("prefix").notNull(),
+    tokenHash: text("token_hash").notNull(),
+    createdAt: createdAt(),
+    expiresAt: bigint("expires_at", { mode: "number" }).notNull(),
+    revokedAt: bigint("revoked_at", { mode: "number" }),
+    lastUsedAt: bigint("last_used_at", { mode: "number" }),
+    lastUsedFrom: text("last_used_from"),
+  },
+  (t) => [uniqueIndex("api_tokens_token_hash_unique").on(t.tokenHash), index("api_tokens_user_idx").on(t.userId)],
+);
+
+export const apiTokenProjects = pgTable(
+  "api_token_projects",
+  {
+    tokenId: bigint("token_id", { mode: "number" })
+      .notNull()
+      .references(() => apiTokens.id, { onDelete: "cascade" }),
+    projectId: bigint("project_id", { mode: "number" })
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+  },
+  (t) => [primaryKey({ columns: [t.tokenId, t.projectId] }), index("api_token_projects_project_idx").on(t.projectId)],
 );
 
 export const datasets = pgTable(

@@ -98,6 +98,54 @@ export const memberships = sqliteTable(
   (t) => [uniqueIndex("memberships_project_user_unique").on(t.projectId, t.userId), index("memberships_user_idx").on(t.userId)],
 );
 
+export const API_TOKEN_SCOPES = ["read", "write"] as const;
+export type ApiTokenScope = (typeof API_TOKEN_SCOPES)[number];
+
+/**
+ * Personal access tokens for the HTTP API (app/auth/tokens.server.ts). The token itself
+ * (`ccd_` + 32 random bytes, base64url) is shown once; only its SHA-256 is stored. A token
+ * never grants more than its user's current role: every request checks the membership again.
+ */
+export const apiTokens = sqliteTable(
+  "api_tokens",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    userId: integer("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    /** "read": GET only; "write": every method. */
+    scope: text("scope", { enum: API_TOKEN_SCOPES }).notNull(),
+    /** True: every project of the user, now and later; false: only those in api_token_projects. */
+    allProjects: integer("all_projects", { mode: "boolean" }).notNull().default(true),
+    /** The first characters after `ccd_`, to recognise the token in lists. */
+    prefix: text("prefix").notNull(),
+    /** SHA-256 of the whole token, hex. */
+    tokenHash: text("token_hash").notNull(),
+    createdAt: createdAt(),
+    expiresAt: integer("expires_at").notNull(),
+    revokedAt: integer("revoked_at"),
+    lastUsedAt: integer("last_used_at"),
+    /** The client address of the last use. */
+    lastUsedFrom: text("last_used_from"),
+  },
+  (t) => [uniqueIndex("api_tokens_token_hash_unique").on(t.tokenHash), index("api_tokens_user_idx").on(t.userId)],
+);
+
+/** The projects a token with allProjects = false covers (a project deleted leaves the token covering fewer, never all). */
+export const apiTokenProjects = sqliteTable(
+  "api_token_projects",
+  {
+    tokenId: integer("token_id")
+      .notNull()
+      .references(() => apiTokens.id, { onDelete: "cascade" }),
+    projectId: integer("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+  },
+  (t) => [primaryKey({ columns: [t.tokenId, t.projectId] }), index("api_token_projects_project_idx").on(t.projectId)],
+);
+
 // ─── Benchmark data ──────────────────────────────────────────────────────────
 
 export const datasets = sqliteTable(
