@@ -22,8 +22,19 @@
  * said so); a degenerate sample gets a Wilson interval (proportions) or "not
  * estimable" with the reason, never a zero-width interval.
  *
- * Missing values: empty cells, and the tokens of `--missing` (default NA,N/A; `none`
- * for empty cells only). Bad input: one line on stderr, exit code 2.
+ * Missing values: empty cells, and the tokens of `--missing` (default NA,N/A, as
+ * `npm run judge-agreement` reads a CSV; `none` for empty cells only). A number is one
+ * value however it is written (1, 1.0 and 01 are 1: pandas writes a column with missing
+ * values as 1.0, 2.0). Warnings (stderr, and `warnings` in the JSON): a token that is
+ * not a number among numbers (`banana` among 0/1/2: read as a category of its own),
+ * with its first row and column. A value outside `--categories` is an error.
+ * Bad input: one line on stderr, exit code 2.
+ *
+ * Gwet's AC1 here is Gwet's (2008) for any number of raters with missing ratings: every
+ * rating of a unit counts, a unit with one rating in the category shares π_k
+ * (`ac1Definition` in the JSON says so); `npm run judge-agreement` compares (reference,
+ * judge) pairs and leaves a unit without a verdict out. The same gwetSE computes both,
+ * and on complete two-rater data with the same categories they are equal.
  *
  * Only the app/stats files it needs are imported (a lean start-up).
  */
@@ -44,6 +55,7 @@ import { spearmanFromTable } from "../app/stats/spearmanFromTable.js";
 import type { Interval, Label } from "../app/stats/types.js";
 import { wilsonCI } from "../app/stats/wilsonCI.js";
 import { constantRaterReason, ZERO_WIDTH } from "../app/reports/honest.js";
+import { CSV_MISSING_TOKENS } from "../app/reports/judgeAgreementLabels.js";
 
 class InputError extends Error {}
 
@@ -86,7 +98,7 @@ function parseArgs(argv: string[]): Options | "help" {
     format: "table",
     ci: "analytic",
     categories: null,
-    missing: ["NA", "N/A"],
+    missing: [...CSV_MISSING_TOKENS],
     seed: 1,
     resamples: 1000,
   };
@@ -337,7 +349,15 @@ interface Read {
   /** Suspect tokens read as categories, with their cell counts. */
   suspects: Record<string, number>;
   declared: boolean;
+  /** Input a person should look at (stderr and the JSON's `warnings`): not-a-number tokens among numbers. */
+  warnings: string[];
 }
+
+/** A decimal number as written in a CSV (1, 1.0, -2.5e3, .5): its one text (String(Number(v))); else null. */
+const DECIMAL = /^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/;
+const numberKey = (v: string): string | null => (DECIMAL.test(v) ? String(Number(v)) : null);
+/** How many not-a-number tokens a warning lists by name. */
+const MAX_WARNED_TOKENS = 20;
 
 function readPatterns(opts: Options): Read {
   let fd: number;
@@ -351,12 +371,22 @@ function readPatterns(opts: Options): Read {
   const missingSet = new Set(opts.missing);
   const missing: Record<string, number> = { "(empty)": 0 };
   for (const t of opts.missing) missing[t] = 0;
-  // Distinct values → provisional codes (order of first appearance, or of --categories).
+  // Distinct values → provisional codes (order of first appearance, or of --categories). A number
+  // has one code however it is written: numberCode maps its one text to the code.
   const codeOf = new Map<string, number>();
+  const numberCode = new Map<string, number>();
   const values: string[] = [];
   const valueCells: number[] = [];
+  /** Tokens that are not numbers: where each was first seen. */
+  const firstSeen = new Map<number, { row: number; column: string }>();
   if (opts.categories)
     for (const c of opts.categories) {
+      const key = numberKey(c);
+      if (key !== null) {
+        if (numberCode.has(key))
+          throw new InputError(`--categories lists the number ${key} twice ("${values[numberCode.get(key)!]}", "${c}")`);
+        numberCode.set(key, values.length);
+      }
       codeOf.set(c, values.length);
       values.push(c);
       valueCells.push(0);
@@ -378,6 +408,13 @@ function readPatterns(opts: Options): Read {
   let header: string[] | null = null;
 
   const newValue = (v: string, g: number): number => {
+    // Another way of writing a number already seen (1.0 for 1): the same code.
+    const key = numberKey(v);
+    const same = key === null ? undefined : numberCode.get(key);
+    if (same !== undefined) {
+      codeOf.set(v, same);
+      return same;
+    }
     if (opts.categories)
       throw new InputError(
         `data row ${rows}, column "${opts.raters[g]}": "${v}" is not one of --categories (${opts.categories.join(", ")})`,
@@ -387,11 +424,13 @@ function readPatterns(opts: Options): Read {
       if (needsNumbers)
         throw new InputError(`data row ${rows}, column "${opts.raters[g]}": "${v}" is not a number (level ${opts.level} needs numbers)`);
       allNumeric = false;
+      firstSeen.set(values.length, { row: rows, column: opts.raters[g] });
     } else if (opts.level === "ratio" && x < 0) {
       throw new InputError(`data row ${rows}, column "${opts.raters[g]}": ${v} is negative (level ratio needs values ≥ 0)`);
     }
     const k = values.length;
     codeOf.set(v, k);
+    if (key !== null) numberCode.set(key, k);
     values.push(v);
     valueCells.push(0);
     return k;
@@ -508,10 +547,32 @@ function readPatterns(opts: Options): Read {
   const codes = patCodes.slice(0, P * R);
   for (let t = 0; t < codes.length; t++) if (codes[t] >= 0) codes[t] = remap[codes[t]];
   const categories: Label[] = order.map((k) => (numeric ? Number(values[k]) : values[k]));
+  // Tokens that are not numbers among ratings that are (banana among 0/1/2): almost always a typo or
+  // a missing-value code, read as a category of its own — which also drops the correlations.
+  const warnings: string[] = [];
+  const warned = new Set<number>();
+  if (!declared && values.some((v) => Number.isFinite(Number(v)))) {
+    const odd = [...firstSeen.keys()].filter((k) => valueCells[k] > 0);
+    const numbers = values.filter((v) => Number.isFinite(Number(v)));
+    const shown = numbers
+      .slice(0, 5)
+      .map((v) => String(Number(v)))
+      .join(", ");
+    const among = `among numbers (${shown}${numbers.length > 5 ? ", …" : ""})`;
+    for (const k of odd.slice(0, MAX_WARNED_TOKENS)) {
+      const at = firstSeen.get(k)!;
+      warned.add(k);
+      warnings.push(
+        `data row ${at.row}, column "${at.column}": "${values[k]}" is not a number, ${among}; read as a category of its own (${valueCells[k]} cell${valueCells[k] === 1 ? "" : "s"}). If it means "no rating", add it to --missing; if it is a typo, fix the file`,
+      );
+    }
+    if (odd.length > MAX_WARNED_TOKENS)
+      warnings.push(`${odd.length - MAX_WARNED_TOKENS} more tokens that are not numbers are read as categories`);
+  }
   const suspects: Record<string, number> = {};
   for (const t of SUSPECT_TOKENS) {
     const k = codeOf.get(t);
-    if (k !== undefined && valueCells[k] > 0) suspects[t] = valueCells[k];
+    if (k !== undefined && valueCells[k] > 0 && !warned.has(k)) suspects[t] = valueCells[k];
   }
   return {
     patterns: { raters: R, q: categories.length, categories, codes, counts: patCounts.slice(0, P) },
@@ -522,6 +583,7 @@ function readPatterns(opts: Options): Read {
     missing,
     suspects,
     declared,
+    warnings,
   };
 }
 
@@ -941,6 +1003,14 @@ function raterChecks(opts: Options, p: RatingPatterns, notes: string[]): void {
     }
 }
 
+/** Which Gwet's AC1 `gwetAC1` is, in words (see the header; `npm run judge-agreement` prints its own). */
+function ac1Definition(read: Read): string {
+  return (
+    "Gwet's AC1 (Gwet 2008, eqs. 20-30) over every rating of a unit; a unit with one rating counts in the category shares pi_k, " +
+    `units with two or more in the agreement pa; q = ${read.patterns.q} (${read.declared ? "--categories" : "the categories in the file"})`
+  );
+}
+
 function toJson(opts: Options, read: Read, n: number, stats: Record<string, Stat>, notes: string[]): string {
   const out: Record<string, unknown> = { n };
   const methods: Record<string, string> = {};
@@ -963,10 +1033,12 @@ function toJson(opts: Options, read: Read, n: number, stats: Record<string, Stat
   out.rows = read.rows;
   out.missing = Object.fromEntries(Object.entries(read.missing).filter(([, c]) => c > 0));
   out.notes = notes;
+  out.warnings = read.warnings;
+  out.ac1Definition = ac1Definition(read);
   return JSON.stringify(out, null, 2);
 }
 
-function toTable(opts: Options, n: number, stats: Record<string, Stat>, notes: string[]): string {
+function toTable(opts: Options, n: number, stats: Record<string, Stat>, notes: string[], definitions: string[] = []): string {
   const f = (v: number) => (Number.isFinite(v) ? v.toFixed(4) : "NaN");
   const rows: string[][] = [["statistic", "value", "95% CI", "n used", "CI method"]];
   for (const [name, s] of Object.entries(stats)) {
@@ -986,6 +1058,7 @@ function toTable(opts: Options, n: number, stats: Record<string, Stat>, notes: s
         .trimEnd(),
     ),
   ];
+  if (definitions.length) lines.push("", ...definitions);
   if (notes.length) lines.push("", ...notes.map((s) => `note: ${s}`));
   return lines.join("\n");
 }
@@ -1004,8 +1077,11 @@ function main(): number {
   }
   try {
     const read = readPatterns(opts);
+    for (const w of read.warnings) process.stderr.write(`agreement: warning: ${w}\n`);
     const { n, stats, notes } = compute(opts, read);
-    process.stdout.write(`${opts.format === "json" ? toJson(opts, read, n, stats, notes) : toTable(opts, n, stats, notes)}\n`);
+    process.stdout.write(
+      `${opts.format === "json" ? toJson(opts, read, n, stats, notes) : toTable(opts, n, stats, notes, [`gwetAC1: ${ac1Definition(read)}`])}\n`,
+    );
     return 0;
   } catch (e) {
     if (e instanceof InputError) {

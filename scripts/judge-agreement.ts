@@ -1,12 +1,16 @@
 /**
  * npm run judge-agreement -- --labels LABELS.csv|.jsonl|.json [--annotators COL,COL,...]
  *     --verdicts VERDICTS.csv|.jsonl|.json [--reference majority|each]
- *     [--unparsed count-as-wrong|exclude|as:LABEL] [--format json|table] [--seed N] [--map field=column]
- *     [--level nominal|ordinal]
+ *     [--unparsed count-as-wrong|exclude|as:LABEL] [--missing-as missing|unparsed]
+ *     [--format json|table] [--seed N] [--map field=column] [--labels-map field=column]
+ *     [--verdicts-map field=column] [--level nominal|ordinal]
  *
- * Judge–human agreement from two files, no database: per judge n, unparsed verdicts,
- * accuracy (Wilson 95% CI), Cohen's kappa (asymptotic 95% CI), macro precision/recall/F1,
- * per-label figures and the confusion matrix (app/reports/judgeAgreement.ts).
+ * Judge–human agreement from two files, no database: per judge n, unparsed and missing verdicts,
+ * accuracy (Wilson 95% CI), Cohen's kappa (asymptotic 95% CI), Gwet's AC1, macro
+ * precision/recall/F1, per-label figures and the confusion matrix (app/reports/judgeAgreement.ts).
+ * A verdict written as missing (CSV: an empty cell, NA or N/A; JSON: null) is left out of n and
+ * counted as missing, or with `--missing-as unparsed` counted as unparsed; JSON "" is unparsed.
+ * `--map` names a column in both files; `--labels-map` / `--verdicts-map` in one (and win).
  * Exit codes: 0 printed, 2 bad command line or bad input (one line on stderr).
  */
 import { parseArgs } from "node:util";
@@ -14,6 +18,8 @@ import { JudgeFileError, readJudgeFiles } from "../app/formats/judgeFiles.server
 import {
   JudgeAgreementError,
   judgeAgreement,
+  missingPolicyLabel,
+  parseMissingPolicy,
   parseUnparsedPolicy,
   policyLabel,
   referenceLabel,
@@ -22,7 +28,7 @@ import {
 } from "../app/reports/judgeAgreement";
 
 const USAGE =
-  "usage: npm run judge-agreement -- --labels FILE [--annotators COL,COL,...] --verdicts FILE [--reference majority|each] [--unparsed count-as-wrong|exclude|as:LABEL] [--format json|table] [--seed N] [--map field=column] [--level nominal|ordinal]";
+  "usage: npm run judge-agreement -- --labels FILE [--annotators COL,COL,...] --verdicts FILE [--reference majority|each] [--unparsed count-as-wrong|exclude|as:LABEL] [--missing-as missing|unparsed] [--format json|table] [--seed N] [--map field=column] [--labels-map field=column] [--verdicts-map field=column] [--level nominal|ordinal]";
 
 function fail(message: string): never {
   console.error(`judge-agreement: ${message}`);
@@ -38,9 +44,12 @@ try {
       annotators: { type: "string" },
       reference: { type: "string", default: "majority" },
       unparsed: { type: "string", default: "count-as-wrong" },
+      "missing-as": { type: "string", default: "missing" },
       format: { type: "string", default: "table" },
       seed: { type: "string", default: "1" },
       map: { type: "string", multiple: true, default: [] },
+      "labels-map": { type: "string", multiple: true, default: [] },
+      "verdicts-map": { type: "string", multiple: true, default: [] },
       level: { type: "string", default: "nominal" },
       help: { type: "boolean", default: false },
     },
@@ -58,16 +67,27 @@ if (values.reference !== "majority" && values.reference !== "each")
   fail(`--reference must be "majority" or "each", not "${values.reference}".`);
 const policy = parseUnparsedPolicy(values.unparsed);
 if (!policy) fail(`--unparsed must be count-as-wrong, exclude or as:LABEL, not "${values.unparsed}".`);
+const missingPolicy = parseMissingPolicy(values["missing-as"]);
+if (!missingPolicy) fail(`--missing-as must be "missing" or "unparsed", not "${values["missing-as"]}".`);
 if (values.format !== "json" && values.format !== "table") fail(`--format must be "json" or "table", not "${values.format}".`);
 if (values.level !== "nominal" && values.level !== "ordinal") fail(`--level must be "nominal" or "ordinal", not "${values.level}".`);
 const seed = Number(values.seed);
 if (!Number.isInteger(seed)) fail(`--seed must be a whole number, not "${values.seed}".`);
-const mapping: Record<string, string> = {};
-for (const m of values.map ?? []) {
-  const eq = m.indexOf("=");
-  if (eq <= 0 || eq === m.length - 1) fail(`--map takes field=column, not "${m}".`);
-  mapping[m.slice(0, eq).trim()] = m.slice(eq + 1).trim();
+/** `--map`-style flags: field=column, each field once per flag. */
+function mappings(flag: string, list: string[] | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const m of list ?? []) {
+    const eq = m.indexOf("=");
+    if (eq <= 0 || eq === m.length - 1) fail(`${flag} takes field=column, not "${m}".`);
+    const field = m.slice(0, eq).trim();
+    if (field in out) fail(`${flag} maps ${field} twice.`);
+    out[field] = m.slice(eq + 1).trim();
+  }
+  return out;
 }
+const mapping = mappings("--map", values.map);
+const labelsMapping = mappings("--labels-map", values["labels-map"]);
+const verdictsMapping = mappings("--verdicts-map", values["verdicts-map"]);
 const annotators = values.annotators
   ?.split(",")
   .map((s) => s.trim())
@@ -77,9 +97,15 @@ if (values.annotators !== undefined && !annotators?.length) fail("--annotators n
 let result: JudgeAgreementResult;
 let summary;
 try {
-  const read = await readJudgeFiles({ labels: values.labels, verdicts: values.verdicts, annotators, mapping });
+  const read = await readJudgeFiles({ labels: values.labels, verdicts: values.verdicts, annotators, mapping, labelsMapping, verdictsMapping });
   summary = read.summary;
-  result = judgeAgreement(read.input, { reference: values.reference, unparsed: policy, seed, ordinal: values.level === "ordinal" });
+  result = judgeAgreement(read.input, {
+    reference: values.reference,
+    unparsed: policy,
+    missing: missingPolicy,
+    seed,
+    ordinal: values.level === "ordinal",
+  });
 } catch (err) {
   if (err instanceof JudgeFileError || err instanceof JudgeAgreementError) fail(err.message);
   throw err;
@@ -122,17 +148,36 @@ function table(r: typeof out): string {
     `Unparsed verdicts (outside the label set): ${policyLabel(r.unparsedPolicy)}; "unparsed" counts them on every labelled unit, "compared" on the units with a reference` +
       (r.verdictsWithoutLabels ? `; ${r.verdictsWithoutLabels} verdicts on unlabelled units not compared` : ""),
   );
+  lines.push(
+    `Missing verdicts (CSV: an empty cell, NA or N/A; JSON: null): ${missingPolicyLabel(r.missingPolicy)}; "missing" counts the compared units without a verdict (written as missing, or none)` +
+      (r.missingPolicy === "unparsed" ? "" : "; --missing-as unparsed counts them as unparsed"),
+  );
+  lines.push(`AC1: ${r.ac1Definition}`);
   if (r.reference === "each")
     lines.push("Intervals: accuracy and kappa by a percentile bootstrap over units (a unit's annotator pairs resampled together)");
   lines.push("");
-  const head = ["judge", "n", "unparsed", "compared", "accuracy [95% CI]", "kappa [95% CI]", "macro P", "macro R", "macro F1 [95% CI]"];
+  const head = [
+    "judge",
+    "n",
+    "unparsed",
+    "compared",
+    "missing",
+    "accuracy [95% CI]",
+    "kappa [95% CI]",
+    "AC1 [95% CI]",
+    "macro P",
+    "macro R",
+    "macro F1 [95% CI]",
+  ];
   const body = r.judges.map((j) => [
     j.judge,
     String(j.n),
     String(j.unparsed),
     String(j.unparsedCompared),
+    String(j.missing),
     `${pct(j.accuracy)} ${ci(j.accuracyCI, (x) => `${(100 * x).toFixed(1)}%`)}`.trim(),
     `${f3(j.cohenKappa)} ${ci(j.cohenKappaCI, (x) => x.toFixed(3))}`.trim(),
+    `${f3(j.ac1)} ${ci(j.ac1CI, (x) => x.toFixed(3))}`.trim(),
     f3(j.macroPrecision),
     f3(j.macroRecall),
     `${f3(j.macroF1)} ${ci(j.macroF1CI, (x) => x.toFixed(3))}`.trim(),

@@ -2,8 +2,14 @@
  * A team's own files for judge–human agreement, read without a database: a labels file
  * (wide: a unit column plus the annotator columns named; long: unit, annotator, label)
  * and a verdicts file (long: unit, judge, verdict), each CSV, JSONL or a JSON array.
- * Column names resolve as in the import presets (aliases, or `--map field=column`).
+ * Column names resolve as in the import presets (aliases, or a mapping field=column: `--map`
+ * for both files, `--labels-map` / `--verdicts-map` for one, which wins over `--map`).
  * Every problem is a {@link JudgeFileError} naming the file, row and field.
+ *
+ * Missing values, as the tools that write these files write them: in CSV an empty cell, `NA` or
+ * `N/A` (pandas' to_csv writes a missing value as an empty cell, R's write.csv as NA) is missing —
+ * a label not given, a verdict {@link MISSING}; in JSONL/JSON `null` (or no key) is missing and
+ * `""` is an empty answer: no label, or an unparsed verdict (null).
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -11,7 +17,7 @@ import type { FieldSpec } from "./presets/types";
 import { isUtf8 } from "node:buffer";
 import Papa from "papaparse";
 import { ImportRefusal, jsonSyntaxReason } from "./problems";
-import { labelText, type JudgeAgreementInput } from "~/reports/judgeAgreement";
+import { CSV_MISSING_TOKENS, labelText, MISSING, type JudgeAgreementInput, type Verdict } from "~/reports/judgeAgreement";
 
 export class JudgeFileError extends Error {}
 
@@ -20,17 +26,18 @@ export class JudgeFileError extends Error {}
  * (case-insensitive), as the import presets resolve them. Throws an ImportRefusal naming
  * the missing field and the header.
  */
-function resolveColumns(fields: FieldSpec[], header: string[], mapping: Record<string, string>): Record<string, string | undefined> {
+function resolveColumns(fields: FieldSpec[], header: string[], mapping: Mapping): Record<string, string | undefined> {
   const lower = new Map(header.map((h) => [h.toLowerCase(), h]));
   const out: Record<string, string | undefined> = {};
   for (const f of fields) {
-    const mapped = mapping[f.name];
+    const mapped = mapping.columns[f.name];
     if (mapped) {
+      const flag = `${mapping.flags[f.name] ?? "--map"} ${f.name}=${mapped}`;
       if (!header.includes(mapped))
-        throw new ImportRefusal(`--map ${f.name}=${mapped}`, {
+        throw new ImportRefusal(flag, {
           row: 1,
           field: mapped,
-          message: `mapped column "${mapped}" for ${f.name} is not in the header (${header.join(", ")})`,
+          message: `${flag}: column "${mapped}" is not in the header (${header.join(", ")})`,
         });
       out[f.name] = mapped;
       continue;
@@ -40,7 +47,7 @@ function resolveColumns(fields: FieldSpec[], header: string[], mapping: Record<s
       throw new ImportRefusal(`missing column "${f.name}"`, {
         row: 1,
         field: f.name,
-        message: `missing column "${f.name}" (also looked for ${f.aliases.join(", ")}; the header has: ${header.join(", ")}); map it with --map ${f.name}=COLUMN`,
+        message: `missing column "${f.name}" (also looked for ${f.aliases.join(", ")}; the header has: ${header.join(", ")}); map it with ${mapping.own} ${f.name}=COLUMN`,
       });
     }
   }
@@ -59,7 +66,17 @@ export const VERDICT_FIELDS: FieldSpec[] = [
   { name: "verdict", aliases: ["value", "label", "prediction", "winner", "output"], required: true, help: "the judge's verdict" },
 ];
 
-type Table = { header: string[]; rows: { record: SourceRecord; row: number }[] };
+type Table = { header: string[]; rows: { record: SourceRecord; row: number }[]; format: "csv" | "jsonl" | "json" };
+/** One file's columns by field, and the flag each came from (for messages). */
+type Mapping = { columns: Record<string, string>; flags: Record<string, string>; own: string };
+
+/** `--map` (both files) overlaid by the file's own mapping (`--labels-map`, `--verdicts-map`). */
+function mappingFor(shared: Record<string, string>, own: Record<string, string>, ownFlag: string): Mapping {
+  const flags: Record<string, string> = {};
+  for (const k of Object.keys(shared)) flags[k] = "--map";
+  for (const k of Object.keys(own)) flags[k] = ownFlag;
+  return { columns: { ...shared, ...own }, flags, own: ownFlag };
+}
 type SourceRecord = Record<string, unknown>;
 
 /** Largest file read (the whole file is held in memory: label and verdict files are small). */
@@ -148,10 +165,10 @@ export async function readTable(file: string, what: string): Promise<Table> {
   }
   if (rows.length === 0) throw new JudgeFileError(`${where}: no records.`);
   if (format !== "csv") header = [...keys.keys()];
-  return { header, rows };
+  return { header, rows, format };
 }
 
-function columns(t: Table, fields: FieldSpec[], mapping: Record<string, string>, where: string): Record<string, string | undefined> {
+function columns(t: Table, fields: FieldSpec[], mapping: Mapping, where: string): Record<string, string | undefined> {
   try {
     return resolveColumns(fields, t.header, mapping);
   } catch (err) {
@@ -162,6 +179,24 @@ function columns(t: Table, fields: FieldSpec[], mapping: Record<string, string>,
 
 const cellText = (v: unknown) => (v === null || v === undefined ? null : typeof v === "object" ? JSON.stringify(v) : String(v));
 
+/** A CSV cell that holds a missing value: empty, or one of CSV_MISSING_TOKENS (after trimming). */
+const csvMissing = (v: unknown) => {
+  const t = typeof v === "string" ? v.trim() : v;
+  return t === undefined || t === null || t === "" || CSV_MISSING_TOKENS.includes(t as string);
+};
+
+/** A verdict cell: CSV empty/NA/N/A and JSON null (or no key) → MISSING; JSON "" → null (an unparsed, empty answer); else the trimmed text. */
+function verdictOf(raw: unknown, format: Table["format"]): Verdict {
+  if (format === "csv" ? csvMissing(raw) : raw === null || raw === undefined) return MISSING;
+  return cellText(raw)!.trim() || null;
+}
+
+/** A label cell: the label text, or null (not labelled: CSV empty/NA/N/A, JSON null or ""). */
+function labelOf(raw: unknown, format: Table["format"]): string | null {
+  if (format === "csv" && csvMissing(raw)) return null;
+  return labelText(raw);
+}
+
 export interface JudgeFilesSummary {
   /** "wide" or "long". */
   labelsLayout: "wide" | "long";
@@ -171,6 +206,8 @@ export interface JudgeFilesSummary {
   ignoredColumns: string[];
   /** Verdicts on units with no human label (not compared). */
   verdictsWithoutLabels: number;
+  /** Verdicts written as missing (CSV empty/NA/N/A, JSON null), on units with a label or not. */
+  missingVerdicts: number;
   /** Unit keys in input order. */
   units: string[];
 }
@@ -183,9 +220,15 @@ export async function readJudgeFiles(o: {
   labels: string;
   verdicts: string;
   annotators?: string[];
+  /** field → column for both files (`--map`). */
   mapping?: Record<string, string>;
+  /** field → column for the labels file only (`--labels-map`; wins over `mapping`). */
+  labelsMapping?: Record<string, string>;
+  /** field → column for the verdicts file only (`--verdicts-map`; wins over `mapping`). */
+  verdictsMapping?: Record<string, string>;
 }): Promise<{ input: JudgeAgreementInput; summary: JudgeFilesSummary }> {
-  const mapping = o.mapping ?? {};
+  const mapping = mappingFor(o.mapping ?? {}, o.labelsMapping ?? {}, "--labels-map");
+  const vmapping = mappingFor(o.mapping ?? {}, o.verdictsMapping ?? {}, "--verdicts-map");
   const lt = await readTable(o.labels, "LABELS");
   const lwhere = `LABELS ${path.basename(o.labels)}`;
   const unitIndex = new Map<string, number>();
@@ -230,7 +273,7 @@ export async function readJudgeFiles(o: {
       seen.set(key, row);
       const u = unitOf(key);
       annotators.forEach((a, i) => {
-        const t = labelText(record[a]);
+        const t = labelOf(record[a], lt.format);
         if (t !== null) cells[u].set(i, t);
       });
     }
@@ -252,7 +295,7 @@ export async function readJudgeFiles(o: {
       const key = unitKey(record, cols.unit, row, lwhere);
       const who = cellText(record[cols.annotator!])?.trim();
       if (!who) throw new JudgeFileError(`${lwhere}: row ${row}, field "${cols.annotator}": the annotator is empty`);
-      const t = labelText(record[cols.label!]);
+      const t = labelOf(record[cols.label!], lt.format);
       if (t === null) continue;
       const dup = `${key}\u0000${who}`;
       if (seen.has(dup))
@@ -272,15 +315,18 @@ export async function readJudgeFiles(o: {
 
   const vt = await readTable(o.verdicts, "VERDICTS");
   const vwhere = `VERDICTS ${path.basename(o.verdicts)}`;
-  const vc = columns(vt, VERDICT_FIELDS, mapping, vwhere);
-  const judges = new Map<string, { name: string; verdicts: (string | null | undefined)[]; rows: Map<number, number> }>();
+  const vc = columns(vt, VERDICT_FIELDS, vmapping, vwhere);
+  const judges = new Map<string, { name: string; verdicts: Verdict[]; rows: Map<number, number> }>();
   let verdictsWithoutLabels = 0;
+  let missingVerdicts = 0;
   for (const { record, row } of vt.rows) {
     const key = unitKey(record, vc.unit, row, vwhere);
     const name = cellText(record[vc.judge!])?.trim();
     if (!name) throw new JudgeFileError(`${vwhere}: row ${row}, field "${vc.judge}": the judge is empty`);
     let j = judges.get(name);
     if (!j) judges.set(name, (j = { name, verdicts: new Array(units.length).fill(undefined), rows: new Map() }));
+    const verdict = verdictOf(record[vc.verdict!], vt.format);
+    if (verdict === MISSING) missingVerdicts++;
     const u = unitIndex.get(key);
     if (u === undefined) {
       verdictsWithoutLabels++;
@@ -289,12 +335,10 @@ export async function readJudgeFiles(o: {
     if (j.rows.has(u))
       throw new JudgeFileError(`${vwhere}: row ${row}: judge "${name}" already gave a verdict on unit "${key}" at row ${j.rows.get(u)}`);
     j.rows.set(u, row);
-    // The verdict as written (trimmed); an empty cell is an unparsed output, not a missing one.
-    const raw = record[vc.verdict!];
-    j.verdicts[u] = cellText(raw)?.trim() || null;
+    j.verdicts[u] = verdict;
   }
   return {
     input: { annotators, labels, judges: [...judges.values()].map((j) => ({ name: j.name, verdicts: j.verdicts })) },
-    summary: { labelsLayout: layout, annotatorColumns: annotators, ignoredColumns: ignored, verdictsWithoutLabels, units },
+    summary: { labelsLayout: layout, annotatorColumns: annotators, ignoredColumns: ignored, verdictsWithoutLabels, missingVerdicts, units },
   };
 }

@@ -20,6 +20,10 @@
  * - `exclude`: the unit is left out for that judge (its n drops).
  * - `as:LABEL`: it counts as LABEL (a label of the set).
  *
+ * A verdict written as missing ({@link MISSING}: a CSV cell empty, `NA` or `N/A`; JSON `null`) is
+ * not an unparsed one: under the missing policy `missing` (default) it is no verdict — counted in
+ * `missing`, left out of n —; under `unparsed` it is an unparsed verdict.
+ *
  * References: MT-Bench (Zheng et al. 2023, §4.2 and Table 2: agreement with the majority
  * vote and with each human, "S1 (w/ tie)"); J. Cohen (1960); Fleiss, Cohen & Everitt (1969)
  * for the kappa SE; E. B. Wilson (1927); K. Gwet (2008) for AC1; Y. Yang (1999) for
@@ -27,12 +31,28 @@
  */
 import { figures } from "./judgeAgreementFigures";
 import { humanBaseline } from "./judgeAgreementHumans";
-import { isNumberText, JudgeAgreementError, labelText, sortLabels, strictMajority, UNPARSED } from "./judgeAgreementLabels";
+import {
+  isNumberText,
+  JudgeAgreementError,
+  labelText,
+  MISSING,
+  sortLabels,
+  strictMajority,
+  UNPARSED,
+  type UnparsedPolicy,
+  type Verdict,
+} from "./judgeAgreementLabels";
 import type { JudgeAgreementInput, JudgeAgreementOptions, JudgeAgreementResult, JudgeAgreementRow } from "./judgeAgreementTypes";
 
 export {
+  CSV_MISSING_TOKENS,
   JudgeAgreementError,
   labelText,
+  MISSING,
+  MISSING_POLICIES,
+  missingPolicyLabel,
+  type MissingPolicy,
+  parseMissingPolicy,
   parseReference,
   parseUnparsedPolicy,
   policyLabel,
@@ -43,6 +63,7 @@ export {
   strictMajority,
   UNPARSED,
   type UnparsedPolicy,
+  type Verdict,
 } from "./judgeAgreementLabels";
 export type {
   JudgeAgreementInput,
@@ -55,6 +76,7 @@ export type {
 export function judgeAgreement(input: JudgeAgreementInput, options: JudgeAgreementOptions = {}): JudgeAgreementResult {
   const reference = options.reference ?? "majority";
   const policy = options.unparsed ?? "count-as-wrong";
+  const missingPolicy = options.missing ?? "missing";
   const U = input.labels.length;
   const labelSet = new Set<string>();
   for (const row of input.labels) for (const l of row) if (l !== null) labelSet.add(l);
@@ -103,8 +125,9 @@ export function judgeAgreement(input: JudgeAgreementInput, options: JudgeAgreeme
   // Verdict texts repeat (a handful of labels): each distinct text is read once.
   const seen = new Map<string, { label: string | null; unparsed: boolean }>();
   const NONE = { label: undefined, unparsed: false };
-  const judged = (v: string | null | undefined): { label: string | null | undefined; unparsed: boolean } => {
+  const judged = (v: Verdict): { label: string | null | undefined; unparsed: boolean } => {
     if (v === undefined) return NONE;
+    if (v === MISSING) return missingPolicy === "missing" ? NONE : judgedText(null);
     if (v !== null) {
       let hit = seen.get(v);
       if (!hit) seen.set(v, (hit = judgedText(v)));
@@ -144,13 +167,20 @@ export function judgeAgreement(input: JudgeAgreementInput, options: JudgeAgreeme
     // Every unparsed verdict of the judge, on units with a reference or not (a unit without a
     // majority, a unit nobody labelled): how often the judge's output could not be read.
     let unparsed = 0;
-    for (let u = 0; u < U; u++) if (judged(j.verdicts[u]).unparsed) unparsed++;
-    const counts = { unparsed, unparsedCompared, missing };
+    let missingVerdicts = 0;
+    for (let u = 0; u < U; u++) {
+      const v = j.verdicts[u];
+      if (v === MISSING) missingVerdicts++;
+      if (judged(v).unparsed) unparsed++;
+    }
+    const counts = { unparsed, unparsedCompared, missing, missingVerdicts };
     return figures(j.name, ref, jud, unitOf, counts, input, judged, numericScale, labels, reference, options);
   });
   return {
     reference,
     unparsedPolicy: policy,
+    missingPolicy,
+    ac1Definition: ac1Definition(labels.length, input.categories !== undefined && input.categories.length > 0, reference, policy),
     labels,
     unitsWithoutMajority: withoutMajority,
     units,
@@ -158,4 +188,20 @@ export function judgeAgreement(input: JudgeAgreementInput, options: JudgeAgreeme
     judges: rows,
     humans: humanBaseline(input, reference, options),
   };
+}
+
+/**
+ * The AC1 of the judge rows in words. Gwet (2008, eqs. 20–30) on the compared pairs: each pair
+ * is a unit rated twice (the reference, the judge), so a unit the judge has no verdict on (or,
+ * under the missing policy "missing", one written as missing) adds nothing — neither to pa nor to
+ * π_k — where `npm run agreement` counts a unit with one rating in π_k.
+ */
+export function ac1Definition(q: number, declaredScale: boolean, reference: JudgeAgreementResult["reference"], policy: UnparsedPolicy): string {
+  return (
+    "Gwet's AC1 (Gwet 2008, eqs. 20-30) on the compared (reference, judge) pairs, two ratings each; " +
+    "a unit without a verdict is left out (not counted in the category shares pi_k); " +
+    `q = ${q} (the label set: the human labels${declaredScale ? " and the task's scale" : ""})` +
+    (policy === "count-as-wrong" ? "; an unparsed verdict is a rating in no category (it agrees with nothing)" : "") +
+    (reference === "each" ? "; SE clustered by unit" : "")
+  );
 }

@@ -6,7 +6,7 @@ import { macroPrecisionRecallF1 } from "~/stats/macroPrecisionRecallF1";
 import { wilsonCI } from "~/stats/wilsonCI";
 import { constantRaterReason, honestInterval } from "./honest";
 import { finiteOrNull, interval, unitBootstrap } from "./judgeAgreementIntervals";
-import { UNPARSED, type Reference } from "./judgeAgreementLabels";
+import { UNPARSED, type Reference, type Verdict } from "./judgeAgreementLabels";
 import type { JudgeAgreementInput, JudgeAgreementOptions, JudgeAgreementRow } from "./judgeAgreementTypes";
 
 export function figures(
@@ -14,9 +14,9 @@ export function figures(
   ref: string[],
   jud: string[],
   unitOf: number[],
-  counts: { unparsed: number; unparsedCompared: number; missing: number },
+  counts: { unparsed: number; unparsedCompared: number; missing: number; missingVerdicts: number },
   input: JudgeAgreementInput,
-  judged: (v: string | null | undefined) => { label: string | null | undefined },
+  judged: (v: Verdict) => { label: string | null | undefined },
   numericScale: boolean,
   labelSet: string[],
   reference: Reference,
@@ -29,6 +29,7 @@ export function figures(
     unparsed: counts.unparsed,
     unparsedCompared: counts.unparsedCompared,
     missing: counts.missing,
+    missingVerdicts: counts.missingVerdicts,
     accuracy: null,
     accuracyCI: null,
     cohenKappa: null,

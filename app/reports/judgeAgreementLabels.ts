@@ -14,6 +14,39 @@ export const UNPARSED = "(unparsed)";
 export class JudgeAgreementError extends Error {}
 
 /**
+ * A verdict written as missing: in CSV an empty cell, `NA` or `N/A` (pandas writes a missing
+ * value as an empty cell, R's write.csv as `NA`); in JSON `null` (or no key); imported into the
+ * app, a verdict stored without a value. Not the same as an unparsed verdict (a reply the judge
+ * gave that is not a label: `""` in JSON, "Unsure"). The missing policy says what it counts as.
+ */
+export const MISSING: unique symbol = Symbol("missing verdict");
+/** A judge's verdict on a unit: its text; null = unparsed (an empty or unreadable reply); MISSING; undefined = none. */
+export type Verdict = string | null | undefined | typeof MISSING;
+
+/** The texts a CSV cell holds for a missing value besides the empty cell (`npm run agreement`'s default --missing). */
+export const CSV_MISSING_TOKENS: readonly string[] = ["NA", "N/A"];
+
+/**
+ * What a verdict written as missing counts as: `missing` (default) — no verdict: counted in
+ * `missing`, left out of n, as a unit the judge has no verdict on; `unparsed` — an unparsed
+ * verdict, as the unparsed policy says.
+ */
+export const MISSING_POLICIES = ["missing", "unparsed"] as const;
+export type MissingPolicy = (typeof MISSING_POLICIES)[number];
+
+export function parseMissingPolicy(raw: string | null | undefined): MissingPolicy | null {
+  return (MISSING_POLICIES as readonly string[]).includes(raw ?? "") ? (raw as MissingPolicy) : null;
+}
+
+/** The words of each missing policy (as {@link policyLabel}): `effect` completes "missing verdicts are …". */
+export function missingPolicyLabel(p: MissingPolicy, form: "effect" | "choice" = "effect"): string {
+  if (form === "choice") return p === "missing" ? "Leave out (count as missing)" : "Count as unparsed";
+  return p === "missing"
+    ? 'left out of n and counted as missing ("No verdict")'
+    : "counted as unparsed verdicts (as the unparsed policy says)";
+}
+
+/**
  * A label or verdict as the text it is compared by: trimmed; yes/no (any case, 是/否,
  * booleans) → "Yes"/"No"; a number → its shortest decimal form (1, "1", "1.0" → "1").
  * Blank → null.

@@ -9,6 +9,9 @@ import type { JudgeInfo, Verdicts } from "./judges";
 import {
   judgeAgreement,
   labelText,
+  MISSING,
+  missingPolicyLabel,
+  type MissingPolicy,
   policyLabel,
   referenceLabel,
   UNPARSED,
@@ -16,6 +19,7 @@ import {
   type Reference,
   type UnparsedPolicy,
   type JudgeAgreementInput,
+  type Verdict,
 } from "./judgeAgreement";
 import type { Column, ReportTable, TaskData } from "./types";
 import type { PickCandidates } from "./judgeUnits.server";
@@ -44,6 +48,11 @@ export interface TaskJudgeAgreement extends JudgeAgreementResult {
  * best-of-N), the judge's verdict on any of the unit's responses, its value naming the picked
  * one (model name or response key) read as that response's slot, "tie" and "reference" as they
  * are, anything else unparsed. The task's scale (data.categories) is the label set.
+ *
+ * An imported verdict stored without a value and without a raw output (verdicts.failed 3: the
+ * import read a CSV cell empty, NA or N/A, or a JSON null) is MISSING, as the command reads those
+ * files; an empty answer (JSON "", or no value beside a raw output) and a reply a run could not
+ * parse (parse status "failed") are unparsed (null).
  */
 export function taskJudgeInput(
   data: TaskData,
@@ -103,7 +112,7 @@ export function taskJudgeInput(
     if (t === undefined) scoreTexts.set(x, (t = String(x)));
     return t;
   };
-  const perJudge = new Map<number, (string | null | undefined)[]>();
+  const perJudge = new Map<number, Verdict[]>();
   const arrOf = (judgeId: number) => {
     let arr = perJudge.get(judgeId);
     if (!arr) perJudge.set(judgeId, (arr = new Array(S).fill(undefined)));
@@ -112,7 +121,8 @@ export function taskJudgeInput(
   for (let i = 0; i < verdicts.length; i++) {
     if (!byId.has(verdicts.judgeId[i])) continue;
     const score = verdicts.score[i];
-    const text = verdicts.failed[i] ? null : (verdicts.value[i] ?? (Number.isNaN(score) ? null : scoreText(score)));
+    const failed = verdicts.failed[i];
+    const text: Verdict = failed === 3 ? MISSING : failed ? null : (verdicts.value[i] ?? (Number.isNaN(score) ? null : scoreText(score)));
     const subs = subjectOf.get(verdicts.responseId[i])?.get(verdicts.checklistItemId[i]);
     if (subs) {
       const arr = arrOf(verdicts.judgeId[i]);
@@ -122,10 +132,12 @@ export function taskJudgeInput(
     if (!picked) continue;
     const arr = arrOf(verdicts.judgeId[i]);
     for (const p of picked) {
-      const t = text === null ? null : text.trim();
-      const pick = t === null ? null : t === "tie" || t === "reference" ? t : (p.slots.get(t) ?? null);
+      const t = text === null || text === MISSING ? text : text.trim();
+      const pick = t === null || t === MISSING ? t : t === "tie" || t === "reference" ? t : (p.slots.get(t) ?? null);
       // Two verdicts of one judge on the same unit (on two of its responses) that disagree: unparsed.
-      arr[p.s] = arr[p.s] === undefined || arr[p.s] === pick ? pick : null;
+      // A verdict written as missing gives way to the judge's other verdict on the unit.
+      const had = arr[p.s];
+      arr[p.s] = had === undefined || had === MISSING || had === pick ? pick : pick === MISSING ? had : null;
     }
   }
   const judgeIds: Record<string, number> = {};
@@ -142,12 +154,18 @@ export function taskJudgeAgreement(
   data: TaskData,
   judges: JudgeInfo[],
   verdicts: Verdicts,
-  opts: { reference: Reference; unparsed: UnparsedPolicy },
+  opts: { reference: Reference; unparsed: UnparsedPolicy; missing?: MissingPolicy },
   picks?: PickCandidates,
 ): TaskJudgeAgreement {
   const { input, judgeIds } = taskJudgeInput(data, judges, verdicts, picks);
   const ordinal = data.labelKind === "ordinal";
-  const r = judgeAgreement(input, { reference: opts.reference, unparsed: opts.unparsed, seed: data.task.seed, ordinal });
+  const r = judgeAgreement(input, {
+    reference: opts.reference,
+    unparsed: opts.unparsed,
+    missing: opts.missing ?? "missing",
+    seed: data.task.seed,
+    ordinal,
+  });
   return { ...r, judgeIds, ordinal };
 }
 
@@ -175,12 +193,14 @@ export function judgeAgreementTables(r: TaskJudgeAgreement): ReportTable[] {
     `Against ${referenceLabel(r.reference)}; label set: ${r.labels.join(", ") || "(none)"}; ` +
     (r.reference === "each" ? "" : `${r.unitsWithoutMajority} of ${r.units} labelled units have no majority and are left out; `) +
     `verdicts outside the label set are unparsed, ${policyLabel(r.unparsedPolicy)}; "Unparsed" counts them on all the judge's units, "on compared" on the units with a reference (those n holds). ` +
+    `Verdicts imported without a value (or as NA, N/A) are missing, ${missingPolicyLabel(r.missingPolicy)}. ` +
     (r.reference === "each"
       ? "Accuracy and kappa CIs" +
         (r.ordinal ? " (and weighted kappa CI)" : "") +
         ": percentile bootstrap over units (a unit's annotator pairs resampled together; seeded, the macro CIs' resamples)"
       : "Accuracy CI: Wilson score; kappa CI" + (r.ordinal ? " and weighted kappa CI" : "") + ": asymptotic SE") +
-    "; AC1 (q = the size of the label set; an unparsed verdict agrees with no label) CI: Gwet's analytic SE, clustered by unit; macro precision, recall and F1 CIs: percentile bootstrap over units (seeded, the same resamples). Macro averages are unweighted means over the labels either side used (scikit-learn average=\"macro\"; undefined ratios count 0). The humans row's accuracy CI: percentile bootstrap over units (a unit's annotator pairs together). No interval leaves its statistic's range (clipped where it would, and CI notes say so); a zero-width interval is not shown and CI notes give the reason.";
+    `; AC1: ${r.ac1Definition}; its CI: Gwet's analytic SE, clustered by unit;` +
+    " macro precision, recall and F1 CIs: percentile bootstrap over units (seeded, the same resamples). Macro averages are unweighted means over the labels either side used (scikit-learn average=\"macro\"; undefined ratios count 0). The humans row's accuracy CI: percentile bootstrap over units (a unit's annotator pairs together). No interval leaves its statistic's range (clipped where it would, and CI notes say so); a zero-width interval is not shown and CI notes give the reason.";
   const summary: ReportTable = {
     id: "agreement-judges",
     title: "Judges against humans, any label set",

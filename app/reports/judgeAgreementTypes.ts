@@ -1,5 +1,5 @@
 /** The input, options and result of {@link judgeAgreement} (./judgeAgreement). */
-import type { Reference, UnparsedPolicy } from "./judgeAgreementLabels";
+import type { MissingPolicy, Reference, UnparsedPolicy, Verdict } from "./judgeAgreementLabels";
 
 export interface JudgeAgreementInput {
   /** Annotator names, in column order. */
@@ -8,8 +8,11 @@ export interface JudgeAgreementInput {
   labels: (string | null)[][];
   /** Per unit: the adjudicated label, or null (reference "adjudicated" uses the majority there). */
   adjudicated?: (string | null)[];
-  /** Per judge, per unit: the verdict text; null = an empty or unparseable output; undefined = no verdict. */
-  judges: { name: string; verdicts: (string | null | undefined)[] }[];
+  /**
+   * Per judge, per unit: the verdict text; null = an empty or unparseable output; MISSING = a
+   * verdict written as missing (options.missing says what it counts as); undefined = no verdict.
+   */
+  judges: { name: string; verdicts: Verdict[] }[];
   /**
    * The task's declared scale ({@link labelText} of each category: a Likert 1–7, a writing
    * score 1–N), kept whole: the label set is these and every human label, so a verdict on an
@@ -22,6 +25,8 @@ export interface JudgeAgreementInput {
 export interface JudgeAgreementOptions {
   reference?: Reference;
   unparsed?: UnparsedPolicy;
+  /** What a verdict written as missing (MISSING) counts as: "missing" (default; no verdict, out of n) or "unparsed". */
+  missing?: MissingPolicy;
   /** Seed of the bootstrap CI of macro F1 (default 1). */
   seed?: number;
   /** Bootstrap resamples (default 1000; 0 = no bootstrap). */
@@ -51,8 +56,16 @@ export interface JudgeAgreementRow {
   unparsed: number;
   /** Of those, the ones on compared units (units with a reference): what n and the confusion matrix hold under count-as-wrong. */
   unparsedCompared: number;
-  /** Compared units the judge has no verdict on. */
+  /**
+   * Compared units the judge has no verdict on: none given, or (missing policy "missing") one
+   * written as missing. Not in n.
+   */
   missing: number;
+  /**
+   * Verdicts of the judge written as missing (a CSV cell empty, NA or N/A; JSON null), on all the
+   * units, under either missing policy (under "unparsed" they are also counted in `unparsed`).
+   */
+  missingVerdicts: number;
   accuracy: number | null;
   /**
    * Wilson score 95% interval (one pair per unit). Reference "each": a seeded percentile
@@ -101,6 +114,14 @@ export interface JudgeAgreementRow {
 export interface JudgeAgreementResult {
   reference: Reference;
   unparsedPolicy: UnparsedPolicy;
+  missingPolicy: MissingPolicy;
+  /**
+   * Which Gwet's AC1 the `ac1` figures are, in words (Gwet 2008 eqs. 20–30 on the compared
+   * (reference, judge) pairs, q = the label set): `npm run agreement` prints its own (all the
+   * ratings of a unit, a one-rating unit in π_k), and on complete two-rater data with the same q
+   * the two are equal.
+   */
+  ac1Definition: string;
   /** The label set: every human label (and every category of a declared scale), in order (numbers by value, text in code-unit order). */
   labels: string[];
   /** Labelled units with no strict majority (reference majority/adjudicated); 0 under "each". */

@@ -48,7 +48,12 @@ export interface Verdicts {
   readonly value: readonly (string | null)[];
   /** NaN when there is no numeric score. */
   readonly score: Float64Array;
-  /** 1 when the judge's reply could not be parsed (parse_status "failed"). */
+  /**
+   * Not a parsed verdict: 2 when the judge's reply could not be parsed (parse_status "failed"); 3
+   * when an imported verdict has no value and no raw output (written as missing: a CSV cell empty,
+   * NA or N/A, a JSON null); 1 when an imported verdict is otherwise outside the task's labels
+   * (parse_status "unparsed": an empty answer, "Unsure"); else 0.
+   */
   readonly failed: Uint8Array;
 }
 

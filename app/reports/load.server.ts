@@ -273,7 +273,10 @@ export async function loadVerdicts(
 ): Promise<Verdicts> {
   const rows = await rawRows(
     db,
-    `SELECT v.judge_id, v.response_id, v.checklist_item_id, v.value, v.score, v.parse_status IN ('failed', 'unparsed')
+    `SELECT v.judge_id, v.response_id, v.checklist_item_id, v.value, v.score,
+       CASE WHEN v.parse_status = 'failed' THEN 2
+            WHEN v.parse_status = 'unparsed' AND v.value IS NULL AND COALESCE(TRIM(v.raw_output), '') = '' THEN 3
+            WHEN v.parse_status = 'unparsed' THEN 1 ELSE 0 END
      FROM verdicts v JOIN judges j ON j.id = v.judge_id
      WHERE j.project_id = ?${opts.stale === "exclude" ? " AND v.stale_at IS NULL" : ""} AND ${visibleSql("v")}
        AND v.response_id IN (SELECT r.id FROM responses r WHERE r.item_id IN (SELECT DISTINCT u.item_id FROM units u WHERE u.task_id = ?) AND ${visibleSql("r")})`,
@@ -297,7 +300,7 @@ export async function loadVerdicts(
     out.checklistItemId[i] = v[2] == null ? -1 : (v[2] as number);
     out.value[i] = v[3] as string | null;
     out.score[i] = v[4] == null ? NaN : (v[4] as number);
-    out.failed[i] = v[5] ? 1 : 0;
+    out.failed[i] = Number(v[5]);
   }
   return out;
 }

@@ -42,7 +42,7 @@ import {
   planTable,
 } from "./tables";
 import { labelKindOf } from "./subjects";
-import { JudgeAgreementError, policyLabel, type Reference, type UnparsedPolicy } from "./judgeAgreement";
+import { JudgeAgreementError, policyLabel, type MissingPolicy, type Reference, type UnparsedPolicy } from "./judgeAgreement";
 import { JUDGE_AGREEMENT_KINDS, judgeAgreementTables, taskJudgeAgreement, type TaskJudgeAgreement } from "./judgeAgreementReport";
 import { loadPickCandidates } from "./judgeUnits.server";
 import type { Estimate, FinalLabels, FinalRule, ReportTable, StaleMode, TaskData } from "./types";
@@ -435,7 +435,7 @@ export interface JudgeAgreementPage {
 export async function judgeAgreementFor(
   projectId: number,
   taskId: number,
-  options: { reference: Reference; unparsed: UnparsedPolicy; stale?: StaleMode },
+  options: { reference: Reference; unparsed: UnparsedPolicy; missing?: MissingPolicy; stale?: StaleMode },
 ): Promise<JudgeAgreementPage | null> {
   const task = await findTask(projectId, taskId);
   if (!task) return null;
@@ -443,7 +443,7 @@ export async function judgeAgreementFor(
   const version = taskVersion(task);
   const vv = await verdictVersion(projectId);
   return memoAsync(
-    `jagree:${task.id}:${version}:${vv}:${stale}:${options.reference}:${options.unparsed}`,
+    `jagree:${task.id}:${version}:${vv}:${stale}:${options.reference}:${options.unparsed}:${options.missing ?? "missing"}`,
     async (): Promise<JudgeAgreementPage> => {
       const info = { id: task.id, name: task.name, kind: task.kind };
       if (!JUDGE_AGREEMENT_KINDS.includes(task.kind)) return { task: info, applicable: false, result: null, tables: {}, note: null };

@@ -162,10 +162,16 @@ describe("npm run agreement", () => {
     expect(lines[0]).toMatch(message);
   });
 
-  it("a non-numeric value is fine at nominal level (bad_number.csv)", () => {
-    const out = runJson(["--input", fixture("bad_number.csv"), "--raters", "a,b"]);
+  it("a non-numeric value is read as a category at nominal level, with a warning naming its row and column (bad_number.csv)", () => {
+    const r = run(["--input", fixture("bad_number.csv"), "--raters", "a,b", "--format", "json"]);
+    expect(r.code).toBe(0);
+    const warning =
+      'data row 3, column "b": "abc" is not a number, among numbers (1.5, 2, 3, 3.5, 4); read as a category of its own (1 cell)';
+    expect(r.stderr.trimEnd().split("\n")).toEqual([expect.stringContaining(`agreement: warning: ${warning}`)]);
+    const out = JSON.parse(r.stdout) as Record<string, unknown>;
     expect(out.n).toBe(3);
     expect(out.pearson).toBeNull();
+    expect(out.warnings).toEqual([expect.stringContaining(warning)]);
   });
 
   it("usage errors exit 2", () => {

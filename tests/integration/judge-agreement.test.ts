@@ -160,8 +160,9 @@ describe("the command and the app give identical figures", () => {
     expect(cli(["--labels", path.join(FX, "labels-wide.csv")]).code).toBe(2);
   }, 180_000);
 
-  it("the figures are scikit-learn's (majority, count-as-wrong; see tests/unit/judge)", () => {
-    const r = cliJson(WIDE);
+  it("the figures are scikit-learn's (majority, count-as-wrong, --missing-as unparsed; see tests/unit/judge)", () => {
+    // tests/unit/judge computes them with judge-wobbly's empty verdict (u02) as an unparsed output.
+    const r = cliJson([...WIDE, "--missing-as", "unparsed"]);
     expect(r.labels).toEqual(["A", "B", "tie"]);
     expect(r.unitsWithoutMajority).toBe(2);
     expect(r.ignoredColumns).toEqual(["prompt", "notes"]);
@@ -183,11 +184,13 @@ describe("the command and the app give identical figures", () => {
   });
 
   it("judge-confusion: the confusion matrix, per-label figures on the diagonal", async () => {
-    const r = cliJson(WIDE);
-    const rows = csvRows(await exportToString(db(), projectId("pairwise"), "judge-confusion", "csv"));
+    const r = cliJson([...WIDE, "--missing-as", "unparsed"]);
+    const rows = csvRows(await exportToString(db(), projectId("pairwise"), "judge-confusion", "csv", { missing: "unparsed" }));
     const wobbly = rows.filter((x) => x.judge === "judge-wobbly");
     expect(wobbly).toHaveLength(16); // (A, B, tie, (unparsed))²
+    // B → (unparsed): u12 "I cannot decide" and u02's empty verdict, counted as unparsed.
     expect(wobbly.find((x) => x.human_label === "B" && x.judge_label === "(unparsed)")!.count).toBe("2");
+    expect(wobbly.every((x) => x.missing_policy === "unparsed")).toBe(true);
     const diag = rows.filter((x) => x.judge === "judge-steady" && x.human_label === x.judge_label);
     expect(diag.map((x) => [x.human_label, Number(x.precision), Number(x.recall), Number(x.support)])).toEqual(
       Object.entries(r.judges[0].perLabel).map(([l, m]) => [l, m.precision, m.recall, m.support]),
@@ -300,7 +303,9 @@ describe("the judge page", () => {
       expect(res.status).toBe(200);
       const body = await res.json();
       expect(body.agreement.applicable).toBe(true);
-      expect(body.agreement.result.judges.map((j: { unparsed: number }) => j.unparsed)).toEqual([0, 3]);
+      // judge-wobbly: "Unsure" and "I cannot decide" unparsed; its empty CSV cell (u02) missing, not in n.
+      expect(body.agreement.result.judges.map((j: { unparsed: number }) => j.unparsed)).toEqual([0, 2]);
+      expect(body.agreement.result.judges.map((j: { missingVerdicts: number }) => j.missingVerdicts)).toEqual([0, 1]);
       if (q.includes("Nonsense")) expect(body.agreement.note).toMatch(/not one of the human labels \(A, B, tie\)/);
     }
     const res = await run(
@@ -314,7 +319,7 @@ describe("the judge page", () => {
     const text = await res.text();
     // The export's columns (issue 12), in this order, and the export's figures for the same reference and policy.
     expect(text.split("\n")[0]).toBe(
-      "judge,reference,unparsed_policy,n,unparsed,accuracy,accuracy_ci_low,accuracy_ci_high,cohen_kappa,cohen_kappa_ci_low,cohen_kappa_ci_high,macro_precision,macro_recall,macro_f1,unparsed_compared",
+      "judge,reference,unparsed_policy,n,unparsed,accuracy,accuracy_ci_low,accuracy_ci_high,cohen_kappa,cohen_kappa_ci_low,cohen_kappa_ci_high,macro_precision,macro_recall,macro_f1,unparsed_compared,missing,missing_policy",
     );
     const all = csvRows(text);
     const r = cliJson(WIDE);
@@ -702,17 +707,17 @@ describe("unparsed verdicts on units without a reference (app, export and comman
     fs.writeFileSync(verdicts, "unit,judge,verdict\ns1,j,Yes\ns2,j,maybe\ns3,j,\n");
     expect((await runImport({ databaseFile: dbFile, projectSlug: "split", preset: "labels-long", file: labels })).errors).toEqual([]);
     expect((await runImport({ databaseFile: dbFile, projectSlug: "split", preset: "unit-verdicts", file: verdicts })).errors).toEqual([]);
-    const cliRow = cliJson(["--labels", labels, "--verdicts", verdicts]).judges[0];
+    // s3's empty CSV cell is a missing verdict: --missing-as unparsed counts it as unparsed, as here.
+    const asUnparsed = ["--labels", labels, "--verdicts", verdicts, "--missing-as", "unparsed"];
+    const cliRow = cliJson(asUnparsed).judges[0];
     expect([cliRow.n, cliRow.unparsed, cliRow.unparsedCompared]).toEqual([2, 2, 1]);
-    const app = (await judgeAgreementFor(projectId("split"), taskOf("split"), { reference: "majority", unparsed: "count-as-wrong" }))!
-      .result!;
-    expect(figures(app)).toEqual(figures(cliJson(["--labels", labels, "--verdicts", verdicts])));
-    const row = csvRows(await exportToString(db(), projectId("split"), "judge-agreement", "csv"))[0];
+    const options = { reference: "majority", unparsed: "count-as-wrong", missing: "unparsed" } as const;
+    const app = (await judgeAgreementFor(projectId("split"), taskOf("split"), options))!.result!;
+    expect(figures(app)).toEqual(figures(cliJson(asUnparsed)));
+    const row = csvRows(await exportToString(db(), projectId("split"), "judge-agreement", "csv", { missing: "unparsed" }))[0];
     expect([row.n, row.unparsed, row.unparsed_compared, row.ties_excluded]).toEqual(["2", "2", "1", "1"]);
     // The page's table says both.
-    const t = (await judgeAgreementFor(projectId("split"), taskOf("split"), { reference: "majority", unparsed: "count-as-wrong" }))!.tables[
-      "agreement-judges"
-    ];
+    const t = (await judgeAgreementFor(projectId("split"), taskOf("split"), options))!.tables["agreement-judges"];
     expect(t.rows[0]).toMatchObject({ judge: "j", n: 2, unparsed: 2, unparsedCompared: 1 });
   });
 });

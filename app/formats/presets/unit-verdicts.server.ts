@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { parseLabel } from "../labels";
+import { CSV_MISSING_TOKENS } from "~/reports/judgeAgreementLabels";
 import { check, notFiniteReason, reqId } from "./fields";
 import { baseName, eachRow } from "./rows.server";
 import type { Preset } from "./types";
@@ -7,7 +8,7 @@ import type { Preset } from "./types";
 export const unitVerdicts: Preset = {
   name: "unit-verdicts",
   summary:
-    "Judge verdicts on units of imported labels: unit, judge, verdict (raw optional); empty or out-of-set verdicts are kept as unparsed",
+    'Judge verdicts on units of imported labels: unit, judge, verdict (raw optional); out-of-set verdicts and empty answers (JSON "") are kept as unparsed, missing ones (CSV empty, NA, N/A; JSON null) as missing',
   kind: "attach",
   formats: ["csv", "jsonl", "json"],
   fields: [
@@ -38,13 +39,18 @@ export const unitVerdicts: Preset = {
     await eachRow(ctx, this.fields!, (m, row, _r, cols) => {
       const d = check(schema, m, row, ctx.sink, cols);
       if (!d) return;
-      // Compared as text after trimming (a judge's "1" is the human label 1); blank = an unparsed output.
+      // Compared as text after trimming (a judge's "1" is the human label 1). Written as missing (a
+      // CSV cell empty, NA or N/A; JSON null): no value (the reports count it as missing); an empty
+      // answer (JSON ""): the value "" (unparsed), as `npm run judge-agreement` reads the same file.
       const l = parseLabel(d.verdict);
+      const text = typeof d.verdict === "string" ? d.verdict.trim() : d.verdict;
+      const missing =
+        text === null || text === undefined || (ctx.format === "csv" && (text === "" || CSV_MISSING_TOKENS.includes(text as string)));
       ctx.sink.unitVerdict(
         {
           judge: d.judge.trim(),
           unit: d.unit.trim(),
-          value: l === null ? null : String(l),
+          value: missing ? null : l === null ? "" : String(l),
           score: typeof l === "number" ? l : null,
           raw: d.raw ?? null,
         },
