@@ -2,6 +2,7 @@
  * npm run export -- --project SLUG --what annotations|agreement|judge-agreement|runs|judge-confusion
  *                   [--format csv|jsonl] [--out FILE]
  *                   [--reference majority|each|adjudicated] [--unparsed count-as-wrong|exclude|as:LABEL]
+ *                   [--missing-as missing|unparsed]
  *
  * Writes the export to FILE (or stdout). Columns are documented in
  * app/formats/export.server.ts. Exit codes: 0 written, 2 bad command line or
@@ -13,11 +14,11 @@ import { parseArgs } from "node:util";
 import { eq } from "drizzle-orm";
 import { closeDal, first, initDal, type Dal } from "../app/dal.server";
 import { closeDb, databasePathFromEnv, DatabaseOpenError } from "../db/client";
-import { parseReference, parseUnparsedPolicy } from "../app/reports/judgeAgreement";
+import { parseMissingPolicy, parseReference, parseUnparsedPolicy } from "../app/reports/judgeAgreement";
 import { EXPORT_FORMATS, EXPORT_KINDS, exportChunks, type ExportFormat, type ExportKind } from "../app/formats/export.server";
 import { isDatabaseFile } from "../app/files.server";
 
-const USAGE = `usage: npm run export -- --project SLUG --what ${EXPORT_KINDS.join("|")} [--format csv|jsonl] [--out FILE] [--reference majority|each|adjudicated] [--unparsed count-as-wrong|exclude|as:LABEL]`;
+const USAGE = `usage: npm run export -- --project SLUG --what ${EXPORT_KINDS.join("|")} [--format csv|jsonl] [--out FILE] [--reference majority|each|adjudicated] [--unparsed count-as-wrong|exclude|as:LABEL] [--missing-as missing|unparsed]`;
 
 function fail(message: string): never {
   console.error(`export: ${message}`);
@@ -34,6 +35,7 @@ try {
       out: { type: "string" },
       reference: { type: "string", default: "majority" },
       unparsed: { type: "string", default: "count-as-wrong" },
+      "missing-as": { type: "string", default: "missing" },
       help: { type: "boolean", default: false },
     },
   }));
@@ -51,6 +53,8 @@ const reference = parseReference(values.reference);
 if (!reference) fail(`--reference must be majority, each or adjudicated, not "${values.reference}".`);
 const unparsed = parseUnparsedPolicy(values.unparsed);
 if (!unparsed) fail(`--unparsed must be count-as-wrong, exclude or as:LABEL, not "${values.unparsed}".`);
+const missing = parseMissingPolicy(values["missing-as"]);
+if (!missing) fail(`--missing-as must be "missing" or "unparsed", not "${values["missing-as"]}".`);
 
 let d: Dal;
 try {
@@ -69,7 +73,7 @@ const chunks = exportChunks(
   project.id,
   values.what as ExportKind,
   values.format as ExportFormat,
-  { reference, unparsed },
+  { reference, unparsed, missing },
   (n) => (rows += n),
 );
 if (values.out) {

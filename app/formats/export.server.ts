@@ -29,18 +29,20 @@
  *   human_yes_rate, judge_yes_rate, yes_yes, yes_no, no_yes, no_no,
  *   reference, unparsed_policy, unparsed, accuracy_ci_low, accuracy_ci_high,
  *   cohen_kappa_ci_low, cohen_kappa_ci_high, macro_precision, macro_recall, macro_f1,
- *   macro_f1_ci_low, macro_f1_ci_high, missing, unparsed_compared
+ *   macro_f1_ci_low, macro_f1_ci_high, missing, unparsed_compared, missing_policy, missing_verdicts
  *   (yes_no = human Yes, judge No; the Yes/No columns are empty unless labels are Yes/No;
  *   unparsed = the judge's verdicts outside the label set (or empty) on all the task's units,
  *   unparsed_compared = those on units with a reference, which n and the confusion hold as
  *   unparsed_policy says; accuracy CI Wilson, kappa CI asymptotic SE — under reference each,
  *   both a seeded bootstrap over units —, macro F1 CI a seeded bootstrap over units;
- *   missing = compared units without a verdict)
+ *   missing = compared units without a verdict — none, or (missing_policy "missing", the default)
+ *   one imported without a value or as NA/N/A; missing_verdicts = those imported verdicts on all
+ *   the task's units; under missing_policy "unparsed" they count as unparsed instead)
  *
  * judge-confusion — the confusion matrix and per-label figures behind judge-agreement: one row
  *   per (task, judge, reference label, judge label), over the labels either side used:
  *   task_id, task, judge, judge_id, reference, unparsed_policy, human_label, judge_label, count,
- *   precision, recall, f1, support
+ *   precision, recall, f1, support, missing_policy
  *   (precision/recall/f1/support of the label are filled on its diagonal row, human_label =
  *   judge_label, so `df[df.human_label == df.judge_label]` is the per-label table)
  *
@@ -53,7 +55,7 @@ import { and, asc, eq, gt, inArray, sql, type AnyColumn, type SQL } from "drizzl
 import { dalOf, type Dal, type DalLike } from "~/dal.server";
 import { visible } from "../../db/visibility";
 import { cohenKappa, fleissKappa, gwetAC1, krippendorffAlpha, percentAgreement, type MeasurementLevel } from "../stats";
-import type { JudgeAgreementRow, Reference, UnparsedPolicy } from "../reports/judgeAgreement";
+import type { JudgeAgreementRow, MissingPolicy, Reference, UnparsedPolicy } from "../reports/judgeAgreement";
 import { UNPARSED as UNPARSED_CLASS } from "../reports/judgeAgreement";
 import { judgeAgreementFor } from "../reports/report.server";
 import { labelKindOf, taskScale } from "../reports/subjects";
@@ -135,6 +137,8 @@ export const COLUMNS: Record<ExportKind, string[]> = {
     "macro_f1_ci_high",
     "missing",
     "unparsed_compared",
+    "missing_policy",
+    "missing_verdicts",
   ],
   runs: [
     "dataset",
@@ -172,11 +176,12 @@ export const COLUMNS: Record<ExportKind, string[]> = {
     "recall",
     "f1",
     "support",
+    "missing_policy",
   ],
 };
 
-/** Options of the judge exports (the `--reference` and `--unparsed` flags). */
-export type JudgeExportOptions = { reference?: Reference; unparsed?: UnparsedPolicy };
+/** Options of the judge exports (the `--reference`, `--unparsed` and `--missing-as` flags). */
+export type JudgeExportOptions = { reference?: Reference; unparsed?: UnparsedPolicy; missing?: MissingPolicy };
 
 type Row = Record<string, unknown>;
 const iso = (t: number | null) => (t === null || t === undefined ? null : new Date(t * 1000).toISOString());
@@ -465,7 +470,11 @@ async function judgeTasks(d: Dal, projectId: number, opts: JudgeExportOptions) {
   const pages = [];
   for (const task of tasks)
     pages.push(
-      await judgeAgreementFor(projectId, task.id, { reference: opts.reference ?? "majority", unparsed: opts.unparsed ?? "count-as-wrong" }),
+      await judgeAgreementFor(projectId, task.id, {
+        reference: opts.reference ?? "majority",
+        unparsed: opts.unparsed ?? "count-as-wrong",
+        missing: opts.missing ?? "missing",
+      }),
     );
   return pages.filter((p): p is NonNullable<typeof p> => !!p && !!p.result);
 }
@@ -508,6 +517,8 @@ export function judgeAgreementRow(task: { id: number; name: string }, r: NonNull
     macro_f1_ci_high: j.macroF1CI?.[1] ?? null,
     missing: j.missing,
     unparsed_compared: j.unparsedCompared,
+    missing_policy: r.missingPolicy,
+    missing_verdicts: j.missingVerdicts,
   };
 }
 
@@ -535,6 +546,8 @@ export const JUDGE_PAGE_COLUMNS = [
   "macro_recall",
   "macro_f1",
   "unparsed_compared",
+  "missing",
+  "missing_policy",
 ];
 
 /**
@@ -550,6 +563,7 @@ export function judgeAgreementPageCsv(page: { task: { id: number; name: string }
       judge: r.reference === "each" ? "Humans (every two annotators)" : "Humans (each annotator vs the others' majority)",
       reference: r.reference,
       unparsed_policy: r.unparsedPolicy,
+      missing_policy: r.missingPolicy,
       n: r.humans.n,
       accuracy: r.humans.accuracy,
       accuracy_ci_low: r.humans.accuracyCI?.[0] ?? null,
@@ -583,6 +597,7 @@ async function judgeConfusion(d: Dal, projectId: number, opts: JudgeExportOption
             recall: m?.recall ?? null,
             f1: m?.f1 ?? null,
             support: m?.support ?? null,
+            missing_policy: r.missingPolicy,
           });
         }
       }

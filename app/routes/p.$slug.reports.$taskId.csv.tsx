@@ -11,7 +11,7 @@ import { notFound, requireProjectRole } from "~/auth/guards.server";
 import { DisagreementQuerySchema, disagreementFilters } from "~/reports/disagreements";
 import { tableToCsv, tableToLatex } from "~/reports/format";
 import type { ReportTable } from "~/reports/types";
-import { parseReference, parseUnparsedPolicy } from "~/reports/judgeAgreement";
+import { parseMissingPolicy, parseReference, parseUnparsedPolicy } from "~/reports/judgeAgreement";
 import { judgeAgreementPageCsv } from "~/formats/export.server";
 import { objectsToCsv } from "~/formats/csv";
 import { heavyRead } from "~/request-limits.server";
@@ -65,10 +65,11 @@ async function tableText(project: { id: number; slug: string }, taskId: number, 
       { newline: "\r\n" },
     );
   } else if (name.startsWith("agreement-")) {
-    // The any-label-set judge table, for the reference and unparsed policy in the query.
+    // The any-label-set judge table, for the reference, unparsed and missing policies in the query.
     const page = await judgeAgreementFor(project.id, taskId, {
       reference: parseReference(url.searchParams.get("reference")) ?? "majority",
       unparsed: parseUnparsedPolicy(url.searchParams.get("unparsed")) ?? "count-as-wrong",
+      missing: parseMissingPolicy(url.searchParams.get("missing")) ?? "missing",
       stale,
     });
     if (!page) notFound("Task not found.");

@@ -5,7 +5,17 @@ import { notFound, requireProjectRole } from "~/auth/guards.server";
 import { heavyRead } from "~/request-limits.server";
 import { BarsWithCI, Heatmap, Histogram } from "~/reports/charts";
 import { staleCounts } from "~/reports/load.server";
-import { parseReference, parseUnparsedPolicy, policyLabel, referenceLabel, REFERENCES, UNPARSED } from "~/reports/judgeAgreement";
+import {
+  MISSING_POLICIES,
+  missingPolicyLabel,
+  parseMissingPolicy,
+  parseReference,
+  parseUnparsedPolicy,
+  policyLabel,
+  referenceLabel,
+  REFERENCES,
+  UNPARSED,
+} from "~/reports/judgeAgreement";
 import { judgeAgreementFor, judgeReportFor, parseDelta, parseRule, parseStale } from "~/reports/report.server";
 import { FINAL_RULES } from "~/reports/types";
 import { csvHref, Figure, FigureTable, ReportTabs, reportQuery, StaleNote, StaleSelect } from "~/reports/ui";
@@ -19,6 +29,8 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
   // The any-label-set table: reference and unparsed policy from the query (defaults: majority, count-as-wrong).
   const reference = parseReference(url.searchParams.get("reference")) ?? "majority";
   const unparsed = parseUnparsedPolicy(url.searchParams.get("unparsed")) ?? "count-as-wrong";
+  // Verdicts imported without a value (or NA, N/A): missing (default: out of n) or unparsed.
+  const missing = parseMissingPolicy(url.searchParams.get("missing")) ?? "missing";
   // A heavy read (app/request-limits.server.ts): the figures are computed again after every change.
   const { report, agreement } = await heavyRead(user.id, async () => {
     const report = Number.isInteger(taskId)
@@ -29,13 +41,13 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
         })
       : null;
     if (!report) notFound("Task not found.");
-    return { report, agreement: await judgeAgreementFor(project.id, taskId, { reference, unparsed, stale: report.stale }) };
+    return { report, agreement: await judgeAgreementFor(project.id, taskId, { reference, unparsed, missing, stale: report.stale }) };
   });
-  return json({ slug: project.slug, report, agreement, reference, unparsed, stale: await staleCounts(report.task.id) });
+  return json({ slug: project.slug, report, agreement, reference, unparsed, missing, stale: await staleCounts(report.task.id) });
 }
 
 export default function JudgeAgreementReport() {
-  const { slug, report, agreement, reference, unparsed, stale } = useLoaderData<typeof loader>();
+  const { slug, report, agreement, reference, unparsed, missing, stale } = useLoaderData<typeof loader>();
   const { task, tables } = report;
   const q = reportQuery(report.rule, report.stale);
   const csv = (t: string, extra: Record<string, string> = {}) => csvHref(slug, task.id, t, { ...q, ...extra });
@@ -85,6 +97,16 @@ export default function JudgeAgreementReport() {
                 ))}
               </select>
             </label>
+            <label>
+              Missing verdicts
+              <select name="missing" defaultValue={missing}>
+                {MISSING_POLICIES.map((p) => (
+                  <option key={p} value={p}>
+                    {missingPolicyLabel(p, "choice")}
+                  </option>
+                ))}
+              </select>
+            </label>
             <button type="submit">Apply</button>
           </Form>
           {agreement.note ? (
@@ -96,10 +118,19 @@ export default function JudgeAgreementReport() {
             {agreement.result.judges
               .map((j) => `${j.judge}: ${j.unparsed} unparsed (${j.unparsedCompared} on units with a reference)`)
               .join("; ") || "No judge has verdicts on these units."}{" "}
-            Unparsed verdicts (empty, or outside the label set) are {policyLabel(agreement.result.unparsedPolicy)}.
+            Unparsed verdicts (unreadable, or outside the label set) are {policyLabel(agreement.result.unparsedPolicy)}. Missing verdicts
+            (imported without a value, or as NA or N/A) are {missingPolicyLabel(agreement.result.missingPolicy)}
+            {agreement.result.judges.some((j) => j.missingVerdicts > 0)
+              ? ` (${agreement.result.judges.map((j) => `${j.judge}: ${j.missingVerdicts}`).join("; ")})`
+              : ""}
+            .
           </p>
           {["agreement-judges", "agreement-per-label", "agreement-annotators"].map((id) => (
-            <FigureTable key={id} table={agreement.tables[id]} csv={csv(id, { reference, unparsed: agreement.result!.unparsedPolicy })} />
+            <FigureTable
+              key={id}
+              table={agreement.tables[id]}
+              csv={csv(id, { reference, unparsed: agreement.result!.unparsedPolicy, missing: agreement.result!.missingPolicy })}
+            />
           ))}
           {agreement.result.judges.map((j, i) => {
             const labels = Object.keys(j.confusion);
@@ -121,7 +152,7 @@ export default function JudgeAgreementReport() {
                   />
                 }
                 table={agreement.tables[id]}
-                csv={csv(id, { reference, unparsed: agreement.result!.unparsedPolicy })}
+                csv={csv(id, { reference, unparsed: agreement.result!.unparsedPolicy, missing: agreement.result!.missingPolicy })}
               />
             );
           })}
