@@ -25,6 +25,7 @@ import { isPostgresUrl } from "../db/client-pg";
 import { maskUrl } from "../db/copy";
 import { repoPath } from "../db/repo-path";
 import { closeDal, initDal } from "../app/dal.server";
+import { removeDeadJobFolders } from "../app/formats/import-jobs.server";
 import { removeOrphanStageFiles } from "../app/formats/stage-file.server";
 import { cleanupLeftovers } from "../app/formats/stage.server";
 import { env } from "../app/env.server";
@@ -67,6 +68,8 @@ const onPostgres = isPostgresUrl(process.env.DATABASE_URL);
 const dbFile = onPostgres ? maskUrl(process.env.DATABASE_URL!.trim()) : databasePathFromEnv();
 // The stage files imports killed midway left in the OS temp folder (their rows: cleanupLeftovers below).
 removeOrphanStageFiles();
+// The upload folders of import jobs whose server died while they ran, and of finished imports (import-jobs.server.ts).
+removeDeadJobFolders();
 try {
   if (onPostgres) {
     // Connects and applies the PostgreSQL migrations once; the Remix build opens its own pool on first use.

@@ -10,7 +10,7 @@ import { notFound, requireProjectRole } from "~/auth/guards.server";
 import { getDal } from "~/dal.server";
 import { domainErrorResponse, domainFieldErrorsResponse } from "~/errors.server";
 import { projectMembers } from "~/annotation/tasks.server";
-import { CalibrationError, calibratedScores, createCalibrationTask } from "~/runs/calibration.server";
+import { CalibrationError, calibratedScores, calibrationWarnings, createCalibrationTask } from "~/runs/calibration.server";
 import { PROTOCOLS } from "~/runs/protocols";
 import { runRow } from "~/runs/results.server";
 import { controlRun, runProgress, RunInputError, type RunProgress, type StoredRunConfig } from "~/runs/runner.server";
@@ -47,7 +47,13 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
       .orderBy(asc(taskTable.id))
   ).filter((t) => (t.config as Record<string, unknown>).runId === run.id);
   const calibration = [];
-  for (const t of tasks) calibration.push({ taskId: t.id, name: t.name, scores: await calibratedScores(d, run.id, t.id) });
+  for (const t of tasks)
+    calibration.push({
+      taskId: t.id,
+      name: t.name,
+      scores: await calibratedScores(d, run.id, t.id),
+      warnings: await calibrationWarnings(d, run.id, t.id),
+    });
   // C3EBench calibration tasks score writings 1–10: their corrected means are tables of the results page.
   const scoreCalibration = (
     await d.q
@@ -463,6 +469,13 @@ export default function RunPage() {
       {calibration.map((c) => (
         <div key={c.taskId}>
           <h3>{c.name}</h3>
+          {c.warnings.length ? (
+            <div className="alert" role="status" data-testid="calibration-warning">
+              {c.warnings.map((w, i) => (
+                <p key={i}>Warning: {w}.</p>
+              ))}
+            </div>
+          ) : null}
           <table>
             <thead>
               <tr>
@@ -470,7 +483,7 @@ export default function RunPage() {
                 <th className="num">Judge (raw)</th>
                 <th>95% CI (Wilson score)</th>
                 <th className="num">Bias-corrected (PPI)</th>
-                <th>95% CI (Wilson score, effective n)</th>
+                <th>95% CI (Wilson score per direction of the judge&apos;s errors, MOVER)</th>
                 <th className="num">Human labels</th>
               </tr>
             </thead>
@@ -487,9 +500,7 @@ export default function RunPage() {
                           s.corrected.ci,
                           1,
                           "too few labels",
-                          s.corrected.n >= s.corrected.N
-                            ? "exact: every unit labelled"
-                            : "too few labels (the labels never differ from the judge)",
+                          s.corrected.exact ? "exact: every unit labelled" : "narrower than the digits shown",
                         )
                       : "too few labels (needs ≥ 2 labelled units)"}
                   </td>
@@ -501,9 +512,11 @@ export default function RunPage() {
           <IntervalMethod>
             Share of Yes verdicts, in %. Intervals: the Wilson score interval (Wilson 1927), which stays within 0–100 without clipping. The
             corrected share uses the prediction-powered rectifier of Angelopoulos et al. (2023, §2) with each labelled unit weighted by its
-            inclusion probability; its interval is the Wilson interval at the effective sample size p(1 − p)/SE² of that estimate (Korn
-            &amp; Graubard 1998). &ldquo;Too few&rdquo;: fewer than two values, or no spread among them, so no interval can be given; with
-            every unit labelled the corrected figure is exact.
+            inclusion probability. The rectifier is the difference between two shares of the judge&apos;s errors (too harsh, too lenient):
+            each gets a Wilson interval at its effective sample size (Korn &amp; Graubard 1998), never less wide than for the labelled
+            units&apos; count, combined by MOVER (Zou &amp; Donner 2008) per stratum and over strata — so labels that all agree with the
+            judge still leave an interval of honest width. A stratum with fewer than two labelled units adds its whole range. &ldquo;Too
+            few&rdquo;: fewer than two labelled units; with every unit labelled the corrected figure is exact.
           </IntervalMethod>
         </div>
       ))}

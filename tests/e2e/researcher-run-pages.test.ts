@@ -334,12 +334,32 @@ describe("intervals", () => {
     await expect.poll(() => metricCells.count()).toBeGreaterThan(0);
     const shown = await metricCells.allTextContents();
     expect(shown.some((t) => /^\[/.test(t))).toBe(true);
-    for (const t of shown) expect(t).toMatch(/^\[|^too few labels$|^zero width: /);
+    // Never a zero-width interval: an interval, too few labels, or exact (every unit labelled).
+    for (const t of shown) expect(t).toMatch(/^\[|^too few labels$|^exact: every unit labelled$/);
+    for (const t of shown.filter((x) => x.startsWith("["))) {
+      const [lo, hi] = t.slice(1, -1).split(", ").map(Number);
+      expect(hi, t).toBeGreaterThan(lo);
+    }
     expect(outOfScale(shown, () => [0, 100])).toEqual([]);
-    expect(await page.locator("th", { hasText: "95% CI (normal approximation, clipped to the metric's range)" }).count()).toBeGreaterThan(
-      0,
-    );
-    expect(await page.getByTestId("ci-method").first().textContent()).toMatch(/1\.96·SE/);
+    expect(
+      await page.locator("th", { hasText: "95% CI (Wilson score per direction of the judge's errors, MOVER)" }).count(),
+    ).toBeGreaterThan(0);
+    expect(await page.getByTestId("ci-method").first().textContent()).toMatch(/Wilson score interval.*MOVER/s);
+    // One unit per stratum: the plan warns when it is made, and the run page and the results page say it again, with the numbers.
+    await page.goto(`${app.url}/p/demo/runs/${runId}`);
+    const form2 = page.getByTestId("calibrate");
+    await form2.getByLabel("Sampling plan").selectOption("stratified");
+    await form2.getByLabel("Units per stratum").fill("1");
+    await form2.getByRole("button", { name: "Create human task" }).click();
+    await expect.poll(() => page.getByText(/can be labelled now/).count()).toBe(1);
+    const thin = /strata with fewer than 2 units drawn \([^)]*: 1 of \d+[^)]*\): an interval needs at least 2 labelled units per stratum/;
+    expect(await page.getByText(/can be labelled now/).textContent()).toMatch(thin);
+    await page.reload();
+    await expect.poll(() => page.getByTestId("calibration-warning").count()).toBe(1);
+    expect(await page.getByTestId("calibration-warning").textContent()).toMatch(thin);
+    await page.goto(`${app.url}/p/demo/runs/${runId}/results`);
+    await expect.poll(() => page.getByTestId("calibration-warning").count()).toBe(1);
+    expect(await page.getByTestId("calibration-warning").textContent()).toMatch(thin);
   });
 
   it("every CI on the demo's reports stays inside its scale", async () => {
