@@ -23,10 +23,16 @@
  * share. Variance: the Poisson-sampling form over the sampled clusters,
  * Σ_c (1 − π_c)·Z_c² with Z_c = Σ_{u ∈ c} a_u·(Y_u − f_u)/π_u (a cluster is a
  * sampled response under the whole-responses plan, else a unit), so errors of
- * one sampled response are not counted as independent draws; 95% interval
- * ± 1.96·SE, clipped to the metric's range, and the point estimate clipped to
- * the same range (flagged). Ratios (the blind spot, Self-Correction Bench
- * Eq. 2) use the delta method.
+ * one sampled response are not counted as independent draws. The 95%
+ * interval is rectifierCI's (app/stats): Wilson score intervals for the
+ * shares of the judge's errors in each direction, per stratum, combined by
+ * MOVER — ± 1.96·SE had zero width whenever the labelled units all agreed
+ * with the judge and covered as little as 0.82 at 10 labelled units; a
+ * stratum with fewer than 2 labelled units enters with its whole range; the
+ * interval and the point estimate are clipped to the metric's range (the
+ * point flagged). Means and ratios of corrected metrics (FB-Bench's overall,
+ * the blind spot of Self-Correction Bench Eq. 2) combine the parts' intervals
+ * by MOVER; their SE by the delta method.
  *
  * The pieces: sampling plans, inclusion probabilities and the task's units
  * (calibration-sampling.server); the human value of a unit
