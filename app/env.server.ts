@@ -18,6 +18,11 @@ const EnvSchema = z.object({
    * pages) one account may have in progress at once; one more is answered 429 (app/request-limits.server.ts).
    */
   CONCORD_HEAVY_READS_PER_USER: z.coerce.number().int().min(1).max(1000).default(4),
+  /**
+   * Requests one API token may make per minute (a token bucket holding this many, refilled evenly over the
+   * minute, per server process); one more is answered 429 with Retry-After (app/api/rate-limit.server.ts).
+   */
+  CONCORD_API_RATE_LIMIT: z.coerce.number().int().min(1).max(1_000_000).default(600),
   /** "external" turns off the web server's in-process run worker (run `npm run worker`). */
   CONCORD_WORKER: z.enum(["in-process", "external"]).default("in-process"),
   /** Run worker settings: jobs in flight, jobs claimed ahead, lease and poll intervals, call-log detail. */
