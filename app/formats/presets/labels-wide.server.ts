@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { parseLabel } from "../labels";
+import { CSV_MISSING_TOKENS } from "~/reports/judgeAgreementLabels";
 import { ImportRefusal, ImportUsageError } from "../problems";
 import { RESPONSE_LINK, check, notFiniteReason, optId, reqId } from "./fields";
 import { baseName, eachRow } from "./rows.server";
@@ -8,7 +9,7 @@ import type { Preset } from "./types";
 export const labelsWide: Preset = {
   name: "labels-wide",
   summary:
-    "Labels from another tool, wide form: a unit column and one column per annotator, named with --annotators COL,COL (or --annotators all); other columns are ignored (blank = not labelled)",
+    "Labels from another tool, wide form: a unit column and one column per annotator, named with --annotators COL,COL (or --annotators all); other columns are ignored (blank, and in CSV NA or N/A = not labelled)",
   kind: "labels",
   formats: ["csv", "jsonl", "json"],
   fields: [{ name: "unit", aliases: ["unit_id", "item", "item_id", "id"], required: true, help: "what was labelled" }, RESPONSE_LINK],
@@ -59,7 +60,8 @@ export const labelsWide: Preset = {
           continue;
         }
         const label = parseLabel(rec[col]);
-        if (label === null) continue;
+        // Not labelled: a blank cell, and in CSV NA or N/A (as `npm run judge-agreement` reads the file).
+        if (label === null || (ctx.format === "csv" && typeof label === "string" && CSV_MISSING_TOKENS.includes(label))) continue;
         ctx.sink.label({ unit: d.unit.trim(), annotator: col, label, ...(d.response ? { response: d.response.trim() } : {}) }, row, col);
       }
       if (!all)
