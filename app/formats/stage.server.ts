@@ -116,6 +116,11 @@ export type CommitOptions = {
   targetMs?: number;
   /** Called after every chunk's commit, before the next one; may await. A throw fails the import (the rows are deleted). */
   onChunk?: (e: ChunkEvent) => void | Promise<void>;
+  /**
+   * Stops the copy when aborted (scripts/import-job.ts: its server has gone): looked at before the reservation, after
+   * every chunk and just before the final transaction; the rows copied so far are deleted, as on any failure.
+   */
+  signal?: AbortSignal;
 };
 
 /**
@@ -126,6 +131,7 @@ export type CommitOptions = {
  */
 export async function commitStage(conn: Database.Database, opts: CommitOptions = {}): Promise<CommitStats> {
   const target = opts.targetMs ?? CHUNK_TARGET_MS;
+  opts.signal?.throwIfAborted();
   const plans = planTables(conn);
   const stats: CommitStats = {
     rows: 0,
@@ -285,6 +291,7 @@ export async function commitStage(conn: Database.Database, opts: CommitOptions =
         checkpointIfDue();
         stats.chunkedRows += n;
         await opts.onChunk?.({ table: p.t, rows: n, holdMs: ms, chunk: chunk++ });
+        opts.signal?.throwIfAborted();
         // The lock let go: for twice as long as it was held (at least CHUNK_GAP_MS) when a writer waited for it, so the
         // waiter goes first; otherwise for a moment.
         await sleep(gaps.after(ms));
@@ -344,6 +351,7 @@ export async function commitStage(conn: Database.Database, opts: CommitOptions =
     const done = conn.prepare("delete from main.pending_imports where id = ?");
     // The marked rows (responses and verdicts added to existing ones) become visible by this one-row delete, not by an
     // UPDATE over them; the freshness counters are one-row updates too (by how many, not once per row).
+    opts.signal?.throwIfAborted();
     const final = startHold();
     conn.exec("begin immediate");
     try {

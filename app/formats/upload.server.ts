@@ -8,9 +8,10 @@
  *    process (import-jobs.server.ts); the page polls its progress.
  * 3. confirm: the same options, for real; the write is one short transaction.
  *
- * An upload folder is deleted after a confirmed import (the file) and when
- * abandoned (UPLOAD_TTL after its last use; also when the body never
- * arrived whole).
+ * An upload folder is deleted when its confirmed import ends (the page keeps
+ * showing the outcome from memory), when abandoned (UPLOAD_TTL after its last
+ * use; also when the body never arrived whole), and when the server starts
+ * after dying while the folder's job ran (import-jobs.server.ts).
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -27,10 +28,20 @@ import {
 import { z } from "zod";
 import { asc, eq, sql } from "drizzle-orm";
 import { dalOf, getDal, type DalLike } from "~/dal.server";
-import { databasePathFromEnv, stateDirFor } from "../../db/client";
+import { databasePathFromEnv } from "../../db/client";
 import { isPostgresUrl } from "../../db/client-pg";
 import { getPreset, type ImportSummary } from "./import.server";
-import { forgetJob, getJob, isBusy, startJob, sweepJobs, type JobState } from "./import-jobs.server";
+import {
+  forgetJob,
+  getJob,
+  isBusy,
+  JOB_STAGE,
+  startJob,
+  sweepJobs,
+  UPLOAD_TOKEN as TOKEN,
+  uploadRoot,
+  type JobState,
+} from "./import-jobs.server";
 import { LABEL_LEVELS, parseScale } from "./labels";
 import { PRESETS } from "./presets/index.server";
 import { formatProblem, ImportRefusal, type Problem } from "./problems";
@@ -46,12 +57,7 @@ export function uploadTtlMs(): number {
   return (Number.isFinite(m) && m > 0 ? m : 60) * 60_000;
 }
 
-/** The uploads folder, beside the database file (with PostgreSQL, in CONCORD_STATE_DIR). */
-export function uploadRoot(): string {
-  return path.join(stateDirFor(databasePathFromEnv()), "concord-uploads");
-}
-
-const TOKEN = /^[0-9a-f]{32}$/;
+export { uploadRoot };
 
 type UploadMeta = {
   project: string;
@@ -78,6 +84,12 @@ function readMeta(token: string): UploadMeta | undefined {
     return undefined;
   }
 }
+
+/**
+ * Uploads whose confirmed import has ended: their folder is deleted at once, and what the page shows of the
+ * upload (name, size, options) is kept here, in memory, as the job's outcome is, until the upload sweep.
+ */
+const imported = new Map<string, { meta: UploadMeta; at: number }>();
 
 function writeMeta(token: string, meta: UploadMeta): void {
   fs.writeFileSync(path.join(dirOf(token), "meta.json"), JSON.stringify(meta));
@@ -125,6 +137,7 @@ export function sweepUploads(now = Date.now()): number {
       removed++;
     }
   }
+  for (const [token, e] of imported) if (now - e.at > ttl) imported.delete(token);
   sweepJobs(ttl);
   return removed;
 }
@@ -297,7 +310,7 @@ export async function importPageData(project: { id: number; slug: string; name: 
   };
   const token = url.searchParams.get("upload") ?? "";
   if (!token) return { ...base, upload: null, uploadGone: false };
-  const meta = readMeta(token);
+  const meta = readMeta(token) ?? imported.get(token)?.meta;
   if (!meta || meta.project !== project.slug) return { ...base, upload: null, uploadGone: true };
   touch(token);
   return {
@@ -344,8 +357,18 @@ export async function handleImportAction(request: Request, project: { slug: stri
   if (!parsed.success) return fail("This form is out of date; upload the file again.");
   const o = parsed.data;
   if (o.intent === "upload") return fail("Choose a file to upload.", 400, "file");
+  const done = imported.get(o.token);
+  if (o.intent === "discard" && done?.meta.project === project.slug) {
+    // "Import another file" after a confirmed import: its folder is already gone.
+    imported.delete(o.token);
+    forgetJob(o.token);
+    return redirect(here);
+  }
   const meta = readMeta(o.token);
-  if (!meta || meta.project !== project.slug) return fail("This upload has expired or was already imported; upload the file again.");
+  if (!meta || meta.project !== project.slug)
+    return fail(
+      "This upload is no longer here: it expired, it was imported, or the server restarted while it was being imported (an import cut short writes nothing). Upload the file again.",
+    );
   const dir = dirOf(o.token);
   const back = `${here}?upload=${o.token}`;
   if (o.intent === "discard") {
@@ -412,12 +435,19 @@ export async function handleImportAction(request: Request, project: { slug: stri
       level: opts.level as (typeof LABEL_LEVELS)[number] | undefined,
       annotators: opts.annotators,
       categories: opts.categories,
-      stageFile: path.join(dir, "stage.db"),
+      stageFile: path.join(dir, JOB_STAGE),
     },
-    (job) => {
-      // A confirmed import no longer needs the file; the outcome stays on the page until the upload expires.
-      if (o.intent === "confirm" && job.state === "done" && job.summary.errorCount === 0)
-        fs.rmSync(path.join(dir, meta.stored), { force: true });
+    {
+      dir,
+      onDone: (job) => {
+        // A confirm that ran to its end (imported, or refused with its problems listed) leaves nothing to do with the
+        // upload: its folder goes now, and the outcome stays on the page (from memory) until the upload would expire.
+        // A confirm that failed keeps the upload, to preview and confirm again.
+        if (o.intent === "confirm" && job.state === "done") {
+          imported.set(o.token, { meta, at: Date.now() });
+          fs.rmSync(dir, { recursive: true, force: true });
+        }
+      },
     },
   );
   return redirect(back);

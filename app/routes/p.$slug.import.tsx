@@ -40,7 +40,8 @@ export default function ImportPage() {
       </p>
       {data.uploadGone ? (
         <p className="alert error" role="alert">
-          This upload has expired or was already imported; upload the file again.
+          This upload is no longer here: it expired, it was imported, or the server restarted while it was being imported (an import cut
+          short writes nothing). Upload the file again.
         </p>
       ) : null}
       {upload ? <UploadSteps data={data} upload={upload} errors={errors} /> : <UploadForm data={data} errors={errors} />}

@@ -119,8 +119,9 @@ describe("import page", () => {
     });
     expect(count("items")).toBe(5);
     expect(count("annotations")).toBe(13);
-    // The uploaded file is deleted once imported.
-    expect(fs.readdirSync(stored)).toEqual(["meta.json"]);
+    // Once imported, the upload's whole folder is gone (file, metadata, stage); the page keeps the outcome.
+    expect(fs.existsSync(stored)).toBe(false);
+    expect((await page(token)).upload!.job).toMatchObject({ state: "done", kind: "confirm" });
 
     // The same file again: the preview says so, before any Confirm.
     const again = await upload("labels-long", "labels-long.csv", fs.readFileSync(path.join(FX, "labels-long.csv")));

@@ -70,7 +70,8 @@ export async function startApp(prepare?: (databaseFile: string) => Promise<void>
     databaseFile,
     output: () => out,
     stop: async () => {
-      if (child.exitCode === null) {
+      // A server killed by a signal (a test's kill -9) has no exit code, only its signal.
+      if (child.exitCode === null && child.signalCode === null) {
         const exited = new Promise((r) => child.once("exit", r));
         child.kill("SIGTERM");
         await exited;
