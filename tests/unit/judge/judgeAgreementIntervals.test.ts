@@ -18,6 +18,12 @@ import { judgeAgreement, labelText, strictMajority, UNPARSED, type JudgeAgreemen
 import { seededRandom } from "~/stats/seededRandom";
 
 const FX = path.resolve(__dirname, "../../fixtures/judge");
+/**
+ * judge-wobbly's empty verdict (u02, an empty CSV cell) counted as an unparsed output, as the
+ * expected values below (scikit-learn's, and the hand computations) take it; by default an empty
+ * CSV cell is a missing verdict, left out of n (tests/integration/judge-agreement-missing.test.ts).
+ */
+const AS_BEFORE = { missing: "unparsed" } as const;
 const Z = 1.96;
 
 /** Fleiss, Cohen & Everitt (1969): weighted kappa and its asymptotic SE from a q × q table of counts. */
@@ -104,7 +110,7 @@ describe("intervals of weighted kappa, AC1, macro precision and macro recall", (
       labels: path.join(FX, "labels-numeric.json"),
       verdicts: path.join(FX, "verdicts-numeric.jsonl"),
     });
-    const rows = judgeAgreement(input, { ordinal: true }).judges;
+    const rows = judgeAgreement(input, { ...AS_BEFORE, ordinal: true }).judges;
     for (const row of rows) {
       // The weighted kappa leaves pairs with an unparsed verdict out: the table over the scale 0, 1, 2.
       const ref = weightedKappaSE(tableOf(row, ["0", "1", "2"]));
@@ -115,7 +121,7 @@ describe("intervals of weighted kappa, AC1, macro precision and macro recall", (
       expect(row.intervalNotes.weightedKappaCI).toBe(ref.kappa + Z * ref.se > 1 ? "clipped to [-1, 1]" : undefined);
     }
     // Not ordinal: no weighted kappa, no interval.
-    expect(judgeAgreement(input).judges[0].weightedKappaCI).toBeNull();
+    expect(judgeAgreement(input, AS_BEFORE).judges[0].weightedKappaCI).toBeNull();
   });
 
   it("AC1: q is the label set (the reference's categories), not the categories in use with the unparsed class; Gwet's analytic SE", async () => {
@@ -124,7 +130,7 @@ describe("intervals of weighted kappa, AC1, macro precision and macro recall", (
       annotators: ["ann_1", "ann_2", "ann_3"],
       verdicts: path.join(FX, "verdicts.csv"),
     });
-    const r = judgeAgreement(input);
+    const r = judgeAgreement(input, AS_BEFORE);
     expect(r.labels).toEqual(["A", "B", "tie"]);
     for (const row of r.judges) {
       const pairs: [string, string][] = [];
@@ -144,7 +150,9 @@ describe("intervals of weighted kappa, AC1, macro precision and macro recall", (
     expect(wobbly.ac1).toBeCloseTo((0.6 - 0.30375) / (1 - 0.30375), 12);
     // A declared scale with an unused category (here "skip") makes q = 4: AC1 counts the scale.
     const s = 0.3 * 0.7 + 0.3 * 0.7 + 0.25 * 0.75;
-    const scaled = judgeAgreement({ ...input, categories: ["A", "B", "skip", "tie"] }).judges.find((j) => j.judge === "judge-wobbly")!;
+    const scaled = judgeAgreement({ ...input, categories: ["A", "B", "skip", "tie"] }, AS_BEFORE).judges.find(
+      (j) => j.judge === "judge-wobbly",
+    )!;
     expect(scaled.ac1).toBeCloseTo((0.6 - s / 3) / (1 - s / 3), 12);
   });
 
@@ -156,7 +164,7 @@ describe("intervals of weighted kappa, AC1, macro precision and macro recall", (
     });
     const B = 400;
     const seed = 7;
-    const r = judgeAgreement(input, { resamples: B, seed });
+    const r = judgeAgreement(input, { ...AS_BEFORE, resamples: B, seed });
     const labelSet = new Set(r.labels);
     for (const row of r.judges) {
       const j = input.judges.find((x) => x.name === row.judge)!;
@@ -209,7 +217,7 @@ describe("intervals of weighted kappa, AC1, macro precision and macro recall", (
     });
     const B = 500;
     const seed = 11;
-    const r = judgeAgreement(input, { reference: "each", resamples: B, seed });
+    const r = judgeAgreement(input, { ...AS_BEFORE, reference: "each", resamples: B, seed });
     const labelSet = new Set(r.labels);
     /** J. Cohen (1960): (p_o − p_e)/(1 − p_e) from the pairs. */
     const kappa = (y: string[], p: string[]) => {
@@ -263,8 +271,10 @@ describe("intervals of weighted kappa, AC1, macro precision and macro recall", (
       expect(row.accuracyCI![1] - row.accuracyCI![0]).toBeGreaterThan(wilsonWidth);
     }
     // The same seed gives the same intervals; another seed other ones.
-    expect(judgeAgreement(input, { reference: "each", resamples: B, seed }).judges[0].accuracyCI).toEqual(r.judges[0].accuracyCI);
-    expect(judgeAgreement(input, { reference: "each", resamples: B, seed: seed + 1 }).judges[0].accuracyCI).not.toEqual(
+    expect(judgeAgreement(input, { ...AS_BEFORE, reference: "each", resamples: B, seed }).judges[0].accuracyCI).toEqual(
+      r.judges[0].accuracyCI,
+    );
+    expect(judgeAgreement(input, { ...AS_BEFORE, reference: "each", resamples: B, seed: seed + 1 }).judges[0].accuracyCI).not.toEqual(
       r.judges[0].accuracyCI,
     );
   });
@@ -282,12 +292,12 @@ describe("intervals of weighted kappa, AC1, macro precision and macro recall", (
       judges: [{ name: "j", verdicts: ["Yes", "Maybe", null, "?"] }],
     };
     for (const unparsed of ["count-as-wrong", "exclude", "as:No"] as const) {
-      const row = judgeAgreement(input, { unparsed }).judges[0];
+      const row = judgeAgreement(input, { ...AS_BEFORE, unparsed }).judges[0];
       expect([row.unparsed, row.unparsedCompared]).toEqual([3, 1]);
       expect(row.n).toBe(unparsed === "exclude" ? 1 : 2);
     }
     // Reference each: the split unit is compared (its two pairs), so two of the three are on compared units.
-    const each = judgeAgreement(input, { reference: "each" }).judges[0];
+    const each = judgeAgreement(input, { ...AS_BEFORE, reference: "each" }).judges[0];
     expect([each.unparsed, each.unparsedCompared, each.n]).toEqual([3, 2, 6]);
   });
 
@@ -300,7 +310,7 @@ describe("intervals of weighted kappa, AC1, macro precision and macro recall", (
     const B = 400;
     const seed = 3;
     for (const reference of ["majority", "each"] as const) {
-      const h = judgeAgreement(input, { reference, resamples: B, seed }).humans!;
+      const h = judgeAgreement(input, { ...AS_BEFORE, reference, resamples: B, seed }).humans!;
       // Per unit: its pairs (majority: each annotator against the strict majority of the others;
       // each: every two annotators), as (agreeing, pairs).
       const units: [number, number][] = [];
