@@ -5,7 +5,9 @@
  * Every request that can change state (anything but GET/HEAD/OPTIONS) passes
  * three gates here, before any route code runs:
  *   - a body-size limit by route, checked before the body is read (413);
- *   - the Origin check and the CSRF token (app/auth/csrf.server.ts) (403);
+ *   - the Origin check and the CSRF token (app/auth/csrf.server.ts) (403), except
+ *     for bearer-token requests to the HTTP API, which no other site can forge
+ *     (isBearerApiRequest);
  *   - JSON bodies are parsed with a depth limit (400).
  * Pages get security headers (helmet) with a per-request nonce for the inline
  * Remix scripts. SIGTERM/SIGINT stop accepting connections, let in-flight
@@ -33,6 +35,7 @@ import {
   CSRF_FIELD,
   CSRF_HEADER,
   csrfBindingFor,
+  isBearerApiRequest,
   multipartBoundary,
   originRefusal,
   scanMultipartForToken,
@@ -201,11 +204,13 @@ type Prepared = { body: Buffer | Readable | null; tooLarge: () => boolean };
 /**
  * Checks origin, size and CSRF token of a state-changing request and returns the
  * body to hand to Remix (buffered for forms and JSON; for uploads the peeked
- * start followed by the rest of the stream, still size-limited).
+ * start followed by the rest of the stream, still size-limited). `expectedToken`
+ * null: a bearer request to the HTTP API, which no other site can forge
+ * (isBearerApiRequest): only the size and JSON checks apply.
  */
-async function prepareBody(req: ExpressRequest, expectedToken: string): Promise<Prepared> {
+async function prepareBody(req: ExpressRequest, expectedToken: string | null): Promise<Prepared> {
   const host = ownHost(req);
-  const refusal = originRefusal(req.get("Origin"), req.get("Sec-Fetch-Site"), host);
+  const refusal = expectedToken === null ? null : originRefusal(req.get("Origin"), req.get("Sec-Fetch-Site"), host);
   if (refusal) throw new HttpRefusal(403, `Refused: ${refusal} Changes are only accepted from Concord's own pages.`);
 
   const contentType = (req.get("Content-Type") ?? "").toLowerCase();
@@ -225,7 +230,7 @@ async function prepareBody(req: ExpressRequest, expectedToken: string): Promise<
     const seen: Buffer[] = [];
     let size = 0;
     let token: string | null = headerToken ?? null;
-    while (token === null) {
+    while (expectedToken !== null && token === null) {
       const { value, done } = await chunks.next();
       if (done) break;
       seen.push(value);
@@ -235,7 +240,7 @@ async function prepareBody(req: ExpressRequest, expectedToken: string): Promise<
       if (scan.state === "found") token = scan.token;
       else if (scan.state === "missing" || size > 256 * 1024) break;
     }
-    if (!tokensMatch(expectedToken, token)) throw badToken();
+    if (expectedToken !== null && !tokensMatch(expectedToken, token)) throw badToken();
     let over = false;
     async function* rest() {
       for (const b of seen) yield b;
@@ -270,7 +275,7 @@ async function prepareBody(req: ExpressRequest, expectedToken: string): Promise<
       sent = typeof v === "string" ? v : null;
     }
   }
-  if (!tokensMatch(expectedToken, sent)) throw badToken();
+  if (expectedToken !== null && !tokensMatch(expectedToken, sent)) throw badToken();
   return { body: raw, tooLarge: () => false };
 }
 
@@ -396,10 +401,12 @@ app.all("*", async (req: ExpressRequest, res: ExpressResponse, next: NextFunctio
   res.on("close", () => inFlight--);
   let prepared: Prepared = { body: null, tooLarge: () => false };
   try {
-    const binding = await csrfBindingFor(req.get("Cookie"));
-    if (binding.setCookie) res.append("Set-Cookie", binding.setCookie);
     const url = requestUrl(req);
-    if (!SAFE_METHODS.has(req.method)) prepared = await prepareBody(req, binding.token);
+    // The HTTP API with a bearer token (or no cookie): nothing to forge, no CSRF token, no pre-session cookie.
+    const api = isBearerApiRequest(url.pathname, req.get("Authorization"), req.get("Cookie"));
+    const binding = api ? { token: "", setCookie: null } : await csrfBindingFor(req.get("Cookie"));
+    if (binding.setCookie) res.append("Set-Cookie", binding.setCookie);
+    if (!SAFE_METHODS.has(req.method)) prepared = await prepareBody(req, api ? null : binding.token);
 
     const controller = new AbortController();
     let finished = false;

@@ -122,3 +122,23 @@ export function multipartBoundary(contentType: string): string | null {
   const m = /;\s*boundary=(?:"([^"]{1,70})"|([^\s;]{1,70}))/i.exec(contentType);
   return m ? (m[1] ?? m[2]) : null;
 }
+
+/** The HTTP API's prefix (lower case; compared with the request's normalised path, lower-cased). */
+export const API_PREFIX = "/api/v1/";
+
+/**
+ * Whether a request is to the HTTP API and cannot be a forged one, so the Origin check and the CSRF token
+ * do not apply (and it gets no pre-session cookie). The API authenticates with bearer tokens only and never
+ * reads a cookie (app/auth/api-guards.server.ts), so a request that carries `Authorization: Bearer …` or no
+ * Cookie header at all acts with no authority a cross-site page could borrow: a browser sends an
+ * Authorization header cross-site only after a CORS preflight (Fetch standard §4.8), which Concord never
+ * answers, and a request without cookies is authenticated by nothing else. A request under /api/v1/ that
+ * carries cookies and no bearer token is checked as any other.
+ *
+ * `pathname` must be the normalised path the routes match (a URL's `pathname`, dot segments removed, "%2e"
+ * included), never the raw request target: `/api/v1/../../p/x/members` is a page's path.
+ */
+export function isBearerApiRequest(pathname: string, authorization: string | undefined, cookie: string | undefined): boolean {
+  if (!pathname.toLowerCase().startsWith(API_PREFIX)) return false;
+  return /^bearer /i.test(authorization ?? "") || !cookie;
+}

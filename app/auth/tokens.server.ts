@@ -283,7 +283,8 @@ export async function authenticateApiToken(
   if (row.revokedAt !== null) return { ok: false, reason: "revoked" };
   if (row.expiresAt <= t0) return { ok: false, reason: "expired" };
   if (row.disabled) return { ok: false, reason: "disabled" };
-  const from = clientAddress.slice(0, 100);
+  // An IPv4 client of a dual-stack socket is shown as IPv4 ("::ffff:10.0.0.1" → "10.0.0.1", RFC 4291 §2.5.5.2).
+  const from = clientAddress.replace(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/i, "$1").slice(0, 100);
   if (row.lastUsedAt === null || t0 - row.lastUsedAt >= LAST_USED_EVERY_SECONDS || row.lastUsedFrom !== from) {
     await d.tx((q) => q.update(t).set({ lastUsedAt: t0, lastUsedFrom: from }).where(eq(t.id, row.id)));
   }

@@ -4,6 +4,7 @@ import { z } from "zod";
 import { visible } from "~/db.server";
 import { dalOf, first, getDal, type DalLike } from "~/dal.server";
 import type { SessionUser } from "~/auth/session.server";
+import type { Role } from "../../db/schema";
 
 export const SlugSchema = z
   .string()
@@ -126,4 +127,15 @@ export async function projectCounts(projectId: number, db: DalLike = getDal()) {
     tasks: first(tasks)?.n ?? 0,
     labelled: first(labelled)?.n ?? 0,
   };
+}
+
+/**
+ * What a project's overview shows its member: the datasets with their counts and the project's counts, for
+ * researchers and admins; null for an annotator, whose view of a project is their own task list (the
+ * overview page sends them there; the API's project resource leaves these out).
+ */
+export async function projectOverview(projectId: number, role: Role, db: DalLike = getDal()) {
+  if (role === "annotator") return null;
+  const [datasets, counts] = await Promise.all([datasetSummaries(projectId, db), projectCounts(projectId, db)]);
+  return { datasets, counts };
 }

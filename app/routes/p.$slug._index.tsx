@@ -1,23 +1,17 @@
 import type { LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { json, redirect } from "@remix-run/node";
 import { Link, useLoaderData } from "@remix-run/react";
-import { hasRole, requireProjectRole } from "~/auth/guards.server";
-import { datasetSummaries, projectCounts } from "~/projects/projects.server";
+import { requireProjectRole } from "~/auth/guards.server";
+import { projectOverview } from "~/projects/projects.server";
 
 export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: `${data?.project.name ?? "Project"} · Concord` }];
 
 export async function loader({ request, params }: LoaderFunctionArgs) {
   const { project, role } = await requireProjectRole(request, params.slug, "annotator");
-  const researcher = hasRole(role, "researcher");
+  const overview = await projectOverview(project.id, role);
   // An annotator's home in a project is their own task list.
-  if (!researcher) throw redirect(`/p/${project.slug}/tasks`);
-  return json({
-    project,
-    role,
-    researcher,
-    datasets: await datasetSummaries(project.id),
-    counts: await projectCounts(project.id),
-  });
+  if (!overview) throw redirect(`/p/${project.slug}/tasks`);
+  return json({ project, role, researcher: true, ...overview });
 }
 
 export default function ProjectOverview() {

@@ -1,0 +1,24 @@
+/**
+ * GET /api/v1/projects: the projects the token reaches (its user's, as the Projects page lists them, those the
+ * token covers), sorted by name, in cursor pages: `{ data: [{ id, slug, name, description, role }], next }`.
+ */
+import { requireApiToken } from "~/auth/api-guards.server";
+import { projectsOfToken } from "~/auth/tokens.server";
+import { pageHeaders, pageOfList } from "~/api/pagination.server";
+import { apiJson } from "~/api/problem.server";
+import { apiMethodNotAllowed, apiRoute } from "~/api/route.server";
+
+export const loader = apiRoute(async ({ request }) => {
+  const auth = await requireApiToken(request, { scope: "read" });
+  const projects = (await projectsOfToken(auth)).map((p) => ({
+    id: p.id,
+    slug: p.slug,
+    name: p.name,
+    description: p.description,
+    role: p.role,
+  }));
+  const page = pageOfList(request, projects, (p) => [p.name, p.id]);
+  return apiJson(page, { headers: pageHeaders(page) });
+});
+
+export const action = apiMethodNotAllowed(["GET"]);
