@@ -93,10 +93,29 @@ export function acquireHeavyRead(userId: number): () => void {
   };
 }
 
-/** Runs `read` in one of the user's heavy-read slots (a loader's work; the slot is free again when it settles). */
+/** The end of the last turn given out: pieces of heavy work start one per turn of the event loop. */
+let lastTurn: Promise<void> = Promise.resolve();
+
+/**
+ * Waits for a turn of the event loop of its own: the requests that arrived meanwhile (the sign-in page,
+ * other users, more heavy reads to admit or refuse) are served before this piece of heavy work starts,
+ * and between it and the next. Without it, work that reads the database synchronously (better-sqlite3)
+ * and computes runs to its end in one turn, and every heavy read waiting starts in the same turn.
+ */
+function ownTurn(): Promise<void> {
+  lastTurn = lastTurn.then(() => new Promise<void>((resolve) => setImmediate(resolve)));
+  return lastTurn;
+}
+
+/**
+ * Runs `read` in one of the user's heavy-read slots (a loader's work; the slot is free again when it
+ * settles). The work starts on a turn of the event loop of its own (ownTurn), so the requests of a burst
+ * that arrived together are all admitted or refused before any of them computes.
+ */
 export async function heavyRead<T>(userId: number, read: () => Promise<T>): Promise<T> {
   const release = acquireHeavyRead(userId);
   try {
+    await ownTurn();
     return await read();
   } finally {
     release();
@@ -106,7 +125,8 @@ export async function heavyRead<T>(userId: number, read: () => Promise<T>): Prom
 /**
  * A response body streamed from `chunks` (an export, a window of rows at a time) in one of the user's
  * heavy-read slots, held until the last chunk is sent, the download is cancelled or it fails. The next
- * chunk is made only when the client has taken the last one, so memory holds a window, not the file.
+ * chunk is made only when the client has taken the last one, so memory holds a window, not the file,
+ * and each on a turn of the event loop of its own (ownTurn), so other requests are served between windows.
  */
 export function heavyReadStream(userId: number, chunks: AsyncGenerator<string>): ReadableStream<Uint8Array> {
   const release = acquireHeavyRead(userId);
@@ -115,6 +135,7 @@ export function heavyReadStream(userId: number, chunks: AsyncGenerator<string>):
     {
       async pull(controller) {
         try {
+          await ownTurn();
           const next = await chunks.next();
           if (next.done) {
             release();
