@@ -23,6 +23,7 @@ const ONE_AT_A_TIME = [
   "tests/unit/runs/keep-alive.test.ts",
   "tests/unit/runs/pg-admission-line.test.ts",
   "tests/security/headers-and-shutdown.test.ts",
+  "tests/security/shutdown-under-load.test.ts",
   "tests/security/throttle.test.ts",
   "tests/security/heavy-reads.test.ts",
 ];
