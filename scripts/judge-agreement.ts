@@ -97,7 +97,14 @@ if (values.annotators !== undefined && !annotators?.length) fail("--annotators n
 let result: JudgeAgreementResult;
 let summary;
 try {
-  const read = await readJudgeFiles({ labels: values.labels, verdicts: values.verdicts, annotators, mapping, labelsMapping, verdictsMapping });
+  const read = await readJudgeFiles({
+    labels: values.labels,
+    verdicts: values.verdicts,
+    annotators,
+    mapping,
+    labelsMapping,
+    verdictsMapping,
+  });
   summary = read.summary;
   result = judgeAgreement(read.input, {
     reference: values.reference,

@@ -206,8 +206,6 @@ export interface JudgeFilesSummary {
   ignoredColumns: string[];
   /** Verdicts on units with no human label (not compared). */
   verdictsWithoutLabels: number;
-  /** Verdicts written as missing (CSV empty/NA/N/A, JSON null), on units with a label or not. */
-  missingVerdicts: number;
   /** Unit keys in input order. */
   units: string[];
 }
@@ -318,7 +316,6 @@ export async function readJudgeFiles(o: {
   const vc = columns(vt, VERDICT_FIELDS, vmapping, vwhere);
   const judges = new Map<string, { name: string; verdicts: Verdict[]; rows: Map<number, number> }>();
   let verdictsWithoutLabels = 0;
-  let missingVerdicts = 0;
   for (const { record, row } of vt.rows) {
     const key = unitKey(record, vc.unit, row, vwhere);
     const name = cellText(record[vc.judge!])?.trim();
@@ -326,7 +323,6 @@ export async function readJudgeFiles(o: {
     let j = judges.get(name);
     if (!j) judges.set(name, (j = { name, verdicts: new Array(units.length).fill(undefined), rows: new Map() }));
     const verdict = verdictOf(record[vc.verdict!], vt.format);
-    if (verdict === MISSING) missingVerdicts++;
     const u = unitIndex.get(key);
     if (u === undefined) {
       verdictsWithoutLabels++;
@@ -339,6 +335,6 @@ export async function readJudgeFiles(o: {
   }
   return {
     input: { annotators, labels, judges: [...judges.values()].map((j) => ({ name: j.name, verdicts: j.verdicts })) },
-    summary: { labelsLayout: layout, annotatorColumns: annotators, ignoredColumns: ignored, verdictsWithoutLabels, missingVerdicts, units },
+    summary: { labelsLayout: layout, annotatorColumns: annotators, ignoredColumns: ignored, verdictsWithoutLabels, units },
   };
 }

@@ -196,7 +196,12 @@ export function judgeAgreement(input: JudgeAgreementInput, options: JudgeAgreeme
  * under the missing policy "missing", one written as missing) adds nothing — neither to pa nor to
  * π_k — where `npm run agreement` counts a unit with one rating in π_k.
  */
-export function ac1Definition(q: number, declaredScale: boolean, reference: JudgeAgreementResult["reference"], policy: UnparsedPolicy): string {
+export function ac1Definition(
+  q: number,
+  declaredScale: boolean,
+  reference: JudgeAgreementResult["reference"],
+  policy: UnparsedPolicy,
+): string {
   return (
     "Gwet's AC1 (Gwet 2008, eqs. 20-30) on the compared (reference, judge) pairs, two ratings each; " +
     "a unit without a verdict is left out (not counted in the category shares pi_k); " +
