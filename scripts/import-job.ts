@@ -20,11 +20,13 @@
  * which never writes to it: end of file there, a parent process that is no
  * longer the one that started it, a broken stdout, or SIGTERM (the upload
  * discarded) all mean "stop". The check stops at its next progress report;
- * the write stops before its next chunk or before the final transaction and
- * deletes the rows it had copied (in short chunks, as a failed import does),
- * so nothing of the file becomes visible. Then the job's folder is removed
- * and the process exits with 1. A stop that comes while the final
- * transaction runs comes too late: the import is then whole.
+ * the write (SQLite) stops before its next chunk or before the final
+ * transaction and deletes the rows it had copied (in short chunks, as a
+ * failed import does), so nothing of the file becomes visible; on PostgreSQL
+ * the write is one transaction, rolled back when the process ends. Then the
+ * job's folder is removed and the process exits with 1. A stop that comes
+ * while the final transaction commits comes too late: the import is then
+ * whole.
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -76,6 +78,8 @@ if (isMainThread) {
   let stopping = false;
   let committing = false;
   let workerGone = false;
+  /** The phase the check last reported: "writing" once the file is checked and the write begins. */
+  let phase = "";
   const write = (o: unknown) => {
     if (!stopping) process.stdout.write(JSON.stringify(o) + "\n");
   };
@@ -103,9 +107,10 @@ if (isMainThread) {
     stopping = true;
     Atomics.store(stopFlag, 0, 1);
     abort.abort(new Error("the import was stopped (its server has gone)"));
-    // During the write the check is over and its thread only waits for the answer; otherwise it stops at its next
-    // progress report, and one that does not is terminated.
-    if (committing) void worker.terminate();
+    // Once the write has begun the check is over: its thread only waits for this thread's write (SQLite), or runs the
+    // write's one transaction itself (PostgreSQL), which ending the thread and the process rolls back. Before, the
+    // check stops at its next progress report, and one that does not is terminated.
+    if (committing || phase === "writing") void worker.terminate();
     else setTimeout(() => void worker.terminate(), CHECK_STOP_GRACE_MS).unref();
   };
   let unwatch = () => {};
@@ -133,8 +138,10 @@ if (isMainThread) {
   process.stderr.on("error", () => {});
 
   worker.on("message", async (m: ToMain) => {
-    if ("out" in m) write(m.out);
-    else if ("exit" in m) process.exitCode = m.exit;
+    if ("out" in m) {
+      phase = (m.out as { progress?: { phase?: string } }).progress?.phase ?? phase;
+      write(m.out);
+    } else if ("exit" in m) process.exitCode = m.exit;
     else {
       if (stopping) {
         worker.postMessage({ error: "the import was stopped" } satisfies ToWorker);

@@ -26,6 +26,7 @@ import path from "node:path";
 import { databasePathFromEnv, stateDirFor } from "../../db/client";
 import { repoPath } from "../../db/repo-path";
 import type { ImportOptions, ImportProgress, ImportSummary } from "./import.server";
+import { processGone } from "./stage-file.server";
 
 /** The uploads folder, beside the database (with PostgreSQL, in CONCORD_STATE_DIR); one folder per upload, named by its token. */
 export function uploadRoot(): string {
@@ -193,12 +194,7 @@ function writeMarker(dir: string, marker: JobMarker): void {
 function markerServerGone(m: JobMarker): boolean {
   if (m.host !== os.hostname()) return false; // another machine's job: left to the upload sweep
   if (m.server === process.pid) return true; // a predecessor with our process ID (a container's PID 1)
-  try {
-    process.kill(m.server, 0);
-    return false;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "ESRCH";
-  }
+  return processGone(m.server);
 }
 
 /**

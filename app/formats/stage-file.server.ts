@@ -91,14 +91,23 @@ export function newStageFilePath(): string {
   return path.join(os.tmpdir(), `concord-stage-${process.pid}-${crypto.randomBytes(8).toString("hex")}.db`);
 }
 
-/** Whether no process with this id runs on this machine. */
+/**
+ * Whether no process with this id runs on this machine. A zombie counts as gone: it has ended and holds nothing, and
+ * an orphan's zombie may never be reaped (its new parent, a container's first process, may not wait for it).
+ */
 export function processGone(pid: number): boolean {
   if (pid === process.pid) return false;
   try {
     process.kill(pid, 0);
-    return false;
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === "ESRCH";
+  }
+  try {
+    // Linux: "pid (comm) state …"; the name may hold spaces and parentheses, the fields after the last ")" do not.
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z");
+  } catch {
+    return false; // no /proc here: the process exists
   }
 }
 
