@@ -33,10 +33,11 @@ let scenario: Awaited<ReturnType<typeof seedAnnotationScenario>>;
 beforeAll(async () => {
   app = await startApp(async (file) => {
     const db = openDatabase(file);
-    // 600 items, two labels each: 24 units per annotator, more than any of them submits before the server stops.
+    // 2,000 items, two labels each: about 70 units per annotator, more than any of them submits before the server stops
+    // (about 10 on average in our runs).
     scenario = await seedAnnotationScenario(db, {
       annotators: ANNOTATORS + READERS,
-      items: 600,
+      items: 2000,
       overlap: 2,
       password: PASSWORD,
       kinds: ["checklist-appropriateness"],
@@ -228,7 +229,8 @@ describe("SIGTERM under 50 annotators' load", () => {
       expect(r.hadError).toBe(false);
       expect(r.closedAt).toBeGreaterThanOrEqual(signalledAt);
     }
-    expect(exitAt - signalledAt).toBeLessThan(8000);
+    // Within the 10 s the server promises (scripts/server.ts), and not by its forced cut-off 8 s after the signal.
+    expect(exitAt - signalledAt).toBeLessThan(10_000);
     expect(app.output()).not.toMatch(/cutting/);
 
     // Every acknowledged submit is stored, once, as a submitted label.
