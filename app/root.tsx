@@ -66,6 +66,7 @@ function Shell({ children }: { children: React.ReactNode }) {
             <nav className="topnav">
               <Link to="/projects">Projects</Link>
               {user.isSiteAdmin ? <Link to="/admin/users">Users</Link> : null}
+              <Link to="/settings/tokens">API tokens</Link>
               <span className="muted" data-testid="signed-in-as">
                 {user.name}
               </span>
