@@ -6,6 +6,9 @@ import { ItemsWriter } from "./items.server";
 import { clip } from "./staging.server";
 import { UNIT_RESPONSE_KEY, type LabelRecord } from "./types";
 
+/** An imported-labels task's scale, as a verdict on its units is checked against it (LabelsWriter.scaleOfTask). */
+export type TaskScale = { labels: Set<string>; numeric: boolean; min: number; max: number };
+
 export abstract class LabelsWriter extends ItemsWriter {
   protected readonly labels: (LabelRecord & { row: number; itemId?: number; responseId?: number })[] = [];
   private readonly labelKeys = new Map<string, number>();
@@ -170,21 +173,75 @@ export abstract class LabelsWriter extends ItemsWriter {
     return labels;
   }
 
+  private readonly taskScales = new Map<number, TaskScale>();
+
+  /**
+   * An imported-labels task's scale as verdicts are checked against it: its labels as text
+   * (labelsOfTask), whether its level is numeric (ordinal or interval: a verdict that is a number
+   * is a score, kept whatever its value), and the range of its numeric labels and declared
+   * categories (a score outside it is out of the human scale: kept, counted in a warning).
+   */
+  protected scaleOfTask(taskId: number): TaskScale {
+    let scale = this.taskScales.get(taskId);
+    if (scale) return scale;
+    const labels = this.labelsOfTask(taskId);
+    let level: unknown;
+    try {
+      const config = this.conn.prepare("select config from main.tasks where id = ?").get(taskId) as { config: string | null } | undefined;
+      level = (JSON.parse(config?.config ?? "{}") as { level?: unknown }).level;
+    } catch {
+      // a config that is not JSON declares no level
+    }
+    const numbers = [...labels].map(Number).filter(Number.isFinite);
+    scale = {
+      labels,
+      numeric: (level === "ordinal" || level === "interval") && numbers.length > 0,
+      min: numbers.length ? Math.min(...numbers) : NaN,
+      max: numbers.length ? Math.max(...numbers) : NaN,
+    };
+    this.taskScales.set(taskId, scale);
+    return scale;
+  }
+
   private readonly responseLabels = new Map<number, Set<string> | undefined>();
+  private readonly responseScales = new Map<number, TaskScale | undefined>();
+
+  /** The scale of the imported-labels task(s) whose units judge this response (numeric only if every one is); undefined when none does. */
+  protected scaleOfResponse(responseId: number): TaskScale | undefined {
+    if (this.responseScales.has(responseId)) return this.responseScales.get(responseId);
+    const labels = this.labelsOfResponse(responseId);
+    let out: TaskScale | undefined;
+    if (labels) {
+      const scales = this.tasksOfResponse(responseId).map((t) => this.scaleOfTask(t));
+      out = {
+        labels,
+        numeric: scales.length > 0 && scales.every((s) => s.numeric),
+        min: Math.min(...scales.map((s) => s.min)),
+        max: Math.max(...scales.map((s) => s.max)),
+      };
+    }
+    this.responseScales.set(responseId, out);
+    return out;
+  }
+
+  private tasksOfResponse(responseId: number): number[] {
+    return (
+      this.conn
+        .prepare(
+          "select distinct u.task_id from main.units u join main.tasks t on t.id = u.task_id where u.response_id = ? and t.kind = 'imported-labels'",
+        )
+        .all(responseId) as { task_id: number }[]
+    ).map((t) => t.task_id);
+  }
 
   /** The labels of the imported-labels task(s) whose units judge this response; undefined when none does. */
   protected labelsOfResponse(responseId: number): Set<string> | undefined {
     if (responseId <= 0 || responseId >= STAGE_BASE) return undefined;
     if (this.responseLabels.has(responseId)) return this.responseLabels.get(responseId);
-    const tasks = this.conn
-      .prepare(
-        "select distinct u.task_id from main.units u join main.tasks t on t.id = u.task_id where u.response_id = ? and t.kind = 'imported-labels'",
-      )
-      .all(responseId) as { task_id: number }[];
     let out: Set<string> | undefined;
-    for (const t of tasks) {
+    for (const t of this.tasksOfResponse(responseId)) {
       out ??= new Set();
-      for (const l of this.labelsOfTask(t.task_id)) out.add(l);
+      for (const l of this.labelsOfTask(t)) out.add(l);
     }
     this.responseLabels.set(responseId, out);
     return out;

@@ -1,6 +1,6 @@
 /** Responses, judges and verdicts, each refused when it conflicts with what the database already holds under its key. */
 import { STAGE_BASE } from "../stage.server";
-import { LabelsWriter } from "./labels.server";
+import { LabelsWriter, type TaskScale } from "./labels.server";
 import { clip } from "./staging.server";
 import { UNIT_RESPONSE_KEY, type ResponseRecord, type UnitVerdictRecord, type VerdictRecord } from "./types";
 
@@ -106,11 +106,13 @@ export abstract class VerdictsWriter extends LabelsWriter {
       checklistItemId = hit.id;
     }
     if (rec.againstLabels) {
-      const labels = checklistItemId === null ? this.labelsOfResponse(responseId) : undefined;
-      if (labels) {
-        // A judge of labelled units: an empty output or one outside the task's labels is kept as unparsed.
-        const parsed = rec.value !== null && labels.has(rec.value);
-        rec = { ...rec, score: parsed ? rec.score : null, parseStatus: parsed ? "ok" : "unparsed" };
+      const scale = checklistItemId === null ? this.scaleOfResponse(responseId) : undefined;
+      if (scale) {
+        // A judge of labelled units: on a numeric scale a number is a score, kept whatever its value; else
+        // an empty output or one outside the task's labels is kept as unparsed.
+        const score = this.scoreOn(scale, rec.value, rec.judge, row, rec.againstLabels.valueField ?? "value");
+        const parsed = score !== null || (rec.value !== null && scale.labels.has(rec.value));
+        rec = { ...rec, score: score ?? (parsed ? rec.score : null), parseStatus: parsed ? "ok" : "unparsed" };
       } else if (rec.value === null) {
         this.error({
           row,
@@ -168,6 +170,39 @@ export abstract class VerdictsWriter extends LabelsWriter {
     this.s.verdict.run(judgeId, responseId, checklistItemId, rec.value, rec.score ?? null, rec.raw ?? null, rec.parseStatus ?? "ok");
   }
 
+  /** Per judge: verdicts outside the human scale of a numeric task (kept as scores), the first row and value. */
+  private readonly outOfScale = new Map<string, { count: number; row: number; field: string; value: number; min: number; max: number }>();
+
+  /**
+   * A verdict on a unit of a numeric (ordinal or interval) task: a number is a score, whatever its
+   * value (an averaged 2.33, a 0 or a -1 on a 1-5 scale, a 1-10 judge against 1-5 ratings); one
+   * outside the human scale's range is counted per judge for a warning. Null: not a number, or
+   * the scale is not numeric (the verdict is then checked against the labels as text).
+   */
+  private scoreOn(scale: TaskScale, value: string | null, judge: string, row: number, field: string): number | null {
+    if (!scale.numeric || value === null || value.trim() === "") return null;
+    const x = Number(value);
+    if (!Number.isFinite(x)) return null;
+    if (x < scale.min || x > scale.max) {
+      const o = this.outOfScale.get(judge);
+      if (o) o.count++;
+      else this.outOfScale.set(judge, { count: 1, row, field, value: x, min: scale.min, max: scale.max });
+    }
+    return x;
+  }
+
+  /** One warning per judge with scores outside the human scale (called when the file has been read). */
+  protected warnOutOfScale(): void {
+    for (const [judge, o] of this.outOfScale)
+      this.warn({
+        row: o.row,
+        field: o.field,
+        message:
+          `judge "${clip(judge, 60)}": ${o.count} score${o.count === 1 ? "" : "s"} outside the human scale ${o.min}–${o.max} ` +
+          `(the first, ${o.value}, at row ${o.row}); kept as scores, in every figure`,
+      });
+  }
+
   private checklistOf(itemId: number) {
     let list = this.checklists.get(itemId);
     if (!list) {
@@ -220,8 +255,9 @@ export abstract class VerdictsWriter extends LabelsWriter {
       });
       return;
     }
-    const labels = this.labelsOfTask(hit.taskId);
-    const parsed = rec.value !== null && labels.has(rec.value);
+    const scale = this.scaleOfTask(hit.taskId);
+    const score = this.scoreOn(scale, rec.value, rec.judge, row, "verdict");
+    const parsed = score !== null || (rec.value !== null && scale.labels.has(rec.value));
     this.verdict(
       {
         judge: rec.judge,
@@ -230,7 +266,7 @@ export abstract class VerdictsWriter extends LabelsWriter {
         response: UNIT_RESPONSE_KEY,
         checklist: null,
         value: rec.value,
-        score: parsed ? rec.score : null,
+        score: score ?? (parsed ? rec.score : null),
         raw: rec.raw,
         parseStatus: parsed ? "ok" : "unparsed",
       },
