@@ -15,7 +15,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 
 /** What scripts/cli.mjs runs from a bundle whose packages stay in node_modules: scripts/NAME.ts for each NAME. */
-export const COMMANDS = ["server", "import-job", "import", "export", "runs", "worker", "providers", "seed", "migrate", "db-copy"];
+export const COMMANDS = ["server", "import-job", "import", "export", "runs", "worker", "providers", "tokens", "seed", "migrate", "db-copy"];
 
 // node_modules/.cache/concord, or a directory in the system's temporary folder when node_modules is read-only.
 function pickCacheDir() {

@@ -2,7 +2,7 @@
 // from its cached esbuild bundle (scripts/bundled-cli.mjs), our code compiled and the packages left to
 // node_modules, which starts about a second sooner than the tsx loader. NAME is one of COMMANDS, never a
 // path: the server (`npm start`, `npm run demo`), the web server's import job, and the operator's commands
-// (`npm run import`, `export`, `runs`, `worker`, `providers`, `seed`, `db:migrate`, `db:copy`).
+// (`npm run import`, `export`, `runs`, `worker`, `providers`, `tokens`, `seed`, `db:migrate`, `db:copy`).
 // `npx tsx scripts/NAME.ts` runs the same code uncompiled (`npm run dev` runs the server that way).
 import { COMMANDS, runBundled } from "./bundled-cli.mjs";
 
