@@ -71,6 +71,25 @@ describe("access control", () => {
   for (const [file, entry] of Object.entries(ROUTES)) {
     if (entry.access === "public") continue;
 
+    if (entry.access === "api") {
+      it(`${file}: no session opens it, not even a site admin's: 401, loader and action`, async () => {
+        const mod = await load(file);
+        for (const who of [null, "outsider", "annotator", "researcher", "admin", "siteAdmin"] as const) {
+          const cookie = who ? cookies[who] : undefined;
+          const res = await run(mod.loader!, args(get(entry.path(ids), cookie), entry.params(ids)));
+          expect([res.status, res.headers.get("Content-Type")], `${who ?? "signed out"} loading ${file}`).toEqual([
+            401,
+            "application/problem+json",
+          ]);
+          if (mod.action) {
+            const req = post(entry.path(ids), entry.form?.(ids) ?? {}, cookie);
+            expect((await run(mod.action, args(req, entry.params(ids)))).status).toBe(401);
+          }
+        }
+      });
+      continue;
+    }
+
     it(`${file}: signed-out visitors are sent to /login`, async () => {
       const mod = await load(file);
       const res = await run(mod.loader!, args(get(entry.path(ids)), entry.params(ids)));

@@ -1,6 +1,7 @@
 import type { Role } from "../../../db/schema";
 
-export type Access = "public" | "user" | "site-admin" | Role;
+/** "api": an /api/v1/ route, opened by a bearer token only (tests/api/ test the tokens; here, no session opens it). */
+export type Access = "public" | "user" | "site-admin" | "api" | Role;
 export type Entry = {
   access: Access;
   path: (ids: Ids) => string;
