@@ -3,7 +3,15 @@
  *     --verdicts VERDICTS.csv|.jsonl|.json [--reference majority|each]
  *     [--unparsed count-as-wrong|exclude|as:LABEL] [--missing-as missing|unparsed]
  *     [--format json|table] [--seed N] [--map field=column] [--labels-map field=column]
- *     [--verdicts-map field=column] [--level nominal|ordinal]
+ *     [--verdicts-map field=column] [--level nominal|ordinal|interval] [--group COL]
+ *
+ * With --level interval or ordinal the labels and verdicts are scores, compared on their own scales
+ * (app/reports/scoreJudgeAgreement.ts): --reference mean|median|each (default mean; one annotator
+ * column is the reference itself), --group COL names the column that forms pairs (an instruction or
+ * prompt, in the labels file or else the verdicts file); per judge n, outOfScale, Pearson, Spearman,
+ * Kendall tau-b and the three pairwise consistencies with their pair counts, each with a seeded
+ * bootstrap interval over the groups. --level ordinal adds the label-set figures (weighted kappa) as
+ * labelAgreement in the JSON.
  *
  * Judge–human agreement from two files, no database: per judge n, unparsed and missing verdicts,
  * accuracy (Wilson 95% CI), Cohen's kappa (asymptotic 95% CI), Gwet's AC1, macro
@@ -15,6 +23,15 @@
  */
 import { parseArgs } from "node:util";
 import { JudgeFileError, readJudgeFiles } from "../app/formats/judgeFiles.server";
+import {
+  CONSISTENCY_DEFINITIONS,
+  parseScoreReference,
+  SCORE_LABELS,
+  SCORE_INTERVAL_METHOD,
+  scoreInputFromText,
+  scoreJudgeAgreement,
+  type ScoreJudgeResult,
+} from "../app/reports/scoreJudgeAgreement";
 import {
   JudgeAgreementError,
   judgeAgreement,
@@ -28,7 +45,7 @@ import {
 } from "../app/reports/judgeAgreement";
 
 const USAGE =
-  "usage: npm run judge-agreement -- --labels FILE [--annotators COL,COL,...] --verdicts FILE [--reference majority|each] [--unparsed count-as-wrong|exclude|as:LABEL] [--missing-as missing|unparsed] [--format json|table] [--seed N] [--map field=column] [--labels-map field=column] [--verdicts-map field=column] [--level nominal|ordinal]";
+  "usage: npm run judge-agreement -- --labels FILE [--annotators COL,COL,...] --verdicts FILE [--reference majority|each] [--unparsed count-as-wrong|exclude|as:LABEL] [--missing-as missing|unparsed] [--format json|table] [--seed N] [--map field=column] [--labels-map field=column] [--verdicts-map field=column] [--level nominal|ordinal|interval] [--group COL] (interval, ordinal: --reference mean|median|each)";
 
 function fail(message: string): never {
   console.error(`judge-agreement: ${message}`);
@@ -42,7 +59,8 @@ try {
       labels: { type: "string" },
       verdicts: { type: "string" },
       annotators: { type: "string" },
-      reference: { type: "string", default: "majority" },
+      reference: { type: "string" },
+      group: { type: "string" },
       unparsed: { type: "string", default: "count-as-wrong" },
       "missing-as": { type: "string", default: "missing" },
       format: { type: "string", default: "table" },
@@ -63,14 +81,21 @@ if (values.help) {
 }
 if (!values.labels) fail(`--labels is required (${USAGE})`);
 if (!values.verdicts) fail(`--verdicts is required (${USAGE})`);
-if (values.reference !== "majority" && values.reference !== "each")
+const scores = values.level === "interval" || values.level === "ordinal";
+const scoreReference = scores ? parseScoreReference(values.reference ?? "mean") : null;
+if (scores && !scoreReference)
+  fail(`--reference must be "mean", "median" or "each" with --level ${values.level}, not "${values.reference}".`);
+values.reference ??= "majority";
+if (!scores && values.reference !== "majority" && values.reference !== "each")
   fail(`--reference must be "majority" or "each", not "${values.reference}".`);
+if (!scores && values.group !== undefined) fail("--group forms pairs of scores: use it with --level interval or ordinal.");
 const policy = parseUnparsedPolicy(values.unparsed);
 if (!policy) fail(`--unparsed must be count-as-wrong, exclude or as:LABEL, not "${values.unparsed}".`);
 const missingPolicy = parseMissingPolicy(values["missing-as"]);
 if (!missingPolicy) fail(`--missing-as must be "missing" or "unparsed", not "${values["missing-as"]}".`);
 if (values.format !== "json" && values.format !== "table") fail(`--format must be "json" or "table", not "${values.format}".`);
-if (values.level !== "nominal" && values.level !== "ordinal") fail(`--level must be "nominal" or "ordinal", not "${values.level}".`);
+if (values.level !== "nominal" && values.level !== "ordinal" && values.level !== "interval")
+  fail(`--level must be "nominal", "ordinal" or "interval", not "${values.level}".`);
 const seed = Number(values.seed);
 if (!Number.isInteger(seed)) fail(`--seed must be a whole number, not "${values.seed}".`);
 /** `--map`-style flags: field=column, each field once per flag. */
@@ -96,6 +121,7 @@ if (values.annotators !== undefined && !annotators?.length) fail("--annotators n
 
 let result: JudgeAgreementResult;
 let summary;
+let scored: ScoreJudgeResult | null = null;
 try {
   const read = await readJudgeFiles({
     labels: values.labels,
@@ -104,18 +130,54 @@ try {
     mapping,
     labelsMapping,
     verdictsMapping,
+    group: values.group,
   });
   summary = read.summary;
+  if (scores) {
+    // Scores: every judge on its own scale against the human scores (the judge page's figures).
+    scored = scoreJudgeAgreement(scoreInputFromText(read.input, summary.units, summary.groups, missingPolicy), {
+      reference: scoreReference!,
+      seed,
+    });
+  }
   result = judgeAgreement(read.input, {
-    reference: values.reference,
+    reference: values.reference === "each" ? "each" : "majority",
     unparsed: policy,
     missing: missingPolicy,
     seed,
     ordinal: values.level === "ordinal",
+    ...(values.level === "interval" ? { resamples: 0 } : {}),
   });
 } catch (err) {
   if (err instanceof JudgeFileError || err instanceof JudgeAgreementError) fail(err.message);
   throw err;
+}
+process.stdout.on("error", (err: NodeJS.ErrnoException) => process.exit(err.code === "EPIPE" ? 0 : 1));
+if (scored) {
+  if (scored.units === 0) fail("LABELS has no labels (every label cell is empty).");
+  if (scored.judges.length === 0) fail("VERDICTS has no verdicts.");
+  const out = {
+    level: values.level,
+    reference: scored.reference,
+    groupColumn: values.group ?? null,
+    groupFrom: summary.groupFrom ?? null,
+    units: scored.units,
+    groups: scored.groups,
+    scale: scored.scale,
+    missingPolicy,
+    intervalMethod: scored.intervalMethod,
+    consistencyDefinitions: scored.consistencyDefinitions,
+    judges: scored.judges,
+    labelsLayout: summary.labelsLayout,
+    annotatorColumns: summary.annotatorColumns,
+    ignoredColumns: summary.ignoredColumns,
+    verdictsWithoutLabels: summary.verdictsWithoutLabels,
+    seed,
+    // Ordinal: the label-set figures too (accuracy, kappa, weighted kappa), as `--level ordinal` gave them before.
+    ...(values.level === "ordinal" ? { labelAgreement: result } : {}),
+  };
+  process.stdout.write((values.format === "json" ? JSON.stringify(out, null, 2) : scoreTable(out)) + "\n");
+  process.exit(0);
 }
 if (result.units === 0) fail("LABELS has no labels (every label cell is empty).");
 if (result.judges.length === 0) fail("VERDICTS has no verdicts.");
@@ -129,7 +191,6 @@ const out = {
   level: values.level,
   seed,
 };
-process.stdout.on("error", (err: NodeJS.ErrnoException) => process.exit(err.code === "EPIPE" ? 0 : 1));
 if (values.format === "json") {
   process.stdout.write(JSON.stringify(out, null, 2) + "\n");
 } else {
@@ -219,4 +280,71 @@ function grid(head: string[], body: string[][]): string[] {
       .join("  ")
       .trimEnd();
   return [line(head), line(w.map((n) => "-".repeat(n))), ...body.map(line)];
+}
+
+function scoreTable(r: {
+  level: string;
+  reference: string;
+  groupColumn: string | null;
+  units: number;
+  groups: number;
+  scale: [number, number] | null;
+  judges: ScoreJudgeResult["judges"];
+  annotatorColumns: string[];
+  verdictsWithoutLabels: number;
+}): string {
+  const f3 = (x: number | null) => (x === null ? "n/a" : x.toFixed(3));
+  const pct = (x: number | null) => (x === null ? "n/a" : `${(100 * x).toFixed(1)}%`);
+  const ci = (c: [number, number] | null, f: (x: number) => string) => (c ? ` [${f(c[0])}, ${f(c[1])}]` : "");
+  const lines = [
+    `Scores (--level ${r.level}): ${r.units} scored units${r.scale ? `, human scale ${r.scale[0]}–${r.scale[1]}` : ""}; annotators ${r.annotatorColumns.join(", ")}`,
+    `Reference: ${r.reference === "each" ? "each annotator (every annotator × unit pair, pooled; pairs within one annotator)" : `the ${r.reference} of the unit's annotators`}`,
+    r.groupColumn
+      ? `Groups (--group ${r.groupColumn}): ${r.groups}; pairs form within a group`
+      : "No --group: no pairs (consistency needs the column that forms pairs: an instruction or prompt)",
+    CONSISTENCY_DEFINITIONS,
+    `${SCORE_INTERVAL_METHOD}.` + (r.verdictsWithoutLabels ? ` ${r.verdictsWithoutLabels} verdicts on unscored units not compared.` : ""),
+    "",
+  ];
+  const L = SCORE_LABELS;
+  const head = [
+    "judge",
+    L.n,
+    L.unparsed,
+    L.outOfScale,
+    `${L.pearson} [95% CI]`,
+    `${L.spearman} [95% CI]`,
+    `${L.kendallTauB} [95% CI]`,
+    `${L.consistencyTiesCounted} [95% CI]`,
+    L.pairs,
+    `${L.consistencyTiesExcluded} [95% CI]`,
+    L.pairsTiesExcluded,
+    `${L.consistencyHumanDiffering} [95% CI]`,
+    L.pairsHumanDiffering,
+  ];
+  const p1 = (x: number) => `${(100 * x).toFixed(1)}%`;
+  const body = r.judges.map((j) => [
+    j.judge,
+    String(j.n),
+    String(j.unparsed),
+    String(j.outOfScale),
+    f3(j.pearson) + ci(j.pearsonCI, (x) => x.toFixed(3)),
+    f3(j.spearman) + ci(j.spearmanCI, (x) => x.toFixed(3)),
+    f3(j.kendallTauB) + ci(j.kendallTauBCI, (x) => x.toFixed(3)),
+    pct(j.consistencyTiesCounted) + ci(j.consistencyTiesCountedCI, p1),
+    String(j.pairs),
+    pct(j.consistencyTiesExcluded) + ci(j.consistencyTiesExcludedCI, p1),
+    String(j.pairsTiesExcluded),
+    pct(j.consistencyHumanDiffering) + ci(j.consistencyHumanDifferingCI, p1),
+    String(j.pairsHumanDiffering),
+  ]);
+  lines.push(...grid(head, body));
+  const notes = r.judges.filter((j) => Object.keys(j.intervalNotes).length);
+  for (const j of notes)
+    lines.push(
+      `${j.judge}: ${Object.entries(j.intervalNotes)
+        .map(([k, v]) => `${k} ${v}`)
+        .join("; ")}`,
+    );
+  return lines.join("\n");
 }

@@ -37,7 +37,8 @@
  *   both a seeded bootstrap over units —, macro F1 CI a seeded bootstrap over units;
  *   missing = compared units without a verdict — none, or (missing_policy "missing", the default)
  *   one imported without a value or as NA/N/A; missing_verdicts = those imported verdicts on all
- *   the task's units; under missing_policy "unparsed" they count as unparsed instead)
+ *   the task's units; under missing_policy "unparsed" they count as unparsed instead),
+ *   then, on ordinal and interval tasks, the score columns (SCORE_EXPORT_COLUMNS below)
  *
  * judge-confusion — the confusion matrix and per-label figures behind judge-agreement: one row
  *   per (task, judge, reference label, judge label), over the labels either side used:
@@ -57,10 +58,32 @@ import { visible } from "../../db/visibility";
 import { cohenKappa, fleissKappa, gwetAC1, krippendorffAlpha, percentAgreement, type MeasurementLevel } from "../stats";
 import type { JudgeAgreementRow, MissingPolicy, Reference, UnparsedPolicy } from "../reports/judgeAgreement";
 import { UNPARSED as UNPARSED_CLASS } from "../reports/judgeAgreement";
-import { judgeAgreementFor } from "../reports/report.server";
+import { judgeAgreementFor, judgeReportFor } from "../reports/report.server";
 import { labelKindOf, taskScale } from "../reports/subjects";
 import { findKind } from "../task-kinds/registry";
 import { toCsv } from "./csv";
+
+/**
+ * judge-agreement's score columns (tasks on an ordinal or interval scale; empty otherwise): the
+ * judges page's score table (app/reports/scoreJudgeAgreement.ts) against the final score by the
+ * task's default rule (score_reference): score_n, out_of_scale, Pearson, Spearman, Kendall tau-b,
+ * the three pairwise consistencies (pairs of responses to one item) with their pair counts, each
+ * with its seeded bootstrap interval over items.
+ */
+const SCORE_EXPORT_COLUMNS = [
+  "score_reference",
+  "score_n",
+  "out_of_scale",
+  ...["pearson", "spearman", "kendall_tau_b"].flatMap((k) => [k, `${k}_ci_low`, `${k}_ci_high`]),
+  ...["ties_counted", "ties_excluded", "human_differing"].flatMap((k) => [
+    `consistency_${k}`,
+    `consistency_${k}_ci_low`,
+    `consistency_${k}_ci_high`,
+  ]),
+  "pairs",
+  "pairs_ties_excluded",
+  "pairs_human_differing",
+];
 
 export const EXPORT_KINDS = ["annotations", "agreement", "judge-agreement", "runs", "judge-confusion"] as const;
 export type ExportKind = (typeof EXPORT_KINDS)[number];
@@ -139,6 +162,7 @@ export const COLUMNS: Record<ExportKind, string[]> = {
     "unparsed_compared",
     "missing_policy",
     "missing_verdicts",
+    ...SCORE_EXPORT_COLUMNS,
   ],
   runs: [
     "dataset",
@@ -524,9 +548,37 @@ export function judgeAgreementRow(task: { id: number; name: string }, r: NonNull
 
 async function judgeAgreement(d: Dal, projectId: number, opts: JudgeExportOptions): Promise<Row[]> {
   const out: Row[] = [];
-  for (const page of await judgeTasks(d, projectId, opts))
-    for (const j of page.result!.judges) out.push(judgeAgreementRow(page.task, page.result!, j));
+  for (const page of await judgeTasks(d, projectId, opts)) {
+    // Scores: the judges page's score table (its figures, by the task's default rule), by judge.
+    const report = await judgeReportFor(projectId, page.task.id, { rule: null, delta: 0.05 });
+    const numeric = report && (report.labelKind === "ordinal" || report.labelKind === "interval");
+    const scoreRows = new Map((numeric ? report.tables.judges.rows : []).map((r) => [r.judge as string, r]));
+    for (const j of page.result!.judges) {
+      const s = scoreRows.get(j.judge);
+      out.push({ ...judgeAgreementRow(page.task, page.result!, j), ...(s ? scoreExportCells(report!.rule, s) : {}) });
+    }
+  }
   return out;
+}
+
+/** A score-table row (app/reports/tables.ts scoreCells) as the export's score columns. */
+function scoreExportCells(rule: string, s: Row): Row {
+  const lo = (v: unknown) => (Array.isArray(v) ? v[0] : null);
+  const hi = (v: unknown) => (Array.isArray(v) ? v[1] : null);
+  const out: Row = { score_reference: rule, score_n: s.n, out_of_scale: s.outOfScale };
+  for (const [k, key] of [
+    ["pearson", "pearson"],
+    ["spearman", "spearman"],
+    ["kendall_tau_b", "kendallTauB"],
+    ["consistency_ties_counted", "consistencyTiesCounted"],
+    ["consistency_ties_excluded", "consistencyTiesExcluded"],
+    ["consistency_human_differing", "consistencyHumanDiffering"],
+  ]) {
+    out[k] = s[key];
+    out[`${k}_ci_low`] = lo(s[`${key}Ci`]);
+    out[`${k}_ci_high`] = hi(s[`${key}Ci`]);
+  }
+  return { ...out, pairs: s.pairs, pairs_ties_excluded: s.pairsTiesExcluded, pairs_human_differing: s.pairsHumanDiffering };
 }
 
 /** The columns of the judge page's judge-agreement CSV: the export's, without the task and Yes/No columns. */

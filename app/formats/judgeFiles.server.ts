@@ -208,6 +208,9 @@ export interface JudgeFilesSummary {
   verdictsWithoutLabels: number;
   /** Unit keys in input order. */
   units: string[];
+  /** With `group`: each unit's group (null where the file gives none), in units' order; and which file it was read from. */
+  groups?: (string | null)[];
+  groupFrom?: "LABELS" | "VERDICTS";
 }
 
 /**
@@ -224,6 +227,11 @@ export async function readJudgeFiles(o: {
   labelsMapping?: Record<string, string>;
   /** field → column for the verdicts file only (`--verdicts-map`; wins over `mapping`). */
   verdictsMapping?: Record<string, string>;
+  /**
+   * The column that forms pairs (`--group`: an instruction or prompt): read from the labels file,
+   * or from the verdicts file when the labels file has no such column. A unit's group is one value.
+   */
+  group?: string;
 }): Promise<{ input: JudgeAgreementInput; summary: JudgeFilesSummary }> {
   const mapping = mappingFor(o.mapping ?? {}, o.labelsMapping ?? {}, "--labels-map");
   const vmapping = mappingFor(o.mapping ?? {}, o.verdictsMapping ?? {}, "--verdicts-map");
@@ -260,7 +268,7 @@ export async function readJudgeFiles(o: {
       );
     if (new Set(o.annotators).size !== o.annotators.length) throw new JudgeFileError(`${lwhere}: --annotators names a column twice.`);
     annotators = o.annotators;
-    ignored = lt.header.filter((h) => h !== cols.unit && !annotators.includes(h));
+    ignored = lt.header.filter((h) => h !== cols.unit && h !== o.group && !annotators.includes(h));
     const seen = new Map<string, number>();
     for (const { record, row } of lt.rows) {
       const key = unitKey(record, cols.unit, row, lwhere);
@@ -307,13 +315,43 @@ export async function readJudgeFiles(o: {
       }
       cells[unitOf(key)].set(a, t);
     }
-    ignored = lt.header.filter((h) => h !== cols.unit && h !== cols.annotator && h !== cols.label);
+    ignored = lt.header.filter((h) => h !== cols.unit && h !== cols.annotator && h !== cols.label && h !== o.group);
   }
   const labels = cells.map((m) => annotators.map((_, a) => m.get(a) ?? null));
+  const groups: (string | null)[] | undefined = o.group ? new Array(units.length).fill(null) : undefined;
+  const groupRows = new Map<number, number>();
+  /** Reads the unit's group from a record; a unit given two groups is refused. */
+  const readGroup = (record: SourceRecord, key: string, row: number, where: string) => {
+    const u = unitIndex.get(key);
+    if (!groups || u === undefined) return;
+    const raw = record[o.group!];
+    const g = raw === null || raw === undefined ? null : cellText(raw)!.trim() || null;
+    if (g === null) return;
+    if (groups[u] !== null && groups[u] !== g)
+      throw new JudgeFileError(
+        `${where}: row ${row}, field "${o.group}": unit "${key}" is in group "${groups[u]}" (row ${groupRows.get(u)}), not "${g}"`,
+      );
+    groups[u] = g;
+    groupRows.set(u, row);
+  };
+  let groupFrom: "LABELS" | "VERDICTS" | undefined;
+  if (o.group && lt.header.includes(o.group)) {
+    groupFrom = "LABELS";
+    const cols = columns(lt, [UNIT], mapping, lwhere);
+    for (const { record, row } of lt.rows) readGroup(record, cellText(record[cols.unit!])?.trim() ?? "", row, lwhere);
+  }
 
   const vt = await readTable(o.verdicts, "VERDICTS");
   const vwhere = `VERDICTS ${path.basename(o.verdicts)}`;
   const vc = columns(vt, VERDICT_FIELDS, vmapping, vwhere);
+  if (o.group && !groupFrom) {
+    if (!vt.header.includes(o.group))
+      throw new JudgeFileError(
+        `--group ${o.group}: no such column in LABELS ${path.basename(o.labels)} (${lt.header.join(", ")}) or VERDICTS ${path.basename(o.verdicts)} (${vt.header.join(", ")})`,
+      );
+    groupFrom = "VERDICTS";
+    for (const { record, row } of vt.rows) readGroup(record, cellText(record[vc.unit!])?.trim() ?? "", row, vwhere);
+  }
   const judges = new Map<string, { name: string; verdicts: Verdict[]; rows: Map<number, number> }>();
   let verdictsWithoutLabels = 0;
   for (const { record, row } of vt.rows) {
@@ -335,6 +373,13 @@ export async function readJudgeFiles(o: {
   }
   return {
     input: { annotators, labels, judges: [...judges.values()].map((j) => ({ name: j.name, verdicts: j.verdicts })) },
-    summary: { labelsLayout: layout, annotatorColumns: annotators, ignoredColumns: ignored, verdictsWithoutLabels, units },
+    summary: {
+      labelsLayout: layout,
+      annotatorColumns: annotators,
+      ignoredColumns: ignored,
+      verdictsWithoutLabels,
+      units,
+      ...(groups ? { groups, groupFrom } : {}),
+    },
   };
 }

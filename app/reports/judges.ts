@@ -28,6 +28,7 @@ import {
 import { DIMENSIONS, SMALL_N, Z95, analyticMethod, honestEstimate, proportionEstimate, type Dimension } from "./agreement";
 import { labelText } from "./judgeAgreement";
 import { constantRaterReason } from "./honest";
+import { scoreJudgeFigures, type ScoreJudgeRow } from "./scoreJudgeAgreement";
 import type { Estimate, FinalLabels, TaskData } from "./types";
 
 export interface JudgeInfo {
@@ -132,6 +133,12 @@ export interface JudgeRow {
   spearman: number | null;
   kendall: number | null;
   ordering: PairwiseOrderingResult | null;
+  /**
+   * Scores (ordinal, interval): the figures of app/reports/scoreJudgeAgreement against the final
+   * human score — Pearson, Spearman, Kendall, the three pairwise consistencies (pairs of responses
+   * to one item) with their pair counts, each with a seeded bootstrap interval over items.
+   */
+  scores: ScoreJudgeRow | null;
   orderingByTaskType: { taskType: string; result: PairwiseOrderingResult }[];
   breakdowns: JudgeBreakdownRow[];
   /** Paired arrays used for every figure (for CSV of the rows behind the figure). */
@@ -140,6 +147,13 @@ export interface JudgeRow {
   subjects: number[];
   /** Subjects with a final human label whose verdict could not be parsed (for the disagreement browser). */
   unparsedSubjects: number[];
+}
+
+/** The human scale's range: the task's numeric categories (its declared or observed scale), else the final scores'. */
+function scaleRange(categories: readonly Label[], human: number[]): [number, number] | undefined {
+  const xs = categories.map(Number).filter(Number.isFinite);
+  const use = xs.length ? xs : human;
+  return use.length ? [Math.min(...use), Math.max(...use)] : undefined;
 }
 
 export const family = (model: string | null | undefined) =>
@@ -189,6 +203,7 @@ export function judgeReport(data: TaskData, final: FinalLabels, judges: JudgeInf
       spearman: null,
       kendall: null,
       ordering: null,
+      scores: null,
       orderingByTaskType: [],
       breakdowns: [],
       human,
@@ -268,6 +283,13 @@ export function judgeReport(data: TaskData, final: FinalLabels, judges: JudgeInf
         taskType: data.subjects[s].taskType ?? "(none)",
       }));
       row.ordering = pairwiseOrderingConsistency(scored);
+      // The one code path of every score-judge figure (the command reads the same from files).
+      row.scores = scoreJudgeFigures(
+        judge.name,
+        scored.map((x) => ({ cluster: String(x.itemId), pairKey: String(x.itemId), human: x.human, judge: x.judge })),
+        { unparsed, missing },
+        { seed: data.task.seed, scale: scaleRange(data.categories, h) },
+      );
       const types = [...new Set(scored.map((x) => x.taskType))].sort();
       row.orderingByTaskType = types.map((t) => ({
         taskType: t,

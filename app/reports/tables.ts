@@ -13,6 +13,7 @@ import {
   type PlanRow,
 } from "./agreement";
 import { ablationGroups, type JudgeRow } from "./judges";
+import { CONSISTENCY_DEFINITIONS, SCORE_INTERVAL_METHOD, SCORE_LABELS as L, type ScoreJudgeRow } from "./scoreJudgeAgreement";
 import type { Column, Estimate, FinalLabels, ReportTable, Row, TaskData } from "./types";
 
 const c = (key: string, label: string, kind: Column["kind"]): Column => ({ key, label, kind });
@@ -311,41 +312,80 @@ export function planTable(rows: PlanRow[]): ReportTable {
 
 // ─── Judges ──────────────────────────────────────────────────────────────────
 
+/**
+ * The score-judge columns, named alike on the judges page, in its CSV (with "low"/"high" CI
+ * columns) and in `npm run judge-agreement --level interval|ordinal`'s table.
+ */
+export const SCORE_COLUMNS: Column[] = [
+  c("n", L.n, "int"),
+  c("unparsed", L.unparsed, "int"),
+  c("outOfScale", L.outOfScale, "int"),
+  c("pearson", L.pearson, "coef"),
+  c("pearsonCi", "95% CI", "ci"),
+  c("spearman", L.spearman, "coef"),
+  c("spearmanCi", "95% CI", "ci"),
+  c("kendallTauB", L.kendallTauB, "coef"),
+  c("kendallTauBCi", "95% CI", "ci"),
+  c("consistencyTiesCounted", L.consistencyTiesCounted, "pct"),
+  c("consistencyTiesCountedCi", "95% CI", "ci"),
+  c("pairs", L.pairs, "int"),
+  c("consistencyTiesExcluded", L.consistencyTiesExcluded, "pct"),
+  c("consistencyTiesExcludedCi", "95% CI", "ci"),
+  c("pairsTiesExcluded", L.pairsTiesExcluded, "int"),
+  c("consistencyHumanDiffering", L.consistencyHumanDiffering, "pct"),
+  c("consistencyHumanDifferingCi", "95% CI", "ci"),
+  c("pairsHumanDiffering", L.pairsHumanDiffering, "int"),
+  c("ciNotes", "CI notes", "text"),
+];
+
+const SCORE_CI_NAMES: Record<string, string> = {
+  pearsonCI: "Pearson r",
+  spearmanCI: "Spearman rho",
+  kendallTauBCI: "Kendall tau-b",
+  consistencyTiesCountedCI: "consistency (ties counted)",
+  consistencyTiesExcludedCI: "consistency (ties excluded)",
+  consistencyHumanDifferingCI: "consistency (humans differ)",
+};
+
+/** One score judge's cells of SCORE_COLUMNS (n and unparsed from the caller where there are no figures). */
+export function scoreCells(s: ScoreJudgeRow | null, n = 0, unparsed = 0): Row {
+  const notes = s ? Object.entries(s.intervalNotes).map(([k, v]) => `${SCORE_CI_NAMES[k] ?? k} CI ${v}`) : [];
+  return {
+    n: s?.n ?? n,
+    unparsed: s?.unparsed ?? unparsed,
+    outOfScale: s?.outOfScale ?? 0,
+    pearson: s?.pearson ?? null,
+    pearsonCi: s?.pearsonCI ?? null,
+    spearman: s?.spearman ?? null,
+    spearmanCi: s?.spearmanCI ?? null,
+    kendallTauB: s?.kendallTauB ?? null,
+    kendallTauBCi: s?.kendallTauBCI ?? null,
+    consistencyTiesCounted: s?.consistencyTiesCounted ?? null,
+    consistencyTiesCountedCi: s?.consistencyTiesCountedCI ?? null,
+    pairs: s?.pairs ?? 0,
+    consistencyTiesExcluded: s?.consistencyTiesExcluded ?? null,
+    consistencyTiesExcludedCi: s?.consistencyTiesExcludedCI ?? null,
+    pairsTiesExcluded: s?.pairsTiesExcluded ?? 0,
+    consistencyHumanDiffering: s?.consistencyHumanDiffering ?? null,
+    consistencyHumanDifferingCi: s?.consistencyHumanDifferingCI ?? null,
+    pairsHumanDiffering: s?.pairsHumanDiffering ?? 0,
+    ciNotes: notes.length ? notes.join("; ") : null,
+  };
+}
+
 export function judgesTable(rows: JudgeRow[], data: TaskData): ReportTable {
   const numeric = data.labelKind === "ordinal" || data.labelKind === "interval";
   if (numeric) {
     return {
       id: "judges",
       title: "Judges ranked by Pearson r with the final human score",
-      columns: [
-        c("rank", "#", "int"),
-        c("judge", "Judge", "text"),
-        c("model", "Model", "text"),
-        c("n", "n", "int"),
-        c("unparsed", "Unparsed", "int"),
-        c("pearson", "Pearson r", "coef"),
-        c("pearsonCi", "95% CI", "ci"),
-        c("spearman", "Spearman rho", "coef"),
-        c("kendall", "Kendall tau-b", "coef"),
-        c("withTies", "Pairwise consistency (ties counted)", "pct"),
-        c("withoutTies", "Pairwise consistency (ties excluded)", "pct"),
-        c("pairs", "Pairs", "int"),
-        c("pairsWithoutTies", "Pairs w/o ties", "int"),
-      ],
+      note: `Scores kept on the judge's own scale; "Out of scale" counts compared scores outside the human scale (kept in every figure). ${CONSISTENCY_DEFINITIONS} Groups: the items (instructions, prompts). ${SCORE_INTERVAL_METHOD}.`,
+      columns: [c("rank", "#", "int"), c("judge", "Judge", "text"), c("model", "Model", "text"), ...SCORE_COLUMNS],
       rows: rows.map((r, i) => ({
         rank: i + 1,
         judge: r.judge.name,
         model: r.judge.model,
-        n: r.n,
-        unparsed: r.unparsed,
-        pearson: r.pearson?.value ?? null,
-        pearsonCi: ci(r.pearson),
-        spearman: r.spearman,
-        kendall: r.kendall,
-        withTies: r.ordering?.withTies ?? null,
-        withoutTies: r.ordering?.withoutTies ?? null,
-        pairs: r.ordering?.pairs ?? 0,
-        pairsWithoutTies: r.ordering?.pairsWithoutTies ?? 0,
+        ...scoreCells(r.scores, r.n, r.unparsed),
       })),
     };
   }
@@ -492,14 +532,16 @@ export function orderingTable(rows: JudgeRow[]): ReportTable {
   return {
     id: "ordering",
     title: "Pairwise ordering consistency per task type",
-    note: "Pairs of responses to the same item: consistent when the judge orders them as the humans do. With ties counted, a tie is a third outcome; with ties excluded, only pairs where neither side ties (MT-Bench).",
+    note: `${CONSISTENCY_DEFINITIONS} Groups: the items.`,
     columns: [
       c("judge", "Judge", "text"),
       c("taskType", "Task type", "text"),
       c("withTies", "Consistency (ties counted)", "pct"),
       c("pairs", "Pairs", "int"),
       c("withoutTies", "Consistency (ties excluded)", "pct"),
-      c("pairsWithoutTies", "Pairs w/o ties", "int"),
+      c("pairsWithoutTies", "Pairs (ties excluded)", "int"),
+      c("humanDiffering", "Consistency (humans differ)", "pct"),
+      c("pairsHumanDiffering", "Pairs (humans differ)", "int"),
       c("humanTies", "Human ties", "int"),
       c("judgeTies", "Judge ties", "int"),
     ],
@@ -511,6 +553,8 @@ export function orderingTable(rows: JudgeRow[]): ReportTable {
         pairs: o.result.pairs,
         withoutTies: o.result.withoutTies,
         pairsWithoutTies: o.result.pairsWithoutTies,
+        humanDiffering: o.result.humanDiffering,
+        pairsHumanDiffering: o.result.pairsHumanDiffering,
         humanTies: o.result.humanTies,
         judgeTies: o.result.judgeTies,
       })),
@@ -536,7 +580,11 @@ export function ablationTable(rows: JudgeRow[], data: TaskData): ReportTable {
           c("pearson", "Pearson r", "coef"),
           c("pearsonCi", "95% CI", "ci"),
           c("withTies", "Consistency (ties counted)", "pct"),
+          c("withTiesCi", "95% CI", "ci"),
           c("withoutTies", "Consistency (ties excluded)", "pct"),
+          c("withoutTiesCi", "95% CI", "ci"),
+          c("humanDiffering", "Consistency (humans differ)", "pct"),
+          c("humanDifferingCi", "95% CI", "ci"),
         ]
       : [
           c("base", "Base judge", "text"),
@@ -554,10 +602,14 @@ export function ablationTable(rows: JudgeRow[], data: TaskData): ReportTable {
         variant,
         judge: row.judge.name,
         n: row.n,
-        pearson: row.pearson?.value ?? null,
-        pearsonCi: ci(row.pearson),
-        withTies: row.ordering?.withTies ?? null,
-        withoutTies: row.ordering?.withoutTies ?? null,
+        pearson: row.scores?.pearson ?? row.pearson?.value ?? null,
+        pearsonCi: row.scores ? row.scores.pearsonCI : ci(row.pearson),
+        withTies: row.scores?.consistencyTiesCounted ?? null,
+        withTiesCi: row.scores?.consistencyTiesCountedCI ?? null,
+        withoutTies: row.scores?.consistencyTiesExcluded ?? null,
+        withoutTiesCi: row.scores?.consistencyTiesExcludedCI ?? null,
+        humanDiffering: row.scores?.consistencyHumanDiffering ?? null,
+        humanDifferingCi: row.scores?.consistencyHumanDifferingCI ?? null,
         accuracy: row.accuracy?.value ?? null,
         accuracyCi: ci(row.accuracy),
         kappa: row.kappa?.value ?? null,

@@ -13,12 +13,21 @@ export interface PairwiseOrderingResult {
   withTies: number;
   /** Share of consistent pairs among pairs tied by neither the humans nor the judge. NaN without such pairs. */
   withoutTies: number;
+  /**
+   * Share of consistent pairs among the pairs the humans order (human scores differ), a judge tie
+   * counted as inconsistent (RAVEL/C3EBench §5.5). NaN without such pairs.
+   */
+  humanDiffering: number;
   /** All within-item pairs. */
   pairs: number;
   consistentWithTies: number;
   /** Pairs with no human tie and no judge tie. */
   pairsWithoutTies: number;
   consistentWithoutTies: number;
+  /** Pairs the humans order (no human tie), whatever the judge did. */
+  pairsHumanDiffering: number;
+  /** Of those, the pairs the judge orders the same way. */
+  consistentHumanDiffering: number;
   /** Pairs the humans scored equal. */
   humanTies: number;
   /** Pairs the judge scored equal. */
@@ -37,7 +46,10 @@ export interface PairwiseOrderingResult {
  * - with ties counted: consistent iff g = h, over all pairs (a tie is a third
  *   outcome, as MT-Bench's "w/ tie" agreement);
  * - with ties excluded: consistent iff g = h, over pairs with h ≠ 0 and g ≠ 0
- *   (MT-Bench's "w/o tie": only non-tie votes).
+ *   (MT-Bench's "w/o tie": only non-tie votes);
+ * - humans differing: consistent iff g = h, over pairs with h ≠ 0 (the pairs the
+ *   humans order), a judge tie (g = 0) counted as inconsistent (RAVEL/C3EBench §5.5:
+ *   does the judge discriminate what the humans discriminate?).
  *
  * References: RAVEL/C3EBench §5.5 (judge meta-evaluation by pairwise
  * consistency); L. Zheng et al. (2023) "Judging LLM-as-a-Judge with MT-Bench
@@ -51,7 +63,7 @@ export interface PairwiseOrderingResult {
  * @example
  * pairwiseOrderingConsistency([
  *   { itemId: "a", human: 5, judge: 9 }, { itemId: "a", human: 3, judge: 6 }, { itemId: "a", human: 3, judge: 7 },
- * ]); // => withTies 2/3 (two strict pairs agree; the human tie is not a judge tie), withoutTies 1
+ * ]); // => withTies 2/3 (two strict pairs agree; the human tie is not a judge tie), withoutTies 1, humanDiffering 1
  */
 export function pairwiseOrderingConsistency(responses: readonly ScoredResponse[]): PairwiseOrderingResult {
   const fn = "pairwiseOrderingConsistency";
@@ -80,6 +92,8 @@ export function pairwiseOrderingConsistency(responses: readonly ScoredResponse[]
   let consistentWithTies = 0;
   let pairsWithoutTies = 0;
   let consistentWithoutTies = 0;
+  let pairsHumanDiffering = 0;
+  let consistentHumanDiffering = 0;
   let humanTies = 0;
   let judgeTies = 0;
   let items = 0;
@@ -95,6 +109,10 @@ export function pairwiseOrderingConsistency(responses: readonly ScoredResponse[]
         if (hs === 0) humanTies++;
         if (js === 0) judgeTies++;
         if (hs === js) consistentWithTies++;
+        if (hs !== 0) {
+          pairsHumanDiffering++;
+          if (hs === js) consistentHumanDiffering++;
+        }
         if (hs !== 0 && js !== 0) {
           pairsWithoutTies++;
           if (hs === js) consistentWithoutTies++;
@@ -105,10 +123,13 @@ export function pairwiseOrderingConsistency(responses: readonly ScoredResponse[]
   return {
     withTies: pairs === 0 ? NaN : consistentWithTies / pairs,
     withoutTies: pairsWithoutTies === 0 ? NaN : consistentWithoutTies / pairsWithoutTies,
+    humanDiffering: pairsHumanDiffering === 0 ? NaN : consistentHumanDiffering / pairsHumanDiffering,
     pairs,
     consistentWithTies,
     pairsWithoutTies,
     consistentWithoutTies,
+    pairsHumanDiffering,
+    consistentHumanDiffering,
     humanTies,
     judgeTies,
     items,

@@ -7,11 +7,27 @@
  * Every expected figure is computed in this file from those rows (the definitions written out
  * below), never read from the code under test.
  */
+import { spawnSync } from "node:child_process";
+import path from "node:path";
+import Papa from "papaparse";
 import { beforeAll, describe, expect, it } from "vitest";
 import { tempDir, useTempDatabase } from "../support/db";
+import { makeUser } from "../support/factory";
+import { args, get, run, signInCookie } from "../support/http";
+import { runScript } from "../support/cli";
+import { setMembership } from "../../app/auth/accounts.server";
 import { runImport } from "../../app/formats/import.server";
 import { judgeReportFor } from "../../app/reports/report.server";
-import { IMPORT_MAPPINGS, JUDGES, STORIES, W1, W2, writeStoryFiles } from "../fixtures/judge/stories";
+import { seededRandom } from "../../app/stats/seededRandom";
+import { loader as csvLoader } from "../../app/routes/p.$slug.reports.$taskId.csv";
+import { IMPORT_MAPPINGS, JUDGES, PROMPTS, STORIES, W1, W2, writeStoryFiles } from "../fixtures/judge/stories";
+
+const ROOT = path.resolve(__dirname, "../..");
+/** `npm run judge-agreement` as it runs (scripts/judge-agreement-cli.mjs, the cached esbuild bundle). */
+function judgeCli(argv: string[]) {
+  const r = spawnSync(process.execPath, ["scripts/judge-agreement-cli.mjs", ...argv], { cwd: ROOT, encoding: "utf8", timeout: 60_000 });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
 
 const { file: dbFile, db } = useTempDatabase();
 const dir = tempDir();
@@ -112,5 +128,237 @@ describe("item 1: numeric judge scores on an interval task are kept", () => {
     const report = (await judgeReportFor(pid, tid, { rule: "mean", delta: 0.05 }))!;
     for (const j of Object.keys(JUDGES))
       expect(report.tables.judges.rows.find((r) => r.judge === j)).toMatchObject({ n: STORIES.length, unparsed: 0 });
+  });
+});
+
+// ─── Independent computations: the definitions written out ───────────────────────────────
+
+const HUMAN = STORIES.map((_, i) => (W1[i] + W2[i]) / 2);
+const sign = (x: number) => (x > 0 ? 1 : x < 0 ? -1 : 0);
+/** Pairs within a prompt: [sign of the human difference, sign of the judge difference]. */
+function signPairs(judge: number[], prompts: readonly string[] = PROMPTS) {
+  const out: [number, number][] = [];
+  for (const p of prompts) {
+    const idx = STORIES.map((s, i) => (s.prompt === p ? i : -1)).filter((i) => i >= 0);
+    for (let a = 0; a < idx.length; a++)
+      for (let b = a + 1; b < idx.length; b++) out.push([sign(HUMAN[idx[a]] - HUMAN[idx[b]]), sign(judge[idx[a]] - judge[idx[b]])]);
+  }
+  return out;
+}
+/** The three consistencies and their pair counts. */
+function consistency(pairs: [number, number][]) {
+  const exclTies = pairs.filter(([h, g]) => h !== 0 && g !== 0);
+  const humanDiffer = pairs.filter(([h]) => h !== 0);
+  const share = (ps: [number, number][]) => (ps.length ? ps.filter(([h, g]) => h === g).length / ps.length : NaN);
+  return {
+    tiesCounted: share(pairs),
+    tiesExcluded: share(exclTies),
+    humanDiffering: share(humanDiffer),
+    pairs: pairs.length,
+    pairsTiesExcluded: exclTies.length,
+    pairsHumanDiffering: humanDiffer.length,
+  };
+}
+function pearsonR(x: number[], y: number[]) {
+  const mx = x.reduce((s, v) => s + v, 0) / x.length;
+  const my = y.reduce((s, v) => s + v, 0) / y.length;
+  let sxy = 0;
+  let sxx = 0;
+  let syy = 0;
+  x.forEach((v, i) => {
+    sxy += (v - mx) * (y[i] - my);
+    sxx += (v - mx) ** 2;
+    syy += (y[i] - my) ** 2;
+  });
+  return sxy / Math.sqrt(sxx * syy);
+}
+/** Percentile limit by Hyndman & Fan type 6: the (B+1)p-th order statistic, interpolated. */
+function type6(sorted: number[], p: number) {
+  const h = Math.min(Math.max((sorted.length + 1) * p, 1), sorted.length);
+  const lo = Math.floor(h);
+  return sorted[lo - 1] + (h - lo) * (sorted[Math.min(lo, sorted.length - 1)] - sorted[lo - 1]);
+}
+/**
+ * The cluster bootstrap by hand: B resamples, each 8 prompts drawn with replacement (prompt
+ * ⌊U·8⌋, U from seededRandom(seed), prompts in order of first appearance); each statistic
+ * recomputed over all pairs (and stories) of the drawn prompts; 2.5% and 97.5% type-6 limits.
+ */
+function bootstrapByHand(judge: number[], seed: number, B = 1000) {
+  const random = seededRandom(seed);
+  const stats: Record<"tiesCounted" | "tiesExcluded" | "humanDiffering" | "pearson", number[]> = {
+    tiesCounted: [],
+    tiesExcluded: [],
+    humanDiffering: [],
+    pearson: [],
+  };
+  for (let b = 0; b < B; b++) {
+    const drawn = PROMPTS.map(() => PROMPTS[Math.floor(random() * PROMPTS.length)]);
+    const c = consistency(drawn.flatMap((p) => signPairs(judge, [p])));
+    const rows = drawn.flatMap((p) => STORIES.map((s, i) => (s.prompt === p ? i : -1)).filter((i) => i >= 0));
+    const r = pearsonR(
+      rows.map((i) => judge[i]),
+      rows.map((i) => HUMAN[i]),
+    );
+    for (const [k, v] of [
+      ["tiesCounted", c.tiesCounted],
+      ["tiesExcluded", c.tiesExcluded],
+      ["humanDiffering", c.humanDiffering],
+      ["pearson", r],
+    ] as const)
+      if (Number.isFinite(v)) stats[k].push(v);
+  }
+  const ci = (xs: number[]) => {
+    const s = [...xs].sort((a, b) => a - b);
+    return [type6(s, 0.025), type6(s, 0.975)];
+  };
+  return {
+    tiesCounted: ci(stats.tiesCounted),
+    tiesExcluded: ci(stats.tiesExcluded),
+    humanDiffering: ci(stats.humanDiffering),
+    pearson: ci(stats.pearson),
+  };
+}
+
+type ScoreRow = {
+  judge: string;
+  n: number;
+  outOfScale: number;
+  pearson: number;
+  pearsonCI: [number, number];
+  consistencyTiesCounted: number;
+  consistencyTiesCountedCI: [number, number] | null;
+  consistencyTiesExcluded: number;
+  consistencyTiesExcludedCI: [number, number] | null;
+  consistencyHumanDiffering: number;
+  consistencyHumanDifferingCI: [number, number] | null;
+  pairs: number;
+  pairsTiesExcluded: number;
+  pairsHumanDiffering: number;
+  intervalNotes: Record<string, string>;
+};
+
+describe("items 2 and 3: three consistencies, their pair counts and cluster-bootstrap intervals, alike everywhere", () => {
+  const CLI = [
+    "--labels",
+    files.labelsWide,
+    "--annotators",
+    "w1,w2",
+    "--verdicts",
+    files.verdictsLong,
+    "--map",
+    "unit=Story ID",
+    "--verdicts-map",
+    "verdict=Relevance",
+    "--level",
+    "interval",
+    "--group",
+    "Prompt ID",
+  ];
+  let projectId = 0;
+  let taskId = 0;
+  let seed = 0;
+  let cookie = "";
+  beforeAll(async () => {
+    ({ projectId, taskId } = await importStories("stories-pairs"));
+    seed = (db().$client.prepare("select seed from tasks where id = ?").get(taskId) as { seed: number }).seed;
+    const u = await makeUser();
+    await setMembership(projectId, u.id, "researcher");
+    cookie = await signInCookie(u.email, u.password);
+  });
+
+  it("npm run judge-agreement --level interval --group: the definitions' figures and pair counts, the by-hand bootstrap's intervals", () => {
+    const r = judgeCli([...CLI, "--seed", "7", "--format", "json"]);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    const out = JSON.parse(r.stdout) as { judges: ScoreRow[]; groups: number; units: number; scale: number[]; reference: string };
+    expect([out.units, out.groups, out.scale, out.reference]).toEqual([32, 8, [1, 5], "mean"]);
+    for (const j of Object.keys(JUDGES)) {
+      const row = out.judges.find((x) => x.judge === j)!;
+      const want = consistency(signPairs(JUDGES[j]));
+      // 8 prompts × C(4, 2) = 48 pairs.
+      expect([row.n, row.outOfScale, row.pairs, row.pairsTiesExcluded, row.pairsHumanDiffering]).toEqual([
+        32,
+        outOfScale(j),
+        48,
+        want.pairsTiesExcluded,
+        want.pairsHumanDiffering,
+      ]);
+      expect(row.consistencyTiesCounted).toBeCloseTo(want.tiesCounted, 14);
+      expect(row.consistencyTiesExcluded).toBeCloseTo(want.tiesExcluded, 14);
+      expect(row.consistencyHumanDiffering).toBeCloseTo(want.humanDiffering, 14);
+      expect(row.pearson).toBeCloseTo(pearsonR(JUDGES[j], HUMAN), 12);
+      const boot = bootstrapByHand(JUDGES[j], 7);
+      expect(row.pearsonCI[0]).toBeCloseTo(boot.pearson[0], 12);
+      expect(row.pearsonCI[1]).toBeCloseTo(boot.pearson[1], 12);
+      for (const [key, k] of [
+        ["consistencyTiesCountedCI", "tiesCounted"],
+        ["consistencyTiesExcludedCI", "tiesExcluded"],
+        ["consistencyHumanDifferingCI", "humanDiffering"],
+      ] as const) {
+        const [lo, hi] = boot[k];
+        if (hi - lo < 1e-12) {
+          // Every resample gives the same share (a judge that never contradicts the humans): no interval, and a note.
+          expect(row[key]).toBeNull();
+          expect(row.intervalNotes[key]).toMatch(/^not estimable: /);
+        } else {
+          expect(row[key]![0]).toBeCloseTo(lo, 12);
+          expect(row[key]![1]).toBeCloseTo(hi, 12);
+        }
+      }
+    }
+    // The three definitions differ on this data (the tie judge most).
+    const tie = consistency(signPairs(JUDGES["tie-judge"]));
+    expect(new Set([tie.tiesCounted, tie.tiesExcluded, tie.humanDiffering]).size).toBe(3);
+    // The table names the figures as the page does.
+    const t = judgeCli(CLI);
+    expect(t.code).toBe(0);
+    expect(t.stdout).toMatch(
+      /Consistency \(ties counted\) \[95% CI\] +Pairs +Consistency \(ties excluded\) \[95% CI\] +Pairs \(ties excluded\) +Consistency \(humans differ\) \[95% CI\] +Pairs \(humans differ\)/,
+    );
+  });
+
+  it("the judges page, its CSV and npm run export give the command's figures (same seed, the prompts as groups)", async () => {
+    const cli = JSON.parse(judgeCli([...CLI, "--seed", String(seed), "--format", "json"]).stdout) as { judges: ScoreRow[] };
+    const report = (await judgeReportFor(projectId, taskId, { rule: "mean", delta: 0.05 }))!;
+    const rows = report.tables.judges.rows;
+    for (const j of cli.judges) {
+      const p = rows.find((r) => r.judge === j.judge)!;
+      expect([p.n, p.outOfScale, p.pairs, p.pairsTiesExcluded, p.pairsHumanDiffering]).toEqual([
+        j.n,
+        j.outOfScale,
+        j.pairs,
+        j.pairsTiesExcluded,
+        j.pairsHumanDiffering,
+      ]);
+      expect(p.pearson as number).toBeCloseTo(j.pearson, 12);
+      expect(p.consistencyTiesCounted).toBe(j.consistencyTiesCounted);
+      expect(p.consistencyHumanDiffering).toBe(j.consistencyHumanDiffering);
+      expect(p.consistencyHumanDifferingCi).toEqual(j.consistencyHumanDifferingCI);
+      expect((p.pearsonCi as number[])[0]).toBeCloseTo(j.pearsonCI[0], 12);
+    }
+    const res = await run(
+      csvLoader,
+      args(get(`/p/stories-pairs/reports/${taskId}/csv?table=judges&rule=mean`, cookie), { slug: "stories-pairs", taskId: String(taskId) }),
+    );
+    expect(res.status).toBe(200);
+    const csv = Papa.parse<Record<string, string>>(await res.text(), { header: true, skipEmptyLines: true }).data;
+    const avg = cli.judges.find((j) => j.judge === "avg-judge")!;
+    const row = csv.find((r) => r.Judge === "avg-judge")!;
+    expect(Number(row["Consistency (humans differ)"])).toBe(avg.consistencyHumanDiffering);
+    expect(Number(row["Consistency (humans differ) 95% CI low"])).toBe(avg.consistencyHumanDifferingCI![0]);
+    expect(Number(row["Pairs (humans differ)"])).toBe(avg.pairsHumanDiffering);
+    expect(Number(row["Consistency (ties excluded)"])).toBe(avg.consistencyTiesExcluded);
+    expect(Number(row["Pairs (ties excluded)"])).toBe(avg.pairsTiesExcluded);
+    expect(Number(row["Out of scale"])).toBe(3);
+
+    const ex = await runScript("export", ["--project", "stories-pairs", "--what", "judge-agreement"], { DATABASE_URL: dbFile });
+    expect(ex.err).toBe("");
+    expect(ex.code).toBe(0);
+    const exported = Papa.parse<Record<string, string>>(ex.out, { header: true, skipEmptyLines: true }).data;
+    const e = exported.find((r) => r.judge === "avg-judge")!;
+    expect(e).toMatchObject({ score_reference: "mean", score_n: "32", out_of_scale: "3", pairs: "48" });
+    expect(Number(e.consistency_ties_counted)).toBe(avg.consistencyTiesCounted);
+    expect(Number(e.consistency_human_differing_ci_high)).toBe(avg.consistencyHumanDifferingCI![1]);
+    expect(Number(e.pairs_ties_excluded)).toBe(avg.pairsTiesExcluded);
   });
 });
