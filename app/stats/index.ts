@@ -63,3 +63,14 @@ export { pearsonFromTable } from "./pearsonFromTable";
 export { kendallTauBFromTable } from "./kendallTauBFromTable";
 export { cohenKappaClusteredSE } from "./cohenKappaClusteredSE";
 export { pooledKappa } from "./pooledKappa";
+export {
+  agreementInterval,
+  defaultIntervalMethod,
+  expandedLevel,
+  SMALL_SAMPLE_UNITS,
+  ROUGH_INTERVAL_UNITS,
+  AGREEMENT_RESAMPLES,
+  type AgreementInterval,
+  type AgreementIntervalMethod,
+} from "./agreementInterval";
+export { studentTQuantile } from "./studentTQuantile";
