@@ -1,7 +1,11 @@
 /**
  * npm run import -- --preset NAME --project SLUG [--dry-run] [--format json]
  *                   [--dataset NAME] [--map field=column ...] [--level nominal|ordinal|interval]
- *                   [--annotators COL,COL,...|all] [--categories C1,C2,...] FILE
+ *                   [--annotators COL,COL,...|all] [--categories C1,C2,...]
+ *                   [--variant-of JUDGE=BASE ...] FILE
+ *
+ * Verdict presets (verdicts, unit-verdicts): a judge is marked a variant (ablation) of a base judge
+ * by a `variant_of` column or `--variant-of JUDGE=BASE`; the judges page's variant table pairs them.
  *
  * labels-wide needs --annotators: the columns that hold annotators' labels
  * (other columns are ignored and listed); without it the import is refused
@@ -26,7 +30,7 @@ import type { LabelLevel } from "../app/formats/labels";
 import { PRESETS } from "../app/formats/presets/index.server";
 
 const USAGE =
-  "usage: npm run import -- --preset NAME --project SLUG [--dry-run] [--format json] [--dataset NAME] [--map field=column] [--level LEVEL] [--annotators COL,COL|all] [--categories C1,C2,...] FILE";
+  "usage: npm run import -- --preset NAME --project SLUG [--dry-run] [--format json] [--dataset NAME] [--map field=column] [--level LEVEL] [--annotators COL,COL|all] [--categories C1,C2,...] [--variant-of JUDGE=BASE ...] FILE";
 
 function fail(message: string, code = 2): never {
   console.error(`import: ${message}`);
@@ -47,6 +51,7 @@ try {
       level: { type: "string" },
       annotators: { type: "string" },
       categories: { type: "string" },
+      "variant-of": { type: "string", multiple: true, default: [] },
       help: { type: "boolean", default: false },
     },
   });
@@ -71,6 +76,16 @@ for (const m of values.map ?? []) {
   mapping[m.slice(0, eq).trim()] = m.slice(eq + 1).trim();
 }
 
+/** --variant-of JUDGE=BASE (verdict presets): the judge is a variant (ablation) of BASE; the judges page's variant table pairs them. */
+const variantOf: Record<string, string> = {};
+for (const m of values["variant-of"] ?? []) {
+  const eq = m.indexOf("=");
+  if (eq <= 0 || eq === m.length - 1) fail(`--variant-of takes JUDGE=BASE, not "${m}".`);
+  const judge = m.slice(0, eq).trim();
+  if (judge in variantOf) fail(`--variant-of names judge "${judge}" twice.`);
+  variantOf[judge] = m.slice(eq + 1).trim();
+}
+
 try {
   const summary = await runImport({
     databaseFile: databasePathFromEnv(),
@@ -86,6 +101,7 @@ try {
       .map((s) => s.trim())
       .filter(Boolean),
     categories: values.categories?.split(","),
+    variantOf,
   });
   if (values.format === "json") {
     const { items, checklistItems, references, responses, verdicts, annotations, warnings, errors } = summary;

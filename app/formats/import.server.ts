@@ -61,6 +61,8 @@ export type ImportOptions = {
   level?: LabelLevel;
   /** Labels presets: the scale, its categories in order (`--categories`); stored with the task, labels outside it refused. */
   categories?: string[];
+  /** Verdict presets: judge name → the base judge it is a variant (ablation) of (`--variant-of JUDGE=BASE`), for judges the file does not mark. */
+  variantOf?: Record<string, string>;
   /** labels-wide: the annotator columns (other columns are ignored). */
   annotators?: string[];
   format?: FileFormat;
@@ -126,6 +128,8 @@ export async function runImport(o: ImportOptions): Promise<ImportSummary> {
   if (!SLUG.test(o.projectSlug)) {
     throw new ImportUsageError(`"${o.projectSlug}" is not a project slug: use 2–63 lowercase letters, digits or dashes.`);
   }
+  if (o.variantOf && Object.keys(o.variantOf).length && preset.name !== "verdicts" && preset.name !== "unit-verdicts")
+    throw new ImportUsageError(`--variant-of marks judges of a verdicts file; the ${preset.name} preset imports no judges' verdicts.`);
   if (o.level && !LABEL_LEVELS.includes(o.level)) throw new ImportUsageError(`--level must be one of ${LABEL_LEVELS.join(", ")}.`);
   let scale: LabelValue[] | undefined;
   if (o.categories) {
@@ -209,6 +213,7 @@ async function attempt(
       level: preset.kind === "labels" ? o.level : undefined,
       categories: o.scale,
       weightsSumToOne: preset.weightsSumToOne,
+      variantOf: o.variantOf,
     });
     let bytes = 0;
     let lastReport = 0;

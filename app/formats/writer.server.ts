@@ -38,6 +38,7 @@ export class ImportWriter extends VerdictsWriter {
   /** Checks that need the whole file; returns the ID of an identical existing version, if any. */
   finish(): { identicalDatasetId?: number } {
     this.warnOutOfScale();
+    this.warnVariants();
     for (const [sourceId, e] of this.seen) {
       if (e.row === 0 || !e.weighted) continue;
       if (this.opts.weightsSumToOne !== false && Math.abs(e.weight - 1) > 1e-6) {

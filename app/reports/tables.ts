@@ -570,7 +570,7 @@ export function ablationTable(rows: JudgeRow[], data: TaskData): ReportTable {
     title: "Judge variants (ablation)",
     note: groups.length
       ? undefined
-      : 'No judge is marked as a variant of another. Mark a variant with settings.variantOf = "<base judge name>" and settings.variant = "without rubric" (or similar).',
+      : "No judge is marked as a variant of another. Mark one below, or import verdicts with a variant_of column naming the base judge (npm run import -- --variant-of JUDGE=BASE does the same).",
     columns: numeric
       ? [
           c("base", "Base judge", "text"),

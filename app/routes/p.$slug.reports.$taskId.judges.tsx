@@ -1,7 +1,12 @@
-import type { LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
+import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { json } from "@remix-run/node";
-import { Form, useLoaderData } from "@remix-run/react";
+import { Form, useActionData, useLoaderData } from "@remix-run/react";
+import { z } from "zod";
 import { notFound, requireProjectRole } from "~/auth/guards.server";
+import { CsrfField } from "~/components/CsrfField";
+import { orDomainError } from "~/errors.server";
+import { loadJudges } from "~/reports/load.server";
+import { setJudgeVariant } from "~/reports/judgeVariants.server";
 import { heavyRead } from "~/request-limits.server";
 import { BarsWithCI, Heatmap, Histogram } from "~/reports/charts";
 import { staleCounts } from "~/reports/load.server";
@@ -43,13 +48,57 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
     if (!report) notFound("Task not found.");
     return { report, agreement: await judgeAgreementFor(project.id, taskId, { reference, unparsed, missing, stale: report.stale }) };
   });
-  return json({ slug: project.slug, report, agreement, reference, unparsed, missing, stale: await staleCounts(report.task.id) });
+  // The judges and their variant marks (settings.variantOf, settings.variant), for the variant form.
+  const judges = (await loadJudges(project.id))
+    .filter((j) => report.judges.some((r) => r.id === j.id))
+    .map((j) => ({
+      id: j.id,
+      name: j.name,
+      variantOf: typeof j.settings?.variantOf === "string" ? j.settings.variantOf : "",
+      variant: typeof j.settings?.variant === "string" ? j.settings.variant : "",
+    }));
+  const delta = parseDelta(url.searchParams.get("delta"));
+  return json({
+    slug: project.slug,
+    report,
+    agreement,
+    reference,
+    unparsed,
+    missing,
+    delta,
+    judges,
+    stale: await staleCounts(report.task.id),
+  });
+}
+
+const VariantForm = z.object({
+  intent: z.literal("set-variant"),
+  judgeId: z.coerce.number().int().positive(),
+  variantOf: z.string().max(200).optional(),
+  variant: z.string().max(200).optional(),
+});
+
+/** Marks a judge as a variant (ablation) of another, or not (the variant table pairs them). */
+export async function action({ request, params }: ActionFunctionArgs) {
+  const { project } = await requireProjectRole(request, params.slug, "researcher");
+  const parsed = VariantForm.safeParse(Object.fromEntries(await request.formData()));
+  if (!parsed.success) return json({ error: "This form is out of date: reload the page and try again.", judgeId: null }, { status: 400 });
+  const { judgeId, variantOf, variant } = parsed.data;
+  return orDomainError(
+    async () => {
+      await setJudgeVariant(project.id, judgeId, { variantOf: variantOf ?? null, variant: variant ?? null });
+      return json({ ok: variantOf ? `Saved: a variant of ${variantOf}.` : "Saved: not a variant.", judgeId });
+    },
+    (err) => json({ error: err.message, judgeId }, { status: err.status }),
+  );
 }
 
 export default function JudgeAgreementReport() {
-  const { slug, report, agreement, reference, unparsed, missing, stale } = useLoaderData<typeof loader>();
+  const { slug, report, agreement, reference, unparsed, missing, delta, judges, stale } = useLoaderData<typeof loader>();
+  const saved = useActionData<typeof action>();
   const { task, tables } = report;
-  const q = reportQuery(report.rule, report.stale);
+  // δ travels with every link (tabs, CSV downloads), as the rule does.
+  const q = reportQuery(report.rule, report.stale, { delta: String(delta) });
   const csv = (t: string, extra: Record<string, string> = {}) => csvHref(slug, task.id, t, { ...q, ...extra });
   const numeric = report.labelKind === "ordinal" || report.labelKind === "interval";
   return (
@@ -69,6 +118,10 @@ export default function JudgeAgreementReport() {
           </select>
         </label>
         <StaleSelect counts={stale} mode={report.stale} />
+        <label>
+          Planner target ±δ
+          <input name="delta" type="number" step="any" min="0.001" max="0.999" defaultValue={delta} style={{ width: "6em" }} />
+        </label>
         <button type="submit">Apply</button>
       </Form>
       {agreement?.applicable && agreement.result && agreement.result.judges.length > 0 ? (
@@ -76,6 +129,7 @@ export default function JudgeAgreementReport() {
           <h2 id="any-label-set">Any label set: accuracy, kappa, macro precision/recall/F1</h2>
           <Form method="get" className="toolbar">
             <input type="hidden" name="rule" value={report.rule} />
+            <input type="hidden" name="delta" value={delta} />
             {report.stale === "exclude" ? <input type="hidden" name="stale" value="exclude" /> : null}
             <label>
               Reference
@@ -215,6 +269,61 @@ export default function JudgeAgreementReport() {
 
       <h2>Judge variants</h2>
       <FigureTable table={tables.ablation} csv={csv("ablation")} />
+      {judges.length > 1 ? (
+        <details>
+          <summary>Mark a judge as a variant (ablation) of another</summary>
+          <p className="muted small">
+            A variant sits beside its base judge in the table above (e.g. the same judge without its rubric). Imports set it with a
+            variant_of column or npm run import -- --variant-of JUDGE=BASE.
+          </p>
+          <table>
+            <thead>
+              <tr>
+                <th>Judge</th>
+                <th>Variant of</th>
+                <th>Variant label</th>
+                <th />
+              </tr>
+            </thead>
+            <tbody>
+              {judges.map((j) => (
+                <tr key={j.id}>
+                  <td>{j.name}</td>
+                  <td colSpan={3}>
+                    <Form method="post" className="toolbar" aria-label={`Variant of ${j.name}`}>
+                      <CsrfField />
+                      <input type="hidden" name="intent" value="set-variant" />
+                      <input type="hidden" name="judgeId" value={j.id} />
+                      <select name="variantOf" defaultValue={j.variantOf} aria-label={`${j.name}: variant of`}>
+                        <option value="">(not a variant)</option>
+                        {judges
+                          .filter((b) => b.id !== j.id)
+                          .map((b) => (
+                            <option key={b.id} value={b.name}>
+                              {b.name}
+                            </option>
+                          ))}
+                      </select>
+                      <input
+                        name="variant"
+                        defaultValue={j.variant}
+                        placeholder="e.g. without rubric"
+                        aria-label={`${j.name}: variant label`}
+                      />
+                      <button type="submit">Save</button>
+                      {saved && saved.judgeId === j.id ? (
+                        <span role="status" className={"error" in saved ? "error" : "muted"}>
+                          {"error" in saved ? saved.error : saved.ok}
+                        </span>
+                      ) : null}
+                    </Form>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </details>
+      ) : null}
 
       {tables.planner ? (
         <>

@@ -8,6 +8,7 @@
  * below), never read from the code under test.
  */
 import { spawnSync } from "node:child_process";
+import fs from "node:fs";
 import path from "node:path";
 import Papa from "papaparse";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -360,5 +361,67 @@ describe("items 2 and 3: three consistencies, their pair counts and cluster-boot
     expect(Number(e.consistency_ties_counted)).toBe(avg.consistencyTiesCounted);
     expect(Number(e.consistency_human_differing_ci_high)).toBe(avg.consistencyHumanDifferingCI![1]);
     expect(Number(e.pairs_ties_excluded)).toBe(avg.pairsTiesExcluded);
+  });
+});
+
+describe("item 4: imports mark variants", () => {
+  it("a variant_of column, or --variant-of JUDGE=BASE for judges the file does not mark, lands in the judge's settings", async () => {
+    const marked = writeStoryFiles(tempDir(), Object.keys(JUDGES), { "tie-judge": "avg-judge" });
+    for (const s of [
+      { preset: "items-csv", file: marked.items, mapping: IMPORT_MAPPINGS.items },
+      { preset: "responses", file: marked.stories, mapping: IMPORT_MAPPINGS.stories },
+      { preset: "labels-long", file: marked.ratings, mapping: IMPORT_MAPPINGS.ratings, level: "interval" as const },
+    ])
+      expect((await runImport({ databaseFile: dbFile, projectSlug: "variants", ...s })).errors).toEqual([]);
+    const r = await runScript(
+      "import",
+      [
+        "--preset",
+        "verdicts",
+        "--project",
+        "variants",
+        "--variant-of",
+        "ten-judge=avg-judge",
+        ...Object.entries(IMPORT_MAPPINGS.verdicts).flatMap(([k, v]) => ["--map", `${k}=${v}`]),
+        marked.verdicts,
+      ],
+      { DATABASE_URL: dbFile },
+    );
+    expect(r.err).toBe("");
+    expect(r.code).toBe(0);
+    const c = db().$client;
+    const settings = Object.fromEntries(
+      (
+        c.prepare("select j.name, j.settings from judges j join projects p on p.id = j.project_id where p.slug = 'variants'").all() as {
+          name: string;
+          settings: string;
+        }[]
+      ).map((j) => [j.name, JSON.parse(j.settings)]),
+    );
+    expect(settings).toEqual({ "avg-judge": {}, "ten-judge": { variantOf: "avg-judge" }, "tie-judge": { variantOf: "avg-judge" } });
+    const pid = (c.prepare("select id from projects where slug = 'variants'").get() as { id: number }).id;
+    const tid = (c.prepare("select id from tasks where project_id = ?").get(pid) as { id: number }).id;
+    const ablation = (await judgeReportFor(pid, tid, { rule: "mean", delta: 0.05 }))!.tables.ablation.rows;
+    expect(ablation.map((a) => [a.base, a.judge])).toEqual([
+      ["avg-judge", "avg-judge"],
+      ["avg-judge", "ten-judge"],
+      ["avg-judge", "tie-judge"],
+    ]);
+  });
+
+  it("two bases for one judge in a file are refused with both rows", async () => {
+    const f = path.join(tempDir(), "two-bases.csv");
+    fs.writeFileSync(f, "Prompt ID,Story ID,judge,Relevance,variant_of\np1,p1-gpt2,x-judge,3,avg-judge\np1,p1-bart,x-judge,4,ten-judge\n");
+    const r = await runImport({
+      databaseFile: dbFile,
+      projectSlug: "variants",
+      preset: "verdicts",
+      file: f,
+      mapping: IMPORT_MAPPINGS.verdicts,
+    });
+    expect(r.errors.map((e) => `row ${e.row}, ${e.field}: ${e.message}`)).toEqual([
+      'row 3, variant_of: judge "x-judge" is a variant of "avg-judge" at row 2, of "ten-judge" here',
+    ]);
+    expect(r.committed).toBe(false);
   });
 });

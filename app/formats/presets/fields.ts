@@ -221,3 +221,11 @@ export const RESPONSE_LINK: FieldSpec = {
   required: false,
   help: "the imported response labelled (key or model; optional)",
 };
+
+/** Verdict presets: the base judge this judge is a variant (ablation) of; the judges page's variant table pairs them. */
+export const VARIANT_OF: FieldSpec = {
+  name: "variant_of",
+  aliases: ["variantOf", "base_judge"],
+  required: false,
+  help: "the base judge this judge is a variant (ablation) of (optional)",
+};

@@ -3,6 +3,7 @@ import { parseLabel } from "../labels";
 import { CSV_MISSING_TOKENS } from "~/reports/judgeAgreementLabels";
 import { check, notFiniteReason, reqId } from "./fields";
 import { baseName, eachRow } from "./rows.server";
+import { optText, VARIANT_OF } from "./fields";
 import type { Preset } from "./types";
 
 export const unitVerdicts: Preset = {
@@ -21,6 +22,7 @@ export const unitVerdicts: Preset = {
       help: "the verdict (a label of the task)",
     },
     { name: "raw", aliases: ["raw_output", "reason", "explanation", "completion"], required: false, help: "the judge's raw output" },
+    VARIANT_OF,
   ],
   datasetName: baseName,
   async run(ctx) {
@@ -35,6 +37,7 @@ export const unitVerdicts: Preset = {
         (v) => (v === undefined || v === null ? undefined : typeof v === "string" ? v : JSON.stringify(v)),
         z.string().optional(),
       ),
+      variant_of: optText,
     });
     await eachRow(ctx, this.fields!, (m, row, _r, cols) => {
       const d = check(schema, m, row, ctx.sink, cols);
@@ -53,6 +56,7 @@ export const unitVerdicts: Preset = {
           value: missing ? null : l === null ? "" : String(l),
           score: typeof l === "number" ? l : null,
           raw: d.raw ?? null,
+          variantOf: d.variant_of?.trim() || null,
         },
         row,
       );

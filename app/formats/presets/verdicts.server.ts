@@ -3,6 +3,7 @@ import { parseLabel } from "../labels";
 import type { ChecklistRef } from "../writer.server";
 import { blankToUndef, check, describe, notFiniteReason, reqId } from "./fields";
 import { baseName, eachRow } from "./rows.server";
+import { optText, VARIANT_OF } from "./fields";
 import type { Preset } from "./types";
 
 /** Judge outputs: yes/no (also 是/否, true/false) become "Yes"/"No", numbers stay numbers. */
@@ -34,6 +35,7 @@ export const verdictsPreset: Preset = {
     { name: "checklist_item", aliases: ["checklist", "criterion"], required: false, help: "checklist item (1-based number or text)" },
     { name: "value", aliases: ["verdict", "label", "result"], required: true, help: "the verdict (Yes/No or a score)" },
     { name: "raw", aliases: ["raw_output", "reason", "explanation"], required: false, help: "the judge's raw output" },
+    VARIANT_OF,
   ],
   datasetName: baseName,
   async run(ctx) {
@@ -59,6 +61,7 @@ export const verdictsPreset: Preset = {
         (v) => (v === undefined || v === null ? undefined : typeof v === "string" ? v : JSON.stringify(v)),
         z.string().optional(),
       ),
+      variant_of: optText,
     });
     await eachRow(ctx, this.fields!, (m, row, _r, cols) => {
       const d = check(schema, m, row, ctx.sink, cols);
@@ -74,6 +77,7 @@ export const verdictsPreset: Preset = {
           score,
           raw: d.raw ?? null,
           againstLabels: { valueField: cols.value },
+          variantOf: d.variant_of?.trim() || null,
         },
         row,
       );

@@ -68,7 +68,7 @@ export abstract class StagingWriter {
       responseByModel: c.prepare(
         "select id from main.responses where item_id = ? and model = ? union all select id from stage.responses where item_id = ? and model = ?",
       ),
-      judge: c.prepare("insert into stage.judges (project_id, name, provider, model) values (?, ?, 'import', ?)"),
+      judge: c.prepare("insert into stage.judges (project_id, name, provider, model, settings) values (?, ?, 'import', ?, ?)"),
       judgeId: c.prepare("select id from main.judges where project_id = ? and name = ?"),
       verdict: c.prepare(
         "insert into stage.verdicts (judge_id, response_id, checklist_item_id, value, score, raw_output, parse_status) values (?, ?, ?, ?, ?, ?, ?)",

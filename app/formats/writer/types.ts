@@ -48,13 +48,22 @@ export type VerdictRecord = {
    * other response an empty value is refused, naming `valueField`.
    */
   againstLabels?: { valueField?: string };
+  /** The judge is a variant (ablation) of the judge named here (`variant_of`, or the import's --variant-of); stored in its settings when the import creates it. */
+  variantOf?: string | null;
 };
 
 /** `response` (a response key or model of the item named by `unit`) links the label to an imported response. */
 export type LabelRecord = { unit: string; annotator: string; label: LabelValue; text?: string; response?: string };
 
 /** A judge's verdict on a unit of imported labels, by unit key (the unit-verdicts preset). */
-export type UnitVerdictRecord = { judge: string; unit: string; value: string | null; score: number | null; raw: string | null };
+export type UnitVerdictRecord = {
+  judge: string;
+  unit: string;
+  value: string | null;
+  score: number | null;
+  raw: string | null;
+  variantOf?: string | null;
+};
 
 /** The response that stands for a unit of imported labels (what a judge of that unit judged). */
 export const UNIT_RESPONSE_KEY = "(unit)";
@@ -76,6 +85,8 @@ export type WriterOptions = {
   lookupDataset?: string;
   level?: LabelLevel;
   taskName?: string;
+  /** Verdict presets: judge name → the base judge it is a variant of (`--variant-of JUDGE=BASE`), for judges the file does not mark. */
+  variantOf?: Record<string, string>;
   /** Labels presets: the declared scale (its categories in order); labels outside it are refused. */
   categories?: LabelValue[];
   /** Benchmarks whose checklist weights must sum to 1 (warn otherwise). */

@@ -52,6 +52,67 @@ export abstract class VerdictsWriter extends LabelsWriter {
     this.s.keyIns.run(itemId, key, Number(res.lastInsertRowid));
   }
 
+  /** Per judge: the base judge the file (or --variant-of) declares it a variant of, and the row that said so. */
+  private readonly variants = new Map<string, { base: string; row: number }>();
+
+  /**
+   * Notes a judge's `variant_of` (or the import's --variant-of for it): one base per judge in a file
+   * (another one on a later row is an error naming both rows). False when the row is refused.
+   */
+  private noteVariant(judge: string, given: string | null | undefined, row: number): boolean {
+    const base = given?.trim() || this.opts.variantOf?.[judge] || null;
+    if (base === null) return true;
+    if (base === judge) {
+      this.error({ row, field: "variant_of", message: `judge "${clip(judge, 60)}" cannot be a variant of itself` });
+      return false;
+    }
+    const had = this.variants.get(judge);
+    if (had && had.base !== base) {
+      this.error({
+        row,
+        field: "variant_of",
+        message: `judge "${clip(judge, 60)}" is a variant of "${clip(had.base, 60)}" at row ${had.row}, of "${clip(base, 60)}" here`,
+      });
+      return false;
+    }
+    if (!had) {
+      this.variants.set(judge, { base, row });
+      // A judge this file already created (on a row without variant_of): its settings say so now.
+      const id = this.judgeIds.get(judge);
+      if (id !== undefined && id >= STAGE_BASE)
+        this.conn.prepare("update stage.judges set settings = ? where id = ?").run(JSON.stringify({ variantOf: base }), id);
+    }
+    return true;
+  }
+
+  /** Warnings on the variants when the file has been read: a base that is no judge, an existing judge whose base the import cannot change. */
+  protected warnVariants(): void {
+    for (const [judge, { base, row }] of this.variants) {
+      if (!this.judgeIds.has(base) && !this.s.judgeId.get(this.opts.projectId, base))
+        this.warn({
+          row,
+          field: "variant_of",
+          message: `judge "${clip(judge, 60)}" is marked a variant of "${clip(base, 60)}", which is not a judge of this project (the variant table pairs them once it is)`,
+        });
+      const live = this.s.judgeId.get(this.opts.projectId, judge) as { id: number } | undefined;
+      if (live && live.id < STAGE_BASE) {
+        const settings = this.conn.prepare("select settings from main.judges where id = ?").get(live.id) as { settings: string };
+        let current: unknown;
+        try {
+          current = (JSON.parse(settings.settings) as { variantOf?: unknown }).variantOf;
+        } catch {
+          current = undefined;
+        }
+        if (current !== base)
+          this.warn({
+            row,
+            field: "variant_of",
+            message: `judge "${clip(judge, 60)}" already exists; the import does not change it: mark it a variant of "${clip(base, 60)}" on the judges page`,
+          });
+      }
+    }
+  }
+
   /** The judge's ID: an existing judge of the project, else a new one (staged) when `model` is given. */
   private judgeId(name: string, model?: string): number | undefined {
     let id = this.judgeIds.get(name);
@@ -59,7 +120,8 @@ export abstract class VerdictsWriter extends LabelsWriter {
       id = (this.s.judgeId.get(this.opts.projectId, name) as { id: number } | undefined)?.id;
       if (id === undefined) {
         if (model === undefined) return undefined;
-        id = Number(this.s.judge.run(this.opts.projectId, name, model).lastInsertRowid);
+        const base = this.variants.get(name)?.base;
+        id = Number(this.s.judge.run(this.opts.projectId, name, model, JSON.stringify(base ? { variantOf: base } : {})).lastInsertRowid);
       }
       this.judgeIds.set(name, id);
     }
@@ -122,6 +184,7 @@ export abstract class VerdictsWriter extends LabelsWriter {
         return;
       }
     }
+    if (!this.noteVariant(rec.judge, rec.variantOf, row)) return;
     const key = `${rec.judge}\u0000${responseId}\u0000${checklistItemId}`;
     if (this.verdictKeys.has(key)) {
       this.error({ row, message: `duplicate verdict of judge "${rec.judge}" (first at row ${this.verdictKeys.get(key)})` });
@@ -269,6 +332,7 @@ export abstract class VerdictsWriter extends LabelsWriter {
         score: score ?? (parsed ? rec.score : null),
         raw: rec.raw,
         parseStatus: parsed ? "ok" : "unparsed",
+        variantOf: rec.variantOf,
       },
       row,
     );
