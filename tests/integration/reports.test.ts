@@ -10,14 +10,11 @@ import {
   cohenKappa,
   confusionMatrix,
   fleissKappa,
-  fleissKappaSE,
   gwetAC1,
   gwetSE,
   holmAdjust,
   krippendorffAlpha,
-  krippendorffAlphaSE,
   wilsonCI,
-  bootstrapCI,
   pabak,
   pairwiseOrderingConsistency,
   pearson,
@@ -30,6 +27,7 @@ import {
 import { getDb, schema } from "../../db/client";
 import { clearReportCache } from "../../app/reports/report.server";
 import { DURATIONS, GOLD, labelledProject, SAT_UNITS, WQ, type seedLabelled } from "../fixtures/reports/labelled";
+import { bcaByHand } from "../support/bca-by-hand";
 import { useTempDatabase } from "../support/db";
 import { args, get, run, signInCookie } from "../support/http";
 import * as taskPage from "../../app/routes/p.$slug.reports.$taskId._index";
@@ -50,11 +48,11 @@ const CATS = ["Yes", "No"];
 
 // The reliability matrix, exactly as written in the fixture (rows = units, columns = annotators 0..2).
 const M: Rating[][] = SAT_UNITS.map(([, , labels]) => labels.map((l) => l));
-const pooled = () => {
+const pooled = (rows: Rating[][] = M) => {
   const a: Rating[] = [];
   const b: Rating[] = [];
   const unit: number[] = [];
-  M.forEach((row, u) => {
+  rows.forEach((row, u) => {
     const present = row.filter((x) => x != null);
     for (let i = 0; i < present.length; i++)
       for (let j = i + 1; j < present.length; j++) {
@@ -66,24 +64,21 @@ const pooled = () => {
   return { a, b, unit };
 };
 /**
- * The interval the page must show for a pooled-pairs statistic: app/stats bootstrapCI over the
- * pairs, resampling whole items (a unit's pairs together; every fixture unit is its own item),
- * with the task's seed (5 for the satisfaction task, 9 for the writing task) and B = 1000.
+ * The interval the page must show for a statistic of the fixture's 12 units (fewer than 300: the
+ * default is the expanded BCa bootstrap, issue 36 item 8), written out in tests/support/bca-by-hand.ts:
+ * whole items resampled (a unit's pairs together; every satisfaction unit is its own item), the
+ * statistic recomputed by app/stats on each resample's rows, with the task's seed (5) and B = 2000.
  */
-function clusterCI<T>(a: T[], b: T[], item: number[], seed: number, stat: (a: T[], b: T[]) => number): [number, number] {
-  const idx = a.map((_, i) => i);
-  return bootstrapCI({
-    data: idx,
-    statistic: (s) =>
-      stat(
-        s.map((i) => a[i]),
-        s.map((i) => b[i]),
-      ),
-    cluster: (i) => item[i],
-    seed,
-    resamples: 1000,
-  }).ci;
-}
+const satCI = (stat: (rows: Rating[][]) => number) => bcaByHand(M, stat, { seed: 5, units: 12 });
+/** Cohen's kappa (or PABAK) of the pooled pairs of some rows. */
+const pooledKappa = (rows: Rating[][]) => {
+  const p = pooled(rows);
+  return cohenKappa(p.a, p.b, { categories: CATS }).kappa;
+};
+const pooledPabak = (rows: Rating[][]) => {
+  const p = pooled(rows);
+  return pabak(p.a, p.b);
+};
 const closeCI = (got: unknown, want: [number, number]) => {
   const g = got as number[];
   expect(g[0]).toBeCloseTo(want[0], 12);
@@ -131,54 +126,39 @@ describe("agreement page, Yes/No labels from a pool of three annotators", () => 
     const ck = cohenKappa(a, b, { categories: CATS });
     // Three labels of a unit make three pairs that are not independent: the CI resamples units (issue 15;
     // until then it was the Fleiss-Cohen-Everitt interval of ck.ci, which treats the pairs as independent).
-    expect(stat(iaa, "Cohen's kappa (pooled pairs)")).toMatchObject({
-      value: ck.kappa,
-      n: ck.n,
-      method: expect.stringMatching(/^percentile bootstrap over item clusters \(B=1000, 12 items, seed 5\)/),
-    });
-    closeCI(
-      stat(iaa, "Cohen's kappa (pooled pairs)").ci,
-      clusterCI(a, b, pooled().unit, 5, (x, y) => cohenKappa(x, y, { categories: CATS }).kappa),
-    );
+    // 12 units: the default below 300 units is the expanded BCa bootstrap (issue 36; until then the percentile
+    // bootstrap, which covered 0.92–0.93 at 40–60 units in the coverage benchmark).
+    const BCA12 = /^BCa bootstrap over item clusters \(B=2000, 12 items, seed 5; expanded for 12 units: limits at the 0\.9\d{3} level\)/;
+    expect(stat(iaa, "Cohen's kappa (pooled pairs)")).toMatchObject({ value: ck.kappa, n: ck.n, method: expect.stringMatching(BCA12) });
+    closeCI(stat(iaa, "Cohen's kappa (pooled pairs)").ci, satCI(pooledKappa));
 
-    // Fleiss' kappa, Krippendorff's alpha and AC1: analytic SEs (Gwet 2014 / irrCAC, app/stats *SE,
-    // clustered by item — every fixture unit has its own item), CI = value ± 1.96·SE clipped to [−1, 1].
-    // (Until this change these rows used a percentile bootstrap; the expected CIs now come from app/stats/*SE.)
-    const items = M.map((_, i) => i);
-    const clip = (v: number, se: number) => [Math.max(-1, v - 1.96 * se), Math.min(1, v + 1.96 * se)];
-    const fk = fleissKappa(M, { categories: CATS }).kappa;
-    expect(stat(iaa, "Fleiss' kappa")).toMatchObject({
-      value: fleissKappa(M).kappa,
-      ci: clip(fk, fleissKappaSE(M, { categories: CATS, cluster: items }).se),
-      n: 12,
-    });
-    const ka = krippendorffAlpha(M, { level: "nominal", categories: CATS }).alpha;
-    expect(stat(iaa, "Krippendorff's alpha (nominal)")).toMatchObject({
-      value: krippendorffAlpha(M, { level: "nominal" }).alpha,
-      ci: clip(ka, krippendorffAlphaSE(M, { categories: CATS, cluster: items }).se),
-    });
-    const ac1 = gwetAC1(M, { categories: CATS }).value;
-    expect(stat(iaa, "Gwet's AC1")).toMatchObject({
-      value: gwetAC1(M).value,
-      ci: clip(ac1, gwetSE(M, { categories: CATS, cluster: items }).se),
-    });
-    for (const label of ["Fleiss' kappa", "Krippendorff's alpha (nominal)", "Gwet's AC1"])
-      expect(stat(iaa, label).method).toMatch(/^analytic SE \(Gwet 2014, irrCAC\), clustered by item \(12 items\)/);
-    // Percent agreement with three annotators: Gwet's SE of the mean per-unit agreement (by hand: the
-    // sample SD of the 12 per-unit shares over √12), value ± 1.96·SE clipped to [0, 1]. Until issue 15 it
-    // was the Wilson interval of the per-unit shares, which treats a share as a 0/1 outcome.
-    const perUnit = M.map((r) => percentAgreement([r], { categories: CATS }));
-    const mean = perUnit.reduce((x, y) => x + y, 0) / 12;
-    const se = Math.sqrt(perUnit.reduce((s, x) => s + (x - mean) ** 2, 0) / (12 * 11));
-    expect(stat(iaa, "Percent agreement").method).toMatch(
-      /^analytic SE of the mean per-unit agreement \(Gwet 2014\), clustered by item \(12 items\)/,
-    );
-    closeCI(stat(iaa, "Percent agreement").ci, [Math.max(0, mean - 1.96 * se), Math.min(1, mean + 1.96 * se)]);
-    expect(stat(iaa, "PABAK (pooled pairs)").value).toBe(pabak(a, b));
+    // Fleiss' kappa, Krippendorff's alpha and AC1: the same BCa bootstrap over items, each resample's value from
+    // app/stats fleissKappa, krippendorffAlpha and gwetAC1 of its rows. (Their analytic SEs — Gwet 2014 / irrCAC,
+    // value ± 1.96·SE — are the default from 300 units; tests/unit/reports/intervals.test.ts checks one.)
+    expect(stat(iaa, "Fleiss' kappa")).toMatchObject({ value: fleissKappa(M).kappa, n: 12 });
     closeCI(
-      stat(iaa, "PABAK (pooled pairs)").ci,
-      clusterCI(a, b, pooled().unit, 5, (x, y) => pabak(x, y)),
+      stat(iaa, "Fleiss' kappa").ci,
+      satCI((rows) => fleissKappa(rows, { categories: CATS }).kappa),
     );
+    expect(stat(iaa, "Krippendorff's alpha (nominal)").value).toBe(krippendorffAlpha(M, { level: "nominal" }).alpha);
+    closeCI(
+      stat(iaa, "Krippendorff's alpha (nominal)").ci,
+      satCI((rows) => krippendorffAlpha(rows, { level: "nominal", categories: CATS }).alpha),
+    );
+    expect(stat(iaa, "Gwet's AC1").value).toBe(gwetAC1(M).value);
+    closeCI(
+      stat(iaa, "Gwet's AC1").ci,
+      satCI((rows) => gwetAC1(rows, { categories: CATS }).value),
+    );
+    for (const label of ["Fleiss' kappa", "Krippendorff's alpha (nominal)", "Gwet's AC1", "Percent agreement"])
+      expect(stat(iaa, label).method).toMatch(BCA12);
+    // Percent agreement with three annotators: the mean per-unit agreement, with the same bootstrap.
+    closeCI(
+      stat(iaa, "Percent agreement").ci,
+      satCI((rows) => percentAgreement(rows, { categories: CATS })),
+    );
+    expect(stat(iaa, "PABAK (pooled pairs)").value).toBe(pabak(a, b));
+    closeCI(stat(iaa, "PABAK (pooled pairs)").ci, satCI(pooledPabak));
 
     // Pairwise kappas per annotator pair (three annotators share the units).
     const pairs: Table = data.report.tables.pairs;
@@ -194,13 +174,25 @@ describe("agreement page, Yes/No labels from a pool of three annotators", () => 
       col(i).forEach((v, t) => v != null && col(j)[t] != null && (x.push(v), y.push(col(j)[t])));
       const row = pairs.rows.find((r) => r.a === `Annotator ${i}` && r.b === `Annotator ${j}`)!;
       const k = cohenKappa(x, y, { categories: CATS });
-      // The Fleiss-Cohen-Everitt interval, clipped to kappa's range [−1, 1] (issue 15).
-      expect(row).toMatchObject({
-        n: x.length,
-        kappa: k.kappa,
-        kappaCi: [Math.max(-1, k.ci[0]), Math.min(1, k.ci[1])],
-        pabak: pabak(x, y),
-      });
+      // 5–6 shared units: the default small-sample interval, the expanded BCa bootstrap over the shared units
+      // (each unit drawn alone; the Fleiss-Cohen-Everitt interval from 300 units). Zero width: none.
+      const shared = x.map((v, t) => [v, y[t]]);
+      const ci = bcaByHand(
+        shared,
+        (s) =>
+          cohenKappa(
+            s.map((p) => p[0]),
+            s.map((p) => p[1]),
+            { categories: CATS },
+          ).kappa,
+        {
+          seed: 5,
+          units: x.length,
+        },
+      );
+      expect(row).toMatchObject({ n: x.length, kappa: k.kappa, pabak: pabak(x, y) });
+      if (ci[1] - ci[0] > 1e-7) closeCI(row.kappaCi, ci);
+      else expect(row.kappaCi ?? null).toBeNull();
     }
     expect(data.report.tables.iaa.note).toMatch(/per annotator pair/);
   });
@@ -263,10 +255,10 @@ describe("agreement page, Yes/No labels from a pool of three annotators", () => 
   });
 
   it("the CSV downloads carry the same figures at full precision", async () => {
-    const { a, b, unit } = pooled();
+    const { a, b } = pooled();
     const rows = await csv("iaa", fx.satTaskId);
     const ck = cohenKappa(a, b, { categories: CATS });
-    const ci = clusterCI(a, b, unit, 5, (x, y) => cohenKappa(x, y, { categories: CATS }).kappa);
+    const ci = satCI(pooledKappa);
     const row = rows.find((r) => r.Statistic === "Cohen's kappa (pooled pairs)")!;
     expect(Number(row.Value)).toBe(ck.kappa);
     expect(Number(row["Value 95% CI low"])).toBeCloseTo(ci[0], 12);
@@ -283,9 +275,9 @@ describe("agreement page, Yes/No labels from a pool of three annotators", () => 
     expect(res.headers.get("Content-Type")).toMatch(/application\/x-tex/);
     expect(res.headers.get("Content-Disposition")).toMatch(/task-\d+-iaa\.tex/);
     const tex = await res.text();
-    const { a, b, unit } = pooled();
+    const { a, b } = pooled();
     const ck = cohenKappa(a, b, { categories: CATS });
-    const ci = clusterCI(a, b, unit, 5, (x, y) => cohenKappa(x, y, { categories: CATS }).kappa);
+    const ci = satCI(pooledKappa);
     // Fixed precision of the page: coefficients to 3 decimals, CIs in brackets.
     expect(tex).toContain(`Cohen's kappa (pooled pairs) & ${ck.kappa.toFixed(3)} & [${ci[0].toFixed(3)}, ${ci[1].toFixed(3)}] & ${ck.n} &`);
     expect(tex).toMatch(
@@ -443,22 +435,33 @@ describe("judge–human agreement", () => {
     const iaa: Table = data.report.tables.iaa;
     const wk = cohenKappa(a, b, { categories: [1, 2, 3, 4, 5], weights: "quadratic" });
     // The 12 scored responses come from 4 items (3 each): the CIs resample items (issue 15; until then
-    // the Fleiss-Cohen-Everitt and Fisher z intervals treated the 12 pairs as independent).
-    const item = WQ.flatMap((_, i) => [i, i, i]);
+    // the Fleiss-Cohen-Everitt and Fisher z intervals treated the 12 pairs as independent). 4 items: the
+    // default small-sample interval, the expanded BCa bootstrap over items (tests/support/bca-by-hand.ts).
+    const pairsByItem = a.map((x, i) => ({ x, y: b[i], item: Math.floor(i / 3) }));
+    const wqCI = (f: (x: number[], y: number[]) => number) =>
+      bcaByHand(
+        pairsByItem,
+        (s) =>
+          f(
+            s.map((p) => p.x),
+            s.map((p) => p.y),
+          ),
+        { seed: 9, units: 4, cluster: (p) => p.item },
+      );
     expect(stat(iaa, "Weighted kappa, quadratic")).toMatchObject({
       value: wk.kappa,
       n: 12,
-      method: expect.stringMatching(/^percentile bootstrap over item clusters \(B=1000, 4 items, seed 9\)/),
+      method: expect.stringMatching(/^BCa bootstrap over item clusters \(B=2000, 4 items, seed 9; expanded for 4 units/),
     });
     closeCI(
       stat(iaa, "Weighted kappa, quadratic").ci,
-      clusterCI(a, b, item, 9, (x, y) => cohenKappa(x, y, { categories: [1, 2, 3, 4, 5], weights: "quadratic" }).kappa),
+      wqCI((x, y) => cohenKappa(x, y, { categories: [1, 2, 3, 4, 5], weights: "quadratic" }).kappa),
     );
     const r = pearson(a, b);
     expect(stat(iaa, "Pearson r")).toMatchObject({ value: r.r });
     closeCI(
       stat(iaa, "Pearson r").ci,
-      clusterCI(a, b, item, 9, (x, y) => pearson(x, y).r),
+      wqCI((x, y) => pearson(x, y).r),
     );
     const rows = a.map((x, i) => [x, b[i]]);
     expect(stat(iaa, "Krippendorff's alpha (interval)").value).toBe(krippendorffAlpha(rows, { level: "interval" }).alpha);

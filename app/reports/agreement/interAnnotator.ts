@@ -1,13 +1,11 @@
 /** The inter-annotator agreement table: kappa, alpha, AC1, percent agreement, correlations, pairwise rows, each with its interval. */
 import {
-  cohenKappa,
+  cohenKappaClusteredSE,
   cohenKappaFromTable,
-  coincidenceMatrix,
   fleissKappaSE,
   gwetSE,
   type Interval,
   krippendorffAlpha,
-  krippendorffAlphaFromCoincidences,
   krippendorffAlphaSE,
   type Label,
   linearizedSE,
@@ -15,21 +13,23 @@ import {
   pearson,
   pearsonFromTable,
   percentAgreement,
+  ROUGH_INTERVAL_UNITS,
   spearman,
   spearmanFromTable,
   wilsonCI,
 } from "~/stats";
 import { constantRaterReason } from "../honest";
 import type { Estimate, TaskData } from "../types";
-import { finite, honestEstimate, MISSING_LIKE, proportionEstimate, resamplesFor, WILSON, Z95 } from "./intervals";
+import { finite, honestEstimate, MISSING_LIKE, proportionEstimate, WILSON, Z95 } from "./intervals";
 import { countedMatrix, equallySpaced, pairTables, perUnitAgreement, pooledPairs, pooledTable, reliabilityMatrix } from "./matrix";
 import {
-  analyticEstimate,
-  bootstrapEstimate,
-  clusterTableBootstrap,
+  analyticInterval,
+  type ClusterTables,
   clusterTables,
-  pairClusterBootstrap,
+  defaultEstimate,
+  pairClusterTables,
   pooledPairCodes,
+  unitSummaryTables,
 } from "./resampling";
 
 export interface PairRow {
@@ -78,13 +78,6 @@ export interface IaaReport {
   warnings: string[];
 }
 
-function kappaEstimate(
-  k: { kappa: number; se: number; ci: Interval; n: number },
-  label = "asymptotic SE (Fleiss, Cohen & Everitt 1969)",
-): Estimate {
-  return { value: k.kappa, ci: finite(k.kappa) && finite(k.se) ? k.ci : null, n: k.n, se: k.se, method: label };
-}
-
 type ConstantSide = "a" | "b" | "both" | null;
 
 /**
@@ -118,13 +111,37 @@ export function interAnnotatorAgreement(data: TaskData): IaaReport {
   const clusterCount = new Set(m.clusterOf).size;
   const independent = design === "two" && clusterCount === m.rows.length;
 
+  // Every interval below is the default of app/stats agreementInterval — the rule npm run agreement
+  // applies too: below SMALL_SAMPLE_UNITS units with two or more labels (counted as their item clusters)
+  // the expanded BCa bootstrap over item clusters, from that size the analytic interval (or, for a
+  // statistic without an analytic SE, the percentile bootstrap). Percent agreement and PABAK of two
+  // annotators on independent units keep the Wilson interval, Pearson's r Fisher's z (both cover at 30 units).
+  const perUnitPA = perUnitAgreement(counted);
+  const perRowPA = perUnitPA.filter(finite);
+  const pa = percentAgreement(counted);
+  const unitsWithPairs = perRowPA.length;
+  const pairClusters = new Set<number>();
+  for (let u = 0; u < perUnitPA.length; u++) if (finite(perUnitPA[u])) pairClusters.add(m.clusterOf[u]);
+  const units = pairClusters.size;
+  // The units' additive summaries per item cluster (for Fleiss, AC1, percent agreement and alpha) and the
+  // pairs' tables per item cluster (for the kappas, PABAK and the correlations), built once.
+  const summaries = unitSummaryTables(m, counted);
+  const pc = pooledPairCodes(m);
+  const pairTablesByItem = pairClusterTables(m, pc, q);
+  const pairKeys = Array.from(pc.rowOf, (u) => m.clusterOf[u]);
+  const est = (
+    value: number,
+    n: number,
+    analytic: { se: number; ci: Interval; method: string } | null,
+    tables: ClusterTables,
+    stat: (t: Float64Array) => number,
+    extra: { note?: string; range?: [number, number]; zeroReason?: string } = {},
+  ) => defaultEstimate({ value, n, units, analytic, tables, stat, seed, ...extra });
+
   // Percent agreement is the mean of per-unit agreement (a share in [0, 1]). Two annotators on independent
   // units: the Wilson score interval over the units. Otherwise Gwet's (2014, eq. 5.7) SE of the mean
   // per-unit agreement, clustered by item — a Wilson interval over per-unit shares treats each share as a
   // 0/1 outcome, which overstates its variance with three or more annotators (1.3–1.7× too wide on real data).
-  const perUnitPA = perUnitAgreement(counted);
-  const perRowPA = perUnitPA.filter(finite);
-  const pa = percentAgreement(counted);
   {
     let estimate: Estimate = { ...proportionEstimate(perRowPA), value: pa, method: `${WILSON} (n = units with 2+ labels)` };
     if (!independent && perRowPA.length >= 2) {
@@ -132,15 +149,17 @@ export function interAnnotatorAgreement(data: TaskData): IaaReport {
       for (let u = 0; u < perUnitPA.length; u++) if (finite(perUnitPA[u])) keys.push(m.clusterOf[u]);
       const se = linearizedSE(perRowPA, pa, { cluster: keys });
       if (finite(se) && se > 0)
-        estimate = honestEstimate(
+        estimate = est(
+          pa,
+          perRowPA.length,
           {
-            value: pa,
-            ci: [pa - Z95 * se, pa + Z95 * se],
-            n: perRowPA.length,
             se,
+            ci: [pa - Z95 * se, pa + Z95 * se],
             method: `analytic SE of the mean per-unit agreement (Gwet 2014), clustered by item (${new Set(keys).size} items); ±1.96·SE`,
           },
-          [0, 1],
+          summaries.tables,
+          summaries.percentAgreement,
+          { range: [0, 1] },
         );
       else estimate = { ...estimate, method: `${WILSON} (n = units with 2+ labels; every unit agrees to the same degree, so the SE is 0)` };
     }
@@ -153,10 +172,6 @@ export function interAnnotatorAgreement(data: TaskData): IaaReport {
       : "Two annotators labelled the units; Cohen's kappa compares them directly.";
   let kappaForPlanner: IaaReport["kappaForPlanner"] = null;
 
-  // Pairs of labels within a unit, as codes, resampled by item cluster unless units are independent.
-  const pc = pooledPairCodes(m);
-  const pairBoot = independent ? null : pairClusterBootstrap(m, pc, q, seed);
-  const unitsWithPairs = perRowPA.length;
   // Who a constant side of the pooled-pairs table is (rows: the annotator with the lower id).
   const byId = [...m.annotators].sort((x, y) => x - y).map((id) => names.get(id) ?? String(id));
   const whoPooled = (side: "a" | "b" | "both") =>
@@ -165,157 +180,138 @@ export function interAnnotatorAgreement(data: TaskData): IaaReport {
         ? `${byId[0]} and ${byId[1]}`
         : (byId[side === "a" ? 0 : 1] ?? "an annotator")
       : `the annotators on the ${side === "b" ? "second" : "first"} side of the pooled pairs`;
+  const pre = design === "pooled" ? " (pooled pairs)" : "";
+  /**
+   * Cohen's kappa (plain or weighted) of the pooled pairs with its default interval: the analytic one is the
+   * Fleiss-Cohen-Everitt SE for two annotators on independent units, else the cluster-robust SE with a unit's
+   * (item's) pairs as one cluster (app/stats cohenKappaClusteredSE; npm run agreement's pooledKappa).
+   */
+  const kappaOf = (weights: "none" | "linear" | "quadratic"): Estimate => {
+    const k = cohenKappaFromTable({ counts: pooledTable(m), q }, { weights });
+    const constant = constantKappa(k, whoPooled);
+    if (constant) return constant;
+    let analytic: { se: number; ci: Interval; method: string };
+    if (independent) analytic = { se: k.se, ci: k.ci, method: "asymptotic SE (Fleiss, Cohen & Everitt 1969)" };
+    else {
+      const c = cohenKappaClusteredSE(pc.a, pc.b, pairKeys, q, { weights });
+      analytic = {
+        se: c.se,
+        ci: c.ci,
+        method: `cluster-robust SE (a unit's pairs as one cluster, ${c.clusters} items; Fleiss-Cohen-Everitt influence values), ±1.96·SE`,
+      };
+    }
+    const stat = (t: Float64Array) => cohenKappaFromTable({ counts: t, q }, { weights }).kappa;
+    return est(k.kappa, k.n, analytic, pairTablesByItem, stat, { note: independent ? undefined : "a unit's pairs move together" });
+  };
   if (!numeric) {
-    // Pooled pairs as one contingency table: the table cohenKappa and pabak would build from the pairs.
     const pooled = pooledTable(m);
-    const ck = cohenKappaFromTable({ counts: pooled, q });
-    const kappaEst =
-      constantKappa(ck, whoPooled) ??
-      (pairBoot ? pairBoot(ck.kappa, ck.n, (t) => cohenKappaFromTable({ counts: t, q }).kappa) : honestEstimate(kappaEstimate(ck)));
-    stats.push({ key: "cohenKappa", label: design === "pooled" ? "Cohen's kappa (pooled pairs)" : "Cohen's kappa", estimate: kappaEst });
+    const kappaEst = kappaOf("none");
+    stats.push({ key: "cohenKappa", label: `Cohen's kappa${pre}`, estimate: kappaEst });
     // The planner scales the SE with the number of units (items resampled), not of pairs.
-    if (finite(ck.kappa) && kappaEst.se != null && finite(kappaEst.se))
-      kappaForPlanner = { label: stats[stats.length - 1].label, value: ck.kappa, se: kappaEst.se, n: unitsWithPairs };
+    if (finite(kappaEst.value) && kappaEst.se != null && finite(kappaEst.se))
+      kappaForPlanner = { label: stats[stats.length - 1].label, value: kappaEst.value, se: kappaEst.se, n: unitsWithPairs };
     // fleissKappaSE and gwetSE compute the coefficient with the same arithmetic as fleissKappa and gwetAC1
     // (bit-identical values, checked in tests), so each is computed once.
     const fkr = fleissKappaSE(counted, { cluster: m.clusterOf });
-    stats.push({ key: "fleissKappa", label: "Fleiss' kappa", estimate: analyticEstimate(m, fkr.value, () => fkr) });
+    stats.push({
+      key: "fleissKappa",
+      label: "Fleiss' kappa",
+      estimate: est(fkr.value, fkr.n, analyticInterval(fkr.value, fkr), summaries.tables, summaries.fleissKappa),
+    });
     const ka = krippendorffAlpha(counted, { level: "nominal" }).alpha;
+    const kar = krippendorffAlphaSE(counted, { cluster: m.clusterOf });
     stats.push({
       key: "krippendorffAlpha",
       label: "Krippendorff's alpha (nominal)",
-      estimate: analyticEstimate(m, ka, (cluster) => krippendorffAlphaSE(counted, { cluster })),
+      estimate: est(ka, kar.n, analyticInterval(ka, kar), summaries.tables, (t) => summaries.krippendorffAlpha(t, "nominal")),
     });
     const ac1r = gwetSE(counted, { cluster: m.clusterOf });
-    stats.push({ key: "gwetAC1", label: "Gwet's AC1", estimate: analyticEstimate(m, ac1r.value, () => ac1r) });
-    const pairsN = ck.n;
+    stats.push({
+      key: "gwetAC1",
+      label: "Gwet's AC1",
+      estimate: est(ac1r.value, ac1r.n, analyticInterval(ac1r.value, ac1r), summaries.tables, summaries.gwetAC1),
+    });
+    const pairsN = pc.a.length;
     if (q <= 2 && pairsN > 0) {
-      // PABAK = 2·po − 1 on the pooled pairs; its CI follows from the Wilson interval of po (agreeing pairs of all pairs).
+      // PABAK = 2·po − 1 on the pooled pairs; two annotators on independent units: its CI follows from the
+      // Wilson interval of po (agreeing pairs of all pairs). Pooled pairs: a bootstrap over item clusters.
       const value = pabakFromTable({ counts: pooled, q });
       let agree = 0;
       for (let k = 0; k < q; k++) agree += pooled[k * q + k];
       const po = wilsonCI(agree, pairsN);
       stats.push({
         key: "pabak",
-        label: design === "pooled" ? "PABAK (pooled pairs)" : "PABAK",
-        estimate: pairBoot
-          ? pairBoot(value, pairsN, (t) => pabakFromTable({ counts: t, q }))
-          : { value, ci: [2 * po[0] - 1, 2 * po[1] - 1], n: pairsN, method: `2·po − 1, po by ${WILSON}` },
+        label: `PABAK${pre}`,
+        estimate: independent
+          ? { value, ci: [2 * po[0] - 1, 2 * po[1] - 1], n: pairsN, method: `2·po − 1, po by ${WILSON}` }
+          : est(value, pairsN, null, pairTablesByItem, (t) => pabakFromTable({ counts: t, q }), { note: "a unit's pairs move together" }),
       });
     }
   } else {
-    const pp = pooledPairs(m);
-    const quad = cohenKappa(pp.a, pp.b, { categories, weights: "quadratic" });
-    const lin = cohenKappa(pp.a, pp.b, { categories, weights: "linear" });
-    const pre = design === "pooled" ? " (pooled pairs)" : "";
-    const weighted = (k: typeof quad, weights: "quadratic" | "linear") =>
-      constantKappa(k, whoPooled) ??
-      (pairBoot
-        ? pairBoot(k.kappa, k.n, (t) => cohenKappaFromTable({ counts: t, q }, { weights }).kappa)
-        : honestEstimate(kappaEstimate(k)));
-    const quadEst = weighted(quad, "quadratic");
+    const quadEst = kappaOf("quadratic");
     stats.push({ key: "weightedKappaQuadratic", label: `Weighted kappa, quadratic${pre}`, estimate: quadEst });
-    stats.push({ key: "weightedKappaLinear", label: `Weighted kappa, linear${pre}`, estimate: weighted(lin, "linear") });
-    if (finite(quad.kappa) && quadEst.se != null && finite(quadEst.se))
-      kappaForPlanner = { label: stats[stats.length - 2].label, value: quad.kappa, se: quadEst.se, n: unitsWithPairs };
-    {
-      // Ordinal alpha's CI: resamples of item clusters, each resample's alpha from the sum of its
-      // clusters' coincidence matrices (app/stats coincidenceMatrix, krippendorffAlphaFromCoincidences).
-      const value = krippendorffAlpha(counted, { level: "ordinal" }).alpha;
-      let estimate: Estimate = { value, ci: null, n: m.rows.length, method: "bootstrap" };
-      if (finite(value) && m.rows.length >= 2) {
-        const B = resamplesFor(m.rows.length);
-        const res = clusterTableBootstrap({
-          rows: m.rows.length,
-          clusterOf: (r) => m.clusterOf[r],
-          size: q * q,
-          table: (rows) => coincidenceMatrix(counted, rows),
-          stat: (o) => krippendorffAlphaFromCoincidences(o, categories, "ordinal"),
-          seed,
-          resamples: B,
-        });
-        estimate = {
-          value,
-          ci: finite(res.ci[0]) ? res.ci : null,
-          n: m.rows.length,
-          se: res.se,
-          method: `percentile bootstrap (B=${B}, ${res.clusters} item clusters, seed ${seed})`,
-        };
-      }
-      stats.push({ key: "krippendorffAlphaOrdinal", label: "Krippendorff's alpha (ordinal)", estimate });
-    }
+    stats.push({ key: "weightedKappaLinear", label: `Weighted kappa, linear${pre}`, estimate: kappaOf("linear") });
+    if (finite(quadEst.value) && quadEst.se != null && finite(quadEst.se))
+      kappaForPlanner = { label: stats[stats.length - 2].label, value: quadEst.value, se: quadEst.se, n: unitsWithPairs };
+    // Ordinal alpha has no analytic SE: a bootstrap of item clusters, each resample's alpha from the sum of
+    // its clusters' coincidence matrices (app/stats coincidenceMatrix, krippendorffAlphaFromCoincidences).
+    const ord = krippendorffAlpha(counted, { level: "ordinal" }).alpha;
+    stats.push({
+      key: "krippendorffAlphaOrdinal",
+      label: "Krippendorff's alpha (ordinal)",
+      estimate: est(ord, m.rows.length, null, summaries.tables, (t) => summaries.krippendorffAlpha(t, "ordinal")),
+    });
+    // On an equally spaced scale (1–5 scores) interval alpha is irrCAC's quadratic-weighted alpha, which has
+    // an analytic SE; on another scale, the bootstrap alone.
     const kiv = krippendorffAlpha(m.rows, { level: "interval" }).alpha;
+    const kivr = equallySpaced(categories) ? krippendorffAlphaSE(counted, { weights: "quadratic", cluster: m.clusterOf }) : null;
     stats.push({
       key: "krippendorffAlphaInterval",
       label: "Krippendorff's alpha (interval)",
-      // On an equally spaced scale (1–5 scores) interval alpha is irrCAC's quadratic-weighted alpha, which has an analytic SE.
-      estimate: equallySpaced(categories)
-        ? analyticEstimate(m, kiv, (cluster) => krippendorffAlphaSE(counted, { weights: "quadratic", cluster }))
-        : bootstrapEstimate(m, seed, (rows) => krippendorffAlpha(rows, { level: "interval" }).alpha),
+      estimate: est(kiv, kivr ? kivr.n : m.rows.length, kivr ? analyticInterval(kiv, kivr) : null, summaries.tables, (t) =>
+        summaries.krippendorffAlpha(t, "interval"),
+      ),
     });
+    const pp = pooledPairs(m);
     const xa = pp.a as number[];
     const xb = pp.b as number[];
     if (xa.length >= 3) {
       const r = pearson(xa, xb);
-      // Fisher's z assumes independent bivariate-normal pairs; pooled pairs (and skewed Likert scores) get the cluster bootstrap.
       const values = categories as number[];
-      // Two annotators on independent units: the pairs' q × q tables per item cluster, built once for the
-      // bootstraps below (each run draws the same clusters for the same seed).
-      let tables: ReturnType<typeof clusterTables> | null = null;
-      const B = resamplesFor(xa.length);
-      if (!pairBoot) {
-        const codeOf = new Map(categories.map((v, k) => [v, k]));
-        const ca = Int32Array.from(xa, (v) => codeOf.get(v)!);
-        const cb = Int32Array.from(xb, (v) => codeOf.get(v)!);
-        tables = clusterTables({
-          rows: xa.length,
-          clusterOf: (i) => m.clusterOf[pp.rowOf[i]],
-          size: q * q,
-          table: (pairs) => {
-            const t = new Float64Array(q * q);
-            for (const i of pairs) t[ca[i] * q + cb[i]]++;
-            return t;
-          },
-        });
-      }
+      const pearsonStat = (t: Float64Array) => pearsonFromTable({ counts: t, q }, values).r;
+      // Fisher's z assumes independent bivariate-normal pairs; pooled pairs (and skewed Likert scores) get the cluster bootstrap.
       stats.push({
         key: "pearson",
         label: `Pearson r${pre}`,
-        estimate: pairBoot
-          ? pairBoot(r.r, r.n, (t) => pearsonFromTable({ counts: t, q }, values).r)
-          : honestEstimate({ value: r.r, ci: finite(r.r) ? r.ci : null, n: r.n, method: "Fisher z" }),
+        estimate: independent
+          ? honestEstimate({ value: r.r, ci: finite(r.r) ? r.ci : null, n: r.n, method: "Fisher z" })
+          : est(r.r, r.n, null, pairTablesByItem, pearsonStat, { note: "a unit's pairs move together" }),
       });
-      if (tables && finite(r.r)) {
-        // Beside Fisher's z, the unit-cluster bootstrap (Fisher's z is too narrow on skewed Likert scores).
-        const res = tables.bootstrap((t) => pearsonFromTable({ counts: t, q }, values).r, seed, B);
+      if (independent && finite(r.r))
+        // Beside Fisher's z, the unit bootstrap (Fisher's z is too narrow on skewed Likert scores).
         stats.push({
           key: "pearsonBootstrap",
           label: "Pearson r (unit bootstrap)",
-          estimate: {
+          estimate: defaultEstimate({
             value: r.r,
-            ci: finite(res.ci[0]) ? res.ci : null,
             n: r.n,
-            se: res.se,
-            method: `percentile bootstrap over units (B=${B}, clustered by item, seed ${seed})`,
-          },
+            units,
+            analytic: null,
+            tables: pairTablesByItem,
+            stat: pearsonStat,
+            seed,
+            over: "units",
+          }),
         });
-      }
-      const rho = spearman(xa, xb).rho;
       // Each resample's rho from the sum of its item clusters' q × q tables of score pairs
       // (app/stats spearmanFromTable: spearman's figure for the pairs the table counts).
-      const spearmanStat = (t: Float64Array) => spearmanFromTable({ counts: t, q }).rho;
-      const boot = tables && finite(rho) ? { ...tables.bootstrap(spearmanStat, seed, B), resamples: B } : null;
+      const rho = spearman(xa, xb).rho;
       stats.push({
         key: "spearman",
         label: `Spearman rho${pre}`,
-        estimate: pairBoot
-          ? pairBoot(rho, xa.length, spearmanStat)
-          : {
-              value: rho,
-              ci: boot && finite(boot.ci[0]) ? boot.ci : null,
-              n: xa.length,
-              method: boot ? `percentile bootstrap (B=${boot.resamples}, clustered by item)` : "",
-            },
+        estimate: est(rho, xa.length, null, pairTablesByItem, (t) => spearmanFromTable({ counts: t, q }).rho, {
+          note: independent ? undefined : "a unit's pairs move together",
+        }),
       });
     }
   }
@@ -323,56 +319,50 @@ export function interAnnotatorAgreement(data: TaskData): IaaReport {
   // No interval leaves its statistic's range, and none is zero-width.
   for (const st of stats) st.estimate = honestEstimate(st.estimate, st.key === "percentAgreement" ? [0, 1] : [-1, 1]);
 
-  // Pairwise table: per pair of annotators, the units both rated, as a contingency table.
+  // Pairwise table: per pair of annotators, the units both rated, as a contingency table; kappa and the
+  // Pearson bootstrap with the default interval over the pair's shared units (each unit drawn alone).
   const pairs: PairRow[] = [];
   for (let i = 0; i < m.annotators.length; i++)
     for (let j = i + 1; j < m.annotators.length; j++) {
       const t = pairTables(m, i, j);
       if (t.a.length === 0) continue;
-      const k = cohenKappaFromTable({ counts: t.table, q }, { weights: numeric ? "quadratic" : "none" });
+      const weights = numeric ? "quadratic" : "none";
+      const k = cohenKappaFromTable({ counts: t.table, q }, { weights });
+      const shared = clusterTables({
+        rows: t.a.length,
+        clusterOf: (u) => u,
+        size: q * q,
+        table: (us) => {
+          const tt = new Float64Array(q * q);
+          for (const u of us) tt[t.a[u] * q + t.b[u]]++;
+          return tt;
+        },
+      });
       const value = (codes: number[]) => codes.map((c) => categories[c] as number);
       const r = numeric && t.a.length >= 3 ? pearson(value(t.a), value(t.b)) : null;
-      // Beside Fisher's z, a percentile bootstrap over the shared units (their q × q tables of score pairs).
-      let pearsonBootstrap: Estimate | null = null;
-      if (r && finite(r.r)) {
-        const B = resamplesFor(t.a.length);
-        const res = clusterTableBootstrap({
-          rows: t.a.length,
-          clusterOf: (i) => i,
-          size: q * q,
-          table: (units) => {
-            const tt = new Float64Array(q * q);
-            for (const i of units) tt[t.a[i] * q + t.b[i]]++;
-            return tt;
-          },
-          stat: (tt) => pearsonFromTable({ counts: tt, q }, categories as number[]).r,
-          seed,
-          resamples: B,
-        });
-        pearsonBootstrap = honestEstimate({
-          value: r.r,
-          ci: finite(res.ci[0]) ? res.ci : null,
-          n: r.n,
-          se: res.se,
-          method: `percentile bootstrap over units (B=${B}, seed ${seed})`,
-        });
-      }
+      const aName = names.get(m.annotators[i]) ?? String(m.annotators[i]);
+      const bName = names.get(m.annotators[j]) ?? String(m.annotators[j]);
+      const pairEstimate = (v: number, analytic: { se: number; ci: Interval; method: string } | null, stat: (x: Float64Array) => number) =>
+        defaultEstimate({ value: v, n: t.a.length, units: t.a.length, analytic, tables: shared, stat, seed, over: "units" });
       pairs.push({
         a: m.annotators[i],
         b: m.annotators[j],
-        aName: names.get(m.annotators[i]) ?? String(m.annotators[i]),
-        bName: names.get(m.annotators[j]) ?? String(m.annotators[j]),
+        aName,
+        bName,
         n: t.a.length,
         percentAgreement: percentAgreement(t.counted),
         kappa:
-          constantKappa(k, (side) =>
-            side === "both"
-              ? `${names.get(m.annotators[i]) ?? m.annotators[i]} and ${names.get(m.annotators[j]) ?? m.annotators[j]}`
-              : String(names.get(m.annotators[side === "a" ? i : j]) ?? m.annotators[side === "a" ? i : j]),
-          ) ?? honestEstimate(kappaEstimate(k)),
+          constantKappa(k, (side) => (side === "both" ? `${aName} and ${bName}` : side === "a" ? aName : bName)) ??
+          pairEstimate(
+            k.kappa,
+            { se: k.se, ci: k.ci, method: "asymptotic SE (Fleiss, Cohen & Everitt 1969)" },
+            (x) => cohenKappaFromTable({ counts: x, q }, { weights }).kappa,
+          ),
         pabak: !numeric && q <= 2 ? pabakFromTable({ counts: t.table, q }) : null,
         pearson: r ? honestEstimate({ value: r.r, ci: finite(r.r) ? r.ci : null, n: r.n, method: "Fisher z" }) : null,
-        pearsonBootstrap,
+        // Beside Fisher's z, a bootstrap over the shared units (their q × q tables of score pairs).
+        pearsonBootstrap:
+          r && finite(r.r) ? pairEstimate(r.r, null, (x) => pearsonFromTable({ counts: x, q }, categories as number[]).r) : null,
       });
     }
 
@@ -399,9 +389,10 @@ export function interAnnotatorAgreement(data: TaskData): IaaReport {
   }
 
   const warnings: string[] = [];
-  if (perRowPA.length < 30)
+  // Below ROUGH_INTERVAL_UNITS even the default intervals covered less than 0.93 in a simulated design (npm run bench:coverage).
+  if (perRowPA.length < ROUGH_INTERVAL_UNITS)
     warnings.push(
-      `Only ${perRowPA.length} unit${perRowPA.length === 1 ? " has" : "s have"} two or more labels (fewer than 30): every interval is rough.`,
+      `Only ${perRowPA.length} unit${perRowPA.length === 1 ? " has" : "s have"} two or more labels (fewer than ${ROUGH_INTERVAL_UNITS}): every interval is rough.`,
     );
   m.codes.forEach((column, g) => {
     let only = -2;
@@ -429,8 +420,7 @@ export function interAnnotatorAgreement(data: TaskData): IaaReport {
   for (const st of stats) {
     const e = st.estimate;
     if (e.se == null || !finite(e.se) || !finite(e.value) || !e.ci) continue;
-    if (!e.method.startsWith("analytic SE") && !e.method.startsWith("percentile bootstrap") && !e.method.startsWith("asymptotic SE"))
-      continue;
+    if (!/^(analytic SE|asymptotic SE|cluster-robust SE|percentile bootstrap|BCa bootstrap)/.test(e.method)) continue;
     if (st.key === "pearsonBootstrap") continue; // Pearson r is planned once (from its first interval)
     const pooledPairsStat = ["cohenKappa", "weightedKappaQuadratic", "weightedKappaLinear", "pabak", "pearson", "spearman"].includes(
       st.key,

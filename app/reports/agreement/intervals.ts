@@ -1,5 +1,5 @@
 /** Interval helpers: estimates with their intervals (mean, Wilson proportion, bounded scale mean), the small-n threshold and the resample count. */
-import { countsBootstrapCI, meanCI, wilsonCI } from "~/stats";
+import { AGREEMENT_RESAMPLES, countsBootstrapCI, meanCI, wilsonCI } from "~/stats";
 import { honestInterval, ZERO_SE } from "../honest";
 import type { Estimate } from "../types";
 
@@ -10,14 +10,14 @@ export const MISSING_LIKE = new Set(["", "NA", "N/A", "n/a", "na", "null", "NULL
 export const SMALL_N = 30;
 
 /**
- * Bootstrap resamples: 1000 up to 2,000 resampled rows, then fewer (never
- * below 100) so large tasks stay responsive; the B used is named beside every
- * CI. With thousands of units the interval is narrow and its Monte Carlo error
- * small relative to its width.
+ * Bootstrap resamples of the report pages: AGREEMENT_RESAMPLES (2,000) whatever the
+ * size of the task, named beside every CI. Every report bootstrap draws item clusters
+ * as counts of their distinct tables once the draws pass 200,000 (a multinomial draw
+ * per resample, app/stats countsBootstrapCI), so 2,000 resamples cost little even for
+ * thousands of units; fewer resamples made the limits of large tasks jitter (issue 36, item 10).
  */
-export function resamplesFor(rows: number): number {
-  if (rows <= 2000) return 1000;
-  return Math.max(100, Math.floor(2_000_000 / rows));
+export function resamplesFor(_rows: number): number {
+  return AGREEMENT_RESAMPLES;
 }
 
 export const finite = (x: number) => Number.isFinite(x);
@@ -68,7 +68,13 @@ export function honestEstimate(e: Estimate, range: [number, number] = [-1, 1], z
  * Wilson score interval of the mean rescaled to [0, 1] (a bound for any variable
  * on the scale, since its variance is at most p(1 − p)(hi − lo)²); one score: not estimable.
  */
-export function scaleMeanEstimate(values: ArrayLike<number>, lo: number, hi: number, seed: number, resamples = 500): Estimate {
+export function scaleMeanEstimate(
+  values: ArrayLike<number>,
+  lo: number,
+  hi: number,
+  seed: number,
+  resamples = AGREEMENT_RESAMPLES,
+): Estimate {
   const n = values.length;
   if (n === 0) return { value: NaN, ci: null, n: 0, method: "no labels" };
   const counts = new Map<number, number>();

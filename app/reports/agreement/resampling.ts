@@ -1,33 +1,18 @@
-/** Intervals of agreement statistics: cluster (item) bootstraps over the reliability matrix and the analytic (linearised) SE. */
-import { type AgreementSEResult, bootstrapCI, countsBootstrapCI, type Rating } from "~/stats";
+/** Intervals of agreement statistics: cluster (item) bootstraps over the reliability matrix, the analytic (linearised) SE, and the default between them. */
+import {
+  AGREEMENT_RESAMPLES,
+  type AgreementSEResult,
+  agreementInterval,
+  coincidenceMatrix,
+  countsBootstrapCI,
+  type Interval,
+  krippendorffAlphaFromCoincidences,
+  type MeasurementLevel,
+  type UnitCategoryCounts,
+} from "~/stats";
 import type { Estimate } from "../types";
-import { finite, honestEstimate, resamplesFor, Z95 } from "./intervals";
-import type { Matrix } from "./matrix";
-
-export function bootstrapEstimate(
-  m: Matrix,
-  seed: number,
-  stat: (rows: Rating[][]) => number,
-  clusters: "item" | "row" = "item",
-): Estimate {
-  const value = stat(m.rows);
-  if (!finite(value) || m.rows.length < 2) return { value, ci: null, n: m.rows.length, method: "bootstrap" };
-  const B = resamplesFor(m.rows.length);
-  const res = bootstrapCI({
-    data: m.rows,
-    statistic: (sample) => stat(sample),
-    seed,
-    resamples: B,
-    cluster: clusters === "item" ? (_row, i) => m.clusterOf[i] : undefined,
-  });
-  return {
-    value,
-    ci: finite(res.ci[0]) ? res.ci : null,
-    n: m.rows.length,
-    se: res.se,
-    method: `percentile bootstrap (B=${B}${clusters === "item" ? `, ${res.clusters} item clusters` : ""}, seed ${seed})`,
-  };
-}
+import { finite, honestEstimate, Z95 } from "./intervals";
+import { type Matrix, perUnitAgreement } from "./matrix";
 
 /**
  * A percentile bootstrap over item clusters of a statistic of an additive table (a
@@ -113,7 +98,13 @@ export function clusterTables(opts: {
     // A resample counts how often it drew each distinct table. Up to 200,000 draws in all the clusters
     // are drawn one by one, exactly as bootstrapCI draws them for the same seed; beyond, the counts are
     // one multinomial draw per resample (app/stats countsBootstrapCI: the same distribution, O(tables)).
-    bootstrap: (stat: (table: Float64Array) => number, seed: number, resamples: number) =>
+    bootstrap: (
+      stat: (table: Float64Array) => number,
+      seed: number,
+      resamples: number,
+      method: "percentile" | "bca" = "percentile",
+      level = 0.95,
+    ) =>
       countsBootstrapCI({
         counts: clustersPer,
         patternOfUnit: patternOf,
@@ -130,9 +121,13 @@ export function clusterTables(opts: {
         },
         seed,
         resamples,
+        method,
+        level,
       }),
   };
 }
+
+export type ClusterTables = ReturnType<typeof clusterTables>;
 
 /**
  * Pooled pairs as category codes: every unordered pair of ratings within a unit,
@@ -159,38 +154,91 @@ export function pooledPairCodes(m: Matrix): { a: Int32Array; b: Int32Array; rowO
 }
 
 /**
- * Pooled-pairs statistics resampled by item cluster: a unit's pairs (three labels
- * make three pairs) are not independent, so their intervals come from a percentile
- * bootstrap that draws whole items — each resample's q × q pair table is the sum of
- * its items' tables (Davison & Hinkley 1997, §3.8).
+ * The pairs' q × q tables per item cluster: pooled pairs (three labels make three
+ * pairs) are not independent, so their bootstraps draw whole items — each resample's
+ * pair table is the sum of its items' tables (Davison & Hinkley 1997, §3.8). Every
+ * row is drawn, as the command line draws every unit: a unit with one label adds no
+ * pair, so the number of pairs varies between resamples as it would between samples.
+ * With two annotators on units that are each their own item, the clusters are the units.
  */
-export function pairClusterBootstrap(m: Matrix, pc: { a: Int32Array; b: Int32Array; rowOf: Int32Array }, q: number, seed: number) {
-  const tables = clusterTables({
-    rows: pc.a.length,
-    clusterOf: (i) => m.clusterOf[pc.rowOf[i]],
+export function pairClusterTables(m: Matrix, pc: { a: Int32Array; b: Int32Array; rowOf: Int32Array }, q: number): ClusterTables {
+  // The pairs come in row order (pooledPairCodes): the pairs of row u are start[u]..start[u + 1] − 1.
+  const start = new Int32Array(m.rows.length + 1);
+  for (let i = 0; i < pc.rowOf.length; i++) start[pc.rowOf[i] + 1]++;
+  for (let u = 0; u < m.rows.length; u++) start[u + 1] += start[u];
+  return clusterTables({
+    rows: m.rows.length,
+    clusterOf: (u) => m.clusterOf[u],
     size: q * q,
-    table: (pairs) => {
+    table: (rows) => {
       const t = new Float64Array(q * q);
-      for (const i of pairs) t[pc.a[i] * q + pc.b[i]]++;
+      for (const u of rows) for (let i = start[u]; i < start[u + 1]; i++) t[pc.a[i] * q + pc.b[i]]++;
       return t;
     },
   });
-  const B = resamplesFor(pc.a.length);
-  return (value: number, n: number, stat: (t: Float64Array) => number): Estimate => {
-    if (!finite(value) || pc.a.length < 2)
-      return { value, ci: null, n, method: "not estimable: the statistic is undefined for these labels" };
-    const r = tables.bootstrap(stat, seed, B);
-    return honestEstimate(
-      {
-        value,
-        ci: finite(r.ci[0]) ? r.ci : null,
-        n,
-        se: r.se,
-        method: `percentile bootstrap over item clusters (B=${B}, ${r.clusters} items, seed ${seed}): a unit's pairs move together`,
-      },
-      [-1, 1],
-      "every resample gave the same value (e.g. perfect agreement)",
-    );
+}
+
+/**
+ * Per item cluster, the additive summaries of its units' ratings from which the
+ * multi-rater coefficients of any resample follow (Gwet 2014, ch. 2 and 5;
+ * Krippendorff 2011): [n1, n2, Σ pa_i, Σ_i r_ik/r_i for k = 1..q, the q × q
+ * coincidence matrix], over units with ≥ 1 rating (n1) and ≥ 2 (n2), pa_i the share of
+ * a unit's agreeing rating pairs. Fleiss' kappa, Gwet's AC1, percent agreement and
+ * Krippendorff's alpha of a resample are the functions below of its summed summary —
+ * the figures fleissKappa, gwetAC1, percentAgreement and krippendorffAlpha give for
+ * the resampled units.
+ */
+export function unitSummaryTables(m: Matrix, counted: UnitCategoryCounts) {
+  const q = counted.q;
+  const L = 3 + q + q * q;
+  const pa = perUnitAgreement(counted);
+  const tables = clusterTables({
+    rows: counted.units,
+    clusterOf: (u) => m.clusterOf[u],
+    size: L,
+    table: (units) => {
+      const t = new Float64Array(L);
+      for (const u of units) {
+        const r = counted.ratingsPerUnit[u];
+        if (r === 0) continue;
+        t[0]++;
+        for (let k = 0; k < q; k++) t[3 + k] += counted.counts[u * q + k] / r;
+        if (r >= 2) {
+          t[1]++;
+          t[2] += pa[u];
+        }
+      }
+      t.set(coincidenceMatrix(counted, units), 3 + q);
+      return t;
+    },
+  });
+  const pi = new Float64Array(q);
+  /** pa and the category shares π_k of a summary (NaN pa when no unit has two ratings). */
+  const shares = (t: Float64Array) => {
+    for (let k = 0; k < q; k++) pi[k] = t[3 + k] / t[0];
+    return t[1] > 0 ? t[2] / t[1] : NaN;
+  };
+  const chanceCorrected = (pa: number, pe: number) => (1 - pe <= 1e-15 ? NaN : (pa - pe) / (1 - pe));
+  return {
+    tables,
+    percentAgreement: (t: Float64Array) => (t[1] > 0 ? t[2] / t[1] : NaN),
+    /** Fleiss (1971): pe = Σ π_k². */
+    fleissKappa: (t: Float64Array) => {
+      const pa = shares(t);
+      let pe = 0;
+      for (let k = 0; k < q; k++) pe += pi[k] * pi[k];
+      return chanceCorrected(pa, pe);
+    },
+    /** Gwet (2008, eq. 20): pe = Σ π_k (1 − π_k) / (q − 1). */
+    gwetAC1: (t: Float64Array) => {
+      if (q < 2) return NaN;
+      const pa = shares(t);
+      let pe = 0;
+      for (let k = 0; k < q; k++) pe += pi[k] * (1 - pi[k]);
+      return chanceCorrected(pa, pe / (q - 1));
+    },
+    krippendorffAlpha: (t: Float64Array, level: MeasurementLevel) =>
+      krippendorffAlphaFromCoincidences(t.subarray(3 + q), counted.categories, level),
   };
 }
 
@@ -199,19 +247,66 @@ export const analyticMethod = (clusters: number) =>
   `analytic SE (Gwet 2014, irrCAC), clustered by item (${clusters} items); ±1.96·SE, clipped to [−1, 1]`;
 
 /**
- * A multi-rater coefficient with the analytic SE of its app/stats *SE function,
- * clustered by item. The value is the plain statistic's (bit-identical); the CI
- * is value ± 1.96·SE clipped to [−1, 1].
+ * A multi-rater coefficient's analytic interval from its app/stats *SE function,
+ * clustered by item: value ± 1.96·SE (null when the SE is undefined), with its label.
  */
-export function analyticEstimate(m: Matrix, value: number, se: (cluster: number[]) => AgreementSEResult): Estimate {
-  if (!finite(value) || m.rows.length < 2) return { value, ci: null, n: m.rows.length, method: "analytic SE (Gwet 2014, irrCAC)" };
-  const r = se(m.clusterOf);
-  const ok = finite(r.se);
-  return honestEstimate({
-    value,
-    ci: ok ? [value - Z95 * r.se, value + Z95 * r.se] : null,
-    n: r.n,
-    se: ok ? r.se : null,
+export function analyticInterval(value: number, r: AgreementSEResult): { se: number; ci: Interval; method: string } {
+  return {
+    se: r.se,
+    ci: [value - Z95 * r.se, value + Z95 * r.se],
     method: `analytic SE (Gwet 2014, irrCAC), clustered by item (${r.clusters} items); ±1.96·SE`,
-  });
+  };
 }
+
+/**
+ * A statistic with the default interval of app/stats agreementInterval — the rule
+ * `npm run agreement` applies too: below SMALL_SAMPLE_UNITS units (with two or more
+ * labels, counted as item clusters) the expanded BCa bootstrap over `tables`, else
+ * `analytic` (value ± 1.96·SE), or the percentile bootstrap when there is no analytic
+ * SE. B = AGREEMENT_RESAMPLES, seeded with the task's seed. Undefined values, and
+ * fewer than two resampling units, have no interval; a zero-width one is not
+ * estimable with `zeroReason` (honestEstimate).
+ */
+export function defaultEstimate(opts: {
+  value: number;
+  n: number;
+  /** Item clusters that hold units with two or more labels. */
+  units: number;
+  analytic: { se: number; ci: Interval; method: string } | null;
+  tables: ClusterTables;
+  stat: (t: Float64Array) => number;
+  seed: number;
+  /** What the bootstrap draws: "item clusters" (items named in the label) or "units". */
+  over?: "item clusters" | "units";
+  note?: string;
+  zeroReason?: string;
+  range?: [number, number];
+}): Estimate {
+  const { value, n, seed } = opts;
+  const over = opts.over ?? "item clusters";
+  if (!finite(value)) return { value, ci: null, n, method: "not estimable: the statistic is undefined for these labels" };
+  const B = AGREEMENT_RESAMPLES;
+  const r = agreementInterval({
+    units: opts.units,
+    analytic: opts.analytic,
+    bootstrap: (method, level) => opts.tables.bootstrap(opts.stat, seed, B, method, level),
+  });
+  const note = opts.note ? `: ${opts.note}` : "";
+  let e: Estimate;
+  if (r.method === "analytic")
+    e = { value, ci: finite(r.ci[0]) ? r.ci : null, n, se: finite(r.se) ? r.se : null, method: opts.analytic!.method };
+  else if (r.bootstrap === null) e = { value, ci: null, n, method: "not estimable: fewer than two units to resample" };
+  else {
+    const b = r.bootstrap;
+    const drawn = over === "units" ? `${b.clusters} units` : `${b.clusters} items`;
+    const how =
+      r.method === "bca"
+        ? `BCa bootstrap over ${over} (B=${B}, ${drawn}, seed ${seed}; expanded for ${opts.units} units: limits at the ${r.level.toFixed(4)} level)`
+        : `percentile bootstrap over ${over} (B=${B}, ${drawn}, seed ${seed})`;
+    e = { value, ci: finite(b.ci[0]) ? b.ci : null, n, se: b.se, method: how + note };
+  }
+  return honestEstimate(e, opts.range ?? [-1, 1], r.method === "analytic" ? undefined : (opts.zeroReason ?? RESAMPLES_SAME));
+}
+
+/** Why a bootstrap interval of zero width is not estimable. */
+export const RESAMPLES_SAME = "every resample gave the same value (e.g. perfect agreement)";

@@ -60,9 +60,10 @@ describe("report intervals", () => {
   });
 
   it("an analytic kappa interval crossing 1 is clipped and says so", () => {
-    // 25 units, one disagreement: kappa 0.920, Fleiss-Cohen-Everitt interval up to about 1.07.
-    const units = Array.from({ length: 25 }, (_, i) => unit(i + 1));
-    const anns = units.flatMap((u, i) => [ann(u.id, 1, i < 12 ? "Yes" : "No"), ann(u.id, 2, i < 12 || i === 24 ? "Yes" : "No")]);
+    // 300 units (from SMALL_SAMPLE_UNITS up the default is the analytic interval), one disagreement:
+    // kappa 0.9933, Fleiss-Cohen-Everitt interval up to about 1.006.
+    const units = Array.from({ length: 300 }, (_, i) => unit(i + 1));
+    const anns = units.flatMap((u, i) => [ann(u.id, 1, i < 150 ? "Yes" : "No"), ann(u.id, 2, i < 150 || i === 299 ? "Yes" : "No")]);
     const iaa = interAnnotatorAgreement(task("response-satisfaction", units, anns, 2));
     const a = anns.filter((x) => x.annotatorId === 1).map((x) => x.label as string);
     const b = anns.filter((x) => x.annotatorId === 2).map((x) => x.label as string);
@@ -72,6 +73,16 @@ describe("report intervals", () => {
     expect(e.value).toBeCloseTo(ref.kappa, 12);
     expect(e.ci).toEqual([ref.ci[0], 1]);
     expect(e.method).toMatch(/Fleiss, Cohen & Everitt 1969\); clipped to \[-1, 1\]$/);
+    // With 25 units (one disagreement) the default is the expanded BCa bootstrap: its limits are resample
+    // values, inside [−1, 1] without clipping.
+    const small = units.slice(0, 25);
+    const few = small.flatMap((u, i) => [ann(u.id, 1, i < 12 ? "Yes" : "No"), ann(u.id, 2, i < 12 || i === 24 ? "Yes" : "No")]);
+    const k25 = stat(interAnnotatorAgreement(task("response-satisfaction", small, few, 2)), "cohenKappa");
+    expect(k25.method).toBe(
+      "BCa bootstrap over item clusters (B=2000, 25 items, seed 7; expanded for 25 units: limits at the 0.9648 level)",
+    );
+    expect(k25.ci![1]).toBeLessThanOrEqual(1);
+    expect(k25.ci![0]).toBeLessThan(k25.value);
   });
 
   it("three annotators: pooled-pairs kappa resamples units; the planner's n counts units, not pairs", () => {
@@ -80,9 +91,13 @@ describe("report intervals", () => {
     const iaa = interAnnotatorAgreement(task("response-satisfaction", units, anns, 3));
     const k = stat(iaa, "cohenKappa");
     expect(k.n).toBe(120); // 3 pairs per unit
-    expect(k.method).toMatch(/^percentile bootstrap over item clusters \(B=1000, 40 items, seed 7\)/);
+    // 40 units: the default small-sample interval, BCa over item clusters at the expanded level
+    // 2·Φ(√(40/39)·t(0.975, 39)) − 1 = 0.95948 (scipy 1.17.1).
+    expect(k.method).toBe(
+      "BCa bootstrap over item clusters (B=2000, 40 items, seed 7; expanded for 40 units: limits at the 0.9595 level): a unit's pairs move together",
+    );
     expect(iaa.planner.find((p) => p.label === "Cohen's kappa (pooled pairs)")).toMatchObject({ n: 40, se: k.se });
-    expect(stat(iaa, "percentAgreement").method).toMatch(/^analytic SE of the mean per-unit agreement/);
+    expect(stat(iaa, "percentAgreement").method).toMatch(/^BCa bootstrap over item clusters \(B=2000, 40 items/);
   });
 
   it("mean scores stay on the 1-5 scale: a bootstrap inside it, all-equal scores a Wilson bound, one score no interval", () => {
@@ -118,7 +133,8 @@ describe("report intervals", () => {
   });
 
   it("Gwet's AC1 and its interval count the task's declared scale (config.categories), used or not", () => {
-    const units = Array.from({ length: 30 }, (_, i) => unit(i + 1));
+    // 300 units: from SMALL_SAMPLE_UNITS up the interval is the analytic one written out below.
+    const units = Array.from({ length: 300 }, (_, i) => unit(i + 1));
     const labels = ["low", "mid", "high"];
     const anns = units.flatMap((u, i) => [ann(u.id, 1, labels[i % 3]), ann(u.id, 2, labels[(i + (i % 4 === 0 ? 1 : 0)) % 3])]);
     const M = units.map((_, i) => [labels[i % 3], labels[(i + (i % 4 === 0 ? 1 : 0)) % 3]]);
@@ -160,6 +176,18 @@ describe("report intervals", () => {
     expect(inferredCI[0]).toBeCloseTo(expected3[0], 12);
     expect(inferredCI[1]).toBeCloseTo(expected3[1], 12);
     expect(Math.abs(declaredCI[0] - inferredCI[0])).toBeGreaterThan(1e-3);
+    // Below 300 units the BCa bootstrap's resamples keep the declared q too: its interval differs from the inferred one.
+    const few = units.slice(0, 30);
+    const fewAnns = anns.filter((x) => x.unitId <= 30);
+    const declared30 = stat(
+      interAnnotatorAgreement(
+        task("imported-labels", few, fewAnns, 2, { level: "nominal", categories: ["low", "mid", "high", "extreme"] }),
+      ),
+      "gwetAC1",
+    );
+    const inferred30 = stat(interAnnotatorAgreement(task("imported-labels", few, fewAnns, 2, { level: "nominal" })), "gwetAC1");
+    expect(declared30.method).toMatch(/^BCa bootstrap/);
+    expect(Math.abs(declared30.ci![0] - inferred30.ci![0])).toBeGreaterThan(1e-3);
   });
 
   it("scaleMeanEstimate's bootstrap never leaves [min, max] of the scores; honestEstimate clips and flags zero width", () => {
@@ -167,7 +195,8 @@ describe("report intervals", () => {
     const e = scaleMeanEstimate(xs, 1, 5, 3);
     expect(e.ci![0]).toBeGreaterThanOrEqual(1);
     expect(e.ci![1]).toBeLessThanOrEqual(2);
-    expect(e.method).toBe("percentile bootstrap (B=500, seed 3)");
+    // 2,000 resamples on the report pages (issue 36, item 10).
+    expect(e.method).toBe("percentile bootstrap (B=2000, seed 3)");
     expect(honestEstimate({ value: 0.99, ci: [0.95, 1.03], n: 10, method: "m" })).toMatchObject({
       ci: [0.95, 1],
       method: "m; clipped to [-1, 1]",
