@@ -13,6 +13,11 @@
  * bootstrap interval over the groups. --level ordinal adds the label-set figures (weighted kappa) as
  * labelAgreement in the JSON.
  *
+ * --delta D (0 < D < 1) adds the sample-size planner (app/reports/agreement/planner.ts, as the judges
+ * page): per judge the n for a 95% CI of about ±D on average and the n for ±D or narrower with
+ * probability 0.8 — scores: Pearson r and the three consistencies (in groups); labels: accuracy and
+ * Cohen's kappa.
+ *
  * Judge–human agreement from two files, no database: per judge n, unparsed and missing verdicts,
  * accuracy (Wilson 95% CI), Cohen's kappa (asymptotic 95% CI), Gwet's AC1, macro
  * precision/recall/F1, per-label figures and the confusion matrix (app/reports/judgeAgreement.ts).
@@ -23,6 +28,7 @@
  */
 import { parseArgs } from "node:util";
 import { JudgeFileError, readJudgeFiles } from "../app/formats/judgeFiles.server";
+import { planAccuracy, planKappa, scorePlanRows, type PlanRow } from "../app/reports/agreement/planner";
 import {
   CONSISTENCY_DEFINITIONS,
   parseScoreReference,
@@ -45,7 +51,7 @@ import {
 } from "../app/reports/judgeAgreement";
 
 const USAGE =
-  "usage: npm run judge-agreement -- --labels FILE [--annotators COL,COL,...] --verdicts FILE [--reference majority|each] [--unparsed count-as-wrong|exclude|as:LABEL] [--missing-as missing|unparsed] [--format json|table] [--seed N] [--map field=column] [--labels-map field=column] [--verdicts-map field=column] [--level nominal|ordinal|interval] [--group COL] (interval, ordinal: --reference mean|median|each)";
+  "usage: npm run judge-agreement -- --labels FILE [--annotators COL,COL,...] --verdicts FILE [--reference majority|each] [--unparsed count-as-wrong|exclude|as:LABEL] [--missing-as missing|unparsed] [--format json|table] [--seed N] [--map field=column] [--labels-map field=column] [--verdicts-map field=column] [--level nominal|ordinal|interval] [--group COL] (interval, ordinal: --reference mean|median|each) [--delta D]";
 
 function fail(message: string): never {
   console.error(`judge-agreement: ${message}`);
@@ -61,6 +67,7 @@ try {
       annotators: { type: "string" },
       reference: { type: "string" },
       group: { type: "string" },
+      delta: { type: "string" },
       unparsed: { type: "string", default: "count-as-wrong" },
       "missing-as": { type: "string", default: "missing" },
       format: { type: "string", default: "table" },
@@ -96,6 +103,8 @@ if (!missingPolicy) fail(`--missing-as must be "missing" or "unparsed", not "${v
 if (values.format !== "json" && values.format !== "table") fail(`--format must be "json" or "table", not "${values.format}".`);
 if (values.level !== "nominal" && values.level !== "ordinal" && values.level !== "interval")
   fail(`--level must be "nominal", "ordinal" or "interval", not "${values.level}".`);
+const delta = values.delta === undefined ? null : Number(values.delta);
+if (delta !== null && !(delta > 0 && delta < 1)) fail(`--delta must be a number between 0 and 1, not "${values.delta}".`);
 const seed = Number(values.seed);
 if (!Number.isInteger(seed)) fail(`--seed must be a whole number, not "${values.seed}".`);
 /** `--map`-style flags: field=column, each field once per flag. */
@@ -175,6 +184,7 @@ if (scored) {
     seed,
     // Ordinal: the label-set figures too (accuracy, kappa, weighted kappa), as `--level ordinal` gave them before.
     ...(values.level === "ordinal" ? { labelAgreement: result } : {}),
+    ...(delta !== null ? { delta, planner: scored.judges.flatMap((j) => scorePlanRows(j, delta)) } : {}),
   };
   process.stdout.write((values.format === "json" ? JSON.stringify(out, null, 2) : scoreTable(out)) + "\n");
   process.exit(0);
@@ -182,8 +192,17 @@ if (scored) {
 if (result.units === 0) fail("LABELS has no labels (every label cell is empty).");
 if (result.judges.length === 0) fail("VERDICTS has no verdicts.");
 
+/** Labels: accuracy (Wilson) and Cohen's kappa (its SE from the asymptotic interval, (high − low)/(2·1.96)). */
+const labelPlanner = (d: number): PlanRow[] =>
+  result.judges.flatMap((j) => [
+    ...(j.accuracy !== null && j.n > 0 ? [planAccuracy(`${j.judge} accuracy`, j.accuracy, j.n, d)] : []),
+    ...(j.cohenKappa !== null && j.cohenKappaCI && j.n > 1 && !j.intervalNotes.cohenKappaCI
+      ? [planKappa(`${j.judge} Cohen's kappa`, j.cohenKappa, (j.cohenKappaCI[1] - j.cohenKappaCI[0]) / (2 * 1.96), j.n, d)]
+      : []),
+  ]);
 const out = {
   ...result,
+  ...(delta !== null ? { delta, planner: labelPlanner(delta) } : {}),
   labelsLayout: summary.labelsLayout,
   annotatorColumns: summary.annotatorColumns,
   ignoredColumns: summary.ignoredColumns,
@@ -269,6 +288,7 @@ function table(r: typeof out): string {
       ),
     );
   }
+  if (r.planner) lines.push("", ...plannerLines(r.planner, r.delta!));
   return lines.join("\n");
 }
 
@@ -292,6 +312,8 @@ function scoreTable(r: {
   judges: ScoreJudgeResult["judges"];
   annotatorColumns: string[];
   verdictsWithoutLabels: number;
+  planner?: PlanRow[];
+  delta?: number;
 }): string {
   const f3 = (x: number | null) => (x === null ? "n/a" : x.toFixed(3));
   const pct = (x: number | null) => (x === null ? "n/a" : `${(100 * x).toFixed(1)}%`);
@@ -346,5 +368,27 @@ function scoreTable(r: {
         .map(([k, v]) => `${k} ${v}`)
         .join("; ")}`,
     );
+  if (r.planner) lines.push("", ...plannerLines(r.planner, r.delta!));
   return lines.join("\n");
+}
+
+/** The planner as the judges page shows it. */
+function plannerLines(rows: PlanRow[], d: number): string[] {
+  return [
+    `Sample-size planner (target ±${d}): "n needed" gives a 95% CI of about ±${d} on average (wider about half the time); "n for 80% assurance" gives ±${d} or narrower with probability 0.8`,
+    ...grid(
+      ["figure", "current", "n now", "CI half-width now", "n needed", "more", "n for 80% assurance", "more (80%)", "basis"],
+      rows.map((p) => [
+        p.target,
+        p.current.toFixed(3),
+        String(p.n),
+        Number.isFinite(p.halfWidth) ? p.halfWidth.toFixed(3) : "n/a",
+        String(p.needed),
+        String(p.more),
+        String(p.neededAssured),
+        String(p.moreAssured),
+        p.basis,
+      ]),
+    ),
+  ];
 }

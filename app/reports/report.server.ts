@@ -20,6 +20,7 @@ import {
   type PlanRow,
 } from "./agreement";
 import { findKind } from "~/task-kinds/registry";
+import { scorePlanRows } from "./agreement/planner";
 import { finalLabels } from "./finalLabels";
 import { disagrees, judgeReport, type JudgeRow } from "./judges";
 import { findTask, loadJudges, loadTaskData, loadTexts, loadVerdicts, taskVersion, verdictVersion, type TaskRow } from "./load.server";
@@ -260,14 +261,19 @@ export async function judgeReportFor(
     add(judgeBreakdownTable(rows, data));
     if (numeric) add(orderingTable(rows));
     add(ablationTable(rows, data));
-    if (!numeric)
-      add(
-        planTable(
-          rows
-            .filter((r) => r.accuracy && r.n > 0)
-            .map((r) => planAccuracy(`${r.judge.name} accuracy`, r.accuracy!.value, r.n, opts.delta)),
-        ),
-      );
+    // The planner: accuracy and kappa (labels); Pearson and the three consistencies (scores, as `npm run judge-agreement --delta`).
+    add(
+      planTable(
+        numeric
+          ? rows.flatMap((r) => (r.scores ? scorePlanRows(r.scores, opts.delta) : []))
+          : rows.flatMap((r) => [
+              ...(r.accuracy && r.n > 0 ? [planAccuracy(`${r.judge.name} accuracy`, r.accuracy.value, r.n, opts.delta)] : []),
+              ...(r.kappa && r.kappa.se != null && r.kappa.se > 0 && r.n > 1
+                ? [planKappa(`${r.judge.name} Cohen's kappa`, r.kappa.value, r.kappa.se, r.n, opts.delta)]
+                : []),
+            ]),
+      ),
+    );
     const histograms: JudgePageReport["histograms"] = [];
     if (numeric) {
       const bin = (xs: number[]) => {

@@ -296,6 +296,7 @@ export function planTable(rows: PlanRow[]): ReportTable {
   return {
     id: "planner",
     title: "Sample-size planner",
+    note: "n needed: the 95% CI is about ±δ on average (wider about half the time). n for 80% assurance: the CI is ±δ or narrower with probability 0.8. Counted in units (or groups, for a consistency); see Basis.",
     columns: [
       c("target", "Figure", "text"),
       c("current", "Current", "coef"),
@@ -304,6 +305,8 @@ export function planTable(rows: PlanRow[]): ReportTable {
       c("delta", "Target ±δ", "coef"),
       c("needed", "n needed", "int"),
       c("more", "More to label", "int"),
+      c("neededAssured", "n for 80% assurance", "int"),
+      c("moreAssured", "More (80% assurance)", "int"),
       c("basis", "Basis", "text"),
     ],
     rows: rows.map((r) => ({ ...r })),

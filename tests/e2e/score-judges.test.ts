@@ -101,4 +101,21 @@ describe("the judges page on an imported score set", () => {
     expect(await ten.locator('td[data-col="humanDiffering"]').textContent()).toBe(pct(humanDiffering(JUDGES["ten-judge"])));
     expect(errors).toEqual([]);
   });
+
+  it("the planner's δ field: applied, it sets the planner's target and travels with the CSV links", async () => {
+    const { page } = browser;
+    await page.goto(`${app.url}/p/stories/reports/${taskId}/judges`);
+    await page.getByLabel("Planner target ±δ").fill("0.1");
+    await page.getByRole("button", { name: "Apply" }).first().click();
+    await expect.poll(() => new URL(page.url()).searchParams.get("delta")).toBe("0.1");
+    const planner = page.locator('[data-table="planner"]');
+    const row = planner.locator("tbody tr", { hasText: "avg-judge Pearson r" });
+    expect(await row.locator('td[data-col="delta"]').textContent()).toBe("0.100");
+    expect(Number(await row.locator('td[data-col="neededAssured"]').textContent())).toBeGreaterThan(
+      Number(await row.locator('td[data-col="needed"]').textContent()),
+    );
+    const href = await page.locator('[data-table="judges"] a', { hasText: /CSV/ }).first().getAttribute("href");
+    expect(new URL(href!, app.url).searchParams.get("delta")).toBe("0.1");
+    expect(errors).toEqual([]);
+  });
 });

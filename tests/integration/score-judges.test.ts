@@ -364,6 +364,29 @@ describe("items 2 and 3: three consistencies, their pair counts and cluster-boot
   });
 });
 
+describe("item 5: the planner, alike on the judges page and in npm run judge-agreement --delta", () => {
+  it("the same figures, n needed and n for 80% assurance, for δ = 0.1", async () => {
+    const { projectId, taskId } = await importStories("stories-plan");
+    const seed = (db().$client.prepare("select seed from tasks where id = ?").get(taskId) as { seed: number }).seed;
+    const page = (await judgeReportFor(projectId, taskId, { rule: "mean", delta: 0.1 }))!.tables.planner;
+    expect(page.note).toMatch(/about ±δ on average.*with probability 0\.8/);
+    const r = judgeCli([
+      ...["--labels", files.labelsWide, "--annotators", "w1,w2", "--verdicts", files.verdictsLong],
+      ...["--map", "unit=Story ID", "--verdicts-map", "verdict=Relevance", "--level", "interval", "--group", "Prompt ID"],
+      ...["--delta", "0.1", "--seed", String(seed), "--format", "json"],
+    ]);
+    expect(r.code).toBe(0);
+    const cli = JSON.parse(r.stdout).planner as Record<string, unknown>[];
+    const key = (x: Record<string, unknown>) => [x.target, x.n, x.needed, x.neededAssured, x.basis];
+    // The page lists judges by rank (Pearson), the command by name: the same rows.
+    const byTarget = (a: unknown[], b: unknown[]) => String(a[0]).localeCompare(String(b[0]));
+    expect(page.rows.map(key).sort(byTarget)).toEqual(cli.map(key).sort(byTarget));
+    // Pearson and the three consistencies per judge (the ones with an interval); assurance asks for more.
+    expect(cli.map((x) => x.target)).toContain("avg-judge consistency (humans differ)");
+    for (const x of cli) expect(x.neededAssured as number).toBeGreaterThanOrEqual(x.needed as number);
+  });
+});
+
 describe("item 4: imports mark variants", () => {
   it("a variant_of column, or --variant-of JUDGE=BASE for judges the file does not mark, lands in the judge's settings", async () => {
     const marked = writeStoryFiles(tempDir(), Object.keys(JUDGES), { "tie-judge": "avg-judge" });
