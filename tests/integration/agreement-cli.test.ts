@@ -60,7 +60,9 @@ const KEYS = [
 
 describe("npm run agreement", () => {
   it("two raters, ordinal scores (UTF-8 BOM, CRLF, one empty cell): every statistic, with CIs", () => {
-    const out = runJson(["--input", fixture("two_raters_scores.csv"), "--raters", "ann_a,ann_b", "--level", "ordinal"]);
+    // --ci analytic: the large-sample intervals, which the references below compute (with 11 pairs the default,
+    // --ci auto, is the expanded BCa bootstrap: tested in "--ci auto" below).
+    const out = runJson(["--input", fixture("two_raters_scores.csv"), "--raters", "ann_a,ann_b", "--level", "ordinal", "--ci", "analytic"]);
     for (const k of KEYS) expect(out).toHaveProperty(k);
     for (const k of KEYS.slice(1)) expect(out).toHaveProperty(`${k}CI`);
     expect(out.n).toBe(12);
@@ -127,7 +129,7 @@ describe("npm run agreement", () => {
   });
 
   it("prints a human-readable table by default", () => {
-    const r = run(["--input", fixture("two_raters_scores.csv"), "--raters", "ann_a,ann_b", "--level", "interval"]);
+    const r = run(["--input", fixture("two_raters_scores.csv"), "--raters", "ann_a,ann_b", "--level", "interval", "--ci", "analytic"]);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^Agreement of ann_a, ann_b \(level interval; n = 12 units\)/);
     expect(r.stdout).toMatch(/cohenKappa\s+0\.5417\s+\[0\.1940, 0\.8893\]/);
@@ -246,7 +248,7 @@ describe("npm run agreement: intervals, options and warnings", () => {
     const ref = cohenKappa(a, b, { categories: ["a", "b", "c"] });
     const code = (x: string) => ["a", "b", "c"].indexOf(x);
     const clustered = cohenKappaClusteredSE(a.map(code), b.map(code), unit, 3);
-    const out = runJson(["--input", path, "--raters", "r1,r2,r3"]);
+    const out = runJson(["--input", path, "--raters", "r1,r2,r3", "--ci", "analytic"]);
     expect(out.pooledKappa).toBeCloseTo(ref.kappa, 12);
     expect((out.pooledKappaCI as number[])[0]).toBeCloseTo(clustered.ci[0], 12);
     expect((out.pooledKappaCI as number[])[1]).toBeCloseTo(clustered.ci[1], 12);
@@ -265,9 +267,9 @@ describe("npm run agreement: intervals, options and warnings", () => {
     expect((boot.pooledKappaCI as number[])[1]).toBeCloseTo(rowBoot[1], 12);
   });
 
-  it("--ci analytic (default): SE-based intervals, percent agreement of 3 raters by Gwet's SE; --ci none: no intervals", () => {
+  it("--ci analytic: SE-based intervals, percent agreement of 3 raters by Gwet's SE; --ci none: no intervals", () => {
     const { path } = generated(120, 3, ["a", "b", "c"], 0.6, 4);
-    const out = runJson(["--input", path, "--raters", "r1,r2,r3"]);
+    const out = runJson(["--input", path, "--raters", "r1,r2,r3", "--ci", "analytic"]);
     const methods = out.ciMethod as Record<string, string>;
     expect(methods.percentAgreement).toMatch(/^analytic SE of the mean per-unit agreement \(Gwet 2014\)/);
     expect(methods.fleissKappa).toMatch(/^analytic SE/);
@@ -370,7 +372,7 @@ describe("npm run agreement: intervals, options and warnings", () => {
   it("an analytic interval that crosses 1 is clipped to [−1, 1] and says so", () => {
     // 25 units, one disagreement: kappa = 0.92, FCE SE ≈ 0.077 → upper bound 1.07 before clipping.
     const lines = Array.from({ length: 25 }, (_, i) => `${i},${i < 12 ? "x" : "y"},${i < 12 || i === 24 ? "x" : "y"}`);
-    const out = runJson(["--input", csv("id,a,b\n" + lines.join("\n")), "--raters", "a,b"]);
+    const out = runJson(["--input", csv("id,a,b\n" + lines.join("\n")), "--raters", "a,b", "--ci", "analytic"]);
     const ci = out.cohenKappaCI as number[];
     expect(ci[1]).toBe(1);
     expect((out.ciMethod as Record<string, string>).cohenKappa).toMatch(/clipped to \[-1, 1\]$/);
@@ -690,7 +692,7 @@ describe("npm run agreement: percent agreement of three or more raters", () => {
     const pa = mean(x);
     // Gwet (2014, §5.3): the SE of pa is the SE of a mean of the per-unit shares, sd / √n.
     const se = Math.sqrt(x.reduce((s, v) => s + (v - pa) ** 2, 0) / (x.length * (x.length - 1)));
-    const out = runJson(["--input", path, "--raters", "r1,r2,r3"]);
+    const out = runJson(["--input", path, "--raters", "r1,r2,r3", "--ci", "analytic"]);
     expect(out.n).toBe(50);
     expect(out.used).toMatchObject({ percentAgreement: { units: 49 } });
     expect(out.percentAgreement).toBeCloseTo(pa, 12);
