@@ -176,7 +176,14 @@ if (scored) {
     missingPolicy,
     intervalMethod: scored.intervalMethod,
     consistencyDefinitions: scored.consistencyDefinitions,
-    judges: scored.judges,
+    // Ordinal: each judge's quadratic-weighted kappa beside its score figures (from labelAgreement, its label-set pairs).
+    judges:
+      values.level === "ordinal"
+        ? scored.judges.map((j) => {
+            const l = result.judges.find((x) => x.judge === j.judge);
+            return { ...j, weightedKappa: l?.weightedKappa ?? null, weightedKappaCI: l?.weightedKappaCI ?? null };
+          })
+        : scored.judges,
     labelsLayout: summary.labelsLayout,
     annotatorColumns: summary.annotatorColumns,
     ignoredColumns: summary.ignoredColumns,
