@@ -75,17 +75,43 @@ export function linearizedSE(
     for (let i = 0; i < n; i++) ss += (values[i] - mean) ** 2;
     return Math.sqrt(ss / (n * (n - 1)));
   }
-  const index = new Map<string | number, number>();
   const sums: number[] = [];
+  // Clusters numbered in order of first appearance. Integer keys in a range of at most 4n + 1024 (item
+  // ids) are looked up in a typed array, others in a Map: the same numbering, so the same sums.
+  let lo = Infinity;
+  let hi = -Infinity;
   for (let i = 0; i < n; i++) {
     const key = cluster[i];
-    let g = index.get(key);
-    if (g === undefined) {
-      g = sums.length;
-      index.set(key, g);
-      sums.push(0);
+    if (typeof key !== "number" || !Number.isInteger(key)) {
+      lo = NaN;
+      break;
     }
-    sums[g] += values[i] - mean;
+    if (key < lo) lo = key;
+    if (key > hi) hi = key;
+  }
+  if (hi - lo <= 4 * n + 1024) {
+    const slot = new Int32Array(hi - lo + 1).fill(-1);
+    for (let i = 0; i < n; i++) {
+      const k = (cluster[i] as number) - lo;
+      let g = slot[k];
+      if (g < 0) {
+        g = slot[k] = sums.length;
+        sums.push(0);
+      }
+      sums[g] += values[i] - mean;
+    }
+  } else {
+    const index = new Map<string | number, number>();
+    for (let i = 0; i < n; i++) {
+      const key = cluster[i];
+      let g = index.get(key);
+      if (g === undefined) {
+        g = sums.length;
+        index.set(key, g);
+        sums.push(0);
+      }
+      sums[g] += values[i] - mean;
+    }
   }
   const G = sums.length;
   if (G < 2) return NaN;

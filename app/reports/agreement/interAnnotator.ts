@@ -2,6 +2,7 @@
 import {
   cohenKappaClusteredSE,
   cohenKappaFromTable,
+  type CountsBootstrapResult,
   fleissKappaSE,
   gwetSE,
   type Interval,
@@ -24,6 +25,7 @@ import { finite, honestEstimate, MISSING_LIKE, proportionEstimate, WILSON, Z95 }
 import { countedMatrix, equallySpaced, pairTables, perUnitAgreement, pooledPairs, pooledTable, reliabilityMatrix } from "./matrix";
 import {
   analyticInterval,
+  bootstrapGroup,
   type ClusterTables,
   clusterTables,
   defaultEstimate,
@@ -123,20 +125,52 @@ export function interAnnotatorAgreement(data: TaskData): IaaReport {
   const pairClusters = new Set<number>();
   for (let u = 0; u < perUnitPA.length; u++) if (finite(perUnitPA[u])) pairClusters.add(m.clusterOf[u]);
   const units = pairClusters.size;
-  // The units' additive summaries per item cluster (for Fleiss, AC1, percent agreement and alpha) and the
-  // pairs' tables per item cluster (for the kappas, PABAK and the correlations), built once.
+  // Bootstraps run only when an interval needs one, each statistic's on the same draws as the others of its
+  // tables: the units' additive summaries per item cluster (percent agreement, Fleiss, alpha, AC1) and the
+  // pooled pairs' tables per item cluster (the kappas, PABAK, the correlations).
   const summaries = unitSummaryTables(m, counted);
   const pc = pooledPairCodes(m);
-  const pairTablesByItem = pairClusterTables(m, pc, q);
   const pairKeys = Array.from(pc.rowOf, (u) => m.clusterOf[u]);
+  const values = numeric ? (categories as number[]) : [];
+  const kappaOfTable = (weights: "none" | "linear" | "quadratic") => (t: Float64Array) =>
+    cohenKappaFromTable({ counts: t, q }, { weights }).kappa;
+  const pearsonStat = (t: Float64Array) => pearsonFromTable({ counts: t, q }, values).r;
+  const unitStats: Record<string, (t: Float64Array) => number> = numeric
+    ? {
+        pa: summaries.percentAgreement,
+        ordinal: (t) => summaries.krippendorffAlpha(t, "ordinal"),
+        interval: (t) => summaries.krippendorffAlpha(t, "interval"),
+      }
+    : {
+        pa: summaries.percentAgreement,
+        fleiss: summaries.fleissKappa,
+        alpha: (t) => summaries.krippendorffAlpha(t, "nominal"),
+        ac1: summaries.gwetAC1,
+      };
+  const pairStats: Record<string, (t: Float64Array) => number> = numeric
+    ? {
+        quadratic: kappaOfTable("quadratic"),
+        linear: kappaOfTable("linear"),
+        pearson: pearsonStat,
+        spearman: (t) => spearmanFromTable({ counts: t, q }).rho,
+      }
+    : q <= 2
+      ? { none: kappaOfTable("none"), pabak: (t) => pabakFromTable({ counts: t, q }) }
+      : { none: kappaOfTable("none") };
+  const grouped = (build: () => ClusterTables, named: Record<string, (t: Float64Array) => number>) => {
+    const keys = Object.keys(named);
+    const group = bootstrapGroup(build, Object.values(named), seed);
+    return (name: string) => group(keys.indexOf(name));
+  };
+  const unitBoot = grouped(summaries.build, unitStats);
+  const pairBoot = grouped(() => pairClusterTables(m, pc, q), pairStats);
   const est = (
     value: number,
     n: number,
     analytic: { se: number; ci: Interval; method: string } | null,
-    tables: ClusterTables,
-    stat: (t: Float64Array) => number,
-    extra: { note?: string; range?: [number, number]; zeroReason?: string } = {},
-  ) => defaultEstimate({ value, n, units, analytic, tables, stat, seed, ...extra });
+    boot: (method: "percentile" | "bca", level: number) => CountsBootstrapResult,
+    extra: { note?: string; range?: [number, number]; zeroReason?: string; over?: "units" } = {},
+  ) => defaultEstimate({ value, n, units, analytic, boot, seed, ...extra });
 
   // Percent agreement is the mean of per-unit agreement (a share in [0, 1]). Two annotators on independent
   // units: the Wilson score interval over the units. Otherwise Gwet's (2014, eq. 5.7) SE of the mean
@@ -157,8 +191,7 @@ export function interAnnotatorAgreement(data: TaskData): IaaReport {
             ci: [pa - Z95 * se, pa + Z95 * se],
             method: `analytic SE of the mean per-unit agreement (Gwet 2014), clustered by item (${new Set(keys).size} items); ±1.96·SE`,
           },
-          summaries.tables,
-          summaries.percentAgreement,
+          unitBoot("pa"),
           { range: [0, 1] },
         );
       else estimate = { ...estimate, method: `${WILSON} (n = units with 2+ labels; every unit agrees to the same degree, so the SE is 0)` };
@@ -200,8 +233,7 @@ export function interAnnotatorAgreement(data: TaskData): IaaReport {
         method: `cluster-robust SE (a unit's pairs as one cluster, ${c.clusters} items; Fleiss-Cohen-Everitt influence values), ±1.96·SE`,
       };
     }
-    const stat = (t: Float64Array) => cohenKappaFromTable({ counts: t, q }, { weights }).kappa;
-    return est(k.kappa, k.n, analytic, pairTablesByItem, stat, { note: independent ? undefined : "a unit's pairs move together" });
+    return est(k.kappa, k.n, analytic, pairBoot(weights), { note: independent ? undefined : "a unit's pairs move together" });
   };
   if (!numeric) {
     const pooled = pooledTable(m);
@@ -216,20 +248,20 @@ export function interAnnotatorAgreement(data: TaskData): IaaReport {
     stats.push({
       key: "fleissKappa",
       label: "Fleiss' kappa",
-      estimate: est(fkr.value, fkr.n, analyticInterval(fkr.value, fkr), summaries.tables, summaries.fleissKappa),
+      estimate: est(fkr.value, fkr.n, analyticInterval(fkr.value, fkr), unitBoot("fleiss")),
     });
     const ka = krippendorffAlpha(counted, { level: "nominal" }).alpha;
     const kar = krippendorffAlphaSE(counted, { cluster: m.clusterOf });
     stats.push({
       key: "krippendorffAlpha",
       label: "Krippendorff's alpha (nominal)",
-      estimate: est(ka, kar.n, analyticInterval(ka, kar), summaries.tables, (t) => summaries.krippendorffAlpha(t, "nominal")),
+      estimate: est(ka, kar.n, analyticInterval(ka, kar), unitBoot("alpha")),
     });
     const ac1r = gwetSE(counted, { cluster: m.clusterOf });
     stats.push({
       key: "gwetAC1",
       label: "Gwet's AC1",
-      estimate: est(ac1r.value, ac1r.n, analyticInterval(ac1r.value, ac1r), summaries.tables, summaries.gwetAC1),
+      estimate: est(ac1r.value, ac1r.n, analyticInterval(ac1r.value, ac1r), unitBoot("ac1")),
     });
     const pairsN = pc.a.length;
     if (q <= 2 && pairsN > 0) {
@@ -244,7 +276,7 @@ export function interAnnotatorAgreement(data: TaskData): IaaReport {
         label: `PABAK${pre}`,
         estimate: independent
           ? { value, ci: [2 * po[0] - 1, 2 * po[1] - 1], n: pairsN, method: `2·po − 1, po by ${WILSON}` }
-          : est(value, pairsN, null, pairTablesByItem, (t) => pabakFromTable({ counts: t, q }), { note: "a unit's pairs move together" }),
+          : est(value, pairsN, null, pairBoot("pabak"), { note: "a unit's pairs move together" }),
       });
     }
   } else {
@@ -259,7 +291,7 @@ export function interAnnotatorAgreement(data: TaskData): IaaReport {
     stats.push({
       key: "krippendorffAlphaOrdinal",
       label: "Krippendorff's alpha (ordinal)",
-      estimate: est(ord, m.rows.length, null, summaries.tables, (t) => summaries.krippendorffAlpha(t, "ordinal")),
+      estimate: est(ord, m.rows.length, null, unitBoot("ordinal")),
     });
     // On an equally spaced scale (1–5 scores) interval alpha is irrCAC's quadratic-weighted alpha, which has
     // an analytic SE; on another scale, the bootstrap alone.
@@ -268,40 +300,27 @@ export function interAnnotatorAgreement(data: TaskData): IaaReport {
     stats.push({
       key: "krippendorffAlphaInterval",
       label: "Krippendorff's alpha (interval)",
-      estimate: est(kiv, kivr ? kivr.n : m.rows.length, kivr ? analyticInterval(kiv, kivr) : null, summaries.tables, (t) =>
-        summaries.krippendorffAlpha(t, "interval"),
-      ),
+      estimate: est(kiv, kivr ? kivr.n : m.rows.length, kivr ? analyticInterval(kiv, kivr) : null, unitBoot("interval")),
     });
     const pp = pooledPairs(m);
     const xa = pp.a as number[];
     const xb = pp.b as number[];
     if (xa.length >= 3) {
       const r = pearson(xa, xb);
-      const values = categories as number[];
-      const pearsonStat = (t: Float64Array) => pearsonFromTable({ counts: t, q }, values).r;
       // Fisher's z assumes independent bivariate-normal pairs; pooled pairs (and skewed Likert scores) get the cluster bootstrap.
       stats.push({
         key: "pearson",
         label: `Pearson r${pre}`,
         estimate: independent
           ? honestEstimate({ value: r.r, ci: finite(r.r) ? r.ci : null, n: r.n, method: "Fisher z" })
-          : est(r.r, r.n, null, pairTablesByItem, pearsonStat, { note: "a unit's pairs move together" }),
+          : est(r.r, r.n, null, pairBoot("pearson"), { note: "a unit's pairs move together" }),
       });
       if (independent && finite(r.r))
         // Beside Fisher's z, the unit bootstrap (Fisher's z is too narrow on skewed Likert scores).
         stats.push({
           key: "pearsonBootstrap",
           label: "Pearson r (unit bootstrap)",
-          estimate: defaultEstimate({
-            value: r.r,
-            n: r.n,
-            units,
-            analytic: null,
-            tables: pairTablesByItem,
-            stat: pearsonStat,
-            seed,
-            over: "units",
-          }),
+          estimate: est(r.r, r.n, null, pairBoot("pearson"), { over: "units" }),
         });
       // Each resample's rho from the sum of its item clusters' q × q tables of score pairs
       // (app/stats spearmanFromTable: spearman's figure for the pairs the table counts).
@@ -309,9 +328,7 @@ export function interAnnotatorAgreement(data: TaskData): IaaReport {
       stats.push({
         key: "spearman",
         label: `Spearman rho${pre}`,
-        estimate: est(rho, xa.length, null, pairTablesByItem, (t) => spearmanFromTable({ counts: t, q }).rho, {
-          note: independent ? undefined : "a unit's pairs move together",
-        }),
+        estimate: est(rho, xa.length, null, pairBoot("spearman"), { note: independent ? undefined : "a unit's pairs move together" }),
       });
     }
   }
@@ -328,22 +345,26 @@ export function interAnnotatorAgreement(data: TaskData): IaaReport {
       if (t.a.length === 0) continue;
       const weights = numeric ? "quadratic" : "none";
       const k = cohenKappaFromTable({ counts: t.table, q }, { weights });
-      const shared = clusterTables({
-        rows: t.a.length,
-        clusterOf: (u) => u,
-        size: q * q,
-        table: (us) => {
-          const tt = new Float64Array(q * q);
-          for (const u of us) tt[t.a[u] * q + t.b[u]]++;
-          return tt;
-        },
-      });
+      const shared = grouped(
+        () =>
+          clusterTables({
+            rows: t.a.length,
+            clusterOf: (u) => u,
+            size: q * q,
+            table: (us) => {
+              const tt = new Float64Array(q * q);
+              for (const u of us) tt[t.a[u] * q + t.b[u]]++;
+              return tt;
+            },
+          }),
+        numeric ? { kappa: kappaOfTable(weights), pearson: pearsonStat } : { kappa: kappaOfTable(weights) },
+      );
       const value = (codes: number[]) => codes.map((c) => categories[c] as number);
       const r = numeric && t.a.length >= 3 ? pearson(value(t.a), value(t.b)) : null;
       const aName = names.get(m.annotators[i]) ?? String(m.annotators[i]);
       const bName = names.get(m.annotators[j]) ?? String(m.annotators[j]);
-      const pairEstimate = (v: number, analytic: { se: number; ci: Interval; method: string } | null, stat: (x: Float64Array) => number) =>
-        defaultEstimate({ value: v, n: t.a.length, units: t.a.length, analytic, tables: shared, stat, seed, over: "units" });
+      const pairEstimate = (v: number, analytic: { se: number; ci: Interval; method: string } | null, name: string) =>
+        defaultEstimate({ value: v, n: t.a.length, units: t.a.length, analytic, boot: shared(name), seed, over: "units" });
       pairs.push({
         a: m.annotators[i],
         b: m.annotators[j],
@@ -353,16 +374,11 @@ export function interAnnotatorAgreement(data: TaskData): IaaReport {
         percentAgreement: percentAgreement(t.counted),
         kappa:
           constantKappa(k, (side) => (side === "both" ? `${aName} and ${bName}` : side === "a" ? aName : bName)) ??
-          pairEstimate(
-            k.kappa,
-            { se: k.se, ci: k.ci, method: "asymptotic SE (Fleiss, Cohen & Everitt 1969)" },
-            (x) => cohenKappaFromTable({ counts: x, q }, { weights }).kappa,
-          ),
+          pairEstimate(k.kappa, { se: k.se, ci: k.ci, method: "asymptotic SE (Fleiss, Cohen & Everitt 1969)" }, "kappa"),
         pabak: !numeric && q <= 2 ? pabakFromTable({ counts: t.table, q }) : null,
         pearson: r ? honestEstimate({ value: r.r, ci: finite(r.r) ? r.ci : null, n: r.n, method: "Fisher z" }) : null,
         // Beside Fisher's z, a bootstrap over the shared units (their q × q tables of score pairs).
-        pearsonBootstrap:
-          r && finite(r.r) ? pairEstimate(r.r, null, (x) => pearsonFromTable({ counts: x, q }, categories as number[]).r) : null,
+        pearsonBootstrap: r && finite(r.r) ? pairEstimate(r.r, null, "pearson") : null,
       });
     }
 

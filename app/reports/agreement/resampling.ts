@@ -5,6 +5,8 @@ import {
   agreementInterval,
   coincidenceMatrix,
   countsBootstrapCI,
+  countsBootstrapCIs,
+  type CountsBootstrapResult,
   type Interval,
   krippendorffAlphaFromCoincidences,
   type MeasurementLevel,
@@ -93,6 +95,17 @@ export function clusterTables(opts: {
   const sum = new Float64Array(L);
   const clustersPer = new Float64Array(P);
   for (let g = 0; g < patternOf.length; g++) clustersPer[patternOf[g]]++;
+  /** The summed table of a resample's drawn clusters, into `sum`. */
+  const sumOf = (drawn: Float64Array) => {
+    sum.fill(0);
+    for (let p = 0; p < P; p++) {
+      const w = drawn[p];
+      if (w === 0) continue;
+      const base = p * L;
+      for (let k = 0; k < L; k++) sum[k] += w * tables[base + k];
+    }
+    return sum;
+  };
   return {
     clusters: members.length,
     // A resample counts how often it drew each distinct table. Up to 200,000 draws in all the clusters
@@ -109,22 +122,58 @@ export function clusterTables(opts: {
         counts: clustersPer,
         patternOfUnit: patternOf,
         rowDrawLimit: 200_000,
-        statistic: (drawn) => {
-          sum.fill(0);
-          for (let p = 0; p < P; p++) {
-            const w = drawn[p];
-            if (w === 0) continue;
-            const base = p * L;
-            for (let k = 0; k < L; k++) sum[k] += w * tables[base + k];
-          }
-          return stat(sum);
-        },
+        statistic: (drawn) => stat(sumOf(drawn)),
+        seed,
+        resamples,
+        method,
+        level,
+      }),
+    /**
+     * Several statistics of the same resamples (app/stats countsBootstrapCIs): result k is what
+     * `bootstrap(stats[k], …)` gives with the same seed, at the cost of one set of draws and sums.
+     */
+    bootstrapMany: (
+      stats: ((table: Float64Array) => number)[],
+      seed: number,
+      resamples: number,
+      method: "percentile" | "bca" = "percentile",
+      level = 0.95,
+    ) =>
+      countsBootstrapCIs({
+        counts: clustersPer,
+        patternOfUnit: patternOf,
+        rowDrawLimit: 200_000,
+        // Called in order on the same weights: the first sums the drawn tables, the others reuse the sum.
+        statistics: stats.map((stat, k) => (k === 0 ? (drawn: Float64Array) => stat(sumOf(drawn)) : () => stat(sum))),
         seed,
         resamples,
         method,
         level,
       }),
   };
+}
+
+/**
+ * The bootstraps of a set of statistics of the same cluster tables, run together and
+ * only when first asked for: `boot(k)` is statistic k's bootstrap function for
+ * {@link defaultEstimate} (the tables are built on the first call, and each method and
+ * level is run once for all the statistics — the same draws for each, as separate runs
+ * with the same seed would make).
+ */
+export function bootstrapGroup(build: () => ClusterTables, stats: ((t: Float64Array) => number)[], seed: number) {
+  let tables: ClusterTables | null = null;
+  const runs = new Map<string, CountsBootstrapResult[]>();
+  return (k: number) =>
+    (method: "percentile" | "bca", level: number): CountsBootstrapResult => {
+      const key = `${method} ${level}`;
+      let r = runs.get(key);
+      if (r === undefined) {
+        tables ??= build();
+        r = tables.bootstrapMany(stats, seed, AGREEMENT_RESAMPLES, method, level);
+        runs.set(key, r);
+      }
+      return r[k];
+    };
 }
 
 export type ClusterTables = ReturnType<typeof clusterTables>;
@@ -192,26 +241,27 @@ export function unitSummaryTables(m: Matrix, counted: UnitCategoryCounts) {
   const q = counted.q;
   const L = 3 + q + q * q;
   const pa = perUnitAgreement(counted);
-  const tables = clusterTables({
-    rows: counted.units,
-    clusterOf: (u) => m.clusterOf[u],
-    size: L,
-    table: (units) => {
-      const t = new Float64Array(L);
-      for (const u of units) {
-        const r = counted.ratingsPerUnit[u];
-        if (r === 0) continue;
-        t[0]++;
-        for (let k = 0; k < q; k++) t[3 + k] += counted.counts[u * q + k] / r;
-        if (r >= 2) {
-          t[1]++;
-          t[2] += pa[u];
+  const build = () =>
+    clusterTables({
+      rows: counted.units,
+      clusterOf: (u) => m.clusterOf[u],
+      size: L,
+      table: (units) => {
+        const t = new Float64Array(L);
+        for (const u of units) {
+          const r = counted.ratingsPerUnit[u];
+          if (r === 0) continue;
+          t[0]++;
+          for (let k = 0; k < q; k++) t[3 + k] += counted.counts[u * q + k] / r;
+          if (r >= 2) {
+            t[1]++;
+            t[2] += pa[u];
+          }
         }
-      }
-      t.set(coincidenceMatrix(counted, units), 3 + q);
-      return t;
-    },
-  });
+        t.set(coincidenceMatrix(counted, units), 3 + q);
+        return t;
+      },
+    });
   const pi = new Float64Array(q);
   /** pa and the category shares π_k of a summary (NaN pa when no unit has two ratings). */
   const shares = (t: Float64Array) => {
@@ -220,7 +270,8 @@ export function unitSummaryTables(m: Matrix, counted: UnitCategoryCounts) {
   };
   const chanceCorrected = (pa: number, pe: number) => (1 - pe <= 1e-15 ? NaN : (pa - pe) / (1 - pe));
   return {
-    tables,
+    /** Builds the cluster tables (only when a bootstrap runs). */
+    build,
     percentAgreement: (t: Float64Array) => (t[1] > 0 ? t[2] / t[1] : NaN),
     /** Fleiss (1971): pe = Σ π_k². */
     fleissKappa: (t: Float64Array) => {
@@ -273,8 +324,8 @@ export function defaultEstimate(opts: {
   /** Item clusters that hold units with two or more labels. */
   units: number;
   analytic: { se: number; ci: Interval; method: string } | null;
-  tables: ClusterTables;
-  stat: (t: Float64Array) => number;
+  /** The statistic's seeded bootstrap over item clusters (or units) with a method and level (see bootstrapGroup). */
+  boot: (method: "percentile" | "bca", level: number) => CountsBootstrapResult;
   seed: number;
   /** What the bootstrap draws: "item clusters" (items named in the label) or "units". */
   over?: "item clusters" | "units";
@@ -285,11 +336,10 @@ export function defaultEstimate(opts: {
   const { value, n, seed } = opts;
   const over = opts.over ?? "item clusters";
   if (!finite(value)) return { value, ci: null, n, method: "not estimable: the statistic is undefined for these labels" };
-  const B = AGREEMENT_RESAMPLES;
   const r = agreementInterval({
     units: opts.units,
     analytic: opts.analytic,
-    bootstrap: (method, level) => opts.tables.bootstrap(opts.stat, seed, B, method, level),
+    bootstrap: opts.boot,
   });
   const note = opts.note ? `: ${opts.note}` : "";
   let e: Estimate;
@@ -301,8 +351,8 @@ export function defaultEstimate(opts: {
     const drawn = over === "units" ? `${b.clusters} units` : `${b.clusters} items`;
     const how =
       r.method === "bca"
-        ? `BCa bootstrap over ${over} (B=${B}, ${drawn}, seed ${seed}; expanded for ${opts.units} units: limits at the ${r.level.toFixed(4)} level)`
-        : `percentile bootstrap over ${over} (B=${B}, ${drawn}, seed ${seed})`;
+        ? `BCa bootstrap over ${over} (B=${b.resamples}, ${drawn}, seed ${seed}; expanded for ${opts.units} units: limits at the ${r.level.toFixed(4)} level)`
+        : `percentile bootstrap over ${over} (B=${b.resamples}, ${drawn}, seed ${seed})`;
     e = { value, ci: finite(b.ci[0]) ? b.ci : null, n, se: b.se, method: how + note };
   }
   return honestEstimate(e, opts.range ?? [-1, 1], r.method === "analytic" ? undefined : (opts.zeroReason ?? RESAMPLES_SAME));
