@@ -49,6 +49,41 @@ function csvOf(rows: Rating[][]): string {
 }
 const col = (rows: Rating[][], g: number) => rows.map((r) => r[g]);
 
+/** The same units as a two-annotator response-satisfaction task of the report engine (each unit its own item). */
+function pageData(rows: Rating[][], seed: number) {
+  const units: RawUnit[] = rows.map((_, i) => ({
+    id: i + 1,
+    itemId: i + 1,
+    checklistItemId: null,
+    responseId: null,
+    responseIds: null,
+    isGold: false,
+    goldLabel: null,
+    domain: "D",
+    subject: null,
+    taskType: null,
+  }));
+  const ann = (unitId: number, annotatorId: number, label: unknown): RawAnnotation => ({
+    unitId,
+    annotatorId,
+    label,
+    durationMs: 1000,
+    shownOrder: null,
+  });
+  return buildTaskData({
+    task: { id: 1, name: "t", kind: "response-satisfaction", datasetId: 1, seed, overlap: 2 },
+    config: {},
+    adjudications: {},
+    units,
+    responses: [],
+    annotations: units.flatMap((u, i) => [ann(u.id, 1, rows[i][0]), ann(u.id, 2, rows[i][1])]),
+    annotators: [
+      { id: 1, name: "A1" },
+      { id: 2, name: "A2" },
+    ],
+  });
+}
+
 describe("default intervals (issue 36, item 8)", () => {
   const rows = designA(50, 2024);
   const CATS = ["No", "Yes"];
@@ -75,11 +110,7 @@ describe("default intervals (issue 36, item 8)", () => {
     }
     // Percent agreement and PABAK of two raters keep the Wilson interval (they covered 0.94 in the benchmark).
     expect(methods.percentAgreement).toMatch(/^Wilson score interval/);
-    expect(
-      (out.notes as string[]).some((s) =>
-        /^50 units have two or more ratings: fewer than 300, so the coefficients' intervals are expanded BCa/.test(s),
-      ),
-    ).toBe(true);
+    // 50 units is below ROUGH_INTERVAL_UNITS (60): the note says the intervals are rough (tested below).
     // Before issue 36 the default was value ± 1.96·SE, narrower here (and under-covering: 0.89 for kappa in design A).
     const analytic = runJson(["--input", csvOf(rows), "--raters", "a,b", "--ci", "analytic"]);
     expect((analytic.ciMethod as Record<string, string>).cohenKappa).toMatch(/^asymptotic SE/);
@@ -88,38 +119,7 @@ describe("default intervals (issue 36, item 8)", () => {
   });
 
   it("the report page gives the same intervals as the command line for the same units and seed", () => {
-    const unit = (id: number): RawUnit => ({
-      id,
-      itemId: id,
-      checklistItemId: null,
-      responseId: null,
-      responseIds: null,
-      isGold: false,
-      goldLabel: null,
-      domain: "D",
-      subject: null,
-      taskType: null,
-    });
-    const ann = (unitId: number, annotatorId: number, label: unknown): RawAnnotation => ({
-      unitId,
-      annotatorId,
-      label,
-      durationMs: 1000,
-      shownOrder: null,
-    });
-    const units = rows.map((_, i) => unit(i + 1));
-    const data = buildTaskData({
-      task: { id: 1, name: "t", kind: "response-satisfaction", datasetId: 1, seed: 1, overlap: 2 },
-      config: {},
-      adjudications: {},
-      units,
-      responses: [],
-      annotations: units.flatMap((u, i) => [ann(u.id, 1, rows[i][0]), ann(u.id, 2, rows[i][1])]),
-      annotators: [
-        { id: 1, name: "A1" },
-        { id: 2, name: "A2" },
-      ],
-    });
+    const data = pageData(rows, 1);
     const page = interAnnotatorAgreement(data);
     const cli = runJson(["--input", csvOf(rows), "--raters", "a,b"]);
     for (const [key] of stats) {
@@ -141,16 +141,36 @@ describe("default intervals (issue 36, item 8)", () => {
       expect(auto[`${key}CI`], key).toEqual(analytic[`${key}CI`]);
       expect((auto.ciMethod as Record<string, string>)[key], key).toMatch(/^(asymptotic|analytic) SE/);
     }
-    expect((auto.notes as string[]).some((s) => /fewer than (30|300)/.test(s))).toBe(false);
+    expect((auto.notes as string[]).some((s) => /fewer than (60|300)/.test(s))).toBe(false);
   });
 
-  it("fewer than 30 units: the note says every interval is rough, on the page and in the command line", () => {
-    const few = designA(20, 3);
-    const out = runJson(["--input", csvOf(few), "--raters", "a,b"]);
+  it("60–299 units: expanded BCa intervals, and a note saying why", () => {
+    const out = runJson(["--input", csvOf(designA(100, 11)), "--raters", "a,b"]);
+    expect((out.ciMethod as Record<string, string>).fleissKappa).toMatch(
+      /^BCa bootstrap over units \(2000 resamples, seed 1, multinomial over distinct rating patterns; expanded for 100 units: limits at the 0\.9\d{3} level\)$/,
+    );
     expect(
       (out.notes as string[]).some((s) =>
-        /^20 units have two or more ratings \(of n = 20 units\): fewer than 30, so every interval is rough/.test(s),
+        /^100 units have two or more ratings: fewer than 300, so the coefficients' intervals are expanded BCa bootstraps/.test(s),
       ),
     ).toBe(true);
+    expect((out.notes as string[]).some((s) => /every interval is rough/.test(s))).toBe(false);
+  });
+
+  it("fewer than 60 units (30 before issue 36): the note says every interval is rough, on the page and in the command line", () => {
+    for (const n of [50, 20]) {
+      const few = designA(n, 3);
+      const out = runJson(["--input", csvOf(few), "--raters", "a,b"]);
+      const note = (out.notes as string[]).find((s) =>
+        s.startsWith(`${n} units have two or more ratings (of n = ${n} units): fewer than 60, so every interval is rough`),
+      );
+      expect(note, String(n)).toMatch(/held the true value only 85–93% of the time at 30–50 units/);
+      const page = interAnnotatorAgreement(pageData(few, 1));
+      expect(
+        page.warnings.some((w) => w.startsWith(`Only ${n} units have two or more labels (fewer than 60): every interval is rough.`)),
+      ).toBe(true);
+    }
+    const page = interAnnotatorAgreement(pageData(designA(60, 3), 1));
+    expect(page.warnings.some((w) => /every interval is rough/.test(w))).toBe(false);
   });
 });
