@@ -15,15 +15,12 @@ import type { Interval } from "./types";
 export const SMALL_SAMPLE_UNITS = 300;
 
 /**
- * Units (with two or more ratings) below which even the default interval is rough,
- * and the command line and the report pages say so. Measured by the coverage
- * benchmark's scan by size (`npm run bench:coverage -- --scan`, 1,000 replicates):
- * with a category of 7% prevalence and four raters (design C) the default intervals of
- * Fleiss' and pooled kappa and Krippendorff's alpha cover 0.85 at 30 units, 0.92–0.93
- * at 45–50 and 0.94 at 55, 0.95 from 60; with 10% prevalence and two raters (design A)
- * 0.92 at 30 units, 0.95 from 40; designs B and D cover at least 0.93 from 10 units.
+ * Units (with two or more ratings) below which even the default interval is rough:
+ * in the coverage benchmark's scan by size (`npm run bench:coverage -- --scan`) the
+ * default interval of some statistic covers less than 0.93 in some design below it.
+ * The command line and the report pages say so below this size.
  */
-export const ROUGH_INTERVAL_UNITS = 60;
+export const ROUGH_INTERVAL_UNITS = 30;
 
 /** Bootstrap resamples of the default intervals (BCa wants B ≥ 1,000 for stable limits; Efron & Tibshirani 1993, §19.3). */
 export const AGREEMENT_RESAMPLES = 2000;
@@ -91,8 +88,14 @@ export function expandedLevel(n: number, level = 0.95): number {
   if (!(n >= 2) || !Number.isInteger(n)) throw new Error(`expandedLevel: n must be an integer of at least 2, got ${String(n)}`);
   if (!(level > 0 && level < 1)) throw new Error(`expandedLevel: level must be in (0, 1), got ${String(level)}`);
   const t = studentTQuantile(1 - (1 - level) / 2, n - 1);
-  return 2 * normalCDF(Math.sqrt(n / (n - 1)) * t) - 1;
+  // At n = 2 the expansion reaches 1 in floating point (and 0.9999999 at n = 3): capped at
+  // MAX_EXPANDED_LEVEL, whose limits 2,000 resamples can still read (the 1st and 2,000th
+  // ordered draws); with so few units the small-sample note is shown anyway.
+  return Math.min(2 * normalCDF(Math.sqrt(n / (n - 1)) * t) - 1, Math.max(level, MAX_EXPANDED_LEVEL));
 }
+
+/** The highest level {@link expandedLevel} returns (bootstrap limits at the 0.05% and 99.95% quantiles). */
+export const MAX_EXPANDED_LEVEL = 0.999;
 
 /**
  * The default interval of an agreement coefficient — the one rule the command line
