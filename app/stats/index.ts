@@ -66,7 +66,6 @@ export { pooledKappa } from "./pooledKappa";
 export {
   agreementInterval,
   defaultIntervalMethod,
-  expandedLevel,
   SMALL_SAMPLE_UNITS,
   ROUGH_INTERVAL_UNITS,
   AGREEMENT_RESAMPLES,
@@ -74,3 +73,4 @@ export {
   type AgreementIntervalMethod,
 } from "./agreementInterval";
 export { studentTQuantile } from "./studentTQuantile";
+export { expandedLevel } from "./expandedLevel";

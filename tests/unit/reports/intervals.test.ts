@@ -88,6 +88,19 @@ describe("report intervals", () => {
     expect(k25.ci![0]).toBeLessThan(k25.value);
   });
 
+  it("two and three doubly-labelled units: the expanded BCa level is capped (0.999), the report is built, the note says rough", () => {
+    for (const n of [2, 3]) {
+      const units = Array.from({ length: n }, (_, i) => unit(i + 1));
+      const anns = units.flatMap((u, i) => [ann(u.id, 1, i % 2 ? "Yes" : "No"), ann(u.id, 2, i === 0 ? "Yes" : i % 2 ? "Yes" : "No")]);
+      const iaa = interAnnotatorAgreement(task("response-satisfaction", units, anns, 2));
+      expect(iaa.warnings.some((w) => w.startsWith(`Only ${n} units have two or more labels (fewer than 60)`))).toBe(true);
+      const k = stat(iaa, "fleissKappa");
+      expect(k.method).toMatch(
+        /^(BCa bootstrap over item clusters \(B=2000, \d items, seed 7; expanded for \d units: limits at the 0\.9990 level\)|not estimable)/,
+      );
+    }
+  });
+
   it("three annotators: pooled-pairs kappa resamples units; the planner's n counts units, not pairs", () => {
     const units = Array.from({ length: 40 }, (_, i) => unit(i + 1));
     const anns = units.flatMap((u, i) => [1, 2, 3].map((a) => ann(u.id, a, (i + (a === 3 && i % 4 === 0 ? 1 : 0)) % 2 ? "Yes" : "No")));

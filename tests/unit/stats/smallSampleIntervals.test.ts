@@ -53,6 +53,20 @@ describe("expandedLevel (Hesterberg 2015)", () => {
     expect(expandedLevel(100_000)).toBeCloseTo(0.95, 4);
     expect(() => expandedLevel(1)).toThrow(/^expandedLevel: n must be an integer of at least 2/);
   });
+  it("is capped at 0.999 (at 2 units the expansion reaches 1 in floating point, which no bootstrap can read)", () => {
+    expect(expandedLevel(2)).toBe(0.999);
+    expect(expandedLevel(3)).toBe(0.999);
+    expect(expandedLevel(5)).toBeLessThan(0.999);
+    const r = countsBootstrapCI({
+      counts: [1, 1],
+      statistic: (w) => w[0] / (w[0] + w[1]),
+      seed: 1,
+      resamples: 200,
+      method: "bca",
+      level: expandedLevel(2),
+    });
+    expect(r.ci[0]).toBeLessThan(r.ci[1]);
+  });
 });
 
 /** The BCa interval by its definition, from resamples drawn here (independent of countsBootstrapCI's code). */
