@@ -717,7 +717,8 @@ function compute(opts: Options, read: Read) {
     if (analytic && analytic.se === 0) return finish(name, value, analytic.ci, analytic.method, range, used, analytic.why ?? "");
     const r = agreementInterval({ units: n2, analytic, bootstrap: (method, level) => boot(statistic, method, level) });
     if (r.method === "analytic") return finish(name, value, analytic!.ci, analytic!.method, range, used, analytic!.why ?? "");
-    return bootFinish(name, value, r.bootstrap!, used, extra, range, r.level);
+    if (r.bootstrap === null) return finish(name, value, null, "", range, used, "fewer than two units with two ratings to resample");
+    return bootFinish(name, value, r.bootstrap, used, extra, range, r.level);
   };
 
   const n2 = ps.pairable(w);

@@ -173,4 +173,24 @@ describe("default intervals (issue 36, item 8)", () => {
     const page = interAnnotatorAgreement(pageData(designA(60, 3), 1));
     expect(page.warnings.some((w) => /every interval is rough/.test(w))).toBe(false);
   });
+
+  it("one unit with two ratings: the coefficients are not estimable (nothing to resample), with the reason; two: an interval", () => {
+    const one = runJson(["--input", csvOf([["Yes", "No"]]), "--raters", "a,b"]);
+    expect((one.ciMethod as Record<string, string>).fleissKappa).toBe("not estimable: fewer than two units with two ratings to resample");
+    expect(one.fleissKappaCI).toBeNull();
+    const page = interAnnotatorAgreement(pageData([["Yes", "No"]], 1));
+    expect(page.statistics.find((s) => s.key === "fleissKappa")!.estimate.ci).toBeNull();
+    const two = runJson([
+      "--input",
+      csvOf([
+        ["Yes", "No"],
+        ["No", "No"],
+      ]),
+      "--raters",
+      "a,b",
+    ]);
+    expect((two.ciMethod as Record<string, string>).fleissKappa).toMatch(
+      /^BCa bootstrap .*expanded for 2 units: limits at the 0\.9990 level/,
+    );
+  });
 });
