@@ -48,8 +48,8 @@ export interface CountsBootstrapResult extends BootstrapResult {
 }
 
 /**
- * Seeded percentile bootstrap over units whose statistic depends only on how many
- * units show each distinct pattern.
+ * Seeded percentile (or BCa) bootstrap over units whose statistic depends only on
+ * how many units show each distinct pattern.
  *
  * Resampling N units with replacement gives each pattern a count that is
  * Multinomial(N; c_1/N, …, c_P/N) (Davison & Hinkley 1997, §2.3: the bootstrap
@@ -74,7 +74,7 @@ export interface CountsBootstrapResult extends BootstrapResult {
  * BCa is second-order accurate (its coverage error is O(1/n), the percentile
  * interval's O(1/√n); Efron & Tibshirani 1993, §14.3; DiCiccio & Efron 1996),
  * which is what small samples need; it wants B ≥ 1,000 or so for stable limits
- * (Efron & Tibshirani 1993, §19.3).
+ * (Efron & Tibshirani 1993, ch. 14).
  *
  * References: B. Efron & R. J. Tibshirani (1993) An Introduction to the Bootstrap,
  * ch. 13-14; B. Efron (1987) "Better bootstrap confidence intervals", JASA 82(397),
