@@ -10,7 +10,7 @@ import type { Interval } from "./types";
  * kappa and Krippendorff's alpha cover 0.89–0.92 at 30–60 units and still 0.92–0.93 at
  * 100–150 units when one category has 93% prevalence (design C); from 200 units 0.94,
  * and from 300 units at least 0.936 in every design. Below 300 units the expanded BCa
- * covers at least 0.941 in every design from 60 units.
+ * covers at least 0.936 in every design from 60 units (scan at 60–250 units).
  */
 export const SMALL_SAMPLE_UNITS = 300;
 
