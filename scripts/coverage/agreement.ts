@@ -23,11 +23,19 @@
  * agreement and PABAK of two raters; Fisher's z for Pearson; the percentile
  * bootstrap for statistics without an SE), value ± t(n − 1)·SE, Fisher's z of the
  * coefficient with the delta-method SE (tanh(atanh κ ± 1.96·SE/(1 − κ²))), the
- * percentile bootstrap, the BCa bootstrap (both with the production B, 2,000
- * resamples, on the same resamples), and the default — what app/stats
- * agreementInterval picks for that size, the rule both the command line and the
- * pages call. Intervals are clipped to the statistic's range as the reports clip
- * them; a replicate without an interval (undefined, zero width) counts as a miss.
+ * percentile bootstrap, the BCa bootstrap at 0.95 and at Hesterberg's expanded level
+ * (app/stats expandedLevel), all with the production B (2,000 resamples) on the same
+ * resamples, the bootstrap-t with the analytic SE (only on request: it computes an SE
+ * in every resample), and the default — what app/stats agreementInterval picks for
+ * that size, the rule both the command line and the pages call (given this replicate's
+ * bootstraps). Intervals are clipped to the statistic's range as the reports clip them;
+ * a replicate without an interval (undefined, zero width) counts as a miss.
+ *
+ * The statistics are computed from the units per pattern (app/stats patternStatistics,
+ * pooledKappa, cohenKappaFromTable, the *SE functions), as the command line computes
+ * them; the report page computes the same figures from item-cluster tables, and
+ * tests/integration/agreement-default-intervals.test.ts checks that both give the
+ * same default interval for the same units and seed.
  */
 import {
   AGREEMENT_RESAMPLES,
