@@ -11,7 +11,18 @@
  * - `unixepoch()` is floor(extract(epoch from now())), whole seconds.
  */
 import { sql } from "drizzle-orm";
-import { API_TOKEN_SCOPES, ASSIGNMENT_STATUSES, CURATION_ENTITIES, PARSE_STATUSES, ROLES, RUN_STATUSES, type TaskKind } from "./schema";
+import {
+  API_IMPORT_STATUSES,
+  API_TOKEN_SCOPES,
+  WEBHOOK_DELIVERY_STATUSES,
+  type WebhookEvent,
+  ASSIGNMENT_STATUSES,
+  CURATION_ENTITIES,
+  PARSE_STATUSES,
+  ROLES,
+  RUN_STATUSES,
+  type TaskKind,
+} from "./schema";
 import {
   bigint,
   boolean,
@@ -129,6 +140,109 @@ export const apiTokenProjects = pgTable(
       .references(() => projects.id, { onDelete: "cascade" }),
   },
   (t) => [primaryKey({ columns: [t.tokenId, t.projectId] }), index("api_token_projects_project_idx").on(t.projectId)],
+);
+
+/**
+ * Idempotency keys of the HTTP API's POSTs (app/api/idempotency.server.ts): the first request with a key
+ * stores its answer; a replay with the same key and the same request gets that answer again and writes
+ * nothing; the same key with another request is refused (409). Scoped per user; kept 24 hours.
+ */
+export const apiIdempotencyKeys = pgTable(
+  "api_idempotency_keys",
+  {
+    id: bigint("id", { mode: "number" }).primaryKey().generatedByDefaultAsIdentity(),
+    userId: bigint("user_id", { mode: "number" })
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    key: text("key").notNull(),
+    /** SHA-256 (hex) of the method, the path with its query, and the body. */
+    requestHash: text("request_hash").notNull(),
+    /** Null while the first request is still being answered. */
+    status: bigint("status", { mode: "number" }),
+    responseBody: text("response_body"),
+    /** JSON object of the headers worth replaying (Content-Type, Location). */
+    responseHeaders: text("response_headers"),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex("api_idempotency_user_key_unique").on(t.userId, t.key), index("api_idempotency_created_idx").on(t.createdAt)],
+);
+
+/**
+ * Imports sent to the HTTP API (POST /api/v1/projects/{slug}/imports): one row each, so that
+ * GET .../imports/{id} answers its status, progress, summary and problems, also after a restart.
+ */
+export const apiImports = pgTable(
+  "api_imports",
+  {
+    id: bigint("id", { mode: "number" }).primaryKey().generatedByDefaultAsIdentity(),
+    projectId: bigint("project_id", { mode: "number" })
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    userId: bigint("user_id", { mode: "number" })
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    preset: text("preset").notNull(),
+    /** The import's options as given (level, annotators, categories, map, dry_run …), JSON. */
+    options: jsonb("options").$type<Record<string, unknown>>().notNull().default({}),
+    format: text("format").notNull(),
+    size: bigint("size", { mode: "number" }).notNull().default(0),
+    dryRun: boolean("dry_run").notNull().default(false),
+    status: text("status", { enum: API_IMPORT_STATUSES }).notNull().default("queued"),
+    /** {phase, bytes, totalBytes} while running. */
+    progress: jsonb("progress").$type<Record<string, unknown>>(),
+    summary: jsonb("summary").$type<Record<string, unknown>>(),
+    /** [{row, field, message}] of a refused file. */
+    problems: jsonb("problems").$type<Array<Record<string, unknown>>>(),
+    error: text("error"),
+    createdAt: createdAt(),
+    finishedAt: bigint("finished_at", { mode: "number" }),
+  },
+  (t) => [index("api_imports_project_idx").on(t.projectId, t.id)],
+);
+
+/** A project's webhook: a URL that receives a signed POST (HMAC-SHA256 of the body with `secret`) on its events. */
+export const webhooks = pgTable(
+  "webhooks",
+  {
+    id: bigint("id", { mode: "number" }).primaryKey().generatedByDefaultAsIdentity(),
+    projectId: bigint("project_id", { mode: "number" })
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    url: text("url").notNull(),
+    /** The signing secret (shown once at creation; kept to sign each delivery). */
+    secret: text("secret").notNull(),
+    /** JSON array of WEBHOOK_EVENTS. */
+    events: jsonb("events").$type<WebhookEvent[]>().notNull(),
+    createdBy: bigint("created_by", { mode: "number" }).references(() => users.id, { onDelete: "set null" }),
+    createdAt: createdAt(),
+    disabledAt: bigint("disabled_at", { mode: "number" }),
+  },
+  (t) => [index("webhooks_project_idx").on(t.projectId)],
+);
+
+/** One event sent (or to be sent) to one webhook: the exact body signed, its attempts and their outcome. */
+export const webhookDeliveries = pgTable(
+  "webhook_deliveries",
+  {
+    id: bigint("id", { mode: "number" }).primaryKey().generatedByDefaultAsIdentity(),
+    webhookId: bigint("webhook_id", { mode: "number" })
+      .notNull()
+      .references(() => webhooks.id, { onDelete: "cascade" }),
+    event: text("event").notNull(),
+    payload: text("payload").notNull(),
+    status: text("status", { enum: WEBHOOK_DELIVERY_STATUSES }).notNull().default("pending"),
+    attempts: bigint("attempts", { mode: "number" }).notNull().default(0),
+    /** Unix seconds of the next attempt (pending deliveries). */
+    nextAttemptAt: bigint("next_attempt_at", { mode: "number" }).notNull(),
+    /** "host:pid" of the process sending it now, until lockedUntil. */
+    lockedBy: text("locked_by"),
+    lockedUntil: bigint("locked_until", { mode: "number" }),
+    lastStatus: bigint("last_status", { mode: "number" }),
+    lastError: text("last_error"),
+    createdAt: createdAt(),
+    deliveredAt: bigint("delivered_at", { mode: "number" }),
+  },
+  (t) => [index("webhook_deliveries_webhook_idx").on(t.webhookId, t.id), index("webhook_deliveries_due_idx").on(t.status, t.nextAttemptAt)],
 );
 
 export const datasets = pgTable(

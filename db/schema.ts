@@ -146,6 +146,117 @@ export const apiTokenProjects = sqliteTable(
   (t) => [primaryKey({ columns: [t.tokenId, t.projectId] }), index("api_token_projects_project_idx").on(t.projectId)],
 );
 
+/**
+ * Idempotency keys of the HTTP API's POSTs (app/api/idempotency.server.ts): the first request with a key
+ * stores its answer; a replay with the same key and the same request gets that answer again and writes
+ * nothing; the same key with another request is refused (409). Scoped per user; kept 24 hours.
+ */
+export const apiIdempotencyKeys = sqliteTable(
+  "api_idempotency_keys",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    userId: integer("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    key: text("key").notNull(),
+    /** SHA-256 (hex) of the method, the path with its query, and the body. */
+    requestHash: text("request_hash").notNull(),
+    /** Null while the first request is still being answered. */
+    status: integer("status"),
+    responseBody: text("response_body"),
+    /** JSON object of the headers worth replaying (Content-Type, Location). */
+    responseHeaders: text("response_headers"),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex("api_idempotency_user_key_unique").on(t.userId, t.key), index("api_idempotency_created_idx").on(t.createdAt)],
+);
+
+export const API_IMPORT_STATUSES = ["queued", "running", "succeeded", "failed"] as const;
+export type ApiImportStatus = (typeof API_IMPORT_STATUSES)[number];
+
+/**
+ * Imports sent to the HTTP API (POST /api/v1/projects/{slug}/imports): one row each, so that
+ * GET .../imports/{id} answers its status, progress, summary and problems, also after a restart.
+ */
+export const apiImports = sqliteTable(
+  "api_imports",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    projectId: integer("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    userId: integer("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    preset: text("preset").notNull(),
+    /** The import's options as given (level, annotators, categories, map, dry_run …), JSON. */
+    options: text("options", { mode: "json" }).$type<Record<string, unknown>>().notNull().default({}),
+    format: text("format").notNull(),
+    size: integer("size").notNull().default(0),
+    dryRun: integer("dry_run", { mode: "boolean" }).notNull().default(false),
+    status: text("status", { enum: API_IMPORT_STATUSES }).notNull().default("queued"),
+    /** {phase, bytes, totalBytes} while running. */
+    progress: text("progress", { mode: "json" }).$type<Record<string, unknown>>(),
+    summary: text("summary", { mode: "json" }).$type<Record<string, unknown>>(),
+    /** [{row, field, message}] of a refused file. */
+    problems: text("problems", { mode: "json" }).$type<Array<Record<string, unknown>>>(),
+    error: text("error"),
+    createdAt: createdAt(),
+    finishedAt: integer("finished_at"),
+  },
+  (t) => [index("api_imports_project_idx").on(t.projectId, t.id)],
+);
+
+export const WEBHOOK_EVENTS = ["run.finished", "task.completed", "import.finished"] as const;
+export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
+
+/** A project's webhook: a URL that receives a signed POST (HMAC-SHA256 of the body with `secret`) on its events. */
+export const webhooks = sqliteTable(
+  "webhooks",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    projectId: integer("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    url: text("url").notNull(),
+    /** The signing secret (shown once at creation; kept to sign each delivery). */
+    secret: text("secret").notNull(),
+    /** JSON array of WEBHOOK_EVENTS. */
+    events: text("events", { mode: "json" }).$type<WebhookEvent[]>().notNull(),
+    createdBy: integer("created_by").references(() => users.id, { onDelete: "set null" }),
+    createdAt: createdAt(),
+    disabledAt: integer("disabled_at"),
+  },
+  (t) => [index("webhooks_project_idx").on(t.projectId)],
+);
+
+export const WEBHOOK_DELIVERY_STATUSES = ["pending", "delivered", "failed"] as const;
+
+/** One event sent (or to be sent) to one webhook: the exact body signed, its attempts and their outcome. */
+export const webhookDeliveries = sqliteTable(
+  "webhook_deliveries",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    webhookId: integer("webhook_id")
+      .notNull()
+      .references(() => webhooks.id, { onDelete: "cascade" }),
+    event: text("event").notNull(),
+    payload: text("payload").notNull(),
+    status: text("status", { enum: WEBHOOK_DELIVERY_STATUSES }).notNull().default("pending"),
+    attempts: integer("attempts").notNull().default(0),
+    /** Unix seconds of the next attempt (pending deliveries). */
+    nextAttemptAt: integer("next_attempt_at").notNull(),
+    /** "host:pid" of the process sending it now, until lockedUntil. */
+    lockedBy: text("locked_by"),
+    lockedUntil: integer("locked_until"),
+    lastStatus: integer("last_status"),
+    lastError: text("last_error"),
+    createdAt: createdAt(),
+    deliveredAt: integer("delivered_at"),
+  },
+  (t) => [index("webhook_deliveries_webhook_idx").on(t.webhookId, t.id), index("webhook_deliveries_due_idx").on(t.status, t.nextAttemptAt)],
+);
+
 // ─── Benchmark data ──────────────────────────────────────────────────────────
 
 export const datasets = sqliteTable(

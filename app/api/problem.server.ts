@@ -44,6 +44,8 @@ export const PROBLEM_TYPES = {
   insufficientScope: "urn:concord:problem:insufficient-scope",
   rateLimited: "urn:concord:problem:rate-limited",
   invalidRequest: "urn:concord:problem:invalid-request",
+  idempotencyKeyReused: "urn:concord:problem:idempotency-key-reused",
+  idempotencyKeyInProgress: "urn:concord:problem:idempotency-key-in-progress",
 } as const;
 
 /** Headers every API answer carries: nothing in it may be cached by a shared cache (it depends on the token). */
