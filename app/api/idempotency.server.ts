@@ -27,6 +27,10 @@ const KEY_SHAPE = /^[\x21-\x7E]{1,255}$/;
 const MAX_STORED_BODY = 2 * 1024 * 1024;
 const REPLAYED_HEADERS = ["Content-Type", "Location"] as const;
 
+/** Old keys are deleted by the first keyed request after this long (per process). */
+const PRUNE_EVERY_MS = 3600_000;
+let lastPruneMs = 0;
+
 const now = () => Math.floor(Date.now() / 1000);
 
 /** SHA-256 (hex) of a body, for `idempotent`'s `bodyHash` (a streamed body hashes its chunks as they pass). */
@@ -66,6 +70,10 @@ export async function idempotent(
   const d = dalOf(db);
   const t = d.t.apiIdempotencyKeys;
   const hash = requestHash(request, bodyHash);
+  if (Date.now() - lastPruneMs > PRUNE_EVERY_MS) {
+    lastPruneMs = Date.now();
+    await pruneIdempotencyKeys(d);
+  }
 
   let rowId: number | undefined;
   for (let attempt = 0; attempt < 2 && rowId === undefined; attempt++) {
