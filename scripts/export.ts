@@ -4,6 +4,9 @@
  *                   [--reference majority|each|adjudicated] [--unparsed count-as-wrong|exclude|as:LABEL]
  *                   [--missing-as missing|unparsed]
  *
+ * With --server URL --token TOKEN (or CONCORD_URL and CONCORD_TOKEN) the export comes from a remote
+ * server's HTTP API instead of DATABASE_URL (scripts/remote.ts): the same bytes.
+ *
  * Writes the export to FILE (or stdout). Columns are documented in
  * app/formats/export.server.ts. Exit codes: 0 written, 2 bad command line or
  * unknown project.
@@ -17,8 +20,9 @@ import { closeDb, databasePathFromEnv, DatabaseOpenError } from "../db/client";
 import { parseMissingPolicy, parseReference, parseUnparsedPolicy } from "../app/reports/judgeAgreement";
 import { EXPORT_FORMATS, EXPORT_KINDS, exportChunks, type ExportFormat, type ExportKind } from "../app/formats/export.server";
 import { isDatabaseFile } from "../app/files.server";
+import { remoteExport, remoteTarget } from "./remote";
 
-const USAGE = `usage: npm run export -- --project SLUG --what ${EXPORT_KINDS.join("|")} [--format csv|jsonl] [--out FILE] [--reference majority|each|adjudicated] [--unparsed count-as-wrong|exclude|as:LABEL] [--missing-as missing|unparsed]`;
+const USAGE = `usage: npm run export -- --project SLUG --what ${EXPORT_KINDS.join("|")} [--format csv|jsonl] [--out FILE] [--reference majority|each|adjudicated] [--unparsed count-as-wrong|exclude|as:LABEL] [--missing-as missing|unparsed] [--server URL --token TOKEN]`;
 
 function fail(message: string): never {
   console.error(`export: ${message}`);
@@ -36,6 +40,8 @@ try {
       reference: { type: "string", default: "majority" },
       unparsed: { type: "string", default: "count-as-wrong" },
       "missing-as": { type: "string", default: "missing" },
+      server: { type: "string" },
+      token: { type: "string" },
       help: { type: "boolean", default: false },
     },
   }));
@@ -55,6 +61,13 @@ const unparsed = parseUnparsedPolicy(values.unparsed);
 if (!unparsed) fail(`--unparsed must be count-as-wrong, exclude or as:LABEL, not "${values.unparsed}".`);
 const missing = parseMissingPolicy(values["missing-as"]);
 if (!missing) fail(`--missing-as must be "missing" or "unparsed", not "${values["missing-as"]}".`);
+
+// --server URL --token TOKEN (or CONCORD_URL, CONCORD_TOKEN): the same export from a remote server's HTTP API.
+const remote = remoteTarget(values, fail);
+if (remote) {
+  const { project, what, format, out, server: _s, token: _t, help: _h, ...options } = values;
+  process.exit(await remoteExport(remote, { project, what, format, out, options: options as Record<string, string | undefined> }, fail));
+}
 
 let d: Dal;
 try {

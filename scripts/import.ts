@@ -14,6 +14,9 @@
  * import, its categories in order (used or not; Gwet's AC1 counts them):
  * stored with the task, and a label outside it is refused by row and column.
  *
+ * With --server URL --token TOKEN (or CONCORD_URL and CONCORD_TOKEN) the file goes to a remote server's
+ * HTTP API instead (scripts/remote.ts): the same checks and summary; the project must exist there.
+ *
  * Imports FILE into the database DATABASE_URL names (the project is created
  * if it does not exist), all or nothing. Exit codes: 0 imported (or a valid
  * dry run), 1 the file has problems (nothing written), 2 bad command line.
@@ -25,12 +28,14 @@
  */
 import { parseArgs } from "node:util";
 import { databasePathFromEnv, DatabaseOpenError } from "../db/client";
-import { describeSummary, ImportUsageError, runImport } from "../app/formats/import.server";
+import { ImportUsageError, runImport } from "../app/formats/import.server";
 import type { LabelLevel } from "../app/formats/labels";
 import { PRESETS } from "../app/formats/presets/index.server";
+import { printImportSummary } from "./import-summary";
+import { remoteImport, remoteTarget } from "./remote";
 
 const USAGE =
-  "usage: npm run import -- --preset NAME --project SLUG [--dry-run] [--format json] [--dataset NAME] [--map field=column] [--level LEVEL] [--annotators COL,COL|all] [--categories C1,C2,...] [--variant-of JUDGE=BASE ...] FILE";
+  "usage: npm run import -- --preset NAME --project SLUG [--dry-run] [--format json] [--dataset NAME] [--map field=column] [--level LEVEL] [--annotators COL,COL|all] [--categories C1,C2,...] [--variant-of JUDGE=BASE ...] [--server URL --token TOKEN] FILE";
 
 function fail(message: string, code = 2): never {
   console.error(`import: ${message}`);
@@ -52,6 +57,8 @@ try {
       annotators: { type: "string" },
       categories: { type: "string" },
       "variant-of": { type: "string", multiple: true, default: [] },
+      server: { type: "string" },
+      token: { type: "string" },
       help: { type: "boolean", default: false },
     },
   });
@@ -86,6 +93,10 @@ for (const m of values["variant-of"] ?? []) {
   variantOf[judge] = m.slice(eq + 1).trim();
 }
 
+// --server URL --token TOKEN (or CONCORD_URL, CONCORD_TOKEN): the same import through a remote server's HTTP API.
+const remote = remoteTarget(values, fail);
+if (remote) process.exit(await remoteImport(remote, { ...values, file: positionals[0], format: values.format, mapping, variantOf }, fail));
+
 try {
   const summary = await runImport({
     databaseFile: databasePathFromEnv(),
@@ -103,39 +114,7 @@ try {
     categories: values.categories?.split(","),
     variantOf,
   });
-  if (values.format === "json") {
-    const { items, checklistItems, references, responses, verdicts, annotations, warnings, errors } = summary;
-    const limit = summary.dryRun ? 20 : 1000;
-    console.log(
-      JSON.stringify(
-        {
-          items,
-          checklistItems,
-          references,
-          responses,
-          verdicts,
-          annotations,
-          warnings: warnings.slice(0, limit),
-          errors: errors.slice(0, limit),
-          warningCount: summary.warningCount,
-          errorCount: summary.errorCount,
-          dryRun: summary.dryRun,
-          unchanged: summary.unchanged,
-          conflictCount: summary.conflictCount,
-          alreadyPresent: summary.alreadyPresent,
-          newRows: summary.newRows,
-          committed: summary.committed,
-          dataset: summary.dataset,
-          level: summary.level,
-        },
-        null,
-        2,
-      ),
-    );
-  } else {
-    (summary.errorCount ? console.error : console.log)(describeSummary(summary));
-  }
-  process.exit(summary.errorCount ? 1 : 0);
+  process.exit(printImportSummary(summary, values.format as "text" | "json"));
 } catch (err) {
   if (err instanceof ImportUsageError || err instanceof DatabaseOpenError) fail(err.message);
   throw err;
