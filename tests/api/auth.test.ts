@@ -15,6 +15,7 @@ import { setUserDisabled } from "../../app/auth/users.server";
 import { createApiToken, revokeApiToken, type NewToken } from "../../app/auth/tokens.server";
 import { openDatabase, schema, type Db } from "../../db/client";
 import { AppClient, startApp, type AppResponse, type RunningApp } from "../support/app-server";
+import { expectMatchesSpec } from "../support/api-spec";
 
 const PASSWORD = "correct horse battery";
 /** Requests per minute per token on this server: low, so the rate-limit test reaches it quickly. */
@@ -38,6 +39,12 @@ const client = () => new AppClient(app.url);
 const call = (method: string, path: string, token?: string, headers: Record<string, string> = {}, body?: string) =>
   client().request(method, path, { ...(token ? { Authorization: `Bearer ${token}` } : {}), ...headers }, body);
 const json = (r: AppResponse) => JSON.parse(r.text) as Record<string, unknown>;
+/** The answer as the OpenAPI document describes it (tests/support/api-spec.ts); returns its parsed body. */
+function specBody(method: string, path: string, r: AppResponse) {
+  const body = r.text ? (JSON.parse(r.text) as Record<string, unknown>) : undefined;
+  expectMatchesSpec({ method, path, status: r.status, contentType: r.headers["content-type"], body, headers: r.headers });
+  return body!;
+}
 
 function expectProblem(r: AppResponse, status: number) {
   expect(r.status, r.text).toBe(status);
@@ -79,6 +86,7 @@ describe("authentication", () => {
   it("no token, a malformed, wrong, expired or revoked token, and a disabled user's token: 401 problem+json with WWW-Authenticate", async () => {
     const none = await call("GET", "/api/v1/projects");
     const body = expectProblem(none, 401);
+    specBody("GET", "/api/v1/projects", none);
     expect(body.title).toBe("Unauthorized");
     expect(none.headers["www-authenticate"]).toBe('Bearer realm="Concord API"');
     // The API sets no cookie, not even the pre-session one every page gets.
@@ -191,17 +199,17 @@ describe("projects", () => {
     expect(list.status).toBe(200);
     expect(list.headers["content-type"]).toBe("application/json; charset=utf-8");
     expect(list.headers["cache-control"]).toBe("no-store");
-    expect(json(list)).toEqual({
+    expect(specBody("GET", "/api/v1/projects", list)).toEqual({
       data: [
         { id: ids.law, slug: "law", name: "Law", description: "", role: "researcher" },
         { id: ids.med, slug: "med", name: "Medicine", description: "", role: "annotator" },
       ],
       next: null,
     });
-    const law = json(await call("GET", "/api/v1/projects/law", t.token));
+    const law = specBody("GET", "/api/v1/projects/law", await call("GET", "/api/v1/projects/law", t.token));
     expect(law).toMatchObject({ id: ids.law, slug: "law", name: "Law", role: "researcher", datasets: [], counts: { tasks: 0, judges: 0 } });
     // An annotator's view, as the overview page: no datasets or counts.
-    expect(json(await call("GET", "/api/v1/projects/med", t.token))).toMatchObject({
+    expect(specBody("GET", "/api/v1/projects/med", await call("GET", "/api/v1/projects/med", t.token))).toMatchObject({
       slug: "med",
       role: "annotator",
       datasets: null,
@@ -210,6 +218,7 @@ describe("projects", () => {
     const other = await call("GET", "/api/v1/projects/art", t.token);
     const missing = await call("GET", "/api/v1/projects/no-such-project", t.token);
     expectProblem(other, 404);
+    specBody("GET", "/api/v1/projects/art", other);
     expect(other.text).toBe(missing.text);
     // A site admin reaches every project, as admin.
     const root = await newToken("root");
@@ -249,7 +258,7 @@ describe("projects", () => {
     while (next) {
       const r = await call("GET", next.replace(app.url, ""), t.token);
       expect(r.status).toBe(200);
-      const page = json(r) as { data: { slug: string }[]; next: string | null };
+      const page = specBody("GET", next, r) as { data: { slug: string }[]; next: string | null };
       expect(page.data).toHaveLength(1);
       seen.push(page.data[0].slug);
       if (page.next) {
@@ -261,7 +270,9 @@ describe("projects", () => {
     }
     expect([pages, seen]).toEqual([3, ["art", "law", "med"]]);
     for (const limit of ["0", "10001", "abc", "-1", "1.5"]) {
-      const body = expectProblem(await call("GET", `/api/v1/projects?limit=${limit}`, t.token), 400);
+      const r = await call("GET", `/api/v1/projects?limit=${limit}`, t.token);
+      specBody("GET", "/api/v1/projects", r);
+      const body = expectProblem(r, 400);
       expect(body.errors).toEqual([{ field: "limit", message: expect.stringMatching(/^limit: a whole number from 1 to 10000/) }]);
     }
     expect((await call("GET", "/api/v1/projects?limit=10000", t.token)).status).toBe(200);
@@ -297,6 +308,7 @@ describe("storage, limits and unknown paths", () => {
     expect(ok).toBeLessThanOrEqual(RATE + Math.ceil((seconds * RATE) / 60));
     expect(limited.length).toBeGreaterThan(0);
     const body = expectProblem(limited[0], 429);
+    specBody("GET", "/api/v1/projects", limited[0]);
     expect(body.type).toBe("urn:concord:problem:rate-limited");
     // One request refills in 60 / RATE = 2 s.
     expect(Number(limited[0].headers["retry-after"])).toBeGreaterThanOrEqual(1);
