@@ -3,17 +3,15 @@ import { CsrfField } from "~/components/CsrfField";
 import type { ActionFunctionArgs, LinksFunction, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { json, redirect } from "@remix-run/node";
 import { Form, Link, useActionData, useLoaderData } from "@remix-run/react";
-import { and, asc, eq, inArray, sql } from "drizzle-orm";
 import { useEffect, useRef, useState } from "react";
 import { RunAction } from "~/forms/runs.server";
 import { notFound, requireProjectRole } from "~/auth/guards.server";
 import { getDal } from "~/dal.server";
 import { domainErrorResponse, domainFieldErrorsResponse } from "~/errors.server";
 import { projectMembers } from "~/annotation/tasks.server";
-import { CalibrationError, calibratedScores, calibrationWarnings, createCalibrationTask } from "~/runs/calibration.server";
-import { PROTOCOLS } from "~/runs/protocols";
-import { runRow } from "~/runs/results.server";
-import { controlRun, runProgress, RunInputError, type RunProgress, type StoredRunConfig } from "~/runs/runner.server";
+import { CalibrationError, createCalibrationTask } from "~/runs/calibration.server";
+import { controlProjectRun, projectRun, RunNotFoundError, runOverview } from "~/runs/project-runs.server";
+import { RunInputError, type RunProgress } from "~/runs/runner.server";
 import { ensureInProcessWorker } from "~/runs/worker.server";
 import { settingRows } from "~/runs/setting-rows";
 import { IntervalMethod, intervalText } from "~/components/Interval";
@@ -28,94 +26,39 @@ export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: `${data
 export async function loader({ request, params }: LoaderFunctionArgs) {
   const { project } = await requireProjectRole(request, params.slug, "researcher");
   const d = getDal();
-  const { providers, tasks: taskTable } = d.t;
-  const run = await runRow(d, project.id, Number(params.runId));
-  if (!run) notFound("Run not found.");
-  if (run.status === "queued" || run.status === "running") ensureInProcessWorker();
-  const cfg = run.config as unknown as StoredRunConfig;
-  const providerIds = [...new Set([...(cfg.models ?? []), ...(cfg.judges ?? [])].map((m) => m.providerId))];
-  const providerRows = providerIds.length
-    ? await d.q.select().from(providers).where(inArray(providers.id, providerIds)).orderBy(asc(providers.id))
-    : [];
-  const providerNames = new Map(providerRows.map((p) => [p.id, p.name]));
-  const recorded = providerRows.some((p) => p.kind === "replay");
-  const tasks = (
-    await d.q
-      .select({ id: taskTable.id, name: taskTable.name, config: taskTable.config })
-      .from(taskTable)
-      .where(and(eq(taskTable.projectId, project.id), eq(taskTable.kind, "response-satisfaction")))
-      .orderBy(asc(taskTable.id))
-  ).filter((t) => (t.config as Record<string, unknown>).runId === run.id);
-  const calibration = [];
-  for (const t of tasks)
-    calibration.push({
-      taskId: t.id,
-      name: t.name,
-      scores: await calibratedScores(d, run.id, t.id),
-      warnings: await calibrationWarnings(d, run.id, t.id),
-    });
-  // C3EBench calibration tasks score writings 1–10: their corrected means are tables of the results page.
-  const scoreCalibration = (
-    await d.q
-      .select({ id: taskTable.id, name: taskTable.name, config: taskTable.config })
-      .from(taskTable)
-      .where(and(eq(taskTable.projectId, project.id), eq(taskTable.kind, "writing-quality")))
-      .orderBy(asc(taskTable.id))
-  )
-    .filter((t) => (t.config as Record<string, unknown>).runId === run.id)
-    .map((t) => ({ taskId: t.id, name: t.name }));
-  // Each failed job with the provider's error (stored with the API key masked), newest 200.
-  const failedJobs = (
-    await d.rows<{ id: number | string; key: string; attempts: number | string; error: string | null; payload: unknown }>(
-      sql`SELECT id, key, attempts, error, payload FROM jobs WHERE run_id = ${run.id} AND status = 'failed' ORDER BY id LIMIT 200`,
-    )
-  ).map((j) => {
-    // The payload is JSON text on SQLite, a parsed jsonb value on PostgreSQL.
-    const payload = (typeof j.payload === "string" ? JSON.parse(j.payload) : j.payload) as { providerId?: number };
-    return {
-      id: Number(j.id),
-      key: j.key,
-      attempts: Number(j.attempts),
-      error: (j.error ?? "unknown error").slice(0, 1000),
-      provider: providerNames.get(payload.providerId ?? -1) ?? "—",
-    };
-  });
-  // The sampling settings each provider adds to every request (a run's protocol settings override them).
-  const providerSampling = providerRows.map((p) => {
-    const s = (p.settings ?? {}) as Record<string, unknown>;
-    return {
-      name: p.name,
-      kind: p.kind,
-      model: p.model,
-      concurrency: p.concurrency,
-      requestsPerMinute: p.requestsPerMinute,
-      sampling: Object.fromEntries(
-        ["temperature", "top_p", "max_tokens"].filter((k) => s[k] !== undefined).map((k) => [k, s[k] as number]),
-      ),
-    };
-  });
+  const o = await orNotFound(() => runOverview(d, project.id, Number(params.runId)));
+  if (o.run.status === "queued" || o.run.status === "running") ensureInProcessWorker();
   return json({
     project: { slug: project.slug },
-    // The sampling plans the run's protocol can be calibrated by, its default first.
-    calibrationPlans: PROTOCOLS[run.protocol]?.calibration?.plans ?? [],
+    calibrationPlans: o.calibrationPlans,
     run: {
-      id: run.id,
-      name: run.name,
-      protocol: run.protocol,
-      protocolVersion: run.protocolVersion,
-      status: run.status,
-      settings: cfg.settings,
-      models: cfg.models?.map((m) => m.name) ?? [],
-      judges: cfg.judges?.map((j) => j.name) ?? [],
+      id: o.summary.id,
+      name: o.summary.name,
+      protocol: o.summary.protocol,
+      protocolVersion: o.summary.protocolVersion,
+      status: o.summary.status,
+      settings: o.summary.settings,
+      models: o.summary.models,
+      judges: o.summary.judges.map((j) => j.name),
     },
-    recorded,
-    progress: (await runProgress(d, run.id))!,
-    calibration,
-    scoreCalibration,
-    failedJobs,
-    providerSampling,
+    recorded: o.recorded,
+    progress: o.progress,
+    calibration: o.calibration,
+    scoreCalibration: o.scoreCalibration,
+    failedJobs: o.failedJobs,
+    providerSampling: o.providers,
     members: (await projectMembers(project.id, d)).map((m) => ({ id: m.id, name: m.name, role: m.role })),
   });
+}
+
+/** The page's 404 for a run that is not the project's (the domain's RunNotFoundError). */
+async function orNotFound<T>(read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (err) {
+    if (err instanceof RunNotFoundError) notFound("Run not found.");
+    throw err;
+  }
 }
 
 /** The calibration form's labels, also used to word its errors ("Units per stratum must be 1 or more."). */
@@ -149,8 +92,7 @@ export async function action({ request, params }: ActionFunctionArgs) {
     if (calibrate) return json({ form: "calibrate", fieldErrors: fieldErrorsOf(parsed.error) }, { status: 400 });
     return json({ error: `${parsed.error.issues[0].path.join(".") || "form"}: ${parsed.error.issues[0].message}` }, { status: 400 });
   }
-  const run = await runRow(getDal(), project.id, Number(params.runId));
-  if (!run) notFound("Run not found.");
+  const run = await orNotFound(() => projectRun(getDal(), project.id, Number(params.runId)));
   try {
     if (parsed.data.intent === "calibrate") {
       const d = parsed.data;
@@ -177,7 +119,7 @@ export async function action({ request, params }: ActionFunctionArgs) {
         taskId: r.taskId,
       });
     }
-    await controlRun(getDal(), run.id, parsed.data.intent);
+    await controlProjectRun(getDal(), project.id, run.id, parsed.data.intent);
     ensureInProcessWorker();
     return redirect(`/p/${project.slug}/runs/${run.id}`);
   } catch (err) {

@@ -11,9 +11,8 @@ import { ResultsView } from "~/runs/protocols/views";
 import { f3 } from "~/runs/protocols/views/tables";
 import { settingRows } from "~/runs/setting-rows";
 import { IntervalMethod, intervalText } from "~/components/Interval";
-import { calibrationReport } from "~/runs/calibration.server";
-import { conversation, conversationList, runResultsAll, runRow } from "~/runs/results.server";
-import { asc, eq } from "drizzle-orm";
+import { conversation, conversationList, runRow } from "~/runs/results.server";
+import { runResultsReport } from "~/runs/project-runs.server";
 
 export const meta: MetaFunction = () => [{ title: "Run results · Concord" }];
 
@@ -29,9 +28,12 @@ async function results({ request, params }: LoaderFunctionArgs, project: { id: n
   if (!run) notFound("Run not found.");
   const url = new URL(request.url);
   // Every judge of the run, in the run's order (the first drives guided feedback), with the
-  // protocol's figure drawn here and its tables laid out by the protocol (Protocol.tables).
+  // protocol's figure drawn here and its tables laid out by the protocol (Protocol.tables); and
+  // the calibration tasks made from this run (their kind follows the protocol's calibration unit):
+  // every headline metric raw and corrected by the human labels. The same report as the API's.
   const protocol = PROTOCOLS[run.protocol];
-  const judges = (await runResultsAll(d, run)).map((results) => {
+  const report = await runResultsReport(d, run, project.id);
+  const judges = report.judges.map((results) => {
     const spec = results.metrics && protocol?.figure ? protocol.figure(results, results.judge) : null;
     const figure: ResultsFigure | null = spec
       ? {
@@ -45,18 +47,7 @@ async function results({ request, params }: LoaderFunctionArgs, project: { id: n
   });
   // In label order (settingRows), the same on both dialects.
   const settings = settingRows(((run.config ?? {}) as { settings?: Record<string, unknown> }).settings ?? {});
-  // Calibration tasks made from this run (they store the run's id in their config; their kind
-  // follows the protocol's calibration unit): every headline metric raw and corrected by the human labels.
-  const { tasks } = d.t;
-  const calibration = [];
-  for (const t of (
-    await d.q
-      .select({ id: tasks.id, name: tasks.name, config: tasks.config })
-      .from(tasks)
-      .where(eq(tasks.projectId, project.id))
-      .orderBy(asc(tasks.id))
-  ).filter((x) => (x.config as Record<string, unknown>).runId === run.id))
-    calibration.push({ name: t.name, report: await calibrationReport(d, run.id, t.id) });
+  const calibration = report.calibration.map((c) => ({ name: c.name, report: c.report }));
   const itemId = Number(url.searchParams.get("item"));
   const model = url.searchParams.get("model");
   const [conversations, detail] = await Promise.all([

@@ -4,14 +4,25 @@ import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remi
 import { json, redirect } from "@remix-run/node";
 import { Form, Link, useActionData, useLoaderData } from "@remix-run/react";
 import { useEffect, useState } from "react";
-import { asc, desc, eq } from "drizzle-orm";
-import { isZodError, NewRunForm, NewRunJson } from "~/forms/runs.server";
+import { isZodError, NewRunJson } from "~/forms/runs.server";
 import { requireProjectRole } from "~/auth/guards.server";
-import { first, getDal } from "~/dal.server";
+import { getDal } from "~/dal.server";
 import { domainErrorResponse } from "~/errors.server";
-import { getProtocol, PROTOCOL_IDS } from "~/runs/protocols";
-import { protocolForms, RunFormError, settingsFromForm, type FormField } from "~/runs/run-form.server";
-import { createRun, RunDefinition, RunInputError } from "~/runs/runner.server";
+import { PROTOCOL_IDS } from "~/runs/protocols";
+import { newRunChoices, projectRuns } from "~/runs/project-runs.server";
+import {
+  definitionFromForm,
+  formFieldOf,
+  formLabel,
+  jsonLabel,
+  protocolForms,
+  RUN_FORM_LABELS,
+  RunDefinitionError,
+  RunFormError,
+  startRun,
+  type FormField,
+} from "~/runs/run-form.server";
+import { RunInputError } from "~/runs/runner.server";
 import { ensureInProcessWorker } from "~/runs/worker.server";
 import { humanErrors, humanIssue } from "~/forms/messages";
 
@@ -20,34 +31,15 @@ export const meta: MetaFunction = () => [{ title: "Runs · Concord" }];
 export async function loader({ request, params }: LoaderFunctionArgs) {
   const { project } = await requireProjectRole(request, params.slug, "researcher");
   const d = getDal();
-  const { runs: runTable, datasets: datasetTable, providers: providerTable } = d.t;
-  const runs = await d.q
-    .select({
-      id: runTable.id,
-      name: runTable.name,
-      protocol: runTable.protocol,
-      status: runTable.status,
-      createdAt: runTable.createdAt,
-    })
-    .from(runTable)
-    .where(eq(runTable.projectId, project.id))
-    .orderBy(desc(runTable.id));
-  const datasets = await d.q
-    .select({ id: datasetTable.id, name: datasetTable.name, version: datasetTable.version })
-    .from(datasetTable)
-    .where(eq(datasetTable.projectId, project.id))
-    .orderBy(asc(datasetTable.id));
-  const providers = await d.q
-    .select({ name: providerTable.name, kind: providerTable.kind, model: providerTable.model })
-    .from(providerTable)
-    .where(eq(providerTable.projectId, project.id))
-    .orderBy(asc(providerTable.name));
+  const runs = (await projectRuns(d, project.id)).map((r) => ({
+    id: r.id,
+    name: r.name,
+    protocol: r.protocol,
+    status: r.status,
+    createdAt: r.createdAt,
+  }));
+  const { datasets, providers, previous } = await newRunChoices(d, project.id);
   if (runs.some((r) => r.status === "queued" || r.status === "running")) ensureInProcessWorker();
-  // The form starts from the latest run's definition (on the demo: the recorded providers), else a template.
-  const latest = runs.length
-    ? first(await d.q.select({ config: runTable.config }).from(runTable).where(eq(runTable.id, runs[0].id)))
-    : undefined;
-  const previous = (latest?.config as { definition?: Record<string, unknown> } | undefined)?.definition ?? null;
   return json({
     project: { slug: project.slug, name: project.name },
     runs,
@@ -67,7 +59,7 @@ export async function action({ request, params }: ActionFunctionArgs) {
   const fromJson = form.get("intent") === "create-json";
   let def: unknown;
   if (fromJson) {
-    const parsed = NewRunJson.safeParse(Object.fromEntries(form), { error: humanErrors(LABELS) });
+    const parsed = NewRunJson.safeParse(Object.fromEntries(form), { error: humanErrors(RUN_FORM_LABELS) });
     if (!parsed.success) return json<ActionError>({ error: parsed.error.issues[0].message, field: "definition" }, { status: 400 });
     try {
       def = JSON.parse(parsed.data.definition);
@@ -75,61 +67,26 @@ export async function action({ request, params }: ActionFunctionArgs) {
       return json<ActionError>({ error: "The definition is not valid JSON.", field: "definition" }, { status: 400 });
     }
   } else {
-    const parsed = NewRunForm.safeParse(
-      {
-        intent: form.get("intent"),
-        name: form.get("name") ?? "",
-        protocol: form.get("protocol") ?? "",
-        datasetId: form.get("datasetId") ?? "",
-        limit: form.get("limit") ?? "",
-      },
-      { error: humanErrors(LABELS) },
-    );
-    if (!parsed.success) {
-      const i = parsed.error.issues[0];
-      const field = String(i.path[0] ?? "form");
-      return json<ActionError>({ error: i.message, field }, { status: 400 });
-    }
-    const d = parsed.data;
-    const models = form.getAll("models").map(String).filter(Boolean);
-    const judges = form.getAll("judges").map(String).filter(Boolean);
-    if (models.length === 0) return json<ActionError>({ error: "Choose at least one model to run.", field: "models" }, { status: 400 });
-    if (judges.length === 0) return json<ActionError>({ error: "Choose at least one judge.", field: "judges" }, { status: 400 });
-    let settings: Record<string, unknown>;
     try {
-      settings = settingsFromForm(d.protocol, form);
+      def = definitionFromForm(form);
     } catch (err) {
       if (err instanceof RunFormError) return domainErrorResponse(err);
       throw err;
     }
-    def = {
-      name: d.name,
-      protocol: d.protocol,
-      datasetId: d.datasetId,
-      limit: d.limit,
-      models: models.map((provider) => ({ provider })),
-      judges: judges.map((provider) => ({ provider })),
-      settings,
-    };
   }
   const protocol = String(form.get("protocol") ?? "");
   // The JSON names a place in the definition ("The definition's settings.maxTurns …"); the form names its field.
   const labelOf = (path: PropertyKey[]) => (fromJson ? jsonLabel(path) : formLabel(protocol, path));
-  const problem = definitionProblem(def, labelOf);
-  if (problem) {
-    if (fromJson) return json<ActionError>({ error: problem.message, field: "definition" }, { status: 400 });
-    const [head, ...rest] = problem.path.map(String);
-    const field = head === "settings" ? `s.${protocol}.${rest.join(".")}` : head;
-    return json<ActionError>(
-      { error: problem.message, field: head === "settings" && !fieldLabel(protocol, field) ? undefined : field },
-      { status: 400 },
-    );
-  }
   try {
-    const run = await createRun(getDal(), project.id, def as never, user.id);
+    const run = await startRun(getDal(), project.id, def, user.id, { labelOf });
     ensureInProcessWorker();
     return redirect(`/p/${project.slug}/runs/${run.id}`);
   } catch (err) {
+    if (err instanceof RunDefinitionError) {
+      const problem = err.problems[0];
+      if (fromJson) return json<ActionError>({ error: problem.message, field: "definition" }, { status: 400 });
+      return json<ActionError>({ error: problem.message, field: formFieldOf(protocol, problem.path) }, { status: 400 });
+    }
     if (isZodError(err))
       return json<ActionError>(
         { error: humanIssue(err.issues[0], labelOf(err.issues[0].path)), field: fromJson ? "definition" : undefined },
@@ -142,59 +99,6 @@ export async function action({ request, params }: ActionFunctionArgs) {
     }
     throw err;
   }
-}
-
-/** The form's labels, also used to word its errors. */
-const LABELS: Record<string, string> = {
-  name: "Name",
-  protocol: "Protocol",
-  datasetId: "Dataset",
-  limit: "Items",
-  definition: "Definition",
-};
-
-/** The label the form shows for a protocol setting (`s.refinebench.maxTurns` → "Max turns"). */
-function fieldLabel(protocol: string, name: string): string | undefined {
-  const walk = (fields: FormField[]): string | undefined => {
-    for (const f of fields) {
-      if (f.name === name) return f.label;
-      if (f.kind === "group") {
-        const inner = walk(f.fields);
-        if (inner) return f.label === inner ? inner : `${f.label} · ${inner}`;
-      }
-    }
-    return undefined;
-  };
-  const pf = protocolForms().find((f) => f.id === protocol);
-  return pf ? walk(pf.fields) : undefined;
-}
-
-/**
- * The first problem with a run definition (the JSON one, or the one the form's fields make) in a sentence naming
- * the field by `labelOf` — zod's generic "Too small: expected number to be >=1" never reaches the page — with its
- * path in the definition; null when it is well-formed. createRun checks the same schemas, and then the data.
- */
-function definitionProblem(def: unknown, labelOf: (path: PropertyKey[]) => string): { message: string; path: PropertyKey[] } | null {
-  const error = (prefix: PropertyKey[]) => (issue: Parameters<typeof humanIssue>[0]) =>
-    humanIssue(issue, labelOf([...prefix, ...(issue.path ?? [])]));
-  const parsed = RunDefinition.safeParse(def, { error: error([]) });
-  if (!parsed.success) return { message: parsed.error.issues[0].message, path: parsed.error.issues[0].path };
-  const settings = getProtocol(parsed.data.protocol).configSchema.safeParse(parsed.data.settings, { error: error(["settings"]) });
-  if (!settings.success) return { message: settings.error.issues[0].message, path: ["settings", ...settings.error.issues[0].path] };
-  return null;
-}
-
-/** A place in the JSON definition as its author wrote it: ["models", 0, "provider"] → "the definition's models[0].provider". */
-function jsonLabel(path: PropertyKey[]): string {
-  const at = path.map((k, i) => (typeof k === "number" ? `[${k}]` : `${i ? "." : ""}${String(k)}`)).join("");
-  return at ? `the definition's ${at}` : "the definition";
-}
-
-/** A field of the new-run form as it is labelled ("Max turns" for settings.maxTurns of RefineBench). */
-function formLabel(protocol: string, path: PropertyKey[]): string {
-  const [head, ...rest] = path.map(String);
-  if (head === "settings") return fieldLabel(protocol, `s.${protocol}.${rest.join(".")}`) ?? rest.join(".");
-  return LABELS[head] ?? path.map(String).join(".");
 }
 
 /** The form's error, shown beside the field it concerns. */

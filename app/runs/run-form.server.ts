@@ -5,10 +5,18 @@
  * filled with the protocol's default (the paper's value) and explained.
  * settingsFromForm reads the fields back; createRun checks them with the
  * protocol's own schema, so the form and the JSON definition obey one rule.
+ *
+ * Below: the definition the form's fields make (definitionFromForm), the one check every definition passes
+ * (definitionProblems: the form's, its JSON box's, the HTTP API's), and startRun, which the Runs page and the API
+ * call to create a run.
  */
 import { z } from "zod";
+import type { DalLike } from "../dal.server";
 import { DomainError } from "../errors";
-import { PROTOCOLS } from "./protocols";
+import { NewRunForm } from "../forms/runs.server";
+import { humanErrors, humanIssue } from "../forms/messages";
+import { getProtocol, PROTOCOLS } from "./protocols";
+import { createRun, RunDefinition, RunInputError } from "./runner.server";
 
 export type FormField =
   | { kind: "select"; name: string; label: string; help?: string; options: string[]; value: string }
@@ -140,4 +148,139 @@ export function settingsFromForm(protocolId: string, form: FormData): Record<str
     if (v !== undefined) settings[f.name.split(".").pop()!] = v;
   }
   return settings;
+}
+
+// ─── The form, the JSON definition and the HTTP API: one definition, one check ───────────────────────────────
+
+/** The new-run form's labels, also used to word its errors. */
+export const RUN_FORM_LABELS: Record<string, string> = {
+  name: "Name",
+  protocol: "Protocol",
+  datasetId: "Dataset",
+  limit: "Items",
+  definition: "Definition",
+};
+
+/** The label the form shows for a protocol setting (`s.refinebench.maxTurns` → "Max turns"). */
+export function fieldLabel(protocol: string, name: string): string | undefined {
+  const walk = (fields: FormField[]): string | undefined => {
+    for (const f of fields) {
+      if (f.name === name) return f.label;
+      if (f.kind === "group") {
+        const inner = walk(f.fields);
+        if (inner) return f.label === inner ? inner : `${f.label} · ${inner}`;
+      }
+    }
+    return undefined;
+  };
+  const pf = protocolForms().find((f) => f.id === protocol);
+  return pf ? walk(pf.fields) : undefined;
+}
+
+/**
+ * The run definition the new-run form's fields make (the same shape as the JSON one of `npm run runs`, the form's
+ * JSON box and the HTTP API), or a RunFormError naming the field. The definition is then checked by
+ * definitionProblems and createRun like any other.
+ */
+export function definitionFromForm(form: FormData): RunDefinition {
+  const parsed = NewRunForm.safeParse(
+    {
+      intent: form.get("intent"),
+      name: form.get("name") ?? "",
+      protocol: form.get("protocol") ?? "",
+      datasetId: form.get("datasetId") ?? "",
+      limit: form.get("limit") ?? "",
+    },
+    { error: humanErrors(RUN_FORM_LABELS) },
+  );
+  if (!parsed.success) {
+    const i = parsed.error.issues[0];
+    throw new RunFormError(String(i.path[0] ?? "form"), i.message);
+  }
+  const d = parsed.data;
+  const models = form.getAll("models").map(String).filter(Boolean);
+  const judges = form.getAll("judges").map(String).filter(Boolean);
+  if (models.length === 0) throw new RunFormError("models", "Choose at least one model to run.");
+  if (judges.length === 0) throw new RunFormError("judges", "Choose at least one judge.");
+  return {
+    name: d.name,
+    protocol: d.protocol,
+    datasetId: d.datasetId,
+    limit: d.limit,
+    models: models.map((provider) => ({ provider })),
+    judges: judges.map((provider) => ({ provider })),
+    settings: settingsFromForm(d.protocol, form),
+  };
+}
+
+/** One problem with a run definition: a sentence naming the field, and its place in the definition. */
+export type DefinitionProblem = { message: string; path: PropertyKey[] };
+
+/** A place in the JSON definition as its author wrote it: ["models", 0, "provider"] → "the definition's models[0].provider". */
+export function jsonLabel(path: PropertyKey[]): string {
+  const at = path.map((k, i) => (typeof k === "number" ? `[${k}]` : `${i ? "." : ""}${String(k)}`)).join("");
+  return at ? `the definition's ${at}` : "the definition";
+}
+
+/** A field of the new-run form as it is labelled ("Max turns" for settings.maxTurns of RefineBench). */
+export function formLabel(protocol: string, path: PropertyKey[]): string {
+  const [head, ...rest] = path.map(String);
+  if (head === "settings") return fieldLabel(protocol, `s.${protocol}.${rest.join(".")}`) ?? rest.join(".");
+  return RUN_FORM_LABELS[head] ?? path.map(String).join(".");
+}
+
+/**
+ * The form field a problem of the definition belongs beside ("s.refinebench.maxTurns" for settings.maxTurns), or
+ * undefined when the form has no such field (the problem is then shown for the form as a whole).
+ */
+export function formFieldOf(protocol: string, path: PropertyKey[]): string | undefined {
+  const [head, ...rest] = path.map(String);
+  if (head !== "settings") return head;
+  const field = `s.${protocol}.${rest.join(".")}`;
+  return fieldLabel(protocol, field) ? field : undefined;
+}
+
+/**
+ * The problems of a run definition (from the form's fields, its JSON box, `npm run runs` or the HTTP API), each a
+ * sentence naming the field by `labelOf` — zod's generic "Too small: expected number to be >=1" never reaches a
+ * user — with its path in the definition; empty when it is well-formed. First the definition's own schema
+ * (RunDefinition), then, once the protocol is known, that protocol's settings schema: the two schemas createRun
+ * parses with, so nothing these pass is refused there for its shape (only for the data: a dataset or provider that
+ * is not in the project).
+ */
+export function definitionProblems(def: unknown, labelOf: (path: PropertyKey[]) => string = jsonLabel): DefinitionProblem[] {
+  const error = (prefix: PropertyKey[]) => (issue: Parameters<typeof humanIssue>[0]) =>
+    humanIssue(issue, labelOf([...prefix, ...(issue.path ?? [])]));
+  const parsed = RunDefinition.safeParse(def, { error: error([]) });
+  if (!parsed.success) return parsed.error.issues.map((i) => ({ message: i.message, path: i.path }));
+  const settings = getProtocol(parsed.data.protocol).configSchema.safeParse(parsed.data.settings, { error: error(["settings"]) });
+  if (!settings.success) return settings.error.issues.map((i) => ({ message: i.message, path: ["settings", ...i.path] }));
+  return [];
+}
+
+/** A run definition refused for its shape: every problem, each naming its field (400). */
+export class RunDefinitionError extends RunInputError {
+  readonly problems: DefinitionProblem[];
+  constructor(problems: DefinitionProblem[]) {
+    super(problems[0]?.message ?? "The run definition is not valid.", { at: problems[0]?.path.join(".") });
+    this.problems = problems;
+  }
+}
+
+/**
+ * Starts a run from a definition, as the Runs page (its form and its JSON box) and the HTTP API's
+ * POST /api/v1/projects/{slug}/runs do: the definition is checked (definitionProblems, worded by `labelOf`; a
+ * RunDefinitionError lists every problem), then createRun checks the data and writes the run and its first jobs,
+ * or refuses with a RunInputError naming the part of the definition. Nothing is written when it is refused.
+ */
+export async function startRun(
+  db: DalLike,
+  projectId: number,
+  def: unknown,
+  createdBy: number | null,
+  opts: { labelOf?: (path: PropertyKey[]) => string } = {},
+) {
+  const problems = definitionProblems(def, opts.labelOf);
+  if (problems.length) throw new RunDefinitionError(problems);
+  return createRun(db, projectId, def as RunDefinition, createdBy);
 }

@@ -21,6 +21,7 @@ import { DomainError } from "../errors";
 import { getProtocol, PROTOCOL_IDS, validateDataset } from "./protocols";
 import type { ItemData, JudgeRef, ModelRef, Protocol } from "./protocols/types";
 import { providerFromRow, type ProviderRow } from "./providers/index.server";
+import { emitRunFinished } from "../webhooks/events.server";
 
 export { providerFromRow, type ProviderRow };
 export * from "./jobs.server";
@@ -57,8 +58,28 @@ export type StoredRunConfig = {
   definition?: RunDefinition;
 };
 
-/** A run cannot be created or controlled as asked (400); the message names the part of the definition ("models: …"). */
-export class RunInputError extends DomainError {}
+/**
+ * A run cannot be created or controlled as asked (400); the message names the part of the definition ("models: …").
+ * `at` is that part as a path in the definition ("models.0.provider"), for the HTTP API's `errors[].field`; the
+ * pages show the message as a whole (their fields are named otherwise).
+ */
+export class RunInputError extends DomainError {
+  readonly at?: string;
+  constructor(message: string, options: { status?: number; at?: string } = {}) {
+    super(message, { status: options.status });
+    this.at = options.at;
+  }
+}
+
+/**
+ * A control that does not apply to the run in its present state ("cannot resume a queued run", "no failed jobs to
+ * retry"). The pages answer it as any RunInputError (400, beside the buttons); the HTTP API as 409 Conflict (RFC 9110
+ * §15.5.10: the request conflicts with the resource's current state).
+ */
+export class RunStateError extends RunInputError {}
+
+/** "models[0].provider" → "models.0.provider": a place in the definition as the API's errors name it. */
+const pathOf = (field: string) => field.replace(/\[(\d+)\]/g, ".$1");
 
 /** Ids per `IN (…)` list: well under SQLite's 32,766 and PostgreSQL's 65,535 bound parameters. */
 const IN_CHUNK = 5000;
@@ -130,7 +151,7 @@ export async function createRun(db: DalLike, projectId: number, input: RunDefini
   const settingsParsed = protocol.configSchema.safeParse(def.settings);
   if (!settingsParsed.success) {
     const i = settingsParsed.error.issues[0];
-    throw new RunInputError(`settings.${i.path.join(".")}: ${i.message}`);
+    throw new RunInputError(`settings.${i.path.join(".")}: ${i.message}`, { at: ["settings", ...i.path].join(".") });
   }
   const settings = settingsParsed.data as Record<string, unknown>;
   const dataset = first(
@@ -139,13 +160,13 @@ export async function createRun(db: DalLike, projectId: number, input: RunDefini
       .from(t.datasets)
       .where(and(eq(t.datasets.id, def.datasetId), eq(t.datasets.projectId, projectId))),
   );
-  if (!dataset) throw new RunInputError(`datasetId ${def.datasetId}: no such dataset in this project`);
+  if (!dataset) throw new RunInputError(`datasetId ${def.datasetId}: no such dataset in this project`, { at: "datasetId" });
   const projectProviders = async (q: Q) => {
     const rows = await q.select().from(t.providers).where(eq(t.providers.projectId, projectId));
     const byName = new Map(rows.map((p) => [p.name, p]));
     return (name: string, field: string) => {
       const p = byName.get(name);
-      if (!p) throw new RunInputError(`${field}: no provider named "${name}" in this project`);
+      if (!p) throw new RunInputError(`${field}: no provider named "${name}" in this project`, { at: pathOf(field) });
       return p;
     };
   };
@@ -153,10 +174,11 @@ export async function createRun(db: DalLike, projectId: number, input: RunDefini
   const targets = def.models.map((m, i) => providerByName(m.provider, `models[${i}].provider`));
   const models: ModelRef[] = def.models.map((m, i) => ({ providerId: targets[i].id, name: m.as ?? targets[i].model }));
   if (new Set(models.map((m) => m.name)).size !== models.length)
-    throw new RunInputError("models: two targets share a name; give one an `as`");
+    throw new RunInputError("models: two targets share a name; give one an `as`", { at: "models" });
   def.judges.forEach((j, i) => providerByName(j.provider, `judges[${i}].provider`));
   const items = await loadItems(d, def.datasetId, { itemIds: def.itemIds, limit: def.limit });
-  if (items.length === 0) throw new RunInputError("the dataset (or the chosen subset) has no items");
+  if (items.length === 0)
+    throw new RunInputError("the dataset (or the chosen subset) has no items", { at: def.itemIds?.length ? "itemIds" : "datasetId" });
   const problems = validateDataset(
     protocol.id,
     items,
@@ -172,7 +194,9 @@ export async function createRun(db: DalLike, projectId: number, input: RunDefini
     const providerIn = await projectProviders(tx);
     def.models.forEach((m, i) => {
       if (providerIn(m.provider, `models[${i}].provider`).id !== models[i].providerId)
-        throw new RunInputError(`models[${i}].provider: the provider "${m.provider}" was replaced while the run was being created`);
+        throw new RunInputError(`models[${i}].provider: the provider "${m.provider}" was replaced while the run was being created`, {
+          at: `models.${i}.provider`,
+        });
     });
     const judges: JudgeRef[] = [];
     for (const [i, j] of def.judges.entries()) {
@@ -245,7 +269,7 @@ export async function controlRun(db: DalLike, runId: number, action: RunControl)
   const { runs, jobs } = d.t;
   return d.tx(async (q) => {
     const run = first(await q.select({ status: runs.status }).from(runs).where(eq(runs.id, runId)));
-    if (!run) throw new RunInputError(`run ${runId} not found`);
+    if (!run) throw new RunInputError(`run ${runId} not found`, { status: 404 });
     let status = run.status;
     if (action === "pause" && (status === "queued" || status === "running")) status = "paused";
     else if (action === "resume" && status === "paused") status = "queued";
@@ -257,12 +281,14 @@ export async function controlRun(db: DalLike, runId: number, action: RunControl)
         .where(and(eq(jobs.runId, runId), eq(jobs.status, "failed")))
         .returning({ id: jobs.id });
       if (retried.length > 0) status = status === "paused" ? "paused" : "queued";
-      else throw new RunInputError("no failed jobs to retry");
-    } else throw new RunInputError(`cannot ${action} a ${status} run`);
+      else throw new RunStateError("no failed jobs to retry");
+    } else throw new RunStateError(`cannot ${action} a ${status} run`);
     await q
       .update(runs)
       .set({ status, finishedAt: status === "cancelled" ? Math.floor(Date.now() / 1000) : status === "queued" ? null : undefined })
       .where(eq(runs.id, runId));
+    // A cancel ends the run: its webhooks hear run.finished, in this transaction (app/webhooks/events.server.ts).
+    if (action === "cancel") await emitRunFinished(d, runId);
     return status;
   });
 }
