@@ -74,3 +74,8 @@ export {
 } from "./agreementInterval";
 export { studentTQuantile } from "./studentTQuantile";
 export { expandedLevel } from "./expandedLevel";
+export { type CorrectedUnit, type CorrectedOptions, type CorrectedResult, type EstimatorName } from "./correctedCore";
+export { classicalMean } from "./classicalMean";
+export { ppiEstimate } from "./ppiEstimate";
+export { stratifiedPpi } from "./stratifiedPpi";
+export { activePpi } from "./activePpi";
