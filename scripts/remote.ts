@@ -130,9 +130,21 @@ export type RemoteImportOptions = {
   variantOf: Record<string, string>;
 };
 
+/**
+ * The file's name as the server is told it (`filename`: it names the dataset, as the file's name does locally):
+ * the base name, or for LLMBar's files the path from its first "LLMBar" or "Processed" folder on, where the llmbar
+ * preset reads the subset and the judge (…/LLMBar/Natural/evaluators/GPT-4/Vanilla/result.json). The folders above
+ * stay on this machine.
+ */
+export function nameToSend(file: string): string {
+  const parts = path.resolve(file).split(path.sep).filter(Boolean);
+  const top = parts.findIndex((p) => p === "LLMBar" || p === "Processed");
+  return top >= 0 && top < parts.length - 1 ? parts.slice(top).join("/") : path.basename(file);
+}
+
 /** The import's query: the command's flags without dashes (app/api/operations/imports.ts). */
 export function importQuery(o: RemoteImportOptions): URLSearchParams {
-  const q = new URLSearchParams({ preset: o.preset! });
+  const q = new URLSearchParams({ preset: o.preset!, filename: nameToSend(o.file) });
   if (o.dataset !== undefined) q.set("dataset", o.dataset);
   if (o.level !== undefined) q.set("level", o.level);
   if (o.annotators !== undefined) q.set("annotators", o.annotators);
@@ -168,12 +180,16 @@ export async function remoteImport(target: RemoteTarget, o: RemoteImportOptions,
   const body = Readable.toWeb(fs.createReadStream(o.file)) as ReadableStream;
   const res = await call(target, "POST", `/api/v1/projects/${project}/imports?${query}`, fail, { body, headers });
   const outputFormat = o.format === "json" ? "json" : "text";
-  if (res.status === 200 || res.status === 201) return printImportSummary((await res.json()) as ImportSummary, outputFormat);
-  if (res.status === 202) {
-    const accepted = (await res.json().catch(() => ({}))) as { id?: number | string };
-    const location = res.headers.get("Location");
-    const statusPath = location ? new URL(location, target.server).pathname : `/api/v1/projects/${project}/imports/${accepted.id}`;
-    return pollImport(target, statusPath, outputFormat, fail);
+  if (res.status === 200 || res.status === 201) {
+    const done = (await res.json()) as ImportResource;
+    if (done.summary) return printImportSummary(done.summary, outputFormat);
+  }
+  const location = res.headers.get("Location");
+  // Accepted (a large file): the import runs on the server; a refused file (422): its import holds the summary.
+  if (location && (res.status === 202 || res.status === 422)) {
+    const refusal = res.status === 422 ? await problemOf(res) : null;
+    const statusPath = new URL(location, target.server).pathname;
+    return pollImport(target, statusPath, outputFormat, fail, refusal);
   }
   return refuse("import", await problemOf(res), res.status, outputFormat);
 }
@@ -198,14 +214,20 @@ type ImportResource = {
   error?: string | null;
 };
 
-async function pollImport(target: RemoteTarget, statusPath: string, outputFormat: "text" | "json", fail: Fail): Promise<number> {
+async function pollImport(
+  target: RemoteTarget,
+  statusPath: string,
+  outputFormat: "text" | "json",
+  fail: Fail,
+  refusal: ProblemDoc | null,
+): Promise<number> {
   for (let wait = 100; ; wait = Math.min(1000, wait * 1.5)) {
     const res = await call(target, "GET", statusPath, fail, { headers: { Accept: "application/json" } });
     if (res.status === 429) {
       await sleep(1000 * Number(res.headers.get("Retry-After") ?? 1));
       continue;
     }
-    if (!res.ok) return refuse("import", await problemOf(res), res.status, outputFormat);
+    if (!res.ok) return refuse("import", refusal ?? (await problemOf(res)), refusal ? 422 : res.status, outputFormat);
     const r = (await res.json()) as ImportResource;
     if (r.status === "succeeded" && r.summary) return printImportSummary(r.summary, outputFormat);
     if (r.status === "failed") {
@@ -246,7 +268,7 @@ export function exportQuery(o: RemoteExportOptions): URLSearchParams {
  * Counts the records of a CSV or JSONL stream as it passes (line ends outside quoted CSV fields), to say
  * "wrote N rows" as the local command does.
  */
-class RowCounter {
+export class RowCounter {
   private inQuotes = false;
   lines = 0;
   constructor(private readonly csv: boolean) {}

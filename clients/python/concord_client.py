@@ -341,9 +341,14 @@ class Client:
         ``dry_run=True``, ``dataset="…"``, ``level="ordinal"``, ``annotators=["a", "b"]``,
         ``categories=[…]``, ``map={"unit": "id"}``, ``async_=True`` (sent as ``async``) …
 
-        Returns the import's summary (counts, warnings, …). A large file is answered 202 and, with
-        ``wait`` (the default), polled until it ends; with ``wait=False`` the import resource
-        (``id``, ``status``…) is returned at once: follow it with :meth:`import_status`.
+        ``filename`` (default: the file's base name) is the name the server knows the file by: it names
+        the dataset, as the file's name does for the command, and the llmbar preset reads the subset and
+        the judge from its folders ("LLMBar/Natural/evaluators/GPT-4/Vanilla/result.json").
+
+        Returns the import (``id``, ``status``, and ``summary``: counts, warnings, … exactly as
+        ``npm run import -- --format json`` prints them). A large file is answered 202 and, with ``wait``
+        (the default), polled until it ends; with ``wait=False`` the import is returned as accepted
+        (``status`` queued or running): follow it with :meth:`import_status` or :meth:`wait_import`.
         Raises ConcordError (422 with ``errors`` naming row, field and reason) when the file is refused.
         """
         path = os.fspath(path)
@@ -353,6 +358,7 @@ class Client:
             if content_type is None:
                 raise ValueError(f"import_file: cannot tell the type of {os.path.basename(path)!r} (give content_type=, or use .csv, .jsonl or .json).")
         size = os.path.getsize(path)
+        options.setdefault("filename", os.path.basename(path))
 
         def body() -> Tuple[Any, int]:
             return open(path, "rb"), size
@@ -368,7 +374,8 @@ class Client:
         idempotency_key: Optional[str] = None,
         **options: Any,
     ) -> Dict[str, Any]:
-        """Imports records (dicts with the preset's fields) sent as one JSONL body; as :meth:`import_file`."""
+        """Imports records (dicts with the preset's fields) sent as one JSONL body; as :meth:`import_file`
+        (without ``filename`` the dataset is named by ``dataset=``, else "api-import")."""
         buf = io.BytesIO()
         for r in records:
             buf.write(json.dumps(r, ensure_ascii=False, allow_nan=False).encode("utf-8"))
@@ -397,13 +404,13 @@ class Client:
         return self._json("GET", f"{self._p(project)}/imports/{urllib.parse.quote(str(import_id), safe='')}")
 
     def wait_import(self, project: str, import_id: Union[int, str], timeout: Optional[float] = None) -> Dict[str, Any]:
-        """Polls an import until it ends; returns its summary, or raises ConcordError (422 with the file's
-        problems as ``errors``) when it failed. ``timeout`` (seconds; None: no limit) raises TimeoutError."""
+        """Polls an import until it ends; returns it (``summary`` inside), or raises ConcordError (422 with the
+        file's problems as ``errors``) when it failed. ``timeout`` (seconds; None: no limit) raises TimeoutError."""
         start = time.monotonic()
         while True:
             st = self.import_status(project, import_id)
             if st.get("status") == "succeeded":
-                return st.get("summary") or {}
+                return st
             if st.get("status") == "failed":
                 problems = st.get("problems") or []
                 detail = st.get("error") or "The import failed; nothing was written."

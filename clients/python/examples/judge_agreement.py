@@ -28,7 +28,7 @@ import hashlib
 import json
 import os
 import sys
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from concord_client import Client, ConcordError  # noqa: E402
@@ -41,19 +41,13 @@ def llmbar_item_id(r: Dict[str, Any]) -> str:
     return "llmbar-" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
-def llmbar_names(path: str) -> Tuple[str, Optional[str]]:
-    """The dataset and judge names of an LLMBar file, from its path as the preset reads it:
-    ".../LLMBar/Natural/evaluators/GPT-4/Vanilla/result.json" → ("LLMBar Natural", "GPT-4/Vanilla");
-    a dataset.json has no judge."""
-    parts = os.path.normpath(os.path.abspath(path)).split(os.sep)
-    ev = parts.index("evaluators") if "evaluators" in parts else -1
-    end = ev if ev >= 0 else len(parts) - 1
-    top = next((i for i in range(end - 1, -1, -1) if parts[i] in ("LLMBar", "Processed")), -1)
-    data = parts[top:end] if top >= 0 else []
-    name = "/".join(data)
-    dataset = f"LLMBar {name[len('LLMBar/'):] if name.startswith('LLMBar/') else name}" if data else f"LLMBar {os.path.splitext(parts[-1])[0]}"
-    judge = "/".join(parts[ev + 1 : -1]) if ev >= 0 else None
-    return dataset, judge
+def llmbar_name(path: str) -> str:
+    """The name the server is told for an LLMBar file: its path from the first "LLMBar" or "Processed" folder
+    on ("LLMBar/Natural/evaluators/GPT-4/Vanilla/result.json"), from which the llmbar preset reads the
+    dataset ("LLMBar Natural") and the judge ("GPT-4/Vanilla"); the folders above stay on this machine."""
+    parts = [p for p in os.path.normpath(os.path.abspath(path)).split(os.sep) if p]
+    top = next((i for i, p in enumerate(parts) if p in ("LLMBar", "Processed")), -1)
+    return "/".join(parts[top:]) if 0 <= top < len(parts) - 1 else os.path.basename(path)
 
 
 def gold_labels(paths: List[str]) -> List[Dict[str, Any]]:
@@ -105,12 +99,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     client = Client(args.server, args.token)
     try:
         for path in args.files:
-            dataset, _judge = llmbar_names(path)
-            s = client.import_file(args.project, "llmbar", path, dataset=dataset, filename=path)
-            print(f"{path}: {s.get('items')} items, {s.get('responses')} responses, {s.get('verdicts')} verdicts", file=sys.stderr)
+            s = client.import_file(args.project, "llmbar", path, filename=llmbar_name(path))["summary"]
+            print(f"{path}: {s['items']} items, {s['responses']} responses, {s['verdicts']} verdicts", file=sys.stderr)
         # The labels go in after the responses they judge exist; LLMBar's 1/2 are category codes (which output wins).
-        s = client.import_records(args.project, "labels-long", gold_labels(args.files), dataset="LLMBar gold labels", level="nominal")
-        print(f"gold labels: {s.get('annotations')} labels", file=sys.stderr)
+        s = client.import_records(args.project, "labels-long", gold_labels(args.files), dataset="LLMBar gold labels", level="nominal")["summary"]
+        print(f"gold labels: {s['annotations']} labels", file=sys.stderr)
         rows = client.export(args.project, "judge-agreement", reference=args.reference)
     except ConcordError as err:
         print(f"judge_agreement: {err}", file=sys.stderr)
