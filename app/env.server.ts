@@ -33,6 +33,16 @@ const EnvSchema = z.object({
   WORKER_CALL_LOG: z.enum(["full", "compact"]).default("full"),
   WORKER_PG_POOL: z.coerce.number().int().min(1).max(100).default(4),
   /**
+   * Seconds between a webhook delivery's failed attempt and the next one, comma-separated, one per retry; after
+   * the last, the delivery is marked failed (app/webhooks/sender.server.ts). Default 10 s, 1 min, 5 min, 30 min,
+   * 2 h, 6 h: 7 attempts over about 8.6 hours.
+   */
+  CONCORD_WEBHOOK_BACKOFF_SECONDS: z
+    .string()
+    .regex(/^\s*\d{1,6}\s*(,\s*\d{1,6}\s*){0,19}$/, "1 to 20 whole numbers of seconds, comma-separated (e.g. 10,60,300)")
+    .default("10,60,300,1800,7200,21600")
+    .transform((s) => s.split(",").map((x) => Math.min(Number(x.trim()), 86_400))),
+  /**
    * Hosts, IP addresses and CIDR blocks (comma-separated) that provider requests may reach besides global
    * addresses: loopback, private, link-local and other non-global addresses are refused unless listed here
    * (app/runs/providers/egress.server.ts). E.g. "127.0.0.1,::1" for a vLLM on this machine.

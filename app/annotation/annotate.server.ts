@@ -13,6 +13,7 @@ import { isAnnotatable, penaltyReasonsOf, readConfig, scoreScaleOf, type Annotat
 import { labelToForm, parseLabel, rulesOf, type FormLike, type ParsedLabel, type ResponseKey } from "./labels";
 import { taskKind } from "~/task-kinds/registry";
 import { letter } from "./random";
+import { emitTaskCompletedIfDone } from "~/webhooks/events.server";
 
 type Task = typeof schema.tasks.$inferSelect;
 
@@ -274,6 +275,8 @@ export async function saveAnnotation(
           .update(assignments)
           .set({ status: "skipped", skipReason: reason.slice(0, 2000), startedAt: a.startedAt ?? now })
           .where(eq(assignments.id, a.id));
+        // The task's last open assignment done: its webhooks hear task.completed (app/webhooks/events.server.ts).
+        if (a.status !== "skipped") await emitTaskCompletedIfDone(d, task.id);
         return { ok: true, status: "skipped" };
       }
 
@@ -316,6 +319,7 @@ export async function saveAnnotation(
             : { status: a.status === "pending" || a.status === "skipped" ? "draft" : a.status, startedAt: a.startedAt ?? now },
         )
         .where(eq(assignments.id, a.id));
+      if (intent === "submit" && a.status !== "submitted" && a.status !== "skipped") await emitTaskCompletedIfDone(d, task.id);
       return { ok: true, status: intent === "submit" ? "submitted" : "draft", revision };
     },
     { lockedReadCommitted: true },

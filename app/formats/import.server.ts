@@ -37,6 +37,7 @@ import {
   type CommitStats,
 } from "./stage.server";
 import { newStageFilePath, removeOrphanStageFiles } from "./stage-file.server";
+import { emitImportFinished } from "../webhooks/events.server";
 import { commitStagePg, mirrorProject, removeMirror } from "./stage-pg.server";
 import { ImportWriter, type Counts, type LevelInfo, type SampleRow } from "./writer.server";
 
@@ -124,6 +125,28 @@ export function getPreset(name: string): Preset {
 }
 
 export async function runImport(o: ImportOptions): Promise<ImportSummary> {
+  const summary = await importFile(o);
+  if (!summary.dryRun) await announceImport(o, summary);
+  return summary;
+}
+
+/**
+ * import.finished for the project's webhooks, once the import has ended (app/webhooks/events.server.ts). The
+ * import stands whatever happens here: a failure to record the event is reported as a warning.
+ */
+async function announceImport(o: ImportOptions, summary: ImportSummary): Promise<void> {
+  let sqlite: ReturnType<typeof openDatabase> | undefined;
+  try {
+    const pg = o.dal?.dialect === "postgres" ? o.dal : isPostgresUrl(o.databaseFile) ? await initDal(o.databaseFile) : undefined;
+    await emitImportFinished(pg ?? (sqlite = openDatabase(o.databaseFile)), o.projectSlug, summary);
+  } catch (err) {
+    console.warn(`Concord: the import.finished webhook event was not recorded: ${err instanceof Error ? err.message : String(err)}`);
+  } finally {
+    sqlite?.$client.close();
+  }
+}
+
+async function importFile(o: ImportOptions): Promise<ImportSummary> {
   const preset = getPreset(o.preset);
   if (!SLUG.test(o.projectSlug)) {
     throw new ImportUsageError(`"${o.projectSlug}" is not a project slug: use 2–63 lowercase letters, digits or dashes.`);

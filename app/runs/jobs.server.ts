@@ -5,6 +5,7 @@
  * lease. Lease times are epoch milliseconds.
  */
 import { isBusyError, type Db } from "../../db/client";
+import { payloadText, ringWebhookBell, type RunFinishedData } from "../webhooks/events.server";
 import type { JobPayload, Outcome } from "./protocols/types";
 import type { TurnJoin } from "./providers/shared-limits.server";
 import type { CallRecord } from "./providers/types";
@@ -159,7 +160,44 @@ function finishRunIfDrained(db: Db, runId: number): void {
   const st = stmts(db);
   if (st.anyLeft.get(runId) !== undefined) return;
   const c = st.outcomeCounts.get(runId) as { done: number; failed: number };
-  st.finishRun.run(c.failed === 0 ? "completed" : c.done === 0 ? "failed" : "completed-with-errors", runId);
+  const status = c.failed === 0 ? "completed" : c.done === 0 ? "failed" : "completed-with-errors";
+  // The run's webhooks learn of its end in the transaction that ends it (app/webhooks/events.server.ts).
+  if (st.finishRun.run(status, runId).changes > 0) emitRunFinishedSqlite(db, runId);
+}
+
+/**
+ * run.finished for the webhooks of a run that just ended, inside the transaction that ended it: one delivery per
+ * active webhook of the run's project listening to it (app/webhooks/events.server.ts emitWebhookEvent, written
+ * here with statements of this synchronous engine).
+ */
+function emitRunFinishedSqlite(db: Db, runId: number): void {
+  const s = db.$client;
+  const run = s
+    .prepare(
+      "SELECT r.project_id AS projectId, p.slug, r.name, r.protocol, r.status FROM runs r JOIN projects p ON p.id = r.project_id WHERE r.id = ?",
+    )
+    .get(runId) as { projectId: number; slug: string; name: string; protocol: string; status: string } | undefined;
+  if (!run) return;
+  const hooks = (
+    s.prepare("SELECT id, events FROM webhooks WHERE project_id = ? AND disabled_at IS NULL").all(run.projectId) as {
+      id: number;
+      events: string;
+    }[]
+  ).filter((h) => (JSON.parse(h.events) as string[]).includes("run.finished"));
+  if (hooks.length === 0) return;
+  const c = stmts(db).outcomeCounts.get(runId) as { done: number; failed: number };
+  const data: RunFinishedData = {
+    id: runId,
+    name: run.name,
+    protocol: run.protocol,
+    status: run.status,
+    counts: { jobs_done: c.done, jobs_failed: c.failed },
+  };
+  const payload = payloadText("run.finished", { id: run.projectId, slug: run.slug }, data);
+  const insert = s.prepare("INSERT INTO webhook_deliveries (webhook_id, event, payload, next_attempt_at) VALUES (?, 'run.finished', ?, ?)");
+  const at = Math.floor(Date.now() / 1000);
+  for (const h of hooks) insert.run(h.id, payload, at);
+  ringWebhookBell();
 }
 
 /**
