@@ -26,7 +26,9 @@ export async function listProjectsFor(user: SessionUser, db: DalLike = getDal())
     .from(projects)
     .leftJoin(memberships, and(eq(memberships.projectId, projects.id), eq(memberships.userId, user.id)))
     .orderBy(asc(projects.name));
-  return user.isSiteAdmin ? rows.map((r) => ({ ...r, role: r.role ?? "admin" })) : rows.filter((r) => r.role);
+  return user.isSiteAdmin
+    ? rows.map((r) => ({ ...r, role: r.role ?? "admin" }))
+    : rows.filter((r): r is typeof r & { role: Role } => r.role !== null);
 }
 
 export async function createProject(
