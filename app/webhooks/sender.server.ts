@@ -199,7 +199,8 @@ async function sendOne(db: DalLike, owner: string, c: Claimed, schedule: number[
         attempts,
         status: ok ? "delivered" : giveUp ? "failed" : "pending",
         lastStatus: outcome.status,
-        lastError: outcome.error,
+        // The last failure's reason, kept after a later success (the log then shows what the retries were for).
+        lastError: ok ? undefined : outcome.error,
         deliveredAt: ok ? t : null,
         nextAttemptAt: ok || giveUp ? t : t + (schedule[attempts - 1] ?? 0),
         lockedBy: null,
