@@ -66,4 +66,16 @@ export const ROUTES: Record<string, Entry> = {
   },
   "p.$slug.runs.$runId.events.tsx": { access: "researcher", path: (i) => `/p/${i.slug}/runs/${i.runId}/events`, params: p },
   "p.$slug.runs.$runId.results.tsx": { access: "researcher", path: (i) => `/p/${i.slug}/runs/${i.runId}/results`, params: p },
+  // The HTTP API's runs endpoints (tests/api/runs.test.ts tests them with tokens).
+  "api.v1.projects.$slug.runs.tsx": { access: "api", path: (i) => `/api/v1/projects/${i.slug}/runs`, params: (i) => ({ slug: i.slug }) },
+  ...Object.fromEntries(
+    ["", ".pause", ".resume", ".cancel", ".retry-failed", ".results"].map((end): [string, Entry] => [
+      `api.v1.projects.$slug.runs.$id${end}.tsx`,
+      {
+        access: "api",
+        path: (i) => `/api/v1/projects/${i.slug}/runs/${i.runId}${end.replace(".", "/")}`,
+        params: (i) => ({ slug: i.slug, id: String(i.runId) }),
+      },
+    ]),
+  ),
 };
