@@ -20,10 +20,26 @@ export const UPLOAD_BODY_LIMIT = 200 * 1024 * 1024 + 64 * 1024;
 /** JSON bodies nested deeper than this are refused (400). */
 export const JSON_MAX_DEPTH = 32;
 
+/** The HTTP API's imports (POST /api/v1/projects/{slug}/imports): the body is the file itself (200 MB, as an upload's file). */
+export const API_IMPORT_BODY_LIMIT = 200 * 1024 * 1024;
+
 /** Routes that accept file uploads (multipart bodies larger than a form). */
 const UPLOAD_ROUTES = [/^\/p\/[^/]+\/import\/?$/];
+/** The API route whose body is a file, streamed to disk by the route (app/api/imports.server.ts), never buffered or parsed here. */
+const API_IMPORT_ROUTE = /^\/api\/v1\/projects\/[^/]+\/imports\/?$/;
 
-export function bodyLimitFor(pathname: string, contentType: string): number {
+/**
+ * Whether a request's body is handed to the route as a stream, unread: a bearer-token request to the API's import
+ * route (`bearerApi`: app/auth/csrf.server.ts isBearerApiRequest on the normalised path). A request there that
+ * carries the sign-in cookie instead is a page request like any other (buffered, 1 MB): only a token may send
+ * the server 200 MB.
+ */
+export function streamsApiBody(pathname: string, bearerApi: boolean): boolean {
+  return bearerApi && API_IMPORT_ROUTE.test(pathname);
+}
+
+export function bodyLimitFor(pathname: string, contentType: string, bearerApi = false): number {
+  if (streamsApiBody(pathname, bearerApi)) return API_IMPORT_BODY_LIMIT;
   if (contentType.startsWith("multipart/form-data") && UPLOAD_ROUTES.some((r) => r.test(pathname))) {
     return UPLOAD_BODY_LIMIT;
   }

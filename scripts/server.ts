@@ -29,11 +29,13 @@ import { databasePathFromEnv, openDatabase } from "../db/client";
 import { isPostgresUrl } from "../db/client-pg";
 import { maskUrl } from "../db/copy";
 import { repoPath } from "../db/repo-path";
+import { failInterruptedApiImports } from "../app/api/import-records.server";
 import { closeDal, initDal } from "../app/dal.server";
 import { removeDeadJobFolders } from "../app/formats/import-jobs.server";
 import { removeOrphanStageFiles } from "../app/formats/stage-file.server";
 import { cleanupLeftovers } from "../app/formats/stage.server";
 import { env } from "../app/env.server";
+import { WebhookSender } from "../app/webhooks/sender.server";
 import {
   CSRF_FIELD,
   CSRF_HEADER,
@@ -44,7 +46,7 @@ import {
   scanMultipartForToken,
   tokensMatch,
 } from "../app/auth/csrf.server";
-import { bodyLimitFor, JSON_MAX_DEPTH, jsonTooDeep } from "../app/request-limits.server";
+import { bodyLimitFor, JSON_MAX_DEPTH, jsonTooDeep, streamsApiBody } from "../app/request-limits.server";
 
 // The production build runs with production React and Express unless told otherwise
 // (npm start and npm run demo also set it; `remix dev` sets "development").
@@ -79,13 +81,18 @@ removeDeadJobFolders();
 try {
   if (onPostgres) {
     // Connects and applies the PostgreSQL migrations once; the Remix build opens its own pool on first use.
-    await initDal();
+    const d = await initDal();
+    // The API imports a dead server of this machine left queued or running: failed (nothing of them was written).
+    await failInterruptedApiImports(d);
     await closeDal();
   } else {
-    const conn = openDatabase(dbFile).$client;
+    const db = openDatabase(dbFile);
+    const conn = db.$client;
     // Rows an import wrote before it died (kill -9, power loss) are invisible; delete them now rather than at the next import.
     const cleaned = await cleanupLeftovers(conn);
     if (cleaned) console.log(`Concord: removed the rows of ${cleaned} import(s) that stopped midway`);
+    // The API imports a dead server left queued or running: failed (nothing of them was written).
+    await failInterruptedApiImports(db);
     conn.close();
   }
 } catch (err) {
@@ -152,12 +159,24 @@ class HttpRefusal extends Error {
 
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
-function refuse(req: ExpressRequest, res: ExpressResponse, status: number, message: string) {
+/** Titles of the refusals an API request may get here, as app/api/problem.server.ts words them (RFC 9110 §15). */
+const PROBLEM_TITLES: Record<number, string> = {
+  400: "Bad Request",
+  403: "Forbidden",
+  413: "Content Too Large",
+  500: "Internal Server Error",
+};
+
+/** `api`: a bearer request to the HTTP API, answered as problem details (RFC 9457) like every API answer. */
+function refuse(req: ExpressRequest, res: ExpressResponse, status: number, message: string, api = false) {
   if (res.headersSent) {
     res.destroy();
     return;
   }
-  res.status(status).type("text/plain; charset=utf-8");
+  if (api) {
+    res.status(status).type("application/problem+json").set("Cache-Control", "no-store");
+    message = JSON.stringify({ type: "about:blank", title: PROBLEM_TITLES[status] ?? "Error", status, detail: message });
+  } else res.status(status).type("text/plain; charset=utf-8");
   // Remix's client shows a "catch" response in the route's error boundary.
   if (new URL(req.originalUrl, "http://x").searchParams.has("_data")) res.set("X-Remix-Catch", "yes");
   if (req.complete) {
@@ -189,6 +208,18 @@ function refuse(req: ExpressRequest, res: ExpressResponse, status: number, messa
   req.resume();
 }
 
+/** Reads and drops what is left of a request's body, for at most 2 s (a client that keeps sending is then cut off). */
+function dropRestOfBody(req: ExpressRequest) {
+  if (req.complete) return;
+  const cut = setTimeout(() => req.socket.destroy(), 2000);
+  cut.unref();
+  req.on("end", () => clearTimeout(cut));
+  req.on("close", () => clearTimeout(cut));
+  req.removeAllListeners("readable");
+  req.on("data", () => {});
+  req.resume();
+}
+
 /** Reads the whole body (a small form or JSON), refusing more than `limit` bytes. */
 async function readAll(chunks: AsyncIterator<Buffer>, limit: number, already: Buffer[] = []): Promise<Buffer> {
   let size = already.reduce((n, b) => n + b.length, 0);
@@ -202,7 +233,8 @@ async function readAll(chunks: AsyncIterator<Buffer>, limit: number, already: Bu
   return Buffer.concat(already);
 }
 
-type Prepared = { body: Buffer | Readable | null; tooLarge: () => boolean };
+/** `apiStream`: the body of an API import, handed to the route unread (streamsApiBody). */
+type Prepared = { body: Buffer | Readable | null; tooLarge: () => boolean; apiStream?: boolean };
 
 /**
  * Checks origin, size and CSRF token of a state-changing request and returns the
@@ -211,19 +243,40 @@ type Prepared = { body: Buffer | Readable | null; tooLarge: () => boolean };
  * null: a bearer request to the HTTP API, which no other site can forge
  * (isBearerApiRequest): only the size and JSON checks apply.
  */
-async function prepareBody(req: ExpressRequest, expectedToken: string | null): Promise<Prepared> {
+async function prepareBody(req: ExpressRequest, expectedToken: string | null, pathname: string): Promise<Prepared> {
   const host = ownHost(req);
   const refusal = expectedToken === null ? null : originRefusal(req.get("Origin"), req.get("Sec-Fetch-Site"), host);
   if (refusal) throw new HttpRefusal(403, `Refused: ${refusal} Changes are only accepted from Concord's own pages.`);
 
   const contentType = (req.get("Content-Type") ?? "").toLowerCase();
-  const limit = bodyLimitFor(req.path, contentType);
+  const streamed = streamsApiBody(pathname, expectedToken === null);
+  const limit = streamed ? bodyLimitFor(pathname, contentType, true) : bodyLimitFor(req.path, contentType);
   const declared = Number(req.get("Content-Length") ?? "NaN");
   if (Number.isFinite(declared) && declared > limit) {
     throw new HttpRefusal(413, `The request body is larger than ${limit} bytes.`);
   }
   const headerToken = req.get(CSRF_HEADER);
   const chunks = (req as IncomingMessage)[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+
+  // The API's import (a bearer request): the body is the file, handed to the route as it arrives (the route
+  // streams it to disk), neither buffered nor parsed here; still cut off past the limit.
+  if (streamed) {
+    let size = 0;
+    let over = false;
+    async function* all() {
+      for (;;) {
+        const { value, done } = await chunks.next();
+        if (done) return;
+        size += value.length;
+        if (size > limit) {
+          over = true;
+          throw new Error("request body too large");
+        }
+        yield value;
+      }
+    }
+    return { body: Readable.from(all()), tooLarge: () => over, apiStream: true };
+  }
   const badToken = () =>
     new HttpRefusal(403, "Refused: the form's security token is missing or out of date. Reload the page and try again.");
 
@@ -395,13 +448,14 @@ function clientAddress(req: ExpressRequest): string {
 
 app.all("*", async (req: ExpressRequest, res: ExpressResponse, next: NextFunction) => {
   let prepared: Prepared = { body: null, tooLarge: () => false };
+  let api = false;
   try {
     const url = requestUrl(req);
     // The HTTP API with a bearer token (or no cookie): nothing to forge, no CSRF token, no pre-session cookie.
-    const api = isBearerApiRequest(url.pathname, req.get("Authorization"), req.get("Cookie"));
+    api = isBearerApiRequest(url.pathname, req.get("Authorization"), req.get("Cookie"));
     const binding = api ? { token: "", setCookie: null } : await csrfBindingFor(req.get("Cookie"));
     if (binding.setCookie) res.append("Set-Cookie", binding.setCookie);
-    if (!SAFE_METHODS.has(req.method)) prepared = await prepareBody(req, api ? null : binding.token);
+    if (!SAFE_METHODS.has(req.method)) prepared = await prepareBody(req, api ? null : binding.token, url.pathname);
 
     const controller = new AbortController();
     let finished = false;
@@ -428,10 +482,14 @@ app.all("*", async (req: ExpressRequest, res: ExpressResponse, next: NextFunctio
       clientAddress: clientAddress(req),
     });
     if (prepared.tooLarge()) throw new HttpRefusal(413, "The request body is too large.");
+    // A streamed body the route answered before reading it all (a refusal): the rest is dropped, and the connection closed.
+    const unread = prepared.apiStream === true && !req.complete;
+    if (unread) res.set("Connection", "close");
     await sendResponse(res, response);
+    if (unread) dropRestOfBody(req);
   } catch (err) {
-    if (err instanceof HttpRefusal) refuse(req, res, err.status, err.message);
-    else if (prepared.tooLarge()) refuse(req, res, 413, "The request body is too large.");
+    if (err instanceof HttpRefusal) refuse(req, res, err.status, err.message, api);
+    else if (prepared.tooLarge()) refuse(req, res, 413, "The request body is too large.", api);
     else next(err);
   }
 });
@@ -448,6 +506,10 @@ const server = app.listen(port, () => {
   console.log(`Concord is running at http://localhost:${actual} (database: ${dbFile})`);
   if (isDev) void broadcastDevReady(build);
 });
+
+// Webhook deliveries (app/webhooks/sender.server.ts), whichever process emitted them: claimed under a lease, so
+// several servers and workers may send side by side.
+const webhookSender = new WebhookSender().start();
 
 /** Set once SIGTERM/SIGINT arrives. */
 let signalled = false;
@@ -553,8 +615,9 @@ let exiting = false;
 function exit(code: number) {
   if (exiting) return;
   exiting = true;
-  // The build's own database connection (exported from app/entry.server.tsx): the SQLite file or the PostgreSQL pool.
-  Promise.resolve()
+  // The webhook sender stops claiming; a delivery still being sent a second later is sent again after its lease.
+  Promise.race([webhookSender.stop(), new Promise((r) => setTimeout(r, 1000).unref())])
+    // The build's own database connection (exported from app/entry.server.tsx): the SQLite file or the PostgreSQL pool.
     .then(() => (build.entry.module as { closeDatabase?: () => unknown }).closeDatabase?.())
     .catch((err: unknown) => console.error(err))
     .finally(() => process.exit(code));

@@ -98,9 +98,11 @@ export function startJob(
     /** The job's folder (the upload's): it holds the marker while the job runs, and the child removes it if the server dies. */
     dir: string;
     onDone?: (job: JobState) => void;
+    /** Each progress report of the child (about every 100 ms while the file is read, and when the write starts). */
+    onProgress?: (progress: ImportProgress) => void;
   },
 ): void {
-  const { dir, onDone } = job;
+  const { dir, onDone, onProgress } = job;
   if (isBusy(token)) return;
   const entry: Entry = { job: { state: "queued", kind, startedAt: Date.now() }, touched: Date.now() };
   jobs.set(token, entry);
@@ -141,7 +143,10 @@ export function startJob(
         } catch {
           continue;
         }
-        if (msg.progress && entry.job.state === "running") entry.job = { ...entry.job, progress: msg.progress };
+        if (msg.progress && entry.job.state === "running") {
+          entry.job = { ...entry.job, progress: msg.progress };
+          onProgress?.(msg.progress);
+        }
         if (msg.summary) result = { state: "done", kind, startedAt: entry.job.startedAt, finishedAt: Date.now(), summary: msg.summary };
         if (msg.failure) result = { state: "failed", kind, startedAt: entry.job.startedAt, finishedAt: Date.now(), message: msg.failure };
       }
