@@ -66,7 +66,7 @@ export const VERDICT_FIELDS: FieldSpec[] = [
   { name: "verdict", aliases: ["value", "label", "prediction", "winner", "output"], required: true, help: "the judge's verdict" },
 ];
 
-type Table = { header: string[]; rows: { record: SourceRecord; row: number }[]; format: "csv" | "jsonl" | "json" };
+export type Table = { header: string[]; rows: { record: SourceRecord; row: number }[]; format: "csv" | "jsonl" | "json" };
 /** One file's columns by field, and the flag each came from (for messages). */
 type Mapping = { columns: Record<string, string>; flags: Record<string, string>; own: string };
 

@@ -88,7 +88,7 @@ describe("PPI and PPI++ (ppiEstimate)", () => {
   });
 
   it("keeps the data's scale: scores 1–10 give the same point as on [0, 1], mapped", () => {
-    const scaled = population.map((u) => ({ f: 1 + 9 * u.f, y: u.y === undefined ? undefined : 1 + 9 * u.y }));
+    const scaled = population.map((u) => ({ f: 1 + 9 * u.f, y: u.y == null ? undefined : 1 + 9 * u.y! }));
     const a = ppiEstimate(population);
     const b = ppiEstimate(scaled, { range: [1, 10] });
     expect(b.estimate).toBeCloseTo(1 + 9 * a.estimate, 12);
