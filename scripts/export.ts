@@ -1,6 +1,6 @@
 /**
- * npm run export -- --project SLUG --what annotations|agreement|judge-agreement|runs|judge-confusion
- *                   [--format csv|jsonl] [--out FILE]
+ * npm run export -- --project SLUG --what annotations|agreement|judge-agreement|runs|judge-confusion|run-results
+ *                   [--format csv|jsonl] [--out FILE] [--task ID] [--run ID (run-results)]
  *                   [--reference majority|each|adjudicated] [--unparsed count-as-wrong|exclude|as:LABEL]
  *                   [--missing-as missing|unparsed]
  *
@@ -18,11 +18,20 @@ import { eq } from "drizzle-orm";
 import { closeDal, first, initDal, type Dal } from "../app/dal.server";
 import { closeDb, databasePathFromEnv, DatabaseOpenError } from "../db/client";
 import { parseMissingPolicy, parseReference, parseUnparsedPolicy } from "../app/reports/judgeAgreement";
-import { EXPORT_FORMATS, EXPORT_KINDS, exportChunks, type ExportFormat, type ExportKind } from "../app/formats/export.server";
+import {
+  ALL_EXPORT_KINDS,
+  checkExport,
+  EXPORT_FORMATS,
+  exportChunks,
+  exportOptionsFrom,
+  type ExportFormat,
+  type ExportKind,
+} from "../app/formats/export.server";
+import { DomainError } from "../app/errors";
 import { isDatabaseFile } from "../app/files.server";
 import { remoteExport, remoteTarget } from "./remote";
 
-const USAGE = `usage: npm run export -- --project SLUG --what ${EXPORT_KINDS.join("|")} [--format csv|jsonl] [--out FILE] [--reference majority|each|adjudicated] [--unparsed count-as-wrong|exclude|as:LABEL] [--missing-as missing|unparsed] [--server URL --token TOKEN]`;
+const USAGE = `usage: npm run export -- --project SLUG --what ${ALL_EXPORT_KINDS.join("|")} [--format csv|jsonl] [--out FILE] [--task ID] [--run ID] [--reference majority|each|adjudicated] [--unparsed count-as-wrong|exclude|as:LABEL] [--missing-as missing|unparsed] [--server URL --token TOKEN]`;
 
 function fail(message: string): never {
   console.error(`export: ${message}`);
@@ -40,6 +49,8 @@ try {
       reference: { type: "string", default: "majority" },
       unparsed: { type: "string", default: "count-as-wrong" },
       "missing-as": { type: "string", default: "missing" },
+      task: { type: "string" },
+      run: { type: "string" },
       server: { type: "string" },
       token: { type: "string" },
       help: { type: "boolean", default: false },
@@ -53,7 +64,11 @@ if (values.help) {
   process.exit(0);
 }
 if (!values.project) fail(`--project is required.\n${USAGE}`);
-if (!values.what || !EXPORT_KINDS.includes(values.what as ExportKind)) fail(`--what must be one of ${EXPORT_KINDS.join(", ")}.`);
+if (!values.what || !ALL_EXPORT_KINDS.includes(values.what as ExportKind)) fail(`--what must be one of ${ALL_EXPORT_KINDS.join(", ")}.`);
+const ids = exportOptionsFrom({ task: values.task, run: values.run });
+if (ids.errors.length) fail(ids.errors.map((e) => `--${e.message}`).join(" "));
+if (values.what === "run-results" && ids.opts.run === undefined)
+  fail("--what run-results needs --run ID (the run's id, as in its page's address).");
 if (!EXPORT_FORMATS.includes(values.format as ExportFormat)) fail(`--format must be csv or jsonl, not "${values.format}".`);
 const reference = parseReference(values.reference);
 if (!reference) fail(`--reference must be majority, each or adjudicated, not "${values.reference}".`);
@@ -79,16 +94,17 @@ try {
 const p = d.t.projects;
 const project = first(await d.q.select({ id: p.id }).from(p).where(eq(p.slug, values.project)).limit(1));
 if (!project) fail(`no project "${values.project}" in ${d.dialect === "postgres" ? "the PostgreSQL database" : databasePathFromEnv()}.`);
+const opts = { reference, unparsed, missing, ...ids.opts };
+try {
+  // No such run or task: refused before a file is opened.
+  await checkExport(d, project.id, values.what as ExportKind, opts);
+} catch (err) {
+  if (err instanceof DomainError) fail(`${err.message.replace(/^(run|task): /, "--$1: ")} (project "${values.project}")`);
+  throw err;
+}
 // The export streams a window of rows at a time (memory holds one window, not the file).
 let rows = 0;
-const chunks = exportChunks(
-  d,
-  project.id,
-  values.what as ExportKind,
-  values.format as ExportFormat,
-  { reference, unparsed, missing },
-  (n) => (rows += n),
-);
+const chunks = exportChunks(d, project.id, values.what as ExportKind, values.format as ExportFormat, opts, (n) => (rows += n));
 if (values.out) {
   // Opening the database file for writing would truncate it (and drop this process's locks).
   if (isDatabaseFile(values.out)) fail(`--out ${values.out} is a database file; choose another output file.`);

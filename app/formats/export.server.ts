@@ -53,15 +53,18 @@
  *   parse_status, raw_output, stale_at
  */
 import { and, asc, eq, gt, inArray, sql, type AnyColumn, type SQL } from "drizzle-orm";
-import { dalOf, type Dal, type DalLike } from "~/dal.server";
+import { dalOf, first, type Dal, type DalLike } from "~/dal.server";
 import { visible } from "../../db/visibility";
 import { cohenKappa, fleissKappa, gwetAC1, krippendorffAlpha, percentAgreement, type MeasurementLevel } from "../stats";
 import type { JudgeAgreementRow, MissingPolicy, Reference, UnparsedPolicy } from "../reports/judgeAgreement";
 import { UNPARSED as UNPARSED_CLASS } from "../reports/judgeAgreement";
+import { parseMissingPolicy, parseReference, parseUnparsedPolicy } from "../reports/judgeAgreement";
 import { judgeAgreementFor, judgeReportFor } from "../reports/report.server";
 import { labelKindOf, taskScale } from "../reports/subjects";
 import { findKind } from "../task-kinds/registry";
 import { toCsv } from "./csv";
+import { runResultRows, runResultTables, RUN_RESULT_COLUMNS } from "../runs/results-export.server";
+import { DomainError } from "../errors";
 
 /**
  * judge-agreement's score columns (tasks on an ordinal or interval scale; empty otherwise): the
@@ -85,8 +88,15 @@ const SCORE_EXPORT_COLUMNS = [
   "pairs_human_differing",
 ];
 
+/** The project's exports (the Export page's list). */
 export const EXPORT_KINDS = ["annotations", "agreement", "judge-agreement", "runs", "judge-confusion"] as const;
-export type ExportKind = (typeof EXPORT_KINDS)[number];
+export type ProjectExportKind = (typeof EXPORT_KINDS)[number];
+/** Every export: the project's, and one run's results (run-results, with the `run` option: app/runs/results-export.server.ts). */
+export const ALL_EXPORT_KINDS = [...EXPORT_KINDS, "run-results"] as const;
+export type ExportKind = (typeof ALL_EXPORT_KINDS)[number];
+/** The exports that take the `task` option; the judge exports also take reference, unparsed and missing. */
+export const TASK_EXPORT_KINDS: readonly ExportKind[] = ["annotations", "agreement", "judge-agreement", "judge-confusion"];
+export const JUDGE_EXPORT_KINDS: readonly ExportKind[] = ["judge-agreement", "judge-confusion"];
 export const EXPORT_FORMATS = ["csv", "jsonl"] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
@@ -202,10 +212,16 @@ export const COLUMNS: Record<ExportKind, string[]> = {
     "support",
     "missing_policy",
   ],
+  "run-results": [...RUN_RESULT_COLUMNS],
 };
 
 /** Options of the judge exports (the `--reference`, `--unparsed` and `--missing-as` flags). */
 export type JudgeExportOptions = { reference?: Reference; unparsed?: UnparsedPolicy; missing?: MissingPolicy };
+/**
+ * Every export's options: the judge exports' (above); `task`: only this task's rows (annotations, agreement and
+ * the judge exports); `run`: the run of the run-results export (required there).
+ */
+export type ExportOptions = JudgeExportOptions & { task?: number; run?: number };
 
 type Row = Record<string, unknown>;
 const iso = (t: number | null) => (t === null || t === undefined ? null : new Date(t * 1000).toISOString());
@@ -221,6 +237,7 @@ function labelCell(v: unknown): string | number | null {
 
 type AnnotationRow = {
   task_id: number;
+  unit_position: number;
   task: string;
   task_kind: string;
   config: Record<string, unknown> | null;
@@ -257,89 +274,151 @@ const jsonText = (v: unknown): string | null => (v === null || v === undefined ?
  * runs export, and responses per window of its rows (each with its verdicts): an export holds one
  * window in memory, never the whole file.
  */
-export const EXPORT_WINDOWS = { units: 500, items: 500, responses: 100 };
+export const EXPORT_WINDOWS = { units: 2000, items: 500, responses: 100 };
 
-/** The project's tasks, in id order. */
-async function taskIds(d: Dal, projectId: number): Promise<number[]> {
+/** The project's tasks, in id order (only `task` when given). */
+async function taskIds(d: Dal, projectId: number, task?: number): Promise<number[]> {
   const t = d.t.tasks;
-  return (await d.q.select({ id: t.id }).from(t).where(eq(t.projectId, projectId)).orderBy(asc(t.id))).map((r) => r.id);
-}
-
-/** The current revision of each annotation of the units `unitFilter` selects, in export order. */
-async function annotationRows(d: Dal, projectId: number, unitFilter: SQL, submittedOnly: boolean): Promise<AnnotationRow[]> {
-  const { annotations: an, assignments: a, units: u, tasks: t, items: i, users: usr, checklistItems: c } = d.t;
-  return (await d.q
-    .select({
-      task_id: t.id,
-      task: t.name,
-      task_kind: t.kind,
-      config: t.config,
-      unit_id: u.id,
-      item: i.sourceId,
-      item_id: i.id,
-      checklist_item_id: u.checklistItemId,
-      checklist_item: c.text,
-      response_id: u.responseId,
-      annotator: usr.name,
-      annotator_id: usr.id,
-      label: an.label,
-      penalty_reasons: an.penaltyReasons,
-      notes: an.notes,
-      shown_order: an.shownOrder,
-      assignment_shown_order: a.shownOrder,
-      status: an.status,
-      revision: an.revision,
-      duration_ms: an.durationMs,
-      started_at: a.startedAt,
-      submitted_at: a.submittedAt,
-      annotated_at: an.createdAt,
-      stale_at: an.staleAt,
-    })
-    .from(an)
-    .innerJoin(a, eq(a.id, an.assignmentId))
-    .innerJoin(u, eq(u.id, a.unitId))
-    .innerJoin(t, eq(t.id, u.taskId))
-    .innerJoin(i, eq(i.id, u.itemId))
-    .innerJoin(usr, eq(usr.id, a.annotatorId))
-    .leftJoin(c, eq(c.id, u.checklistItemId))
-    .where(
-      and(
-        eq(t.projectId, projectId),
-        unitFilter,
-        sql`${an.revision} = (select max(an2.revision) from annotations an2 where an2.assignment_id = ${an.assignmentId})`,
-        submittedOnly ? eq(an.status, "submitted") : undefined,
-      ),
-    )
-    .orderBy(asc(t.id), asc(u.position), asc(u.id), asc(byText(d, usr.name)), asc(usr.id))) as AnnotationRow[];
+  return (
+    await d.q
+      .select({ id: t.id })
+      .from(t)
+      .where(and(eq(t.projectId, projectId), task === undefined ? undefined : eq(t.id, task)))
+      .orderBy(asc(t.id))
+  ).map((r) => r.id);
 }
 
 /**
- * The annotations of one task, a window of units at a time: the next window starts after the last
- * unit's (position, id), the order the units_task_idx index keeps, so each window is one range read.
+ * Where a read of the annotations resumes: the unit at (position, id) of task `task`, after its first `skip`
+ * rows (the rows of a unit are ordered by annotator, so a page may end inside a unit).
  */
-async function* annotationWindows(d: Dal, projectId: number, taskId: number, submittedOnly = false): AsyncGenerator<AnnotationRow[]> {
-  const u = d.t.units;
-  let after: { position: number; id: number } | null = null;
+export type AnnotationStart = { task: number; position: number; id: number; skip: number };
+
+/** Text in code-point order, the order of SQLite's BINARY collation and PostgreSQL's "C" (UTF-8 byte order). */
+function byCodePoint(a: string, b: string): number {
+  if (a === b) return 0;
+  const ia = a[Symbol.iterator]();
+  const ib = b[Symbol.iterator]();
+  for (;;) {
+    const x = ia.next();
+    const y = ib.next();
+    if (x.done) return y.done ? 0 : -1;
+    if (y.done) return 1;
+    const cx = x.value.codePointAt(0)!;
+    const cy = y.value.codePointAt(0)!;
+    if (cx !== cy) return cx - cy;
+  }
+}
+
+/**
+ * The annotations of one task, a window of units at a time (EXPORT_WINDOWS.units, or `units`): the current
+ * revision of each assignment, in unit order (position, id: the units_task_idx index's order, so each window
+ * is one range read of it) and, within a unit, by annotator name (in code-point order) and id. One query per
+ * window reads the rows as arrays (no object per row from the driver); the task's and the annotators' names
+ * are read once.
+ */
+async function* annotationWindows(
+  d: Dal,
+  projectId: number,
+  taskId: number,
+  submittedOnly = false,
+  from?: AnnotationStart,
+  units = EXPORT_WINDOWS.units,
+): AsyncGenerator<AnnotationRow[]> {
+  const { units: u, tasks: t, users: usr } = d.t;
+  const task = first(
+    await d.q
+      .select({ name: t.name, kind: t.kind, config: t.config })
+      .from(t)
+      .where(and(eq(t.id, taskId), eq(t.projectId, projectId))),
+  );
+  if (!task) return;
+  const names = new Map<number, string>();
+  const sqlite = d.dialect === "sqlite";
+  const json = (v: unknown): unknown => (sqlite && typeof v === "string" ? JSON.parse(v) : v);
+  let after: { position: number; id: number; inclusive: boolean } | null = from ? { ...from, inclusive: true } : null;
   for (;;) {
     const window: { position: number; id: number }[] = await d.q
       .select({ position: u.position, id: u.id })
       .from(u)
-      .where(and(eq(u.taskId, taskId), after ? sql`(${u.position}, ${u.id}) > (${after.position}, ${after.id})` : undefined))
+      .where(
+        and(
+          eq(u.taskId, taskId),
+          after
+            ? after.inclusive
+              ? sql`(${u.position}, ${u.id}) >= (${after.position}, ${after.id})`
+              : sql`(${u.position}, ${u.id}) > (${after.position}, ${after.id})`
+            : undefined,
+        ),
+      )
       .orderBy(asc(u.position), asc(u.id))
-      .limit(EXPORT_WINDOWS.units);
+      .limit(units);
     if (window.length === 0) return;
-    const rows = await annotationRows(
-      d,
-      projectId,
-      inArray(
-        u.id,
-        window.map((w) => w.id),
-      ),
-      submittedOnly,
-    );
-    if (rows.length > 0) yield rows;
-    if (window.length < EXPORT_WINDOWS.units) return;
-    after = window[window.length - 1];
+    const lo = window[0];
+    const hi = window[window.length - 1];
+    const raw = await d.arrays(sql`
+      SELECT u.id, u.position, i.source_id, i.id, u.checklist_item_id, c.text, u.response_id, a.annotator_id,
+             an.label, an.penalty_reasons, an.notes, an.shown_order, a.shown_order, an.status, an.revision, an.duration_ms,
+             a.started_at, a.submitted_at, an.created_at, an.stale_at
+        FROM units u
+        JOIN assignments a ON a.unit_id = u.id
+        JOIN annotations an ON an.assignment_id = a.id
+        JOIN items i ON i.id = u.item_id
+        LEFT JOIN checklist_items c ON c.id = u.checklist_item_id
+       WHERE u.task_id = ${taskId}
+         AND (u.position, u.id) >= (${lo.position}, ${lo.id}) AND (u.position, u.id) <= (${hi.position}, ${hi.id})
+         AND NOT EXISTS (SELECT 1 FROM annotations an2 WHERE an2.assignment_id = an.assignment_id AND an2.revision > an.revision)
+         ${submittedOnly ? sql`AND an.status = 'submitted'` : sql``}
+       ORDER BY u.position, u.id`);
+    const missing = [...new Set(raw.map((r) => Number(r[7])))].filter((id) => !names.has(id));
+    for (let k = 0; k < missing.length; k += 5000)
+      for (const x of await d.q
+        .select({ id: usr.id, name: usr.name })
+        .from(usr)
+        .where(inArray(usr.id, missing.slice(k, k + 5000))))
+        names.set(x.id, x.name);
+    const rows: AnnotationRow[] = raw.map((r) => ({
+      task_id: taskId,
+      task: task.name,
+      task_kind: task.kind,
+      config: task.config as Record<string, unknown> | null,
+      unit_id: Number(r[0]),
+      unit_position: Number(r[1]),
+      item: r[2] as string,
+      item_id: Number(r[3]),
+      checklist_item_id: r[4] === null ? null : Number(r[4]),
+      checklist_item: r[5] as string | null,
+      response_id: r[6] === null ? null : Number(r[6]),
+      annotator: names.get(Number(r[7])) ?? "",
+      annotator_id: Number(r[7]),
+      label: json(r[8]),
+      penalty_reasons: json(r[9]),
+      notes: json(r[10]),
+      shown_order: json(r[11]),
+      assignment_shown_order: json(r[12]),
+      status: r[13] as string,
+      revision: Number(r[14]),
+      duration_ms: r[15] === null ? null : Number(r[15]),
+      started_at: r[16] === null ? null : Number(r[16]),
+      submitted_at: r[17] === null ? null : Number(r[17]),
+      annotated_at: Number(r[18]),
+      stale_at: r[19] === null ? null : Number(r[19]),
+    }));
+    // Within a unit (the query keeps units in order), by annotator name in code-point order, then id.
+    let at = 0;
+    while (at < rows.length) {
+      let end = at + 1;
+      while (end < rows.length && rows[end].unit_id === rows[at].unit_id) end++;
+      if (end - at > 1) {
+        const sorted = rows.slice(at, end).sort((x, y) => byCodePoint(x.annotator, y.annotator) || x.annotator_id - y.annotator_id);
+        rows.splice(at, end - at, ...sorted);
+      }
+      at = end;
+    }
+    const out = from && after?.inclusive && from.skip > 0 ? rows.filter((r, k) => !(r.unit_id === from.id && k < from.skip)) : rows;
+    if (out.length > 0) yield out;
+    if (window.length < units) return;
+    after = { position: hi.position, id: hi.id, inclusive: false };
   }
 }
 
@@ -368,9 +447,37 @@ const annotationExportRow = (r: AnnotationRow): Row => ({
   stale_at: iso(r.stale_at),
 });
 
-async function* annotations(d: Dal, projectId: number): AsyncGenerator<Row[]> {
-  for (const taskId of await taskIds(d, projectId))
-    for await (const rows of annotationWindows(d, projectId, taskId)) yield rows.map(annotationExportRow);
+/** A window of export rows with, for each, the key a page that ends at it resumes after (keyset cursors). */
+type KeyedWindow = { rows: Row[]; keys: Key[] };
+/** A page cursor's sort key: numbers (ids, positions, a count of rows already given within a unit or response). */
+export type Key = number[];
+
+/** The annotations export, task by task, each row with its resume key [task, unit position, unit id, rows of the unit so far]. */
+async function* annotations(
+  d: Dal,
+  projectId: number,
+  opts: ExportOptions,
+  from?: AnnotationStart,
+  units?: number,
+): AsyncGenerator<KeyedWindow> {
+  for (const taskId of await taskIds(d, projectId, opts.task)) {
+    if (from && taskId < from.task) continue;
+    let unit = -1;
+    let count = 0;
+    const start = from && taskId === from.task ? from : undefined;
+    for await (const rows of annotationWindows(d, projectId, taskId, false, start, units)) {
+      const keys: Key[] = [];
+      for (const r of rows) {
+        if (r.unit_id !== unit) {
+          unit = r.unit_id;
+          count = start && r.unit_id === start.id ? start.skip : 0;
+        }
+        count++;
+        keys.push([taskId, r.unit_position, r.unit_id, count]);
+      }
+      yield { rows: rows.map(annotationExportRow), keys };
+    }
+  }
 }
 
 type Scalar = string | number;
@@ -427,8 +534,8 @@ async function taskLabels(d: Dal, projectId: number, taskId: number): Promise<Ta
 }
 
 /** One row per task with scalar labels, a task at a time (memory holds one task's labels). */
-async function* agreement(d: Dal, projectId: number): AsyncGenerator<Row[]> {
-  for (const taskId of await taskIds(d, projectId)) {
+async function* agreement(d: Dal, projectId: number, opts: ExportOptions): AsyncGenerator<Row[]> {
+  for (const taskId of await taskIds(d, projectId, opts.task)) {
     const t = await taskLabels(d, projectId, taskId);
     if (!t || t.units.size === 0) continue;
     const annotators = [...new Set([...t.units.values()].flatMap((m) => [...m.keys()]))].sort((a, b) => a - b);
@@ -488,13 +595,11 @@ const finiteOrNull = (x: number | null) => (x === null ? null : finite(x));
  * (app/reports/report.server judgeAgreementFor), so the export, the judge page and its CSV
  * agree. It reads through the app's database client, which every caller shares with `d`.
  */
-async function judgeTasks(d: Dal, projectId: number, opts: JudgeExportOptions) {
-  const t = d.t.tasks;
-  const tasks = await d.q.select({ id: t.id }).from(t).where(eq(t.projectId, projectId)).orderBy(asc(t.id));
+async function judgeTasks(d: Dal, projectId: number, opts: ExportOptions) {
   const pages = [];
-  for (const task of tasks)
+  for (const taskId of await taskIds(d, projectId, opts.task))
     pages.push(
-      await judgeAgreementFor(projectId, task.id, {
+      await judgeAgreementFor(projectId, taskId, {
         reference: opts.reference ?? "majority",
         unparsed: opts.unparsed ?? "count-as-wrong",
         missing: opts.missing ?? "missing",
@@ -546,7 +651,7 @@ export function judgeAgreementRow(task: { id: number; name: string }, r: NonNull
   };
 }
 
-async function judgeAgreement(d: Dal, projectId: number, opts: JudgeExportOptions): Promise<Row[]> {
+async function judgeAgreement(d: Dal, projectId: number, opts: ExportOptions): Promise<Row[]> {
   const out: Row[] = [];
   for (const page of await judgeTasks(d, projectId, opts)) {
     // Scores: the judges page's score table (its figures, by the task's default rule), by judge.
@@ -626,7 +731,7 @@ export function judgeAgreementPageCsv(page: { task: { id: number; name: string }
   return toCsv([JUDGE_PAGE_COLUMNS, ...rows.map((row) => JUDGE_PAGE_COLUMNS.map((c) => row[c]))]) + "\n";
 }
 
-async function judgeConfusion(d: Dal, projectId: number, opts: JudgeExportOptions): Promise<Row[]> {
+async function judgeConfusion(d: Dal, projectId: number, opts: ExportOptions): Promise<Row[]> {
   const out: Row[] = [];
   for (const page of await judgeTasks(d, projectId, opts)) {
     const r = page.result!;
@@ -696,19 +801,30 @@ async function runRows(d: Dal, projectId: number, responseFilter: SQL): Promise<
   return rows.map((row) => ({ ...(row as Row), stale_at: iso(row.stale_at) }));
 }
 
+/** Where a read of the runs export resumes: the response `response` of item `item` in dataset `dataset`, after its first `skip` rows. */
+export type RunsStart = { dataset: number; item: number; response: number; skip: number };
+
 /**
  * Responses and their verdicts, dataset by dataset (in name and version order), a window of items
- * at a time (keyset on the item id), their responses in windows of EXPORT_WINDOWS.responses.
+ * at a time (keyset on the item id), their responses in windows of EXPORT_WINDOWS.responses; each row with
+ * its resume key [dataset, item, response, rows of the response so far].
  */
-async function* runs(d: Dal, projectId: number): AsyncGenerator<Row[]> {
+async function* runs(d: Dal, projectId: number, from?: RunsStart): AsyncGenerator<KeyedWindow> {
   const { responses: r, items: i, datasets: ds } = d.t;
   const sets = await d.q
     .select({ id: ds.id })
     .from(ds)
     .where(eq(ds.projectId, projectId))
-    .orderBy(asc(byText(d, ds.name)), asc(ds.version));
-  for (const set of sets) {
-    let afterItem = 0;
+    .orderBy(asc(byText(d, ds.name)), asc(ds.version), asc(ds.id));
+  let at = 0;
+  if (from) {
+    at = sets.findIndex((x) => x.id === from.dataset);
+    if (at < 0)
+      throw new DomainError("cursor: its dataset no longer exists; start again without a cursor.", { status: 400, field: "cursor" });
+  }
+  for (const set of sets.slice(at)) {
+    const start = from && set.id === from.dataset ? from : undefined;
+    let afterItem = start ? start.item - 1 : 0;
     for (;;) {
       const itemIds = (
         await d.q
@@ -719,16 +835,30 @@ async function* runs(d: Dal, projectId: number): AsyncGenerator<Row[]> {
           .limit(EXPORT_WINDOWS.items)
       ).map((x) => x.id);
       if (itemIds.length === 0) break;
-      const responseIds = (
-        await d.q
-          .select({ id: r.id })
-          .from(r)
-          .where(and(inArray(r.itemId, itemIds), visible(r.pendingImportId)))
-          .orderBy(asc(r.itemId), asc(r.id))
-      ).map((x) => x.id);
+      const responses = await d.q
+        .select({ id: r.id, itemId: r.itemId })
+        .from(r)
+        .where(and(inArray(r.itemId, itemIds), visible(r.pendingImportId)))
+        .orderBy(asc(r.itemId), asc(r.id));
+      // Resuming: the responses after the cursor's (in its item), then every response of the later items.
+      const responseIds = responses
+        .filter((x) => !start || x.itemId > start.item || (x.itemId === start.item && x.id >= start.response))
+        .map((x) => x.id);
       for (let k = 0; k < responseIds.length; k += EXPORT_WINDOWS.responses) {
-        const rows = await runRows(d, projectId, inArray(r.id, responseIds.slice(k, k + EXPORT_WINDOWS.responses)));
-        if (rows.length > 0) yield rows;
+        let rows = await runRows(d, projectId, inArray(r.id, responseIds.slice(k, k + EXPORT_WINDOWS.responses)));
+        if (start && k === 0 && start.skip > 0) rows = rows.filter((row, n) => !(row.response_id === start.response && n < start.skip));
+        const keys: Key[] = [];
+        let response = -1;
+        let count = 0;
+        for (const row of rows) {
+          if (row.response_id !== response) {
+            response = row.response_id as number;
+            count = start && response === start.response ? start.skip : 0;
+          }
+          count++;
+          keys.push([set.id, row.item_id as number, response, count]);
+        }
+        if (rows.length > 0) yield { rows, keys };
       }
       if (itemIds.length < EXPORT_WINDOWS.items) break;
       afterItem = itemIds[itemIds.length - 1];
@@ -736,23 +866,65 @@ async function* runs(d: Dal, projectId: number): AsyncGenerator<Row[]> {
   }
 }
 
+/** The rows of the run-results export (every table of the run's results page, tidy), or a 404 DomainError for no such run. */
+async function runResultsRows(d: Dal, projectId: number, opts: ExportOptions): Promise<Row[]> {
+  const x = opts.run === undefined ? null : await runResultTables(d, projectId, opts.run);
+  if (!x)
+    throw new DomainError(opts.run === undefined ? "run: the run-results export needs a run (run=ID)." : "Run not found.", {
+      status: opts.run === undefined ? 400 : 404,
+      field: "run",
+    });
+  return runResultRows(x);
+}
+
+/**
+ * Refuses, before anything is streamed, an export its options cannot give: run-results without a run, or with
+ * a run the project does not have (404); a task the project does not have (404). The routes and the command
+ * call it first, so a refusal is an error status, never a file cut short.
+ */
+export async function checkExport(db: DalLike, projectId: number, what: ExportKind, opts: ExportOptions): Promise<void> {
+  const d = dalOf(db);
+  if (what === "run-results") {
+    if (opts.run === undefined) throw new DomainError("run: the run-results export needs a run (run=ID).", { status: 400, field: "run" });
+    const ru = d.t.runs;
+    if (
+      !first(
+        await d.q
+          .select({ id: ru.id })
+          .from(ru)
+          .where(and(eq(ru.id, opts.run), eq(ru.projectId, projectId))),
+      )
+    )
+      throw new DomainError("Run not found.", { status: 404, field: "run" });
+  }
+  if (opts.task !== undefined && TASK_EXPORT_KINDS.includes(what)) {
+    const t = d.t.tasks;
+    if (
+      !first(
+        await d.q
+          .select({ id: t.id })
+          .from(t)
+          .where(and(eq(t.id, opts.task), eq(t.projectId, projectId))),
+      )
+    )
+      throw new DomainError("Task not found.", { status: 404, field: "task" });
+  }
+}
+
 /**
  * An export's rows, a window at a time: the annotations a window of units, the runs a window of
- * responses, agreement a task, the judge exports the whole (one row per task and judge, or label pair).
- * A page, `npm run export` and the tests all read through this one function.
+ * responses, agreement a task, the judge exports and run-results the whole (one row per task and judge,
+ * label pair, or figure).
+ * A page, `npm run export`, the API and the tests all read through this one function (or exportPage).
  */
-export async function* exportWindows(
-  db: DalLike,
-  projectId: number,
-  what: ExportKind,
-  opts: JudgeExportOptions = {},
-): AsyncGenerator<Row[]> {
+export async function* exportWindows(db: DalLike, projectId: number, what: ExportKind, opts: ExportOptions = {}): AsyncGenerator<Row[]> {
   const d = dalOf(db);
   switch (what) {
     case "annotations":
-      return yield* annotations(d, projectId);
+      for await (const w of annotations(d, projectId, opts)) yield w.rows;
+      return;
     case "agreement":
-      return yield* agreement(d, projectId);
+      return yield* agreement(d, projectId, opts);
     case "judge-agreement":
       yield await judgeAgreement(d, projectId, opts);
       return;
@@ -760,16 +932,124 @@ export async function* exportWindows(
       yield await judgeConfusion(d, projectId, opts);
       return;
     case "runs":
-      return yield* runs(d, projectId);
+      for await (const w of runs(d, projectId)) yield w.rows;
+      return;
+    case "run-results":
+      yield await runResultsRows(d, projectId, opts);
+      return;
   }
 }
 
 /** Every row of an export (for tests and comparisons; downloads stream exportChunks instead). */
-export async function exportRows(db: DalLike, projectId: number, what: ExportKind, opts: JudgeExportOptions = {}): Promise<Row[]> {
+export async function exportRows(db: DalLike, projectId: number, what: ExportKind, opts: ExportOptions = {}): Promise<Row[]> {
   const out: Row[] = [];
   for await (const rows of exportWindows(db, projectId, what, opts)) for (const row of rows) out.push(row);
   return out;
 }
+
+/** An export's row as the file has it: its columns, in order, missing values null (a JSONL line; a JSON page's object). */
+export const exportRecord = (what: ExportKind, row: Row): Row => Object.fromEntries(COLUMNS[what].map((c) => [c, row[c] ?? null]));
+
+/**
+ * One page of an export (the HTTP API's `format=json`): up to `limit` rows after the key `after` (null: from
+ * the start), as the file's records, and the key of the last one when more follow. The annotations and the
+ * runs page by a keyset in SQL (task, unit position, unit id, rows of the unit so far; dataset, item,
+ * response, rows of the response so far), reading only the windows the page needs; the computed exports
+ * (agreement, the judge exports, run-results: a row per task, judge or figure) are computed and sliced,
+ * their key the count of rows given so far.
+ */
+export async function exportPage(
+  db: DalLike,
+  projectId: number,
+  what: ExportKind,
+  opts: ExportOptions,
+  after: Key | null,
+  limit: number,
+): Promise<{ rows: Row[]; next: Key | null }> {
+  const d = dalOf(db);
+  const rows: Row[] = [];
+  const keys: Key[] = [];
+  const take = async (windows: AsyncGenerator<KeyedWindow>) => {
+    for await (const w of windows) {
+      for (let k = 0; k < w.rows.length && rows.length <= limit; k++) {
+        rows.push(exportRecord(what, w.rows[k]));
+        keys.push(w.keys[k]);
+      }
+      if (rows.length > limit) {
+        await windows.return(undefined);
+        break;
+      }
+    }
+  };
+  if (what === "annotations") {
+    const from = after ? { task: after[0], position: after[1], id: after[2], skip: after[3] } : undefined;
+    // Each unit has at least one row, so limit + 1 units hold the page and the row that says more follow.
+    await take(annotations(d, projectId, opts, from, Math.min(EXPORT_WINDOWS.units, limit + 1)));
+  } else if (what === "runs") {
+    await take(runs(d, projectId, after ? { dataset: after[0], item: after[1], response: after[2], skip: after[3] } : undefined));
+  } else {
+    const all = await exportRows(d, projectId, what, opts);
+    const start = after ? after[0] : 0;
+    for (let k = start; k < all.length && rows.length <= limit; k++) {
+      rows.push(exportRecord(what, all[k]));
+      keys.push([k + 1]);
+    }
+  }
+  if (rows.length <= limit) return { rows, next: null };
+  return { rows: rows.slice(0, limit), next: keys[limit - 1] };
+}
+
+/**
+ * The file name of an export's download (the Export page's link, the run results page's and the API's
+ * Content-Disposition): SLUG-WHAT.FORMAT; one task's: SLUG-WHAT-task-ID.FORMAT; a run's results: SLUG-run-ID-results.FORMAT.
+ */
+export function exportFileName(slug: string, what: ExportKind, format: ExportFormat, opts: ExportOptions = {}): string {
+  if (what === "run-results") return `${slug}-run-${opts.run}-results.${format}`;
+  const task = opts.task !== undefined && TASK_EXPORT_KINDS.includes(what) ? `-task-${opts.task}` : "";
+  return `${slug}-${what}${task}.${format}`;
+}
+
+/**
+ * An export's options from a query string (the download routes and the API, after the API's zod schema):
+ * reference, unparsed and missing as the judge page parses them, task and run as ids. Null values for words
+ * that do not parse are reported by field, so the caller can refuse them (400) before anything is read.
+ */
+export function exportOptionsFrom(q: {
+  reference?: string | null;
+  unparsed?: string | null;
+  missing?: string | null;
+  task?: string | null;
+  run?: string | null;
+}): { opts: ExportOptions; errors: { field: string; message: string }[] } {
+  const opts: ExportOptions = {};
+  const errors: { field: string; message: string }[] = [];
+  const id = (field: "task" | "run", v: string | null | undefined) => {
+    if (v === null || v === undefined || v === "") return;
+    if (/^[1-9]\d{0,14}$/.test(v) && Number.isSafeInteger(Number(v))) opts[field] = Number(v);
+    else errors.push({ field, message: `${field}: a positive whole number (an id), not "${v.slice(0, 40)}".` });
+  };
+  if (q.reference) {
+    const r = parseReference(q.reference);
+    if (r) opts.reference = r;
+    else errors.push({ field: "reference", message: "reference: majority, each or adjudicated." });
+  }
+  if (q.unparsed) {
+    const u = parseUnparsedPolicy(q.unparsed);
+    if (u) opts.unparsed = u;
+    else errors.push({ field: "unparsed", message: "unparsed: count-as-wrong, exclude or as:LABEL." });
+  }
+  if (q.missing) {
+    const m = parseMissingPolicy(q.missing);
+    if (m) opts.missing = m;
+    else errors.push({ field: "missing", message: "missing: missing or unparsed." });
+  }
+  id("task", q.task);
+  id("run", q.run);
+  return { opts, errors };
+}
+
+/** The length of a page cursor's key for each export (see exportPage). */
+export const exportKeyLength = (what: ExportKind): number => (what === "annotations" || what === "runs" ? 4 : 1);
 
 /**
  * An export as text, a window at a time: the CSV header first (CSV), then each window's rows as CSV
@@ -780,7 +1060,7 @@ export async function* exportChunks(
   projectId: number,
   what: ExportKind,
   format: ExportFormat,
-  opts: JudgeExportOptions = {},
+  opts: ExportOptions = {},
   onRows?: (n: number) => void,
 ): AsyncGenerator<string> {
   const columns = COLUMNS[what];
@@ -789,7 +1069,7 @@ export async function* exportChunks(
     if (rows.length === 0) continue;
     onRows?.(rows.length);
     yield format === "jsonl"
-      ? rows.map((r) => JSON.stringify(Object.fromEntries(columns.map((c) => [c, r[c] ?? null])))).join("\n") + "\n"
+      ? rows.map((r) => JSON.stringify(exportRecord(what, r))).join("\n") + "\n"
       : toCsv(rows.map((r) => columns.map((c) => r[c]))) + "\n";
   }
 }
@@ -799,7 +1079,7 @@ export async function exportToString(
   projectId: number,
   what: ExportKind,
   format: ExportFormat,
-  opts: JudgeExportOptions = {},
+  opts: ExportOptions = {},
 ): Promise<string> {
   const parts: string[] = [];
   for await (const chunk of exportChunks(db, projectId, what, format, opts)) parts.push(chunk);

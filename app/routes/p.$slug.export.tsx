@@ -2,11 +2,11 @@ import type { LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { json, redirect } from "@remix-run/node";
 import { Link, useLoaderData } from "@remix-run/react";
 import { requireProjectRole } from "~/auth/guards.server";
-import { COLUMNS, EXPORT_FORMATS, EXPORT_KINDS, type ExportFormat, type ExportKind } from "~/formats/export.server";
+import { COLUMNS, EXPORT_FORMATS, EXPORT_KINDS, type ExportFormat, type ProjectExportKind } from "~/formats/export.server";
 
 export const meta: MetaFunction = () => [{ title: "Export · Concord" }];
 
-const DESCRIPTIONS: Record<ExportKind, string> = {
+const DESCRIPTIONS: Record<ProjectExportKind, string> = {
   annotations:
     "Every annotation in long form: task, unit, item, checklist item, response, annotator, label, penalty reasons, notes, shown order, timestamps, status.",
   agreement:
@@ -25,7 +25,7 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
   const what = url.searchParams.get("what");
   if (what !== null) {
     const format = url.searchParams.get("format") ?? "csv";
-    if (EXPORT_KINDS.includes(what as ExportKind) && EXPORT_FORMATS.includes(format as ExportFormat)) {
+    if (EXPORT_KINDS.includes(what as ProjectExportKind) && EXPORT_FORMATS.includes(format as ExportFormat)) {
       throw redirect(`/p/${project.slug}/export/${what}.${format}`);
     }
   }
@@ -35,7 +35,7 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
   });
 }
 
-type PageData = { project: { slug: string }; exports: { what: ExportKind; description: string; columns: string[] }[] };
+type PageData = { project: { slug: string }; exports: { what: ProjectExportKind; description: string; columns: string[] }[] };
 
 export default function ExportPage() {
   const { project, exports } = useLoaderData<typeof loader>() as unknown as PageData;
@@ -45,7 +45,8 @@ export default function ExportPage() {
       <p className="muted">
         CSV files load with <code>pandas.read_csv(path)</code> and no options (UTF-8, a header row, empty cells for missing values, lists as
         JSON text); JSONL files have one object per line with the same keys. Import files on the{" "}
-        <Link to={`/p/${project.slug}/import`}>import page</Link>.
+        <Link to={`/p/${project.slug}/import`}>import page</Link>. A run&apos;s results (every table of its results page) download
+        from that page, under each table, or as one file from <Link to={`/p/${project.slug}/runs`}>its run</Link>&apos;s results page.
       </p>
       <table>
         <thead>

@@ -21,8 +21,11 @@ export type ResultColumn = { header: string; className?: string };
 
 export type ResultRow = { key: string; cells: Cell[] };
 
-/** A table: a title (a heading over it), its header row (none when `columns` is null) and its rows. */
-export type ResultTable = { title?: string; columns: ResultColumn[] | null; rows: ResultRow[] };
+/**
+ * A table: a title (a heading over it), its header row (none when `columns` is null) and its rows. `id` names it
+ * in its CSV and LaTeX downloads and in the run-results export's `table` column (app/runs/results-export.server.ts).
+ */
+export type ResultTable = { id?: string; title?: string; columns: ResultColumn[] | null; rows: ResultRow[] };
 
 /** What the results page shows for one judge, in order. `figure`: the table beside the protocol's figure (left out when there is none). */
 export type ResultBlock =

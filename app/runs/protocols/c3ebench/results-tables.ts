@@ -11,19 +11,22 @@ export function c3eBenchTables(r: Results): ResultBlock[] {
   return [
     {
       kind: "table",
-      table: modelTable(r.metrics, [
-        ...TASKS.map((t) => ({
-          header: t,
-          cell: (m: Row) => {
-            const c = m.byTask[t];
-            return c ? `${f2(c.mean)} (n=${c.n})` : "—";
-          },
-        })),
-        { header: "Overall", cell: (m) => f2(m.overall) },
-        { header: "n", cell: (m) => m.n },
-        { header: "Failed", cell: (m) => m.failed },
-        { header: "Unparsed", cell: (m) => m.unparsed },
-      ]),
+      table: {
+        id: "scores",
+        ...modelTable(r.metrics, [
+          ...TASKS.map((t) => ({
+            header: t,
+            cell: (m: Row) => {
+              const c = m.byTask[t];
+              return c ? `${f2(c.mean)} (n=${c.n})` : "—";
+            },
+          })),
+          { header: "Overall", cell: (m) => f2(m.overall) },
+          { header: "n", cell: (m) => m.n },
+          { header: "Failed", cell: (m) => m.failed },
+          { header: "Unparsed", cell: (m) => m.unparsed },
+        ]),
+      },
     },
   ];
 }

@@ -5,9 +5,9 @@ import type { fbBenchResults } from "./index";
 type Results = ReturnType<typeof fbBenchResults>;
 
 const BREAKDOWNS = [
-  ["byTask", "By task"],
-  ["byFeedbackType", "By feedback type"],
-  ["byDeficiencyType", "By deficiency type (error correction)"],
+  ["byTask", "By task", "by-task"],
+  ["byFeedbackType", "By feedback type", "by-feedback-type"],
+  ["byDeficiencyType", "By deficiency type (error correction)", "by-deficiency-type"],
 ] as const;
 
 export function fbBenchTables(r: Results): ResultBlock[] {
@@ -18,19 +18,23 @@ export function fbBenchTables(r: Results): ResultBlock[] {
   return [
     {
       kind: "table",
-      table: modelTable(r.metrics, [
-        { header: "Error correction", cell: (m) => f1(m.errorCorrection.mean) },
-        { header: `Response maintenance (rule: ${r.rule})`, cell: (m) => withRule(m.responseMaintenance.mean, m.rule) },
-        { header: `Overall (rule: ${r.rule})`, cell: (m) => withRule(m.overall, m.rule) },
-        { header: "n (EC / RM)", cell: (m) => `${m.errorCorrection.n} / ${m.responseMaintenance.n}` },
-        { header: "Failed", cell: (m) => m.failed },
-        { header: "Unparsed", cell: (m) => m.unparsed },
-      ]),
+      table: {
+        id: "scores",
+        ...modelTable(r.metrics, [
+          { header: "Error correction", cell: (m) => f1(m.errorCorrection.mean) },
+          { header: `Response maintenance (rule: ${r.rule})`, cell: (m) => withRule(m.responseMaintenance.mean, m.rule) },
+          { header: `Overall (rule: ${r.rule})`, cell: (m) => withRule(m.overall, m.rule) },
+          { header: "n (EC / RM)", cell: (m) => `${m.errorCorrection.n} / ${m.responseMaintenance.n}` },
+          { header: "Failed", cell: (m) => m.failed },
+          { header: "Unparsed", cell: (m) => m.unparsed },
+        ]),
+      },
     },
     // One row per model and group: the group's mean and its n.
-    ...BREAKDOWNS.map(([k, title]): ResultBlock => ({
+    ...BREAKDOWNS.map(([k, title, id]): ResultBlock => ({
       kind: "table",
       table: {
+        id,
         title: `${title} (rule: ${r.rule})`,
         columns: null,
         rows: r.metrics.flatMap((m) =>

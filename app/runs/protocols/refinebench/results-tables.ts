@@ -25,14 +25,17 @@ export function refineBenchTables(r: Results, judge: string): ResultBlock[] {
   return [
     {
       kind: "figure",
-      table: modelTable(
-        rows,
-        turnColumns(
+      table: {
+        id: "pass-by-turn",
+        ...modelTable(
           rows,
-          (turn) => `Pass_${turn}`,
-          (t) => f1(t.pass),
+          turnColumns(
+            rows,
+            (turn) => `Pass_${turn}`,
+            (t) => f1(t.pass),
+          ),
         ),
-      ),
+      },
     },
     {
       kind: "note",
@@ -45,31 +48,39 @@ export function refineBenchTables(r: Results, judge: string): ResultBlock[] {
     },
     {
       kind: "table",
-      table: modelTable(rows, [
-        ...turnColumns(
-          rows,
-          (turn) => `Acc_${turn} / Pass_${turn}`,
-          (t) => ({
-            text: `${f1(t.acc)} / ${f1(t.pass)}`,
-            aside: {
-              text: `n=${t.n}, failed=${t.failed}, unparsed=${t.unparsed}${t.pending ? `, ${t.pending} not finished` : ""}`,
-              className: "small muted",
-            },
-            below:
-              t.accKnown !== undefined ? { text: `known ${f1(t.accKnown)} · unknown ${f1(t.accUnknown)}`, className: "small" } : undefined,
-          }),
-        ),
-        { header: "Δ", cell: (m) => f1(m.delta) },
-        { header: "Mean termination turn", cell: (m) => f2(m.termination.mean) },
-      ]),
+      table: {
+        id: "acc-pass",
+        ...modelTable(rows, [
+          ...turnColumns(
+            rows,
+            (turn) => `Acc_${turn} / Pass_${turn}`,
+            (t) => ({
+              text: `${f1(t.acc)} / ${f1(t.pass)}`,
+              aside: {
+                text: `n=${t.n}, failed=${t.failed}, unparsed=${t.unparsed}${t.pending ? `, ${t.pending} not finished` : ""}`,
+                className: "small muted",
+              },
+              below:
+                t.accKnown !== undefined
+                  ? { text: `known ${f1(t.accKnown)} · unknown ${f1(t.accUnknown)}`, className: "small" }
+                  : undefined,
+            }),
+          ),
+          { header: "Δ", cell: (m) => f1(m.delta) },
+          { header: "Mean termination turn", cell: (m) => f2(m.termination.mean) },
+        ]),
+      },
     },
     {
       kind: "table",
-      table: modelTable(
-        rows,
-        TRANSITIONS.map(([k, header]) => ({ header, cell: (m: Row) => m.transitions[k] })),
-        "Turn-to-turn transitions (Pass)",
-      ),
+      table: {
+        id: "transitions",
+        ...modelTable(
+          rows,
+          TRANSITIONS.map(([k, header]) => ({ header, cell: (m: Row) => m.transitions[k] })),
+          "Turn-to-turn transitions (Pass)",
+        ),
+      },
     },
   ];
 }

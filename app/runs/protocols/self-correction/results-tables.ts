@@ -14,6 +14,7 @@ export function selfCorrectionTables(r: Results): ResultBlock[] {
     {
       kind: "table",
       table: {
+        id: "accuracy",
         columns: [
           { header: "Model" },
           { header: "Dataset" },
