@@ -16,7 +16,8 @@ import { env } from "../app/env.server";
 import { databasePathFromEnv, getDb } from "../db/client";
 import { isPostgresUrl, openPgDatabase } from "../db/client-pg";
 import { closeDal, first, initDal, type Dal } from "../app/dal.server";
-import { controlRun, createRun, runProgress, Worker, type RunControl } from "../app/runs/runner.server";
+import { controlRun, runProgress, Worker, type RunControl } from "../app/runs/runner.server";
+import { RunDefinitionError, startRun } from "../app/runs/run-form.server";
 import { PgWorker } from "../app/runs/pg/worker.server";
 
 const [cmd, ...rest] = process.argv.slice(2);
@@ -53,10 +54,11 @@ async function main() {
     }
     let run;
     try {
-      run = await createRun(d, project.id, def as never);
+      // The Runs page's and the HTTP API's path: the same definition check (every problem, each naming its field), then createRun.
+      run = await startRun(d, project.id, def, null);
     } catch (err) {
-      const e = err as { issues?: { path: PropertyKey[]; message: string }[]; message: string };
-      fail(`${file}: ${e.issues ? `${e.issues[0].path.join(".")}: ${e.issues[0].message}` : e.message}`);
+      if (err instanceof RunDefinitionError) fail(`${file}: ${err.problems.map((p) => p.message).join(" ")}`);
+      fail(`${file}: ${(err as Error).message}`);
     }
     console.log(`run ${run!.id} created with ${run!.jobs} initial jobs`);
     if (rest.includes("--detach")) return;

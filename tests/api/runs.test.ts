@@ -15,6 +15,8 @@
  *     user is not in) 404.
  * Every 2xx body (and every request body sent) is checked against the OpenAPI document (tests/support/api-spec.ts).
  */
+import fs from "node:fs";
+import path from "node:path";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createUser, setMembership } from "../../app/auth/accounts.server";
@@ -25,6 +27,8 @@ import { controlRun, createRun, type StoredRunConfig } from "../../app/runs/runn
 import { openDatabase, schema, type Db } from "../../db/client";
 import { expectMatchesSpec, expectRequestMatchesSpec } from "../support/api-spec";
 import { AppClient, startApp, type AppResponse, type RunningApp } from "../support/app-server";
+import { runScript } from "../support/cli";
+import { tempDir } from "../support/db";
 import { startFakeLlm, type FakeLlm } from "../support/fake-llm";
 import { exited, spawnWorker } from "../support/worker-process";
 import { makeRunsFixture, refineScript } from "../unit/runs/fixtures";
@@ -254,6 +258,15 @@ describe("creating a run", () => {
     // Not JSON at all: 415, with what to send.
     const form = await call("POST", runs(), tokens.ada, undefined, { "Content-Type": "application/x-www-form-urlencoded" });
     expect(problemOf(form, 415).detail).toMatch(/application\/json/);
+    // `npm run runs -- start` refuses the same definition in the same words (one check for the page, the API and the command).
+    const file = path.join(tempDir("concord-runs-cli-"), "run.json");
+    fs.writeFileSync(file, JSON.stringify(definition({ name: " ", settings: { maxTurns: 0 } })));
+    const cli = await runScript("runs", ["start", "--project", "law", "--config", file, "--detach"], { DATABASE_URL: app.databaseFile });
+    expect(cli.code).toBe(1);
+    expect(cli.err.trim()).toBe(`runs: ${file}: The definition's name cannot be empty.`);
+    fs.writeFileSync(file, JSON.stringify(definition({ settings: { maxTurns: 0 } })));
+    const cli2 = await runScript("runs", ["start", "--project", "law", "--config", file, "--detach"], { DATABASE_URL: app.databaseFile });
+    expect(cli2.err.trim()).toBe(`runs: ${file}: ${turns.detail}`);
     expect(await runCount()).toBe(before);
   });
 
