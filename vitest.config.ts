@@ -19,6 +19,7 @@ const ONE_AT_A_TIME = [
   "tests/integration/import-chunked-commit.test.ts",
   "tests/integration/import-load.test.ts",
   "tests/integration/import-job-server-dies.test.ts",
+  "tests/api/imports-server-dies.test.ts",
   "tests/integration/auth-dialects.test.ts",
   "tests/unit/runs/keep-alive.test.ts",
   "tests/unit/runs/pg-admission-line.test.ts",
