@@ -107,11 +107,34 @@ async function problemOf(res: Response): Promise<ProblemDoc> {
   return { status: res.status, title: res.statusText, detail: text.trim().slice(0, 500) || res.statusText };
 }
 
+/**
+ * The server words its messages for the API (`map=item_id=COLUMN`, `dry_run`: app/api/imports.server.ts apiMessage);
+ * the command says its own flags where that wording is unambiguous (`--map item_id=COLUMN`, `--dry-run`).
+ */
+export function cliMessage(text: string): string {
+  return text
+    .replace(/\bmap=([^=\s]+)=COLUMN/g, "--map $1=COLUMN")
+    .replace(/\blevel=(nominal|ordinal|interval)\b/g, "--level $1")
+    .replace(/\bannotators=(COL,COL|all)/g, "--annotators $1")
+    .replace(/\bvariant_of=JUDGE=BASE/g, "--variant-of JUDGE=BASE")
+    .replace(/\bvariant_of\b/g, "--variant-of")
+    .replace(/\bdry_run\b/g, "--dry-run")
+    .replace(/\bgiven with (level|categories|annotators)\b/g, "given with --$1");
+}
+
+/** A summary from the server as the local command has it: its project's slug, and messages in the command's words. */
+function localSummary(s: ImportSummary, project: string): ImportSummary {
+  const words = (ps: ImportSummary["errors"]) => ps.map((p) => ({ ...p, message: cliMessage(p.message) }));
+  const level = s.level ? { ...s.level, reason: cliMessage(s.level.reason) } : s.level;
+  return { ...s, project: s.project ?? project, errors: words(s.errors ?? []), warnings: words(s.warnings ?? []), level };
+}
+
 /** A refusal of the server: its detail, and each error by row and field as the local command names them. */
 function describeProblem(p: ProblemDoc, status: number): string {
-  const lines = [p.detail || p.title || `the server answered ${status}`];
+  const lines = [cliMessage(p.detail || p.title || `the server answered ${status}`)];
   const errors = p.errors ?? [];
-  for (const e of errors.slice(0, 20)) lines.push(`  error: ${formatProblem({ row: e.row ?? 0, field: e.field, message: e.message })}`);
+  for (const e of errors.slice(0, 20))
+    lines.push(`  error: ${formatProblem({ row: e.row ?? 0, field: e.field, message: cliMessage(e.message) })}`);
   if (errors.length > 20) lines.push(`  … and ${errors.length - 20} more errors`);
   return lines.join("\n");
 }
@@ -179,26 +202,31 @@ export async function remoteImport(target: RemoteTarget, o: RemoteImportOptions,
   };
   const body = Readable.toWeb(fs.createReadStream(o.file)) as ReadableStream;
   const res = await call(target, "POST", `/api/v1/projects/${project}/imports?${query}`, fail, { body, headers });
-  const outputFormat = o.format === "json" ? "json" : "text";
+  const out: Output = { format: o.format === "json" ? "json" : "text", project: o.project! };
   if (res.status === 200 || res.status === 201) {
     const done = (await res.json()) as ImportResource;
-    if (done.summary) return printImportSummary(done.summary, outputFormat);
+    if (done.summary) return show(done.summary, out);
   }
   const location = res.headers.get("Location");
   // Accepted (a large file): the import runs on the server; a refused file (422): its import holds the summary.
   if (location && (res.status === 202 || res.status === 422)) {
     const refusal = res.status === 422 ? await problemOf(res) : null;
     const statusPath = new URL(location, target.server).pathname;
-    return pollImport(target, statusPath, outputFormat, fail, refusal);
+    return pollImport(target, statusPath, out, fail, refusal);
   }
-  return refuse("import", await problemOf(res), res.status, outputFormat);
+  return refuse("import", await problemOf(res), res.status, out);
 }
 
+/** How the command prints: its --format, and the project's slug (the server's summary does not repeat it). */
+type Output = { format: "text" | "json"; project: string };
+
+const show = (s: ImportSummary, out: Output) => printImportSummary(localSummary(s, out.project), out.format);
+
 /** Exit code and output for a refused request: 1 with the problems when the file was refused (422), else 2. */
-function refuse(command: string, p: ProblemDoc, status: number, outputFormat: "text" | "json"): number {
-  if (status === 422 && p.summary) return printImportSummary(p.summary, outputFormat);
+function refuse(command: string, p: ProblemDoc, status: number, out: Output): number {
+  if (status === 422 && p.summary) return show(p.summary, out);
   if (status === 422) {
-    if (outputFormat === "json")
+    if (out.format === "json")
       console.log(JSON.stringify({ errorCount: p.errors?.length ?? 0, errors: p.errors ?? [], detail: p.detail }, null, 2));
     else console.error(describeProblem(p, status));
     return 1;
@@ -214,30 +242,19 @@ type ImportResource = {
   error?: string | null;
 };
 
-async function pollImport(
-  target: RemoteTarget,
-  statusPath: string,
-  outputFormat: "text" | "json",
-  fail: Fail,
-  refusal: ProblemDoc | null,
-): Promise<number> {
+async function pollImport(target: RemoteTarget, statusPath: string, out: Output, fail: Fail, refusal: ProblemDoc | null): Promise<number> {
   for (let wait = 100; ; wait = Math.min(1000, wait * 1.5)) {
     const res = await call(target, "GET", statusPath, fail, { headers: { Accept: "application/json" } });
     if (res.status === 429) {
       await sleep(1000 * Number(res.headers.get("Retry-After") ?? 1));
       continue;
     }
-    if (!res.ok) return refuse("import", refusal ?? (await problemOf(res)), refusal ? 422 : res.status, outputFormat);
+    if (!res.ok) return refuse("import", refusal ?? (await problemOf(res)), refusal ? 422 : res.status, out);
     const r = (await res.json()) as ImportResource;
-    if (r.status === "succeeded" && r.summary) return printImportSummary(r.summary, outputFormat);
+    if (r.status === "succeeded" && r.summary) return show(r.summary, out);
     if (r.status === "failed") {
-      if (r.summary) return printImportSummary(r.summary, outputFormat);
-      return refuse(
-        "import",
-        { detail: r.error ?? "The import failed; nothing was written.", errors: r.problems ?? [] },
-        422,
-        outputFormat,
-      );
+      if (r.summary) return show(r.summary, out);
+      return refuse("import", { detail: r.error ?? "The import failed; nothing was written.", errors: r.problems ?? [] }, 422, out);
     }
     await sleep(wait);
   }
@@ -288,7 +305,8 @@ export class RowCounter {
 export async function remoteExport(target: RemoteTarget, o: RemoteExportOptions, fail: Fail): Promise<number> {
   const url = `/api/v1/projects/${encodeURIComponent(o.project!)}/exports/${encodeURIComponent(o.what!)}?${exportQuery(o)}`;
   const res = await call(target, "GET", url, fail);
-  if (!res.ok || !res.body) return refuse("export", await problemOf(res), res.status === 422 ? 400 : res.status, "text");
+  if (!res.ok || !res.body)
+    return refuse("export", await problemOf(res), res.status === 422 ? 400 : res.status, { format: "text", project: o.project! });
   const counter = new RowCounter((o.format ?? "csv") === "csv");
   if (o.out) {
     // Written beside, then renamed: a failed transfer leaves no half file under the name asked for.
