@@ -17,6 +17,7 @@ import { isPostgresUrl, openPgDatabase } from "../db/client-pg";
 import { env, type Env } from "../app/env.server";
 import { PgWorker } from "../app/runs/pg/worker.server";
 import { defaultPrefetch, Worker } from "../app/runs/runner.server";
+import { sendDueDeliveries, WebhookSender } from "../app/webhooks/sender.server";
 
 const argv = process.argv.slice(2);
 // A flag overrides its environment variable; both are checked by the env schema.
@@ -73,6 +74,15 @@ if (isPostgresUrl(url)) {
   console.log(`Concord worker ${worker.id} started on ${databasePathFromEnv()}`);
 }
 
+// Webhook deliveries (app/webhooks/sender.server.ts): the run.finished events this worker emits go out from here
+// (and from any server or other worker: deliveries are claimed under a lease).
+const webhookSender = new WebhookSender().start();
+/** Stops the sender; with `flush`, sends what is due once more (an --until-idle worker's last run.finished). */
+const stopWebhooks = async (flush: boolean) => {
+  await webhookSender.stop();
+  if (flush) await sendDueDeliveries().catch(() => 0);
+};
+
 /** CPU time this process used (user + system), for the operator and bench:runs. */
 const cpuSeconds = () => {
   const c = process.cpuUsage();
@@ -85,6 +95,7 @@ const shutdown = async () => {
   stopping = true;
   console.log("Concord worker: finishing in-flight jobs…");
   await worker.stop();
+  await stopWebhooks(false);
   await closeDb();
   console.log(`Concord worker ${worker.id}: stopped, ${worker.processed} jobs processed, ${cpuSeconds()} s of CPU.`);
   process.exit(0);
@@ -93,6 +104,7 @@ process.on("SIGINT", shutdown);
 process.on("SIGTERM", shutdown);
 worker.done.then(
   async () => {
+    await stopWebhooks(true);
     await closeDb();
     console.log(`Concord worker ${worker.id}: idle, ${worker.processed} jobs processed, ${cpuSeconds()} s of CPU.`);
     process.exit(0);

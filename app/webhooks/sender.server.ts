@@ -136,8 +136,8 @@ export async function claimDueDeliveries(db: DalLike, owner: string, limit = BAT
   const d = dalOf(db);
   const { webhookDeliveries: wd, webhooks } = d.t;
   const t = now();
-  return d.tx(async (q) => {
-    const due = q
+  const due = (q: typeof d.q) =>
+    q
       .select({ id: wd.id })
       .from(wd)
       .where(
@@ -148,12 +148,14 @@ export async function claimDueDeliveries(db: DalLike, owner: string, limit = BAT
           inArray(wd.webhookId, q.select({ id: webhooks.id }).from(webhooks).where(isNull(webhooks.disabledAt))),
         ),
       )
-      .orderBy(asc(wd.nextAttemptAt), asc(wd.id))
-      .limit(limit);
+      .orderBy(asc(wd.nextAttemptAt), asc(wd.id));
+  // Nothing due (the usual answer of a poll): found by a read, so an idle sender never takes the write lock.
+  if ((await due(d.q).limit(1)).length === 0) return [];
+  return d.tx(async (q) => {
     return q
       .update(wd)
       .set({ lockedBy: owner, lockedUntil: t + LEASE_SECONDS })
-      .where(and(inArray(wd.id, due), eq(wd.status, "pending")))
+      .where(and(inArray(wd.id, due(q).limit(limit)), eq(wd.status, "pending")))
       .returning({ id: wd.id, webhookId: wd.webhookId, event: wd.event, payload: wd.payload, attempts: wd.attempts });
   });
 }
