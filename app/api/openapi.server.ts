@@ -132,7 +132,10 @@ function sameJson(a: unknown, b: unknown): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
 }
 
-/** A copy of `value` with every `$ref` "#/$defs/NAME" pointing at components/schemas under `names`' name. */
+/**
+ * A copy of `value` with every `$ref` "#/$defs/NAME" pointing at components/schemas under `names`' name, and
+ * "#" (a schema that contains itself, written by zod as a reference to its root) at `names.get("#")`.
+ */
 function rewriteRefs(value: unknown, names: Map<string, string>): unknown {
   if (Array.isArray(value)) return value.map((v) => rewriteRefs(v, names));
   if (!isObject(value)) return value;
@@ -141,7 +144,8 @@ function rewriteRefs(value: unknown, names: Map<string, string>): unknown {
     if (k === "$ref" && typeof v === "string" && v.startsWith("#/$defs/")) {
       const name = v.slice("#/$defs/".length);
       out[k] = SCHEMA_REF + (names.get(name) ?? name);
-    } else out[k] = rewriteRefs(v, names);
+    } else if (k === "$ref" && v === "#") out[k] = SCHEMA_REF + names.get("#");
+    else out[k] = rewriteRefs(v, names);
   }
   return out;
 }
@@ -156,16 +160,21 @@ class SchemaWriter {
     const { $schema: _dialect, $defs, ...root } = written;
     void _dialect;
     const defs = (isObject($defs) ? $defs : {}) as Record<string, JsonSchema>;
+    // Unnamed parts that zod had to name (recursive ones) are named after where they are used.
+    const local = where.replace(/[^A-Za-z0-9_.-]/g, "_");
+    const selfReferring = JSON.stringify(root).includes('"$ref":"#"');
     for (const suffix of io === "input" ? ["", "Input"] : [""]) {
-      const names = new Map<string, string>();
-      for (const name of Object.keys(defs))
-        names.set(name, /^__schema\d+$/.test(name) ? `${where.replace(/[^A-Za-z0-9_.-]/g, "_")}_${name}` : name + suffix);
-      const rewritten = Object.entries(defs).map(([name, def]) => [names.get(name)!, rewriteRefs(def, names)] as const);
+      const names = new Map<string, string>([["#", local]]);
+      for (const name of Object.keys(defs)) names.set(name, /^__schema\d+$/.test(name) ? `${local}_${name}` : name + suffix);
+      const rewritten = Object.entries(defs).map(([name, def]) => [names.get(name)!, rewriteRefs(def, names)] as [string, unknown]);
+      const top = rewriteRefs(root, names) as JsonSchema;
+      // A schema that refers to itself as a whole goes into components too, since "#" in the document is the document.
+      if (selfReferring) rewritten.push([local, top]);
       const clash = rewritten.find(([name, def]) => name in this.components && !sameJson(this.components[name], def));
       if (clash && suffix === "" && io === "input") continue; // the input form of a named output schema: NAMEInput
       if (clash) throw new Error(`OpenAPI: two different schemas are named "${clash[0]}" (seen at ${where}); give one another id.`);
       for (const [name, def] of rewritten) this.components[name] = def as JsonSchema;
-      return rewriteRefs(root, names) as JsonSchema;
+      return selfReferring ? { $ref: SCHEMA_REF + local } : top;
     }
     throw new Error("unreachable");
   }
@@ -278,6 +287,11 @@ export function buildOpenApiDocument(operations: readonly ApiOperation[] = API_O
   // The shared schemas first, so they keep their plain names.
   writer.write(ProblemSchema, "output", "Problem");
   writer.write(PageSchema, "output", "Page");
+  // Then every answer, so that a named schema's output form keeps the plain name whichever operation uses it
+  // first as input (writing the same schema again gives the same result).
+  for (const op of operations)
+    for (const [status, doc] of Object.entries(op.responses))
+      if (doc.schema) writer.write(doc.schema, "output", `${op.operationId}.${status}`);
 
   const paths: OpenApiDocument["paths"] = {};
   const operationIds = new Set<string>();
