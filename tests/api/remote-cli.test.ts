@@ -52,8 +52,8 @@ const local = (command: "import" | "export", args: string[], database = localDb)
 
 /** The same import both ways: the same output, stream and exit code. */
 async function importBoth(args: string[]): Promise<ScriptResult> {
-  const l = await local("import", ["--project", "law", ...args]);
-  const r = await remote("import", ["--project", "law", ...args]);
+  // Two databases, two processes: run side by side.
+  const [l, r] = await Promise.all([local("import", ["--project", "law", ...args]), remote("import", ["--project", "law", ...args])]);
   expect({ code: r.code, out: r.out, err: r.err }).toEqual({ code: l.code, out: l.out, err: l.err });
   return r;
 }
@@ -149,8 +149,7 @@ describe("remote export writes the bytes the local export writes", () => {
     "%s as %s",
     async (what, format) => {
       const args = ["--project", "law", "--what", what, "--format", format];
-      const l = await local("export", args, app.databaseFile);
-      const r = await remote("export", args);
+      const [l, r] = await Promise.all([local("export", args, app.databaseFile), remote("export", args)]);
       expect(l.code).toBe(0);
       expect(r.err).toBe("");
       expect(r.code).toBe(0);
