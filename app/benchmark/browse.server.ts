@@ -1,8 +1,9 @@
 /** Read side of the benchmark data: the dataset browser and item detail. */
-import { and, asc, count, desc, eq, isNull, or, sql } from "drizzle-orm";
+import { and, asc, count, eq, or, sql } from "drizzle-orm";
 import { z } from "zod";
 import { dalOf, first, getDal, type DalLike } from "~/dal.server";
-import { visible, visibleSql } from "~/db.server";
+import { visibleSql } from "~/db.server";
+import { itemDetailOf } from "./datasets.server";
 
 export const PAGE_SIZE = 25;
 
@@ -79,71 +80,7 @@ export async function browseItems(datasetId: number, query: z.infer<typeof Brows
   return { total, rows, domains, pages: Math.max(1, Math.ceil(total / PAGE_SIZE)) };
 }
 
-export async function itemDetail(datasetId: number, itemId: number, db: DalLike = getDal()) {
-  const d = dalOf(db);
-  const { items, checklistItems: c, references: r, responses, verdicts: v, judges } = d.t;
-  const item = first(
-    await d.q
-      .select()
-      .from(items)
-      .where(and(eq(items.id, itemId), eq(items.datasetId, datasetId)))
-      .limit(1),
-  );
-  if (!item) return null;
-  const checklist = await d.q
-    .select({
-      id: c.id,
-      text: c.text,
-      weight: c.weight,
-      position: c.position,
-      version: c.version,
-    })
-    .from(c)
-    .where(and(eq(c.itemId, itemId), isNull(c.retiredAt)))
-    .orderBy(asc(c.position));
-  const refs = await d.q
-    .select({
-      id: r.id,
-      text: r.text,
-      version: r.version,
-      isCurrent: r.isCurrent,
-      provenance: r.provenance,
-      reason: r.reason,
-      createdAt: r.createdAt,
-    })
-    .from(r)
-    .where(eq(r.itemId, itemId))
-    .orderBy(desc(r.version));
-  const responseRows = await d.q
-    .select({
-      id: responses.id,
-      model: responses.model,
-      turn: responses.turn,
-      text: responses.text,
-      origin: responses.origin,
-    })
-    .from(responses)
-    .where(and(eq(responses.itemId, itemId), visible(responses.pendingImportId)))
-    .orderBy(asc(responses.model), asc(responses.turn));
-  const verdictRows = await d.q
-    .select({
-      responseId: v.responseId,
-      checklistItemId: v.checklistItemId,
-      value: v.value,
-      parseStatus: v.parseStatus,
-      judge: judges.name,
-    })
-    .from(v)
-    .innerJoin(responses, eq(responses.id, v.responseId))
-    .innerJoin(judges, eq(judges.id, v.judgeId))
-    .where(and(eq(responses.itemId, itemId), visible(responses.pendingImportId), visible(v.pendingImportId)));
-  const judgeNames = [...new Set(verdictRows.map((x) => x.judge))].sort();
-  // verdicts[responseId][judge][checklistItemId] = value
-  const verdicts: Record<number, Record<string, Record<string, string | null>>> = {};
-  for (const x of verdictRows) {
-    const byJudge = (verdicts[x.responseId] ??= {});
-    const byItem = (byJudge[x.judge] ??= {});
-    byItem[String(x.checklistItemId ?? "whole")] = x.parseStatus === "failed" ? "unparsed" : x.value;
-  }
-  return { item, checklist, references: refs, responses: responseRows, judges: judgeNames, verdicts };
+/** One item as the item page shows it (./datasets.server.ts, which the HTTP API's item pages use too), or null. */
+export function itemDetail(datasetId: number, itemId: number, db: DalLike = getDal()) {
+  return itemDetailOf(datasetId, itemId, db);
 }

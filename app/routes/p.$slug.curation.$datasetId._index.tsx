@@ -3,19 +3,17 @@ import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remi
 import { humanErrors, humanIssue } from "~/forms/messages";
 import { json, redirect } from "@remix-run/node";
 import { Form, Link, useActionData, useLoaderData, useNavigation, useParams } from "@remix-run/react";
-import { and, asc, eq, inArray } from "drizzle-orm";
 import { requireResponseOfDataset } from "~/curation/rules.server";
 import { DomainError, domainErrorResponse } from "~/errors.server";
 import { CurationAction } from "~/forms/curation.server";
 import { firstZodIssue } from "~/forms.server";
 import { notFound, requireProjectRole } from "~/auth/guards.server";
 import { findDataset } from "~/benchmark/browse.server";
-import { allFlags, DEFAULT_DUPLICATE_THRESHOLD, promotionCandidates, type Flag } from "~/curation/flags.server";
+import { type Flag } from "~/curation/flags.server";
+import { curationIndex, parseDuplicateThreshold } from "~/curation/curation-index.server";
 import { CurationError, freezeDataset, promoteResponse, startNextVersion } from "~/curation/versions.server";
 import { runBackCheck } from "~/curation/assist.server";
-import { createTask, projectMembers, TaskError } from "~/annotation/tasks.server";
-import { getDal } from "~/dal.server";
-import { visible } from "~/db.server";
+import { createTask, TaskError } from "~/annotation/tasks.server";
 import { ActionMessage } from "~/components/ActionMessage";
 import { FieldError, fieldErrorsFrom, invalidProps, useFocusFirstError } from "~/components/FieldError";
 import { blindingWarning } from "~/annotation/task-names.server";
@@ -32,75 +30,8 @@ async function loadDataset(projectId: number, raw: string | undefined) {
 export async function loader({ request, params }: LoaderFunctionArgs) {
   const { project } = await requireProjectRole(request, params.slug, "researcher");
   const dataset = await loadDataset(project.id, params.datasetId);
-  const url = new URL(request.url);
-  const t = Number(url.searchParams.get("threshold"));
-  const threshold = t > 0 && t <= 1 ? t : DEFAULT_DUPLICATE_THRESHOLD;
-  const d = getDal();
-  const { items: it, responses: r, datasets: ds, providers: p } = d.t;
-  const { checklists, flags } = await allFlags(project.id, dataset.id, threshold, d);
-  const items = await d.q
-    .select({ id: it.id, sourceId: it.sourceId, domain: it.domain })
-    .from(it)
-    .where(eq(it.datasetId, dataset.id))
-    .orderBy(asc(it.sourceId));
-  const text = new Map(checklists.map((c) => [c.id, c.text]));
-  const candidates = await promotionCandidates(dataset.id, d);
-  const candidateTexts = new Map(
-    candidates.length
-      ? (
-          await d.q
-            .select({ id: r.id, model: r.model, text: r.text, turn: r.turn })
-            .from(r)
-            .where(
-              inArray(
-                r.id,
-                candidates.map((c) => c.responseId),
-              ),
-            )
-        ).map((x) => [x.id, x])
-      : [],
-  );
-  const models = (
-    await d.q
-      .selectDistinct({ model: r.model })
-      .from(r)
-      .innerJoin(it, eq(it.id, r.itemId))
-      .where(and(eq(it.datasetId, dataset.id), visible(r.pendingImportId)))
-      .orderBy(asc(r.model))
-  ).map((m) => m.model);
-  const versions = await d.q
-    .select({ id: ds.id, version: ds.version, frozenAt: ds.frozenAt })
-    .from(ds)
-    .where(and(eq(ds.projectId, project.id), eq(ds.name, dataset.name)))
-    .orderBy(asc(ds.version));
-  const providers = await d.q
-    .select({ id: p.id, name: p.name, model: p.model, kind: p.kind })
-    .from(p)
-    .where(eq(p.projectId, project.id))
-    .orderBy(asc(p.name));
-  const itemById = new Map(items.map((i) => [i.id, i]));
-  return json({
-    dataset: { id: dataset.id, name: dataset.name, version: dataset.version, frozenAt: dataset.frozenAt },
-    versions,
-    threshold,
-    checklistCount: checklists.length,
-    flags: flags.map((f) => ({
-      ...f,
-      sourceId: itemById.get(f.itemId)?.sourceId ?? "",
-      text: text.get(f.checklistItemId) ?? "",
-      otherText: f.kind === "duplicate" ? (text.get(f.otherId) ?? "") : null,
-    })),
-    candidates: candidates.map((c) => ({
-      ...c,
-      sourceId: itemById.get(c.itemId)?.sourceId ?? "",
-      model: candidateTexts.get(c.responseId)?.model ?? "",
-      turn: candidateTexts.get(c.responseId)?.turn ?? null,
-      text: candidateTexts.get(c.responseId)?.text ?? "",
-    })),
-    models,
-    annotators: (await projectMembers(project.id)).filter((m) => m.role === "annotator"),
-    providers,
-  });
+  const threshold = parseDuplicateThreshold(new URL(request.url).searchParams.get("threshold"));
+  return json(await curationIndex(project.id, dataset, threshold));
 }
 
 export async function action({ request, params }: ActionFunctionArgs) {

@@ -9,37 +9,29 @@ import type { ActionFunctionArgs, LinksFunction, LoaderFunctionArgs, MetaFunctio
 import { json, redirect } from "@remix-run/node";
 import { Form, Link, useActionData, useLoaderData, useParams, type ClientLoaderFunctionArgs } from "@remix-run/react";
 import { useRef } from "react";
-import { and, asc, eq, inArray } from "drizzle-orm";
-import { goldUnitOf, labelToForm, parseGoldLabel } from "~/annotation/gold.server";
+import { goldUnitOf, parseGoldLabel } from "~/annotation/gold.server";
+import { taskPage } from "~/annotation/task-view.server";
 import { DomainError, domainErrorResponse } from "~/errors.server";
 import { RemoveSchema, StatusSchema } from "~/forms/tasks.server";
 import { readConfig, scoreScaleOf } from "~/annotation/config.server";
-import type { ResponseKey } from "~/task-kinds/types";
 import { kindFields, loadKindFields } from "~/task-kinds/fields-registry";
 import type { KindPartsHandle } from "~/task-kinds/parts-handle";
-import { findKind, isAnnotatable, kindTitle } from "~/task-kinds/registry.server";
-import { letter } from "~/annotation/random";
 import {
   addToPool,
   archiveTask,
   deleteTask,
   findTask,
   removeFromPool,
-  poolOf,
-  projectMembers,
   setAdjudicators,
   setGoldLabel,
   setTaskStatus,
-  taskProgress,
-  taskWork,
   TaskError,
 } from "~/annotation/tasks.server";
-import { requeueStale, staleSummary } from "~/curation/requeue.server";
+import { requeueStale } from "~/curation/requeue.server";
 import { FieldError, fieldErrorsFrom, invalidProps, useFocusFirstError } from "~/components/FieldError";
 import { notFound, requireProjectRole } from "~/auth/guards.server";
 import { ProgressBar } from "~/components/ProgressBar";
 import styles from "~/components/annotation.css";
-import { dalOf, getDal } from "~/dal.server";
 import { ActionMessage } from "~/components/ActionMessage";
 import { renameTask } from "~/annotation/task-names.server";
 import { TaskNameForm, type TaskNameOutcome } from "~/components/TaskNameForm";
@@ -51,132 +43,7 @@ export async function loader({ request, params }: LoaderFunctionArgs) {
   const { project } = await requireProjectRole(request, params.slug, "researcher");
   const task = await findTask(project.id, Number(params.taskId));
   if (!task) notFound("Task not found.");
-  const d = dalOf(getDal());
-  const { units, items: itemsT, checklistItems, references: referencesT, responses: responsesT } = d.t;
-  const config = readConfig(task.config);
-  const pool = await poolOf(task, d);
-  const members = await projectMembers(project.id, d);
-  const goldUnits = await d.q
-    .select({
-      id: units.id,
-      position: units.position,
-      goldLabel: units.goldLabel,
-      responseIds: units.responseIds,
-      responseId: units.responseId,
-      itemId: units.itemId,
-      checklistItemId: units.checklistItemId,
-    })
-    .from(units)
-    .where(and(eq(units.taskId, task.id), eq(units.isGold, true)))
-    .orderBy(asc(units.position));
-  // Multi-response kinds: the researcher (not blind) sees which response each letter is.
-  const rids = [
-    ...new Set(
-      goldUnits.flatMap((g) =>
-        [...(g.responseIds ?? []), ...(g.responseId != null ? [g.responseId] : [])].filter((r): r is number => r !== "reference"),
-      ),
-    ),
-  ];
-  // What each gold unit is about, so the known answer is entered with the content in view.
-  const itemIds = [...new Set(goldUnits.map((g) => g.itemId))];
-  const items = new Map(
-    (itemIds.length
-      ? await d.q
-          .select({ id: itemsT.id, sourceId: itemsT.sourceId, query: itemsT.query, passage: itemsT.passage })
-          .from(itemsT)
-          .where(inArray(itemsT.id, itemIds))
-      : []
-    ).map((i) => [i.id, i]),
-  );
-  const checklistIds = goldUnits.map((g) => g.checklistItemId).filter((c): c is number => c != null);
-  const checklistTexts = new Map(
-    (checklistIds.length
-      ? await d.q
-          .select({ id: checklistItems.id, text: checklistItems.text })
-          .from(checklistItems)
-          .where(inArray(checklistItems.id, checklistIds))
-      : []
-    ).map((c) => [c.id, c.text]),
-  );
-  const references = new Map(
-    (itemIds.length
-      ? await d.q
-          .select({ itemId: referencesT.itemId, text: referencesT.text })
-          .from(referencesT)
-          .where(and(inArray(referencesT.itemId, itemIds), eq(referencesT.isCurrent, true)))
-      : []
-    ).map((r) => [r.itemId, r.text]),
-  );
-  const responses = new Map(
-    (rids.length
-      ? await d.q
-          .select({ id: responsesT.id, model: responsesT.model, text: responsesT.text })
-          .from(responsesT)
-          .where(inArray(responsesT.id, rids))
-      : []
-    ).map((r) => [r.id, r]),
-  );
-  const gold = goldUnits.map((g) => {
-    const order: ResponseKey[] = g.responseIds ?? [];
-    let stored: unknown = null;
-    try {
-      stored = g.goldLabel == null ? null : JSON.parse(g.goldLabel);
-    } catch {
-      stored = g.goldLabel;
-    }
-    const item = items.get(g.itemId);
-    const single = g.responseId != null ? responses.get(g.responseId) : undefined;
-    return {
-      id: g.id,
-      position: g.position,
-      known: g.goldLabel != null,
-      content: {
-        item: item?.sourceId ?? `#${g.itemId}`,
-        query: item?.query ?? "",
-        passage: item?.passage ?? null,
-        checklistItem: g.checklistItemId != null ? (checklistTexts.get(g.checklistItemId) ?? null) : null,
-        response: single ? { model: single.model, text: single.text } : null,
-        reference: findKind(task.kind)?.goldShowsReference ? (references.get(g.itemId) ?? null) : null,
-      },
-      values: isAnnotatable(task.kind)
-        ? labelToForm(task.kind, stored == null ? null : { label: stored, penaltyReasons: null, notes: null }, order)
-        : {},
-      responses: order.map((key, i) => {
-        const r = key === "reference" ? null : responses.get(key);
-        return {
-          letter: letter(i),
-          reference: key === "reference",
-          model: r?.model ?? null,
-          preview: r ? r.text.slice(0, 140) : null,
-          text: key === "reference" ? (references.get(g.itemId) ?? "") : (r?.text ?? ""),
-        };
-      }),
-    };
-  });
-  return json({
-    task: {
-      id: task.id,
-      name: task.name,
-      guidelines: task.guidelines,
-      kind: task.kind,
-      kindTitle: kindTitle(task.kind),
-      annotatable: isAnnotatable(task.kind),
-      status: task.status,
-      overlap: task.overlap,
-      seed: task.seed,
-      plan: config.plan ?? null,
-      models: config.models ?? null,
-      goldRate: config.goldRate ?? 0,
-      allowTies: config.allowTies === true,
-    },
-    progress: await taskProgress(task, d),
-    work: await taskWork(task.id, d),
-    stale: await staleSummary(project.id, { taskId: task.id }),
-    pool,
-    adjudicators: config.adjudicators ?? [],
-    members,
-    gold,
-  });
+  return json(await taskPage(project.id, task));
 }
 
 const ids = (form: FormData) =>
