@@ -27,6 +27,7 @@ const ONE_AT_A_TIME = [
   "tests/security/shutdown-under-load.test.ts",
   "tests/security/throttle.test.ts",
   "tests/security/heavy-reads.test.ts",
+  "tests/api/exports.test.ts",
 ];
 const ALL = ["tests/**/*.test.ts", "tests/**/*.test.tsx"];
 

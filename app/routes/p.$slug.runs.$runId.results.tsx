@@ -7,7 +7,7 @@ import { getDal } from "~/dal.server";
 import { COLORS, turnCurvesSvg } from "~/runs/chart.server";
 import { PROTOCOLS } from "~/runs/protocols";
 import type { ResultsFigure } from "~/runs/protocols/types";
-import { ResultsView } from "~/runs/protocols/views";
+import { ResultsView, TableDownloads } from "~/runs/protocols/views";
 import { f3 } from "~/runs/protocols/views/tables";
 import { settingRows } from "~/runs/setting-rows";
 import { IntervalMethod, intervalText } from "~/components/Interval";
@@ -75,6 +75,19 @@ export default function RunResults() {
         <Link to={`/p/${project.slug}/runs/${run.id}`}>Back to the run</Link> · <span className="badge">{run.status}</span> · protocol{" "}
         {run.protocol} v{run.protocolVersion}
       </p>
+      <p className="small">
+        Every table below as one file (tidy rows, full precision; the same as{" "}
+        <code>npm run export -- --what run-results --run {run.id}</code>
+        ):{" "}
+        <a href={`/p/${project.slug}/export/run-results.csv?run=${run.id}`} download>
+          CSV
+        </a>{" "}
+        ·{" "}
+        <a href={`/p/${project.slug}/export/run-results.jsonl?run=${run.id}`} download>
+          JSONL
+        </a>
+        . Each table also downloads on its own, as CSV or as a LaTeX table, from the links under it.
+      </p>
       <details>
         <summary>Settings used (the paper's defaults unless overridden when the run was created)</summary>
         <dl className="settings" data-testid="results-settings">
@@ -93,7 +106,13 @@ export default function RunResults() {
             <p className="small">
               verdicts parsed: {r.parse.ok} ok, {r.parse.partial} partial, {r.parse.failed} failed
             </p>
-            {r.metrics ? <ResultsView blocks={tables} figure={figure} /> : null}
+            {r.metrics ? (
+              <ResultsView
+                blocks={tables}
+                figure={figure}
+                downloads={{ base: `/p/${project.slug}/runs/${run.id}/results/csv`, judgeId: r.judgeId }}
+              />
+            ) : null}
           </section>
         );
       })}
@@ -171,6 +190,7 @@ export default function RunResults() {
                 ))}
               </tbody>
             </table>
+            <TableDownloads base={`/p/${project.slug}/runs/${run.id}/results/csv?table=calibration-${report.taskId}`} title={name} />
             <IntervalMethod>
               Intervals: the correction is the difference between two shares of the judge&apos;s errors (too harsh, too lenient); each gets
               a Wilson score interval at its effective sample size, never less wide than for the labelled units&apos; count, and the two are

@@ -4,6 +4,7 @@
  * these blocks on the server (Protocol.tables), so this page's JavaScript holds no
  * protocol code and a new protocol needs nothing here.
  */
+import { Fragment } from "react";
 import type { Cell, ResultBlock, ResultColumn, ResultTable } from "../result-tables";
 import type { ResultsFigure } from "../types";
 import { Figure } from "./tables";
@@ -59,9 +60,43 @@ export function TableView({ table }: { table: ResultTable }) {
   );
 }
 
-/** One judge's results as its protocol laid them out ("No tables" for a protocol without any). */
-export function ResultsView({ blocks, figure }: { blocks: ResultBlock[] | null; figure: ResultsFigure | null }) {
+/** The CSV and LaTeX links under a results table (the route p.$slug.runs.$runId.results.csv: `base` + `&format=latex`). */
+export function TableDownloads({ base, title }: { base: string; title: string }) {
+  return (
+    <p className="small table-downloads">
+      Download {title}:{" "}
+      <a href={base} download>
+        CSV
+      </a>{" "}
+      ·{" "}
+      <a href={`${base}&format=latex`} download>
+        LaTeX
+      </a>
+    </p>
+  );
+}
+
+/**
+ * One judge's results as its protocol laid them out ("No tables" for a protocol without any). With `downloads`
+ * (the address of the run's table downloads and the judge's id), a CSV and a LaTeX link under each table.
+ */
+export function ResultsView({
+  blocks,
+  figure,
+  downloads,
+}: {
+  blocks: ResultBlock[] | null;
+  figure: ResultsFigure | null;
+  downloads?: { base: string; judgeId: number };
+}) {
   if (!blocks) return <p className="muted">No tables for this protocol.</p>;
+  const links = (table: ResultTable) =>
+    downloads && table.id ? (
+      <TableDownloads
+        base={`${downloads.base}?table=${encodeURIComponent(table.id)}&judge=${downloads.judgeId}`}
+        title={table.title ?? "this table"}
+      />
+    ) : null;
   return (
     <>
       {blocks.map((b, i) =>
@@ -71,12 +106,18 @@ export function ResultsView({ blocks, figure }: { blocks: ResultBlock[] | null; 
           </p>
         ) : b.kind === "figure" ? (
           figure ? (
-            <Figure key={i} figure={figure}>
-              <TableView table={b.table} />
-            </Figure>
+            <Fragment key={i}>
+              <Figure figure={figure}>
+                <TableView table={b.table} />
+              </Figure>
+              {links(b.table)}
+            </Fragment>
           ) : null
         ) : (
-          <TableView key={i} table={b.table} />
+          <Fragment key={i}>
+            <TableView table={b.table} />
+            {links(b.table)}
+          </Fragment>
         ),
       )}
     </>
