@@ -10,6 +10,7 @@
  *   a labels file and a verdicts file (the command needs no database) to 1e-12.
  * - ConcordError carries the problem details of a refused file (status, title, detail, errors by row and field).
  * - export() follows `next` cursors: with limit=2 it reads every page and gets the rows one page of 10,000 gives.
+ * - A 503 and a 429 with Retry-After are waited out and the call sent again; a 403 is raised at once.
  * - A POST whose answer is lost (the connection drops after the server answered) is sent again by the client with
  *   the same Idempotency-Key: the server replays its answer (Idempotent-Replayed) and imports once.
  */
@@ -38,6 +39,7 @@ const HAVE_DATA = FILES.every((f) => fs.existsSync(f));
 
 let app: RunningApp;
 let token = "";
+let readToken = "";
 const dir = tempDir("concord-pyclient-");
 
 /** Runs python3 on a script (a file path and its arguments) with the client on its path; its output and exit code. */
@@ -72,6 +74,7 @@ beforeAll(async () => {
       await setMembership(id, ada.id, "researcher", db);
     }
     token = (await createApiToken(ada.id, { name: "python", scope: "write", projects: "all" }, db)).token;
+    readToken = (await createApiToken(ada.id, { name: "python read", scope: "read", projects: "all" }, db)).token;
     db.$client.close();
   });
 }, 60_000);
@@ -242,6 +245,69 @@ print(json.dumps({"paged": paged, "whole": whole, "df": {"shape": list(df.shape)
     },
     120_000,
   );
+
+  it("a 503 and a 429 with Retry-After are waited out and sent again; a 403 is not", async () => {
+    // A proxy that answers the first two requests itself (503, then 429, each with Retry-After: 1) and passes the rest on.
+    const statuses: number[] = [];
+    const proxy = http.createServer((req, res) => {
+      const own = [503, 429][statuses.length];
+      if (own) {
+        statuses.push(own);
+        res.writeHead(own, { "Content-Type": "application/problem+json", "Retry-After": "1" });
+        res.end(JSON.stringify({ type: "about:blank", title: "Busy", status: own, detail: "try again" }));
+        return;
+      }
+      const upstream = http.request(
+        { host: "127.0.0.1", port: new URL(app.url).port, path: req.url, method: req.method, headers: req.headers },
+        (up) => {
+          statuses.push(up.statusCode!);
+          res.writeHead(up.statusCode!, up.headers);
+          up.pipe(res);
+        },
+      );
+      req.pipe(upstream);
+    });
+    await new Promise<void>((r) => proxy.listen(0, "127.0.0.1", r));
+    const proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+    try {
+      const code = [
+        "import json, time",
+        "from concord_client import Client, ConcordError",
+        `c = Client(${JSON.stringify(proxyUrl)}, ${JSON.stringify(token)})`,
+        "t0 = time.monotonic()",
+        "slugs = sorted(p['slug'] for p in c.projects())",
+        "waited = time.monotonic() - t0",
+        `r = Client(${JSON.stringify(proxyUrl)}, ${JSON.stringify(readToken)})`,
+        "try:",
+        "    r.import_records('shapes', 'items-jsonl', [{'id': 'r1', 'prompt': 'Read-only?'}])",
+        "    refused = None",
+        "except ConcordError as e:",
+        "    refused = e.status",
+        "print(json.dumps({'slugs': slugs, 'waited': waited, 'refused': refused}))",
+      ].join("\n");
+      const out = await new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
+        const child = spawn(PYTHON, ["-c", code], {
+          cwd: ROOT,
+          env: { ...process.env, PYTHONPATH: path.join(ROOT, "clients/python"), PYTHONDONTWRITEBYTECODE: "1" },
+        });
+        let o = "";
+        let e = "";
+        child.stdout.on("data", (d: Buffer) => (o += d));
+        child.stderr.on("data", (d: Buffer) => (e += d));
+        child.on("exit", (c) => resolve({ code: c, out: o, err: e }));
+      });
+      expect(out.code, out.err).toBe(0);
+      const r = JSON.parse(out.out) as { slugs: string[]; waited: number; refused: number };
+      expect(r.slugs).toEqual(["llmbar", "shapes"]);
+      // Two Retry-After: 1 waits.
+      expect(r.waited).toBeGreaterThanOrEqual(2);
+      // 503, 429, the answer; then the read token's POST: 403 once, not sent again.
+      expect(statuses).toEqual([503, 429, 200, 403]);
+      expect(r.refused).toBe(403);
+    } finally {
+      await new Promise((r) => proxy.close(r));
+    }
+  }, 120_000);
 
   it("a POST whose answer is lost is sent again with the same Idempotency-Key: replayed, imported once", async () => {
     // A proxy in front of the server that lets the first import through, waits for the server's whole answer,
