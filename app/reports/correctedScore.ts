@@ -13,6 +13,7 @@
  * CorrectedScoreError naming the file, the row and the column.
  */
 import { activePpi, classicalMean, ppiEstimate, stratifiedPpi, type CorrectedResult, type CorrectedUnit } from "~/stats";
+import { labelPlan, type LabelPlan, type PlanUnit, type Sampler } from "~/stats/labelPlan";
 import type { Interval } from "~/stats/types";
 import { CSV_MISSING_TOKENS } from "./judgeAgreementLabels";
 
@@ -188,4 +189,100 @@ export function correctedScoreFromTables(
   if (excluded.split) notes.push(`${excluded.split} labelled unit(s) left out: the annotators split (no strict majority)`);
   if (excluded.missing) notes.push(`${excluded.missing} labelled unit(s) left out: no value`);
   return { ...result, notes: [...notes, ...result.notes], excluded };
+}
+
+export const PLAN_SAMPLERS = ["uniform", "stratified", "proportional", "neyman", "active", "auto"] as const;
+export type PlanSamplerChoice = (typeof PLAN_SAMPLERS)[number];
+
+export interface PlanFromTables {
+  plan: LabelPlan;
+  /** The units in the judge file's order, with their π and whether drawn. */
+  rows: { unit: string; pi: number; selected: boolean }[];
+}
+
+/**
+ * `npm run label-plan`: which units of the judge file to label next (app/stats/labelPlan.ts), with the burn-in
+ * labels so far from `labels` (optional; the same columns as corrected-score). `stratified` is Neyman allocation
+ * when every stratum has 2 burn-in labels, proportional otherwise (and says so).
+ */
+export function labelPlanFromTables(
+  judge: RowsTable,
+  labels: RowsTable | null,
+  o: CorrectedScoreOptions & {
+    judgeName?: string;
+    labelsName?: string;
+    budget: number;
+    sampler: PlanSamplerChoice;
+    uncertainty?: string;
+    seed: number;
+    mix?: number;
+  },
+): PlanFromTables {
+  const jn = o.judgeName ?? "judge file";
+  const ln = o.labelsName ?? "labels file";
+  const uj = column(judge, o.unit ?? "unit", jn, "the unit");
+  const sj = column(judge, o.score ?? "score", jn, "the judge's score");
+  const cj = o.uncertainty ? column(judge, o.uncertainty, jn, "the uncertainty score") : null;
+  const hj = o.stratum ? column(judge, o.stratum, jn, "the stratum") : null;
+  const range = o.range ?? [0, 1];
+  const ids: string[] = [];
+  const byId = new Map<string, PlanUnit & { row: number }>();
+  for (const { record, row } of judge.rows) {
+    const where = `${jn}: row ${row}`;
+    if (isMissing(record[uj], judge.format)) throw new CorrectedScoreError(`${where}, ${uj}: the unit is missing.`);
+    const id = String(record[uj]).trim();
+    if (byId.has(id))
+      throw new CorrectedScoreError(`${where}, ${uj}: unit "${id.slice(0, 60)}" is listed twice (first on row ${byId.get(id)!.row}).`);
+    const u: PlanUnit & { row: number } = { row };
+    if (!isMissing(record[sj], judge.format)) u.f = (toNumber(record[sj], o.values, where, sj) - range[0]) / (range[1] - range[0]);
+    if (cj) {
+      const v = isMissing(record[cj], judge.format) ? NaN : Number(record[cj]);
+      if (!(v >= 0) || !Number.isFinite(v)) throw new CorrectedScoreError(`${where}, ${cj}: the uncertainty score must be a number ≥ 0.`);
+      u.uncertainty = v;
+    }
+    if (hj) u.stratum = isMissing(record[hj], judge.format) ? "" : String(record[hj]);
+    byId.set(id, u);
+    ids.push(id);
+  }
+  if (labels) {
+    const ul = column(labels, o.unit ?? "unit", ln, "the unit");
+    const cols = o.annotators?.length
+      ? o.annotators.map((a) => column(labels, a, ln, "an annotator"))
+      : [column(labels, o.label ?? "value", ln, "the human value")];
+    for (const { record, row } of labels.rows) {
+      const where = `${ln}: row ${row}`;
+      const id = String(record[ul] ?? "").trim();
+      const u = byId.get(id);
+      if (!u) throw new CorrectedScoreError(`${where}, ${ul}: unit "${id.slice(0, 60)}" is not in the ${jn}.`);
+      const given = cols.filter((c) => !isMissing(record[c], labels.format)).map((c) => toNumber(record[c], o.values, where, c));
+      const counts = new Map<number, number>();
+      for (const v of given) counts.set(v, (counts.get(v) ?? 0) + 1);
+      const top = [...counts.entries()].find(([, c]) => c * 2 > given.length);
+      if (top) u.y = (top[0] - range[0]) / (range[1] - range[0]);
+    }
+  }
+  const units = ids.map((id) => byId.get(id)!);
+  let sampler: Sampler;
+  const notes: string[] = [];
+  if (o.sampler === "stratified") {
+    if (!hj) throw new CorrectedScoreError("--sampler stratified needs --stratum.");
+    const perStratum = new Map<string, number>();
+    for (const u of units)
+      if (u.y !== undefined && u.y !== null) perStratum.set(u.stratum ?? "", (perStratum.get(u.stratum ?? "") ?? 0) + 1);
+    const strata = new Set(units.map((u) => u.stratum ?? ""));
+    sampler = [...strata].every((h) => (perStratum.get(h) ?? 0) >= 2) ? "neyman" : "proportional";
+    notes.push(
+      sampler === "neyman"
+        ? "stratified: Neyman allocation by the judge's error spread in each stratum's burn-in labels"
+        : "stratified: proportional allocation (Neyman needs 2 burn-in labels in every stratum)",
+    );
+  } else sampler = o.sampler;
+  let plan: LabelPlan;
+  try {
+    plan = labelPlan(units, { budget: o.budget, sampler, seed: o.seed, mix: o.mix });
+  } catch (err) {
+    throw new CorrectedScoreError((err as Error).message.replace(/^\w+: /, ""));
+  }
+  plan.notes.unshift(...notes);
+  return { plan, rows: ids.map((unit, i) => ({ unit, pi: plan.pi[i], selected: plan.selected[i] })) };
 }
