@@ -24,6 +24,7 @@ export default function ProjectLayout() {
           [`${base}/reports`, "Reports"],
           [`${base}/runs`, "Runs"],
           [`${base}/providers`, "Providers"],
+          [`${base}/webhooks`, "Webhooks"],
           [`${base}/import`, "Import"],
           [`${base}/export`, "Export"],
         ] as [string, string][])
