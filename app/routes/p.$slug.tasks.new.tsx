@@ -4,17 +4,12 @@ import type { ActionFunctionArgs, LinksFunction, LoaderFunctionArgs, MetaFunctio
 import { json, redirect } from "@remix-run/node";
 import { Form, useActionData, useLoaderData } from "@remix-run/react";
 import { useRef, useState } from "react";
-import { and, asc, eq } from "drizzle-orm";
 import { ANNOTATABLE_KINDS, DEFAULT_PENALTY_REASONS, KIND_TITLES, PLANS, type AnnotatableKind } from "~/annotation/config";
-import { createTask, NewTaskSchema, projectMembers } from "~/annotation/tasks.server";
+import { newTaskFormOptions, submitNewTask } from "~/annotation/new-task.server";
 import { domainFieldErrorsResponse, orDomainError } from "~/errors.server";
 import { requireProjectRole } from "~/auth/guards.server";
 import styles from "~/components/annotation.css";
 import { ErrorSummary, FieldError, invalidProps, useFocusFirstError, type FieldErrors } from "~/components/FieldError";
-import { fieldErrorsOf, humanErrors } from "~/forms/messages";
-import { dalOf, getDal } from "~/dal.server";
-import { visible } from "~/db.server";
-import { annotatorTextsOf, blindingWarning } from "~/annotation/task-names.server";
 import { findKind, taskKind } from "~/task-kinds/registry";
 
 export const links: LinksFunction = () => [{ rel: "stylesheet", href: styles }];
@@ -22,47 +17,10 @@ export const meta: MetaFunction = () => [{ title: "New task · Concord" }];
 
 export async function loader({ request, params }: LoaderFunctionArgs) {
   const { project } = await requireProjectRole(request, params.slug, "researcher");
-  const d = dalOf(getDal());
-  const { datasets: ds, responses, items } = d.t;
-  const datasets = await d.q
-    .select({ id: ds.id, name: ds.name, version: ds.version })
-    .from(ds)
-    .where(eq(ds.projectId, project.id))
-    .orderBy(asc(ds.name));
-  const models = (
-    await d.q
-      .selectDistinct({ model: responses.model })
-      .from(responses)
-      .innerJoin(items, eq(items.id, responses.itemId))
-      .innerJoin(ds, eq(ds.id, items.datasetId))
-      .where(and(eq(ds.projectId, project.id), visible(responses.pendingImportId)))
-      .orderBy(asc(responses.model))
-  ).map((m) => m.model);
-  return json({ datasets, models, members: await projectMembers(project.id, d) });
+  return json(await newTaskFormOptions(project.id));
 }
 
 const opt = (v: FormDataEntryValue | null) => (typeof v === "string" && v.trim() !== "" ? v.trim() : undefined);
-
-/** The form's labels, also used to word the errors ("Seed must be 0 or more."). */
-const LABELS: Record<string, string> = {
-  name: "Name",
-  datasetId: "Dataset",
-  kind: "Kind",
-  plan: "Sampling plan",
-  models: "Models",
-  overlap: "Overlap k",
-  seed: "Seed",
-  turn: "Turn",
-  itemLimit: "Items to sample",
-  responsesPerItem: "Responses per item",
-  strata: "Stratify by",
-  perStratum: "Units per stratum",
-  n: "Responses per comparison",
-  goldRate: "Gold rate",
-  penaltyReasons: "Penalty reasons",
-  guidelines: "Guidelines",
-  pool: "Annotator pool",
-};
 
 export async function action({ request, params }: ActionFunctionArgs) {
   const { project, user } = await requireProjectRole(request, params.slug, "researcher");
@@ -96,24 +54,12 @@ export async function action({ request, params }: ActionFunctionArgs) {
       (findKind(String(form.get("kind") ?? ""))?.textSettings ?? []).map((t) => [t.name, String(form.get(`settings.${t.name}`) ?? "")]),
     ),
   };
-  const parsed = NewTaskSchema.safeParse(raw, { error: humanErrors(LABELS) });
-  if (!parsed.success) return json({ fieldErrors: fieldErrorsOf(parsed.error) as FieldErrors }, { status: 400 });
-  // Annotators see the name, the guidelines and the texts of the kind's settings (a
-  // Likert question and its anchors, penalty reasons): one naming a model, judge or
-  // provider of the project is held back with a warning until the researcher saves it anyway.
-  if (form.get("confirmNames") !== "yes") {
-    const { kind, penaltyReasons, settings } = parsed.data;
-    const held = await blindingWarning(project.id, {
-      name: parsed.data.name,
-      guidelines: parsed.data.guidelines ?? "",
-      ...annotatorTextsOf(kind, { penaltyReasons, ...settings }),
-    });
-    if (held) return json({ fieldErrors: held.fieldErrors as FieldErrors, warning: held.warning }, { status: 400 });
-  }
   // A refusal (TaskError, SamplingError, AssignmentError) is shown beside its field, or for the whole form.
   return orDomainError(async () => {
-    const { taskId } = await createTask(project.id, user.id, parsed.data);
-    return redirect(`/p/${project.slug}/tasks/${taskId}`);
+    const outcome = await submitNewTask(project.id, user.id, raw, { confirmed: form.get("confirmNames") === "yes" });
+    if (!outcome.ok)
+      return json({ fieldErrors: outcome.fieldErrors, ...(outcome.warning ? { warning: outcome.warning } : {}) }, { status: 400 });
+    return redirect(`/p/${project.slug}/tasks/${outcome.taskId}`);
   }, domainFieldErrorsResponse);
 }
 
