@@ -256,11 +256,13 @@ function operationObject(writer: SchemaWriter, op: ApiOperation): JsonSchema {
       response.headers = Object.fromEntries(
         Object.entries(doc.headers).map(([name, description]) => [name, { description, schema: { type: "string" } }]),
       );
+    const content: JsonSchema = {};
     const contentType = doc.contentType ?? (doc.schema ? "application/json" : undefined);
-    if (contentType)
-      response.content = {
-        [contentType]: doc.schema ? { schema: writer.write(doc.schema, "output", `${where}.${status}`) } : {},
-      };
+    if (contentType) content[contentType] = doc.schema ? { schema: writer.write(doc.schema, "output", `${where}.${status}`) } : {};
+    else if (Number(status) >= 400) Object.assign(content, problemContent); // an error specific to the endpoint: problem details
+    for (const [i, alt] of (doc.alternatives ?? []).entries())
+      content[alt.contentType] = alt.schema ? { schema: writer.write(alt.schema, "output", `${where}.${status}.${i + 1}`) } : {};
+    if (Object.keys(content).length) response.content = content;
     responses[status] = response;
   }
   const standard: [string, string, boolean][] = [
@@ -290,8 +292,11 @@ export function buildOpenApiDocument(operations: readonly ApiOperation[] = API_O
   // Then every answer, so that a named schema's output form keeps the plain name whichever operation uses it
   // first as input (writing the same schema again gives the same result).
   for (const op of operations)
-    for (const [status, doc] of Object.entries(op.responses))
+    for (const [status, doc] of Object.entries(op.responses)) {
       if (doc.schema) writer.write(doc.schema, "output", `${op.operationId}.${status}`);
+      for (const [i, alt] of (doc.alternatives ?? []).entries())
+        if (alt.schema) writer.write(alt.schema, "output", `${op.operationId}.${status}.${i + 1}`);
+    }
 
   const paths: OpenApiDocument["paths"] = {};
   const operationIds = new Set<string>();

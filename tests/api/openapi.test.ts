@@ -160,9 +160,21 @@ describe("the generator", () => {
         { contentType: "text/csv", description: "The file, one row a thing." },
       ],
       idempotent: true,
-      responses: { 201: { description: "made", schema: Thing, headers: { Location: "where" } } },
+      responses: {
+        201: { description: "made", schema: Thing, headers: { Location: "where" } },
+        422: { description: "refused: errors names each row" },
+      },
     },
-    { ...base, method: "get", path: "/api/v1/things", operationId: "listThings", summary: "Things", auth: "read", paged: true },
+    {
+      ...base,
+      method: "get",
+      path: "/api/v1/things",
+      operationId: "listThings",
+      summary: "Things",
+      auth: "read",
+      paged: true,
+      responses: { 200: { description: "pages, or a file", schema: Thing, alternatives: [{ contentType: "text/csv" }] } },
+    },
     {
       ...base,
       method: "get",
@@ -205,7 +217,12 @@ describe("the generator", () => {
     });
     expect(doc.components.schemas.TestThing).toMatchObject({ additionalProperties: false, required: ["id", "label"] });
     expect(doc.components.schemas.TestThingInput).not.toHaveProperty("additionalProperties");
-    expect(Object.keys(make.responses as object)).toEqual(["201", "400", "401", "403", "404", "409", "429", "default"]);
+    expect(Object.keys(make.responses as object)).toEqual(["201", "400", "401", "403", "404", "409", "422", "429", "default"]);
+    // An error of its own without a schema is problem details.
+    expect((make.responses as Record<string, JsonSchema>)["422"]).toEqual({
+      description: "refused: errors names each row",
+      content: { "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } } },
+    });
     expect((make.responses as Record<string, JsonSchema>)["201"]).toMatchObject({
       headers: { Location: { description: "where" } },
       content: { "application/json": { schema: { $ref: "#/components/schemas/TestThing" } } },
@@ -215,6 +232,10 @@ describe("the generator", () => {
 
     const list = doc.paths["/api/v1/things"].get;
     expect(list.parameters).toEqual([{ $ref: "#/components/parameters/Cursor" }, { $ref: "#/components/parameters/Limit" }]);
+    expect((list.responses as Record<string, JsonSchema>)["200"].content).toEqual({
+      "application/json": { schema: { $ref: "#/components/schemas/TestThing" } },
+      "text/csv": {},
+    });
     // A read GET outside a project: no 403, no 404, but 400 for a bad cursor or limit.
     expect(Object.keys(list.responses as object)).toEqual(["200", "400", "401", "429", "default"]);
   });

@@ -15,11 +15,16 @@ export type ApiMethod = "get" | "post" | "put" | "patch" | "delete";
 /** A request body of one media type; no schema: the body is a file (CSV, JSONL), described in `description`. */
 export type ApiBody = { contentType: string; schema?: z.ZodType; description?: string };
 
-/** One answer: JSON unless `contentType` says otherwise (text/csv, application/x-ndjson, …). */
+/**
+ * One answer: JSON unless `contentType` says otherwise (text/csv, application/x-ndjson, …). An error status
+ * (400 or more) without `schema` or `contentType` is problem details (application/problem+json).
+ */
 export type ApiResponseDoc = {
   description: string;
   contentType?: string;
   schema?: z.ZodType;
+  /** Other media types the same status may answer in (a CSV or JSONL file beside JSON pages), each with its schema if any. */
+  alternatives?: { contentType: string; schema?: z.ZodType }[];
   /** Response headers worth documenting (Location, Link, Retry-After): name → description. */
   headers?: Record<string, string>;
 };
