@@ -89,6 +89,7 @@ export const OPERATIONS: ApiOperation[] = [
       200: {
         description: "A page of rows (format=json), or the file (format=jsonl: application/x-ndjson; format=csv: text/csv).",
         schema: ExportPageSchema,
+        alternatives: [{ contentType: "application/x-ndjson" }, { contentType: "text/csv" }],
         headers: {
           Link: 'format=json: the next page, rel="next", when there is one.',
           "Content-Disposition": 'format=jsonl and csv: attachment; filename="SLUG-WHAT.FORMAT" (run-results: SLUG-run-N-results.FORMAT).',
