@@ -83,7 +83,7 @@ const verdict = (ok: boolean) => (ok ? "OK" : "OVER");
 type Server = { url: string; pid: number; stop: () => Promise<void> };
 
 async function startServer(file: string): Promise<Server> {
-  const env = { ...process.env, DATABASE_URL: file, PORT: "0", NODE_ENV: "production" };
+  const env = { ...process.env, DATABASE_URL: file, PORT: "0", NODE_ENV: "production" as const };
   const child: ChildProcess = spawn(process.execPath, [...SERVER_NODE_FLAGS, "scripts/cli.mjs", "server"], {
     cwd: root,
     env,
