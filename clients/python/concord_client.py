@@ -322,6 +322,20 @@ class Client:
         """One project: its name, the user's role, and (researchers, admins) its datasets and counts."""
         return self._json("GET", self._p(slug))
 
+    # -- datasets --------------------------------------------------------------------------------------
+
+    def datasets(self, project: str) -> List[Dict[str, Any]]:
+        """The project's datasets with their counts (every page)."""
+        return list(self._pages(f"{self._p(project)}/datasets", {"limit": MAX_PAGE}))
+
+    def dataset(self, project: str, dataset_id: Union[int, str]) -> Dict[str, Any]:
+        """One dataset: its versions and their counts."""
+        return self._json("GET", f"{self._p(project)}/datasets/{dataset_id}")
+
+    def dataset_items(self, project: str, dataset_id: Union[int, str]) -> Iterator[Dict[str, Any]]:
+        """A dataset's items, one at a time (a page of 10,000 in memory at a time)."""
+        return self._pages(f"{self._p(project)}/datasets/{dataset_id}/items", {"limit": MAX_PAGE})
+
     # -- imports -------------------------------------------------------------------------------------
 
     def import_file(
@@ -496,11 +510,23 @@ class Client:
         """Creates an annotation task with the New task form's fields (``name``, ``kind``, …); returns it."""
         return self._post_json(f"{self._p(project)}/tasks", definition, idempotency_key)
 
+    def close_task(self, project: str, task_id: Union[int, str], idempotency_key: Optional[str] = None) -> Dict[str, Any]:
+        """Closes a task (no new labels); returns it."""
+        return self._json("POST", f"{self._p(project)}/tasks/{task_id}/close", idempotency_key=idempotency_key or str(uuid.uuid4()))
+
+    def reopen_task(self, project: str, task_id: Union[int, str], idempotency_key: Optional[str] = None) -> Dict[str, Any]:
+        """Reopens a closed task; returns it."""
+        return self._json("POST", f"{self._p(project)}/tasks/{task_id}/reopen", idempotency_key=idempotency_key or str(uuid.uuid4()))
+
     # -- runs ------------------------------------------------------------------------------------------
 
     def create_run(self, project: str, idempotency_key: Optional[str] = None, **definition: Any) -> Dict[str, Any]:
         """Starts a run with the run form's definition; returns the run."""
         return self._post_json(f"{self._p(project)}/runs", definition, idempotency_key)
+
+    def runs(self, project: str) -> List[Dict[str, Any]]:
+        """The project's runs (every page)."""
+        return list(self._pages(f"{self._p(project)}/runs", {"limit": MAX_PAGE}))
 
     def run(self, project: str, run_id: Union[int, str]) -> Dict[str, Any]:
         """A run's status, progress and ETA."""

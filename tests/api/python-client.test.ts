@@ -191,6 +191,19 @@ describe.skipIf(!HAVE_DATA)("the LLMBar example against npm run judge-agreement"
     expect([vanilla.n, vanilla.missing]).toEqual([234, 200]);
     // LLMBar's statistics.json for MT-Bench, no swap: "correct_False": "159 / 200 = 79.5%".
     expect(rows.find((x) => x.judge === "GPT-4/Vanilla_NoRules")!.accuracy).toBe(0.795);
+
+    // The same figures through the client's other reads: the task's report (GET …/tasks/{id}/report) per judge.
+    const viaReport = snippet<{ task: number; judges: { judge: string; accuracy: number; cohenKappa: number }[] }>(`
+tasks = c.tasks("llmbar")
+task = next(t for t in tasks if t["kind"] == "imported-labels")
+r = c.report("llmbar", task["id"], reference="majority")
+print(json.dumps({"task": task["id"], "judges": r["judgeAgreement"]["judges"]}))
+`);
+    for (const row of rows) {
+      expect(row.task_id).toBe(viaReport.task);
+      const j = viaReport.judges.find((x) => x.judge === row.judge)!;
+      expect([j.accuracy, j.cohenKappa]).toEqual([row.accuracy, row.cohen_kappa]);
+    }
   }, 300_000);
 });
 
