@@ -156,15 +156,33 @@ export async function emitRunFinished(db: DalLike, runId: number): Promise<numbe
 /**
  * Emits task.completed when the task's last open assignment was just submitted or skipped, inside the
  * transaction that did it (the caller checks that this save turned an open assignment into a done one).
- * On PostgreSQL, where saves run at READ COMMITTED (app/annotation/annotate.server.ts), two saves finishing the
- * last two assignments at once would each see the other's as open and neither would emit: a transaction-scoped
- * advisory lock per task serialises this check, and the count after it reads what the previous holder
- * committed, so exactly one save sees none left.
+ *
+ * On PostgreSQL, saves run at READ COMMITTED (app/annotation/annotate.server.ts): two saves finishing the last
+ * two assignments at once would each see the other's as open, and neither would emit. A transaction-scoped
+ * advisory lock per task serialises the final check, and the check after it reads what the previous holder
+ * committed, so exactly one save sees none left. The lock is taken only near the end: a save sees as open at
+ * most the assignments of saves in flight beside it, one each, and there are fewer of those than
+ * max_connections; with more open than that, the task cannot be complete, and no save waits.
  */
 export async function emitTaskCompletedIfDone(db: DalLike, taskId: number): Promise<number> {
   const d = dalOf(db);
   return d.tx(async (q) => {
-    if (d.dialect === "postgres") await d.rows(sql`SELECT pg_advisory_xact_lock(${TASK_LOCK_SPACE}, ${taskId})`, q);
+    const open = async (atMost: number) =>
+      Number(
+        (
+          await d.rows<{ n: number | string }>(
+            sql`SELECT COUNT(*) AS n FROM (SELECT 1 FROM assignments a JOIN units u ON u.id = a.unit_id
+                 WHERE u.task_id = ${taskId} AND a.status NOT IN ('submitted', 'skipped') LIMIT ${atMost}) AS x`,
+            q,
+          )
+        )[0].n,
+      );
+    if (d.dialect === "postgres") {
+      const [{ m }] = await d.rows<{ m: number | string }>(sql`SELECT current_setting('max_connections')::int AS m`, q);
+      if ((await open(Number(m) + 1)) > Number(m)) return 0;
+      await d.rows(sql`SELECT pg_advisory_xact_lock(${TASK_LOCK_SPACE}, ${taskId})`, q);
+    }
+    if ((await open(1)) > 0) return 0;
     const [c] = await d.rows<{ total: number | string; submitted: number | string; skipped: number | string }>(
       sql`SELECT COUNT(*) AS total,
                  COALESCE(SUM(CASE WHEN a.status = 'submitted' THEN 1 ELSE 0 END), 0) AS submitted,
@@ -173,9 +191,7 @@ export async function emitTaskCompletedIfDone(db: DalLike, taskId: number): Prom
       q,
     );
     const total = Number(c.total);
-    const submitted = Number(c.submitted);
-    const skipped = Number(c.skipped);
-    if (total === 0 || submitted + skipped < total) return 0;
+    if (total === 0) return 0;
     const { tasks, units } = d.t;
     const task = first(
       await q.select({ projectId: tasks.projectId, name: tasks.name, kind: tasks.kind }).from(tasks).where(eq(tasks.id, taskId)),
@@ -190,7 +206,7 @@ export async function emitTaskCompletedIfDone(db: DalLike, taskId: number): Prom
       name: task.name,
       kind: task.kind,
       units: u.n,
-      counts: { assignments: total, submitted, skipped },
+      counts: { assignments: total, submitted: Number(c.submitted), skipped: Number(c.skipped) },
     };
     return emitWebhookEvent(d, task.projectId, "task.completed", data);
   });

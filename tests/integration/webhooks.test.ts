@@ -28,8 +28,10 @@ import { startFakeLlm, type FakeLlm } from "../support/fake-llm";
 import { args, post, run, signInCookie } from "../support/http";
 import { makeRunsFixture, refineScript } from "../unit/runs/fixtures";
 
-// One second between attempts, three attempts in all (read once, when the sender first asks the environment).
-process.env.CONCORD_WEBHOOK_BACKOFF_SECONDS = "1,1";
+// Three seconds before the second attempt, one before the third, three attempts in all (read once, when the sender
+// first asks the environment). Times are whole seconds: a wait is "due" from the next second on, so each wait below
+// exceeds its backoff by a second.
+process.env.CONCORD_WEBHOOK_BACKOFF_SECONDS = "3,1";
 
 const { db } = useTempDatabase();
 
@@ -251,7 +253,7 @@ describe("delivery", () => {
     expect(d.nextAttemptAt).toBeGreaterThan(Math.floor(Date.now() / 1000) - 1);
     // Not due yet: nothing is sent before the backoff has passed.
     expect(await sendDueDeliveries(getDal())).toBe(0);
-    await sleep(2100);
+    await sleep(4100);
     expect(await sendDueDeliveries(getDal())).toBe(1);
     [d] = await listDeliveries(project.id, webhook.id, { limit: 10 });
     expect(d).toMatchObject({ status: "delivered", attempts: 2, lastStatus: 200, lastError: "HTTP 500" });
@@ -270,7 +272,7 @@ describe("delivery", () => {
     await sendTestEvent(project.id, webhook.id);
     for (let i = 0; i < 3; i++) {
       expect(await sendDueDeliveries(getDal())).toBe(1);
-      if (i < 2) await sleep(2100);
+      if (i < 2) await sleep(i === 0 ? 4100 : 2100);
     }
     const [d] = await listDeliveries(project.id, webhook.id, { limit: 10 });
     expect(d).toMatchObject({ status: "failed", attempts: 3, lastStatus: 503, nextAttemptAt: null });
