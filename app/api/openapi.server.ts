@@ -257,9 +257,11 @@ function operationObject(writer: SchemaWriter, op: ApiOperation): JsonSchema {
         Object.entries(doc.headers).map(([name, description]) => [name, { description, schema: { type: "string" } }]),
       );
     const content: JsonSchema = {};
-    const contentType = doc.contentType ?? (doc.schema ? "application/json" : undefined);
+    const isError = Number(status) >= 400;
+    // Every error of the API is problem details: an error's schema (problem details with more members) is too.
+    const contentType = doc.contentType ?? (doc.schema ? (isError ? PROBLEM_CONTENT_TYPE : "application/json") : undefined);
     if (contentType) content[contentType] = doc.schema ? { schema: writer.write(doc.schema, "output", `${where}.${status}`) } : {};
-    else if (Number(status) >= 400) Object.assign(content, problemContent); // an error specific to the endpoint: problem details
+    else if (isError) Object.assign(content, problemContent); // an error specific to the endpoint: problem details
     for (const [i, alt] of (doc.alternatives ?? []).entries())
       content[alt.contentType] = alt.schema ? { schema: writer.write(alt.schema, "output", `${where}.${status}.${i + 1}`) } : {};
     if (Object.keys(content).length) response.content = content;

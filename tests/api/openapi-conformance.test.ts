@@ -26,7 +26,7 @@ const NEEDS_SETUP: Record<string, string> = {
 };
 
 let app: RunningApp;
-const tokens: Record<"researcher" | "annotator", string> = { researcher: "", annotator: "" };
+const tokens: Record<"researcher" | "annotator" | "writer", string> = { researcher: "", annotator: "", writer: "" };
 /** Ids of the demo project's things, by the collection segment that precedes `{id}` in a path. */
 const demoIds: Record<string, number> = {};
 
@@ -38,6 +38,7 @@ beforeAll(async () => {
     const email = (role: string) => DEMO_ACCOUNTS.find((a) => a.role === role)!.email;
     for (const role of ["researcher", "annotator"] as const)
       tokens[role] = (await createApiToken(userId(email(role)), { name: "conformance", scope: "read", projects: "all" }, db)).token;
+    tokens.writer = (await createApiToken(userId(email("researcher")), { name: "methods", scope: "write", projects: "all" }, db)).token;
     const project = db.select().from(schema.projects).where(eq(schema.projects.slug, DEMO_PROJECT.slug)).get()!;
     const firstId = (table: typeof schema.runs | typeof schema.tasks | typeof schema.datasets) =>
       db.select({ id: table.id }).from(table).where(eq(table.projectId, project.id)).orderBy(asc(table.id)).get()?.id;
@@ -190,5 +191,39 @@ describe("every documented GET on the demo project", () => {
     expect(statuses.get(`/api/v1/projects/${DEMO_PROJECT.slug}`)).toBe(200);
     expect(statuses.get(`/api/v1/projects/${DEMO_PROJECT.slug}/runs`)).toBe(403);
     expect([...statuses.values()].every((s) => s === 200 || s === 403 || s === 404)).toBe(true);
+  });
+
+  it("answers 405 with Allow to exactly the methods the document does not list for a path, and never to one it lists", async () => {
+    const doc = apiDocument();
+    const wrong: string[] = [];
+    for (const [template, item] of Object.entries(doc.paths)) {
+      // Ids that name nothing, so that no request here changes anything (the answers are 404 or 400, never a write).
+      const path = template
+        .replace("{slug}", DEMO_PROJECT.slug)
+        .replace(/\{what\}/, "annotations")
+        .replace(/\{[^}]+\}/g, "999999");
+      const documented = Object.keys(item).map((m) => m.toUpperCase());
+      for (const method of ["GET", "POST", "PUT", "PATCH", "DELETE"]) {
+        const r = await client().request(
+          method,
+          path,
+          { Authorization: `Bearer ${tokens.writer}`, "Content-Type": "application/json" },
+          "{}",
+        );
+        expectMatchesSpec({
+          method: documented.includes(method) ? method : documented[0],
+          path,
+          status: r.status,
+          contentType: r.headers["content-type"],
+          body: bodyOf(r),
+        });
+        if ((r.status === 405) === documented.includes(method)) wrong.push(`${method} ${template}: ${r.status}`);
+        if (r.status === 405) {
+          const allow = String(r.headers.allow ?? "").split(/,\s*/);
+          for (const m of documented) if (!allow.includes(m)) wrong.push(`${method} ${template}: Allow "${r.headers.allow}" lacks ${m}`);
+        }
+      }
+    }
+    expect(wrong).toEqual([]);
   });
 });

@@ -17,7 +17,7 @@ export type ApiBody = { contentType: string; schema?: z.ZodType; description?: s
 
 /**
  * One answer: JSON unless `contentType` says otherwise (text/csv, application/x-ndjson, …). An error status
- * (400 or more) without `schema` or `contentType` is problem details (application/problem+json).
+ * (400 or more) is application/problem+json, with the Problem schema when it gives none.
  */
 export type ApiResponseDoc = {
   description: string;
