@@ -460,19 +460,32 @@ class Client:
             req.add_header("User-Agent", f"concord-client-python/{__version__}")
             try:
                 written = 0
-                with self._opener.open(req, timeout=self.timeout) as res, open(os.fspath(path), "wb") as out:
-                    while True:
-                        chunk = res.read(1 << 16)
-                        if not chunk:
-                            return written
-                        out.write(chunk)
-                        written += len(chunk)
+                # Written beside and renamed at the end: a broken transfer leaves no half file under `path`.
+                part = f"{os.fspath(path)}.part"
+                try:
+                    with self._opener.open(req, timeout=self.timeout) as res, open(part, "wb") as out:
+                        while True:
+                            chunk = res.read(1 << 16)
+                            if not chunk:
+                                break
+                            out.write(chunk)
+                            written += len(chunk)
+                    os.replace(part, os.fspath(path))
+                    return written
+                finally:
+                    if os.path.exists(part):
+                        os.remove(part)
             except urllib.error.HTTPError as err:
                 error = ConcordError.from_answer(err.code, dict(err.headers.items()) if err.headers else {}, err.read() if err.fp else b"")
                 wait = self._retry_wait(error, attempt)
                 if wait is None:
                     raise error from None
                 time.sleep(wait)
+            except (urllib.error.URLError, ConnectionError, TimeoutError) as err:
+                # The transfer broke off (or never started): the whole file is asked for again.
+                if attempt > self.retries:
+                    raise ConcordError(0, "Connection failed", f"GET {url}: {getattr(err, 'reason', err)}") from None
+                time.sleep(self._backoff(attempt))
 
     def export_df(self, project: str, what: str, **options: Any):
         """The export as a pandas DataFrame (columns in the export's order). Needs pandas installed."""

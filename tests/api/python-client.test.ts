@@ -9,7 +9,8 @@
  *   judge-agreement export back. Every figure of it equals `npm run judge-agreement` on the same pairs written as
  *   a labels file and a verdicts file (the command needs no database) to 1e-12.
  * - ConcordError carries the problem details of a refused file (status, title, detail, errors by row and field).
- * - export() follows `next` cursors: with limit=2 it reads every page and gets the rows one page of 10,000 gives.
+ * - export() follows `next` cursors: with limit=2 it reads every page and gets the rows one page of 10,000 gives;
+ *   export_file writes the CSV stream, the bytes of `npm run export`.
  * - A 503 and a 429 with Retry-After are waited out and the call sent again; a 403 is raised at once.
  * - A POST whose answer is lost (the connection drops after the server answered) is sent again by the client with
  *   the same Idempotency-Key: the server replays its answer (Idempotent-Replayed) and imports once.
@@ -26,6 +27,7 @@ import { llmbarId } from "../../app/formats/presets/llmbar.server";
 import { openDatabase, schema } from "../../db/client";
 import { expectMatchesSpec } from "../support/api-spec";
 import { startApp, ROOT, type RunningApp } from "../support/app-server";
+import { runScript } from "../support/cli";
 import { tempDir } from "../support/db";
 
 const PYTHON = fs.existsSync("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
@@ -238,23 +240,33 @@ except ConcordError as e:
   }, 120_000);
 
   it.skipIf(!HAVE_DATA)(
-    "export() follows the next cursors over every page (limit=2) and export_df gives the same rows",
-    () => {
+    "export() follows the next cursors over every page (limit=2); export_df and export_file give the same rows",
+    async () => {
       const r = snippet<{
         paged: Record<string, unknown>[];
         whole: Record<string, unknown>[];
         df: { shape: number[]; columns: string[] };
+        bytes: number;
       }>(`
 paged = c.export("llmbar", "judge-confusion", limit=2)
 whole = c.export("llmbar", "judge-confusion")
 df = c.export_df("llmbar", "judge-confusion", limit=3)
-print(json.dumps({"paged": paged, "whole": whole, "df": {"shape": list(df.shape), "columns": list(df.columns)}}))
+n = c.export_file("llmbar", "judge-confusion", ${JSON.stringify(path.join(dir, "confusion.csv"))}, format="csv")
+print(json.dumps({"paged": paged, "whole": whole, "df": {"shape": list(df.shape), "columns": list(df.columns)}, "bytes": n}))
 `);
       // 4 judges × the 2 × 2 cells of labels 1 and 2: many pages of 2.
       expect(r.whole.length).toBeGreaterThanOrEqual(16);
       expect(r.paged).toEqual(r.whole);
       expect(r.df.shape).toEqual([r.whole.length, Object.keys(r.whole[0]).length]);
       expect(r.df.columns).toEqual(Object.keys(r.whole[0]));
+      // export_file: the CSV stream, the same bytes as npm run export on the server's database.
+      const cli = await runScript("export", ["--project", "llmbar", "--what", "judge-confusion", "--format", "csv"], {
+        DATABASE_URL: app.databaseFile,
+      });
+      expect(cli.code).toBe(0);
+      const file = fs.readFileSync(path.join(dir, "confusion.csv"), "utf8");
+      expect(file).toBe(cli.out);
+      expect(r.bytes).toBe(Buffer.byteLength(file));
     },
     120_000,
   );
