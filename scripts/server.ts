@@ -146,7 +146,9 @@ app.use(
 );
 app.use(compression());
 app.use("/build", express.static(path.join(root, "public", "build"), { immutable: true, maxAge: "1y" }));
-app.use(express.static(path.join(root, "public"), { maxAge: "1h" }));
+// The API has no files: its requests skip the static handler's file-system lookups (a stat per request).
+const publicFiles = express.static(path.join(root, "public"), { maxAge: "1h" });
+app.use((req, res, next) => (req.path.startsWith("/api/") ? next() : publicFiles(req, res, next)));
 
 class HttpRefusal extends Error {
   constructor(
