@@ -4,12 +4,14 @@
  * task resource answers. Researchers only: progress names annotators, gold units name models.
  */
 import type * as schema from "../../db/schema";
+import type { Role } from "../../db/schema";
+import { hasRole } from "~/auth/guards.server";
 import { getDal, type DalLike } from "~/dal.server";
 import { staleSummary } from "~/curation/requeue.server";
 import { isAnnotatable, kindTitle } from "~/task-kinds/registry.server";
 import { readConfig } from "./config.server";
 import { goldUnitsView } from "./gold.server";
-import { poolOf, projectMembers, taskProgress, taskWork } from "./tasks.server";
+import { listTasks, poolOf, projectMembers, taskProgress, taskWork } from "./tasks.server";
 
 type TaskRow = typeof schema.tasks.$inferSelect;
 
@@ -55,4 +57,26 @@ export async function taskView(projectId: number, task: TaskRow, db: DalLike = g
 export async function taskPage(projectId: number, task: TaskRow, db: DalLike = getDal()) {
   const [view, members, gold] = await Promise.all([taskView(projectId, task, db), projectMembers(projectId, db), goldUnitsView(task, db)]);
   return { ...view, members, gold };
+}
+
+/**
+ * The Tasks page's list for a member of the project: researchers and admins see every task; an annotator only the
+ * tasks they have work in, archived ones left out (./tasks.server.ts listTasks), each with the member's own
+ * progress and the overall count — counts only, never anyone's labels.
+ */
+export async function taskList(projectId: number, userId: number, role: Role, db: DalLike = getDal()) {
+  const researcher = hasRole(role, "researcher");
+  const tasks = (await listTasks(projectId, userId, researcher, db)).map((t) => ({
+    id: t.id,
+    name: t.name,
+    kind: t.kind as string,
+    kindTitle: kindTitle(t.kind),
+    annotatable: isAnnotatable(t.kind),
+    status: t.status,
+    overlap: t.overlap,
+    createdAt: t.createdAt,
+    mine: { done: t.mineDone, total: t.mine },
+    overall: { done: t.done, total: t.total },
+  }));
+  return { researcher, tasks };
 }

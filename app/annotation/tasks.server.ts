@@ -2,7 +2,7 @@
  * Tasks: creation from a dataset (sampling plan → units → assignments), the
  * annotator pool and its rebalancing, close/reopen, gold answers, progress.
  */
-import { and, asc, eq, inArray, isNull, sql } from "drizzle-orm";
+import { and, asc, eq, inArray, isNull, ne, sql } from "drizzle-orm";
 import { z } from "zod";
 import { dalOf, first, getDal, type Dal, type DalLike, type Q } from "~/dal.server";
 import { visible } from "~/db.server";
@@ -380,6 +380,10 @@ export async function removeFromPool(
   });
 }
 
+/**
+ * Closes (labels frozen) or reopens a task. An archived task is neither: it is brought back from the archive
+ * (archiveTask) first, so closing it never unarchives it by the way (409).
+ */
 export async function setTaskStatus(projectId: number, taskId: number, status: "open" | "closed", db: DalLike = getDal()): Promise<void> {
   const d = dalOf(db);
   const t = d.t.tasks;
@@ -387,10 +391,15 @@ export async function setTaskStatus(projectId: number, taskId: number, status: "
     tx
       .update(t)
       .set({ status })
-      .where(and(eq(t.id, taskId), eq(t.projectId, projectId)))
+      .where(and(eq(t.id, taskId), eq(t.projectId, projectId), ne(t.status, "archived")))
       .returning({ id: t.id }),
   );
-  if (changed.length === 0) throw new TaskError("No such task.");
+  if (changed.length > 0) return;
+  if (await findTask(projectId, taskId, d))
+    throw new DomainError("This task is archived: bring it back from the archive on its page before closing or reopening it.", {
+      status: 409,
+    });
+  throw new TaskError("No such task.");
 }
 
 export async function setAdjudicators(projectId: number, taskId: number, userIds: number[], db: DalLike = getDal()): Promise<void> {

@@ -2,9 +2,8 @@
 import type { LinksFunction, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { json } from "@remix-run/node";
 import { Link, useLoaderData, useParams } from "@remix-run/react";
-import { listTasks } from "~/annotation/tasks.server";
-import { isAnnotatable, kindTitle } from "~/task-kinds/registry.server";
-import { hasRole, requireProjectRole } from "~/auth/guards.server";
+import { taskList } from "~/annotation/task-view.server";
+import { requireProjectRole } from "~/auth/guards.server";
 import { ProgressBar } from "~/components/ProgressBar";
 import styles from "~/components/annotation.css";
 
@@ -13,18 +12,9 @@ export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: `${data
 
 export async function loader({ request, params }: LoaderFunctionArgs) {
   const { user, project, role } = await requireProjectRole(request, params.slug, "annotator");
-  const researcher = hasRole(role, "researcher");
-  const tasks = (await listTasks(project.id, user.id, researcher)).map((t) => ({
-    id: t.id,
-    name: t.name,
-    kind: kindTitle(t.kind),
-    annotatable: isAnnotatable(t.kind),
-    status: t.status,
-    overlap: t.overlap,
-    mine: { done: t.mineDone, total: t.mine },
-    overall: { done: t.done, total: t.total },
-  }));
-  return json({ researcher, tasks });
+  const { researcher, tasks } = await taskList(project.id, user.id, role);
+  // The page shows the kind by its title.
+  return json({ researcher, tasks: tasks.map((t) => ({ ...t, kind: t.kindTitle })) });
 }
 
 export default function Tasks() {
