@@ -11,11 +11,13 @@
  *   - An answer of 5xx, 429, or a handler that threw, is not kept: the key is free again, so a retry runs.
  *
  * Keys belong to the token's user (two users' keys never meet) and are kept KEEP_SECONDS (24 hours); an older
- * key is a new key. A request without the header runs as usual.
+ * key is a new key. A request without the header runs as usual. Stored answers are encrypted at rest like provider
+ * API keys (app/runs/providers/secrets.server.ts): a webhook's creation answer carries its signing secret.
  */
 import { createHash } from "node:crypto";
 import { and, eq, lt } from "drizzle-orm";
 import { dalOf, getDal, type DalLike } from "~/dal.server";
+import { decryptSecret, encryptionKey, encryptSecret } from "~/runs/providers/secrets.server";
 import { problem, PROBLEM_TYPES } from "./problem.server";
 
 export const IDEMPOTENCY_HEADER = "Idempotency-Key";
@@ -107,7 +109,7 @@ export async function idempotent(
     const headers: Record<string, string> = { ...(JSON.parse(found.responseHeaders ?? "{}") as Record<string, string>) };
     headers["Idempotent-Replayed"] = "true";
     headers["Cache-Control"] = "no-store";
-    return new Response(found.responseBody ?? "", { status: found.status, headers });
+    return new Response(decryptSecret(found.responseBody, encryptionKey(d.location)) ?? "", { status: found.status, headers });
   }
   if (rowId === undefined) throw problem(503, "The request could not be recorded; try again.", { headers: { "Retry-After": "1" } });
 
@@ -147,7 +149,7 @@ export async function idempotent(
     await d.tx((q) =>
       q
         .update(t)
-        .set({ status: r.status, responseBody: body, responseHeaders: JSON.stringify(headers) })
+        .set({ status: r.status, responseBody: encryptSecret(body, encryptionKey(d.location)), responseHeaders: JSON.stringify(headers) })
         .where(eq(t.id, rowId!)),
     );
   }

@@ -154,6 +154,26 @@ describe("Idempotency-Key", () => {
     expect(w.runs()).toBe(4);
   });
 
+  it("the stored answer is encrypted at rest (a webhook's creation answer holds its secret)", async () => {
+    const user = await makeUser();
+    const secret = "whsec_do-not-store-in-plain";
+    await idempotent(
+      post("k-secret"),
+      user.id,
+      hashBody('{"name":"a"}'),
+      async () => new Response(JSON.stringify({ secret }), { status: 201 }),
+      db(),
+    );
+    const t = schema.apiIdempotencyKeys;
+    const row = db().select().from(t).where(eq(t.key, "k-secret")).get()!;
+    expect(row.responseBody).not.toContain(secret);
+    expect(row.responseBody).toMatch(/^enc:v1:/);
+    const replay = await statusOf(
+      idempotent(post("k-secret"), user.id, hashBody('{"name":"a"}'), async () => new Response("", { status: 500 }), db()),
+    );
+    expect(JSON.parse(replay.body)).toEqual({ secret });
+  });
+
   it("a key older than 24 hours is a new key, and pruning deletes only such keys", async () => {
     const user = await makeUser();
     const w = writer();
