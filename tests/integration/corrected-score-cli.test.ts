@@ -40,7 +40,7 @@ const sampleVar = (s: readonly number[]) => {
   const m = mean(s);
   return s.reduce((a, x) => a + (x - m) ** 2, 0) / (s.length - 1);
 };
-const num = (v: string) => (v === "A" ? 1 : 0);
+const num = (v: string): number => (v === "A" ? 1 : 0);
 
 /** ppi_py's PPI++ written out (ppi_mean_pointestimate / ppi_mean_ci, lam=None, lam_optim_mode="overall"). */
 function ppiPlusPlus(units: number[]) {
