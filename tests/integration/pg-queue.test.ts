@@ -282,6 +282,10 @@ describe.skipIf(NO_PG)(`the run queue on PostgreSQL${NO_PG ? ` (skipped: ${NO_PG
     // each pair stored at once from two pools, give that race many chances.
     const [a, b] = await freshDb(1);
     const { item, project, dataset, provider, run: first } = await seed(a, { jobs: 2 });
+    // A webhook on run.finished: each run's end must be announced exactly once, by the one store that ended it.
+    await a
+      .insert(s.webhooks)
+      .values({ projectId: project.id, url: "https://hooks.example/run", secret: "enc:v1:x", events: ["run.finished"] });
     const runIds = [first.id];
     for (let i = 1; i < 40; i++) runIds.push((await addRun(a, project.id, dataset.id, provider.id, 2)).id);
     for (const runId of runIds) {
@@ -295,6 +299,10 @@ describe.skipIf(NO_PG)(`the run queue on PostgreSQL${NO_PG ? ` (skipped: ${NO_PG
     }
     const statuses = await rows<{ status: string; n: number }>(a, sql`SELECT status, count(*) AS n FROM runs GROUP BY status`);
     expect(statuses).toEqual([{ status: "completed-with-errors", n: 40 }]);
+    const events = await rows<{ payload: string }>(a, sql`SELECT payload FROM webhook_deliveries WHERE event = 'run.finished'`);
+    const announced = events.map((e) => (JSON.parse(e.payload) as { data: { id: number; status: string } }).data);
+    expect(announced.map((d) => d.id).sort((x, y) => x - y)).toEqual([...runIds].sort((x, y) => x - y));
+    expect(new Set(announced.map((d) => d.status))).toEqual(new Set(["completed-with-errors"]));
   });
 
   it("stores responses, verdicts and follow-up jobs with the done mark; an outcome that cannot be stored fails its job alone", async () => {

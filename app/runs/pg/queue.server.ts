@@ -57,6 +57,8 @@ import { jobs } from "../../../db/schema.pg";
 import type { ClaimedJob } from "../jobs.server";
 import type { JobPayload, Outcome } from "../protocols/types";
 import { RPM_MARGIN_MS, RPM_WINDOW_MS, RunStopped, type CallOutcome } from "../providers/shared-limits.server";
+import { pgDal } from "../../dal.server";
+import { emitRunFinished } from "../../webhooks/events.server";
 
 /** The database server's clock in epoch milliseconds (clock_timestamp: the time of the statement, not of the transaction's start). */
 const NOW_MS = sql`(floor(extract(epoch from clock_timestamp()) * 1000)::bigint)`;
@@ -153,7 +155,7 @@ export async function storeOutcomePg(
     return false;
   }
   const o = "outcome" in end ? end.outcome : null;
-  const { rows } = await db.$client.query<{ s: "stored" | "lost" | "stopped" }>({
+  const { rows } = await db.$client.query<{ s: "stored" | "finished" | "lost" | "stopped" }>({
     name: "concord_store_job",
     text: "SELECT concord_store_job($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) AS s",
     values: [
@@ -174,7 +176,16 @@ export async function storeOutcomePg(
       call?.o.completionTokens ?? null,
     ],
   });
-  return rows[0].s === "stored";
+  if (rows[0].s === "finished") {
+    // This store ended the run (db/migrations-pg/0007): only one store can, so the event is emitted once. After the
+    // store's commit: a worker killed between the two leaves the run finished without its webhook event.
+    try {
+      await emitRunFinished(pgDal(db), job.runId);
+    } catch (err) {
+      console.error(`Concord worker: the run.finished webhook event of run ${job.runId} was not recorded: ${(err as Error).message}`);
+    }
+  }
+  return rows[0].s === "stored" || rows[0].s === "finished";
 }
 
 // ─── Provider limits ─────────────────────────────────────────────────────────
