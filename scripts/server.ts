@@ -236,6 +236,28 @@ async function readAll(chunks: AsyncIterator<Buffer>, limit: number, already: Bu
 }
 
 /** `apiStream`: the body of an API import, handed to the route unread (streamsApiBody). */
+/**
+ * A body handed on as it arrives: the chunks already read (`seen`, `size` bytes), then the rest of the request,
+ * cut off with an error once more than `limit` bytes have come (`tooLarge` then says so).
+ */
+function limitedStream(seen: Buffer[], size: number, chunks: AsyncIterator<Buffer>, limit: number): Prepared {
+  let over = false;
+  async function* all() {
+    for (const b of seen) yield b;
+    for (;;) {
+      const { value, done } = await chunks.next();
+      if (done) return;
+      size += value.length;
+      if (size > limit) {
+        over = true;
+        throw new Error("request body too large");
+      }
+      yield value;
+    }
+  }
+  return { body: Readable.from(all()), tooLarge: () => over };
+}
+
 type Prepared = { body: Buffer | Readable | null; tooLarge: () => boolean; apiStream?: boolean };
 
 /**
@@ -262,23 +284,7 @@ async function prepareBody(req: ExpressRequest, expectedToken: string | null, pa
 
   // The API's import (a bearer request): the body is the file, handed to the route as it arrives (the route
   // streams it to disk), neither buffered nor parsed here; still cut off past the limit.
-  if (streamed) {
-    let size = 0;
-    let over = false;
-    async function* all() {
-      for (;;) {
-        const { value, done } = await chunks.next();
-        if (done) return;
-        size += value.length;
-        if (size > limit) {
-          over = true;
-          throw new Error("request body too large");
-        }
-        yield value;
-      }
-    }
-    return { body: Readable.from(all()), tooLarge: () => over, apiStream: true };
-  }
+  if (streamed) return { ...limitedStream([], 0, chunks, limit), apiStream: true };
   const badToken = () =>
     new HttpRefusal(403, "Refused: the form's security token is missing or out of date. Reload the page and try again.");
 
@@ -299,21 +305,7 @@ async function prepareBody(req: ExpressRequest, expectedToken: string | null, pa
       else if (scan.state === "missing" || size > 256 * 1024) break;
     }
     if (expectedToken !== null && !tokensMatch(expectedToken, token)) throw badToken();
-    let over = false;
-    async function* rest() {
-      for (const b of seen) yield b;
-      for (;;) {
-        const { value, done } = await chunks.next();
-        if (done) return;
-        size += value.length;
-        if (size > limit) {
-          over = true;
-          throw new Error("request body too large");
-        }
-        yield value;
-      }
-    }
-    return { body: Readable.from(rest()), tooLarge: () => over };
+    return limitedStream(seen, size, chunks, limit);
   }
 
   const raw = await readAll(chunks, limit);

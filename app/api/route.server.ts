@@ -40,3 +40,15 @@ export function apiMethodNotAllowed(allowed: string[]) {
     });
   });
 }
+
+/** The loader of a POST-only endpoint: 405 with Allow (RFC 9110 §15.5.6), after the token is checked. */
+export function postOnlyLoader() {
+  return apiRoute(async ({ request }) => {
+    await requireApiToken(request);
+    return postOnly(request.method);
+  });
+}
+
+export function postOnly(method: string): Response {
+  return problem(405, `This endpoint answers POST only, not ${method}.`, { headers: { Allow: "POST" } });
+}

@@ -6,7 +6,7 @@
  * domain's answers and refusals are written in HTTP.
  */
 import type { LoaderFunctionArgs } from "@remix-run/node";
-import { requireApiProjectRole, requireApiToken } from "~/auth/api-guards.server";
+import { requireApiProjectRole } from "~/auth/api-guards.server";
 import { getDal } from "~/dal.server";
 import { controlProjectRun, runStatus } from "~/runs/project-runs.server";
 import { RunDefinitionError } from "~/runs/run-form.server";
@@ -15,7 +15,7 @@ import { ensureInProcessWorker } from "~/runs/worker.server";
 import { hashBody, idempotent } from "./idempotency.server";
 import { RunParamsSchema } from "./operations/runs";
 import { apiJson, problem, PROBLEM_TYPES, type ProblemError } from "./problem.server";
-import { apiRoute } from "./route.server";
+import { apiRoute, postOnly } from "./route.server";
 
 /** The run's path parameters; a run id that is not a whole number is a run that does not exist (404). */
 export function runParams(params: LoaderFunctionArgs["params"]): { slug: string; id: number } {
@@ -74,16 +74,4 @@ export function runControlAction(control: RunControl) {
       return runAnswer(project.id, id);
     });
   });
-}
-
-/** The loader of a POST-only endpoint: 405 with Allow (RFC 9110 §15.5.6), after the token is checked. */
-export function postOnlyLoader() {
-  return apiRoute(async ({ request }) => {
-    await requireApiToken(request);
-    return postOnly(request.method);
-  });
-}
-
-function postOnly(method: string): Response {
-  return problem(405, `This endpoint answers POST only, not ${method}.`, { headers: { Allow: "POST" } });
 }

@@ -9,7 +9,7 @@ import type { z } from "zod";
 import { submitNewTask, NEW_TASK_LABELS } from "~/annotation/new-task.server";
 import { taskView } from "~/annotation/task-view.server";
 import { findTask, setTaskStatus } from "~/annotation/tasks.server";
-import { requireApiProjectRole, requireApiToken } from "~/auth/api-guards.server";
+import { requireApiProjectRole } from "~/auth/api-guards.server";
 import { humanErrors } from "~/forms/messages";
 import { judgeAgreementFor, judgeReportFor, taskReport } from "~/reports/report.server";
 import type { UnparsedPolicy } from "~/reports/judgeAgreement";
@@ -17,7 +17,7 @@ import { heavyRead } from "~/request-limits.server";
 import { hashBody, idempotent } from "./idempotency.server";
 import { NewTaskBodySchema, TaskParamsSchema, type ReportQuerySchema } from "./operations/tasks";
 import { apiJson, problem, PROBLEM_TYPES, type ProblemError } from "./problem.server";
-import { apiRoute } from "./route.server";
+import { apiRoute, postOnly } from "./route.server";
 
 /** The task `params.id` of the project; 404 for an id that is not one of the project's tasks. */
 export async function taskOfPath(projectId: number, params: LoaderFunctionArgs["params"]) {
@@ -94,18 +94,6 @@ export function taskStatusAction(status: "closed" | "open") {
       return taskAnswer(project.id, task.id);
     });
   });
-}
-
-/** The loader of a POST-only endpoint: 405 with Allow (RFC 9110 §15.5.6), after the token is checked. */
-export function postOnlyLoader() {
-  return apiRoute(async ({ request }) => {
-    await requireApiToken(request);
-    return postOnly(request.method);
-  });
-}
-
-function postOnly(method: string): Response {
-  return problem(405, `This endpoint answers POST only, not ${method}.`, { headers: { Allow: "POST" } });
 }
 
 /**
