@@ -15,6 +15,7 @@ import { setUserDisabled } from "../../app/auth/users.server";
 import { createApiToken, revokeApiToken, type NewToken } from "../../app/auth/tokens.server";
 import { openDatabase, schema, type Db } from "../../db/client";
 import { AppClient, startApp, type AppResponse, type RunningApp } from "../support/app-server";
+import { withAppDb } from "../support/api";
 import { expectMatchesSpec } from "../support/api-spec";
 
 const PASSWORD = "correct horse battery";
@@ -24,14 +25,7 @@ let app: RunningApp;
 const ids: Record<string, number> = {};
 
 /** Runs `fn` on the running server's database (another connection; the server sees the change at its next read). */
-async function withDb<T>(fn: (db: Db) => Promise<T> | T): Promise<T> {
-  const db = openDatabase(app.databaseFile);
-  try {
-    return await fn(db);
-  } finally {
-    db.$client.close();
-  }
-}
+const withDb = <T>(fn: (db: Db) => Promise<T> | T) => withAppDb(app, fn);
 const newToken = (owner: string, input: Partial<NewToken> = {}) =>
   withDb(async (db) => createApiToken(ids[owner], { name: "test", scope: "read", projects: "all", ...input }, db));
 

@@ -22,6 +22,7 @@ import { openDatabase, schema, type Db } from "../../db/client";
 import { DEMO_ACCOUNTS } from "../../seeds/demo-names";
 import { expectMatchesSpec, expectRequestMatchesSpec } from "../support/api-spec";
 import { AppClient, startApp, type AppResponse, type RunningApp } from "../support/app-server";
+import { withAppDb, bearerRequest } from "../support/api";
 import { tempDir } from "../support/db";
 import { copyDemoDatabase } from "../support/demo";
 
@@ -36,28 +37,12 @@ const tokens: Record<string, string> = {};
 let researcherPage: AppClient;
 let annotatorPage: AppClient;
 
-async function withDb<T>(fn: (db: Db) => Promise<T> | T): Promise<T> {
-  const db = openDatabase(app.databaseFile);
-  try {
-    return await fn(db);
-  } finally {
-    db.$client.close();
-  }
-}
+const withDb = <T>(fn: (db: Db) => Promise<T> | T) => withAppDb(app, fn);
 const newToken = async (userId: number, input: Partial<NewToken> = {}) =>
   (await withDb((db) => createApiToken(userId, { name: "test", scope: "write", projects: "all", ...input }, db))).token;
 
 const call = (method: string, p: string, token: string, body?: unknown, headers: Record<string, string> = {}) =>
-  new AppClient(app.url).request(
-    method,
-    p,
-    {
-      Authorization: `Bearer ${token}`,
-      ...(body !== undefined ? { "Content-Type": "application/json" } : {}),
-      ...headers,
-    },
-    body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
-  );
+  bearerRequest(app, method, p, token, body, headers);
 const parse = (r: AppResponse) => JSON.parse(r.text);
 
 /** A 2xx answer, checked against the OpenAPI document; its parsed body. */

@@ -26,6 +26,7 @@ import { openDatabase, schema, type Db } from "../../db/client";
 import { DEMO_ACCOUNTS, DEMO_PROJECT } from "../../seeds/demo-names";
 import { expectMatchesSpec } from "../support/api-spec";
 import { AppClient, startApp, type AppResponse, type RunningApp } from "../support/app-server";
+import { withAppDb } from "../support/api";
 import { writeBigAnnotationProject } from "../support/big-annotations";
 import { runScript } from "../support/cli";
 import { copyDemoDatabase } from "../support/demo";
@@ -39,14 +40,7 @@ const tokens: Record<string, string> = {};
 let page: AppClient;
 let runId = 0;
 
-async function withDb<T>(fn: (db: Db) => Promise<T> | T): Promise<T> {
-  const db = openDatabase(app.databaseFile);
-  try {
-    return await fn(db);
-  } finally {
-    db.$client.close();
-  }
-}
+const withDb = <T>(fn: (db: Db) => Promise<T> | T) => withAppDb(app, fn);
 
 const call = (path: string, token = tokens.researcher) => new AppClient(app.url).request("GET", path, { Authorization: `Bearer ${token}` });
 const json = <T = Record<string, unknown>>(r: AppResponse) => JSON.parse(r.text) as T;

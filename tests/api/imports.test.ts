@@ -18,6 +18,7 @@ import { createUser, setMembership } from "../../app/auth/accounts.server";
 import { createApiToken, type NewToken } from "../../app/auth/tokens.server";
 import { openDatabase, schema, type Db } from "../../db/client";
 import { AppClient, startApp, type AppResponse, type RunningApp } from "../support/app-server";
+import { withAppDb } from "../support/api";
 import { runScript } from "../support/cli";
 import { tempDir } from "../support/db";
 import { expectMatchesSpec } from "../support/api-spec";
@@ -31,14 +32,7 @@ let cliDb: string;
 const ids: Record<string, number> = {};
 const tokens: Record<string, string> = {};
 
-async function withDb<T>(fn: (db: Db) => Promise<T> | T): Promise<T> {
-  const db = openDatabase(app.databaseFile);
-  try {
-    return await fn(db);
-  } finally {
-    db.$client.close();
-  }
-}
+const withDb = <T>(fn: (db: Db) => Promise<T> | T) => withAppDb(app, fn);
 const newToken = (owner: string, input: Partial<NewToken> = {}) =>
   withDb(async (db) => (await createApiToken(ids[owner], { name: "test", scope: "write", projects: "all", ...input }, db)).token);
 

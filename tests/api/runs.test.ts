@@ -26,7 +26,8 @@ import { runResults, runResultsAll, runRow } from "../../app/runs/results.server
 import { controlRun, createRun, type StoredRunConfig } from "../../app/runs/runner.server";
 import { openDatabase, schema, type Db } from "../../db/client";
 import { expectMatchesSpec, expectRequestMatchesSpec } from "../support/api-spec";
-import { AppClient, startApp, type AppResponse, type RunningApp } from "../support/app-server";
+import { startApp, type AppResponse, type RunningApp } from "../support/app-server";
+import { withAppDb, bearerRequest } from "../support/api";
 import { runScript } from "../support/cli";
 import { tempDir } from "../support/db";
 import { startFakeLlm, type FakeLlm } from "../support/fake-llm";
@@ -41,28 +42,12 @@ let med: ReturnType<typeof makeRunsFixture>;
 let medRunId = 0;
 const tokens: Record<string, string> = {};
 
-async function withDb<T>(fn: (db: Db) => Promise<T> | T): Promise<T> {
-  const db = openDatabase(app.databaseFile);
-  try {
-    return await fn(db);
-  } finally {
-    db.$client.close();
-  }
-}
+const withDb = <T>(fn: (db: Db) => Promise<T> | T) => withAppDb(app, fn);
 const newToken = (owner: string, input: Partial<NewToken> = {}) =>
   withDb(async (db) => (await createApiToken(ids[owner], { name: "test", scope: "write", projects: "all", ...input }, db)).token);
 
 const call = (method: string, path: string, token: string, body?: unknown, headers: Record<string, string> = {}) =>
-  new AppClient(app.url).request(
-    method,
-    path,
-    {
-      Authorization: `Bearer ${token}`,
-      ...(body !== undefined ? { "Content-Type": "application/json" } : {}),
-      ...headers,
-    },
-    body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
-  );
+  bearerRequest(app, method, path, token, body, headers);
 const json = <T = Record<string, unknown>>(r: AppResponse) => JSON.parse(r.text) as T;
 
 /** A 2xx answer, checked against the OpenAPI document. */

@@ -14,6 +14,7 @@ import { createApiToken, type NewToken } from "../../app/auth/tokens.server";
 import { openDatabase, schema, type Db } from "../../db/client";
 import { expectMatchesSpec, expectRequestMatchesSpec } from "../support/api-spec";
 import { AppClient, startApp, type AppResponse, type RunningApp } from "../support/app-server";
+import { withAppDb } from "../support/api";
 import { runScript } from "../support/cli";
 
 const PASSWORD = "correct horse battery";
@@ -33,14 +34,7 @@ const receiver = http.createServer((req, res) => {
   });
 });
 
-async function withDb<T>(fn: (db: Db) => Promise<T> | T): Promise<T> {
-  const db = openDatabase(app.databaseFile);
-  try {
-    return await fn(db);
-  } finally {
-    db.$client.close();
-  }
-}
+const withDb = <T>(fn: (db: Db) => Promise<T> | T) => withAppDb(app, fn);
 const newToken = (owner: string, input: Partial<NewToken> = {}) =>
   withDb(async (db) => createApiToken(ids[owner], { name: "test", scope: "write", projects: "all", ...input }, db));
 
