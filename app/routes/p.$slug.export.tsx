@@ -45,8 +45,8 @@ export default function ExportPage() {
       <p className="muted">
         CSV files load with <code>pandas.read_csv(path)</code> and no options (UTF-8, a header row, empty cells for missing values, lists as
         JSON text); JSONL files have one object per line with the same keys. Import files on the{" "}
-        <Link to={`/p/${project.slug}/import`}>import page</Link>. A run&apos;s results (every table of its results page) download
-        from that page, under each table, or as one file from <Link to={`/p/${project.slug}/runs`}>its run</Link>&apos;s results page.
+        <Link to={`/p/${project.slug}/import`}>import page</Link>. A run&apos;s results (every table of its results page) download from that
+        page, under each table, or as one file from <Link to={`/p/${project.slug}/runs`}>its run</Link>&apos;s results page.
       </p>
       <table>
         <thead>
