@@ -12,7 +12,7 @@ import { describe, expect, it } from "vitest";
 import { useTempDatabase } from "../support/db";
 import { getDb } from "../../db/client";
 import { runImport } from "../../app/formats/import.server";
-import { COLUMNS, exportToString, type ExportKind } from "../../app/formats/export.server";
+import { COLUMNS, EXPORT_KINDS, exportToString } from "../../app/formats/export.server";
 import { taskReport } from "../../app/reports/report.server";
 
 const { file: dbFile } = useTempDatabase();
@@ -92,7 +92,8 @@ describe("exports", () => {
     await imp("items-jsonl", "items.jsonl", "exp");
     await imp("responses", "responses.csv", "exp");
     await imp("verdicts", "verdicts.csv", "exp");
-    for (const what of Object.keys(COLUMNS) as ExportKind[]) {
+    // The project-wide kinds; run-results is one run's (tests/integration/run-results-export.test.ts).
+    for (const what of EXPORT_KINDS) {
       const csv = await exportToString(getDb(), projectId("exp"), what, "csv");
       expect(csv.charCodeAt(0)).not.toBe(0xfeff);
       const r = parseCsv(csv);
@@ -176,7 +177,7 @@ describe("exports", () => {
     }
     expect(err?.status).toBe(2);
     expect(err?.stderr.toString().trim()).toBe(
-      "export: --what must be one of annotations, agreement, judge-agreement, runs, judge-confusion.",
+      "export: --what must be one of annotations, agreement, judge-agreement, runs, judge-confusion, run-results.",
     );
   });
 });
