@@ -110,7 +110,8 @@ describe("the judges page on an imported score set", () => {
     await expect.poll(() => new URL(page.url()).searchParams.get("delta")).toBe("0.1");
     const planner = page.locator('[data-table="planner"]');
     const row = planner.locator("tbody tr", { hasText: "avg-judge Pearson r" });
-    expect(await row.locator('td[data-col="delta"]').textContent()).toBe("0.100");
+    // The URL changes as the navigation commits; the table follows in the next render.
+    await expect.poll(() => row.locator('td[data-col="delta"]').textContent()).toBe("0.100");
     expect(Number(await row.locator('td[data-col="neededAssured"]').textContent())).toBeGreaterThan(
       Number(await row.locator('td[data-col="needed"]').textContent()),
     );

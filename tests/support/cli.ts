@@ -15,6 +15,9 @@ export function runScript(script: string, args: string[], env: Record<string, st
     });
     let out = "";
     let err = "";
+    // Decoded as a stream: a chunk may end inside a multi-byte UTF-8 character, which per-chunk decoding would break.
+    child.stdout.setEncoding("utf8");
+    child.stderr.setEncoding("utf8");
     child.stdout.on("data", (d) => (out += d));
     child.stderr.on("data", (d) => (err += d));
     child.on("exit", (code) => resolve({ code, out, err }));
