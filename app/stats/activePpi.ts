@@ -1,6 +1,8 @@
 import {
   commonNotes,
   correctedInterval,
+  noLabels,
+  resultBase,
   onScale,
   prepare,
   waldSE,
@@ -30,19 +32,9 @@ export function activePpi(units: readonly CorrectedUnit[], options: CorrectedOpt
   if (units.some((u) => u.pi === undefined)) throw new Error(`${fn}: every unit needs its inclusion probability π`);
   const p = prepare(fn, units, options);
   const raw = (v: number) => onScale(p, v);
-  const judgeMean = raw(p.units.reduce((t, u) => t + u.f, 0) / p.N);
   const lab = p.units.filter((u) => u.y !== null);
-  const base = { estimator: "active" as const, nLabeled: lab.length, nTotal: p.N, judgeMean };
-  if (lab.length === 0)
-    return {
-      ...base,
-      estimate: NaN,
-      ci: null,
-      se: null,
-      lambda: null,
-      exact: false,
-      notes: ["no unit is labelled: a corrected score needs human labels"],
-    };
+  const base = resultBase(p, "active");
+  if (lab.length === 0) return noLabels(base);
   let lambda = options.lambda ?? NaN;
   if (!Number.isFinite(lambda)) {
     let num = 0;

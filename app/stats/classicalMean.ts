@@ -1,6 +1,8 @@
 import {
   commonNotes,
   correctedInterval,
+  noLabels,
+  resultBase,
   onScale,
   prepare,
   waldSE,
@@ -26,34 +28,18 @@ export function classicalMean(units: readonly CorrectedUnit[], options: Correcte
   const p = prepare("classicalMean", units, options);
   const zero = () => 0;
   const r = correctedInterval(p, zero);
-  const nLabeled = p.units.filter((u) => u.y !== null).length;
-  const judgeMean = onScale(p, p.units.reduce((t, u) => t + u.f, 0) / p.N);
-  if (nLabeled === 0)
-    return {
-      estimator: "classical",
-      estimate: NaN,
-      ci: null,
-      se: null,
-      lambda: null,
-      nLabeled,
-      nTotal: p.N,
-      judgeMean,
-      exact: false,
-      notes: ["no unit is labelled: the classical estimate needs human labels"],
-    };
+  const base = resultBase(p, "classical");
+  if (base.nLabeled === 0) return { ...noLabels(base), notes: ["no unit is labelled: the classical estimate needs human labels"] };
   const se = waldSE(p, zero);
   const notes = commonNotes(p, r);
   if (se === null && !r.exact)
     notes.push("the Wald standard error cannot be estimated from these labels (fewer than 2 in a stratum, or all equal)");
   return {
-    estimator: "classical",
+    ...base,
     estimate: onScale(p, r.estimate),
     ci: r.ci && [onScale(p, r.ci[0]), onScale(p, r.ci[1])],
     se: se === null ? null : se * p.width,
     lambda: null,
-    nLabeled,
-    nTotal: p.N,
-    judgeMean,
     exact: r.exact,
     notes,
   };

@@ -202,6 +202,25 @@ function designCorrelation(x: readonly { z: number; pi: number }[], w: readonly 
   return vx > 0 && vw > 0 ? Math.max(-1, Math.min(1, c / Math.sqrt(vx * vw))) : 1;
 }
 
+/** What every estimator's result starts with: its name, the sample's size and the judge's uncorrected mean. */
+export function resultBase(p: Prepared, estimator: EstimatorName) {
+  const nLabeled = p.units.filter((u) => u.y !== null).length;
+  return { estimator, nLabeled, nTotal: p.N, judgeMean: onScale(p, p.units.reduce((t, u) => t + u.f, 0) / p.N) };
+}
+
+/** The result when nothing is labelled: no estimate and no interval, and the reason. */
+export function noLabels(base: ReturnType<typeof resultBase>): CorrectedResult {
+  return {
+    ...base,
+    estimate: NaN,
+    ci: null,
+    se: null,
+    lambda: null,
+    exact: false,
+    notes: ["no unit is labelled: a corrected score needs human labels"],
+  };
+}
+
 /** Back from the unit scale to the scale of the data. */
 export function onScale(p: Prepared, v: number): number {
   return p.lo + p.width * v;

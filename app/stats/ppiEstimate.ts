@@ -1,6 +1,8 @@
 import {
   commonNotes,
   correctedInterval,
+  noLabels,
+  resultBase,
   onScale,
   prepare,
   type CorrectedOptions,
@@ -35,18 +37,8 @@ export function ppiEstimate(units: readonly CorrectedUnit[], options: CorrectedO
   );
   const lab = p.units.filter((u) => u.y !== null);
   const unl = p.units.filter((u) => u.y === null);
-  const judgeMean = onScale(p, p.units.reduce((t, u) => t + u.f, 0) / p.N);
-  const base = { estimator, nLabeled: lab.length, nTotal: p.N, judgeMean } as const;
-  if (lab.length === 0)
-    return {
-      ...base,
-      estimate: NaN,
-      ci: null,
-      se: null,
-      lambda: null,
-      exact: false,
-      notes: ["no unit is labelled: a corrected score needs human labels"],
-    };
+  const base = resultBase(p, estimator);
+  if (lab.length === 0) return noLabels(base);
   if (unl.length === 0) {
     const r = correctedInterval(p, () => 0);
     return {

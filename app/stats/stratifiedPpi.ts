@@ -1,6 +1,8 @@
 import {
   commonNotes,
   correctedInterval,
+  noLabels,
+  resultBase,
   onScale,
   prepare,
   type CorrectedOptions,
@@ -29,19 +31,8 @@ export function stratifiedPpi(units: readonly CorrectedUnit[], options: Correcte
     options,
   );
   const raw = (v: number) => onScale(p, v);
-  const judgeMean = raw(p.units.reduce((t, u) => t + u.f, 0) / p.N);
-  const nLabeled = p.units.filter((u) => u.y !== null).length;
-  const base = { estimator: "stratified" as const, nLabeled, nTotal: p.N, judgeMean };
-  if (nLabeled === 0)
-    return {
-      ...base,
-      estimate: NaN,
-      ci: null,
-      se: null,
-      lambda: null,
-      exact: false,
-      notes: ["no unit is labelled: a corrected score needs human labels"],
-    };
+  const base = resultBase(p, "stratified");
+  if (base.nLabeled === 0) return noLabels(base);
   const lambdas: Record<string, number> = {};
   let estimate = 0;
   let v = 0;
